@@ -1,0 +1,185 @@
+// megamem configuration structs: what a Megatron-Core training run is, as plain data.
+//
+// Every field mirrors a Megatron-LM argument (named in its comment) and defaults to
+// Megatron's own default for that argument (megatron/training/arguments.py), so a config
+// built from a sparse command line means the same thing Megatron would run. A value of 0
+// in a "derived by default" field (num_query_groups, kv_channels, ffn_hidden_size, ...)
+// means "use Megatron's derivation"; normalize() in estimator.hpp resolves it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace megamem {
+
+enum class Activation { gelu, swiglu, squared_relu };
+enum class Normalization { layernorm, rmsnorm };
+enum class PositionEmbedding { learned_absolute, rope, yarn, none };
+enum class DType { fp32, bf16, fp16, fp8 };
+enum class OptimizerKind { adam, sgd, muon };
+enum class TokenDispatcher { allgather, alltoall, flex };
+enum class TransformerImpl { transformer_engine, local };
+// --attention-backend; auto lets TE choose flash/fused, both keep no s x s scores.
+enum class AttentionBackend { auto_select, flash, fused, unfused, local };
+enum class RecomputeGranularity { none, selective, full };
+enum class RecomputeMethod { uniform, block };
+enum class CrossEntropyImpl { unfused, native_fused, te_fused };
+enum class Fp8Recipe { none, delayed, tensorwise, mxfp8, blockwise };
+
+// The network architecture (independent of how it is parallelised).
+struct ModelConfig {
+  std::string name;
+  int num_layers = 0;           // --num-layers (decoder layers; MTP layers are separate)
+  int hidden_size = 0;          // --hidden-size
+  int num_attention_heads = 0;  // --num-attention-heads
+  int num_query_groups = 0;     // --num-query-groups with --group-query-attention; 0 = MHA
+  int kv_channels = 0;          // --kv-channels; 0 = hidden_size / num_attention_heads
+  int ffn_hidden_size = 0;      // --ffn-hidden-size; 0 = 4 * hidden_size
+  Activation activation = Activation::gelu;                // --swiglu, --squared-relu
+  Normalization normalization = Normalization::layernorm;  // --normalization
+  bool qk_layernorm = false;                               // --qk-layernorm
+  bool add_bias_linear = true;                             // --disable-bias-linear clears it
+  bool add_qkv_bias = false;                               // --add-qkv-bias
+  bool attention_output_gate = false;                      // --attention-output-gate
+  PositionEmbedding position_embedding = PositionEmbedding::learned_absolute;
+  int max_position_embeddings = 0;  // --max-position-embeddings; 0 = seq_length
+  bool untie_embeddings_and_output_weights = false;
+  std::int64_t vocab_size = 0;             // tokenizer vocabulary before padding
+  int make_vocab_size_divisible_by = 128;  // --make-vocab-size-divisible-by
+
+  // Mixture of experts (num_experts == 0: dense model).
+  int num_experts = 0;                          // --num-experts
+  int moe_router_topk = 2;                      // --moe-router-topk
+  int moe_ffn_hidden_size = 0;                  // --moe-ffn-hidden-size; 0 = ffn_hidden_size
+  int moe_shared_expert_intermediate_size = 0;  // summed over shared experts; 0 = none
+  bool moe_shared_expert_gate = false;          // --moe-shared-expert-gate
+  int moe_latent_size = 0;                      // --moe-latent-size; 0 = none
+  bool moe_router_enable_expert_bias = false;   // --moe-router-enable-expert-bias
+  // --moe-layer-freq as an explicit 0/1 pattern over decoder layers (1 = MoE). Empty means
+  // an integer frequency, given in moe_layer_freq.
+  std::vector<std::uint8_t> moe_layer_pattern;
+  int moe_layer_freq = 1;
+
+  // Multi-latent attention (DeepSeek-V2/V3).
+  bool multi_latent_attention = false;  // --multi-latent-attention
+  int q_lora_rank = 0;                  // --q-lora-rank; 0 = none (plain linear_q_proj)
+  int kv_lora_rank = 32;                // --kv-lora-rank
+  int qk_head_dim = 128;                // --qk-head-dim
+  int qk_pos_emb_head_dim = 64;         // --qk-pos-emb-head-dim
+  int v_head_dim = 128;                 // --v-head-dim
+
+  // Multi-token prediction.
+  int mtp_num_layers = 0;               // --mtp-num-layers
+  bool mtp_use_repeated_layer = false;  // --mtp-use-repeated-layer
+
+  double hidden_dropout = 0.1;     // --hidden-dropout
+  double attention_dropout = 0.1;  // --attention-dropout
+};
+
+// How the model is split over GPUs.
+struct ParallelConfig {
+  std::int64_t world_size = 1;                // number of GPUs in the job
+  int tensor_parallel = 1;                    // --tensor-model-parallel-size
+  int pipeline_parallel = 1;                  // --pipeline-model-parallel-size
+  int virtual_stages_per_pipeline_rank = 1;   // VPP chunks per rank; 1 = no interleaving
+  int context_parallel = 1;                   // --context-parallel-size
+  int expert_parallel = 1;                    // --expert-model-parallel-size
+  int expert_tensor_parallel = 0;             // --expert-tensor-parallel-size; 0 = TP
+  bool sequence_parallel = false;             // --sequence-parallel (ignored when TP = 1)
+  int decoder_first_pipeline_num_layers = 0;  // 0 = not set
+  int decoder_last_pipeline_num_layers = 0;   // 0 = not set
+  bool account_for_embedding_in_pipeline_split = false;
+  bool account_for_loss_in_pipeline_split = false;
+  std::string pipeline_layout;  // --pipeline-model-parallel-layout; empty = not set
+  int num_distributed_optimizer_instances = 1;
+  int microbatch_group_size_per_vp_stage = 0;  // 0 = pipeline_parallel
+};
+
+// Optimizer and its state precision.
+struct OptimizerConfig {
+  OptimizerKind kind = OptimizerKind::adam;  // --optimizer
+  bool use_distributed_optimizer = false;    // --use-distributed-optimizer
+  bool grad_reduce_in_bf16 = false;          // --grad-reduce-in-bf16
+  bool use_precision_aware_optimizer = false;
+  DType main_grads_dtype = DType::fp32;       // precision-aware optimizer only
+  DType main_params_dtype = DType::fp32;      // precision-aware optimizer only
+  DType exp_avg_dtype = DType::fp32;          // precision-aware optimizer only
+  DType exp_avg_sq_dtype = DType::fp32;       // precision-aware optimizer only
+  bool store_param_remainders = true;         // TE >= 2.1 default
+  bool optimizer_cpu_offload = false;         // --optimizer-cpu-offload
+  double optimizer_offload_fraction = 1.0;    // --optimizer-offload-fraction
+  bool overlap_grad_reduce = false;           // --overlap-grad-reduce (bucketing)
+  std::int64_t ddp_bucket_size_elements = 0;  // --ddp-bucket-size; 0 = Megatron's rule
+  OptimizerKind muon_scalar_optimizer = OptimizerKind::adam;
+};
+
+// Recompute (activation checkpointing) settings.
+struct RecomputeConfig {
+  RecomputeGranularity granularity = RecomputeGranularity::none;
+  RecomputeMethod method = RecomputeMethod::uniform;
+  int num_layers = 1;                         // --recompute-num-layers
+  bool distribute_saved_activations = false;  // --distribute-saved-activations
+  // --recompute-modules for selective granularity; empty with selective = {"core_attn"}.
+  std::vector<std::string> modules;
+};
+
+// Activation offloading settings.
+struct OffloadConfig {
+  bool fine_grained_activation_offloading = false;  // --fine-grained-activation-offloading
+  std::vector<std::string> offload_modules;         // --offload-modules
+  double activation_offload_fraction = 1.0;
+  bool cpu_offloading = false;        // legacy --cpu-offloading
+  int cpu_offloading_num_layers = 0;  // --cpu-offloading-num-layers
+  bool cpu_offloading_weights = false;
+};
+
+// Runtime costs outside the PyTorch allocator (CUDA context, NCCL, fragmentation).
+struct RuntimeOverheadConfig {
+  double cuda_context_gib = 0.5;
+  double nccl_gib_per_communicator = 0.25;
+  double fragmentation_fraction = 0.05;  // of the allocator peak
+  double deepep_buffer_gib = 1.0;        // only with the flex dispatcher
+};
+
+// The GPU: its capacity, and the allocator-resident memory no parameter formula covers.
+struct DeviceConfig {
+  double capacity_gib = 80.0;  // usable device memory
+  // cuBLAS/TE workspaces, RNG tracker states, rotary caches and similar persistent
+  // allocations (memory-model.md 3.6, C_fixed); calibrated per GPU type on Megatron's CI.
+  double fixed_allocated_mib = 100.0;
+};
+
+// One training step's shape and numerics.
+struct TrainingConfig {
+  int micro_batch_size = 1;                // --micro-batch-size
+  std::int64_t global_batch_size = 0;      // --global-batch-size; 0 = micro_batch * DP
+  int seq_length = 0;                      // --seq-length
+  DType params_dtype = DType::fp32;        // --bf16 / --fp16 (Megatron's default is fp32)
+  Fp8Recipe fp8_recipe = Fp8Recipe::none;  // --fp8-format with --fp8-recipe
+  bool fp8_param_gather = false;           // --fp8-param-gather
+  TransformerImpl transformer_impl = TransformerImpl::transformer_engine;
+  AttentionBackend attention_backend = AttentionBackend::auto_select;
+  TokenDispatcher moe_token_dispatcher = TokenDispatcher::allgather;
+  bool moe_grouped_gemm = false;            // --moe-grouped-gemm
+  double moe_expert_capacity_factor = 0.0;  // 0 = dropless
+  bool moe_pad_expert_input_to_capacity = false;
+  double moe_imbalance_factor = 1.0;  // hottest EP rank's share over balanced (user knob)
+  CrossEntropyImpl cross_entropy = CrossEntropyImpl::unfused;
+  bool gradient_accumulation_fusion = true;  // --no-gradient-accumulation-fusion clears it
+  bool create_attention_mask_in_dataloader = true;
+  RecomputeConfig recompute;
+  OffloadConfig offload;
+};
+
+// Everything one estimate needs.
+struct Config {
+  ModelConfig model;
+  ParallelConfig parallel;
+  TrainingConfig training;
+  OptimizerConfig optimizer;
+  RuntimeOverheadConfig runtime;
+  DeviceConfig device;
+};
+
+}  // namespace megamem

@@ -1,0 +1,92 @@
+// megamem estimator API: a Config in, per-pipeline-rank memory out.
+//
+// estimate() validates the layout (every rule Megatron-Core enforces that changes what is
+// allocated), places layers on pipeline ranks and virtual chunks, counts parameters per
+// module, and prices them as Megatron's DDP buffers and optimizers store them. All byte
+// figures are per GPU of the named pipeline rank; GPUs of one rank hold the same amount.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "megamem/config.hpp"
+#include "megamem/expected.hpp"
+
+namespace megamem {
+
+// Config with every "0 = derived" field resolved and the derived sizes Megatron computes.
+struct NormalizedConfig {
+  Config config;                          // fields resolved (kv_channels, ffn, etp, ...)
+  std::int64_t data_parallel = 1;         // W / (TP * PP * CP)
+  std::int64_t expert_data_parallel = 1;  // W / (PP * EP * ETP)
+  std::int64_t padded_vocab_size = 0;
+  std::int64_t num_microbatches = 1;            // global_batch / (micro_batch * DP)
+  bool sequence_parallel = false;               // effective (off at TP = 1)
+  std::vector<std::uint8_t> moe_layer_pattern;  // resolved, one entry per decoder layer
+};
+
+// One node of the per-rank module tree (embedding, layer 5, self_attention, experts, ...).
+struct ModuleMemory {
+  std::string name;
+  std::int64_t params = 0;  // parameters this GPU holds for the module
+  bool expert = false;      // routed-expert parameters (sharded over expert-DP)
+  std::uint64_t weight_bytes = 0;
+  std::uint64_t gradient_bytes = 0;
+  std::uint64_t optimizer_bytes = 0;
+  std::vector<ModuleMemory> children;
+};
+
+// One virtual pipeline chunk of a rank.
+struct ChunkMemory {
+  int vpp_chunk = 0;
+  int first_layer = 0;  // global index of the first decoder layer
+  int num_layers = 0;
+  int num_mtp_layers = 0;
+  bool has_embedding = false;
+  bool has_output_layer = false;
+  std::int64_t dense_params = 0;   // sharded over DP x CP by the distributed optimizer
+  std::int64_t expert_params = 0;  // sharded over expert-DP
+  ModuleMemory modules;            // empty unless EstimateOptions::module_tree
+};
+
+// Everything one pipeline rank holds, per GPU.
+struct RankMemory {
+  int pp_rank = 0;
+  std::vector<ChunkMemory> chunks;
+  std::int64_t dense_params = 0;
+  std::int64_t expert_params = 0;
+  std::uint64_t weight_bytes = 0;
+  std::uint64_t gradient_bytes = 0;
+  std::uint64_t optimizer_bytes = 0;
+  std::uint64_t persistent_buffer_bytes = 0;  // expert-bias buffers, workspaces, C_fixed
+  std::uint64_t static_bytes = 0;             // torch.cuda.memory_allocated() after a step
+  std::uint64_t host_optimizer_bytes = 0;     // optimizer state offloaded to the CPU
+};
+
+struct ModelTotals {
+  std::int64_t params = 0;         // unique parameters, unpadded vocabulary, without MTP
+  std::int64_t mtp_params = 0;     // MTP layers (eh_proj, norms, transformer layer)
+  std::int64_t active_params = 0;  // with top-k of the routed experts, without MTP
+  std::int64_t padded_params = 0;  // with the padded vocabulary, MTP included
+};
+
+struct Estimate {
+  NormalizedConfig normalized;
+  ModelTotals totals;
+  std::vector<RankMemory> ranks;  // one per pipeline rank
+  int limiting_pp_rank = 0;       // rank with the largest static memory so far
+  std::vector<std::string> warnings;
+};
+
+struct EstimateOptions {
+  bool module_tree = true;  // build ChunkMemory::modules (off for fast searches)
+};
+
+// Resolves defaults and checks every layout rule; the Error names the field.
+Expected<NormalizedConfig> normalize(const Config& config);
+
+// The full estimate.
+Expected<Estimate> estimate(const Config& config, const EstimateOptions& options = {});
+
+}  // namespace megamem

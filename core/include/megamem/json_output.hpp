@@ -1,0 +1,19 @@
+// Estimate -> JSON, the contract `megamem estimate --json` and window.megamem.state() share.
+//
+// Keys follow docs/ui vocabulary: bytes as integers, one entry per pipeline rank in "ranks"
+// with pp_rank, weight_bytes, gradient_bytes, optimizer_bytes, static_bytes, ...
+#pragma once
+
+#include <string>
+
+#include "megamem/estimate.hpp"
+
+namespace megamem {
+
+// The estimate as one JSON object (pretty-printed when indent >= 0).
+std::string estimate_to_json(const Estimate& estimate, int indent = 2);
+
+// A config as JSON (the inputs, resolved), for state() hooks and reports.
+std::string config_to_json(const Config& config, int indent = 2);
+
+}  // namespace megamem

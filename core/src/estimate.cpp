@@ -1,0 +1,168 @@
+// estimate(): places layers, counts each chunk's parameters, prices them, and sums ranks.
+#include "megamem/estimate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "layer_placement.hpp"
+#include "parameter_count.hpp"
+#include "static_memory.hpp"
+
+namespace megamem {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// Top-level node name of a tensor within its chunk.
+std::string top_level_name(const ParamTensor& tensor) {
+  if (tensor.mtp) return "mtp " + std::to_string(tensor.layer);
+  if (tensor.layer >= 0) {
+    return "layer " + std::to_string(tensor.layer) + (tensor.moe_layer ? " (MoE)" : "");
+  }
+  switch (tensor.module) {
+    case ModuleKind::word_embedding:
+    case ModuleKind::position_embedding:
+      return "embedding";
+    default:
+      return module_kind_name(tensor.module);
+  }
+}
+
+void add_bytes(ModuleMemory& node, std::int64_t params, double weight, double gradient,
+               double optimizer, bool expert) {
+  node.params += params;
+  node.weight_bytes += static_cast<std::uint64_t>(std::llround(weight));
+  node.gradient_bytes += static_cast<std::uint64_t>(std::llround(gradient));
+  node.optimizer_bytes += static_cast<std::uint64_t>(std::llround(optimizer));
+  node.expert = node.expert || expert;
+}
+
+// The chunk's module tree: top-level blocks in model order (embedding, layer i, final norm,
+// MTP, output layer), each with its modules; DDP padding as its own entry so the tree adds
+// up to the chunk totals.
+ModuleMemory build_module_tree(const NormalizedConfig& normalized,
+                               const std::vector<ParamTensor>& tensors,
+                               const ChunkStaticBytes& chunk, int vpp_chunk) {
+  ModuleMemory root;
+  root.name = "chunk " + std::to_string(vpp_chunk);
+  std::string current;
+  for (const ParamTensor& tensor : tensors) {
+    const std::string top = top_level_name(tensor);
+    if (root.children.empty() || top != current) {
+      root.children.push_back(ModuleMemory{top, 0, false, 0, 0, 0, {}});
+      current = top;
+    }
+    ModuleMemory& block = root.children.back();
+    const ParamBytes bytes = param_bytes(normalized, tensor);
+    const auto numel = static_cast<double>(tensor.numel);
+    const auto shard = static_cast<double>(optimizer_shard_group(normalized, tensor.expert));
+    const double weight = bytes.weight * numel;
+    const double gradient = bytes.gradient * numel;
+    const double optimizer = bytes.optimizer_state * numel / shard;
+    const bool leaf_block = tensor.layer < 0 && !tensor.mtp;
+    if (!leaf_block) {
+      const std::string module = module_kind_name(tensor.module);
+      auto child = std::find_if(block.children.begin(), block.children.end(),
+                                [&](const ModuleMemory& c) { return c.name == module; });
+      if (child == block.children.end()) {
+        block.children.push_back(ModuleMemory{module, 0, false, 0, 0, 0, {}});
+        child = block.children.end() - 1;
+      }
+      add_bytes(*child, tensor.numel, weight, gradient, optimizer, tensor.expert);
+    }
+    add_bytes(block, tensor.numel, weight, gradient, optimizer, tensor.expert);
+    add_bytes(root, tensor.numel, weight, gradient, optimizer, tensor.expert);
+  }
+  // Whatever the per-tensor sums miss is DDP padding (and rounding): show it, never hide it.
+  if (chunk.weight_bytes > root.weight_bytes || chunk.gradient_bytes > root.gradient_bytes ||
+      chunk.optimizer_bytes > root.optimizer_bytes) {
+    ModuleMemory padding{"ddp_padding", 0, false, 0, 0, 0, {}};
+    padding.weight_bytes = chunk.weight_bytes - std::min(chunk.weight_bytes, root.weight_bytes);
+    padding.gradient_bytes =
+        chunk.gradient_bytes - std::min(chunk.gradient_bytes, root.gradient_bytes);
+    padding.optimizer_bytes =
+        chunk.optimizer_bytes - std::min(chunk.optimizer_bytes, root.optimizer_bytes);
+    root.weight_bytes += padding.weight_bytes;
+    root.gradient_bytes += padding.gradient_bytes;
+    root.optimizer_bytes += padding.optimizer_bytes;
+    root.children.push_back(std::move(padding));
+  }
+  return root;
+}
+
+// Persistent fp32 buffers of MoE layers with expert bias: local_tokens_per_expert and
+// expert_bias, E elements each (megatron/core/transformer/moe/router.py).
+std::uint64_t expert_bias_buffer_bytes(const NormalizedConfig& normalized,
+                                       const std::vector<ParamTensor>& tensors) {
+  const ModelConfig& model = normalized.config.model;
+  if (!model.moe_router_enable_expert_bias) return 0;
+  std::uint64_t routers = 0;
+  for (const ParamTensor& tensor : tensors) {
+    if (tensor.module == ModuleKind::router && tensor.gemm_weight) ++routers;
+  }
+  return routers * 2u * 4u * static_cast<std::uint64_t>(model.num_experts);
+}
+
+}  // namespace
+
+Expected<Estimate> estimate(const Config& config, const EstimateOptions& options) {
+  auto normalized = normalize(config);
+  if (!normalized) return normalized.error();
+  auto stages = place_layers(*normalized);
+  if (!stages) return stages.error();
+
+  Estimate result;
+  result.normalized = std::move(normalized).value();
+  const NormalizedConfig& n = result.normalized;
+  const int pp = n.config.parallel.pipeline_parallel;
+  result.totals = count_model_totals(n);
+  result.ranks.resize(static_cast<std::size_t>(pp));
+
+  std::vector<ParamTensor> tensors;
+  for (const StagePlacement& stage : *stages) {
+    tensors.clear();
+    append_stage_tensors(n, stage, tensors);
+    // distributed_data_parallel.py: only the first pipeline rank's first chunk buckets.
+    const bool bucketing = stage.pp_rank == 0 && stage.vpp_chunk == 0;
+    const ChunkStaticBytes bytes = chunk_static_bytes(n, tensors, bucketing);
+
+    RankMemory& rank = result.ranks[static_cast<std::size_t>(stage.pp_rank)];
+    rank.pp_rank = stage.pp_rank;
+    ChunkMemory chunk;
+    chunk.vpp_chunk = stage.vpp_chunk;
+    chunk.first_layer = stage.first_layer;
+    chunk.num_layers = stage.num_layers;
+    chunk.num_mtp_layers = stage.num_mtp_layers;
+    chunk.has_embedding = stage.has_embedding;
+    chunk.has_output_layer = stage.has_loss;
+    chunk.dense_params = bytes.dense_params;
+    chunk.expert_params = bytes.expert_params;
+    if (options.module_tree) chunk.modules = build_module_tree(n, tensors, bytes, stage.vpp_chunk);
+    rank.chunks.push_back(std::move(chunk));
+
+    rank.dense_params += bytes.dense_params;
+    rank.expert_params += bytes.expert_params;
+    rank.weight_bytes += bytes.weight_bytes;
+    rank.gradient_bytes += bytes.gradient_bytes;
+    rank.optimizer_bytes += bytes.optimizer_bytes;
+    rank.host_optimizer_bytes += bytes.host_optimizer_bytes;
+    rank.persistent_buffer_bytes += expert_bias_buffer_bytes(n, tensors);
+  }
+
+  const auto fixed_bytes =
+      static_cast<std::uint64_t>(std::llround(n.config.device.fixed_allocated_mib * kMiB));
+  std::uint64_t largest = 0;
+  for (RankMemory& rank : result.ranks) {
+    rank.persistent_buffer_bytes += fixed_bytes;
+    rank.static_bytes = rank.weight_bytes + rank.gradient_bytes + rank.optimizer_bytes +
+                        rank.persistent_buffer_bytes;
+    if (rank.static_bytes > largest) {
+      largest = rank.static_bytes;
+      result.limiting_pp_rank = rank.pp_rank;
+    }
+  }
+  return result;
+}
+
+}  // namespace megamem

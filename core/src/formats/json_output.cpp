@@ -1,0 +1,138 @@
+// Estimate -> JSON (the CLI's --json and the web page's state() share it).
+#include "megamem/json_output.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace megamem {
+namespace {
+
+using nlohmann::json;
+
+const char* name_of(DType dtype) {
+  switch (dtype) {
+    case DType::fp32:
+      return "fp32";
+    case DType::bf16:
+      return "bf16";
+    case DType::fp16:
+      return "fp16";
+    case DType::fp8:
+      return "fp8";
+  }
+  return "fp32";
+}
+
+json module_json(const ModuleMemory& module) {
+  json node = {{"name", module.name},
+               {"params", module.params},
+               {"weight_bytes", module.weight_bytes},
+               {"gradient_bytes", module.gradient_bytes},
+               {"optimizer_bytes", module.optimizer_bytes}};
+  if (module.expert) node["expert"] = true;
+  if (!module.children.empty()) {
+    json children = json::array();
+    for (const ModuleMemory& child : module.children) children.push_back(module_json(child));
+    node["children"] = std::move(children);
+  }
+  return node;
+}
+
+json chunk_json(const ChunkMemory& chunk) {
+  json node = {{"vpp_chunk", chunk.vpp_chunk},         {"first_layer", chunk.first_layer},
+               {"num_layers", chunk.num_layers},       {"num_mtp_layers", chunk.num_mtp_layers},
+               {"has_embedding", chunk.has_embedding}, {"has_output_layer", chunk.has_output_layer},
+               {"dense_params", chunk.dense_params},   {"expert_params", chunk.expert_params}};
+  if (!chunk.modules.name.empty()) node["modules"] = module_json(chunk.modules);
+  return node;
+}
+
+json rank_json(const RankMemory& rank) {
+  json chunks = json::array();
+  for (const ChunkMemory& chunk : rank.chunks) chunks.push_back(chunk_json(chunk));
+  return {{"pp_rank", rank.pp_rank},
+          {"dense_params", rank.dense_params},
+          {"expert_params", rank.expert_params},
+          {"weight_bytes", rank.weight_bytes},
+          {"gradient_bytes", rank.gradient_bytes},
+          {"optimizer_bytes", rank.optimizer_bytes},
+          {"persistent_buffer_bytes", rank.persistent_buffer_bytes},
+          {"static_bytes", rank.static_bytes},
+          {"host_optimizer_bytes", rank.host_optimizer_bytes},
+          {"chunks", std::move(chunks)}};
+}
+
+json config_json_value(const Config& c) {
+  const ModelConfig& m = c.model;
+  const ParallelConfig& p = c.parallel;
+  return {
+      {"model",
+       {{"name", m.name},
+        {"num_layers", m.num_layers},
+        {"hidden_size", m.hidden_size},
+        {"num_attention_heads", m.num_attention_heads},
+        {"num_query_groups", m.num_query_groups},
+        {"kv_channels", m.kv_channels},
+        {"ffn_hidden_size", m.ffn_hidden_size},
+        {"vocab_size", m.vocab_size},
+        {"num_experts", m.num_experts},
+        {"moe_router_topk", m.moe_router_topk},
+        {"moe_ffn_hidden_size", m.moe_ffn_hidden_size},
+        {"moe_shared_expert_intermediate_size", m.moe_shared_expert_intermediate_size},
+        {"multi_latent_attention", m.multi_latent_attention},
+        {"mtp_num_layers", m.mtp_num_layers},
+        {"untie_embeddings_and_output_weights", m.untie_embeddings_and_output_weights}}},
+      {"parallel",
+       {{"world_size", p.world_size},
+        {"tensor_model_parallel_size", p.tensor_parallel},
+        {"pipeline_model_parallel_size", p.pipeline_parallel},
+        {"virtual_stages_per_pipeline_rank", p.virtual_stages_per_pipeline_rank},
+        {"context_parallel_size", p.context_parallel},
+        {"expert_model_parallel_size", p.expert_parallel},
+        {"expert_tensor_parallel_size", p.expert_tensor_parallel},
+        {"sequence_parallel", p.sequence_parallel}}},
+      {"training",
+       {{"micro_batch_size", c.training.micro_batch_size},
+        {"global_batch_size", c.training.global_batch_size},
+        {"seq_length", c.training.seq_length},
+        {"params_dtype", name_of(c.training.params_dtype)}}},
+      {"optimizer",
+       {{"use_distributed_optimizer", c.optimizer.use_distributed_optimizer},
+        {"use_precision_aware_optimizer", c.optimizer.use_precision_aware_optimizer},
+        {"optimizer_cpu_offload", c.optimizer.optimizer_cpu_offload},
+        {"optimizer_offload_fraction", c.optimizer.optimizer_offload_fraction}}},
+  };
+}
+
+std::string dump(const json& value, int indent) { return value.dump(indent < 0 ? -1 : indent); }
+
+}  // namespace
+
+std::string estimate_to_json(const Estimate& estimate, int indent) {
+  const NormalizedConfig& n = estimate.normalized;
+  json ranks = json::array();
+  for (const RankMemory& rank : estimate.ranks) ranks.push_back(rank_json(rank));
+  const json result = {
+      {"config", config_json_value(n.config)},
+      {"derived",
+       {{"data_parallel_size", n.data_parallel},
+        {"expert_data_parallel_size", n.expert_data_parallel},
+        {"padded_vocab_size", n.padded_vocab_size},
+        {"num_microbatches", n.num_microbatches},
+        {"sequence_parallel", n.sequence_parallel}}},
+      {"totals",
+       {{"params", estimate.totals.params},
+        {"mtp_params", estimate.totals.mtp_params},
+        {"active_params", estimate.totals.active_params},
+        {"padded_params", estimate.totals.padded_params}}},
+      {"limiting_pp_rank", estimate.limiting_pp_rank},
+      {"warnings", estimate.warnings},
+      {"ranks", std::move(ranks)},
+  };
+  return dump(result, indent);
+}
+
+std::string config_to_json(const Config& config, int indent) {
+  return dump(config_json_value(config), indent);
+}
+
+}  // namespace megamem

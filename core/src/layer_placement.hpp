@@ -1,0 +1,26 @@
+// Which decoder layers, embedding, loss and MTP layers each (pipeline rank, virtual chunk)
+// builds. Follows megatron/core/transformer/transformer_block.py (get_num_layers_to_build),
+// transformer_layer.py (get_transformer_layer_offset) and pipeline_parallel_layer_layout.py.
+#pragma once
+
+#include <vector>
+
+#include "megamem/estimate.hpp"
+
+namespace megamem {
+
+struct StagePlacement {
+  int pp_rank = 0;
+  int vpp_chunk = 0;
+  int num_layers = 0;   // decoder layers built on this stage
+  int first_layer = 0;  // global index of the first of them
+  int num_mtp_layers = 0;
+  bool has_embedding = false;  // pre_process: word (and position) embedding
+  bool has_loss = false;       // post_process: final norm, output layer, loss
+};
+
+// One entry per stage, indexed vpp_chunk * pipeline_parallel + pp_rank (Megatron's stage
+// order). Errors name the flag whose split does not work.
+Expected<std::vector<StagePlacement>> place_layers(const NormalizedConfig& normalized);
+
+}  // namespace megamem

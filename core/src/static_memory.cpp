@@ -1,0 +1,191 @@
+// Static memory of a model chunk; see static_memory.hpp.
+#include "static_memory.hpp"
+
+#include <cmath>
+#include <numeric>
+
+namespace megamem {
+namespace {
+
+double dtype_bytes(DType dtype) {
+  switch (dtype) {
+    case DType::fp32:
+      return 4;
+    case DType::bf16:
+      return 2;
+    case DType::fp16:
+      return 2;
+    case DType::fp8:
+      return 1;
+  }
+  return 4;
+}
+
+std::int64_t round_up(std::int64_t value, std::int64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+bool uses_fp8_param_buffer(const NormalizedConfig& normalized, const ParamTensor& tensor) {
+  const TrainingConfig& train = normalized.config.training;
+  // TE fp8 weights are only the transformer GEMMs; embedding and output stay 16-bit.
+  return train.fp8_param_gather && train.fp8_recipe != Fp8Recipe::none && tensor.gemm_weight &&
+         !tensor.embedding_or_output && tensor.module != ModuleKind::router;
+}
+
+// Megatron's Muon handles 2-D weights that are not the embedding or output layer
+// (megatron/core/optimizer/emerging_optimizers.py, _is_nonlinear_or_embedding).
+OptimizerKind optimizer_for(const OptimizerConfig& optimizer, const ParamTensor& tensor) {
+  if (optimizer.kind != OptimizerKind::muon) return optimizer.kind;
+  if (tensor.gemm_weight && !tensor.embedding_or_output) return OptimizerKind::muon;
+  return optimizer.muon_scalar_optimizer;
+}
+
+// One DDP buffer's element count after Megatron's padding (distributed optimizer only):
+// each parameter starts at a multiple of 64 elements, each bucket ends at a multiple of
+// lcm(DP, 128); parameters are laid out in reverse (backprop) order, and a shared
+// embedding gets a bucket of its own (distrib_optimizer.py,
+// _compute_per_buffer_param_layout).
+std::int64_t padded_buffer_elements(const std::vector<const ParamTensor*>& params,
+                                    std::int64_t shard_group, std::int64_t bucket_size) {
+  const std::int64_t bucket_divisor = std::lcm(shard_group, std::int64_t{128});
+  std::int64_t param_start = 0;
+  std::int64_t param_end = 0;
+  std::int64_t bucket_start = 0;
+  bool bucket_open = false;
+  auto finalize = [&](std::int64_t end) {
+    bucket_start = round_up(end, bucket_divisor);
+    bucket_open = false;
+    return bucket_start;
+  };
+  for (auto it = params.rbegin(); it != params.rend(); ++it) {
+    const ParamTensor& param = **it;
+    param_start = round_up(param_start, 64);
+    if (param.shared_embedding && bucket_open) param_start = finalize(param_start);
+    param_end = param_start + param.numel;
+    bucket_open = true;
+    if ((bucket_size > 0 && param_end - bucket_start >= bucket_size) || param.shared_embedding) {
+      param_start = finalize(param_end);
+    } else {
+      param_start = param_end;
+    }
+  }
+  if (bucket_open) finalize(param_end);
+  return bucket_start;
+}
+
+}  // namespace
+
+std::int64_t optimizer_shard_group(const NormalizedConfig& normalized, bool expert) {
+  if (!normalized.config.optimizer.use_distributed_optimizer) return 1;
+  const std::int64_t instances = normalized.config.parallel.num_distributed_optimizer_instances;
+  const std::int64_t group =
+      expert ? normalized.expert_data_parallel
+             : normalized.data_parallel * normalized.config.parallel.context_parallel;
+  return group / instances;
+}
+
+ParamBytes param_bytes(const NormalizedConfig& normalized, const ParamTensor& tensor) {
+  const OptimizerConfig& opt = normalized.config.optimizer;
+  const DType params_dtype = normalized.config.training.params_dtype;
+  const bool half_params = params_dtype != DType::fp32;
+  ParamBytes bytes;
+  bytes.weight = uses_fp8_param_buffer(normalized, tensor) ? 1.0 : dtype_bytes(params_dtype);
+
+  if (opt.use_precision_aware_optimizer) {
+    // megatron/core/optimizer/optimizer_config.py: TE FusedAdam keeps states in the chosen
+    // dtypes; the grad buffer uses main_grads_dtype. A bf16 parameter's fp32 master is a
+    // 2-byte remainder when TE owns the master weights (no fp8 beyond delayed scaling) and
+    // no CPU offload (HybridDeviceOptimizer keeps full fp32 masters).
+    bytes.gradient = dtype_bytes(opt.main_grads_dtype);
+    const Fp8Recipe recipe = normalized.config.training.fp8_recipe;
+    const bool te_owns_master = recipe == Fp8Recipe::none || recipe == Fp8Recipe::delayed ||
+                                opt.main_params_dtype != DType::fp32;
+    const bool remainder = opt.store_param_remainders && params_dtype == DType::bf16 &&
+                           opt.main_params_dtype == DType::fp32 && te_owns_master &&
+                           !opt.optimizer_cpu_offload;
+    double master = remainder ? 2.0 : dtype_bytes(opt.main_params_dtype);
+    if (opt.optimizer_cpu_offload) master = 4.0;
+    const double moments = dtype_bytes(opt.exp_avg_dtype) + dtype_bytes(opt.exp_avg_sq_dtype);
+    const double state = master + moments;
+    if (opt.optimizer_cpu_offload) {
+      // hybrid_optimizer.py: the offloaded share keeps master, m, v and an fp32 grad copy
+      // on the host; weights and grads stay on the GPU.
+      const double fraction = opt.optimizer_offload_fraction;
+      bytes.optimizer_state = (1.0 - fraction) * state;
+      bytes.host_optimizer_state = fraction * (state + 4.0);
+    } else {
+      bytes.optimizer_state = state;
+    }
+    return bytes;
+  }
+
+  // megatron/training/arguments.py: bf16 training accumulates grads in fp32 unless
+  // --grad-reduce-in-bf16; fp16 keeps an fp16 grad buffer; fp32 params use fp32 grads.
+  const bool half_grads =
+      params_dtype == DType::fp16 || (params_dtype == DType::bf16 && opt.grad_reduce_in_bf16);
+  bytes.gradient = half_grads ? 2.0 : 4.0;
+  // A 16-bit grad buffer forces an fp32 grad copy in the optimizer (optimizer.py,
+  // _copy_model_grads_to_main_grads); it lives until the next zero_grad.
+  const double grad_copy = half_grads ? 4.0 : 0.0;
+  const double master = half_params ? 4.0 : 0.0;
+  const OptimizerKind kind = optimizer_for(opt, tensor);
+  const double moments = kind == OptimizerKind::adam ? 8.0 : 4.0;  // SGD/Muon: one momentum
+  bytes.optimizer_state = grad_copy + master + moments;
+  return bytes;
+}
+
+ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
+                                    const std::vector<ParamTensor>& tensors, bool bucketing) {
+  const OptimizerConfig& opt = normalized.config.optimizer;
+  ChunkStaticBytes out;
+  // DDP makes one buffer per (param dtype, grad dtype, expert) key (param_layout.py,
+  // BufferKey). Within a buffer every parameter has the same bytes per element.
+  std::vector<const ParamTensor*> buffers[2][2];  // [expert][fp8 param buffer]
+  for (const ParamTensor& tensor : tensors) {
+    (tensor.expert ? out.expert_params : out.dense_params) += tensor.numel;
+    buffers[tensor.expert ? 1 : 0][uses_fp8_param_buffer(normalized, tensor) ? 1 : 0].push_back(
+        &tensor);
+  }
+  std::int64_t bucket_size = 0;  // 0 = one bucket
+  if (bucketing && opt.overlap_grad_reduce) {
+    bucket_size = opt.ddp_bucket_size_elements > 0
+                      ? opt.ddp_bucket_size_elements
+                      : std::max<std::int64_t>(40000000, 1000000 * normalized.data_parallel);
+  }
+  double weight = 0, gradient = 0, optimizer = 0, host = 0;
+  for (int expert = 0; expert < 2; ++expert) {
+    for (const auto& buffer : buffers[expert]) {
+      if (buffer.empty()) continue;
+      const std::int64_t shard_group = optimizer_shard_group(normalized, expert == 1);
+      std::int64_t unpadded = 0;
+      for (const ParamTensor* tensor : buffer) unpadded += tensor->numel;
+      const std::int64_t elements = opt.use_distributed_optimizer
+                                        ? padded_buffer_elements(buffer, shard_group, bucket_size)
+                                        : unpadded;
+      out.padding_elements += elements - unpadded;
+      // Muon/SGD mixes optimizers inside one buffer: price each tensor, padding at the
+      // buffer's first tensor's rate (padding is < 0.01% of the buffer).
+      double buffer_optimizer = 0, buffer_host = 0;
+      const ParamBytes first = param_bytes(normalized, *buffer.front());
+      for (const ParamTensor* tensor : buffer) {
+        const ParamBytes bytes = param_bytes(normalized, *tensor);
+        buffer_optimizer += bytes.optimizer_state * static_cast<double>(tensor->numel);
+        buffer_host += bytes.host_optimizer_state * static_cast<double>(tensor->numel);
+      }
+      const auto padding = static_cast<double>(elements - unpadded);
+      weight += first.weight * static_cast<double>(elements);
+      gradient += first.gradient * static_cast<double>(elements);
+      optimizer +=
+          (buffer_optimizer + first.optimizer_state * padding) / static_cast<double>(shard_group);
+      host +=
+          (buffer_host + first.host_optimizer_state * padding) / static_cast<double>(shard_group);
+    }
+  }
+  out.weight_bytes = static_cast<std::uint64_t>(std::llround(weight));
+  out.gradient_bytes = static_cast<std::uint64_t>(std::llround(gradient));
+  out.optimizer_bytes = static_cast<std::uint64_t>(std::llround(optimizer));
+  out.host_optimizer_bytes = static_cast<std::uint64_t>(std::llround(host));
+  return out;
+}
+
+}  // namespace megamem

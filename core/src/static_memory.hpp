@@ -1,0 +1,48 @@
+// Static memory of one model chunk: 16-bit weights, the DDP main-gradient buffer with its
+// padding, and optimizer states sharded by the distributed optimizer.
+//
+// Sources: megatron/core/distributed/distributed_data_parallel.py (buckets),
+// megatron/core/optimizer/param_layout.py and distrib_optimizer.py (64-element parameter
+// alignment, bucket ends padded to lcm(DP, 128)), megatron/core/optimizer/optimizer.py and
+// docs/user-guide/features/dist_optimizer.md (bytes per parameter),
+// megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py (CPU offload).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "parameter_count.hpp"
+
+namespace megamem {
+
+// Bytes one parameter of a kind costs: weight and gradient on every GPU that holds it,
+// optimizer state divided among the shard group (GPU and host parts).
+struct ParamBytes {
+  double weight = 0;
+  double gradient = 0;
+  double optimizer_state = 0;       // before sharding; on the GPU
+  double host_optimizer_state = 0;  // before sharding; offloaded to the CPU
+};
+
+ParamBytes param_bytes(const NormalizedConfig& normalized, const ParamTensor& tensor);
+
+// Optimizer shard group size: DP x CP / instances for dense parameters, expert-DP /
+// instances for routed experts; 1 without the distributed optimizer.
+std::int64_t optimizer_shard_group(const NormalizedConfig& normalized, bool expert);
+
+struct ChunkStaticBytes {
+  std::int64_t dense_params = 0;
+  std::int64_t expert_params = 0;
+  std::uint64_t weight_bytes = 0;
+  std::uint64_t gradient_bytes = 0;
+  std::uint64_t optimizer_bytes = 0;
+  std::uint64_t host_optimizer_bytes = 0;
+  std::int64_t padding_elements = 0;  // DDP alignment and bucket padding
+};
+
+// The chunk's buffers priced exactly, padding included. bucketing: whether DDP splits this
+// chunk's buffers into buckets (overlap_grad_reduce, first pipeline rank, first chunk).
+ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
+                                    const std::vector<ParamTensor>& tensors, bool bucketing);
+
+}  // namespace megamem
