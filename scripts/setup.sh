@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Installs what building and testing megamem needs, on Debian 12 (bookworm), idempotently:
+# Debian packages (Emscripten, Catch2, nlohmann-json, Chromium, ...), Dear ImGui's sources
+# (Debian source package, into the git-ignored third_party/imgui) and the npm packages of
+# package-lock.json (playwright-core, which drives the system Chromium; no browser download).
+# Fast when everything is present: apt-get runs only when a package is missing.
+# usage: scripts/setup.sh [--no-browser]   (--no-browser: only what building needs, e.g. Pages)
+set -euo pipefail
+with_browser=true
+[[ "${1:-}" == "--no-browser" ]] && with_browser=false
+repo_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo_dir"
+
+# Run privileged commands directly as root, through sudo otherwise (GitHub runners, laptops).
+as_root() {
+  if [[ $(id -u) -eq 0 ]]; then
+    "$@"
+  elif command -v sudo >/dev/null; then
+    sudo "$@"
+  else
+    echo "setup: need root (or sudo) to run: $*" >&2
+    exit 1
+  fi
+}
+
+# Tools that may come from elsewhere (e.g. Node.js from NodeSource bundles npm): installed
+# from Debian only when the command is missing. "command:package".
+tool_packages=(cmake:cmake g++:g++ ninja:ninja-build python3:python3 git:git)
+apt_packages=(
+  emscripten          # emcc 3.1.6 (clang-14, lld, binaryen, node-acorn)
+  catch2              # Catch2 2.13, header catch2/catch.hpp
+  nlohmann-json3-dev  # nlohmann/json.hpp
+  dpkg-dev            # apt-get source (Dear ImGui sources)
+  clang-format
+  ca-certificates
+)
+if [[ $with_browser == true ]]; then
+  tool_packages+=(node:nodejs npm:npm)  # the e2e test runs under node with playwright-core
+  apt_packages+=(chromium)              # headless browser for tests/e2e
+fi
+
+is_installed() {
+  [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" == "install ok installed" ]]
+}
+
+missing_packages=()
+for tool_package in "${tool_packages[@]}"; do
+  command -v "${tool_package%%:*}" >/dev/null || missing_packages+=("${tool_package#*:}")
+done
+for package in "${apt_packages[@]}"; do
+  is_installed "$package" || missing_packages+=("$package")
+done
+
+apt_updated=false
+if ((${#missing_packages[@]})); then
+  echo "setup: installing ${missing_packages[*]}"
+  as_root apt-get update -qq
+  apt_updated=true
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    "${missing_packages[@]}"
+fi
+
+# Dear ImGui: libimgui-dev ships no .cpp files, so unpack Debian's source package (the
+# version Debian tested) into third_party/imgui. CMake picks it up as IMGUI_DIR.
+imgui_dir="$repo_dir/third_party/imgui"
+if [[ ! -f "$imgui_dir/imgui.cpp" ]]; then
+  # apt-get source needs deb-src entries: mirror the machine's deb entries (same URIs and
+  # suites), in a deb822 file of our own so the machine's own file stays untouched.
+  deb_src_file=/etc/apt/sources.list.d/megamem-deb-src.sources
+  if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ &&
+     ! grep -qs '^deb-src' /etc/apt/sources.list; then
+    if [[ -f /etc/apt/sources.list.d/debian.sources ]]; then
+      sed 's/^Types:.*/Types: deb-src/' /etc/apt/sources.list.d/debian.sources |
+        as_root tee "$deb_src_file" >/dev/null
+    elif [[ -f /etc/apt/sources.list ]]; then
+      grep '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' |
+        as_root tee /etc/apt/sources.list.d/megamem-deb-src.list >/dev/null
+    fi
+    apt_updated=false
+  fi
+  if [[ $apt_updated == false ]]; then as_root apt-get update -qq; fi
+  download_dir="$(mktemp -d)"
+  (cd "$download_dir" && apt-get source -qq imgui >/dev/null 2>&1 ||
+     (cd "$download_dir" && apt-get source imgui))
+  source_dir="$(find "$download_dir" -mindepth 1 -maxdepth 1 -type d -name 'imgui-*' | head -1)"
+  mkdir -p "$repo_dir/third_party"
+  rm -rf "$imgui_dir"
+  mv "$source_dir" "$imgui_dir"
+  rm -rf "$download_dir"
+  echo "setup: Dear ImGui sources in third_party/imgui"
+fi
+
+# playwright-core from package-lock.json into ./node_modules; it never downloads a browser.
+if [[ $with_browser == false ]]; then exit 0; fi
+if [[ ! -f node_modules/playwright-core/package.json ]] ||
+   [[ package-lock.json -nt node_modules/.package-lock.json ]]; then
+  PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
+fi
