@@ -62,16 +62,22 @@ void draw_rank_bars(const Estimate& estimate) {
       const std::uint64_t bytes = rank.*category.bytes;
       const float width_px = bar_width_px * static_cast<float>(static_cast<double>(bytes) /
                                                                static_cast<double>(largest_bytes));
-      draw_list->AddRectFilled(at, ImVec2(at.x + width_px, at.y + bar_height_px), category.color);
+      const ImVec2 end(at.x + width_px, at.y + bar_height_px);
+      // GetColorU32 applies the style alpha, so a stale result dims like the text around it.
+      draw_list->AddRectFilled(at, end, ImGui::GetColorU32(category.color));
       // Label the segment with its size when the text fits inside it.
       char label[32];
       std::snprintf(label, sizeof label, "%.2f GiB", to_gib(bytes));
       const ImVec2 label_size = ImGui::CalcTextSize(label);
       if (label_size.x + 8.0f < width_px) {
         draw_list->AddText(ImVec2(at.x + 4.0f, at.y + (bar_height_px - label_size.y) * 0.5f),
-                           IM_COL32(255, 255, 255, 255), label);
+                           ImGui::GetColorU32(IM_COL32_WHITE), label);
       }
-      at.x += width_px;
+      if (ImGui::IsMouseHoveringRect(at, end)) {
+        ImGui::SetTooltip("PP rank %d %s: %.2f GiB (%llu bytes)", rank.pp_rank, category.name,
+                          to_gib(bytes), static_cast<unsigned long long>(bytes));
+      }
+      at.x = end.x;
     }
     ImGui::Dummy(ImVec2(bar_width_px, bar_height_px));
   }
