@@ -5,9 +5,12 @@
 #include <cmath>
 #include <string>
 
+#include "activations.hpp"
 #include "layer_placement.hpp"
 #include "parameter_count.hpp"
+#include "runtime_overheads.hpp"
 #include "static_memory.hpp"
+#include "timeline.hpp"
 
 namespace megamem {
 namespace {
@@ -50,7 +53,7 @@ ModuleMemory build_module_tree(const NormalizedConfig& normalized,
   for (const ParamTensor& tensor : tensors) {
     const std::string top = top_level_name(tensor);
     if (root.children.empty() || top != current) {
-      root.children.push_back(ModuleMemory{top, 0, false, 0, 0, 0, {}});
+      root.children.push_back(ModuleMemory{top, 0, false, 0, 0, 0, 0, {}});
       current = top;
     }
     ModuleMemory& block = root.children.back();
@@ -66,7 +69,7 @@ ModuleMemory build_module_tree(const NormalizedConfig& normalized,
       auto child = std::find_if(block.children.begin(), block.children.end(),
                                 [&](const ModuleMemory& c) { return c.name == module; });
       if (child == block.children.end()) {
-        block.children.push_back(ModuleMemory{module, 0, false, 0, 0, 0, {}});
+        block.children.push_back(ModuleMemory{module, 0, false, 0, 0, 0, 0, {}});
         child = block.children.end() - 1;
       }
       add_bytes(*child, tensor.numel, weight, gradient, optimizer, tensor.expert);
@@ -77,7 +80,7 @@ ModuleMemory build_module_tree(const NormalizedConfig& normalized,
   // Whatever the per-tensor sums miss is DDP padding (and rounding): show it, never hide it.
   if (chunk.weight_bytes > root.weight_bytes || chunk.gradient_bytes > root.gradient_bytes ||
       chunk.optimizer_bytes > root.optimizer_bytes) {
-    ModuleMemory padding{"ddp_padding", 0, false, 0, 0, 0, {}};
+    ModuleMemory padding{"ddp_padding", 0, false, 0, 0, 0, 0, {}};
     padding.weight_bytes = chunk.weight_bytes - std::min(chunk.weight_bytes, root.weight_bytes);
     padding.gradient_bytes =
         chunk.gradient_bytes - std::min(chunk.gradient_bytes, root.gradient_bytes);
@@ -89,6 +92,35 @@ ModuleMemory build_module_tree(const NormalizedConfig& normalized,
     root.children.push_back(std::move(padding));
   }
   return root;
+}
+
+// Adds each decoder/MTP layer module's saved bytes per micro-batch (after recompute and
+// offload) to the tree.
+void add_activation_bytes(const NormalizedConfig& normalized, ModuleMemory& root) {
+  const LayerActivations dense = layer_activations(normalized, false);
+  const LayerActivations moe =
+      normalized.config.model.num_experts > 0 ? layer_activations(normalized, true) : dense;
+  const std::uint16_t bits = recompute_module_bits(normalized);
+  for (ModuleMemory& block : root.children) {
+    if (block.children.empty()) continue;
+    const bool is_moe = block.name.find("(MoE)") != std::string::npos ||
+                        std::any_of(block.children.begin(), block.children.end(),
+                                    [](const ModuleMemory& c) { return c.name == "router"; });
+    const LayerActivations& layer = is_moe ? moe : dense;
+    for (const SavedActivation& item : layer.saved) {
+      if (item.freed_by & bits) continue;
+      const std::string module = module_kind_name(item.module);
+      auto child = std::find_if(block.children.begin(), block.children.end(),
+                                [&](const ModuleMemory& c) { return c.name == module; });
+      if (child == block.children.end()) {
+        block.children.push_back(ModuleMemory{module, 0, false, 0, 0, 0, 0, {}});
+        child = block.children.end() - 1;
+      }
+      const auto bytes = static_cast<std::uint64_t>(std::llround(item.bytes));
+      child->activation_bytes += bytes;
+      block.activation_bytes += bytes;
+    }
+  }
 }
 
 // Persistent fp32 buffers of MoE layers with expert bias: local_tokens_per_expert and
@@ -150,15 +182,42 @@ Expected<Estimate> estimate(const Config& config, const EstimateOptions& options
     rank.persistent_buffer_bytes += expert_bias_buffer_bytes(n, tensors);
   }
 
-  const auto fixed_bytes =
-      static_cast<std::uint64_t>(std::llround(n.config.device.fixed_allocated_mib * kMiB));
-  std::uint64_t largest = 0;
+  // Persistent allocations: C_fixed per GPU and Megatron's global memory buffer.
+  const double fixed_bytes = n.config.device.fixed_allocated_mib * kMiB + global_buffer_bytes(n);
+  std::vector<std::vector<ChunkActivations>> chunk_activation(static_cast<std::size_t>(pp));
+  for (const StagePlacement& stage : *stages) {
+    chunk_activation[static_cast<std::size_t>(stage.pp_rank)].push_back(
+        chunk_activations(n, stage));
+  }
+  double largest = -1;
   for (RankMemory& rank : result.ranks) {
-    rank.persistent_buffer_bytes += fixed_bytes;
+    rank.persistent_buffer_bytes += static_cast<std::uint64_t>(std::llround(fixed_bytes));
     rank.static_bytes = rank.weight_bytes + rank.gradient_bytes + rank.optimizer_bytes +
                         rank.persistent_buffer_bytes;
-    if (rank.static_bytes > largest) {
-      largest = rank.static_bytes;
+    const auto& chunks = chunk_activation[static_cast<std::size_t>(rank.pp_rank)];
+    double per_microbatch = 0;
+    for (const ChunkActivations& chunk : chunks) per_microbatch += chunk.saved_bytes;
+    rank.activation_bytes_per_microbatch = static_cast<std::uint64_t>(std::llround(per_microbatch));
+    const RankPeak peak =
+        simulate_rank(n, rank.pp_rank, chunks, static_cast<double>(rank.static_bytes),
+                      options.timeline ? &rank.timeline : nullptr);
+    rank.peak_allocated_bytes = static_cast<std::uint64_t>(std::llround(peak.peak_allocated_bytes));
+    rank.activation_peak_bytes = static_cast<std::uint64_t>(std::llround(peak.activation_bytes));
+    rank.activation_peak_bytes =
+        std::min(rank.activation_peak_bytes, rank.peak_allocated_bytes - rank.static_bytes);
+    rank.transient_bytes =
+        rank.peak_allocated_bytes - rank.static_bytes - rank.activation_peak_bytes;
+    rank.host_activation_bytes =
+        static_cast<std::uint64_t>(std::llround(peak.host_activation_bytes));
+    rank.max_inflight_microbatches = peak.max_inflight;
+    rank.runtime_overhead_bytes = static_cast<std::uint64_t>(
+        std::llround(runtime_overhead_bytes(n, peak.peak_allocated_bytes)));
+    rank.peak_total_bytes = rank.peak_allocated_bytes + rank.runtime_overhead_bytes;
+    if (options.module_tree) {
+      for (ChunkMemory& chunk : rank.chunks) add_activation_bytes(n, chunk.modules);
+    }
+    if (static_cast<double>(rank.peak_total_bytes) > largest) {
+      largest = static_cast<double>(rank.peak_total_bytes);
       result.limiting_pp_rank = rank.pp_rank;
     }
   }

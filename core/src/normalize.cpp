@@ -291,6 +291,27 @@ Expected<NormalizedConfig> normalize(const Config& input) {
     return Error{"virtual_stages_per_pipeline_rank",
                  "interleaved (virtual) pipeline stages need pipeline_model_parallel_size > 1"};
   }
+  if (par.virtual_stages_per_pipeline_rank > 1) {
+    // schedules.py (forward_backward_pipelining_with_interleaving): the micro-batch group
+    // must lie in [PP, M], and the last group must be empty or at least PP long.
+    const std::int64_t group = par.microbatch_group_size_per_vp_stage;
+    const std::int64_t micro = out.num_microbatches;
+    if (group < par.pipeline_parallel || group > micro) {
+      return Error{"global_batch_size",
+                   "the interleaved schedule needs micro-batch groups of PP to M micro-batches: "
+                   "group " +
+                       str(group) + ", PP " + str(par.pipeline_parallel) + ", M " + str(micro) +
+                       " (raise global_batch_size or set "
+                       "microbatch_group_size_per_vp_stage)"};
+    }
+    const std::int64_t remainder = micro % group;
+    if (remainder > 0 && remainder < par.pipeline_parallel) {
+      return Error{"microbatch_group_size_per_vp_stage",
+                   "M " + str(micro) + " mod the micro-batch group " + str(group) + " is " +
+                       str(remainder) + ", which must be 0 or at least PP " +
+                       str(par.pipeline_parallel)};
+    }
+  }
 
   // Recompute and offload rules (megatron/core/transformer/transformer_config.py).
   const RecomputeConfig& recompute = train.recompute;

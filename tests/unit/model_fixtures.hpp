@@ -56,6 +56,7 @@ inline Config qwen3_235b_a22b() {
   c.model.moe_router_topk = 8;
   c.model.moe_ffn_hidden_size = 1536;
   c.training.seq_length = 4096;
+  c.training.moe_token_dispatcher = TokenDispatcher::alltoall;
   return bf16_training(c);
 }
 
@@ -88,6 +89,7 @@ inline Config deepseek_v3() {
   for (int i = 0; i < 3; ++i) c.model.moe_layer_pattern[static_cast<std::size_t>(i)] = 0;
   c.model.mtp_num_layers = 1;
   c.training.seq_length = 4096;
+  c.training.moe_token_dispatcher = TokenDispatcher::alltoall;
   return bf16_training(c);
 }
 

@@ -32,6 +32,7 @@ TEST_CASE("interleaved stages take layers round-robin over ranks (transformer_bl
   c.parallel.world_size = 2;
   c.parallel.pipeline_parallel = 2;
   c.parallel.virtual_stages_per_pipeline_rank = 4;
+  c.training.global_batch_size = 2;  // the interleaved schedule needs M >= PP
   auto e = estimate(c);
   REQUIRE(e.has_value());
   CHECK(layers_of(e->ranks[0]) == Layers{{0, 1}, {2, 1}, {4, 1}, {6, 1}});
@@ -84,6 +85,7 @@ TEST_CASE("a pipeline layout string places E, t, m and L stage by stage") {
   c.parallel.world_size = 4;
   c.parallel.pipeline_parallel = 4;
   c.parallel.pipeline_layout = "Et*3|(tt|)*6mL";
+  c.training.global_batch_size = 4;
   auto e = estimate(c);
   REQUIRE(e.has_value());
   CHECK(e->normalized.config.parallel.virtual_stages_per_pipeline_rank == 2);
@@ -98,6 +100,7 @@ TEST_CASE("shell escapes in a layout string are ignored") {
   c.parallel.world_size = 4;
   c.parallel.pipeline_parallel = 4;
   c.parallel.pipeline_layout = "Et*3\\|\\(tt\\|\\)*6L";
+  c.training.global_batch_size = 4;
   auto e = estimate(c);
   REQUIRE(e.has_value());
   CHECK(layers_of(e->ranks[0]) == Layers{{0, 3}, {9, 2}});

@@ -161,13 +161,16 @@ struct TrainingConfig {
   TransformerImpl transformer_impl = TransformerImpl::transformer_engine;
   AttentionBackend attention_backend = AttentionBackend::auto_select;
   TokenDispatcher moe_token_dispatcher = TokenDispatcher::allgather;
-  bool moe_grouped_gemm = false;            // --moe-grouped-gemm
-  double moe_expert_capacity_factor = 0.0;  // 0 = dropless
+  bool moe_grouped_gemm = false;  // --moe-grouped-gemm
+  bool moe_router_fp32 = false;   // --moe-router-dtype fp32 (router scores kept in fp32)
+  bool overlap_moe_expert_parallel_comm = false;  // one extra warm-up micro-batch (VPP)
+  double moe_expert_capacity_factor = 0.0;        // 0 = dropless
   bool moe_pad_expert_input_to_capacity = false;
   double moe_imbalance_factor = 1.0;  // hottest EP rank's share over balanced (user knob)
   CrossEntropyImpl cross_entropy = CrossEntropyImpl::unfused;
   bool gradient_accumulation_fusion = true;  // --no-gradient-accumulation-fusion clears it
   bool create_attention_mask_in_dataloader = true;
+  bool masked_softmax_fusion = true;  // --no-masked-softmax-fusion clears it (unfused path)
   RecomputeConfig recompute;
   OffloadConfig offload;
 };

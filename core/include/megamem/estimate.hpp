@@ -34,6 +34,7 @@ struct ModuleMemory {
   std::uint64_t weight_bytes = 0;
   std::uint64_t gradient_bytes = 0;
   std::uint64_t optimizer_bytes = 0;
+  std::uint64_t activation_bytes = 0;  // saved per micro-batch (decoder-layer modules)
   std::vector<ModuleMemory> children;
 };
 
@@ -50,6 +51,16 @@ struct ChunkMemory {
   ModuleMemory modules;            // empty unless EstimateOptions::module_tree
 };
 
+// One step of a rank's training-step timeline (memory-model.md 6.4).
+struct TimelineEvent {
+  enum class Kind { forward, backward, optimizer_step };
+  Kind kind = Kind::forward;
+  std::int64_t microbatch = 0;
+  int vpp_chunk = 0;
+  std::uint64_t allocated_after_bytes = 0;  // memory_allocated() after the operation
+  std::uint64_t peak_during_bytes = 0;      // the highest point inside the operation
+};
+
 // Everything one pipeline rank holds, per GPU.
 struct RankMemory {
   int pp_rank = 0;
@@ -62,6 +73,18 @@ struct RankMemory {
   std::uint64_t persistent_buffer_bytes = 0;  // expert-bias buffers, workspaces, C_fixed
   std::uint64_t static_bytes = 0;             // torch.cuda.memory_allocated() after a step
   std::uint64_t host_optimizer_bytes = 0;     // optimizer state offloaded to the CPU
+
+  // The step's peak (memory-model.md 7): at the worst operation of the timeline, the
+  // saved activations of all in-flight micro-batches and that operation's transients.
+  std::uint64_t activation_peak_bytes = 0;
+  std::uint64_t transient_bytes = 0;
+  std::uint64_t peak_allocated_bytes = 0;             // torch.cuda.max_memory_allocated()
+  std::uint64_t runtime_overhead_bytes = 0;           // CUDA context, NCCL, fragmentation, DeepEP
+  std::uint64_t peak_total_bytes = 0;                 // what the card must hold
+  std::uint64_t activation_bytes_per_microbatch = 0;  // all chunks, one micro-batch each
+  std::uint64_t host_activation_bytes = 0;            // offloaded activations at the peak
+  int max_inflight_microbatches = 0;                  // chunk-forwards outstanding at most
+  std::vector<TimelineEvent> timeline;                // empty unless EstimateOptions::timeline
 };
 
 struct ModelTotals {
@@ -75,12 +98,13 @@ struct Estimate {
   NormalizedConfig normalized;
   ModelTotals totals;
   std::vector<RankMemory> ranks;  // one per pipeline rank
-  int limiting_pp_rank = 0;       // rank with the largest static memory so far
+  int limiting_pp_rank = 0;       // rank with the largest peak_total_bytes
   std::vector<std::string> warnings;
 };
 
 struct EstimateOptions {
   bool module_tree = true;  // build ChunkMemory::modules (off for fast searches)
+  bool timeline = true;     // keep RankMemory::timeline (off for fast searches)
 };
 
 // Resolves defaults and checks every layout rule; the Error names the field.

@@ -27,7 +27,8 @@ json module_json(const ModuleMemory& module) {
                {"params", module.params},
                {"weight_bytes", module.weight_bytes},
                {"gradient_bytes", module.gradient_bytes},
-               {"optimizer_bytes", module.optimizer_bytes}};
+               {"optimizer_bytes", module.optimizer_bytes},
+               {"activation_bytes", module.activation_bytes}};
   if (module.expert) node["expert"] = true;
   if (!module.children.empty()) {
     json children = json::array();
@@ -46,19 +47,53 @@ json chunk_json(const ChunkMemory& chunk) {
   return node;
 }
 
+const char* name_of(TimelineEvent::Kind kind) {
+  switch (kind) {
+    case TimelineEvent::Kind::forward:
+      return "forward";
+    case TimelineEvent::Kind::backward:
+      return "backward";
+    case TimelineEvent::Kind::optimizer_step:
+      return "optimizer_step";
+  }
+  return "forward";
+}
+
+json timeline_json(const std::vector<TimelineEvent>& timeline) {
+  json events = json::array();
+  for (const TimelineEvent& event : timeline) {
+    events.push_back({{"kind", name_of(event.kind)},
+                      {"microbatch", event.microbatch},
+                      {"vpp_chunk", event.vpp_chunk},
+                      {"allocated_after_bytes", event.allocated_after_bytes},
+                      {"peak_during_bytes", event.peak_during_bytes}});
+  }
+  return events;
+}
+
 json rank_json(const RankMemory& rank) {
   json chunks = json::array();
   for (const ChunkMemory& chunk : rank.chunks) chunks.push_back(chunk_json(chunk));
-  return {{"pp_rank", rank.pp_rank},
-          {"dense_params", rank.dense_params},
-          {"expert_params", rank.expert_params},
-          {"weight_bytes", rank.weight_bytes},
-          {"gradient_bytes", rank.gradient_bytes},
-          {"optimizer_bytes", rank.optimizer_bytes},
-          {"persistent_buffer_bytes", rank.persistent_buffer_bytes},
-          {"static_bytes", rank.static_bytes},
-          {"host_optimizer_bytes", rank.host_optimizer_bytes},
-          {"chunks", std::move(chunks)}};
+  json node = {{"pp_rank", rank.pp_rank},
+               {"dense_params", rank.dense_params},
+               {"expert_params", rank.expert_params},
+               {"weight_bytes", rank.weight_bytes},
+               {"gradient_bytes", rank.gradient_bytes},
+               {"optimizer_bytes", rank.optimizer_bytes},
+               {"persistent_buffer_bytes", rank.persistent_buffer_bytes},
+               {"static_bytes", rank.static_bytes},
+               {"host_optimizer_bytes", rank.host_optimizer_bytes},
+               {"activation_peak_bytes", rank.activation_peak_bytes},
+               {"transient_bytes", rank.transient_bytes},
+               {"peak_allocated_bytes", rank.peak_allocated_bytes},
+               {"runtime_overhead_bytes", rank.runtime_overhead_bytes},
+               {"peak_total_bytes", rank.peak_total_bytes},
+               {"activation_bytes_per_microbatch", rank.activation_bytes_per_microbatch},
+               {"host_activation_bytes", rank.host_activation_bytes},
+               {"max_inflight_microbatches", rank.max_inflight_microbatches},
+               {"chunks", std::move(chunks)}};
+  if (!rank.timeline.empty()) node["timeline"] = timeline_json(rank.timeline);
+  return node;
 }
 
 json config_json_value(const Config& c) {

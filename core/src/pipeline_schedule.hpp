@@ -1,0 +1,30 @@
+// The order of forward and backward passes one pipeline rank runs in a training step.
+//
+// Source: megatron/core/pipeline_parallel/schedules.py — forward_backward_no_pipelining,
+// 1F1B without interleaving (warm-up p - r - 1), and the interleaved schedule
+// (get_pp_rank_microbatches, get_schedule_table).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace megamem {
+
+struct ScheduleOp {
+  bool forward = true;
+  std::int64_t microbatch = 0;
+  int chunk = 0;
+};
+
+struct ScheduleShape {
+  int pipeline_parallel = 1;
+  int virtual_stages = 1;
+  int pp_rank = 0;
+  std::int64_t num_microbatches = 1;
+  int microbatch_group_size = 1;  // interleaved only
+  bool overlap_moe_expert_parallel_comm = false;
+};
+
+std::vector<ScheduleOp> pipeline_schedule(const ScheduleShape& shape);
+
+}  // namespace megamem

@@ -1,0 +1,81 @@
+// Rank timeline simulation; see timeline.hpp.
+#include "timeline.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "pipeline_schedule.hpp"
+
+namespace megamem {
+namespace {
+
+std::uint64_t to_bytes(double value) {
+  return static_cast<std::uint64_t>(std::llround(std::max(0.0, value)));
+}
+
+}  // namespace
+
+RankPeak simulate_rank(const NormalizedConfig& n, int pp_rank,
+                       const std::vector<ChunkActivations>& chunks, double static_bytes,
+                       std::vector<TimelineEvent>* timeline) {
+  ScheduleShape shape;
+  shape.pipeline_parallel = n.config.parallel.pipeline_parallel;
+  shape.virtual_stages = n.config.parallel.virtual_stages_per_pipeline_rank;
+  shape.pp_rank = pp_rank;
+  shape.num_microbatches = n.num_microbatches;
+  shape.microbatch_group_size = n.config.parallel.microbatch_group_size_per_vp_stage;
+  shape.overlap_moe_expert_parallel_comm = n.config.training.overlap_moe_expert_parallel_comm;
+  const std::vector<ScheduleOp> ops = pipeline_schedule(shape);
+
+  RankPeak peak;
+  peak.peak_allocated_bytes = static_bytes;
+  double live = 0;
+  double host = 0;
+  int inflight = 0;
+  if (timeline != nullptr) timeline->reserve(ops.size() + 1);
+  for (const ScheduleOp& op : ops) {
+    const ChunkActivations& chunk = chunks[static_cast<std::size_t>(op.chunk)];
+    double during = 0;
+    double saved_at_peak = 0;
+    if (op.forward) {
+      during = static_bytes + live + chunk.forward_peak_extra_bytes;
+      live += chunk.saved_bytes;
+      host += chunk.offloaded_bytes;
+      saved_at_peak = live;
+      peak.max_inflight = std::max(peak.max_inflight, ++inflight);
+    } else {
+      during = static_bytes + live + chunk.backward_peak_extra_bytes;
+      saved_at_peak = live;
+      live -= chunk.saved_bytes;
+      host -= chunk.offloaded_bytes;
+      --inflight;
+    }
+    if (during > peak.peak_allocated_bytes) {
+      peak.peak_allocated_bytes = during;
+      peak.activation_bytes = std::min(saved_at_peak, during - static_bytes);
+      peak.transient_bytes = during - static_bytes - peak.activation_bytes;
+      peak.host_activation_bytes = host;
+    }
+    if (timeline != nullptr) {
+      TimelineEvent event;
+      event.kind = op.forward ? TimelineEvent::Kind::forward : TimelineEvent::Kind::backward;
+      event.microbatch = op.microbatch;
+      event.vpp_chunk = op.chunk;
+      event.allocated_after_bytes = to_bytes(static_bytes + live);
+      event.peak_during_bytes = to_bytes(during);
+      timeline->push_back(event);
+    }
+  }
+  // The optimizer step runs on static memory: the distributed optimizer's reduce-scatter,
+  // fp32 copies and all-gather are in place (memory-model.md 7.1).
+  if (timeline != nullptr) {
+    TimelineEvent step;
+    step.kind = TimelineEvent::Kind::optimizer_step;
+    step.allocated_after_bytes = to_bytes(static_bytes);
+    step.peak_during_bytes = to_bytes(static_bytes);
+    timeline->push_back(step);
+  }
+  return peak;
+}
+
+}  // namespace megamem

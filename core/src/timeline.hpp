@@ -1,0 +1,26 @@
+// One pipeline rank's training step as a memory timeline: walk the schedule's forward and
+// backward passes, adding and freeing each chunk's saved activations, and record the
+// allocated bytes after each operation and the peak inside it (memory-model.md 6.4, 7.1).
+#pragma once
+
+#include <vector>
+
+#include "activations.hpp"
+#include "megamem/estimate.hpp"
+
+namespace megamem {
+
+struct RankPeak {
+  double peak_allocated_bytes = 0;
+  double activation_bytes = 0;  // saved activations at the peak operation
+  double transient_bytes = 0;   // the rest of the peak above static memory
+  double host_activation_bytes = 0;
+  int max_inflight = 0;
+};
+
+// chunks: the rank's ChunkActivations indexed by VPP chunk. timeline: filled when non-null.
+RankPeak simulate_rank(const NormalizedConfig& normalized, int pp_rank,
+                       const std::vector<ChunkActivations>& chunks, double static_bytes,
+                       std::vector<TimelineEvent>* timeline);
+
+}  // namespace megamem

@@ -1,0 +1,153 @@
+// Saved activations and the step peak (memory-model.md 4, 5, 6 and worked example 9.2).
+#include <catch2/catch.hpp>
+
+#include "activations.hpp"
+#include "megamem/estimate.hpp"
+#include "model_fixtures.hpp"
+
+using namespace megamem;
+using Catch::Matchers::WithinRel;
+
+namespace {
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// memory-model.md 9.2: Llama-3-70B, TP8 SP, PP4, DP2, mbs 1, seq 4096, gbs 128 (M = 64).
+Config llama_tp8_pp4() {
+  Config c = fixtures::llama3_70b();
+  c.parallel.world_size = 64;
+  c.parallel.tensor_parallel = 8;
+  c.parallel.pipeline_parallel = 4;
+  c.parallel.sequence_parallel = true;
+  c.training.global_batch_size = 128;
+  return c;
+}
+NormalizedConfig normalized(const Config& c) {
+  auto n = normalize(c);
+  REQUIRE(n.has_value());
+  return n.value();
+}
+Estimate run(const Config& c) {
+  auto e = estimate(c);
+  INFO((e ? std::string() : e.error().field + ": " + e.error().message));
+  REQUIRE(e.has_value());
+  return e.value();
+}
+double gib(std::uint64_t bytes) { return static_cast<double>(bytes) / kGiB; }
+}  // namespace
+
+TEST_CASE("a TE GQA layer with flash attention saves 140,640,256 bytes (Llama-3-70B TP8 SP)") {
+  const LayerActivations layer = layer_activations(normalized(llama_tp8_pp4()), false);
+  CHECK(layer.kept_bytes == Approx(140'640'256.0));
+  CHECK(layer.full_bytes == Approx(140'640'256.0));
+}
+
+TEST_CASE("hidden dropout adds a 1-byte mask per residual add") {
+  Config c = llama_tp8_pp4();
+  c.model.hidden_dropout = 0.1;
+  const LayerActivations layer = layer_activations(normalized(c), false);
+  CHECK(layer.kept_bytes == Approx(140'640'256.0 + 2 * 512.0 * 8192.0));
+}
+
+TEST_CASE("unfused attention keeps 5 b (n/t) s^2 bytes of scores with dropout (Korthikanti)") {
+  Config c = llama_tp8_pp4();
+  c.model.attention_dropout = 0.1;
+  const double flash = layer_activations(normalized(c), false).kept_bytes;
+  c.training.attention_backend = AttentionBackend::unfused;
+  const double unfused = layer_activations(normalized(c), false).kept_bytes;
+  const double scores = 1.0 * (64.0 / 8.0) * 4096.0 * 4096.0;
+  // Unfused: + 5 bytes per score, - the LSE, + K/V expanded from 8 groups to 64 heads.
+  const double kv_expansion = 2.0 * 4096 * 2 * (64 - 8) * 128 / 8;
+  CHECK(unfused - flash == Approx(5 * scores - 4.0 * 4096 * 64 / 8 + kv_expansion));
+}
+
+TEST_CASE("selective core_attn recompute frees only the softmax statistics under flash") {
+  Config c = llama_tp8_pp4();
+  c.training.recompute.granularity = RecomputeGranularity::selective;
+  const LayerActivations layer = layer_activations(normalized(c), false);
+  CHECK(layer.kept_bytes == Approx(140'640'256.0 - 131'072.0));
+  CHECK(layer.recompute_bytes == Approx(131'072.0));
+}
+
+TEST_CASE("selective mlp recompute frees the LN output, fc1 and activation outputs") {
+  Config c = llama_tp8_pp4();
+  c.training.recompute.granularity = RecomputeGranularity::selective;
+  c.training.recompute.modules = {"mlp"};
+  const LayerActivations layer = layer_activations(normalized(c), false);
+  CHECK(layer.kept_bytes == Approx(140'640'256.0 - 8'388'608.0 - 58'720'256.0 - 29'360'128.0));
+}
+
+TEST_CASE("1F1B peak: rank 0 holds 4 micro-batches, 36.00 GiB (memory-model.md 9.2)") {
+  const Estimate e = run(llama_tp8_pp4());
+  const double expected_gib[] = {36.00, 31.90, 29.28, 28.39};
+  const double activations_gib[] = {10.48, 7.86, 5.24};
+  for (int r = 0; r < 4; ++r) {
+    const RankMemory& rank = e.ranks[static_cast<std::size_t>(r)];
+    CHECK_THAT(gib(rank.peak_allocated_bytes), WithinRel(expected_gib[r], 2e-3));
+    if (r < 3) CHECK_THAT(gib(rank.activation_peak_bytes), WithinRel(activations_gib[r], 2e-3));
+    CHECK(rank.max_inflight_microbatches == 4 - r);
+  }
+  CHECK(e.limiting_pp_rank == 0);
+}
+
+TEST_CASE("the last stage's forward peak holds 6 bytes per logit (fp32 upcast of bf16 logits)") {
+  const Estimate e = run(llama_tp8_pp4());
+  const RankMemory& last = e.ranks[3];
+  const double layers = 20.0 * 140'640'256.0;
+  const double final_norm = 4.0 * 512 * 8192;
+  const double logits = 6.0 * 4096 * 16128;
+  CHECK(static_cast<double>(last.peak_allocated_bytes - last.static_bytes) ==
+        Approx(layers + final_norm + logits));
+}
+
+TEST_CASE("full uniform recompute stashes one SP-sharded input per layer") {
+  Config c = llama_tp8_pp4();
+  c.training.recompute.granularity = RecomputeGranularity::full;
+  c.training.recompute.method = RecomputeMethod::uniform;
+  c.training.recompute.num_layers = 1;
+  const Estimate e = run(c);
+  // Rank 0: 4 micro-batches x 20 stashes of 2 Nsp h, plus the working set of one layer
+  // (its activations and their gradients) in backward: 0.89 GiB.
+  const RankMemory& first = e.ranks[0];
+  CHECK_THAT(gib(first.peak_allocated_bytes - first.static_bytes), WithinRel(0.887, 2e-3));
+  // Rank 3: the forward peak (stash + final norm + 6 bytes per logit): 0.54 GiB.
+  const RankMemory& last = e.ranks[3];
+  CHECK_THAT(gib(last.peak_allocated_bytes - last.static_bytes), WithinRel(0.541, 2e-3));
+}
+
+TEST_CASE("full block recompute of k layers keeps the other layers' activations") {
+  Config c = llama_tp8_pp4();
+  c.training.recompute.granularity = RecomputeGranularity::full;
+  c.training.recompute.method = RecomputeMethod::block;
+  c.training.recompute.num_layers = 5;
+  const Estimate e = run(c);
+  const double per_microbatch = 5 * 2.0 * 512 * 8192 + 15 * 140'640'256.0;
+  CHECK(static_cast<double>(e.ranks[1].activation_bytes_per_microbatch) == Approx(per_microbatch));
+}
+
+TEST_CASE("interleaved rank peaks follow the simulated chunk mix, not an average") {
+  Config c = llama_tp8_pp4();
+  c.model.num_layers = 16;
+  c.parallel.virtual_stages_per_pipeline_rank = 2;
+  c.training.global_batch_size = 16;  // M = 8
+  const Estimate e = run(c);
+  const int outstanding[] = {11, 9, 7, 5};
+  for (int r = 0; r < 4; ++r) {
+    CHECK(e.ranks[static_cast<std::size_t>(r)].max_inflight_microbatches == outstanding[r]);
+  }
+}
+
+TEST_CASE("MoE routed tokens are top-k copies of the SP tokens, all-gathered over ETP") {
+  Config c = fixtures::qwen3_235b_a22b();
+  c.parallel.world_size = 128;
+  c.parallel.tensor_parallel = 4;
+  c.parallel.sequence_parallel = true;
+  c.parallel.pipeline_parallel = 4;
+  c.parallel.expert_parallel = 8;
+  c.parallel.expert_tensor_parallel = 1;
+  c.parallel.decoder_first_pipeline_num_layers = 23;
+  c.parallel.decoder_last_pipeline_num_layers = 23;
+  const NormalizedConfig n = normalized(c);
+  // memory-model.md 9.3: 67.2 MiB attention + 153.0 MiB MoE per layer = 220.2 MiB.
+  const double mib = 1024.0 * 1024.0;
+  CHECK_THAT(layer_activations(n, true).kept_bytes / mib, WithinRel(220.2, 2e-3));
+}

@@ -1,0 +1,86 @@
+// Pipeline schedules: in-flight micro-batches per rank (memory-model.md 6.1, 9.4).
+#include <algorithm>
+#include <catch2/catch.hpp>
+
+#include "pipeline_schedule.hpp"
+
+using namespace megamem;
+
+namespace {
+struct InFlight {
+  int total = 0;
+  std::vector<int> per_chunk;
+};
+// Maximum outstanding chunk-forwards overall and per chunk.
+InFlight max_in_flight(const ScheduleShape& shape) {
+  InFlight max;
+  max.per_chunk.assign(static_cast<std::size_t>(shape.virtual_stages), 0);
+  std::vector<int> live(static_cast<std::size_t>(shape.virtual_stages), 0);
+  int total = 0;
+  for (const ScheduleOp& op : pipeline_schedule(shape)) {
+    const auto chunk = static_cast<std::size_t>(op.chunk);
+    if (op.forward) {
+      ++live[chunk];
+      ++total;
+      max.total = std::max(max.total, total);
+      max.per_chunk[chunk] = std::max(max.per_chunk[chunk], live[chunk]);
+    } else {
+      --live[chunk];
+      --total;
+    }
+  }
+  return max;
+}
+ScheduleShape shape(int p, int v, int rank, std::int64_t m, int group = 0) {
+  ScheduleShape s;
+  s.pipeline_parallel = p;
+  s.virtual_stages = v;
+  s.pp_rank = rank;
+  s.num_microbatches = m;
+  s.microbatch_group_size = group > 0 ? group : p;
+  return s;
+}
+}  // namespace
+
+TEST_CASE("1F1B keeps min(p - r, M) micro-batches in flight") {
+  CHECK(max_in_flight(shape(4, 1, 0, 8)).total == 4);
+  CHECK(max_in_flight(shape(4, 1, 1, 8)).total == 3);
+  CHECK(max_in_flight(shape(4, 1, 2, 8)).total == 2);
+  CHECK(max_in_flight(shape(4, 1, 3, 8)).total == 1);
+  CHECK(max_in_flight(shape(4, 1, 0, 2)).total == 2);
+  CHECK(max_in_flight(shape(4, 1, 2, 2)).total == 2);
+  CHECK(max_in_flight(shape(4, 1, 3, 2)).total == 1);
+}
+
+TEST_CASE("without pipelining each micro-batch's backward follows its forward") {
+  const auto ops = pipeline_schedule(shape(1, 1, 0, 5));
+  REQUIRE(ops.size() == 10);
+  CHECK(max_in_flight(shape(1, 1, 0, 5)).total == 1);
+}
+
+TEST_CASE("interleaved warm-up is 2(p - r - 1) + (v - 1)G: outstanding 11, 9, 7, 5") {
+  const std::vector<std::vector<int>> per_chunk = {{8, 4}, {8, 4}, {7, 3}, {5, 1}};
+  const int outstanding[] = {11, 9, 7, 5};
+  for (int rank = 0; rank < 4; ++rank) {
+    const InFlight max = max_in_flight(shape(4, 2, rank, 8));
+    CHECK(max.total == outstanding[rank]);
+    CHECK(max.per_chunk == per_chunk[static_cast<std::size_t>(rank)]);
+  }
+}
+
+TEST_CASE("interleaved with four chunks: outstanding 19, 17, 15, 13") {
+  const int outstanding[] = {19, 17, 15, 13};
+  for (int rank = 0; rank < 4; ++rank) {
+    CHECK(max_in_flight(shape(4, 4, rank, 8)).total == outstanding[rank]);
+  }
+  CHECK(max_in_flight(shape(4, 4, 0, 8)).per_chunk == std::vector<int>{8, 8, 4, 4});
+}
+
+TEST_CASE("every schedule runs each (micro-batch, chunk) forward and backward once") {
+  for (int rank = 0; rank < 4; ++rank) {
+    const auto ops = pipeline_schedule(shape(4, 3, rank, 12, 4));
+    CHECK(ops.size() == 2u * 12u * 3u);
+    CHECK(std::count_if(ops.begin(), ops.end(), [](const ScheduleOp& op) { return op.forward; }) ==
+          36);
+  }
+}
