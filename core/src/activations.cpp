@@ -337,23 +337,6 @@ LayerActivations layer_activations(const NormalizedConfig& n, bool moe_layer) {
   return out;
 }
 
-double global_buffer_bytes(const NormalizedConfig& n) {
-  const Config& c = n.config;
-  const Shape s = shape_of(n);
-  double bytes = 0;
-  // token_dispatcher.py (MoEAllGatherTokenDispatcher): gathered tokens in the global buffer.
-  if (c.model.num_experts > 0 && c.training.moe_token_dispatcher == TokenDispatcher::allgather) {
-    const double group =
-        static_cast<double>(c.parallel.expert_parallel) * c.parallel.expert_tensor_parallel;
-    if (group > 1) bytes = std::max(bytes, 2 * s.sp_tokens * group * s.h);
-  }
-  // tensor_parallel/layers.py: local-spec linears all-gather SP input into the buffer.
-  if (c.training.transformer_impl == TransformerImpl::local && n.sequence_parallel) {
-    bytes = std::max(bytes, 2 * s.tokens * s.h);
-  }
-  return bytes;
-}
-
 ChunkActivations chunk_activations(const NormalizedConfig& n, const StagePlacement& stage) {
   const Config& c = n.config;
   const Shape s = shape_of(n);

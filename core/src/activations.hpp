@@ -76,10 +76,6 @@ struct ChunkActivations {
 
 ChunkActivations chunk_activations(const NormalizedConfig& normalized, const StagePlacement& stage);
 
-// Persistent allocations that come with the run, not the parameters: Megatron's
-// GlobalMemoryBuffer (allgather dispatcher, local-spec SP all-gathers).
-double global_buffer_bytes(const NormalizedConfig& normalized);
-
 // Bits of config.training.recompute.modules (selective granularity).
 std::uint16_t recompute_module_bits(const NormalizedConfig& normalized);
 

@@ -8,14 +8,13 @@
 #include "activations.hpp"
 #include "layer_placement.hpp"
 #include "parameter_count.hpp"
+#include "persistent_buffers.hpp"
 #include "runtime_overheads.hpp"
 #include "static_memory.hpp"
 #include "timeline.hpp"
 
 namespace megamem {
 namespace {
-
-constexpr double kMiB = 1024.0 * 1024.0;
 
 // Top-level node name of a tensor within its chunk.
 std::string top_level_name(const ParamTensor& tensor) {
@@ -123,19 +122,6 @@ void add_activation_bytes(const NormalizedConfig& normalized, ModuleMemory& root
   }
 }
 
-// Persistent fp32 buffers of MoE layers with expert bias: local_tokens_per_expert and
-// expert_bias, E elements each (megatron/core/transformer/moe/router.py).
-std::uint64_t expert_bias_buffer_bytes(const NormalizedConfig& normalized,
-                                       const std::vector<ParamTensor>& tensors) {
-  const ModelConfig& model = normalized.config.model;
-  if (!model.moe_router_enable_expert_bias) return 0;
-  std::uint64_t routers = 0;
-  for (const ParamTensor& tensor : tensors) {
-    if (tensor.module == ModuleKind::router && tensor.gemm_weight) ++routers;
-  }
-  return routers * 2u * 4u * static_cast<std::uint64_t>(model.num_experts);
-}
-
 }  // namespace
 
 Expected<Estimate> estimate(const Config& config, const EstimateOptions& options) {
@@ -179,11 +165,12 @@ Expected<Estimate> estimate(const Config& config, const EstimateOptions& options
     rank.gradient_bytes += bytes.gradient_bytes;
     rank.optimizer_bytes += bytes.optimizer_bytes;
     rank.host_optimizer_bytes += bytes.host_optimizer_bytes;
-    rank.persistent_buffer_bytes += expert_bias_buffer_bytes(n, tensors);
+    rank.persistent_buffer_bytes +=
+        static_cast<std::uint64_t>(std::llround(expert_bias_buffer_bytes(n, tensors)));
   }
 
   // Persistent allocations: C_fixed per GPU and Megatron's global memory buffer.
-  const double fixed_bytes = n.config.device.fixed_allocated_mib * kMiB + global_buffer_bytes(n);
+  const double fixed_bytes = workspace_bytes(n) + global_buffer_bytes(n);
   std::vector<std::vector<ChunkActivations>> chunk_activation(static_cast<std::size_t>(pp));
   for (const StagePlacement& stage : *stages) {
     chunk_activation[static_cast<std::size_t>(stage.pp_rank)].push_back(

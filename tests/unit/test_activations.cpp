@@ -33,6 +33,10 @@ Estimate run(const Config& c) {
   return e.value();
 }
 double gib(std::uint64_t bytes) { return static_cast<double>(bytes) / kGiB; }
+// The worked examples leave out workspaces and other persistent buffers.
+std::uint64_t peak_without_buffers(const RankMemory& rank) {
+  return rank.peak_allocated_bytes - rank.persistent_buffer_bytes;
+}
 }  // namespace
 
 TEST_CASE("a TE GQA layer with flash attention saves 140,640,256 bytes (Llama-3-70B TP8 SP)") {
@@ -82,7 +86,7 @@ TEST_CASE("1F1B peak: rank 0 holds 4 micro-batches, 36.00 GiB (memory-model.md 9
   const double activations_gib[] = {10.48, 7.86, 5.24};
   for (int r = 0; r < 4; ++r) {
     const RankMemory& rank = e.ranks[static_cast<std::size_t>(r)];
-    CHECK_THAT(gib(rank.peak_allocated_bytes), WithinRel(expected_gib[r], 2e-3));
+    CHECK_THAT(gib(peak_without_buffers(rank)), WithinRel(expected_gib[r], 2e-3));
     if (r < 3) CHECK_THAT(gib(rank.activation_peak_bytes), WithinRel(activations_gib[r], 2e-3));
     CHECK(rank.max_inflight_microbatches == 4 - r);
   }

@@ -1,0 +1,75 @@
+// Persistent buffers; see persistent_buffers.hpp.
+#include "persistent_buffers.hpp"
+
+#include <algorithm>
+
+namespace megamem {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// PyTorch's cuBLAS workspace per handle: CUBLAS_WORKSPACE_CONFIG ":4096:2:16:8" by default
+// (2 x 4 MiB + 8 x 16 KiB), ":4096:8" (8 x 4 MiB) under deterministic algorithms.
+constexpr double kTorchWorkspaceMib = 8.125;
+constexpr double kDeterministicTorchWorkspaceMib = 32.0;
+// [calibrate] handles with a workspace: the compute stream and one more (Megatron CI:
+// deterministic runs hold ~48 MiB more than non-deterministic ones on A100 and GB200).
+constexpr double kTorchCublasHandles = 2.0;
+// transformer_engine/pytorch/cpp_extensions/gemm.py: grouped GEMMs run on 4 streams, each
+// with its own workspace.
+constexpr double kTeGroupedGemmStreams = 4.0;
+// [calibrate] the local (non-TE) spec keeps ~30 MiB more than the TE spec in Megatron's
+// CI (fused-kernel and Apex buffers); measured, not derived.
+constexpr double kLocalSpecExtraMib = 30.0;
+
+}  // namespace
+
+double workspace_bytes(const NormalizedConfig& n) {
+  const Config& c = n.config;
+  const bool te = c.training.transformer_impl == TransformerImpl::transformer_engine;
+  double mib = c.device.fixed_allocated_mib;
+  mib += kTorchCublasHandles *
+         (c.training.deterministic_mode ? kDeterministicTorchWorkspaceMib : kTorchWorkspaceMib);
+  if (te) {
+    mib += c.device.te_cublas_workspace_mib;
+    if (c.model.num_experts > 0 && c.training.moe_grouped_gemm) {
+      mib += kTeGroupedGemmStreams * c.device.te_cublas_workspace_mib;
+    }
+  } else {
+    mib += kLocalSpecExtraMib;
+  }
+  return mib * kMiB;
+}
+
+double global_buffer_bytes(const NormalizedConfig& n) {
+  const Config& c = n.config;
+  const double tokens = static_cast<double>(c.training.micro_batch_size) * c.training.seq_length /
+                        c.parallel.context_parallel;
+  const double sp_tokens = n.sequence_parallel ? tokens / c.parallel.tensor_parallel : tokens;
+  const double h = c.model.hidden_size;
+  double bytes = 0;
+  // token_dispatcher.py (MoEAllGatherTokenDispatcher): gathered tokens in the global buffer.
+  if (c.model.num_experts > 0 && c.training.moe_token_dispatcher == TokenDispatcher::allgather) {
+    const double group =
+        static_cast<double>(c.parallel.expert_parallel) * c.parallel.expert_tensor_parallel;
+    if (group > 1) bytes = std::max(bytes, 2 * sp_tokens * group * h);
+  }
+  // tensor_parallel/layers.py: local-spec linears all-gather SP input into the buffer.
+  if (c.training.transformer_impl == TransformerImpl::local && n.sequence_parallel) {
+    bytes = std::max(bytes, 2 * tokens * h);
+  }
+  return bytes;
+}
+
+double expert_bias_buffer_bytes(const NormalizedConfig& n,
+                                const std::vector<ParamTensor>& tensors) {
+  const ModelConfig& model = n.config.model;
+  if (!model.moe_router_enable_expert_bias) return 0;
+  double routers = 0;
+  for (const ParamTensor& tensor : tensors) {
+    if (tensor.module == ModuleKind::router && tensor.gemm_weight) ++routers;
+  }
+  return routers * 2 * 4 * model.num_experts;
+}
+
+}  // namespace megamem
