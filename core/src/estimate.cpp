@@ -57,7 +57,7 @@ ModuleMemory build_module_tree(const NormalizedConfig& normalized,
     }
     ModuleMemory& block = root.children.back();
     const ParamBytes bytes = param_bytes(normalized, tensor);
-    const auto numel = static_cast<double>(tensor.numel);
+    const auto numel = static_cast<double>(tensor.elements());
     const auto shard = static_cast<double>(optimizer_shard_group(normalized, tensor.expert));
     const double weight = bytes.weight * numel;
     const double gradient = bytes.gradient * numel;
@@ -71,10 +71,10 @@ ModuleMemory build_module_tree(const NormalizedConfig& normalized,
         block.children.push_back(ModuleMemory{module, 0, false, 0, 0, 0, 0, {}});
         child = block.children.end() - 1;
       }
-      add_bytes(*child, tensor.numel, weight, gradient, optimizer, tensor.expert);
+      add_bytes(*child, tensor.elements(), weight, gradient, optimizer, tensor.expert);
     }
-    add_bytes(block, tensor.numel, weight, gradient, optimizer, tensor.expert);
-    add_bytes(root, tensor.numel, weight, gradient, optimizer, tensor.expert);
+    add_bytes(block, tensor.elements(), weight, gradient, optimizer, tensor.expert);
+    add_bytes(root, tensor.elements(), weight, gradient, optimizer, tensor.expert);
   }
   // Whatever the per-tensor sums miss is DDP padding (and rounding): show it, never hide it.
   if (chunk.weight_bytes > root.weight_bytes || chunk.gradient_bytes > root.gradient_bytes ||

@@ -64,10 +64,11 @@ class StageBuilder {
 
  private:
   void push(std::int64_t numel, ModuleKind module, bool gemm = false, bool shared = false,
-            bool embedding_or_output = false, bool expert = false) {
-    if (numel <= 0) return;
+            bool embedding_or_output = false, bool expert = false, std::int64_t copies = 1) {
+    if (numel <= 0 || copies <= 0) return;
     ParamTensor tensor;
     tensor.numel = numel;
+    tensor.copies = copies;
     tensor.module = module;
     tensor.layer = layer_;
     tensor.mtp = mtp_;
@@ -80,9 +81,10 @@ class StageBuilder {
   }
 
   // A linear layer: weight rows x cols (already divided as the layer shards it) + bias.
-  void linear(ModuleKind module, std::int64_t weight, std::int64_t bias, bool expert = false) {
-    push(weight, module, true, false, false, expert);
-    push(bias, module, false, false, false, expert);
+  void linear(ModuleKind module, std::int64_t weight, std::int64_t bias, bool expert = false,
+              std::int64_t copies = 1) {
+    push(weight, module, true, false, false, expert, copies);
+    push(bias, module, false, false, false, expert, copies);
   }
 
   void transformer_layer() {
@@ -165,10 +167,11 @@ class StageBuilder {
     const std::int64_t etp = n_.config.parallel.expert_tensor_parallel;
     const std::int64_t local_experts = experts / n_.config.parallel.expert_parallel;
     const std::int64_t fc1_out = glu_factor(m_) * std::int64_t{m_.moe_ffn_hidden_size};
-    for (std::int64_t e = 0; e < local_experts; ++e) {
-      linear(ModuleKind::routed_experts, fc1_out * width / etp, bias * fc1_out / etp, true);
-      linear(ModuleKind::routed_experts, m_.moe_ffn_hidden_size * width / etp, bias * width, true);
-    }
+    // TEGroupedMLP: one fc1 and one fc2 weight (and bias) per local expert.
+    linear(ModuleKind::routed_experts, fc1_out * width / etp, bias * fc1_out / etp, true,
+           local_experts);
+    linear(ModuleKind::routed_experts, m_.moe_ffn_hidden_size * width / etp, bias * width, true,
+           local_experts);
     if (m_.moe_shared_expert_intermediate_size > 0) {
       dense_mlp(ModuleKind::shared_experts, m_.moe_shared_expert_intermediate_size);
       if (m_.moe_shared_expert_gate) push(h, ModuleKind::shared_experts, true);
@@ -274,12 +277,12 @@ ModelTotals count_model_totals(const NormalizedConfig& normalized) {
   double active = 0;
   for (const ParamTensor& tensor : tensors) {
     if (tensor.mtp) {
-      totals.mtp_params += tensor.numel;
+      totals.mtp_params += tensor.elements();
       continue;
     }
-    totals.params += tensor.numel;
-    active += tensor.expert ? static_cast<double>(tensor.numel) * active_expert_share
-                            : static_cast<double>(tensor.numel);
+    totals.params += tensor.elements();
+    active += tensor.expert ? static_cast<double>(tensor.elements()) * active_expert_share
+                            : static_cast<double>(tensor.elements());
   }
   totals.active_params = static_cast<std::int64_t>(active + 0.5);
   const std::int64_t padding_rows = normalized.padded_vocab_size - model.vocab_size;

@@ -34,7 +34,8 @@ enum class ModuleKind : std::uint8_t {
 const char* module_kind_name(ModuleKind kind);
 
 struct ParamTensor {
-  std::int64_t numel = 0;
+  std::int64_t numel = 0;   // elements of one tensor
+  std::int64_t copies = 1;  // identical tensors in a row (local experts' weights)
   ModuleKind module = ModuleKind::word_embedding;
   int layer = -1;                 // decoder layer index, or MTP depth when mtp
   bool mtp = false;               // part of a multi-token-prediction layer
@@ -43,6 +44,8 @@ struct ParamTensor {
   bool shared_embedding = false;  // Megatron puts it in a bucket of its own
   bool gemm_weight = false;       // 2-D GEMM weight (fp8 param gather, Muon)
   bool embedding_or_output = false;
+
+  std::int64_t elements() const { return numel * copies; }
 };
 
 // Appends the tensors of one stage (its embedding, decoder layers, final norm, output

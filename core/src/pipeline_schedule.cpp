@@ -58,4 +58,21 @@ std::vector<ScheduleOp> pipeline_schedule(const ScheduleShape& shape) {
   return ops;
 }
 
+std::int64_t equivalent_microbatches(const ScheduleShape& shape) {
+  const std::int64_t m = shape.num_microbatches;
+  const std::int64_t p = shape.pipeline_parallel;
+  if (p == 1) return std::min<std::int64_t>(m, 2);  // every micro-batch alike
+  if (shape.virtual_stages == 1) {
+    // 1F1B: warm-up p - r - 1, then identical steady steps.
+    return std::min<std::int64_t>(m, p + 1);
+  }
+  const std::int64_t group = shape.microbatch_group_size;
+  const std::int64_t v = shape.virtual_stages;
+  const std::int64_t warmup = 2 * (p - 1) + (v - 1) * group + 1;  // the largest, rank 0
+  // Whole groups covering the warm-up plus three more periods, then M's own remainder.
+  const std::int64_t groups = (warmup + group * v - 1) / (group * v) + 3;
+  const std::int64_t reduced = groups * group + m % group;
+  return reduced < m ? reduced : m;
+}
+
 }  // namespace megamem

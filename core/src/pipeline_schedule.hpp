@@ -27,4 +27,9 @@ struct ScheduleShape {
 
 std::vector<ScheduleOp> pipeline_schedule(const ScheduleShape& shape);
 
+// A smaller micro-batch count whose schedule reaches the same memory peak: the same
+// warm-up, the same last (partial) group, and at least one full period of the steady
+// state in between, which repeats identically for every further group.
+std::int64_t equivalent_microbatches(const ScheduleShape& shape);
+
 }  // namespace megamem

@@ -59,14 +59,16 @@ std::int64_t padded_buffer_elements(const std::vector<const ParamTensor*>& param
   };
   for (auto it = params.rbegin(); it != params.rend(); ++it) {
     const ParamTensor& param = **it;
-    param_start = round_up(param_start, 64);
-    if (param.shared_embedding && bucket_open) param_start = finalize(param_start);
-    param_end = param_start + param.numel;
-    bucket_open = true;
-    if ((bucket_size > 0 && param_end - bucket_start >= bucket_size) || param.shared_embedding) {
-      param_start = finalize(param_end);
-    } else {
-      param_start = param_end;
+    for (std::int64_t copy = 0; copy < param.copies; ++copy) {
+      param_start = round_up(param_start, 64);
+      if (param.shared_embedding && bucket_open) param_start = finalize(param_start);
+      param_end = param_start + param.numel;
+      bucket_open = true;
+      if ((bucket_size > 0 && param_end - bucket_start >= bucket_size) || param.shared_embedding) {
+        param_start = finalize(param_end);
+      } else {
+        param_start = param_end;
+      }
     }
   }
   if (bucket_open) finalize(param_end);
@@ -142,7 +144,7 @@ ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
   // BufferKey). Within a buffer every parameter has the same bytes per element.
   std::vector<const ParamTensor*> buffers[2][2];  // [expert][fp8 param buffer]
   for (const ParamTensor& tensor : tensors) {
-    (tensor.expert ? out.expert_params : out.dense_params) += tensor.numel;
+    (tensor.expert ? out.expert_params : out.dense_params) += tensor.elements();
     buffers[tensor.expert ? 1 : 0][uses_fp8_param_buffer(normalized, tensor) ? 1 : 0].push_back(
         &tensor);
   }
@@ -158,7 +160,7 @@ ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
       if (buffer.empty()) continue;
       const std::int64_t shard_group = optimizer_shard_group(normalized, expert == 1);
       std::int64_t unpadded = 0;
-      for (const ParamTensor* tensor : buffer) unpadded += tensor->numel;
+      for (const ParamTensor* tensor : buffer) unpadded += tensor->elements();
       const std::int64_t elements = opt.use_distributed_optimizer
                                         ? padded_buffer_elements(buffer, shard_group, bucket_size)
                                         : unpadded;
@@ -169,8 +171,8 @@ ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
       const ParamBytes first = param_bytes(normalized, *buffer.front());
       for (const ParamTensor* tensor : buffer) {
         const ParamBytes bytes = param_bytes(normalized, *tensor);
-        buffer_optimizer += bytes.optimizer_state * static_cast<double>(tensor->numel);
-        buffer_host += bytes.host_optimizer_state * static_cast<double>(tensor->numel);
+        buffer_optimizer += bytes.optimizer_state * static_cast<double>(tensor->elements());
+        buffer_host += bytes.host_optimizer_state * static_cast<double>(tensor->elements());
       }
       const auto padding = static_cast<double>(elements - unpadded);
       weight += first.weight * static_cast<double>(elements);

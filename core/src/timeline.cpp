@@ -25,6 +25,8 @@ RankPeak simulate_rank(const NormalizedConfig& n, int pp_rank,
   shape.num_microbatches = n.num_microbatches;
   shape.microbatch_group_size = n.config.parallel.microbatch_group_size_per_vp_stage;
   shape.overlap_moe_expert_parallel_comm = n.config.training.overlap_moe_expert_parallel_comm;
+  // Without a timeline to show, a shorter schedule with the same peak is enough.
+  if (timeline == nullptr) shape.num_microbatches = equivalent_microbatches(shape);
   const std::vector<ScheduleOp> ops = pipeline_schedule(shape);
 
   RankPeak peak;

@@ -106,3 +106,29 @@ TEST_CASE("the timeline's maximum equals the reported peak") {
     }
   }
 }
+
+TEST_CASE("the shortened schedule reaches the same peak as the full one") {
+  std::mt19937 rng(17);
+  for (int trial = 0; trial < 80; ++trial) {
+    Config c = random_config(rng);
+    std::uniform_int_distribution<int> batches(1, 40);
+    c.training.global_batch_size = c.training.micro_batch_size * 8 * batches(rng);
+    if (c.parallel.pipeline_parallel > 1 && trial % 2 == 0) {
+      c.model.num_layers = 16;
+      c.parallel.virtual_stages_per_pipeline_rank = 2;
+    }
+    EstimateOptions fast;
+    fast.timeline = false;
+    fast.module_tree = false;
+    auto full = estimate(c);
+    auto shortened = estimate(c, fast);
+    if (!full.has_value()) continue;  // e.g. too few micro-batches for interleaving
+    REQUIRE(shortened.has_value());
+    for (std::size_t r = 0; r < full->ranks.size(); ++r) {
+      CHECK(shortened->ranks[r].peak_allocated_bytes == full->ranks[r].peak_allocated_bytes);
+      CHECK(shortened->ranks[r].activation_peak_bytes == full->ranks[r].activation_peak_bytes);
+      CHECK(shortened->ranks[r].max_inflight_microbatches ==
+            full->ranks[r].max_inflight_microbatches);
+    }
+  }
+}
