@@ -1,0 +1,32 @@
+// A tiny option reader for the CLI's own flags ("--name value", "--name=value", switches).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "megamem/expected.hpp"
+
+namespace megamem::cli {
+
+struct ParsedOptions {
+  std::map<std::string, std::string> values;  // options that take a value
+  std::set<std::string> switches;             // options without a value
+};
+
+// Reads args against the allowed names; an unknown option, a missing value or a stray word is
+// an Error naming it.
+Expected<ParsedOptions> parse_options(const std::vector<std::string>& args,
+                                      const std::set<std::string>& value_options,
+                                      const std::set<std::string>& switch_options);
+
+// A positive integer option value, or an Error naming the option.
+Expected<std::int64_t> positive_integer(const std::string& option, const std::string& text);
+
+// Prints "megamem: error: <field>: <message>" to stderr.
+void print_error(const Error& error);
+
+}  // namespace megamem::cli

@@ -1,0 +1,22 @@
+// The `megamem` subcommands. Each takes the words after its name and returns the exit code;
+// output goes to stdout, warnings and errors (naming the offending field) to stderr.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace megamem::cli {
+
+// megamem estimate --megatron-args "<flags>" --world-size N [--vocab-size V] [--json]
+int run_estimate(const std::vector<std::string>& args);
+
+// megamem validate [--cases PATH] [--report PATH] [--json] [--strict]
+int run_validate(const std::vector<std::string>& args);
+
+// Exit codes shared by the subcommands.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;        // the input is valid CLI syntax but fails
+inline constexpr int kExitUsage = 2;        // malformed command line
+inline constexpr int kExitTargetsFail = 3;  // validate --strict: an accuracy target fails
+
+}  // namespace megamem::cli

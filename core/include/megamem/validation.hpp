@@ -1,0 +1,125 @@
+// Validation of the estimator against measured Megatron-LM runs (memory-model.md §10).
+//
+// run_validation() takes the text of a cases file (../shared/validation/megatron-ci.json: one
+// entry per Megatron-LM CI test and platform, with its flags, world size, vocabulary, the
+// measured pipeline rank and torch.cuda memory_allocated / max_memory_allocated bytes), parses
+// each case's flags, estimates, and compares the measured rank's prediction with the
+// measurement. Cases using a feature the estimator does not model yet are reported as
+// unsupported, naming the feature; cases that fail to parse or estimate are reported with the
+// error. Nothing is dropped silently. Errors are summarised over all scored cases and over
+// distinct configurations (same flags, world size and vocabulary, measured on several
+// platforms), overall and per tag, and checked against the project's accuracy targets.
+//
+// No I/O: the caller reads the cases file and writes the reports.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "megamem/expected.hpp"
+
+namespace megamem {
+
+// The features cases may use that the estimator does not model yet (fsdp, optimizer_muon,
+// cuda_graph, fp8, activation_offload, ...). Shrinks as the estimator grows.
+const std::vector<std::string>& unmodeled_validation_features();
+
+// One predicted-versus-measured pair of byte counts.
+struct Comparison {
+  double predicted_bytes = 0.0;
+  double measured_bytes = 0.0;
+
+  double error_mib() const;               // predicted - measured, in MiB (signed)
+  double relative_error_percent() const;  // (predicted - measured) / measured, in % (signed)
+  bool within_tolerance() const;          // |error| <= 5% of measured + 64 MiB
+};
+
+enum class CaseStatus { scored, unsupported, error };
+
+struct CaseResult {
+  std::string id;
+  std::vector<std::string> tags;
+  std::string gpu;
+  int pp_rank = 0;         // the measured pipeline rank
+  std::string config_key;  // flags + world size + vocabulary: equal keys = one configuration
+  CaseStatus status = CaseStatus::error;
+  std::string detail;  // unsupported: the features; error: the field and message
+  std::vector<std::string> unsupported_features;  // the unmodeled features the case uses
+  std::vector<std::string> unmodeled_flags;       // flags that change memory but are not modeled
+  std::optional<Comparison> static_memory;        // memory_allocated after the optimizer step
+  std::optional<Comparison> peak_memory;          // max_memory_allocated, once the estimator has it
+};
+
+// Error statistics over a set of comparisons.
+struct ErrorStats {
+  int count = 0;
+  double median_abs_relative_percent = 0.0;
+  double p90_abs_relative_percent = 0.0;
+  double share_within_tolerance = 0.0;  // 0..1, |error| <= 5% + 64 MiB
+  double mean_signed_error_mib = 0.0;
+};
+
+// Median of absolute relative errors, 90th percentile (linear interpolation between order
+// statistics, as numpy's default), share within tolerance and mean signed error.
+ErrorStats summarize_errors(const std::vector<Comparison>& comparisons);
+
+struct TagStats {
+  std::string tag;
+  ErrorStats cases;
+  ErrorStats configs;
+};
+
+// One metric (static or peak) summarised over cases, distinct configurations and tags.
+struct MetricSummary {
+  std::string metric;  // "static" or "peak"
+  ErrorStats cases;
+  ErrorStats configs;             // one entry per distinct configuration: the median of its cases
+  std::vector<TagStats> per_tag;  // most frequent tag first
+};
+
+// An accuracy target, evaluated on distinct configurations.
+struct TargetResult {
+  std::string description;  // e.g. "static: median |relative error| <= 3%"
+  double value = 0.0;       // percent
+  double threshold = 0.0;   // percent
+  bool pass = false;
+};
+
+struct FeatureCount {
+  std::string feature;
+  int cases = 0;
+};
+
+struct ValidationReport {
+  std::string source_commit;  // Megatron-LM commit the cases come from
+  std::vector<CaseResult> cases;
+  int scored = 0;
+  int unsupported = 0;
+  int errors = 0;
+  std::vector<FeatureCount> unsupported_by_feature;
+  MetricSummary static_summary;
+  std::optional<MetricSummary> peak_summary;  // when the estimator predicts peaks
+  std::vector<TargetResult> targets;
+};
+
+// The project's targets: median |relative error| <= 3%, >= 90% within 5% + 64 MiB.
+inline constexpr double kTargetMedianPercent = 3.0;
+inline constexpr double kTargetSharePercent = 90.0;
+
+// Runs every case of a cases file (JSON text). Errors only when the file itself is malformed;
+// a bad case becomes a CaseResult with status error.
+Expected<ValidationReport> run_validation(std::string_view cases_json);
+
+// docs/validation.md: targets, summaries, per-tag tables and every case.
+std::string validation_report_markdown(const ValidationReport& report, std::string_view cases_path);
+
+// A short plain-text summary ending with one "PASS"/"FAIL" line per target.
+std::string validation_summary_text(const ValidationReport& report);
+
+// The report as JSON (cases with bytes, summaries, targets).
+std::string validation_report_json(const ValidationReport& report, int indent = 2);
+
+}  // namespace megamem

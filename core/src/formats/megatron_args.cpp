@@ -1,0 +1,1236 @@
+// Megatron-LM flags -> Config (see megatron_args.hpp for the contract).
+//
+// Index:
+//   [SECTION] Shell-like splitting
+//   [SECTION] Flag tables: modeled, unmodeled
+//   [SECTION] Grouping words into flags and sorting them
+//   [SECTION] FlagReader: typed access with errors naming the flag
+//   [SECTION] Model, parallelism, training, optimizer, recompute, offload fields
+//   [SECTION] Megatron's argument checks that change what is allocated
+//   [SECTION] parse_moe_layer_freq, parse_megatron_args
+//
+// Rules cite the Megatron-LM file they come from (NVIDIA/Megatron-LM d98e8a6); "arguments.py"
+// is megatron/training/arguments.py and "transformer_config.py" is
+// megatron/core/transformer/transformer_config.py. The checks here are the ones Megatron makes
+// while parsing arguments; layout rules that the core enforces (normalize()) are not repeated.
+#include "megamem/megatron_args.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <initializer_list>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "formats/megatron_expressions.hpp"
+#include "formats/megatron_flag_names.hpp"
+
+namespace megamem {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Shell-like splitting
+// ---------------------------------------------------------------------------------------------
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Flag tables
+// ---------------------------------------------------------------------------------------------
+
+enum class Arity { none, one, list };
+
+struct FlagSpec {
+  std::string_view name;
+  Arity arity;
+};
+
+// Flags that set Config fields (or are read by an argument check below). Arity follows
+// Megatron's argparse definitions: store_true/store_false flags take no value, nargs='+'
+// flags take a list.
+constexpr FlagSpec kModeledFlags[] = {
+    // Model shape (arguments.py _add_network_size_args; transformer_config.py fields).
+    {"--num-layers", Arity::one},
+    {"--hidden-size", Arity::one},
+    {"--num-attention-heads", Arity::one},
+    {"--group-query-attention", Arity::none},
+    {"--num-query-groups", Arity::one},
+    {"--kv-channels", Arity::one},
+    {"--ffn-hidden-size", Arity::one},
+    {"--swiglu", Arity::none},
+    {"--squared-relu", Arity::none},
+    {"--quick-geglu", Arity::none},
+    {"--normalization", Arity::one},
+    {"--qk-layernorm", Arity::none},
+    {"--disable-bias-linear", Arity::none},
+    {"--add-qkv-bias", Arity::none},
+    {"--attention-output-gate", Arity::none},
+    {"--position-embedding-type", Arity::one},
+    {"--use-rotary-position-embeddings", Arity::none},
+    {"--no-position-embedding", Arity::none},
+    {"--max-position-embeddings", Arity::one},
+    {"--untie-embeddings-and-output-weights", Arity::none},
+    {"--vocab-size", Arity::one},
+    {"--padded-vocab-size", Arity::one},
+    {"--make-vocab-size-divisible-by", Arity::one},
+    {"--hidden-dropout", Arity::one},
+    {"--attention-dropout", Arity::one},
+    // Mixture of experts (arguments.py _add_moe_args; transformer_config.py moe_* fields).
+    {"--num-experts", Arity::one},
+    {"--moe-router-topk", Arity::one},
+    {"--moe-ffn-hidden-size", Arity::one},
+    {"--moe-shared-expert-intermediate-size", Arity::one},
+    {"--moe-shared-expert-gate", Arity::none},
+    {"--moe-latent-size", Arity::one},
+    {"--moe-router-enable-expert-bias", Arity::none},
+    {"--moe-layer-freq", Arity::one},
+    {"--moe-router-dtype", Arity::one},
+    {"--moe-token-dispatcher-type", Arity::one},
+    {"--moe-grouped-gemm", Arity::none},
+    {"--moe-expert-capacity-factor", Arity::one},
+    {"--moe-pad-expert-input-to-capacity", Arity::none},
+    {"--moe-layer-recompute", Arity::none},
+    // Multi-latent attention (arguments.py _add_mla_args) and multi-token prediction.
+    {"--multi-latent-attention", Arity::none},
+    {"--q-lora-rank", Arity::one},
+    {"--kv-lora-rank", Arity::one},
+    {"--qk-head-dim", Arity::one},
+    {"--qk-pos-emb-head-dim", Arity::one},
+    {"--v-head-dim", Arity::one},
+    {"--mtp-num-layers", Arity::one},
+    {"--mtp-use-repeated-layer", Arity::none},
+    // Parallelism (model_parallel_config.py fields; arguments.py _add_distributed_args).
+    {"--tensor-model-parallel-size", Arity::one},
+    {"--pipeline-model-parallel-size", Arity::one},
+    {"--num-layers-per-virtual-pipeline-stage", Arity::one},
+    {"--num-virtual-stages-per-pipeline-rank", Arity::one},
+    {"--pipeline-model-parallel-layout", Arity::one},
+    {"--decoder-first-pipeline-num-layers", Arity::one},
+    {"--decoder-last-pipeline-num-layers", Arity::one},
+    {"--account-for-embedding-in-pipeline-split", Arity::none},
+    {"--account-for-loss-in-pipeline-split", Arity::none},
+    {"--context-parallel-size", Arity::one},
+    {"--expert-model-parallel-size", Arity::one},
+    {"--expert-tensor-parallel-size", Arity::one},
+    {"--sequence-parallel", Arity::none},
+    {"--num-distributed-optimizer-instances", Arity::one},
+    {"--microbatch-group-size-per-virtual-pipeline-stage", Arity::one},
+    {"--no-overlap-p2p-communication", Arity::none},
+    // Optimizer and gradient buffers (arguments.py _add_training_args,
+    // _add_mixed_precision_args, _add_distributed_args, precision-aware optimizer args).
+    {"--optimizer", Arity::one},
+    {"--muon-scalar-optimizer", Arity::one},
+    {"--use-distributed-optimizer", Arity::none},
+    {"--grad-reduce-in-bf16", Arity::none},
+    {"--accumulate-allreduce-grads-in-fp32", Arity::none},
+    {"--use-precision-aware-optimizer", Arity::none},
+    {"--main-grads-dtype", Arity::one},
+    {"--main-params-dtype", Arity::one},
+    {"--exp-avg-dtype", Arity::one},
+    {"--exp-avg-sq-dtype", Arity::one},
+    {"--optimizer-cpu-offload", Arity::none},
+    {"--optimizer-offload-fraction", Arity::one},
+    {"--overlap-grad-reduce", Arity::none},
+    {"--ddp-bucket-size", Arity::one},
+    // Batch, precision and kernels.
+    {"--micro-batch-size", Arity::one},
+    {"--global-batch-size", Arity::one},
+    {"--seq-length", Arity::one},
+    {"--bf16", Arity::none},
+    {"--fp16", Arity::none},
+    {"--fp8-format", Arity::one},
+    {"--fp8-recipe", Arity::one},
+    {"--fp8-param-gather", Arity::none},
+    {"--transformer-impl", Arity::one},
+    {"--attention-backend", Arity::one},
+    {"--cross-entropy-loss-fusion", Arity::none},
+    {"--cross-entropy-fusion-impl", Arity::one},
+    {"--no-gradient-accumulation-fusion", Arity::none},
+    {"--no-create-attention-mask-in-dataloader", Arity::none},
+    {"--no-masked-softmax-fusion", Arity::none},
+    {"--deterministic-mode", Arity::none},
+    {"--overlap-moe-expert-parallel-comm", Arity::none},
+    // Recompute (transformer_config.py recompute_* fields; arguments.py legacy flags).
+    {"--recompute-granularity", Arity::one},
+    {"--recompute-method", Arity::one},
+    {"--recompute-num-layers", Arity::one},
+    {"--recompute-modules", Arity::list},
+    {"--distribute-saved-activations", Arity::none},
+    {"--recompute-activations", Arity::none},
+    {"--checkpoint-activations", Arity::none},
+    // Activation offloading (transformer_config.py; model_parallel_config.py cpu_offloading_*).
+    {"--fine-grained-activation-offloading", Arity::none},
+    {"--offload-modules", Arity::list},
+    {"--activation-offload-fraction", Arity::one},
+    {"--cpu-offloading-num-layers", Arity::one},
+};
+
+// Flags that change what is allocated but have no Config field yet. They are accepted and
+// listed in MegatronArgs::unmodeled_flags so front ends can say the estimate leaves them out.
+// Some only matter with certain values; those are decided in note_unmodeled_flags().
+constexpr std::string_view kUnmodeledFlags[] = {
+    "--use-megatron-fsdp",                    // shards weights and grads; own buffers
+    "--use-torch-fsdp2",                      // same, PyTorch FSDP2
+    "--cuda-graph-impl",                      // graph pools keep activations (unless "none")
+    "--enable-cuda-graph",                    // deprecated spelling of --cuda-graph-impl local
+    "--external-cuda-graph",                  // deprecated spelling of --cuda-graph-impl te
+    "--fp4-format",                           // NVFP4 weights and caches
+    "--fp4-param-gather",                     // NVFP4 parameter buffer
+    "--first-last-layers-bf16",               // FP8 weight caches skip some layers
+    "--tp-comm-overlap",                      // Userbuffers staging buffers
+    "--defer-embedding-wgrad-compute",        // output layer keeps its inputs for deferred wgrad
+    "--delay-wgrad-compute",                  // weight gradients held until later
+    "--moe-shared-expert-overlap",            // shared experts on a side stream
+    "--use-nccl-ub",                          // grad/param buffers from an NCCL pool
+    "--ddp-pad-buckets-for-high-nccl-busbw",  // buckets padded to 2^16 elements
+    "--reuse-grad-buf-for-mxfp8-param-ag",    // MXFP8 param all-gather buffer
+    "--hybrid-layer-pattern",                 // Mamba/hybrid models, not GPT
+    "--hybrid-override-pattern",              // deprecated spelling of the above
+    "--heterogeneous-layers-config-path",     // per-layer shapes (Nemotron-NAS)
+    "--heterogeneous-layers-config-encoded-json",
+    "--experimental-attention-variant",  // GDN / DSA attention blocks
+    "--enable-mhc-connections",          // hyper-connections keep extra residual streams
+    "--moe-paged-stash",                 // paged MoE activation stash
+};
+
+const FlagSpec* find_modeled_flag(std::string_view name) {
+  for (const FlagSpec& spec : kModeledFlags) {
+    if (spec.name == name) return &spec;
+  }
+  return nullptr;
+}
+
+bool is_unmodeled_flag(std::string_view name) {
+  return std::find(std::begin(kUnmodeledFlags), std::end(kUnmodeledFlags), name) !=
+         std::end(kUnmodeledFlags);
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Grouping words into flags and sorting them
+// ---------------------------------------------------------------------------------------------
+
+// argparse treats "-1" or "-.5" as a value, not as an option (no Megatron option looks like a
+// negative number).
+bool looks_like_flag(const std::string& word) {
+  if (word.size() < 2 || word[0] != '-') return false;
+  const char second = word[1];
+  if ((second >= '0' && second <= '9') || second == '.') return false;
+  return true;
+}
+
+struct FlagOccurrence {
+  std::string name;
+  std::vector<std::string> values;
+};
+
+// Groups words into flags with the values that follow them. Words before the first flag (the
+// program, e.g. "python pretrain_gpt.py") are skipped; "--flag=value" carries its value.
+std::vector<FlagOccurrence> group_flags(const std::vector<std::string>& words) {
+  std::vector<FlagOccurrence> flags;
+  for (const std::string& word : words) {
+    if (looks_like_flag(word)) {
+      if (word == "--") continue;  // argparse's end-of-options marker
+      const std::size_t equals = word.find('=');
+      if (equals != std::string::npos && word.rfind("--", 0) == 0) {
+        flags.push_back({word.substr(0, equals), {word.substr(equals + 1)}});
+      } else {
+        flags.push_back({word, {}});
+      }
+    } else if (!flags.empty()) {
+      flags.back().values.push_back(word);
+    }
+  }
+  return flags;
+}
+
+void add_unique(std::vector<std::string>& list, const std::string& name) {
+  if (std::find(list.begin(), list.end(), name) == list.end()) list.push_back(name);
+}
+
+std::string join_words(const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& word : words) {
+    if (!out.empty()) out += ' ';
+    out += word;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] FlagReader: typed access with errors naming the flag
+// ---------------------------------------------------------------------------------------------
+
+// The last value of every modeled flag given (argparse: a repeated flag's last value wins),
+// read with Megatron's types; the first malformed value becomes the parse error.
+class FlagReader {
+ public:
+  explicit FlagReader(std::map<std::string, std::vector<std::string>, std::less<>> values)
+      : values_(std::move(values)) {}
+
+  bool has(std::string_view flag) const { return values_.find(flag) != values_.end(); }
+
+  const std::vector<std::string>* list(std::string_view flag) const {
+    const auto it = values_.find(flag);
+    return it == values_.end() ? nullptr : &it->second;
+  }
+
+  const std::string* text(std::string_view flag) const {
+    const auto it = values_.find(flag);
+    return it == values_.end() || it->second.empty() ? nullptr : &it->second.front();
+  }
+
+  // Python int(): optional sign, digits, surrounding spaces.
+  std::optional<std::int64_t> integer(std::string_view flag, std::int64_t min_value) {
+    const std::string* value = text(flag);
+    if (!value) return std::nullopt;
+    std::string_view digits = trim(*value);
+    if (!digits.empty() && digits.front() == '+') digits.remove_prefix(1);
+    std::int64_t parsed = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), parsed);
+    if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size()) {
+      fail(flag, "expects an integer, got '" + *value + "'");
+      return std::nullopt;
+    }
+    if (parsed < min_value) {
+      fail(flag, "must be at least " + std::to_string(min_value) + ", got " + *value);
+      return std::nullopt;
+    }
+    return parsed;
+  }
+
+  void read(std::string_view flag, int& out, int min_value) {
+    if (const std::optional<std::int64_t> value = integer(flag, min_value)) {
+      if (*value > 1'000'000'000) {
+        fail(flag, "value " + std::to_string(*value) + " is out of range");
+        return;
+      }
+      out = static_cast<int>(*value);
+    }
+  }
+
+  void read(std::string_view flag, std::int64_t& out, std::int64_t min_value) {
+    if (const std::optional<std::int64_t> value = integer(flag, min_value)) out = *value;
+  }
+
+  // Python float(): decimal or exponent notation.
+  void read(std::string_view flag, double& out, double min_value, double max_value) {
+    const std::string* value = text(flag);
+    if (!value) return;
+    const std::string trimmed(trim(*value));
+    char* end = nullptr;
+    const double parsed = std::strtod(trimmed.c_str(), &end);
+    if (trimmed.empty() || end != trimmed.c_str() + trimmed.size() || !std::isfinite(parsed)) {
+      fail(flag, "expects a number, got '" + *value + "'");
+      return;
+    }
+    if (parsed < min_value || parsed > max_value) {
+      fail(flag, "must be between " + format_number(min_value) + " and " +
+                     format_number(max_value) + ", got " + *value);
+      return;
+    }
+    out = parsed;
+  }
+
+  // One of Megatron's argparse choices.
+  template <class T>
+  void choose(std::string_view flag, T& out,
+              std::initializer_list<std::pair<std::string_view, T>> choices) {
+    const std::string* value = text(flag);
+    if (!value) return;
+    std::string names;
+    for (const auto& [name, mapped] : choices) {
+      if (name == *value) {
+        out = mapped;
+        return;
+      }
+      names += names.empty() ? "" : ", ";
+      names += name;
+    }
+    fail(flag, "invalid choice '" + *value + "' (choose from " + names + ")");
+  }
+
+  // A value Megatron accepts but megamem cannot estimate (e.g. --optimizer lion).
+  void refuse_unmodeled(std::string_view flag, std::initializer_list<std::string_view> values) {
+    const std::string* value = text(flag);
+    if (!value) return;
+    for (const std::string_view unmodeled : values) {
+      if (*value == unmodeled) {
+        fail(flag, "'" + *value + "' is a Megatron-LM choice megamem does not model");
+        return;
+      }
+    }
+  }
+
+  void fail(std::string_view field, std::string message) {
+    if (!error) error = Error{std::string(field), std::move(message)};
+  }
+
+  std::optional<Error> error;
+
+ private:
+  static std::string_view trim(std::string_view text) {
+    while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
+    while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
+    return text;
+  }
+
+  static std::string format_number(double value) {
+    std::string text = std::to_string(value);
+    text.erase(text.find_last_not_of('0') + 1);
+    if (!text.empty() && text.back() == '.') text.pop_back();
+    return text;
+  }
+
+  std::map<std::string, std::vector<std::string>, std::less<>> values_;
+};
+
+// Splits a list flag's words ("a b", "[a, b]" or "a,b") into names.
+std::vector<std::string> module_names(const std::vector<std::string>& words) {
+  std::vector<std::string> names;
+  for (const std::string& word : words) {
+    std::string current;
+    for (const char c : word + " ") {
+      if (is_space(c) || c == ',' || c == '[' || c == ']' || c == '\'' || c == '"') {
+        if (!current.empty()) names.push_back(current);
+        current.clear();
+      } else {
+        current += c;
+      }
+    }
+  }
+  return names;
+}
+
+bool contains(const std::vector<std::string>& names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Model, parallelism, training, optimizer, recompute, offload fields
+// ---------------------------------------------------------------------------------------------
+
+// Flags Megatron needs before it can build a model (arguments.py: required_args, and the
+// asserts on micro_batch_size and seq_length).
+constexpr std::string_view kRequiredFlags[] = {
+    "--num-layers", "--hidden-size", "--num-attention-heads", "--seq-length", "--micro-batch-size"};
+
+void read_model(FlagReader& r, ModelConfig& m) {
+  r.read("--num-layers", m.num_layers, 1);
+  r.read("--hidden-size", m.hidden_size, 1);
+  r.read("--num-attention-heads", m.num_attention_heads, 1);
+  r.read("--kv-channels", m.kv_channels, 1);
+  r.read("--ffn-hidden-size", m.ffn_hidden_size, 1);
+
+  // arguments.py core_transformer_config_from_args: --num-query-groups only counts with
+  // --group-query-attention (else num_query_groups=None, i.e. MHA); its argparse default is 1.
+  if (r.has("--group-query-attention")) {
+    m.num_query_groups = 1;
+    r.read("--num-query-groups", m.num_query_groups, 1);
+  }
+
+  if (r.has("--swiglu")) m.activation = Activation::swiglu;
+  if (r.has("--squared-relu")) {
+    // argument_utils.py core_transformer_config_from_args: assert not args.swiglu.
+    if (r.has("--swiglu")) r.fail("--squared-relu", "cannot be combined with --swiglu");
+    m.activation = Activation::squared_relu;
+  }
+  if (r.has("--quick-geglu")) {
+    // A gated GeLU variant: same shapes as SwiGLU (gated_linear_unit=True).
+    if (r.has("--swiglu")) r.fail("--quick-geglu", "cannot be combined with --swiglu");
+    m.activation = Activation::swiglu;
+  }
+  // arguments.py validate_args: without --ffn-hidden-size, SwiGLU uses 2/3 of 4h rounded down
+  // to a multiple of 64 ("int((4 * args.hidden_size * 2 / 3) / 64) * 64").
+  if (!r.has("--ffn-hidden-size") && r.has("--swiglu") && m.hidden_size > 0) {
+    m.ffn_hidden_size = m.hidden_size / 24 * 64;
+  }
+
+  r.choose<Normalization>(
+      "--normalization", m.normalization,
+      {{"LayerNorm", Normalization::layernorm}, {"RMSNorm", Normalization::rmsnorm}});
+  m.qk_layernorm = r.has("--qk-layernorm");
+  m.add_bias_linear = !r.has("--disable-bias-linear");
+  // arguments.py also sets add_qkv_bias when add_bias_linear is on; the Config keeps the flag
+  // as given because the estimator already adds QKV biases whenever add_bias_linear holds.
+  m.add_qkv_bias = r.has("--add-qkv-bias");
+  m.attention_output_gate = r.has("--attention-output-gate");
+
+  r.choose<PositionEmbedding>(
+      "--position-embedding-type", m.position_embedding,
+      {{"learned_absolute", PositionEmbedding::learned_absolute},
+       {"rope", PositionEmbedding::rope},
+       {"yarn", PositionEmbedding::yarn},
+       // Multimodal RoPE has no parameters and the same activations as RoPE.
+       {"mrope", PositionEmbedding::rope},
+       // Relative attention buckets (T5-style) have no GPT path in Megatron-Core.
+       {"relative", PositionEmbedding::none},
+       {"none", PositionEmbedding::none}});
+  // arguments.py validate_args: the legacy flag forces RoPE.
+  if (r.has("--use-rotary-position-embeddings")) m.position_embedding = PositionEmbedding::rope;
+  // arguments.py validate_args: "--no-position-embedding is deprecated, use
+  // --position-embedding-type" (a RuntimeError unless the type is rope).
+  if (r.has("--no-position-embedding") && m.position_embedding != PositionEmbedding::rope) {
+    r.fail("--no-position-embedding",
+           "is deprecated; use --position-embedding-type none (arguments.py refuses it unless "
+           "the type is rope)");
+  }
+  r.read("--max-position-embeddings", m.max_position_embeddings, 1);
+  m.untie_embeddings_and_output_weights = r.has("--untie-embeddings-and-output-weights");
+  r.read("--make-vocab-size-divisible-by", m.make_vocab_size_divisible_by, 1);
+  r.read("--hidden-dropout", m.hidden_dropout, 0.0, 1.0);
+  r.read("--attention-dropout", m.attention_dropout, 0.0, 1.0);
+
+  // MoE. arguments.py validate_args: --num-experts 0 means a dense model.
+  r.read("--num-experts", m.num_experts, 0);
+  r.read("--moe-router-topk", m.moe_router_topk, 1);
+  r.read("--moe-ffn-hidden-size", m.moe_ffn_hidden_size, 1);
+  r.read("--moe-shared-expert-intermediate-size", m.moe_shared_expert_intermediate_size, 1);
+  m.moe_shared_expert_gate = r.has("--moe-shared-expert-gate");
+  r.read("--moe-latent-size", m.moe_latent_size, 1);
+  m.moe_router_enable_expert_bias = r.has("--moe-router-enable-expert-bias");
+
+  // MLA (arguments.py _add_mla_args defaults: q_lora_rank None, kv_lora_rank 32, ...).
+  m.multi_latent_attention = r.has("--multi-latent-attention");
+  r.read("--q-lora-rank", m.q_lora_rank, 1);
+  r.read("--kv-lora-rank", m.kv_lora_rank, 1);
+  r.read("--qk-head-dim", m.qk_head_dim, 1);
+  r.read("--qk-pos-emb-head-dim", m.qk_pos_emb_head_dim, 0);
+  r.read("--v-head-dim", m.v_head_dim, 1);
+
+  r.read("--mtp-num-layers", m.mtp_num_layers, 0);
+  m.mtp_use_repeated_layer = r.has("--mtp-use-repeated-layer");
+}
+
+void read_parallel(FlagReader& r, ParallelConfig& p) {
+  r.read("--tensor-model-parallel-size", p.tensor_parallel, 1);
+  r.read("--pipeline-model-parallel-size", p.pipeline_parallel, 1);
+  r.read("--context-parallel-size", p.context_parallel, 1);
+  r.read("--expert-model-parallel-size", p.expert_parallel, 1);
+  r.read("--expert-tensor-parallel-size", p.expert_tensor_parallel, 1);
+  // arguments.py validate_args: "disable sequence parallelism when tp=1".
+  p.sequence_parallel = r.has("--sequence-parallel") && p.tensor_parallel > 1;
+  r.read("--decoder-first-pipeline-num-layers", p.decoder_first_pipeline_num_layers, 1);
+  r.read("--decoder-last-pipeline-num-layers", p.decoder_last_pipeline_num_layers, 1);
+  p.account_for_embedding_in_pipeline_split = r.has("--account-for-embedding-in-pipeline-split");
+  p.account_for_loss_in_pipeline_split = r.has("--account-for-loss-in-pipeline-split");
+  if (const std::string* layout = r.text("--pipeline-model-parallel-layout")) {
+    // The validation data and some launch scripts keep shell escapes ("Et*3\|\(tt\|\)*6L");
+    // backslashes are never layout characters, so drop them.
+    p.pipeline_layout.clear();
+    for (const char c : *layout) {
+      if (c != '\\') p.pipeline_layout += c;
+    }
+  }
+  r.read("--num-distributed-optimizer-instances", p.num_distributed_optimizer_instances, 1);
+  r.read("--microbatch-group-size-per-virtual-pipeline-stage", p.microbatch_group_size_per_vp_stage,
+         1);
+}
+
+DType parse_dtype(FlagReader& r, std::string_view flag,
+                  std::initializer_list<std::pair<std::string_view, DType>> choices) {
+  DType dtype = DType::fp32;
+  r.choose<DType>(flag, dtype, choices);
+  return dtype;
+}
+
+void read_training(FlagReader& r, TrainingConfig& t) {
+  r.read("--micro-batch-size", t.micro_batch_size, 1);
+  r.read("--global-batch-size", t.global_batch_size, 1);
+  r.read("--seq-length", t.seq_length, 1);
+
+  // arguments.py validate_args: params_dtype is fp32 unless --fp16 or --bf16, which exclude
+  // each other ("assert not args.bf16").
+  if (r.has("--fp16") && r.has("--bf16")) r.fail("--fp16", "cannot be combined with --bf16");
+  if (r.has("--fp16")) t.params_dtype = DType::fp16;
+  if (r.has("--bf16")) t.params_dtype = DType::bf16;
+
+  // transformer_config.py: FP8 is on only with --fp8-format (e4m3 or hybrid: same bytes);
+  // --fp8-recipe defaults to "delayed" and means nothing without a format.
+  r.refuse_unmodeled("--fp8-recipe", {"custom"});
+  if (r.has("--fp8-format")) {
+    std::string_view format;
+    r.choose<std::string_view>("--fp8-format", format, {{"e4m3", "e4m3"}, {"hybrid", "hybrid"}});
+    t.fp8_recipe = Fp8Recipe::delayed;
+    r.choose<Fp8Recipe>("--fp8-recipe", t.fp8_recipe,
+                        {{"tensorwise", Fp8Recipe::tensorwise},
+                         {"delayed", Fp8Recipe::delayed},
+                         {"mxfp8", Fp8Recipe::mxfp8},
+                         {"blockwise", Fp8Recipe::blockwise}});
+  } else if (r.has("--fp8-recipe")) {
+    Fp8Recipe unused = Fp8Recipe::none;
+    r.choose<Fp8Recipe>("--fp8-recipe", unused,
+                        {{"tensorwise", Fp8Recipe::tensorwise},
+                         {"delayed", Fp8Recipe::delayed},
+                         {"mxfp8", Fp8Recipe::mxfp8},
+                         {"blockwise", Fp8Recipe::blockwise}});
+  }
+  t.fp8_param_gather = r.has("--fp8-param-gather");
+
+  r.refuse_unmodeled("--transformer-impl", {"inference_optimized"});
+  r.choose<TransformerImpl>("--transformer-impl", t.transformer_impl,
+                            {{"transformer_engine", TransformerImpl::transformer_engine},
+                             {"local", TransformerImpl::local}});
+  // megatron/core/transformer/enums.py AttnBackend.
+  r.choose<AttentionBackend>("--attention-backend", t.attention_backend,
+                             {{"auto", AttentionBackend::auto_select},
+                              {"flash", AttentionBackend::flash},
+                              {"fused", AttentionBackend::fused},
+                              {"unfused", AttentionBackend::unfused},
+                              {"local", AttentionBackend::local}});
+  r.choose<TokenDispatcher>("--moe-token-dispatcher-type", t.moe_token_dispatcher,
+                            {{"allgather", TokenDispatcher::allgather},
+                             {"alltoall", TokenDispatcher::alltoall},
+                             {"flex", TokenDispatcher::flex}});
+  t.moe_grouped_gemm = r.has("--moe-grouped-gemm");
+  r.read("--moe-expert-capacity-factor", t.moe_expert_capacity_factor, 0.0, 1e6);
+  t.moe_pad_expert_input_to_capacity = r.has("--moe-pad-expert-input-to-capacity");
+
+  // transformer_config.py moe_router_dtype: None (the params dtype), fp32 or fp64. fp64
+  // router scores are not modeled (listed as unmodeled in note_unmodeled_flags).
+  std::string_view router_dtype;
+  r.choose<std::string_view>("--moe-router-dtype", router_dtype,
+                             {{"fp32", "fp32"}, {"fp64", "fp64"}});
+  t.moe_router_fp32 = router_dtype == "fp32";
+  t.overlap_moe_expert_parallel_comm = r.has("--overlap-moe-expert-parallel-comm");
+
+  // megatron/core/model_parallel_config.py cross_entropy_fusion_impl: native (default) or te.
+  if (r.has("--cross-entropy-loss-fusion")) {
+    t.cross_entropy = CrossEntropyImpl::native_fused;
+    r.choose<CrossEntropyImpl>(
+        "--cross-entropy-fusion-impl", t.cross_entropy,
+        {{"native", CrossEntropyImpl::native_fused}, {"te", CrossEntropyImpl::te_fused}});
+  } else if (r.has("--cross-entropy-fusion-impl")) {
+    CrossEntropyImpl unused = CrossEntropyImpl::unfused;
+    r.choose<CrossEntropyImpl>(
+        "--cross-entropy-fusion-impl", unused,
+        {{"native", CrossEntropyImpl::native_fused}, {"te", CrossEntropyImpl::te_fused}});
+  }
+  t.gradient_accumulation_fusion = !r.has("--no-gradient-accumulation-fusion");
+  t.create_attention_mask_in_dataloader = !r.has("--no-create-attention-mask-in-dataloader");
+  t.masked_softmax_fusion = !r.has("--no-masked-softmax-fusion");
+  t.deterministic_mode = r.has("--deterministic-mode");
+}
+
+void read_optimizer(FlagReader& r, OptimizerConfig& o, DType params_dtype) {
+  // arguments.py --optimizer; "dist_muon" is the deprecated spelling of muon with the
+  // (layer-wise) distributed optimizer. lion, soap and adaptive_muon are not modeled.
+  r.refuse_unmodeled("--optimizer", {"lion", "soap", "adaptive_muon"});
+  r.refuse_unmodeled("--muon-scalar-optimizer", {"lion"});
+  if (r.text("--optimizer") && *r.text("--optimizer") == "dist_muon") {
+    o.kind = OptimizerKind::muon;
+    o.use_distributed_optimizer = true;
+  } else {
+    r.choose<OptimizerKind>("--optimizer", o.kind,
+                            {{"adam", OptimizerKind::adam},
+                             {"sgd", OptimizerKind::sgd},
+                             {"muon", OptimizerKind::muon}});
+  }
+  r.choose<OptimizerKind>("--muon-scalar-optimizer", o.muon_scalar_optimizer,
+                          {{"adam", OptimizerKind::adam}});
+  // For emerging optimizers (muon) arguments.py turns --use-distributed-optimizer into the
+  // layer-wise distributed optimizer; the Config keeps the flag, which means "sharded".
+  if (r.has("--use-distributed-optimizer")) o.use_distributed_optimizer = true;
+
+  o.use_precision_aware_optimizer = r.has("--use-precision-aware-optimizer");
+  o.main_grads_dtype =
+      parse_dtype(r, "--main-grads-dtype", {{"fp32", DType::fp32}, {"bf16", DType::bf16}});
+  o.main_params_dtype =
+      parse_dtype(r, "--main-params-dtype", {{"fp32", DType::fp32}, {"fp16", DType::fp16}});
+  o.exp_avg_dtype = parse_dtype(
+      r, "--exp-avg-dtype",
+      {{"fp32", DType::fp32}, {"fp16", DType::fp16}, {"bf16", DType::bf16}, {"fp8", DType::fp8}});
+  o.exp_avg_sq_dtype = parse_dtype(
+      r, "--exp-avg-sq-dtype",
+      {{"fp32", DType::fp32}, {"fp16", DType::fp16}, {"bf16", DType::bf16}, {"fp8", DType::fp8}});
+
+  // arguments.py validate_args (bf16 branch): gradients accumulate and reduce in fp32 unless
+  // --grad-reduce-in-bf16 or a non-fp32 --main-grads-dtype; the DDP grad buffer takes that
+  // dtype (training.py get_megatron_ddp_config: grad_reduce_in_fp32). For fp16 and fp32
+  // params the flag has no effect, so it is dropped.
+  o.grad_reduce_in_bf16 = false;
+  if (params_dtype == DType::bf16) {
+    if (r.has("--accumulate-allreduce-grads-in-fp32") && o.main_grads_dtype != DType::fp32) {
+      r.fail("--accumulate-allreduce-grads-in-fp32",
+             "requires --main-grads-dtype fp32 (arguments.py validate_args)");
+    }
+    o.grad_reduce_in_bf16 = r.has("--grad-reduce-in-bf16") || o.main_grads_dtype == DType::bf16;
+  }
+
+  o.optimizer_cpu_offload = r.has("--optimizer-cpu-offload");
+  r.read("--optimizer-offload-fraction", o.optimizer_offload_fraction, 0.0, 1.0);
+  o.overlap_grad_reduce = r.has("--overlap-grad-reduce");
+  r.read("--ddp-bucket-size", o.ddp_bucket_size_elements, 1);
+}
+
+void read_recompute(FlagReader& r, RecomputeConfig& rc, const ModelConfig& m,
+                    const TrainingConfig& t, const ParallelConfig& p) {
+  // arguments.py validate_args: --checkpoint-activations exits; --recompute-activations means
+  // selective recompute.
+  if (r.has("--checkpoint-activations")) {
+    r.fail("--checkpoint-activations",
+           "is no longer valid; use --recompute-granularity (arguments.py exits on it)");
+  }
+  std::optional<RecomputeGranularity> granularity;
+  if (r.has("--recompute-activations")) granularity = RecomputeGranularity::selective;
+  if (r.has("--recompute-granularity")) {
+    RecomputeGranularity value = RecomputeGranularity::none;
+    r.choose<RecomputeGranularity>(
+        "--recompute-granularity", value,
+        {{"full", RecomputeGranularity::full}, {"selective", RecomputeGranularity::selective}});
+    if (value != RecomputeGranularity::none) granularity = value;
+  }
+  std::optional<RecomputeMethod> method;
+  if (r.has("--recompute-method")) {
+    RecomputeMethod value = RecomputeMethod::uniform;
+    r.choose<RecomputeMethod>(
+        "--recompute-method", value,
+        {{"uniform", RecomputeMethod::uniform}, {"block", RecomputeMethod::block}});
+    method = value;
+  }
+  std::optional<int> num_layers;
+  if (r.has("--recompute-num-layers")) {
+    int value = 1;
+    r.read("--recompute-num-layers", value, 1);
+    num_layers = value;
+  }
+  std::vector<std::string> modules;
+  if (const std::vector<std::string>* words = r.list("--recompute-modules")) {
+    modules = module_names(*words);
+  }
+  // transformer_config.py: --moe-layer-recompute is the deprecated spelling of selective
+  // recompute of the "moe" module.
+  if (r.has("--moe-layer-recompute")) {
+    if (granularity == RecomputeGranularity::full) {
+      r.fail("--moe-layer-recompute", "cannot be combined with full recompute granularity");
+    }
+    granularity = RecomputeGranularity::selective;
+    if (!contains(modules, "moe")) {
+      if (modules.empty()) modules.push_back("core_attn");  // the default it extends
+      modules.push_back("moe");
+    }
+  }
+
+  rc.granularity = granularity.value_or(RecomputeGranularity::none);
+  if (method) rc.method = *method;
+  if (num_layers) rc.num_layers = *num_layers;
+  rc.distribute_saved_activations = r.has("--distribute-saved-activations");
+  rc.modules = modules;
+
+  if (rc.granularity == RecomputeGranularity::full) {
+    // transformer_config.py __post_init__: full recompute needs a method and a layer count.
+    if (!method) {
+      r.fail("--recompute-method",
+             "full recompute needs --recompute-method uniform or block (transformer_config.py)");
+    }
+    if (!num_layers) {
+      r.fail("--recompute-num-layers",
+             "full recompute needs --recompute-num-layers (transformer_config.py)");
+    }
+  } else if (rc.granularity == RecomputeGranularity::selective) {
+    // arguments.py validate_args and transformer_config.py: selective takes neither.
+    if (method) {
+      r.fail("--recompute-method",
+             "is not supported with selective recompute (arguments.py validate_args)");
+    }
+    if (num_layers) {
+      r.fail("--recompute-num-layers",
+             "must be unset with selective recompute (transformer_config.py)");
+    }
+    static const std::set<std::string, std::less<>> kAllowed = {
+        "core_attn",      "moe_act",      "layernorm",   "mla_up_proj", "mlp", "moe",
+        "shared_experts", "gdn_norm_out", "gdp_in_proj", "gdp_qkv",     "mhc"};
+    for (const std::string& name : rc.modules) {
+      if (!kAllowed.count(name)) {
+        r.fail("--recompute-modules", "invalid module '" + name +
+                                          "' (transformer_config.py allows core_attn, moe_act, "
+                                          "layernorm, mla_up_proj, mlp, moe, shared_experts, "
+                                          "gdn_norm_out, gdp_in_proj, gdp_qkv, mhc)");
+      }
+    }
+    if (contains(rc.modules, "moe_act") && !t.moe_grouped_gemm) {
+      r.fail("--recompute-modules", "moe_act needs --moe-grouped-gemm (transformer_config.py)");
+    }
+    if (contains(rc.modules, "mla_up_proj") && !m.multi_latent_attention) {
+      r.fail("--recompute-modules",
+             "mla_up_proj needs --multi-latent-attention (transformer_config.py)");
+    }
+  }
+  // arguments.py validate_args: distributing saved activations needs TP > 1, full
+  // granularity and a method; transformer_config.py also forbids it with SP.
+  if (rc.distribute_saved_activations) {
+    if (p.tensor_parallel <= 1 || rc.granularity != RecomputeGranularity::full || !method ||
+        p.sequence_parallel) {
+      r.fail("--distribute-saved-activations",
+             "needs --tensor-model-parallel-size > 1, full recompute with a method, and no "
+             "--sequence-parallel (arguments.py, transformer_config.py)");
+    }
+  }
+}
+
+void read_offload(FlagReader& r, OffloadConfig& o, const TrainingConfig& t,
+                  const RecomputeConfig& rc, const ParallelConfig& p, int num_layers) {
+  o.fine_grained_activation_offloading = r.has("--fine-grained-activation-offloading");
+  if (const std::vector<std::string>* words = r.list("--offload-modules")) {
+    o.offload_modules = module_names(*words);
+  }
+  r.read("--activation-offload-fraction", o.activation_offload_fraction, 0.0, 1.0);
+  r.read("--cpu-offloading-num-layers", o.cpu_offloading_num_layers, 0);
+  // arguments.py validate_args: a positive layer count turns legacy CPU offloading on.
+  o.cpu_offloading = o.cpu_offloading_num_layers > 0;
+
+  if (o.fine_grained_activation_offloading) {
+    // arguments.py and transformer_config.py __post_init__.
+    if (t.transformer_impl != TransformerImpl::transformer_engine) {
+      r.fail("--fine-grained-activation-offloading", "needs --transformer-impl transformer_engine");
+    }
+    if (o.offload_modules.empty()) {
+      r.fail("--offload-modules", "fine-grained activation offloading needs at least one module");
+    }
+    static const std::set<std::string, std::less<>> kAllowed = {
+        "core_attn", "attn_proj", "expert_fc1", "fused_group_mlp", "moe_act",
+        "attn_norm", "mlp_norm",  "qkv_linear", "gdp_qkv"};
+    for (const std::string& name : o.offload_modules) {
+      if (!kAllowed.count(name)) {
+        r.fail("--offload-modules", "invalid module '" + name +
+                                        "' (transformer_config.py allows core_attn, attn_proj, "
+                                        "expert_fc1, fused_group_mlp, moe_act, attn_norm, "
+                                        "mlp_norm, qkv_linear, gdp_qkv)");
+      }
+    }
+    if (contains(o.offload_modules, "attn_proj") && !contains(o.offload_modules, "core_attn")) {
+      r.fail("--offload-modules", "attn_proj needs core_attn too (transformer_config.py)");
+    }
+    if (o.cpu_offloading) {
+      r.fail("--fine-grained-activation-offloading",
+             "cannot be combined with --cpu-offloading-num-layers (transformer_config.py)");
+    }
+  }
+  if (o.cpu_offloading) {
+    // transformer_config.py __post_init__ (legacy CPU offloading).
+    if (o.cpu_offloading_num_layers >= num_layers) {
+      r.fail("--cpu-offloading-num-layers", "must be less than --num-layers");
+    }
+    if (p.pipeline_parallel > 1) {
+      r.fail("--cpu-offloading-num-layers", "is not supported with pipeline parallelism");
+    }
+    if (rc.granularity != RecomputeGranularity::none) {
+      r.fail("--cpu-offloading-num-layers", "does not work with activation recompute");
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Megatron's argument checks that change what is allocated
+// ---------------------------------------------------------------------------------------------
+
+// arguments.py validate_args: the virtual pipeline degree from whichever of the three VPP
+// flags is given (at most one may be).
+void derive_virtual_stages(FlagReader& r, Config& c) {
+  ParallelConfig& p = c.parallel;
+  const int given = static_cast<int>(r.has("--num-layers-per-virtual-pipeline-stage")) +
+                    static_cast<int>(r.has("--num-virtual-stages-per-pipeline-rank")) +
+                    static_cast<int>(r.has("--pipeline-model-parallel-layout"));
+  if (given > 1) {
+    r.fail("--num-layers-per-virtual-pipeline-stage",
+           "at most one of --num-layers-per-virtual-pipeline-stage, "
+           "--num-virtual-stages-per-pipeline-rank and --pipeline-model-parallel-layout may be "
+           "set (arguments.py validate_args)");
+    return;
+  }
+  const bool uneven =
+      p.decoder_first_pipeline_num_layers > 0 || p.decoder_last_pipeline_num_layers > 0;
+  int layers_for_split = c.model.num_layers;  // L' of memory-model.md §2.5
+  if (p.account_for_embedding_in_pipeline_split) ++layers_for_split;
+  if (p.account_for_loss_in_pipeline_split) ++layers_for_split;
+
+  if (!p.pipeline_layout.empty()) {
+    // The layout's stage count is PP x VPP.
+    Expected<std::vector<std::string>> stages =
+        formats::expand_pipeline_layout(p.pipeline_layout, "--pipeline-model-parallel-layout");
+    if (!stages) {
+      r.fail(stages.error().field, stages.error().message);
+      return;
+    }
+    const int num_stages = static_cast<int>(stages->size());
+    if (num_stages % p.pipeline_parallel != 0) {
+      r.fail("--pipeline-model-parallel-layout",
+             "has " + std::to_string(num_stages) +
+                 " stages, not a multiple of --pipeline-model-parallel-size " +
+                 std::to_string(p.pipeline_parallel) + " (arguments.py validate_args)");
+      return;
+    }
+    p.virtual_stages_per_pipeline_rank = num_stages / p.pipeline_parallel;
+  } else if (r.has("--num-virtual-stages-per-pipeline-rank")) {
+    r.read("--num-virtual-stages-per-pipeline-rank", p.virtual_stages_per_pipeline_rank, 1);
+  } else if (r.has("--num-layers-per-virtual-pipeline-stage")) {
+    int layers_per_virtual_stage = 1;
+    r.read("--num-layers-per-virtual-pipeline-stage", layers_per_virtual_stage, 1);
+    if (uneven) {
+      r.fail("--num-layers-per-virtual-pipeline-stage",
+             "cannot be combined with --decoder-first/last-pipeline-num-layers; use "
+             "--num-virtual-stages-per-pipeline-rank (arguments.py validate_args)");
+      return;
+    }
+    // (L + [emb] + [loss]) / PP layers per stage, split into chunks of x layers.
+    if (layers_for_split % p.pipeline_parallel != 0) {
+      r.fail("--pipeline-model-parallel-size",
+             "number of layers (" + std::to_string(layers_for_split) +
+                 " counting embedding/loss) must be divisible by the pipeline size (arguments.py "
+                 "validate_args)");
+      return;
+    }
+    const int layers_per_stage = layers_for_split / p.pipeline_parallel;
+    if (layers_per_stage % layers_per_virtual_stage != 0) {
+      r.fail("--num-layers-per-virtual-pipeline-stage",
+             "layers per pipeline stage (" + std::to_string(layers_per_stage) +
+                 ") must be divisible by the layers per virtual stage (arguments.py "
+                 "validate_args)");
+      return;
+    }
+    p.virtual_stages_per_pipeline_rank = layers_per_stage / layers_per_virtual_stage;
+  } else if (!uneven && layers_for_split % p.pipeline_parallel != 0) {
+    // arguments.py validate_args: an even split needs (L + [emb] + [loss]) % PP == 0.
+    r.fail("--pipeline-model-parallel-size",
+           "number of layers (" + std::to_string(layers_for_split) +
+               " counting embedding/loss) must be divisible by the pipeline size " +
+               std::to_string(p.pipeline_parallel) + " (arguments.py validate_args)");
+    return;
+  }
+
+  // arguments.py validate_args: the interleaved schedule needs PP > 1, or PP > 2 without
+  // overlapped P2P communication (--no-overlap-p2p-communication).
+  if (p.virtual_stages_per_pipeline_rank > 1) {
+    const int min_pipeline = r.has("--no-overlap-p2p-communication") ? 3 : 2;
+    if (p.pipeline_parallel < min_pipeline) {
+      r.fail("--pipeline-model-parallel-size",
+             "the interleaved (virtual pipeline) schedule needs a pipeline size of at least " +
+                 std::to_string(min_pipeline) + " (arguments.py validate_args)");
+    }
+  }
+}
+
+void check_combinations(FlagReader& r, const Config& c) {
+  const ModelConfig& m = c.model;
+  const ParallelConfig& p = c.parallel;
+  const TrainingConfig& t = c.training;
+  const OptimizerConfig& o = c.optimizer;
+
+  // arguments.py validate_args: world size divisible by TP x PP x CP.
+  const std::int64_t model_parallel =
+      static_cast<std::int64_t>(p.tensor_parallel) * p.pipeline_parallel * p.context_parallel;
+  if (p.world_size % model_parallel != 0) {
+    r.fail("world_size", "world size " + std::to_string(p.world_size) +
+                             " is not divisible by TP x PP x CP = " +
+                             std::to_string(model_parallel) + " (arguments.py validate_args)");
+    return;
+  }
+  const std::int64_t data_parallel = p.world_size / model_parallel;
+  // megatron/core/num_microbatches_calculator.py: global batch divisible by micro batch x DP.
+  if (t.global_batch_size > 0 &&
+      t.global_batch_size % (static_cast<std::int64_t>(t.micro_batch_size) * data_parallel) != 0) {
+    r.fail("--global-batch-size", "global batch " + std::to_string(t.global_batch_size) +
+                                      " is not divisible by micro batch x data-parallel size = " +
+                                      std::to_string(t.micro_batch_size) + " x " +
+                                      std::to_string(data_parallel) +
+                                      " (megatron/core/num_microbatches_calculator.py)");
+  }
+  // arguments.py validate_args: kv_channels defaults to hidden/heads, which must divide.
+  if (m.kv_channels == 0 && m.hidden_size % m.num_attention_heads != 0) {
+    r.fail("--num-attention-heads", "hidden size " + std::to_string(m.hidden_size) +
+                                        " is not divisible by " +
+                                        std::to_string(m.num_attention_heads) +
+                                        " heads; set --kv-channels (arguments.py validate_args)");
+  }
+  // arguments.py validate_args: with CP, seq_length must be a multiple of 2 x CP.
+  if (p.context_parallel > 1 && t.seq_length % (2 * p.context_parallel) != 0) {
+    r.fail("--seq-length", "must be a multiple of 2 x --context-parallel-size (arguments.py)");
+  }
+  if (m.max_position_embeddings > 0 && m.max_position_embeddings < t.seq_length) {
+    r.fail("--max-position-embeddings",
+           "must be at least --seq-length (arguments.py validate_args)");
+  }
+  // arguments.py validate_args: expert parallelism needs experts, evenly split.
+  if (p.expert_parallel > 1 && m.num_experts == 0) {
+    r.fail("--expert-model-parallel-size", "needs --num-experts (arguments.py validate_args)");
+  } else if (m.num_experts > 0 && m.num_experts % p.expert_parallel != 0) {
+    r.fail("--expert-model-parallel-size",
+           "--num-experts " + std::to_string(m.num_experts) + " is not a multiple of " +
+               std::to_string(p.expert_parallel) + " (arguments.py validate_args)");
+  }
+  if (m.moe_latent_size > 0 && m.num_experts == 0) {
+    r.fail("--moe-latent-size", "applies only to MoE models (arguments.py validate_args)");
+  }
+  // arguments.py validate_args: MLA and GQA exclude each other.
+  if (m.multi_latent_attention && r.has("--group-query-attention")) {
+    r.fail("--group-query-attention", "is mutually exclusive with --multi-latent-attention");
+  }
+  // arguments.py validate_args (MTP validation): MTP needs rope or no position embedding.
+  if (m.mtp_num_layers > 0 && m.position_embedding != PositionEmbedding::rope &&
+      m.position_embedding != PositionEmbedding::none) {
+    r.fail("--mtp-num-layers",
+           "multi-token prediction needs --position-embedding-type rope or none (arguments.py)");
+  }
+  // arguments.py validate_args: Transformer Engine cross-entropy fusion is refused.
+  if (t.cross_entropy == CrossEntropyImpl::te_fused) {
+    r.fail("--cross-entropy-fusion-impl",
+           "te is disabled for stability; use native (arguments.py validate_args)");
+  }
+  // transformer_config.py __post_init__: fp8 params need FP8; arguments.py: and a sharded
+  // optimizer (distributed optimizer or FSDP).
+  if (t.fp8_param_gather) {
+    if (t.fp8_recipe == Fp8Recipe::none) {
+      r.fail("--fp8-param-gather", "needs --fp8-format (transformer_config.py)");
+    } else if (!o.use_distributed_optimizer && !r.has("--use-megatron-fsdp") &&
+               !r.has("--use-torch-fsdp2")) {
+      r.fail("--fp8-param-gather",
+             "needs --use-distributed-optimizer or FSDP (arguments.py validate_args)");
+    }
+  }
+  // arguments.py validate_args: CPU offload of the optimizer goes through the precision-aware
+  // optimizer; with fp8 param gather it needs delayed scaling.
+  if (o.optimizer_cpu_offload) {
+    if (!o.use_precision_aware_optimizer) {
+      r.fail("--optimizer-cpu-offload", "needs --use-precision-aware-optimizer (arguments.py)");
+    } else if (t.fp8_param_gather && t.fp8_recipe != Fp8Recipe::delayed) {
+      r.fail("--optimizer-cpu-offload",
+             "with --fp8-param-gather needs --fp8-recipe delayed (arguments.py)");
+    }
+  }
+}
+
+void note_unmodeled_flags(const FlagReader& r, const std::vector<FlagOccurrence>& flags,
+                          DType params_dtype, MegatronArgs& out) {
+  for (const FlagOccurrence& flag : flags) {
+    if (!is_unmodeled_flag(flag.name)) continue;
+    // "--cuda-graph-impl none" is the default: no graphs.
+    if (flag.name == "--cuda-graph-impl" && !flag.values.empty() && flag.values.back() == "none") {
+      add_unique(out.ignored_flags, flag.name);
+      continue;
+    }
+    add_unique(out.unmodeled_flags, flag.name);
+  }
+  if (r.text("--moe-router-dtype") && *r.text("--moe-router-dtype") == "fp64") {
+    add_unique(out.unmodeled_flags, "--moe-router-dtype");
+  }
+  // With fp16 params Megatron reduces gradients in fp16 unless this flag asks for fp32 (a
+  // 4-byte grad buffer Config cannot express); with bf16 it is already the default.
+  if (r.has("--accumulate-allreduce-grads-in-fp32") && params_dtype == DType::fp16) {
+    add_unique(out.unmodeled_flags, "--accumulate-allreduce-grads-in-fp32");
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] parse_moe_layer_freq, split_command_line, parse_megatron_args
+// ---------------------------------------------------------------------------------------------
+
+Expected<std::vector<std::uint8_t>> parse_moe_layer_freq(std::string_view value, int num_layers) {
+  constexpr std::string_view kField = "--moe-layer-freq";
+  std::vector<std::uint8_t> pattern;
+  // arguments.py moe_freq_type: a value without '[' is int(x); otherwise a list expression.
+  if (value.find('[') == std::string_view::npos) {
+    std::string_view digits = value;
+    while (!digits.empty() && is_space(digits.front())) digits.remove_prefix(1);
+    while (!digits.empty() && is_space(digits.back())) digits.remove_suffix(1);
+    if (!digits.empty() && digits.front() == '+') digits.remove_prefix(1);
+    int frequency = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), frequency);
+    if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size()) {
+      return Error{std::string(kField),
+                   "expects an integer or a list expression such as "
+                   "\"([0]*3+[1]*58)\", got '" +
+                       std::string(value) + "'"};
+    }
+    if (frequency < 1) {
+      return Error{std::string(kField), "frequency must be at least 1, got " + std::string(value)};
+    }
+    // megatron/core/models/gpt/gpt_layer_specs.py: layer i is MoE when i % N == 0.
+    for (int i = 0; i < num_layers; ++i) pattern.push_back(i % frequency == 0 ? 1 : 0);
+    return pattern;
+  }
+  Expected<formats::PatternValue> evaluated = formats::evaluate_pattern_expression(value, kField);
+  if (!evaluated) return evaluated.error();
+  if (!evaluated->is_list) {
+    return Error{std::string(kField), "\"" + std::string(value) + "\" is not a list"};
+  }
+  // megatron/core/models/gpt/gpt_layer_specs.py: "Invalid length of moe_layer_pattern".
+  if (static_cast<std::int64_t>(evaluated->list.size()) != num_layers) {
+    return Error{std::string(kField),
+                 "pattern \"" + std::string(value) + "\" has " +
+                     std::to_string(evaluated->list.size()) +
+                     " entries, expected --num-layers = " + std::to_string(num_layers)};
+  }
+  for (const std::int64_t entry : evaluated->list) {
+    if (entry != 0 && entry != 1) {
+      return Error{std::string(kField),
+                   "pattern entries must be 0 (dense) or 1 (MoE), got " + std::to_string(entry)};
+    }
+    pattern.push_back(static_cast<std::uint8_t>(entry));
+  }
+  return pattern;
+}
+
+Expected<std::vector<std::string>> split_command_line(std::string_view command_line) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  std::size_t i = 0;
+  const std::size_t n = command_line.size();
+  while (i < n) {
+    const char c = command_line[i];
+    if (is_space(c)) {
+      if (in_word) words.push_back(word);
+      word.clear();
+      in_word = false;
+      ++i;
+    } else if (c == '\\') {
+      if (i + 1 < n && command_line[i + 1] == '\n') {
+        i += 2;  // line continuation
+      } else if (i + 1 < n) {
+        word += command_line[i + 1];
+        in_word = true;
+        i += 2;
+      } else {
+        ++i;  // a trailing backslash escapes nothing
+      }
+    } else if (c == '\'') {
+      const std::size_t close = command_line.find('\'', i + 1);
+      if (close == std::string_view::npos) {
+        return Error{"megatron_args",
+                     "unterminated ' quote starting at character " + std::to_string(i + 1)};
+      }
+      word.append(command_line.substr(i + 1, close - i - 1));
+      in_word = true;
+      i = close + 1;
+    } else if (c == '"') {
+      std::size_t j = i + 1;
+      bool closed = false;
+      while (j < n) {
+        const char d = command_line[j];
+        if (d == '"') {
+          closed = true;
+          break;
+        }
+        // Inside double quotes a backslash only escapes " \ $ ` and newline (POSIX).
+        if (d == '\\' && j + 1 < n) {
+          const char e = command_line[j + 1];
+          if (e == '"' || e == '\\' || e == '$' || e == '`') {
+            word += e;
+            j += 2;
+            continue;
+          }
+          if (e == '\n') {
+            j += 2;
+            continue;
+          }
+        }
+        word += d;
+        ++j;
+      }
+      if (!closed) {
+        return Error{"megatron_args",
+                     "unterminated \" quote starting at character " + std::to_string(i + 1)};
+      }
+      in_word = true;
+      i = j + 1;
+    } else {
+      word += c;
+      in_word = true;
+      ++i;
+    }
+  }
+  if (in_word) words.push_back(word);
+  return words;
+}
+
+Expected<MegatronArgs> parse_megatron_args(std::string_view command_line, std::int64_t world_size,
+                                           std::int64_t vocab_size) {
+  if (world_size < 1) return Error{"world_size", "must be at least 1"};
+  if (vocab_size < 0) return Error{"vocab_size", "must not be negative"};
+  Expected<std::vector<std::string>> words = split_command_line(command_line);
+  if (!words) return words.error();
+  const std::vector<FlagOccurrence> flags = group_flags(*words);
+
+  MegatronArgs out;
+  std::map<std::string, std::vector<std::string>, std::less<>> modeled_values;
+  for (const FlagOccurrence& flag : flags) {
+    if (const FlagSpec* spec = find_modeled_flag(flag.name)) {
+      if (spec->arity == Arity::none && !flag.values.empty()) {
+        return Error{flag.name, "takes no value, got '" + join_words(flag.values) + "'"};
+      }
+      if (spec->arity != Arity::none && flag.values.empty()) {
+        return Error{flag.name, "needs a value"};
+      }
+      if (spec->arity == Arity::one && flag.values.size() > 1) {
+        return Error{flag.name, "takes one value, got '" + join_words(flag.values) + "'"};
+      }
+      modeled_values[flag.name] = flag.values;
+    } else if (is_unmodeled_flag(flag.name)) {
+      modeled_values[flag.name] = flag.values;  // read by the checks; listed below
+    } else if (flag.name.rfind("--", 0) == 0 && formats::is_megatron_flag(flag.name.substr(2))) {
+      add_unique(out.ignored_flags, flag.name);
+    } else {
+      add_unique(out.unknown_flags, flag.name);
+    }
+  }
+
+  FlagReader r(std::move(modeled_values));
+  for (const std::string_view required : kRequiredFlags) {
+    if (!r.has(required)) {
+      return Error{std::string(required), "is required (megatron/training/arguments.py)"};
+    }
+  }
+
+  Config& c = out.config;
+  c.parallel.world_size = world_size;
+  read_model(r, c.model);
+  read_parallel(r, c.parallel);
+  read_training(r, c.training);
+  read_optimizer(r, c.optimizer, c.training.params_dtype);
+  read_recompute(r, c.training.recompute, c.model, c.training, c.parallel);
+  read_offload(r, c.training.offload, c.training, c.training.recompute, c.parallel,
+               c.model.num_layers);
+  if (r.error) return *r.error;
+
+  // Vocabulary: the caller's tokenizer size wins over --vocab-size (the tokenizer provides
+  // it). --padded-vocab-size wins over both and is used as is (megatron/training/
+  // argument_utils.py gpt_config_from_args: should_pad_vocab=False), i.e. padding to 1.
+  r.read("--vocab-size", c.model.vocab_size, 1);
+  if (vocab_size > 0) c.model.vocab_size = vocab_size;
+  if (r.has("--padded-vocab-size")) {
+    r.read("--padded-vocab-size", c.model.vocab_size, 1);
+    c.model.make_vocab_size_divisible_by = 1;
+  }
+  if (r.error) return *r.error;
+  if (c.model.vocab_size == 0) {
+    return Error{"--vocab-size",
+                 "the flags name no vocabulary size; pass the tokenizer's "
+                 "vocabulary (e.g. 50257 for GPT-2 BPE)"};
+  }
+
+  if (const std::string* freq = r.text("--moe-layer-freq")) {
+    Expected<std::vector<std::uint8_t>> pattern = parse_moe_layer_freq(*freq, c.model.num_layers);
+    if (!pattern) return pattern.error();
+    if (freq->find('[') == std::string::npos) {
+      r.read("--moe-layer-freq", c.model.moe_layer_freq, 1);
+    } else {
+      c.model.moe_layer_pattern = std::move(*pattern);
+    }
+  }
+
+  derive_virtual_stages(r, c);
+  if (r.error) return *r.error;
+  check_combinations(r, c);
+  if (r.error) return *r.error;
+
+  note_unmodeled_flags(r, flags, c.training.params_dtype, out);
+  return out;
+}
+
+}  // namespace megamem
