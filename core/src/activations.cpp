@@ -376,6 +376,17 @@ ChunkActivations chunk_activations(const NormalizedConfig& n, const StagePlaceme
     const LayerActivations& layer = layer_at(i);
     const bool checkpointed =
         full && (recompute.method == RecomputeMethod::uniform || i < recompute.num_layers);
+    // Legacy --cpu-offloading moves whole layers' activations to the host (PP = 1 only).
+    const bool legacy_offloaded =
+        c.training.offload.cpu_offloading &&
+        stage.first_layer + i < c.training.offload.cpu_offloading_num_layers;
+    if (legacy_offloaded) {
+      const double host = layer.kept_bytes + layer.offloaded_bytes;
+      forward_phase(host, layer.forward_transient_bytes,
+                    layer.backward_transient_bytes + layer.recompute_bytes + host);
+      out.offloaded_bytes += host;
+      continue;
+    }
     if (!checkpointed) {
       // Backward of a layer: its activation gradients, selective recompute and the reload
       // of offloaded inputs.

@@ -1,5 +1,7 @@
 // normalize(): resolves Megatron's derived defaults and rejects layouts Megatron-Core would
 // refuse (or that would change what is allocated), naming the offending argument.
+#include <algorithm>
+#include <iterator>
 #include <optional>
 #include <string>
 
@@ -321,6 +323,52 @@ Expected<NormalizedConfig> normalize(const Config& input) {
   if (recompute.distribute_saved_activations && out.sequence_parallel) {
     return Error{"distribute_saved_activations",
                  "distribute_saved_activations cannot be used with sequence parallel"};
+  }
+  if (recompute.granularity == RecomputeGranularity::selective) {
+    // transformer_config.py: allowed modules and the features each needs.
+    static const char* const kAllowed[] = {"core_attn", "moe_act", "layernorm",     "mla_up_proj",
+                                           "mlp",       "moe",     "shared_experts"};
+    for (const std::string& module : recompute.modules) {
+      if (std::find(std::begin(kAllowed), std::end(kAllowed), module) == std::end(kAllowed)) {
+        return Error{"recompute_modules",
+                     "unknown recompute module '" + module +
+                         "' (known: core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, "
+                         "shared_experts)"};
+      }
+      if (module == "moe_act" && !train.moe_grouped_gemm) {
+        return Error{"recompute_modules", "moe_act recompute needs --moe-grouped-gemm"};
+      }
+      if (module == "mla_up_proj" && !m.multi_latent_attention) {
+        return Error{"recompute_modules", "mla_up_proj recompute needs --multi-latent-attention"};
+      }
+    }
+  }
+  const OffloadConfig& offload = train.offload;
+  if (offload.fine_grained_activation_offloading) {
+    static const char* const kOffloadable[] = {"attn_norm", "qkv_linear",     "core_attn",
+                                               "attn_proj", "mlp_norm",       "expert_fc1",
+                                               "moe_act",   "fused_group_mlp"};
+    for (const std::string& module : offload.offload_modules) {
+      if (std::find(std::begin(kOffloadable), std::end(kOffloadable), module) ==
+          std::end(kOffloadable)) {
+        return Error{"offload_modules",
+                     "unknown offload module '" + module +
+                         "' (known: attn_norm, qkv_linear, core_attn, attn_proj, mlp_norm, "
+                         "expert_fc1, moe_act, fused_group_mlp)"};
+      }
+    }
+    if (offload.cpu_offloading) {
+      return Error{"fine_grained_activation_offloading",
+                   "fine-grained activation offloading cannot be combined with --cpu-offloading"};
+    }
+  }
+  if (offload.cpu_offloading && recompute.granularity != RecomputeGranularity::none) {
+    return Error{"cpu_offloading", "legacy --cpu-offloading is not allowed with recompute"};
+  }
+  if (offload.cpu_offloading && (offload.cpu_offloading_num_layers < 0 ||
+                                 offload.cpu_offloading_num_layers >= m.num_layers)) {
+    return Error{"cpu_offloading_num_layers",
+                 "cpu_offloading_num_layers must be between 0 and num_layers - 1"};
   }
   if (train.offload.cpu_offloading && par.pipeline_parallel > 1) {
     return Error{"cpu_offloading", "legacy --cpu-offloading is not allowed with pipeline parallel"};

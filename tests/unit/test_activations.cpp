@@ -155,3 +155,33 @@ TEST_CASE("MoE routed tokens are top-k copies of the SP tokens, all-gathered ove
   const double mib = 1024.0 * 1024.0;
   CHECK_THAT(layer_activations(n, true).kept_bytes / mib, WithinRel(220.2, 2e-3));
 }
+
+TEST_CASE("legacy CPU offloading moves the first layers' activations to the host") {
+  Config c = llama_tp8_pp4();
+  c.model.num_layers = 8;
+  c.parallel.pipeline_parallel = 1;
+  c.parallel.world_size = 8;
+  c.training.global_batch_size = 1;
+  const Estimate base = run(c);
+  c.training.offload.cpu_offloading = true;
+  c.training.offload.cpu_offloading_num_layers = 3;
+  const Estimate offloaded = run(c);
+  const double layer = 140'640'256.0;
+  CHECK(static_cast<double>(base.ranks[0].activation_bytes_per_microbatch -
+                            offloaded.ranks[0].activation_bytes_per_microbatch) ==
+        Approx(3 * layer));
+  CHECK(static_cast<double>(offloaded.ranks[0].host_activation_bytes) == Approx(3 * layer));
+}
+
+TEST_CASE("fine-grained offloading keeps the chunk's last layer and small tensors on the GPU") {
+  Config c = llama_tp8_pp4();
+  c.training.offload.fine_grained_activation_offloading = true;
+  c.training.offload.offload_modules = {"core_attn"};
+  const Estimate e = run(c);
+  // Q, K, V: 2 N (n + 2g) dh / t = 10,485,760 bytes = 5,242,880 elements (over the 1 Mi
+  // threshold), offloaded for 19 of rank 1's 20 layers.
+  CHECK(static_cast<double>(e.ranks[1].chunks.size()) == 1);
+  CHECK(static_cast<double>(run(llama_tp8_pp4()).ranks[1].activation_bytes_per_microbatch -
+                            e.ranks[1].activation_bytes_per_microbatch) ==
+        Approx(19 * 10'485'760.0));
+}

@@ -5,13 +5,18 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "megamem/estimate.hpp"
+#include "megamem/what_if.hpp"
 
 namespace megamem {
 
 // The estimate as one JSON object (pretty-printed when indent >= 0).
 std::string estimate_to_json(const Estimate& estimate, int indent = 2);
+
+// The what-if table as a JSON array (label, flags, peaks, saving, validity).
+std::string what_if_to_json(const std::vector<WhatIfOption>& options, int indent = 2);
 
 // A config as JSON (the inputs, resolved), for state() hooks and reports.
 std::string config_to_json(const Config& config, int indent = 2);

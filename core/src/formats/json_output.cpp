@@ -166,6 +166,26 @@ std::string estimate_to_json(const Estimate& estimate, int indent) {
   return dump(result, indent);
 }
 
+std::string what_if_to_json(const std::vector<WhatIfOption>& options, int indent) {
+  json rows = json::array();
+  for (const WhatIfOption& option : options) {
+    json row = {{"label", option.label},
+                {"megatron_flags", option.megatron_flags},
+                {"current", option.current},
+                {"valid", option.valid}};
+    if (option.valid) {
+      row["peak_allocated_bytes"] = option.peak_allocated_bytes;
+      row["peak_total_bytes"] = option.peak_total_bytes;
+      row["saving_bytes"] = option.saving_bytes;
+      row["limiting_pp_rank"] = option.limiting_pp_rank;
+    } else {
+      row["error"] = option.error;
+    }
+    rows.push_back(std::move(row));
+  }
+  return dump(rows, indent);
+}
+
 std::string config_to_json(const Config& config, int indent) {
   return dump(config_json_value(config), indent);
 }
