@@ -52,23 +52,42 @@ void print_table(const Estimate& estimate) {
             << " · DP" << n.data_parallel << " expert-DP" << n.expert_data_parallel << " · mbs "
             << c.training.micro_batch_size << " · seq " << c.training.seq_length << "\n";
 
-  const std::vector<std::string> headers = {"rank", "weights", "grads", "optimizer", "static"};
+  // Per rank: the static parts, the step's activations and transients at the peak, the
+  // runtime overheads outside the allocator, the peak the card must hold, and the headroom.
+  const double capacity_gib = c.device.capacity_gib;
+  char fits_header[32];
+  std::snprintf(fits_header, sizeof(fits_header), "fits (%.1f GiB)", capacity_gib);
+  const std::vector<std::string> headers = {"rank",   "weights",     "grads",      "optimizer",
+                                            "static", "activations", "transients", "runtime",
+                                            "peak",   fits_header};
   std::string line;
   for (std::size_t i = 0; i < headers.size(); ++i) line += (i ? "  " : "") + headers[i];
-  std::cout << line << "   (GiB per GPU)\n";
+  std::cout << line << "\n";
   for (const RankMemory& rank : estimate.ranks) {
-    const std::vector<std::string> cells = {std::to_string(rank.pp_rank), gib(rank.weight_bytes),
-                                            gib(rank.gradient_bytes), gib(rank.optimizer_bytes),
-                                            gib(rank.static_bytes)};
+    const double peak_gib = static_cast<double>(rank.peak_total_bytes) / kBytesPerGiB;
+    char fits[48];
+    if (peak_gib <= capacity_gib) {
+      std::snprintf(fits, sizeof(fits), "yes  %.1f free", capacity_gib - peak_gib);
+    } else {
+      std::snprintf(fits, sizeof(fits), "no   %.1f over", peak_gib - capacity_gib);
+    }
+    const std::vector<std::string> cells = {
+        std::to_string(rank.pp_rank), gib(rank.weight_bytes),
+        gib(rank.gradient_bytes),     gib(rank.optimizer_bytes),
+        gib(rank.static_bytes),       gib(rank.activation_peak_bytes),
+        gib(rank.transient_bytes),    gib(rank.runtime_overhead_bytes),
+        gib(rank.peak_total_bytes)};
     line.clear();
     for (std::size_t i = 0; i < cells.size(); ++i) {
       line += (i ? "  " : "") + pad_left(cells[i], headers[i].size());
     }
+    line += std::string("  ") + fits;
     if (rank.pp_rank == estimate.limiting_pp_rank && estimate.ranks.size() > 1) {
       line += "  ← limiting";
     }
     std::cout << line << "\n";
   }
+  std::cout << "GiB per GPU; peak = static + activations + transients + runtime overheads\n";
 }
 
 }  // namespace
