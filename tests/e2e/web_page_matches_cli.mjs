@@ -115,6 +115,7 @@ async function typeIntoSlider(page, label, value) {
   await page.waitForTimeout(100);
   await page.keyboard.type(String(value), { delay: 30 });
   await page.keyboard.press('Enter');
+  await page.mouse.move(1, page.viewportSize().height - 1);  // no tooltip over the screenshot
 }
 
 async function waitForState(page, predicate, what) {
