@@ -64,8 +64,11 @@ class LayerBuilder {
     // which saves the norm input and, under SP, its local output shard (layernorm_linear.py,
     // ln_out_needs_gather). MLA keeps a standalone input norm (gpt_layer_specs.py).
     const bool standalone_norm = !te || m_.multi_latent_attention;
+    // Offloading hooks every tensor saved inside the named module's forward
+    // (fine_grained_activation_offload.py, saved_tensors_hooks): a fused norm's input is saved
+    // inside qkv_linear; attn_norm offloads only a standalone norm.
     add("input_layernorm input", ModuleKind::input_layernorm, s_.sp_tokens * s_.h, 2, 0,
-        OffloadModule::attn_norm);
+        standalone_norm ? OffloadModule::attn_norm : OffloadModule::qkv_linear);
     add("input_layernorm output", ModuleKind::input_layernorm, s_.sp_tokens * s_.h, 2,
         standalone_norm && m_.multi_latent_attention ? kRecomputeLayernorm : 0,
         OffloadModule::qkv_linear);
@@ -88,7 +91,7 @@ class LayerBuilder {
     // The fused QKV output is copied into contiguous Q, K, V; only the copies are saved.
     forward_transient(2 * n * (heads + 2 * groups) * dh);
     if (m_.qk_layernorm) {
-      add("q/k layernorm inputs", attn, n * (heads + groups) * dh, 2);
+      add("q/k layernorm inputs", attn, n * (heads + groups) * dh, 2, 0, OffloadModule::qkv_linear);
     }
     if (unfused_attention(c_)) {
       unfused_core_attention(heads, groups, dh);
@@ -96,7 +99,8 @@ class LayerBuilder {
       add("Q, K, V (core attention inputs)", attn, n * (heads + 2 * groups) * dh, 2, 0,
           OffloadModule::core_attn);
       // Flash/cuDNN keep the fp32 log-sum-exp per head and token.
-      add("softmax statistics (fp32)", attn, n * heads, 4, kRecomputeCoreAttn);
+      add("softmax statistics (fp32)", attn, n * heads, 4, kRecomputeCoreAttn,
+          OffloadModule::core_attn);
     }
     add("attention output (linear_proj input)", attn, n * heads * dh, 2, 0,
         OffloadModule::attn_proj);
@@ -112,9 +116,10 @@ class LayerBuilder {
     add("Q (core attention input)", attn, n * heads * dh, 2, 0, OffloadModule::core_attn);
     add("K, V (expanded to all heads)", attn, n * 2 * (expanded ? heads : groups) * dh, 2, 0,
         OffloadModule::core_attn);
-    add("attention probabilities", attn, scores, 2, kRecomputeCoreAttn);
+    add("attention probabilities", attn, scores, 2, kRecomputeCoreAttn, OffloadModule::core_attn);
     if (m_.attention_dropout > 0) {
-      add("attention dropout mask and output", attn, scores, 3, kRecomputeCoreAttn);
+      add("attention dropout mask and output", attn, scores, 3, kRecomputeCoreAttn,
+          OffloadModule::core_attn);
     }
     // The raw bf16 scores live until the softmax kernel has run.
     forward_transient(2 * scores + (c_.training.masked_softmax_fusion ? 0 : 4 * scores));
@@ -129,25 +134,30 @@ class LayerBuilder {
     const double q_head = static_cast<double>(m_.qk_head_dim) + m_.qk_pos_emb_head_dim;
     const double norm_outputs = m_.qk_layernorm ? 1 : 0;
     if (m_.q_lora_rank > 0) {
-      add("q_down output", attn, nsp * m_.q_lora_rank, 2);
-      add("q norm output", attn, nsp * m_.q_lora_rank * norm_outputs, 2, kRecomputeMlaUpProj);
+      add("q_down output", attn, nsp * m_.q_lora_rank, 2, 0, OffloadModule::qkv_linear);
+      add("q norm output", attn, nsp * m_.q_lora_rank * norm_outputs, 2, kRecomputeMlaUpProj,
+          OffloadModule::qkv_linear);
     }
     add("kv_down output", attn,
-        nsp * (static_cast<double>(m_.kv_lora_rank) + m_.qk_pos_emb_head_dim), 2);
-    add("kv norm output", attn, nsp * m_.kv_lora_rank * norm_outputs, 2, kRecomputeMlaUpProj);
+        nsp * (static_cast<double>(m_.kv_lora_rank) + m_.qk_pos_emb_head_dim), 2, 0,
+        OffloadModule::qkv_linear);
+    add("kv norm output", attn, nsp * m_.kv_lora_rank * norm_outputs, 2, kRecomputeMlaUpProj,
+        OffloadModule::qkv_linear);
     add("Q, K (core attention inputs)", attn, 2 * n * heads * q_head, 2, kRecomputeMlaUpProj,
         OffloadModule::core_attn);
     add("V (core attention input)", attn, n * heads * m_.v_head_dim, 2, kRecomputeMlaUpProj,
         OffloadModule::core_attn);
     if (unfused_attention(c_)) {
       const double scores = s_.batch * heads * s_.seq * s_.seq;
-      add("attention probabilities", attn, scores, 2, kRecomputeCoreAttn);
+      add("attention probabilities", attn, scores, 2, kRecomputeCoreAttn, OffloadModule::core_attn);
       if (m_.attention_dropout > 0) {
-        add("attention dropout mask and output", attn, scores, 3, kRecomputeCoreAttn);
+        add("attention dropout mask and output", attn, scores, 3, kRecomputeCoreAttn,
+            OffloadModule::core_attn);
       }
       forward_transient(2 * scores);
     } else {
-      add("softmax statistics (fp32)", attn, n * heads, 4, kRecomputeCoreAttn);
+      add("softmax statistics (fp32)", attn, n * heads, 4, kRecomputeCoreAttn,
+          OffloadModule::core_attn);
     }
     add("attention output (linear_proj input)", attn, n * heads * m_.v_head_dim, 2, 0,
         OffloadModule::attn_proj);
@@ -164,8 +174,10 @@ class LayerBuilder {
     const ModuleKind mlp = ModuleKind::mlp;
     const double ffn = m_.ffn_hidden_size / s_.tp;
     const double glu = m_.activation == Activation::swiglu ? 2 : 1;
+    // Under TE the norm is fused into fc1 (no standalone module for mlp_norm to offload).
+    const bool standalone_norm = c_.training.transformer_impl == TransformerImpl::local;
     add("pre_mlp_layernorm input", ModuleKind::pre_mlp_layernorm, s_.sp_tokens * s_.h, 2, 0,
-        OffloadModule::mlp_norm);
+        standalone_norm ? OffloadModule::mlp_norm : OffloadModule::none);
     add("pre_mlp_layernorm output", ModuleKind::pre_mlp_layernorm, s_.sp_tokens * s_.h, 2,
         kRecomputeMlp);
     add("fc1 output (activation input)", mlp, s_.tokens * glu * ffn, 2, kRecomputeMlp);
@@ -319,13 +331,14 @@ LayerActivations layer_activations(const NormalizedConfig& n, bool moe_layer) {
   // outputs just before the layer's backward: take the larger of the two.
   double recompute_normal = 0, recompute_discarding = 0;
   const std::uint16_t discarding = kRecomputeMoeAct | kRecomputeLayernorm | kRecomputeMlaUpProj;
-  for (const SavedActivation& item : out.saved) {
+  for (SavedActivation& item : out.saved) {
     out.full_bytes += item.bytes;
     if (item.freed_by & bits) {
       ((item.freed_by & bits & discarding) ? recompute_discarding : recompute_normal) += item.bytes;
       continue;
     }
     if (offload_selected(n, item.offload) && item.elements >= kMinOffloadElements) {
+      item.on_host = true;
       out.offloaded_bytes += item.bytes;
       continue;
     }
@@ -355,12 +368,17 @@ ChunkActivations chunk_activations(const NormalizedConfig& n, const StagePlaceme
   double forward_peak = 0;
   std::vector<double> backward_free;       // freed by each phase, reverse order later
   std::vector<double> backward_transient;  // transient of each phase
-  auto forward_phase = [&](double kept, double transient, double backward_extra) {
-    forward_peak = std::max(forward_peak, saved + transient);
+  // A phase keeps `kept` bytes on the GPU; `offloaded` bytes are saved too but copied to the
+  // host as the phase ends (they are on the GPU during it, and reloaded for its backward).
+  auto forward_phase = [&](double kept, double transient, double backward_extra,
+                           double offloaded = 0) {
+    forward_peak = std::max(forward_peak, saved + transient + offloaded);
     saved += kept;
+    out.offloaded_bytes += offloaded;
     backward_free.push_back(kept);
-    backward_transient.push_back(backward_extra);
+    backward_transient.push_back(backward_extra + offloaded);
   };
+  ;
 
   if (stage.has_embedding) {
     // Embedding dropout mask; the embedding output is layer 0's saved input.
@@ -381,18 +399,16 @@ ChunkActivations chunk_activations(const NormalizedConfig& n, const StagePlaceme
         c.training.offload.cpu_offloading &&
         stage.first_layer + i < c.training.offload.cpu_offloading_num_layers;
     if (legacy_offloaded) {
-      const double host = layer.kept_bytes + layer.offloaded_bytes;
-      forward_phase(host, layer.forward_transient_bytes,
-                    layer.backward_transient_bytes + layer.recompute_bytes + host);
-      out.offloaded_bytes += host;
+      forward_phase(0, layer.forward_transient_bytes,
+                    layer.backward_transient_bytes + layer.recompute_bytes,
+                    layer.kept_bytes + layer.offloaded_bytes);
       continue;
     }
     if (!checkpointed) {
       // Backward of a layer: its activation gradients, selective recompute and the reload
       // of offloaded inputs.
-      forward_phase(layer.kept_bytes + layer.offloaded_bytes, layer.forward_transient_bytes,
-                    layer.backward_transient_bytes + layer.recompute_bytes + layer.offloaded_bytes);
-      out.offloaded_bytes += layer.offloaded_bytes;
+      forward_phase(layer.kept_bytes, layer.forward_transient_bytes,
+                    layer.backward_transient_bytes + layer.recompute_bytes, layer.offloaded_bytes);
       continue;
     }
     // megatron/core/recompute.py: one input stashed per group of recompute_num_layers
@@ -406,12 +422,6 @@ ChunkActivations chunk_activations(const NormalizedConfig& n, const StagePlaceme
     }
     forward_phase(group_start ? stash : 0, layer.forward_transient_bytes,
                   group_full + layer.backward_transient_bytes);
-  }
-
-  // Offloaded inputs return before backward: the chunk keeps its last layer's on the GPU.
-  if (out.offloaded_bytes > 0 && stage.num_layers > 0) {
-    const double last = layer_at(stage.num_layers - 1).offloaded_bytes;
-    out.offloaded_bytes -= last;
   }
 
   auto loss_phase = [&]() {
@@ -443,7 +453,8 @@ ChunkActivations chunk_activations(const NormalizedConfig& n, const StagePlaceme
       // enorm/hnorm inputs and outputs, eh_proj input (concatenated), the layer, its norm.
       forward_phase(12 * s.sp_tokens * s.h, 0, 0);
       forward_phase(mtp_layer.kept_bytes, mtp_layer.forward_transient_bytes,
-                    mtp_layer.backward_transient_bytes + mtp_layer.recompute_bytes);
+                    mtp_layer.backward_transient_bytes + mtp_layer.recompute_bytes,
+                    mtp_layer.offloaded_bytes);
       loss_phase();
     }
     loss_phase();
@@ -458,9 +469,9 @@ ChunkActivations chunk_activations(const NormalizedConfig& n, const StagePlaceme
   }
   // Offloaded inputs sit on the host between their forward and the reload before backward
   // (one layer's reload at a time, counted in that layer's backward transient).
-  out.saved_bytes = saved - out.offloaded_bytes;
-  out.forward_peak_extra_bytes = std::max(forward_peak - out.offloaded_bytes, out.saved_bytes);
-  out.backward_peak_extra_bytes = std::max(0.0, backward_peak - out.offloaded_bytes);
+  out.saved_bytes = saved;
+  out.forward_peak_extra_bytes = std::max(forward_peak, saved);
+  out.backward_peak_extra_bytes = std::max(0.0, backward_peak);
   return out;
 }
 

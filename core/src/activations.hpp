@@ -50,6 +50,7 @@ struct SavedActivation {
   double elements = 0;         // for the offload size threshold
   std::uint16_t freed_by = 0;  // RecomputeModuleBit set that discards it
   OffloadModule offload = OffloadModule::none;
+  bool on_host = false;  // set by layer_activations when fine-grained offloading moves it
 };
 
 // One decoder (or MTP transformer) layer, per micro-batch per GPU.

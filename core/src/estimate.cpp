@@ -107,7 +107,7 @@ void add_activation_bytes(const NormalizedConfig& normalized, ModuleMemory& root
                                     [](const ModuleMemory& c) { return c.name == "router"; });
     const LayerActivations& layer = is_moe ? moe : dense;
     for (const SavedActivation& item : layer.saved) {
-      if (item.freed_by & bits) continue;
+      if ((item.freed_by & bits) || item.on_host) continue;
       const std::string module = module_kind_name(item.module);
       auto child = std::find_if(block.children.begin(), block.children.end(),
                                 [&](const ModuleMemory& c) { return c.name == module; });

@@ -79,15 +79,23 @@ std::optional<double> peak_of(const Rank& rank) {
 
 }  // namespace
 
-TEST_CASE("the tolerance is 5% of the measurement plus 64 MiB") {
+TEST_CASE("the static tolerance is 5% of the measurement plus 64 MiB") {
   const double measured = 1000.0 * kMiB;
-  CHECK(Comparison{measured + 114.0 * kMiB, measured}.within_tolerance());
-  CHECK_FALSE(Comparison{measured + 115.0 * kMiB, measured}.within_tolerance());
-  CHECK(Comparison{measured - 114.0 * kMiB, measured}.within_tolerance());
-  CHECK_FALSE(Comparison{measured - 115.0 * kMiB, measured}.within_tolerance());
+  CHECK(Comparison{measured + 114.0 * kMiB, measured}.within(kStaticTarget));
+  CHECK_FALSE(Comparison{measured + 115.0 * kMiB, measured}.within(kStaticTarget));
+  CHECK(Comparison{measured - 114.0 * kMiB, measured}.within(kStaticTarget));
+  CHECK_FALSE(Comparison{measured - 115.0 * kMiB, measured}.within(kStaticTarget));
+  CHECK(tolerance_text(kStaticTarget) == "5% + 64 MiB");
   const Comparison c{1100.0 * kMiB, 1000.0 * kMiB};
   CHECK_THAT(c.error_mib(), WithinRel(100.0));
   CHECK_THAT(c.relative_error_percent(), WithinRel(10.0));
+}
+
+TEST_CASE("the peak tolerance is 10% of the measurement plus 128 MiB") {
+  const double measured = 1000.0 * kMiB;
+  CHECK(Comparison{measured + 228.0 * kMiB, measured}.within(kPeakTarget));
+  CHECK_FALSE(Comparison{measured + 229.0 * kMiB, measured}.within(kPeakTarget));
+  CHECK(tolerance_text(kPeakTarget) == "10% + 128 MiB");
 }
 
 TEST_CASE("error statistics: median and p90 of |relative error|, share within, mean signed") {
@@ -96,14 +104,14 @@ TEST_CASE("error statistics: median and p90 of |relative error|, share within, m
   for (const double percent : {-10.0, 1.0, 2.0, 3.0, 20.0}) {
     comparisons.push_back({(1000.0 + 10.0 * percent) * kMiB, 1000.0 * kMiB});
   }
-  const ErrorStats s = summarize_errors(comparisons);
+  const ErrorStats s = summarize_errors(comparisons, kStaticTarget);
   CHECK(s.count == 5);
   CHECK_THAT(s.median_abs_relative_percent, WithinRel(3.0, 1e-9));
   // Sorted |errors| 1, 2, 3, 10, 20: position 0.9 * 4 = 3.6 -> 10 + 0.6 * 10 = 16.
   CHECK_THAT(s.p90_abs_relative_percent, WithinRel(16.0, 1e-9));
   CHECK_THAT(s.share_within_tolerance, WithinRel(0.8, 1e-9));  // 20% = 200 MiB > 114 MiB
   CHECK_THAT(s.mean_signed_error_mib, WithinRel(32.0, 1e-9));  // (-100+10+20+30+200)/5
-  CHECK(summarize_errors({}).count == 0);
+  CHECK(summarize_errors({}, kStaticTarget).count == 0);
 }
 
 TEST_CASE("a scored case compares the measured rank's predicted static bytes") {

@@ -34,7 +34,9 @@ constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 // THE list of features the estimator does not model yet (memory-model.md §10.3, item 5).
 // Remove a name here once the estimator handles it; its cases are then scored.
 const std::vector<std::string> kUnmodeledFeatures = {
-    "fsdp", "optimizer_muon", "cuda_graph", "fp8", "activation_offload",
+    "fsdp",
+    "cuda_graph",
+    "fp8",
 };
 
 bool has(const std::vector<std::string>& list, std::string_view item) {
@@ -117,11 +119,20 @@ double Comparison::relative_error_percent() const {
   return 100.0 * (predicted_bytes - measured_bytes) / measured_bytes;
 }
 
-bool Comparison::within_tolerance() const {
-  return std::abs(predicted_bytes - measured_bytes) <= 0.05 * measured_bytes + 64.0 * kBytesPerMiB;
+bool Comparison::within(const AccuracyTarget& target) const {
+  return std::abs(predicted_bytes - measured_bytes) <=
+         target.tolerance_percent / 100.0 * measured_bytes + target.tolerance_mib * kBytesPerMiB;
 }
 
-ErrorStats summarize_errors(const std::vector<Comparison>& comparisons) {
+std::string tolerance_text(const AccuracyTarget& target) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%g%% + %g MiB", target.tolerance_percent,
+                target.tolerance_mib);
+  return buffer;
+}
+
+ErrorStats summarize_errors(const std::vector<Comparison>& comparisons,
+                            const AccuracyTarget& target) {
   ErrorStats stats;
   stats.count = static_cast<int>(comparisons.size());
   if (comparisons.empty()) return stats;
@@ -131,7 +142,7 @@ ErrorStats summarize_errors(const std::vector<Comparison>& comparisons) {
   for (const Comparison& c : comparisons) {
     abs_relative.push_back(std::abs(c.relative_error_percent()));
     signed_mib_sum += c.error_mib();
-    if (c.within_tolerance()) ++within;
+    if (c.within(target)) ++within;
   }
   stats.median_abs_relative_percent = quantile(abs_relative, 0.5);
   stats.p90_abs_relative_percent = quantile(abs_relative, 0.9);
@@ -358,9 +369,10 @@ std::vector<ConfigComparison> per_config(const std::vector<CaseResult>& cases,
 }
 
 MetricSummary summarize_metric(const std::vector<CaseResult>& cases, ComparisonOf metric,
-                               std::string name) {
+                               std::string name, const AccuracyTarget& target) {
   MetricSummary summary;
   summary.metric = std::move(name);
+  summary.target = target;
   std::vector<Comparison> all;
   std::map<std::string, std::vector<Comparison>> by_tag_cases;
   for (const CaseResult& c : cases) {
@@ -375,11 +387,11 @@ MetricSummary summarize_metric(const std::vector<CaseResult>& cases, ComparisonO
     config_comparisons.push_back(config.comparison);
     for (const std::string& tag : config.tags) by_tag_configs[tag].push_back(config.comparison);
   }
-  summary.cases = summarize_errors(all);
-  summary.configs = summarize_errors(config_comparisons);
+  summary.cases = summarize_errors(all, target);
+  summary.configs = summarize_errors(config_comparisons, target);
   for (const auto& [tag, comparisons] : by_tag_cases) {
-    summary.per_tag.push_back(
-        {tag, summarize_errors(comparisons), summarize_errors(by_tag_configs[tag])});
+    summary.per_tag.push_back({tag, summarize_errors(comparisons, target),
+                               summarize_errors(by_tag_configs[tag], target)});
   }
   std::stable_sort(
       summary.per_tag.begin(), summary.per_tag.end(),
@@ -389,12 +401,19 @@ MetricSummary summarize_metric(const std::vector<CaseResult>& cases, ComparisonO
 
 void add_targets(const MetricSummary& summary, std::vector<TargetResult>& targets) {
   if (summary.configs.count == 0) return;
+  const AccuracyTarget& target = summary.target;
   const double median = summary.configs.median_abs_relative_percent;
-  targets.push_back({summary.metric + ": median |relative error| over distinct configs <= 3%",
-                     median, kTargetMedianPercent, median <= kTargetMedianPercent});
+  char median_text[32];
+  std::snprintf(median_text, sizeof(median_text), "%g%%", target.median_percent);
+  targets.push_back(
+      {summary.metric + ": median |relative error| over distinct configs <= " + median_text, median,
+       target.median_percent, median <= target.median_percent});
   const double share = 100.0 * summary.configs.share_within_tolerance;
-  targets.push_back({summary.metric + ": distinct configs within 5% + 64 MiB >= 90%", share,
-                     kTargetSharePercent, share >= kTargetSharePercent});
+  char share_text[32];
+  std::snprintf(share_text, sizeof(share_text), "%g%%", target.share_within_percent);
+  targets.push_back(
+      {summary.metric + ": distinct configs within " + tolerance_text(target) + " >= " + share_text,
+       share, target.share_within_percent, share >= target.share_within_percent});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -454,9 +473,8 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
 
 void markdown_metric(std::string& md, const MetricSummary& s) {
   md += "\n## " + s.metric + " memory\n\n";
-  md +=
-      "| over | scored | median \\|rel. err\\| | p90 \\|rel. err\\| | within 5% + 64 MiB | "
-      "mean signed error (MiB) |\n|---|---:|---:|---:|---:|---:|\n";
+  md += "| over | scored | median \\|rel. err\\| | p90 \\|rel. err\\| | within " +
+        tolerance_text(s.target) + " | mean signed error (MiB) |\n|---|---:|---:|---:|---:|---:|\n";
   md += "| all cases | " + stats_cells(s.cases) + " |\n";
   md += "| distinct configs | " + stats_cells(s.configs) + " |\n";
   md += "\n### Per tag (" + s.metric + ")\n\n";
@@ -488,12 +506,12 @@ json metric_json(const MetricSummary& s) {
           {"per_tag", tags}};
 }
 
-json comparison_json(const Comparison& c) {
+json comparison_json(const Comparison& c, const AccuracyTarget& target) {
   return {{"predicted_bytes", c.predicted_bytes},
           {"measured_bytes", c.measured_bytes},
           {"error_mib", c.error_mib()},
           {"relative_error_percent", c.relative_error_percent()},
-          {"within_tolerance", c.within_tolerance()}};
+          {"within_tolerance", c.within(target)}};
 }
 
 }  // namespace
@@ -530,12 +548,14 @@ Expected<ValidationReport> run_validation(std::string_view cases_json) {
   for (const std::string& feature : kUnmodeledFeatures) {
     report.unsupported_by_feature.push_back({feature, features[feature]});
   }
-  report.static_summary = summarize_metric(report.cases, &CaseResult::static_memory, "static");
+  report.static_summary =
+      summarize_metric(report.cases, &CaseResult::static_memory, "static", kStaticTarget);
   add_targets(report.static_summary, report.targets);
   const bool any_peak = std::any_of(report.cases.begin(), report.cases.end(),
                                     [](const CaseResult& c) { return c.peak_memory.has_value(); });
   if (any_peak) {
-    report.peak_summary = summarize_metric(report.cases, &CaseResult::peak_memory, "peak");
+    report.peak_summary =
+        summarize_metric(report.cases, &CaseResult::peak_memory, "peak", kPeakTarget);
     add_targets(*report.peak_summary, report.targets);
   }
   return report;
@@ -622,7 +642,7 @@ std::string validation_summary_text(const ValidationReport& report) {
   const auto line = [&](const MetricSummary& s, const char* over, const ErrorStats& e) {
     text += s.metric + " over " + over + ": n=" + std::to_string(e.count) + ", median |rel err| " +
             percent(e.median_abs_relative_percent) + ", p90 " +
-            percent(e.p90_abs_relative_percent) + ", within 5% + 64 MiB " +
+            percent(e.p90_abs_relative_percent) + ", within " + tolerance_text(s.target) + " " +
             percent(100.0 * e.share_within_tolerance) + ", mean signed error " +
             mib(e.mean_signed_error_mib) + " MiB\n";
   };
@@ -653,8 +673,8 @@ std::string validation_report_json(const ValidationReport& report, int indent) {
                   {"status", status_name(c.status)},
                   {"detail", c.detail},
                   {"unmodeled_flags", c.unmodeled_flags}};
-    if (c.static_memory) entry["static"] = comparison_json(*c.static_memory);
-    if (c.peak_memory) entry["peak"] = comparison_json(*c.peak_memory);
+    if (c.static_memory) entry["static"] = comparison_json(*c.static_memory, kStaticTarget);
+    if (c.peak_memory) entry["peak"] = comparison_json(*c.peak_memory, kPeakTarget);
     cases.push_back(std::move(entry));
   }
   json targets = json::array();
