@@ -144,7 +144,12 @@ struct RuntimeOverheadConfig {
 
 // The GPU: its capacity, and the allocator-resident memory no parameter formula covers.
 struct DeviceConfig {
+  std::string name;            // "H100 80GB"
   double capacity_gib = 80.0;  // usable device memory
+  int gpus_per_node = 8;
+  double intra_node_bandwidth_gb_per_s = 450.0;  // per GPU, per direction (NVLink)
+  double inter_node_bandwidth_gb_per_s = 50.0;   // per GPU, per direction (InfiniBand/RoCE)
+  double peak_bf16_tflops = 989.0;               // dense bf16 tensor-core peak
   // Transformer Engine's cuBLAS workspace per stream: 32 MiB on Hopper and later, 4 MiB on
   // earlier GPUs (transformer_engine/pytorch/cpp_extensions/gemm.py,
   // get_cublas_workspace_size_bytes).
