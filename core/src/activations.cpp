@@ -350,15 +350,23 @@ LayerActivations layer_activations(const NormalizedConfig& n, bool moe_layer) {
   return out;
 }
 
-ChunkActivations chunk_activations(const NormalizedConfig& n, const StagePlacement& stage) {
+LayerProfiles layer_profiles(const NormalizedConfig& n) {
+  LayerProfiles profiles;
+  profiles.dense = layer_activations(n, false);
+  profiles.moe = n.config.model.num_experts > 0 ? layer_activations(n, true) : profiles.dense;
+  return profiles;
+}
+
+ChunkActivations chunk_activations(const NormalizedConfig& n, const StagePlacement& stage,
+                                   const LayerProfiles& profiles) {
   const Config& c = n.config;
   const Shape s = shape_of(n);
   const RecomputeConfig& recompute = c.training.recompute;
   ChunkActivations out;
 
   // Layers of this chunk in order; dense and MoE profiles computed once each.
-  const LayerActivations dense = layer_activations(n, false);
-  const LayerActivations moe = c.model.num_experts > 0 ? layer_activations(n, true) : dense;
+  const LayerActivations& dense = profiles.dense;
+  const LayerActivations& moe = profiles.moe;
   auto layer_at = [&](int index) -> const LayerActivations& {
     return n.moe_layer_pattern[static_cast<std::size_t>(stage.first_layer + index)] ? moe : dense;
   };

@@ -66,6 +66,14 @@ struct LayerActivations {
 
 LayerActivations layer_activations(const NormalizedConfig& normalized, bool moe_layer);
 
+// The two layer kinds of a model, computed once per estimate.
+struct LayerProfiles {
+  LayerActivations dense;
+  LayerActivations moe;  // equal to dense for a dense model
+};
+
+LayerProfiles layer_profiles(const NormalizedConfig& normalized);
+
 // One chunk (its embedding, layers, loss and MTP), per micro-batch per GPU.
 struct ChunkActivations {
   double saved_bytes = 0;                // A_chunk: held from its forward until its backward
@@ -75,7 +83,8 @@ struct ChunkActivations {
   double logits_bytes = 0;               // bf16 logits of the loss (diagnostic)
 };
 
-ChunkActivations chunk_activations(const NormalizedConfig& normalized, const StagePlacement& stage);
+ChunkActivations chunk_activations(const NormalizedConfig& normalized, const StagePlacement& stage,
+                                   const LayerProfiles& profiles);
 
 // Bits of config.training.recompute.modules (selective granularity).
 std::uint16_t recompute_module_bits(const NormalizedConfig& normalized);

@@ -95,10 +95,10 @@ ModuleMemory build_module_tree(const NormalizedConfig& normalized,
 
 // Adds each decoder/MTP layer module's saved bytes per micro-batch (after recompute and
 // offload) to the tree.
-void add_activation_bytes(const NormalizedConfig& normalized, ModuleMemory& root) {
-  const LayerActivations dense = layer_activations(normalized, false);
-  const LayerActivations moe =
-      normalized.config.model.num_experts > 0 ? layer_activations(normalized, true) : dense;
+void add_activation_bytes(const NormalizedConfig& normalized, const LayerProfiles& profiles,
+                          ModuleMemory& root) {
+  const LayerActivations& dense = profiles.dense;
+  const LayerActivations& moe = profiles.moe;
   const std::uint16_t bits = recompute_module_bits(normalized);
   for (ModuleMemory& block : root.children) {
     if (block.children.empty()) continue;
@@ -137,13 +137,14 @@ Expected<Estimate> estimate(const Config& config, const EstimateOptions& options
   result.totals = count_model_totals(n);
   result.ranks.resize(static_cast<std::size_t>(pp));
 
+  const LayerTemplates templates = layer_templates(n);
+  StageParams params;
   std::vector<ParamTensor> tensors;
   for (const StagePlacement& stage : *stages) {
-    tensors.clear();
-    append_stage_tensors(n, stage, tensors);
+    stage_params(n, stage, templates, params);
     // distributed_data_parallel.py: only the first pipeline rank's first chunk buckets.
     const bool bucketing = stage.pp_rank == 0 && stage.vpp_chunk == 0;
-    const ChunkStaticBytes bytes = chunk_static_bytes(n, tensors, bucketing);
+    const ChunkStaticBytes bytes = chunk_static_bytes(n, params.blocks, bucketing);
 
     RankMemory& rank = result.ranks[static_cast<std::size_t>(stage.pp_rank)];
     rank.pp_rank = stage.pp_rank;
@@ -156,7 +157,11 @@ Expected<Estimate> estimate(const Config& config, const EstimateOptions& options
     chunk.has_output_layer = stage.has_loss;
     chunk.dense_params = bytes.dense_params;
     chunk.expert_params = bytes.expert_params;
-    if (options.module_tree) chunk.modules = build_module_tree(n, tensors, bytes, stage.vpp_chunk);
+    if (options.module_tree) {
+      tensors.clear();
+      append_stage_tensors(n, stage, tensors);
+      chunk.modules = build_module_tree(n, tensors, bytes, stage.vpp_chunk);
+    }
     rank.chunks.push_back(std::move(chunk));
 
     rank.dense_params += bytes.dense_params;
@@ -166,15 +171,16 @@ Expected<Estimate> estimate(const Config& config, const EstimateOptions& options
     rank.optimizer_bytes += bytes.optimizer_bytes;
     rank.host_optimizer_bytes += bytes.host_optimizer_bytes;
     rank.persistent_buffer_bytes +=
-        static_cast<std::uint64_t>(std::llround(expert_bias_buffer_bytes(n, tensors)));
+        static_cast<std::uint64_t>(std::llround(expert_bias_buffer_bytes(n, params.blocks)));
   }
 
   // Persistent allocations: C_fixed per GPU and Megatron's global memory buffer.
   const double fixed_bytes = workspace_bytes(n) + global_buffer_bytes(n);
+  const LayerProfiles profiles = layer_profiles(n);
   std::vector<std::vector<ChunkActivations>> chunk_activation(static_cast<std::size_t>(pp));
   for (const StagePlacement& stage : *stages) {
     chunk_activation[static_cast<std::size_t>(stage.pp_rank)].push_back(
-        chunk_activations(n, stage));
+        chunk_activations(n, stage, profiles));
   }
   double largest = -1;
   for (RankMemory& rank : result.ranks) {
@@ -201,7 +207,7 @@ Expected<Estimate> estimate(const Config& config, const EstimateOptions& options
         std::llround(runtime_overhead_bytes(n, peak.peak_allocated_bytes)));
     rank.peak_total_bytes = rank.peak_allocated_bytes + rank.runtime_overhead_bytes;
     if (options.module_tree) {
-      for (ChunkMemory& chunk : rank.chunks) add_activation_bytes(n, chunk.modules);
+      for (ChunkMemory& chunk : rank.chunks) add_activation_bytes(n, profiles, chunk.modules);
     }
     if (static_cast<double>(rank.peak_total_bytes) > largest) {
       largest = static_cast<double>(rank.peak_total_bytes);

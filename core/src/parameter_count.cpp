@@ -254,36 +254,97 @@ void append_stage_tensors(const NormalizedConfig& normalized, const StagePlaceme
   if (stage.has_loss && !(tied && stage.has_embedding)) builder.output_layer(shared && tied);
 }
 
+LayerTemplates layer_templates(const NormalizedConfig& normalized) {
+  LayerTemplates templates;
+  StageBuilder dense(normalized, templates.dense);
+  dense.decoder_layer(0, false);
+  if (normalized.config.model.num_experts > 0) {
+    StageBuilder moe(normalized, templates.moe);
+    moe.decoder_layer(0, true);
+  }
+  return templates;
+}
+
+void stage_params(const NormalizedConfig& normalized, const StagePlacement& stage,
+                  const LayerTemplates& templates, StageParams& out) {
+  out.head.clear();
+  out.tail.clear();
+  out.blocks.clear();
+  // The same stage as append_stage_tensors, with layers kept as runs of a template.
+  StagePlacement ends = stage;
+  ends.num_layers = 0;
+  std::vector<ParamTensor> all;
+  append_stage_tensors(normalized, ends, all);
+  for (const ParamTensor& tensor : all) {
+    const bool head = tensor.module == ModuleKind::word_embedding ||
+                      tensor.module == ModuleKind::position_embedding;
+    (head ? out.head : out.tail).push_back(tensor);
+  }
+  auto add = [&](const std::vector<ParamTensor>& tensors, std::int64_t repeat) {
+    if (!tensors.empty() && repeat > 0)
+      out.blocks.push_back({tensors.data(), tensors.size(), repeat});
+  };
+  add(out.head, 1);
+  int i = 0;
+  while (i < stage.num_layers) {
+    const bool moe = layer_is_moe(normalized, stage.first_layer + i);
+    int run = 1;
+    while (i + run < stage.num_layers &&
+           layer_is_moe(normalized, stage.first_layer + i + run) == moe) {
+      ++run;
+    }
+    add(moe ? templates.moe : templates.dense, run);
+    i += run;
+  }
+  add(out.tail, 1);
+}
+
 ModelTotals count_model_totals(const NormalizedConfig& normalized) {
-  // The whole model on one GPU, unpadded vocabulary: unique parameters.
+  // The whole model on one GPU, unpadded vocabulary: unique parameters. Layers of one kind
+  // are identical, so each kind is listed once and counted as often as it occurs.
   NormalizedConfig whole = normalized;
   whole.config.parallel.tensor_parallel = 1;
   whole.config.parallel.pipeline_parallel = 1;
   whole.config.parallel.expert_parallel = 1;
   whole.config.parallel.expert_tensor_parallel = 1;
   whole.padded_vocab_size = normalized.config.model.vocab_size;
-  StagePlacement all;
-  all.num_layers = normalized.config.model.num_layers;
-  all.has_embedding = true;
-  all.has_loss = true;
-  all.num_mtp_layers = normalized.config.model.mtp_num_layers;
-
-  std::vector<ParamTensor> tensors;
-  append_stage_tensors(whole, all, tensors);
   const ModelConfig& model = normalized.config.model;
+  std::int64_t moe_layers = 0;
+  for (std::uint8_t is_moe : normalized.moe_layer_pattern) moe_layers += is_moe;
+  const std::int64_t dense_layers = model.num_layers - moe_layers;
+  const int mtp_built =
+      model.mtp_use_repeated_layer ? std::min(model.mtp_num_layers, 1) : model.mtp_num_layers;
+
   const double active_expert_share =
       model.num_experts > 0 ? static_cast<double>(model.moe_router_topk) / model.num_experts : 1.0;
   ModelTotals totals;
   double active = 0;
-  for (const ParamTensor& tensor : tensors) {
-    if (tensor.mtp) {
-      totals.mtp_params += tensor.elements();
-      continue;
+  std::vector<ParamTensor> tensors;
+  StageBuilder builder(whole, tensors);
+  auto count = [&](std::int64_t times) {
+    for (const ParamTensor& tensor : tensors) {
+      const std::int64_t elements = tensor.elements() * times;
+      if (tensor.mtp) {
+        totals.mtp_params += elements;
+        continue;
+      }
+      totals.params += elements;
+      active += static_cast<double>(elements) * (tensor.expert ? active_expert_share : 1.0);
     }
-    totals.params += tensor.elements();
-    active += tensor.expert ? static_cast<double>(tensor.elements()) * active_expert_share
-                            : static_cast<double>(tensor.elements());
+    tensors.clear();
+  };
+  builder.embedding(false);
+  builder.final_layernorm();
+  if (model.untie_embeddings_and_output_weights) builder.output_layer(false);
+  count(1);
+  builder.decoder_layer(0, false);
+  count(dense_layers);
+  if (moe_layers > 0) {
+    builder.decoder_layer(0, true);
+    count(moe_layers);
   }
+  builder.mtp_layer(0, layer_is_moe(normalized, model.num_layers - 1));
+  count(mtp_built);
   totals.active_params = static_cast<std::int64_t>(active + 0.5);
   const std::int64_t padding_rows = normalized.padded_vocab_size - model.vocab_size;
   const int vocab_matrices = model.untie_embeddings_and_output_weights ? 2 : 1;

@@ -48,6 +48,34 @@ struct ParamTensor {
   std::int64_t elements() const { return numel * copies; }
 };
 
+// A run of tensors repeated `repeat` times in a row (consecutive layers of one kind).
+struct TensorBlock {
+  const ParamTensor* tensors = nullptr;
+  std::size_t count = 0;
+  std::int64_t repeat = 1;
+};
+
+// One tensor list per layer kind, built once per estimate: every dense (MoE) layer of a
+// model allocates the same tensors.
+struct LayerTemplates {
+  std::vector<ParamTensor> dense;
+  std::vector<ParamTensor> moe;
+};
+
+LayerTemplates layer_templates(const NormalizedConfig& normalized);
+
+// A stage's tensors as blocks in Megatron's order: its own embedding, runs of identical
+// layers (from the templates), then final norm, MTP and output layer.
+struct StageParams {
+  std::vector<ParamTensor> head;  // embedding
+  std::vector<ParamTensor> tail;  // final norm, MTP layers, output layer
+  std::vector<TensorBlock> blocks;
+};
+
+// Fills `out` (its vectors are reused between calls to avoid allocations).
+void stage_params(const NormalizedConfig& normalized, const StagePlacement& stage,
+                  const LayerTemplates& templates, StageParams& out);
+
 // Appends the tensors of one stage (its embedding, decoder layers, final norm, output
 // layer and MTP layers) in Megatron's registration order.
 void append_stage_tensors(const NormalizedConfig& normalized, const StagePlacement& stage,

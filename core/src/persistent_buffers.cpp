@@ -61,13 +61,17 @@ double global_buffer_bytes(const NormalizedConfig& n) {
   return bytes;
 }
 
-double expert_bias_buffer_bytes(const NormalizedConfig& n,
-                                const std::vector<ParamTensor>& tensors) {
+double expert_bias_buffer_bytes(const NormalizedConfig& n, const std::vector<TensorBlock>& blocks) {
   const ModelConfig& model = n.config.model;
   if (!model.moe_router_enable_expert_bias) return 0;
   double routers = 0;
-  for (const ParamTensor& tensor : tensors) {
-    if (tensor.module == ModuleKind::router && tensor.gemm_weight) ++routers;
+  for (const TensorBlock& block : blocks) {
+    for (std::size_t t = 0; t < block.count; ++t) {
+      const ParamTensor& tensor = block.tensors[t];
+      if (tensor.module == ModuleKind::router && tensor.gemm_weight) {
+        routers += static_cast<double>(block.repeat);
+      }
+    }
   }
   return routers * 2 * 4 * model.num_experts;
 }

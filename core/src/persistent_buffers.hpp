@@ -20,6 +20,6 @@ double global_buffer_bytes(const NormalizedConfig& normalized);
 // fp32 local_tokens_per_expert and expert_bias of each MoE layer with expert bias
 // (megatron/core/transformer/moe/router.py).
 double expert_bias_buffer_bytes(const NormalizedConfig& normalized,
-                                const std::vector<ParamTensor>& tensors);
+                                const std::vector<TensorBlock>& blocks);
 
 }  // namespace megamem

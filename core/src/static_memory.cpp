@@ -40,12 +40,26 @@ OptimizerKind optimizer_for(const OptimizerConfig& optimizer, const ParamTensor&
   return optimizer.muon_scalar_optimizer;
 }
 
+// Which DDP buffer a tensor lives in: [expert][fp8 param buffer] (param_layout.py,
+// BufferKey: param dtype, grad dtype, expert).
+struct BufferKey {
+  int expert;
+  int fp8;
+};
+
+BufferKey buffer_of(const NormalizedConfig& normalized, const ParamTensor& tensor) {
+  return {tensor.expert ? 1 : 0, uses_fp8_param_buffer(normalized, tensor) ? 1 : 0};
+}
+
 // One DDP buffer's element count after Megatron's padding (distributed optimizer only):
 // each parameter starts at a multiple of 64 elements, each bucket ends at a multiple of
 // lcm(DP, 128); parameters are laid out in reverse (backprop) order, and a shared
 // embedding gets a bucket of its own (distrib_optimizer.py,
-// _compute_per_buffer_param_layout).
-std::int64_t padded_buffer_elements(const std::vector<const ParamTensor*>& params,
+// _compute_per_buffer_param_layout). Without bucketing, a block of identical layers
+// advances by its 64-aligned size times its repeat count: bucket ends are multiples of
+// 128, so rounding inside the block changes nothing.
+std::int64_t padded_buffer_elements(const NormalizedConfig& normalized,
+                                    const std::vector<TensorBlock>& blocks, BufferKey key,
                                     std::int64_t shard_group, std::int64_t bucket_size) {
   const std::int64_t bucket_divisor = std::lcm(shard_group, std::int64_t{128});
   std::int64_t param_start = 0;
@@ -57,17 +71,42 @@ std::int64_t padded_buffer_elements(const std::vector<const ParamTensor*>& param
     bucket_open = false;
     return bucket_start;
   };
-  for (auto it = params.rbegin(); it != params.rend(); ++it) {
-    const ParamTensor& param = **it;
-    for (std::int64_t copy = 0; copy < param.copies; ++copy) {
-      param_start = round_up(param_start, 64);
-      if (param.shared_embedding && bucket_open) param_start = finalize(param_start);
-      param_end = param_start + param.numel;
+  auto in_buffer = [&](const ParamTensor& tensor) {
+    const BufferKey k = buffer_of(normalized, tensor);
+    return k.expert == key.expert && k.fp8 == key.fp8;
+  };
+  auto place = [&](const ParamTensor& param) {
+    param_start = round_up(param_start, 64);
+    if (param.shared_embedding && bucket_open) param_start = finalize(param_start);
+    param_end = param_start + param.numel;
+    bucket_open = true;
+    if ((bucket_size > 0 && param_end - bucket_start >= bucket_size) || param.shared_embedding) {
+      param_start = finalize(param_end);
+    } else {
+      param_start = param_end;
+    }
+  };
+  for (auto block = blocks.rbegin(); block != blocks.rend(); ++block) {
+    bool simple = bucket_size == 0;
+    std::int64_t aligned = 0;
+    for (std::size_t t = 0; t < block->count; ++t) {
+      const ParamTensor& tensor = block->tensors[t];
+      if (!in_buffer(tensor)) continue;
+      simple = simple && !tensor.shared_embedding;
+      aligned += round_up(tensor.numel, 64) * tensor.copies;
+    }
+    if (aligned == 0) continue;
+    if (simple) {
+      param_start = round_up(param_start, 64) + aligned * block->repeat;
+      param_end = param_start;
       bucket_open = true;
-      if ((bucket_size > 0 && param_end - bucket_start >= bucket_size) || param.shared_embedding) {
-        param_start = finalize(param_end);
-      } else {
-        param_start = param_end;
+      continue;
+    }
+    for (std::int64_t r = 0; r < block->repeat; ++r) {
+      for (std::size_t t = block->count; t-- > 0;) {
+        const ParamTensor& tensor = block->tensors[t];
+        if (!in_buffer(tensor)) continue;
+        for (std::int64_t copy = 0; copy < tensor.copies; ++copy) place(tensor);
       }
     }
   }
@@ -137,50 +176,67 @@ ParamBytes param_bytes(const NormalizedConfig& normalized, const ParamTensor& te
 }
 
 ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
-                                    const std::vector<ParamTensor>& tensors, bool bucketing) {
+                                    const std::vector<TensorBlock>& blocks, bool bucketing) {
   const OptimizerConfig& opt = normalized.config.optimizer;
   ChunkStaticBytes out;
-  // DDP makes one buffer per (param dtype, grad dtype, expert) key (param_layout.py,
-  // BufferKey). Within a buffer every parameter has the same bytes per element.
-  std::vector<const ParamTensor*> buffers[2][2];  // [expert][fp8 param buffer]
-  for (const ParamTensor& tensor : tensors) {
-    (tensor.expert ? out.expert_params : out.dense_params) += tensor.elements();
-    buffers[tensor.expert ? 1 : 0][uses_fp8_param_buffer(normalized, tensor) ? 1 : 0].push_back(
-        &tensor);
-  }
   std::int64_t bucket_size = 0;  // 0 = one bucket
   if (bucketing && opt.overlap_grad_reduce) {
     bucket_size = opt.ddp_bucket_size_elements > 0
                       ? opt.ddp_bucket_size_elements
                       : std::max<std::int64_t>(40000000, 1000000 * normalized.data_parallel);
   }
+  // Per buffer: elements, optimizer bytes (Muon/SGD mix optimizers inside one buffer, so
+  // each tensor is priced), and the bytes of the buffer's first tensor for its padding.
+  struct BufferSums {
+    std::int64_t elements = 0;
+    double optimizer = 0;
+    double host = 0;
+    bool used = false;
+    ParamBytes first;
+  } sums[2][2];
+  // Bytes depend only on the buffer, whether the tensor is a GEMM weight, and whether it is
+  // the embedding/output layer or the router (param_bytes' only inputs).
+  ParamBytes by_kind[2][2][3];
+  bool known[2][2][3] = {};
+  for (const TensorBlock& block : blocks) {
+    for (std::size_t t = 0; t < block.count; ++t) {
+      const ParamTensor& tensor = block.tensors[t];
+      const std::int64_t elements = tensor.elements() * block.repeat;
+      (tensor.expert ? out.expert_params : out.dense_params) += elements;
+      const BufferKey key = buffer_of(normalized, tensor);
+      const int gemm = tensor.gemm_weight ? 1 : 0;
+      const int edge = tensor.embedding_or_output ? 1 : tensor.module == ModuleKind::router ? 2 : 0;
+      ParamBytes& bytes = by_kind[key.expert][gemm][edge];
+      if (!known[key.expert][gemm][edge]) {
+        bytes = param_bytes(normalized, tensor);
+        known[key.expert][gemm][edge] = true;
+      }
+      BufferSums& sum = sums[key.expert][key.fp8];
+      if (!sum.used) sum.first = bytes;
+      sum.used = true;
+      sum.elements += elements;
+      sum.optimizer += bytes.optimizer_state * static_cast<double>(elements);
+      sum.host += bytes.host_optimizer_state * static_cast<double>(elements);
+    }
+  }
   double weight = 0, gradient = 0, optimizer = 0, host = 0;
   for (int expert = 0; expert < 2; ++expert) {
-    for (const auto& buffer : buffers[expert]) {
-      if (buffer.empty()) continue;
+    for (int fp8 = 0; fp8 < 2; ++fp8) {
+      const BufferSums& sum = sums[expert][fp8];
+      if (!sum.used) continue;
       const std::int64_t shard_group = optimizer_shard_group(normalized, expert == 1);
-      std::int64_t unpadded = 0;
-      for (const ParamTensor* tensor : buffer) unpadded += tensor->elements();
-      const std::int64_t elements = opt.use_distributed_optimizer
-                                        ? padded_buffer_elements(buffer, shard_group, bucket_size)
-                                        : unpadded;
-      out.padding_elements += elements - unpadded;
-      // Muon/SGD mixes optimizers inside one buffer: price each tensor, padding at the
-      // buffer's first tensor's rate (padding is < 0.01% of the buffer).
-      double buffer_optimizer = 0, buffer_host = 0;
-      const ParamBytes first = param_bytes(normalized, *buffer.front());
-      for (const ParamTensor* tensor : buffer) {
-        const ParamBytes bytes = param_bytes(normalized, *tensor);
-        buffer_optimizer += bytes.optimizer_state * static_cast<double>(tensor->elements());
-        buffer_host += bytes.host_optimizer_state * static_cast<double>(tensor->elements());
-      }
-      const auto padding = static_cast<double>(elements - unpadded);
-      weight += first.weight * static_cast<double>(elements);
-      gradient += first.gradient * static_cast<double>(elements);
+      const std::int64_t elements =
+          opt.use_distributed_optimizer
+              ? padded_buffer_elements(normalized, blocks, {expert, fp8}, shard_group, bucket_size)
+              : sum.elements;
+      out.padding_elements += elements - sum.elements;
+      const auto padding = static_cast<double>(elements - sum.elements);
+      weight += sum.first.weight * static_cast<double>(elements);
+      gradient += sum.first.gradient * static_cast<double>(elements);
       optimizer +=
-          (buffer_optimizer + first.optimizer_state * padding) / static_cast<double>(shard_group);
+          (sum.optimizer + sum.first.optimizer_state * padding) / static_cast<double>(shard_group);
       host +=
-          (buffer_host + first.host_optimizer_state * padding) / static_cast<double>(shard_group);
+          (sum.host + sum.first.host_optimizer_state * padding) / static_cast<double>(shard_group);
     }
   }
   out.weight_bytes = static_cast<std::uint64_t>(std::llround(weight));

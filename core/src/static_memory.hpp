@@ -43,6 +43,6 @@ struct ChunkStaticBytes {
 // The chunk's buffers priced exactly, padding included. bucketing: whether DDP splits this
 // chunk's buffers into buckets (overlap_grad_reduce, first pipeline rank, first chunk).
 ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
-                                    const std::vector<ParamTensor>& tensors, bool bucketing);
+                                    const std::vector<TensorBlock>& blocks, bool bucketing);
 
 }  // namespace megamem
