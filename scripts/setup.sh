@@ -32,6 +32,7 @@ apt_packages=(
   nlohmann-json3-dev  # nlohmann/json.hpp
   dpkg-dev            # apt-get source (Dear ImGui sources)
   clang-format
+  libbenchmark-dev    # tests/benchmark (Google Benchmark)
   ca-certificates
 )
 if [[ $with_browser == true ]]; then
