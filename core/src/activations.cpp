@@ -440,10 +440,15 @@ ChunkActivations chunk_activations(const NormalizedConfig& n, const StagePlaceme
     out.logits_bytes = 2 * logits;
     const double norm = 4 * s.sp_tokens * s.h;  // final norm input and output
     const bool te_ce = c.training.cross_entropy == CrossEntropyImpl::te_fused;
+    // fusions/fused_cross_entropy.py (--cross-entropy-loss-fusion, impl native) runs the same
+    // steps inside jit-fused functions, where the in-place subtract/exp and the in-place
+    // gradient become new tensors: one more fp32 logits copy at both peaks. [calibrate]
+    // Megatron CI (gpt3_mcore_te_tp2_pp2_cross_entropy_loss_fusion): +4 bytes per logit.
+    const double jit_copy = c.training.cross_entropy == CrossEntropyImpl::native_fused ? 4 : 0;
     const double saved_loss = te_ce ? 2 * logits : 4 * logits;
-    const double ce_forward_transient = te_ce ? 2 * logits : 6 * logits;
+    const double ce_forward_transient = te_ce ? 2 * logits : (6 + jit_copy) * logits;
     // Backward: the bf16 logits gradient on top of the saved softmax.
-    const double ce_backward_transient = te_ce ? 0 : 2 * logits;
+    const double ce_backward_transient = te_ce ? 0 : (2 + jit_copy) * logits;
     // Output layer backward: the logits gradient and, without gradient-accumulation
     // fusion, the bf16 weight gradient of the output layer, after the softmax is freed.
     const double output_wgrad = c.training.gradient_accumulation_fusion

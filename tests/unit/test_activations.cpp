@@ -184,3 +184,14 @@ TEST_CASE("fine-grained offloading moves every tensor saved inside the module to
   CHECK(static_cast<double>(base - e.ranks[1].activation_bytes_per_microbatch) ==
         Approx(20 * 10'485'760.0));
 }
+
+TEST_CASE("native fused cross entropy holds one more fp32 copy of the logits (jit-fused ops)") {
+  Config c = llama_tp8_pp4();
+  const Estimate unfused = run(c);
+  c.training.cross_entropy = CrossEntropyImpl::native_fused;
+  const Estimate fused = run(c);
+  const double logits = 4096.0 * 16128;  // N x Vp / TP on the last stage
+  CHECK(static_cast<double>(fused.ranks[3].peak_allocated_bytes -
+                            unfused.ranks[3].peak_allocated_bytes) == Approx(4 * logits));
+  CHECK(fused.ranks[0].peak_allocated_bytes == unfused.ranks[0].peak_allocated_bytes);
+}
