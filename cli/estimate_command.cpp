@@ -1,4 +1,5 @@
 // megamem estimate: Megatron-LM flags -> per-pipeline-rank memory, as a table or JSON.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -35,6 +36,33 @@ std::string parameter_count(std::int64_t params) {
 
 std::string pad_left(const std::string& text, std::size_t width) {
   return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
+}
+
+// ui.md "WHAT-IF": the limiting rank's peak under each recompute/offload choice.
+void print_what_if(const Estimate& estimate) {
+  if (estimate.what_if.empty()) return;
+  std::size_t width = 7;
+  for (const WhatIfRow& row : estimate.what_if) width = std::max(width, row.label.size());
+  const auto padded = [&](const std::string& label) {
+    return label + std::string(width + 2 - label.size(), ' ');
+  };
+  std::cout << "\n" << padded("what-if") << "   peak   saving\n";
+  for (const WhatIfRow& row : estimate.what_if) {
+    std::cout << padded(row.label);
+    if (!row.valid) {
+      std::cout << "not allowed: " << row.error << "\n";
+      continue;
+    }
+    char cells[64];
+    if (row.current) {
+      std::snprintf(cells, sizeof(cells), "%7s        —", gib(row.peak_total_bytes).c_str());
+    } else {
+      const double saving = static_cast<double>(row.saving_bytes) / kBytesPerGiB;
+      std::snprintf(cells, sizeof(cells), "%7s   %+6.2f", gib(row.peak_total_bytes).c_str(),
+                    -saving);
+    }
+    std::cout << cells << "\n";
+  }
 }
 
 // ui.md "The CLI": a header line with the model and the layout, then one row per PP rank.
@@ -88,6 +116,7 @@ void print_table(const Estimate& estimate) {
     std::cout << line << "\n";
   }
   std::cout << "GiB per GPU; peak = static + activations + transients + runtime overheads\n";
+  print_what_if(estimate);
 }
 
 }  // namespace
@@ -137,7 +166,9 @@ int run_estimate(const std::vector<std::string>& args) {
               << " changes memory but is not modeled; the estimate leaves it out\n";
   }
 
-  const Expected<Estimate> estimated = estimate(parsed->config);
+  EstimateOptions estimate_options;
+  estimate_options.what_if = true;
+  const Expected<Estimate> estimated = estimate(parsed->config, estimate_options);
   if (!estimated) {
     print_error(estimated.error());
     return kExitError;

@@ -7,6 +7,7 @@
 
 #include "activations.hpp"
 #include "layer_placement.hpp"
+#include "megamem/what_if.hpp"
 #include "parameter_count.hpp"
 #include "persistent_buffers.hpp"
 #include "runtime_overheads.hpp"
@@ -213,6 +214,9 @@ Expected<Estimate> estimate(const Config& config, const EstimateOptions& options
       largest = static_cast<double>(rank.peak_total_bytes);
       result.limiting_pp_rank = rank.pp_rank;
     }
+  }
+  if (options.what_if) {
+    for (const WhatIfOption& option : what_if_options(config)) result.what_if.push_back(option);
   }
   return result;
 }

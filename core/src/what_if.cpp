@@ -84,10 +84,16 @@ std::vector<Choice> offload_choices(const Config& base) {
   if (!base.training.offload.fine_grained_activation_offloading) {
     Config c = base;
     c.training.offload.fine_grained_activation_offloading = true;
-    c.training.offload.offload_modules = {"attn_norm", "core_attn", "attn_proj", "mlp_norm"};
-    if (moe) c.training.offload.offload_modules.push_back("expert_fc1");
-    if (moe && base.training.moe_grouped_gemm)
-      c.training.offload.offload_modules.push_back("moe_act");
+    // Every module that holds saved tensors for this architecture: standalone norms only
+    // exist in MLA (input) and MoE (pre-MLP) layers or the local spec.
+    const bool local = base.training.transformer_impl == TransformerImpl::local;
+    std::vector<std::string>& offloaded = c.training.offload.offload_modules;
+    offloaded.clear();
+    if (local || base.model.multi_latent_attention) offloaded.push_back("attn_norm");
+    offloaded.insert(offloaded.end(), {"qkv_linear", "core_attn", "attn_proj"});
+    if (local || moe) offloaded.push_back("mlp_norm");
+    if (moe) offloaded.push_back("expert_fc1");
+    if (moe && base.training.moe_grouped_gemm) offloaded.push_back("moe_act");
     const std::string modules = join(c.training.offload.offload_modules, " ");
     out.push_back({"activation offload: " + join(c.training.offload.offload_modules, ", "),
                    "--fine-grained-activation-offloading --offload-modules " + modules, c});

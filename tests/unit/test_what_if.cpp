@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
+#include "megamem/json_output.hpp"
 #include "megamem/what_if.hpp"
 #include "model_fixtures.hpp"
 
@@ -61,4 +62,18 @@ TEST_CASE("optimizer offload moves optimizer state off the GPU") {
   CHECK(find(options, "optimizer offload 100 %").saving_bytes > 0);
   CHECK(find(options, "optimizer offload 100 %").saving_bytes >
         find(options, "optimizer offload 50 %").saving_bytes);
+}
+
+TEST_CASE("estimate() fills the what-if table on request, and JSON carries it") {
+  EstimateOptions options;
+  options.what_if = true;
+  auto e = estimate(llama_tp8_pp4(), options);
+  REQUIRE(e.has_value());
+  REQUIRE(e->what_if.size() == what_if_options(llama_tp8_pp4()).size());
+  CHECK(e->what_if.front().current);
+  CHECK(e->what_if.front().peak_total_bytes ==
+        e->ranks[static_cast<std::size_t>(e->limiting_pp_rank)].peak_total_bytes);
+  const std::string json = estimate_to_json(*e);
+  CHECK(json.find("\"what_if\"") != std::string::npos);
+  CHECK(estimate_to_json(*estimate(llama_tp8_pp4())).find("\"what_if\"") == std::string::npos);
 }

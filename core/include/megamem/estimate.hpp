@@ -94,17 +94,32 @@ struct ModelTotals {
   std::int64_t padded_params = 0;  // with the padded vocabulary, MTP included
 };
 
+// One row of the what-if table (what_if.hpp computes it).
+struct WhatIfRow {
+  std::string label;           // "selective: core_attn, mlp", "optimizer offload 50 %", ...
+  std::string megatron_flags;  // the flags that select it
+  bool current = false;        // the configuration as given
+  bool valid = true;           // false: Megatron would refuse it (reason in error)
+  std::string error;
+  std::uint64_t peak_allocated_bytes = 0;  // of the limiting rank
+  std::uint64_t peak_total_bytes = 0;
+  std::int64_t saving_bytes = 0;  // current peak_total minus this one (positive saves)
+  int limiting_pp_rank = 0;
+};
+
 struct Estimate {
   NormalizedConfig normalized;
   ModelTotals totals;
   std::vector<RankMemory> ranks;  // one per pipeline rank
   int limiting_pp_rank = 0;       // rank with the largest peak_total_bytes
   std::vector<std::string> warnings;
+  std::vector<WhatIfRow> what_if;  // empty unless EstimateOptions::what_if
 };
 
 struct EstimateOptions {
   bool module_tree = true;  // build ChunkMemory::modules (off for fast searches)
   bool timeline = true;     // keep RankMemory::timeline (off for fast searches)
+  bool what_if = false;     // fill Estimate::what_if (each recompute/offload choice priced)
 };
 
 // Resolves defaults and checks every layout rule; the Error names the field.

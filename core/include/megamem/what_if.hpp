@@ -12,17 +12,9 @@
 
 namespace megamem {
 
-struct WhatIfOption {
-  std::string label;           // "selective: core_attn, mlp", "full, uniform, 1 layer", ...
-  std::string megatron_flags;  // the flags that select it
-  Config config;               // the configuration with this choice applied
-  bool current = false;        // the configuration as given
-  bool valid = true;           // false: Megatron would refuse it (reason in error)
-  std::string error;
-  std::uint64_t peak_allocated_bytes = 0;  // the limiting rank's
-  std::uint64_t peak_total_bytes = 0;
-  std::int64_t saving_bytes = 0;  // current peak_total minus this one (positive = saves)
-  int limiting_pp_rank = 0;
+// A what-if row with the configuration it stands for.
+struct WhatIfOption : WhatIfRow {
+  Config config;  // the configuration with this choice applied
 };
 
 // The current setting first, then each alternative in the order a person would try them.

@@ -138,6 +138,22 @@ json config_json_value(const Config& c) {
   };
 }
 
+json what_if_row_json(const WhatIfRow& row) {
+  json node = {{"label", row.label},
+               {"megatron_flags", row.megatron_flags},
+               {"current", row.current},
+               {"valid", row.valid}};
+  if (row.valid) {
+    node["peak_allocated_bytes"] = row.peak_allocated_bytes;
+    node["peak_total_bytes"] = row.peak_total_bytes;
+    node["saving_bytes"] = row.saving_bytes;
+    node["limiting_pp_rank"] = row.limiting_pp_rank;
+  } else {
+    node["error"] = row.error;
+  }
+  return node;
+}
+
 std::string dump(const json& value, int indent) { return value.dump(indent < 0 ? -1 : indent); }
 
 }  // namespace
@@ -146,7 +162,7 @@ std::string estimate_to_json(const Estimate& estimate, int indent) {
   const NormalizedConfig& n = estimate.normalized;
   json ranks = json::array();
   for (const RankMemory& rank : estimate.ranks) ranks.push_back(rank_json(rank));
-  const json result = {
+  json result = {
       {"config", config_json_value(n.config)},
       {"derived",
        {{"data_parallel_size", n.data_parallel},
@@ -163,26 +179,17 @@ std::string estimate_to_json(const Estimate& estimate, int indent) {
       {"warnings", estimate.warnings},
       {"ranks", std::move(ranks)},
   };
+  if (!estimate.what_if.empty()) {
+    json rows = json::array();
+    for (const WhatIfRow& row : estimate.what_if) rows.push_back(what_if_row_json(row));
+    result["what_if"] = std::move(rows);
+  }
   return dump(result, indent);
 }
 
 std::string what_if_to_json(const std::vector<WhatIfOption>& options, int indent) {
   json rows = json::array();
-  for (const WhatIfOption& option : options) {
-    json row = {{"label", option.label},
-                {"megatron_flags", option.megatron_flags},
-                {"current", option.current},
-                {"valid", option.valid}};
-    if (option.valid) {
-      row["peak_allocated_bytes"] = option.peak_allocated_bytes;
-      row["peak_total_bytes"] = option.peak_total_bytes;
-      row["saving_bytes"] = option.saving_bytes;
-      row["limiting_pp_rank"] = option.limiting_pp_rank;
-    } else {
-      row["error"] = option.error;
-    }
-    rows.push_back(std::move(row));
-  }
+  for (const WhatIfOption& option : options) rows.push_back(what_if_row_json(option));
   return dump(rows, indent);
 }
 
