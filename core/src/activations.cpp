@@ -206,6 +206,16 @@ class LayerBuilder {
         kRecomputeMoe, OffloadModule::moe_act);
     add("expert activation output", ModuleKind::routed_experts, routed * expert_ffn, 2,
         kRecomputeMoe | kRecomputeMoeAct);
+    // experts.py bias_act_func: only the fused weighted SwiGLU folds the routing
+    // probabilities into the activation kernel. Otherwise the activation output is saved by
+    // the multiplication with the probabilities and their product again by fc2 (a GLU also
+    // keeps its silu output).
+    const bool fused = m_.activation == Activation::swiglu && c_.training.bias_activation_fusion;
+    if (!fused) {
+      const double copies = m_.activation == Activation::swiglu ? 2 : 1;
+      add("expert activation output (probs-weighted copies)", ModuleKind::routed_experts,
+          copies * routed * expert_ffn, 2, kRecomputeMoe | kRecomputeMoeAct);
+    }
     if (m_.moe_shared_expert_intermediate_size > 0) {
       const double shared_ffn = m_.moe_shared_expert_intermediate_size / s_.tp;
       add("shared expert fc1 output", ModuleKind::shared_experts, s_.tokens * glu * shared_ffn, 2,

@@ -195,3 +195,16 @@ TEST_CASE("native fused cross entropy holds one more fp32 copy of the logits (ji
                             unfused.ranks[3].peak_allocated_bytes) == Approx(4 * logits));
   CHECK(fused.ranks[0].peak_allocated_bytes == unfused.ranks[0].peak_allocated_bytes);
 }
+
+TEST_CASE("unfused expert activations keep the probability-weighted copy") {
+  Config c = fixtures::qwen3_235b_a22b();
+  c.model.num_layers = 4;
+  c.parallel.world_size = 8;
+  c.parallel.expert_parallel = 8;
+  c.parallel.expert_tensor_parallel = 1;
+  const double fused = layer_activations(normalized(c), true).kept_bytes;
+  c.training.bias_activation_fusion = false;
+  const double unfused = layer_activations(normalized(c), true).kept_bytes;
+  // Ne = k * N = 8 * 4096 tokens; expert FFN 1536: silu output and the weighted product.
+  CHECK(unfused - fused == Approx(2 * 2.0 * 8 * 4096 * 1536));
+}

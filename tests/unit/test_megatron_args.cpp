@@ -742,11 +742,11 @@ TEST_CASE("distributing saved activations needs TP, full recompute and no SP") {
 TEST_CASE("Megatron flags without effect on memory are listed as ignored") {
   const MegatronArgs a = parse_ok(kBase +
                                   "--lr 3e-4 --train-iters 100 --data-path /data/a_text_document "
-                                  "--distributed-backend nccl --no-bias-gelu-fusion "
+                                  "--distributed-backend nccl --no-persist-layer-norm "
                                   "--log-interval 10 --use-mcore-models --cuda-graph-impl none "
                                   "--moe-router-load-balancing-type aux_loss seq_aux_loss");
   for (const std::string flag : {"--lr", "--train-iters", "--data-path", "--distributed-backend",
-                                 "--no-bias-gelu-fusion", "--log-interval", "--use-mcore-models",
+                                 "--no-persist-layer-norm", "--log-interval", "--use-mcore-models",
                                  "--cuda-graph-impl", "--moe-router-load-balancing-type"}) {
     CHECK(listed(a.ignored_flags, flag));
   }
@@ -1176,4 +1176,13 @@ TEST_CASE("CI command lines map onto the expected fields") {
     CHECK(c.training.params_dtype == DType::bf16);
     CHECK(c.optimizer.use_distributed_optimizer);
   }
+}
+
+TEST_CASE("--no-bias-gelu-fusion / --no-bias-swiglu-fusion turn off the activation fusion") {
+  CHECK(parse_ok(kBase).config.training.bias_activation_fusion);
+  CHECK_FALSE(parse_ok(kBase + "--no-bias-gelu-fusion").config.training.bias_activation_fusion);
+  // arguments.py: with --swiglu only the SwiGLU flag counts.
+  CHECK(parse_ok(kBase + "--swiglu --no-bias-gelu-fusion").config.training.bias_activation_fusion);
+  CHECK_FALSE(
+      parse_ok(kBase + "--swiglu --no-bias-swiglu-fusion").config.training.bias_activation_fusion);
 }

@@ -183,6 +183,9 @@ struct TrainingConfig {
   // cuBLAS workspace per handle instead of the default 8 MiB.
   bool deterministic_mode = false;
   bool masked_softmax_fusion = true;  // --no-masked-softmax-fusion clears it (unfused path)
+  // --no-bias-gelu-fusion / --no-bias-swiglu-fusion clear it: unfused activations keep
+  // extra copies (MoE experts: megatron/core/transformer/moe/experts.py, bias_act_func).
+  bool bias_activation_fusion = true;
   RecomputeConfig recompute;
   OffloadConfig offload;
 };

@@ -153,6 +153,8 @@ constexpr FlagSpec kModeledFlags[] = {
     {"--no-gradient-accumulation-fusion", Arity::none},
     {"--no-create-attention-mask-in-dataloader", Arity::none},
     {"--no-masked-softmax-fusion", Arity::none},
+    {"--no-bias-gelu-fusion", Arity::none},
+    {"--no-bias-swiglu-fusion", Arity::none},
     {"--deterministic-mode", Arity::none},
     {"--overlap-moe-expert-parallel-comm", Arity::none},
     // Recompute (transformer_config.py recompute_* fields; arguments.py legacy flags).
@@ -613,6 +615,10 @@ void read_training(FlagReader& r, TrainingConfig& t) {
   t.gradient_accumulation_fusion = !r.has("--no-gradient-accumulation-fusion");
   t.create_attention_mask_in_dataloader = !r.has("--no-create-attention-mask-in-dataloader");
   t.masked_softmax_fusion = !r.has("--no-masked-softmax-fusion");
+  // arguments.py: bias_activation_fusion = bias_swiglu_fusion with --swiglu, else
+  // bias_gelu_fusion.
+  t.bias_activation_fusion =
+      r.has("--swiglu") ? !r.has("--no-bias-swiglu-fusion") : !r.has("--no-bias-gelu-fusion");
   t.deterministic_mode = r.has("--deterministic-mode");
 }
 

@@ -263,6 +263,9 @@ void write_training(FlagWriter& w, const TrainingConfig& t) {
   w.flag_if(!t.gradient_accumulation_fusion, "--no-gradient-accumulation-fusion");
   w.flag_if(!t.create_attention_mask_in_dataloader, "--no-create-attention-mask-in-dataloader");
   w.flag_if(!t.masked_softmax_fusion, "--no-masked-softmax-fusion");
+  // Either spelling means the same once read back (arguments.py picks by --swiglu).
+  w.flag_if(!t.bias_activation_fusion, "--no-bias-gelu-fusion");
+  w.flag_if(!t.bias_activation_fusion, "--no-bias-swiglu-fusion");
   w.flag_if(t.deterministic_mode, "--deterministic-mode");
 
   const RecomputeConfig& rc = t.recompute;
