@@ -57,6 +57,10 @@ class LayerBuilder {
     out_.forward_transient_bytes = std::max(out_.forward_transient_bytes, bytes);
   }
 
+  // A layer-specific backward working set beyond its activation gradients.
+  void backward_transient(double bytes) { extra_backward_ = std::max(extra_backward_, bytes); }
+  double extra_backward() const { return extra_backward_; }
+
   // megatron/core/transformer/transformer_layer.py: input norm, attention, bias-dropout-add.
   void attention() {
     const bool te = c_.training.transformer_impl == TransformerImpl::transformer_engine;
@@ -123,6 +127,9 @@ class LayerBuilder {
     }
     // The raw bf16 scores live until the softmax kernel has run.
     forward_transient(2 * scores + (c_.training.masked_softmax_fusion ? 0 : 4 * scores));
+    // In backward the probabilities' gradient and the scores' gradient (the softmax
+    // backward's output) are both alive next to the saved probabilities.
+    backward_transient(2 * 2 * scores);
   }
 
   // megatron/core/transformer/multi_latent_attention.py (MLASelfAttention).
@@ -155,6 +162,7 @@ class LayerBuilder {
             OffloadModule::core_attn);
       }
       forward_transient(2 * scores);
+      backward_transient(2 * 2 * scores);
     } else {
       add("softmax statistics (fp32)", attn, n * heads, 4, kRecomputeCoreAttn,
           OffloadModule::core_attn);
@@ -254,6 +262,7 @@ class LayerBuilder {
   const Shape s_;
   LayerActivations& out_;
   std::uint16_t recompute_bits_ = 0;
+  double extra_backward_ = 0;
 };
 
 bool offload_selected(const NormalizedConfig& n, OffloadModule module) {
@@ -356,7 +365,8 @@ LayerActivations layer_activations(const NormalizedConfig& n, bool moe_layer) {
   }
   out.recompute_bytes = std::max(recompute_normal, recompute_discarding);
   // [calibrate] activation gradients in a layer's backward: the size of what it saved.
-  out.backward_transient_bytes = out.full_bytes + largest_weight_grad_bytes(n, moe_layer);
+  out.backward_transient_bytes =
+      std::max(out.full_bytes, builder.extra_backward()) + largest_weight_grad_bytes(n, moe_layer);
   return out;
 }
 

@@ -208,3 +208,12 @@ TEST_CASE("unfused expert activations keep the probability-weighted copy") {
   // Ne = k * N = 8 * 4096 tokens; expert FFN 1536: silu output and the weighted product.
   CHECK(unfused - fused == Approx(2 * 2.0 * 8 * 4096 * 1536));
 }
+
+TEST_CASE("unfused attention's backward holds the probabilities' and the scores' gradients") {
+  Config c = llama_tp8_pp4();
+  c.training.attention_backend = AttentionBackend::unfused;
+  const LayerActivations layer = layer_activations(normalized(c), false);
+  const double scores = 1.0 * (64.0 / 8.0) * 4096.0 * 4096.0;  // b (n/t) s^2
+  CHECK(layer.backward_transient_bytes == Approx(std::max(layer.full_bytes, 2 * 2 * scores)));
+  CHECK(layer.backward_transient_bytes > layer.full_bytes);
+}
