@@ -1,0 +1,575 @@
+// Preset files (presets/models, presets/gpus, presets/recipes) -> PresetCatalog.
+//
+// Every key is known: a misspelt field is an Error naming the file and the key, never a
+// silent default. Numbers are range-checked before conversion; nothing here throws (JSON is
+// parsed with exceptions off and every value's type is checked before it is read).
+#include "megamem/presets.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "formats/presets_embedded.hpp"
+#include "megamem/megatron_args.hpp"
+
+namespace megamem {
+namespace {
+
+using json = nlohmann::json;
+
+// A message, or nothing when the value was read.
+using Problem = std::optional<std::string>;
+
+std::string json_type(const json& value) { return value.type_name(); }
+
+Problem read_integer(const json& value, std::int64_t& out, std::int64_t min_value,
+                     std::int64_t max_value) {
+  if (!value.is_number_integer()) return "expects an integer, got " + json_type(value);
+  if (value.is_number_unsigned() &&
+      value.get<std::uint64_t>() > static_cast<std::uint64_t>(max_value)) {
+    return "is out of range (at most " + std::to_string(max_value) + ")";
+  }
+  const std::int64_t number = value.get<std::int64_t>();
+  if (number < min_value || number > max_value) {
+    return "must be between " + std::to_string(min_value) + " and " + std::to_string(max_value) +
+           ", got " + std::to_string(number);
+  }
+  out = number;
+  return std::nullopt;
+}
+
+Problem read_int(const json& value, int& out, int min_value, int max_value) {
+  std::int64_t number = 0;
+  if (Problem problem = read_integer(value, number, min_value, max_value)) return problem;
+  out = static_cast<int>(number);
+  return std::nullopt;
+}
+
+Problem read_real(const json& value, double& out, double min_value, double max_value) {
+  if (!value.is_number()) return "expects a number, got " + json_type(value);
+  const double number = value.get<double>();
+  if (!(number >= min_value && number <= max_value)) {
+    return "must be between " + std::to_string(min_value) + " and " + std::to_string(max_value);
+  }
+  out = number;
+  return std::nullopt;
+}
+
+Problem read_bool(const json& value, bool& out) {
+  if (!value.is_boolean()) return "expects true or false, got " + json_type(value);
+  out = value.get<bool>();
+  return std::nullopt;
+}
+
+Problem read_text(const json& value, std::string& out) {
+  if (!value.is_string()) return "expects a string, got " + json_type(value);
+  out = value.get<std::string>();
+  return std::nullopt;
+}
+
+template <class Enum>
+Problem read_choice(const json& value, Enum& out,
+                    const std::vector<std::pair<std::string_view, Enum>>& choices) {
+  std::string names;
+  for (const auto& [name, choice] : choices)
+    names += (names.empty() ? "" : ", ") + std::string(name);
+  if (!value.is_string()) return "expects one of " + names + ", got " + json_type(value);
+  const std::string text = value.get<std::string>();
+  for (const auto& [name, choice] : choices) {
+    if (text == name) {
+      out = choice;
+      return std::nullopt;
+    }
+  }
+  return "expects one of " + names + ", got '" + text + "'";
+}
+
+constexpr int kMaxSize = 1 << 22;  // normalize()'s sanity bound on sizes
+
+// ModelConfig fields by their config.hpp names. --moe-layer-freq may be an integer or a
+// Megatron list expression; the expression needs num_layers, so it is kept for later.
+Problem read_model_field(const std::string& key, const json& value, ModelConfig& m,
+                         std::string& moe_layer_freq_expression) {
+  static const std::map<std::string, int ModelConfig::*> sizes = {
+      {"num_layers", &ModelConfig::num_layers},
+      {"hidden_size", &ModelConfig::hidden_size},
+      {"num_attention_heads", &ModelConfig::num_attention_heads},
+      {"num_query_groups", &ModelConfig::num_query_groups},
+      {"kv_channels", &ModelConfig::kv_channels},
+      {"ffn_hidden_size", &ModelConfig::ffn_hidden_size},
+      {"max_position_embeddings", &ModelConfig::max_position_embeddings},
+      {"make_vocab_size_divisible_by", &ModelConfig::make_vocab_size_divisible_by},
+      {"num_experts", &ModelConfig::num_experts},
+      {"moe_router_topk", &ModelConfig::moe_router_topk},
+      {"moe_ffn_hidden_size", &ModelConfig::moe_ffn_hidden_size},
+      {"moe_shared_expert_intermediate_size", &ModelConfig::moe_shared_expert_intermediate_size},
+      {"moe_latent_size", &ModelConfig::moe_latent_size},
+      {"q_lora_rank", &ModelConfig::q_lora_rank},
+      {"kv_lora_rank", &ModelConfig::kv_lora_rank},
+      {"qk_head_dim", &ModelConfig::qk_head_dim},
+      {"qk_pos_emb_head_dim", &ModelConfig::qk_pos_emb_head_dim},
+      {"v_head_dim", &ModelConfig::v_head_dim},
+      {"mtp_num_layers", &ModelConfig::mtp_num_layers},
+  };
+  static const std::map<std::string, bool ModelConfig::*> switches = {
+      {"qk_layernorm", &ModelConfig::qk_layernorm},
+      {"add_bias_linear", &ModelConfig::add_bias_linear},
+      {"add_qkv_bias", &ModelConfig::add_qkv_bias},
+      {"attention_output_gate", &ModelConfig::attention_output_gate},
+      {"untie_embeddings_and_output_weights", &ModelConfig::untie_embeddings_and_output_weights},
+      {"moe_shared_expert_gate", &ModelConfig::moe_shared_expert_gate},
+      {"moe_router_enable_expert_bias", &ModelConfig::moe_router_enable_expert_bias},
+      {"multi_latent_attention", &ModelConfig::multi_latent_attention},
+      {"mtp_use_repeated_layer", &ModelConfig::mtp_use_repeated_layer},
+  };
+  if (const auto it = sizes.find(key); it != sizes.end()) {
+    return read_int(value, m.*(it->second), 0, kMaxSize);
+  }
+  if (const auto it = switches.find(key); it != switches.end()) {
+    return read_bool(value, m.*(it->second));
+  }
+  if (key == "vocab_size") {
+    return read_integer(value, m.vocab_size, 1, std::int64_t{1} << 31);
+  }
+  if (key == "hidden_dropout") return read_real(value, m.hidden_dropout, 0.0, 1.0);
+  if (key == "attention_dropout") return read_real(value, m.attention_dropout, 0.0, 1.0);
+  if (key == "activation") {
+    return read_choice(value, m.activation,
+                       {{"gelu", Activation::gelu},
+                        {"swiglu", Activation::swiglu},
+                        {"squared_relu", Activation::squared_relu}});
+  }
+  if (key == "normalization") {
+    return read_choice(
+        value, m.normalization,
+        {{"layernorm", Normalization::layernorm}, {"rmsnorm", Normalization::rmsnorm}});
+  }
+  if (key == "position_embedding") {
+    return read_choice(value, m.position_embedding,
+                       {{"learned_absolute", PositionEmbedding::learned_absolute},
+                        {"rope", PositionEmbedding::rope},
+                        {"yarn", PositionEmbedding::yarn},
+                        {"none", PositionEmbedding::none}});
+  }
+  if (key == "moe_layer_freq") {
+    if (value.is_string()) {
+      moe_layer_freq_expression = value.get<std::string>();
+      return std::nullopt;
+    }
+    return read_int(value, m.moe_layer_freq, 1, kMaxSize);
+  }
+  return "is not a ModelConfig field (config.hpp)";
+}
+
+Problem read_device_field(const std::string& key, const json& value, DeviceConfig& d) {
+  static const std::map<std::string, double DeviceConfig::*> reals = {
+      {"capacity_gib", &DeviceConfig::capacity_gib},
+      {"intra_node_bandwidth_gb_per_s", &DeviceConfig::intra_node_bandwidth_gb_per_s},
+      {"inter_node_bandwidth_gb_per_s", &DeviceConfig::inter_node_bandwidth_gb_per_s},
+      {"peak_bf16_tflops", &DeviceConfig::peak_bf16_tflops},
+      {"te_cublas_workspace_mib", &DeviceConfig::te_cublas_workspace_mib},
+      {"fixed_allocated_mib", &DeviceConfig::fixed_allocated_mib},
+  };
+  if (const auto it = reals.find(key); it != reals.end()) {
+    return read_real(value, d.*(it->second), 0.0, 1.0e7);
+  }
+  if (key == "gpus_per_node") return read_int(value, d.gpus_per_node, 1, 1 << 20);
+  return "is not a DeviceConfig field (config.hpp)";
+}
+
+// Reads a list of strings (aliases).
+Problem read_text_list(const json& value, std::vector<std::string>& out) {
+  if (!value.is_array()) return "expects an array of strings, got " + json_type(value);
+  for (const json& item : value) {
+    if (!item.is_string()) return "expects an array of strings";
+    out.push_back(item.get<std::string>());
+  }
+  return std::nullopt;
+}
+
+// A recipe setting's value as share-link text: numbers in decimal, booleans as 1/0,
+// arrays of words joined by commas.
+Problem setting_text(const json& value, std::string& out) {
+  if (value.is_string()) {
+    out = value.get<std::string>();
+  } else if (value.is_boolean()) {
+    out = value.get<bool>() ? "1" : "0";
+  } else if (value.is_number_integer()) {
+    out = value.is_number_unsigned() ? std::to_string(value.get<std::uint64_t>())
+                                     : std::to_string(value.get<std::int64_t>());
+  } else if (value.is_number_float()) {
+    char buffer[64];
+    const auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value.get<double>());
+    if (ec != std::errc()) return "is not a representable number";
+    out.assign(buffer, end);
+  } else if (value.is_array()) {
+    out.clear();
+    for (const json& item : value) {
+      if (!item.is_string()) return "expects an array of strings";
+      out += (out.empty() ? "" : ",") + item.get<std::string>();
+    }
+  } else {
+    return "expects a string, number, boolean or array of strings, got " + json_type(value);
+  }
+  return std::nullopt;
+}
+
+Error file_error(const std::string& path, const std::string& key, const std::string& message) {
+  return Error{"presets/" + path + (key.empty() ? "" : ": " + key), message};
+}
+
+Expected<ModelPreset> parse_model(const std::string& path, const json& document) {
+  ModelPreset preset;
+  bool has_model = false;
+  std::string moe_layer_freq_expression;
+  for (const auto& [key, value] : document.items()) {
+    Problem problem;
+    if (key == "id") {
+      problem = read_text(value, preset.id);
+    } else if (key == "name") {
+      problem = read_text(value, preset.name);
+    } else if (key == "source") {
+      problem = read_text(value, preset.source);
+    } else if (key == "params_source") {
+      problem = read_text(value, preset.params_source);
+    } else if (key == "notes") {
+      problem = read_text(value, preset.notes);
+    } else if (key == "aliases") {
+      problem = read_text_list(value, preset.aliases);
+    } else if (key == "published_params") {
+      problem =
+          read_integer(value, preset.published_params, 1, std::numeric_limits<std::int64_t>::max());
+    } else if (key == "published_mtp_params") {
+      problem = read_integer(value, preset.published_mtp_params, 0,
+                             std::numeric_limits<std::int64_t>::max());
+    } else if (key == "published_params_exact") {
+      problem = read_bool(value, preset.published_params_exact);
+    } else if (key == "published_params_tolerance") {
+      problem = read_real(value, preset.published_params_tolerance, 0.0, 0.05);
+    } else if (key == "published_params_text") {
+      problem = read_text(value, preset.published_params_text);
+    } else if (key == "model") {
+      if (!value.is_object()) {
+        problem = "expects an object of ModelConfig fields";
+      } else {
+        has_model = true;
+        for (const auto& [field, field_value] : value.items()) {
+          if (Problem p =
+                  read_model_field(field, field_value, preset.model, moe_layer_freq_expression)) {
+            return file_error(path, "model." + field, *p);
+          }
+        }
+      }
+    } else {
+      problem = "is not a model preset key";
+    }
+    if (problem) return file_error(path, key, *problem);
+  }
+  if (!has_model) return file_error(path, "model", "is required");
+  if (preset.published_params == 0) return file_error(path, "published_params", "is required");
+  if (preset.source.empty()) return file_error(path, "source", "is required");
+  if (!moe_layer_freq_expression.empty()) {
+    auto pattern = parse_moe_layer_freq(moe_layer_freq_expression, preset.model.num_layers);
+    if (!pattern) return file_error(path, "model.moe_layer_freq", pattern.error().message);
+    preset.model.moe_layer_pattern = std::move(*pattern);
+  }
+  preset.model.name = preset.name;
+  return preset;
+}
+
+Expected<GpuPreset> parse_gpu(const std::string& path, const json& document) {
+  GpuPreset preset;
+  bool has_device = false;
+  for (const auto& [key, value] : document.items()) {
+    Problem problem;
+    if (key == "id") {
+      problem = read_text(value, preset.id);
+    } else if (key == "name") {
+      problem = read_text(value, preset.device.name);
+    } else if (key == "source") {
+      problem = read_text(value, preset.source);
+    } else if (key == "notes") {
+      problem = read_text(value, preset.notes);
+    } else if (key == "aliases") {
+      problem = read_text_list(value, preset.aliases);
+    } else if (key == "device") {
+      if (!value.is_object()) {
+        problem = "expects an object of DeviceConfig fields";
+      } else {
+        has_device = true;
+        for (const auto& [field, field_value] : value.items()) {
+          if (Problem p = read_device_field(field, field_value, preset.device)) {
+            return file_error(path, "device." + field, *p);
+          }
+        }
+      }
+    } else {
+      problem = "is not a GPU preset key";
+    }
+    if (problem) return file_error(path, key, *problem);
+  }
+  if (!has_device) return file_error(path, "device", "is required");
+  if (preset.source.empty()) return file_error(path, "source", "is required");
+  if (preset.device.name.empty()) return file_error(path, "name", "is required");
+  return preset;
+}
+
+Expected<RecipePreset> parse_recipe(const std::string& path, const json& document) {
+  RecipePreset preset;
+  for (const auto& [key, value] : document.items()) {
+    Problem problem;
+    if (key == "id") {
+      problem = read_text(value, preset.id);
+    } else if (key == "name") {
+      problem = read_text(value, preset.name);
+    } else if (key == "source") {
+      problem = read_text(value, preset.source);
+    } else if (key == "notes") {
+      problem = read_text(value, preset.notes);
+    } else if (key == "aliases") {
+      problem = read_text_list(value, preset.aliases);
+    } else if (key == "model") {
+      problem = read_text(value, preset.model_id);
+    } else if (key == "gpu") {
+      problem = read_text(value, preset.gpu_id);
+    } else if (key == "gpus") {
+      problem = read_integer(value, preset.gpus, 1, std::int64_t{1} << 20);
+    } else if (key == "settings") {
+      if (!value.is_object()) {
+        problem = "expects an object of share-link parameters";
+      } else {
+        for (const auto& [name, setting] : value.items()) {
+          if (name == "v" || name == "model" || name == "gpu" || name == "gpus") {
+            return file_error(path, "settings." + name,
+                              "belongs at the top level of the recipe, not in settings");
+          }
+          std::string text;
+          if (Problem p = setting_text(setting, text)) {
+            return file_error(path, "settings." + name, *p);
+          }
+          preset.settings.emplace_back(name, std::move(text));
+        }
+      }
+    } else {
+      problem = "is not a recipe key";
+    }
+    if (problem) return file_error(path, key, *problem);
+  }
+  for (const char* required : {"model", "gpu", "source", "name"}) {
+    const bool missing = (std::string_view(required) == "model" && preset.model_id.empty()) ||
+                         (std::string_view(required) == "gpu" && preset.gpu_id.empty()) ||
+                         (std::string_view(required) == "source" && preset.source.empty()) ||
+                         (std::string_view(required) == "name" && preset.name.empty());
+    if (missing) return file_error(path, required, "is required");
+  }
+  if (preset.gpus == 0) return file_error(path, "gpus", "is required");
+  return preset;
+}
+
+template <class Preset>
+const Preset* find_by_id(const std::vector<Preset>& presets, std::string_view id) {
+  for (const Preset& preset : presets) {
+    if (preset.id == id) return &preset;
+  }
+  for (const Preset& preset : presets) {
+    for (const std::string& alias : preset.aliases) {
+      if (alias == id) return &preset;
+    }
+  }
+  return nullptr;
+}
+
+// Ids and aliases of one kind must be valid and unique; the file name must be the id.
+template <class Preset>
+std::optional<Error> check_ids(const std::vector<Preset>& presets,
+                               const std::vector<std::string>& paths, const char* folder) {
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < presets.size(); ++i) {
+    const Preset& preset = presets[i];
+    if (!is_valid_preset_id(preset.id)) {
+      return file_error(paths[i], "id",
+                        "'" + preset.id + "' is not lowercase words joined by hyphens");
+    }
+    if (paths[i] != std::string(folder) + "/" + preset.id + ".json") {
+      return file_error(paths[i], "id", "the file must be named " + preset.id + ".json");
+    }
+    std::vector<std::string> names = preset.aliases;
+    names.push_back(preset.id);
+    for (const std::string& name : names) {
+      if (!is_valid_preset_id(name)) {
+        return file_error(paths[i], "aliases", "'" + name + "' is not a valid id");
+      }
+      if (!seen.insert(name).second) {
+        return file_error(paths[i], "id", "'" + name + "' is used by two presets");
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+const ModelPreset* PresetCatalog::find_model(std::string_view id) const {
+  return find_by_id(models, id);
+}
+const GpuPreset* PresetCatalog::find_gpu(std::string_view id) const { return find_by_id(gpus, id); }
+const RecipePreset* PresetCatalog::find_recipe(std::string_view id) const {
+  return find_by_id(recipes, id);
+}
+
+bool is_valid_preset_id(std::string_view id) {
+  if (id.empty() || id.size() > 64) return false;
+  char previous = '-';
+  for (std::size_t i = 0; i < id.size(); ++i) {
+    const char c = id[i];
+    const bool lower = c >= 'a' && c <= 'z';
+    const bool digit = c >= '0' && c <= '9';
+    if (c == '-') {
+      if (previous == '-' || i + 1 == id.size()) return false;
+    } else if (c == '.') {
+      // "llama-3.1-8b": a dot only between two digits.
+      const bool between_digits = i > 0 && i + 1 < id.size() && id[i - 1] >= '0' &&
+                                  id[i - 1] <= '9' && id[i + 1] >= '0' && id[i + 1] <= '9';
+      if (!between_digits) return false;
+    } else if (!lower && !digit) {
+      return false;
+    }
+    previous = c;
+  }
+  return true;
+}
+
+Expected<PresetCatalog> load_presets(const std::vector<PresetFile>& files) {
+  std::vector<std::pair<std::string, ModelPreset>> models;
+  std::vector<std::pair<std::string, GpuPreset>> gpus;
+  std::vector<std::pair<std::string, RecipePreset>> recipes;
+  for (const PresetFile& file : files) {
+    const json document = json::parse(file.text, nullptr, false);
+    if (document.is_discarded()) return file_error(file.path, "", "is not valid JSON");
+    if (!document.is_object()) return file_error(file.path, "", "is not a JSON object");
+    const std::string_view path = file.path;
+    if (path.rfind("models/", 0) == 0) {
+      auto preset = parse_model(file.path, document);
+      if (!preset) return preset.error();
+      models.emplace_back(file.path, std::move(*preset));
+    } else if (path.rfind("gpus/", 0) == 0) {
+      auto preset = parse_gpu(file.path, document);
+      if (!preset) return preset.error();
+      gpus.emplace_back(file.path, std::move(*preset));
+    } else if (path.rfind("recipes/", 0) == 0) {
+      auto preset = parse_recipe(file.path, document);
+      if (!preset) return preset.error();
+      recipes.emplace_back(file.path, std::move(*preset));
+    } else {
+      return file_error(file.path, "", "is not under models/, gpus/ or recipes/");
+    }
+  }
+  const auto by_path = [](const auto& a, const auto& b) { return a.first < b.first; };
+  std::sort(models.begin(), models.end(), by_path);
+  std::sort(gpus.begin(), gpus.end(), by_path);
+  std::sort(recipes.begin(), recipes.end(), by_path);
+
+  PresetCatalog catalog;
+  std::vector<std::string> model_paths, gpu_paths, recipe_paths;
+  for (auto& [path, preset] : models) {
+    model_paths.push_back(path);
+    catalog.models.push_back(std::move(preset));
+  }
+  for (auto& [path, preset] : gpus) {
+    gpu_paths.push_back(path);
+    catalog.gpus.push_back(std::move(preset));
+  }
+  for (auto& [path, preset] : recipes) {
+    recipe_paths.push_back(path);
+    catalog.recipes.push_back(std::move(preset));
+  }
+  if (auto error = check_ids(catalog.models, model_paths, "models")) return *error;
+  if (auto error = check_ids(catalog.gpus, gpu_paths, "gpus")) return *error;
+  if (auto error = check_ids(catalog.recipes, recipe_paths, "recipes")) return *error;
+  for (std::size_t i = 0; i < catalog.recipes.size(); ++i) {
+    const RecipePreset& recipe = catalog.recipes[i];
+    if (!catalog.find_model(recipe.model_id)) {
+      return file_error(recipe_paths[i], "model",
+                        "'" + recipe.model_id + "' is not a model preset");
+    }
+    if (!catalog.find_gpu(recipe.gpu_id)) {
+      return file_error(recipe_paths[i], "gpu", "'" + recipe.gpu_id + "' is not a GPU preset");
+    }
+  }
+  return catalog;
+}
+
+std::vector<PresetFile> builtin_preset_files() {
+  std::vector<PresetFile> files;
+  files.reserve(embedded::kPresetFiles_count);
+  for (std::size_t i = 0; i < embedded::kPresetFiles_count; ++i) {
+    files.push_back({embedded::kPresetFiles[i].path, embedded::kPresetFiles[i].text});
+  }
+  return files;
+}
+
+const Expected<PresetCatalog>& builtin_presets() {
+  static const Expected<PresetCatalog> catalog = load_presets(builtin_preset_files());
+  return catalog;
+}
+
+std::string presets_to_json(const PresetCatalog& catalog, int indent) {
+  json models = json::array();
+  for (const ModelPreset& p : catalog.models) {
+    const ModelConfig& m = p.model;
+    models.push_back({{"id", p.id},
+                      {"name", p.name},
+                      {"aliases", p.aliases},
+                      {"source", p.source},
+                      {"published_params", p.published_params},
+                      {"published_mtp_params", p.published_mtp_params},
+                      {"published_params_exact", p.published_params_exact},
+                      {"published_params_text", p.published_params_text},
+                      {"published_params_tolerance", p.published_params_tolerance},
+                      {"num_layers", m.num_layers},
+                      {"hidden_size", m.hidden_size},
+                      {"num_experts", m.num_experts},
+                      {"multi_latent_attention", m.multi_latent_attention}});
+  }
+  json gpus = json::array();
+  for (const GpuPreset& p : catalog.gpus) {
+    const DeviceConfig& d = p.device;
+    gpus.push_back({{"id", p.id},
+                    {"name", d.name},
+                    {"aliases", p.aliases},
+                    {"source", p.source},
+                    {"capacity_gib", d.capacity_gib},
+                    {"gpus_per_node", d.gpus_per_node},
+                    {"intra_node_bandwidth_gb_per_s", d.intra_node_bandwidth_gb_per_s},
+                    {"inter_node_bandwidth_gb_per_s", d.inter_node_bandwidth_gb_per_s},
+                    {"peak_bf16_tflops", d.peak_bf16_tflops},
+                    {"te_cublas_workspace_mib", d.te_cublas_workspace_mib}});
+  }
+  json recipes = json::array();
+  for (const RecipePreset& p : catalog.recipes) {
+    json settings = json::object();
+    for (const auto& [key, value] : p.settings) settings[key] = value;
+    recipes.push_back({{"id", p.id},
+                       {"name", p.name},
+                       {"source", p.source},
+                       {"model", p.model_id},
+                       {"gpu", p.gpu_id},
+                       {"gpus", p.gpus},
+                       {"settings", std::move(settings)}});
+  }
+  const json document = {
+      {"models", std::move(models)}, {"gpus", std::move(gpus)}, {"recipes", std::move(recipes)}};
+  return document.dump(indent < 0 ? -1 : indent);
+}
+
+}  // namespace megamem
