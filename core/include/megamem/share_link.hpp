@@ -1,0 +1,82 @@
+// Share links: a whole configuration as a readable, versioned URL query.
+//
+//   ?v=1&model=deepseek-v3&gpu=h100-80gb&gpus=256&pp=8&ep=32&recompute=full
+//
+// docs/share-links.md is the specification. In short: `model=` and `gpu=` name presets
+// (presets.hpp); every other parameter is one Config field under a short key (`tp`, `seq`,
+// `m.hidden`, `g.mem`, `rt.frag`, ...) and is written only when it differs from the
+// version's defaults, which are frozen per version (v=1: a bf16 Megatron-Core run with the
+// distributed optimizer, sequence parallelism, the alltoall dispatcher with grouped GEMM,
+// seq 4096, mbs 1; Megatron's defaults for everything else). A model that is not a preset
+// is spelt out with `m.` parameters relative to Megatron's defaults; a preset with changes is
+// `model=<id>` followed by the changed `m.` fields.
+//
+// Decoding never trusts the text: an unknown parameter, a repeated key, a malformed or
+// out-of-range value, bad percent-encoding or a link from a newer version is an Error naming
+// the parameter; nothing is silently ignored. Recipes (presets/recipes) are link parameters
+// too, so a recipe and its link give the same Config.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "megamem/config.hpp"
+#include "megamem/expected.hpp"
+#include "megamem/presets.hpp"
+
+namespace megamem {
+
+// The link format version this build writes (and the newest it reads).
+inline constexpr int kShareLinkVersion = 1;
+
+// A configuration and the presets it came from ("" = spelt out in full).
+struct SharedConfig {
+  Config config;
+  std::string model_id;
+  std::string gpu_id;
+};
+
+using LinkParameters = std::vector<std::pair<std::string, std::string>>;
+
+// The defaults of link version 1: what a link with only `v=1` decodes to.
+Config share_link_defaults();
+
+// The query without the leading '?': "v=1&model=...&...", keys in the documented order.
+std::string encode_share_query(const SharedConfig& shared);
+
+// base_url + "?" + query (base_url "" gives just "?...").
+std::string share_link(const SharedConfig& shared, std::string_view base_url);
+
+// A full link ("https://host/page?v=1&..."), a query with or without '?', or a fragment
+// ("#v=1&...") -> the configuration. Errors name the parameter.
+Expected<SharedConfig> decode_share_link(std::string_view link);
+
+// Applies decoded parameters on top of `shared` (model= and gpu= first, then the rest).
+// Used for links, recipes and command-line overrides alike. Errors name the parameter.
+Expected<SharedConfig> apply_share_parameters(SharedConfig shared,
+                                              const LinkParameters& parameters);
+
+// Splits and percent-decodes a query ("a=1&b=2"); rejects repeated keys and malformed text.
+Expected<LinkParameters> parse_share_query(std::string_view query);
+
+// Every parameter's value for this configuration, defaults included (for `url decode`).
+LinkParameters share_parameters(const SharedConfig& shared, bool include_defaults);
+
+// The recipe as a configuration (its model, GPU, GPU count and settings).
+Expected<SharedConfig> recipe_config(const RecipePreset& recipe);
+
+// Fills model_id / gpu_id when the configuration's model or device equals a preset's
+// (ignoring display names), so links stay short for imported configs.
+SharedConfig with_detected_presets(const Config& config);
+
+// Link keys whose values differ between a and b (display names excluded): empty when the two
+// configurations estimate the same.
+std::vector<std::string> share_link_differences(const Config& a, const Config& b);
+
+// Every link key, in the documented order (for docs and tests).
+std::vector<std::string> share_link_keys();
+
+}  // namespace megamem

@@ -1,0 +1,856 @@
+// Share links (docs/share-links.md): Config <-> "v=1&model=...&tp=4&...".
+//
+// One table (fields()) lists every Config field once: its link key, its version-1 default
+// as text, how to read and write it, and the values it accepts. Encoding, decoding, the
+// defaults, comparisons and recipes all walk that table, so a field cannot be encoded but
+// not decoded, or decoded with a different default.
+//
+// Index:
+//   [text]     percent-encoding, number parsing and formatting
+//   [fields]   the field table
+//   [query]    splitting a link into parameters
+//   [api]      encode, decode, apply, presets detection
+#include "megamem/share_link.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace megamem {
+namespace {
+
+// ---- [text] -------------------------------------------------------------------------------
+
+constexpr std::size_t kMaxLinkChars = 65536;
+constexpr std::int64_t kMaxLayersInPattern = std::int64_t{1} << 20;
+
+// Query text is kept readable: letters, digits, -._~ (unreserved) and the sub-delimiters
+// ,*:() that RFC 3986 allows in a query stay as they are; everything else is %XX.
+bool plain_in_query(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '.' || c == '_' || c == '~' || c == ',' || c == '*' || c == ':' || c == '(' ||
+         c == ')';
+}
+
+std::string percent_encode(std::string_view text) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (const char c : text) {
+    if (plain_in_query(c)) {
+      out += c;
+    } else {
+      const auto byte = static_cast<unsigned char>(c);
+      out += '%';
+      out += hex[byte >> 4];
+      out += hex[byte & 15];
+    }
+  }
+  return out;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// '+' is a space and %XX a byte (application/x-www-form-urlencoded, as browsers write it).
+std::optional<std::string> percent_decode(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '+') {
+      out += ' ';
+    } else if (c == '%') {
+      if (i + 2 >= text.size()) return std::nullopt;
+      const int high = hex_value(text[i + 1]);
+      const int low = hex_value(text[i + 2]);
+      if (high < 0 || low < 0) return std::nullopt;
+      out += static_cast<char>(high * 16 + low);
+      i += 2;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// A key as an error message may show it: printable ASCII, at most 40 characters.
+std::string display_key(std::string_view key) {
+  std::string out;
+  for (const char c : key) {
+    if (out.size() >= 40) {
+      out += "...";
+      break;
+    }
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7f) {
+      out += c;
+    } else {
+      out += percent_encode(std::string_view(&c, 1));
+    }
+  }
+  return out.empty() ? std::string("(empty)") : out;
+}
+
+// A value as an error message may show it.
+std::string display_value(std::string_view value) {
+  std::string shown = display_key(value);
+  return shown == "(empty)" ? std::string("''") : "'" + shown + "'";
+}
+
+std::string format_real(double value) {
+  char buffer[64];
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  return ec == std::errc() ? std::string(buffer, end) : std::string("nan");
+}
+
+std::string format_number(double value) {
+  // Bounds in messages: integers without a fraction, others shortest.
+  if (value == std::floor(value) && std::fabs(value) < 1e15) {
+    return std::to_string(static_cast<std::int64_t>(value));
+  }
+  return format_real(value);
+}
+
+std::optional<std::int64_t> parse_integer(std::string_view text) {
+  if (text.empty() || text.size() > 19) return std::nullopt;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+  }
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::optional<double> parse_real(std::string_view text) {
+  if (text.empty() || text.size() > 32) return std::nullopt;
+  for (const char c : text) {
+    const bool allowed =
+        (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-';
+    if (!allowed) return std::nullopt;
+  }
+  const std::string copy(text);
+  char* end = nullptr;
+  const double value = std::strtod(copy.c_str(), &end);
+  if (end != copy.c_str() + copy.size() || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+std::optional<bool> parse_bool(std::string_view text) {
+  if (text == "1" || text == "true" || text == "yes" || text == "on") return true;
+  if (text == "0" || text == "false" || text == "no" || text == "off") return false;
+  return std::nullopt;
+}
+
+// "0*3,1*58" <-> {0,0,0,1,...}: runs of a 0/1 value.
+std::string format_pattern(const std::vector<std::uint8_t>& pattern) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < pattern.size()) {
+    std::size_t run = 1;
+    while (i + run < pattern.size() && pattern[i + run] == pattern[i]) ++run;
+    if (!out.empty()) out += ',';
+    out += pattern[i] ? '1' : '0';
+    if (run > 1) out += "*" + std::to_string(run);
+    i += run;
+  }
+  return out;
+}
+
+// ---- [fields] -----------------------------------------------------------------------------
+
+enum class Kind { integer, real, boolean, choice, text, list, pattern };
+
+struct Field {
+  std::string_view key;
+  std::string_view default_text;  // version 1's default, as link text
+  Kind kind = Kind::integer;
+  // integer, boolean (0/1) and choice (enumerator index)
+  std::int64_t (*get_int)(const Config&) = nullptr;
+  void (*set_int)(Config&, std::int64_t) = nullptr;
+  std::int64_t min_int = 0;
+  std::int64_t max_int = 0;
+  // real
+  double (*get_real)(const Config&) = nullptr;
+  void (*set_real)(Config&, double) = nullptr;
+  double min_real = 0.0;
+  double max_real = 0.0;
+  // choice: names in enumerator order; "" marks a value links do not accept
+  std::vector<std::string_view> names;
+  // text (max_int = length limit), list, pattern
+  std::string* (*text)(Config&) = nullptr;
+  std::vector<std::string>* (*list)(Config&) = nullptr;
+  std::vector<std::uint8_t>* (*pattern)(Config&) = nullptr;
+};
+
+Field make_field(std::string_view key, std::string_view default_text, Kind kind) {
+  Field field;
+  field.key = key;
+  field.default_text = default_text;
+  field.kind = kind;
+  return field;
+}
+
+// Each macro binds a key to a Config member path (e.g. parallel.tensor_parallel).
+#define MM_INT(key, def, path, lo, hi)                                    \
+  [] {                                                                    \
+    Field f = make_field(key, def, Kind::integer);                        \
+    f.get_int = [](const Config& c) -> std::int64_t { return c.path; };   \
+    f.set_int = [](Config& c, std::int64_t v) {                           \
+      c.path = static_cast<std::remove_reference_t<decltype(c.path)>>(v); \
+    };                                                                    \
+    f.min_int = lo;                                                       \
+    f.max_int = hi;                                                       \
+    return f;                                                             \
+  }()
+#define MM_BOOL(key, def, path)                                                 \
+  [] {                                                                          \
+    Field f = make_field(key, def, Kind::boolean);                              \
+    f.get_int = [](const Config& c) -> std::int64_t { return c.path ? 1 : 0; }; \
+    f.set_int = [](Config& c, std::int64_t v) { c.path = v != 0; };             \
+    f.max_int = 1;                                                              \
+    return f;                                                                   \
+  }()
+#define MM_CHOICE(key, def, path, ...)                                                             \
+  [] {                                                                                             \
+    Field f = make_field(key, def, Kind::choice);                                                  \
+    f.get_int = [](const Config& c) -> std::int64_t { return static_cast<std::int64_t>(c.path); }; \
+    f.set_int = [](Config& c, std::int64_t v) {                                                    \
+      c.path = static_cast<std::remove_reference_t<decltype(c.path)>>(v);                          \
+    };                                                                                             \
+    f.names = {__VA_ARGS__};                                                                       \
+    return f;                                                                                      \
+  }()
+#define MM_REAL(key, def, path, lo, hi)                            \
+  [] {                                                             \
+    Field f = make_field(key, def, Kind::real);                    \
+    f.get_real = [](const Config& c) -> double { return c.path; }; \
+    f.set_real = [](Config& c, double v) { c.path = v; };          \
+    f.min_real = lo;                                               \
+    f.max_real = hi;                                               \
+    return f;                                                      \
+  }()
+#define MM_TEXT(key, path, limit)                               \
+  [] {                                                          \
+    Field f = make_field(key, "", Kind::text);                  \
+    f.text = [](Config& c) -> std::string* { return &c.path; }; \
+    f.max_int = limit;                                          \
+    return f;                                                   \
+  }()
+#define MM_LIST(key, path)                                                   \
+  [] {                                                                       \
+    Field f = make_field(key, "", Kind::list);                               \
+    f.list = [](Config& c) -> std::vector<std::string>* { return &c.path; }; \
+    return f;                                                                \
+  }()
+#define MM_PATTERN(key, path)                                                    \
+  [] {                                                                           \
+    Field f = make_field(key, "", Kind::pattern);                                \
+    f.pattern = [](Config& c) -> std::vector<std::uint8_t>* { return &c.path; }; \
+    return f;                                                                    \
+  }()
+
+constexpr std::int64_t kMaxGpus = std::int64_t{1} << 20;  // normalize()'s limit
+constexpr std::int64_t kMaxDim = std::int64_t{1} << 22;   // normalize()'s sanity bound
+constexpr std::int64_t kMaxCount = 1'000'000'000;
+constexpr double kMaxReal = 1.0e9;
+
+// The table. Order = the order keys appear in an encoded link (docs/share-links.md).
+const std::vector<Field>& fields() {
+  static const std::vector<Field> table = {
+      // The job.
+      MM_INT("gpus", "1", parallel.world_size, 1, kMaxGpus),
+      MM_INT("tp", "1", parallel.tensor_parallel, 1, kMaxDim),
+      MM_INT("pp", "1", parallel.pipeline_parallel, 1, kMaxDim),
+      MM_INT("vpp", "1", parallel.virtual_stages_per_pipeline_rank, 1, kMaxDim),
+      MM_INT("cp", "1", parallel.context_parallel, 1, kMaxDim),
+      MM_INT("ep", "1", parallel.expert_parallel, 1, kMaxDim),
+      MM_INT("etp", "0", parallel.expert_tensor_parallel, 0, kMaxDim),
+      MM_BOOL("sp", "1", parallel.sequence_parallel),
+      MM_INT("mbs", "1", training.micro_batch_size, 1, kMaxDim),
+      MM_INT("gbs", "0", training.global_batch_size, 0, kMaxCount),
+      MM_INT("seq", "4096", training.seq_length, 1, kMaxDim),
+      MM_CHOICE("recompute", "none", training.recompute.granularity, "none", "selective", "full"),
+      MM_CHOICE("recompute-method", "uniform", training.recompute.method, "uniform", "block"),
+      MM_INT("recompute-layers", "1", training.recompute.num_layers, 0, kMaxDim),
+      MM_LIST("recompute-modules", training.recompute.modules),
+      MM_BOOL("distribute-saved", "0", training.recompute.distribute_saved_activations),
+      MM_BOOL("dist-opt", "1", optimizer.use_distributed_optimizer),
+      // Pipeline layout details.
+      MM_INT("pp-first", "0", parallel.decoder_first_pipeline_num_layers, 0, kMaxDim),
+      MM_INT("pp-last", "0", parallel.decoder_last_pipeline_num_layers, 0, kMaxDim),
+      MM_BOOL("pp-emb", "0", parallel.account_for_embedding_in_pipeline_split),
+      MM_BOOL("pp-loss", "0", parallel.account_for_loss_in_pipeline_split),
+      MM_TEXT("pp-layout", parallel.pipeline_layout, 4096),
+      MM_INT("vpp-group", "0", parallel.microbatch_group_size_per_vp_stage, 0, kMaxDim),
+      MM_INT("dist-opt-instances", "1", parallel.num_distributed_optimizer_instances, 1, kMaxDim),
+      // Numerics and kernels.
+      MM_CHOICE("dtype", "bf16", training.params_dtype, "fp32", "bf16", "fp16", ""),
+      MM_CHOICE("fp8", "none", training.fp8_recipe, "none", "delayed", "tensorwise", "mxfp8",
+                "blockwise"),
+      MM_BOOL("fp8-param-gather", "0", training.fp8_param_gather),
+      MM_CHOICE("impl", "te", training.transformer_impl, "te", "local"),
+      MM_CHOICE("attn", "auto", training.attention_backend, "auto", "flash", "fused", "unfused",
+                "local"),
+      MM_CHOICE("ce", "unfused", training.cross_entropy, "unfused", "native", "te"),
+      MM_BOOL("grad-acc-fusion", "1", training.gradient_accumulation_fusion),
+      MM_BOOL("mask-in-loader", "1", training.create_attention_mask_in_dataloader),
+      MM_BOOL("softmax-fusion", "1", training.masked_softmax_fusion),
+      MM_BOOL("deterministic", "0", training.deterministic_mode),
+      // Mixture of experts.
+      MM_CHOICE("dispatcher", "alltoall", training.moe_token_dispatcher, "allgather", "alltoall",
+                "flex"),
+      MM_BOOL("grouped-gemm", "1", training.moe_grouped_gemm),
+      MM_BOOL("router-fp32", "0", training.moe_router_fp32),
+      MM_BOOL("moe-overlap", "0", training.overlap_moe_expert_parallel_comm),
+      MM_REAL("capacity", "0", training.moe_expert_capacity_factor, 0.0, kMaxReal),
+      MM_BOOL("pad-capacity", "0", training.moe_pad_expert_input_to_capacity),
+      MM_REAL("imbalance", "1", training.moe_imbalance_factor, 0.0, kMaxReal),
+      // Optimizer.
+      MM_CHOICE("opt", "adam", optimizer.kind, "adam", "sgd", "muon"),
+      MM_CHOICE("muon-scalar", "adam", optimizer.muon_scalar_optimizer, "adam", "sgd", "muon"),
+      MM_BOOL("grad-bf16", "0", optimizer.grad_reduce_in_bf16),
+      MM_BOOL("precision-aware", "0", optimizer.use_precision_aware_optimizer),
+      MM_CHOICE("main-grads", "fp32", optimizer.main_grads_dtype, "fp32", "bf16", "fp16", "fp8"),
+      MM_CHOICE("main-params", "fp32", optimizer.main_params_dtype, "fp32", "bf16", "fp16", "fp8"),
+      MM_CHOICE("exp-avg", "fp32", optimizer.exp_avg_dtype, "fp32", "bf16", "fp16", "fp8"),
+      MM_CHOICE("exp-avg-sq", "fp32", optimizer.exp_avg_sq_dtype, "fp32", "bf16", "fp16", "fp8"),
+      MM_BOOL("param-remainders", "1", optimizer.store_param_remainders),
+      MM_BOOL("opt-offload", "0", optimizer.optimizer_cpu_offload),
+      MM_REAL("opt-offload-fraction", "1", optimizer.optimizer_offload_fraction, 0.0, 1.0),
+      MM_BOOL("overlap-grad", "0", optimizer.overlap_grad_reduce),
+      MM_INT("bucket", "0", optimizer.ddp_bucket_size_elements, 0, std::int64_t{1} << 50),
+      // Activation offloading.
+      MM_BOOL("act-offload", "0", training.offload.fine_grained_activation_offloading),
+      MM_LIST("offload-modules", training.offload.offload_modules),
+      MM_REAL("offload-fraction", "1", training.offload.activation_offload_fraction, 0.0, 1.0),
+      MM_BOOL("cpu-offload", "0", training.offload.cpu_offloading),
+      MM_INT("cpu-offload-layers", "0", training.offload.cpu_offloading_num_layers, 0, kMaxDim),
+      MM_BOOL("cpu-offload-weights", "0", training.offload.cpu_offloading_weights),
+      // Runtime overheads.
+      MM_REAL("rt.ctx", "0.5", runtime.cuda_context_gib, 0.0, kMaxReal),
+      MM_REAL("rt.nccl", "0.25", runtime.nccl_gib_per_communicator, 0.0, kMaxReal),
+      MM_REAL("rt.frag", "0.05", runtime.fragmentation_fraction, 0.0, 1.0),
+      MM_REAL("rt.deepep", "1", runtime.deepep_buffer_gib, 0.0, kMaxReal),
+      // The GPU (relative to gpu=<id>, or to these defaults).
+      MM_TEXT("g.name", device.name, 200),
+      MM_REAL("g.mem", "80", device.capacity_gib, 0.0, kMaxReal),
+      MM_INT("g.node", "8", device.gpus_per_node, 1, kMaxGpus),
+      MM_REAL("g.intra", "450", device.intra_node_bandwidth_gb_per_s, 0.0, kMaxReal),
+      MM_REAL("g.inter", "50", device.inter_node_bandwidth_gb_per_s, 0.0, kMaxReal),
+      MM_REAL("g.tflops", "989", device.peak_bf16_tflops, 0.0, kMaxReal),
+      MM_REAL("g.cublas", "32", device.te_cublas_workspace_mib, 0.0, kMaxReal),
+      MM_REAL("g.fixed", "10", device.fixed_allocated_mib, 0.0, kMaxReal),
+      // The model (relative to model=<id>, or to Megatron's defaults).
+      MM_TEXT("m.name", model.name, 200),
+      MM_INT("m.layers", "0", model.num_layers, 0, kMaxDim),
+      MM_INT("m.hidden", "0", model.hidden_size, 0, kMaxDim),
+      MM_INT("m.heads", "0", model.num_attention_heads, 0, kMaxDim),
+      MM_INT("m.groups", "0", model.num_query_groups, 0, kMaxDim),
+      MM_INT("m.kv-ch", "0", model.kv_channels, 0, kMaxDim),
+      MM_INT("m.ffn", "0", model.ffn_hidden_size, 0, kMaxDim),
+      MM_CHOICE("m.act", "gelu", model.activation, "gelu", "swiglu", "squared_relu"),
+      MM_CHOICE("m.norm", "layernorm", model.normalization, "layernorm", "rmsnorm"),
+      MM_BOOL("m.qk-norm", "0", model.qk_layernorm),
+      MM_BOOL("m.bias", "1", model.add_bias_linear),
+      MM_BOOL("m.qkv-bias", "0", model.add_qkv_bias),
+      MM_BOOL("m.out-gate", "0", model.attention_output_gate),
+      MM_CHOICE("m.pos", "learned", model.position_embedding, "learned", "rope", "yarn", "none"),
+      MM_INT("m.max-pos", "0", model.max_position_embeddings, 0, kMaxDim),
+      MM_BOOL("m.untie", "0", model.untie_embeddings_and_output_weights),
+      MM_INT("m.vocab", "0", model.vocab_size, 0, std::int64_t{1} << 31),
+      MM_INT("m.vocab-div", "128", model.make_vocab_size_divisible_by, 1, kMaxDim),
+      MM_REAL("m.hdrop", "0.1", model.hidden_dropout, 0.0, 1.0),
+      MM_REAL("m.adrop", "0.1", model.attention_dropout, 0.0, 1.0),
+      MM_INT("m.experts", "0", model.num_experts, 0, kMaxDim),
+      MM_INT("m.topk", "2", model.moe_router_topk, 0, kMaxDim),
+      MM_INT("m.moe-ffn", "0", model.moe_ffn_hidden_size, 0, kMaxDim),
+      MM_INT("m.shared", "0", model.moe_shared_expert_intermediate_size, 0, kMaxDim),
+      MM_BOOL("m.shared-gate", "0", model.moe_shared_expert_gate),
+      MM_INT("m.latent", "0", model.moe_latent_size, 0, kMaxDim),
+      MM_BOOL("m.expert-bias", "0", model.moe_router_enable_expert_bias),
+      MM_INT("m.moe-freq", "1", model.moe_layer_freq, 1, kMaxDim),
+      MM_PATTERN("m.moe-pattern", model.moe_layer_pattern),
+      MM_BOOL("m.mla", "0", model.multi_latent_attention),
+      MM_INT("m.q-lora", "0", model.q_lora_rank, 0, kMaxDim),
+      MM_INT("m.kv-lora", "32", model.kv_lora_rank, 0, kMaxDim),
+      MM_INT("m.qk-dim", "128", model.qk_head_dim, 0, kMaxDim),
+      MM_INT("m.qk-pos-dim", "64", model.qk_pos_emb_head_dim, 0, kMaxDim),
+      MM_INT("m.v-dim", "128", model.v_head_dim, 0, kMaxDim),
+      MM_INT("m.mtp", "0", model.mtp_num_layers, 0, kMaxDim),
+      MM_BOOL("m.mtp-repeat", "0", model.mtp_use_repeated_layer),
+  };
+  return table;
+}
+
+#undef MM_INT
+#undef MM_BOOL
+#undef MM_CHOICE
+#undef MM_REAL
+#undef MM_TEXT
+#undef MM_LIST
+#undef MM_PATTERN
+
+const Field* find_field(std::string_view key) {
+  for (const Field& field : fields()) {
+    if (field.key == key) return &field;
+  }
+  return nullptr;
+}
+
+bool is_model_field(const Field& field) { return field.key.rfind("m.", 0) == 0; }
+bool is_device_field(const Field& field) { return field.key.rfind("g.", 0) == 0; }
+bool is_display_name(const Field& field) { return field.key == "m.name" || field.key == "g.name"; }
+
+// The field's value as link text (before percent-encoding).
+std::string format_field(const Field& field, const Config& config) {
+  Config& c = const_cast<Config&>(config);  // accessors are shared with parsing; read only here
+  switch (field.kind) {
+    case Kind::integer:
+      return std::to_string(field.get_int(config));
+    case Kind::boolean:
+      return field.get_int(config) ? "1" : "0";
+    case Kind::choice: {
+      const std::int64_t index = field.get_int(config);
+      if (index < 0 || index >= static_cast<std::int64_t>(field.names.size())) return "?";
+      return std::string(field.names[static_cast<std::size_t>(index)]);
+    }
+    case Kind::real:
+      return format_real(field.get_real(config));
+    case Kind::text:
+      return *field.text(c);
+    case Kind::list: {
+      std::string out;
+      for (const std::string& item : *field.list(c)) out += (out.empty() ? "" : ",") + item;
+      return out;
+    }
+    case Kind::pattern:
+      return format_pattern(*field.pattern(c));
+  }
+  return std::string();
+}
+
+std::optional<Error> parse_list(const Field& field, std::string_view value, Config& config) {
+  std::vector<std::string> items;
+  if (!value.empty()) {
+    std::size_t start = 0;
+    while (true) {
+      const std::size_t comma = value.find(',', start);
+      const std::string_view item = value.substr(
+          start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+      if (item.empty() || item.size() > 64) {
+        return Error{std::string(field.key),
+                     "expects comma-separated names, got " + display_value(value)};
+      }
+      for (const char c : item) {
+        const bool allowed = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+        if (!allowed) {
+          return Error{
+              std::string(field.key),
+              "expects names of lowercase letters, digits and '_', got " + display_value(item)};
+        }
+      }
+      items.emplace_back(item);
+      if (items.size() > 64) return Error{std::string(field.key), "lists more than 64 names"};
+      if (comma == std::string_view::npos) break;
+      start = comma + 1;
+    }
+  }
+  *field.list(config) = std::move(items);
+  return std::nullopt;
+}
+
+std::optional<Error> parse_pattern(const Field& field, std::string_view value, Config& config) {
+  std::vector<std::uint8_t> pattern;
+  const std::string key(field.key);
+  std::size_t start = 0;
+  while (!value.empty()) {
+    const std::size_t comma = value.find(',', start);
+    const std::string_view run = value.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    const bool valid_bit = !run.empty() && (run[0] == '0' || run[0] == '1');
+    std::int64_t count = 1;
+    if (valid_bit && run.size() > 1) {
+      const std::optional<std::int64_t> parsed =
+          run[1] == '*' ? parse_integer(run.substr(2)) : std::nullopt;
+      if (!parsed || *parsed < 1) {
+        return Error{key, "expects runs like 0*3,1*58, got " + display_value(run)};
+      }
+      count = *parsed;
+    } else if (!valid_bit) {
+      return Error{key, "expects runs like 0*3,1*58, got " + display_value(run)};
+    }
+    if (count > kMaxLayersInPattern - static_cast<std::int64_t>(pattern.size())) {
+      return Error{key, "describes more than " + std::to_string(kMaxLayersInPattern) + " layers"};
+    }
+    pattern.insert(pattern.end(), static_cast<std::size_t>(count),
+                   static_cast<std::uint8_t>(run[0] == '1'));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  *field.pattern(config) = std::move(pattern);
+  return std::nullopt;
+}
+
+// Reads one parameter's (decoded) value into the config.
+std::optional<Error> parse_field(const Field& field, std::string_view value, Config& config) {
+  const std::string key(field.key);
+  switch (field.kind) {
+    case Kind::integer: {
+      const std::optional<std::int64_t> number = parse_integer(value);
+      if (!number) {
+        return Error{key, "expects a whole number, got " + display_value(value)};
+      }
+      if (*number < field.min_int || *number > field.max_int) {
+        return Error{key, "must be between " + std::to_string(field.min_int) + " and " +
+                              std::to_string(field.max_int) + ", got " + display_value(value)};
+      }
+      field.set_int(config, *number);
+      return std::nullopt;
+    }
+    case Kind::boolean: {
+      const std::optional<bool> flag = parse_bool(value);
+      if (!flag) return Error{key, "expects 1 or 0, got " + display_value(value)};
+      field.set_int(config, *flag ? 1 : 0);
+      return std::nullopt;
+    }
+    case Kind::choice: {
+      std::string choices;
+      for (std::size_t i = 0; i < field.names.size(); ++i) {
+        if (field.names[i].empty()) continue;
+        if (value == field.names[i]) {
+          field.set_int(config, static_cast<std::int64_t>(i));
+          return std::nullopt;
+        }
+        choices += (choices.empty() ? "" : ", ") + std::string(field.names[i]);
+      }
+      return Error{key, "expects one of " + choices + ", got " + display_value(value)};
+    }
+    case Kind::real: {
+      const std::optional<double> number = parse_real(value);
+      if (!number) return Error{key, "expects a number, got " + display_value(value)};
+      if (!(*number >= field.min_real && *number <= field.max_real)) {
+        return Error{key, "must be between " + format_number(field.min_real) + " and " +
+                              format_number(field.max_real) + ", got " + display_value(value)};
+      }
+      field.set_real(config, *number);
+      return std::nullopt;
+    }
+    case Kind::text: {
+      if (value.size() > static_cast<std::size_t>(field.max_int)) {
+        return Error{key, "is longer than " + std::to_string(field.max_int) + " characters"};
+      }
+      for (const char c : value) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+          return Error{key, "contains a control character"};
+        }
+      }
+      *field.text(config) = std::string(value);
+      return std::nullopt;
+    }
+    case Kind::list:
+      return parse_list(field, value, config);
+    case Kind::pattern:
+      return parse_pattern(field, value, config);
+  }
+  return Error{key, "cannot be read"};
+}
+
+// Edit distance, for "did you mean" hints on unknown keys.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+Error unknown_parameter(std::string_view key) {
+  std::string message = "unknown parameter";
+  if (key.size() <= 40) {
+    std::string_view best;
+    std::size_t best_distance = 3;
+    for (const std::string_view candidate :
+         {std::string_view("v"), std::string_view("model"), std::string_view("gpu")}) {
+      const std::size_t d = edit_distance(key, candidate);
+      if (d < best_distance) {
+        best_distance = d;
+        best = candidate;
+      }
+    }
+    for (const Field& field : fields()) {
+      const std::size_t d = edit_distance(key, field.key);
+      if (d < best_distance) {
+        best_distance = d;
+        best = field.key;
+      }
+    }
+    if (!best.empty()) message += " (did you mean '" + std::string(best) + "'?)";
+  }
+  return Error{display_key(key), message + "; docs/share-links.md lists them"};
+}
+
+// ---- [query] ------------------------------------------------------------------------------
+
+// The query part of a link, a bare query, or a fragment.
+Expected<std::string_view> query_of(std::string_view link) {
+  while (!link.empty() && (link.front() == ' ' || link.front() == '\t' || link.front() == '\n' ||
+                           link.front() == '\r')) {
+    link.remove_prefix(1);
+  }
+  while (!link.empty() && (link.back() == ' ' || link.back() == '\t' || link.back() == '\n' ||
+                           link.back() == '\r')) {
+    link.remove_suffix(1);
+  }
+  if (link.size() > kMaxLinkChars) {
+    return Error{"link", "is longer than " + std::to_string(kMaxLinkChars) + " characters"};
+  }
+  std::string_view query;
+  if (const std::size_t question = link.find('?'); question != std::string_view::npos) {
+    query = link.substr(question + 1);
+    if (const std::size_t hash = query.find('#'); hash != std::string_view::npos) {
+      query = query.substr(0, hash);
+    }
+  } else if (const std::size_t hash = link.find('#'); hash != std::string_view::npos) {
+    query = link.substr(hash + 1);
+  } else if (link.find("://") != std::string_view::npos) {
+    return Error{"link", "has no '?' part with the configuration"};
+  } else {
+    query = link;
+  }
+  if (query.empty()) return Error{"link", "has no parameters (expected v=1&model=...)"};
+  return query;
+}
+
+// ---- [api] --------------------------------------------------------------------------------
+
+Config defaults_of_fields() {
+  Config config;
+  for (const Field& field : fields()) {
+    // Defaults are trusted text from the table above; a bad one is a programming error the
+    // unit tests catch (share_link_defaults round trip).
+    (void)parse_field(field, field.default_text, config);
+  }
+  return config;
+}
+
+}  // namespace
+
+Config share_link_defaults() {
+  static const Config defaults = defaults_of_fields();
+  return defaults;
+}
+
+std::vector<std::string> share_link_keys() {
+  std::vector<std::string> keys = {"v", "model", "gpu"};
+  for (const Field& field : fields()) keys.emplace_back(field.key);
+  return keys;
+}
+
+Expected<LinkParameters> parse_share_query(std::string_view query) {
+  LinkParameters parameters;
+  std::set<std::string> seen;
+  std::size_t start = 0;
+  while (start <= query.size()) {
+    std::size_t end = query.find('&', start);
+    if (end == std::string_view::npos) end = query.size();
+    const std::string_view part = query.substr(start, end - start);
+    start = end + 1;
+    if (part.empty()) {
+      if (end == query.size()) break;
+      continue;  // "a=1&&b=2" and a trailing '&' are harmless
+    }
+    const std::size_t equals = part.find('=');
+    const std::optional<std::string> key = percent_decode(part.substr(0, equals));
+    if (!key) {
+      return Error{display_key(part.substr(0, equals)), "has malformed percent-encoding"};
+    }
+    if (equals == std::string_view::npos) {
+      return Error{display_key(*key), "has no value (expected " + display_key(*key) + "=...)"};
+    }
+    const std::optional<std::string> value = percent_decode(part.substr(equals + 1));
+    if (!value) return Error{display_key(*key), "has malformed percent-encoding in its value"};
+    if (!seen.insert(*key).second) {
+      return Error{display_key(*key), "is given more than once"};
+    }
+    parameters.emplace_back(*key, *value);
+    if (end == query.size()) break;
+  }
+  return parameters;
+}
+
+Expected<SharedConfig> apply_share_parameters(SharedConfig shared,
+                                              const LinkParameters& parameters) {
+  const Expected<PresetCatalog>& catalog = builtin_presets();
+  if (!catalog) return catalog.error();
+  // Presets first, wherever they appear, so m.* and g.* refine them.
+  for (const auto& [key, value] : parameters) {
+    if (key == "model") {
+      const ModelPreset* preset = catalog->find_model(value);
+      if (!preset) {
+        return Error{"model", display_value(value) +
+                                  " is not a model preset (`megamem presets` lists them)"};
+      }
+      shared.config.model = preset->model;
+      shared.model_id = preset->id;
+    } else if (key == "gpu") {
+      const GpuPreset* preset = catalog->find_gpu(value);
+      if (!preset) {
+        return Error{"gpu",
+                     display_value(value) + " is not a GPU preset (`megamem presets` lists them)"};
+      }
+      shared.config.device = preset->device;
+      shared.gpu_id = preset->id;
+    }
+  }
+  for (const auto& [key, value] : parameters) {
+    if (key == "model" || key == "gpu") continue;
+    if (key == "v") return Error{"v", "the link version belongs at the start of a link"};
+    const Field* field = find_field(key);
+    if (!field) return unknown_parameter(key);
+    if (auto error = parse_field(*field, value, shared.config)) return *error;
+  }
+  return shared;
+}
+
+Expected<SharedConfig> decode_share_link(std::string_view link) {
+  const Expected<std::string_view> query = query_of(link);
+  if (!query) return query.error();
+  Expected<LinkParameters> parameters = parse_share_query(*query);
+  if (!parameters) return parameters.error();
+  LinkParameters rest;
+  for (auto& [key, value] : *parameters) {
+    if (key != "v") {
+      rest.emplace_back(std::move(key), std::move(value));
+      continue;
+    }
+    const std::optional<std::int64_t> version = parse_integer(value);
+    if (!version || *version < 1) {
+      return Error{"v",
+                   "expects the link version (a whole number from 1), got " + display_value(value)};
+    }
+    if (*version > kShareLinkVersion) {
+      return Error{"v", "this link is format version " + std::to_string(*version) +
+                            "; this megamem reads versions up to " +
+                            std::to_string(kShareLinkVersion) + " (update megamem)"};
+    }
+  }
+  // A link without v= is read as version 1, the first format.
+  return apply_share_parameters(SharedConfig{share_link_defaults(), "", ""}, rest);
+}
+
+LinkParameters share_parameters(const SharedConfig& shared, bool include_defaults) {
+  Config base = share_link_defaults();
+  std::string model_id;
+  std::string gpu_id;
+  if (const Expected<PresetCatalog>& catalog = builtin_presets(); catalog) {
+    if (const ModelPreset* preset = catalog->find_model(shared.model_id)) {
+      base.model = preset->model;
+      model_id = preset->id;
+    }
+    if (const GpuPreset* preset = catalog->find_gpu(shared.gpu_id)) {
+      base.device = preset->device;
+      gpu_id = preset->id;
+    }
+  }
+  LinkParameters out;
+  out.emplace_back("v", std::to_string(kShareLinkVersion));
+  if (!model_id.empty()) out.emplace_back("model", model_id);
+  if (!gpu_id.empty()) out.emplace_back("gpu", gpu_id);
+  for (const Field& field : fields()) {
+    std::string value = format_field(field, shared.config);
+    if (include_defaults || value != format_field(field, base)) {
+      out.emplace_back(std::string(field.key), std::move(value));
+    }
+  }
+  return out;
+}
+
+std::string encode_share_query(const SharedConfig& shared) {
+  std::string query;
+  for (const auto& [key, value] : share_parameters(shared, false)) {
+    if (!query.empty()) query += '&';
+    query += key + "=" + percent_encode(value);
+  }
+  return query;
+}
+
+std::string share_link(const SharedConfig& shared, std::string_view base_url) {
+  return std::string(base_url) + "?" + encode_share_query(shared);
+}
+
+Expected<SharedConfig> recipe_config(const RecipePreset& recipe) {
+  LinkParameters parameters = {
+      {"model", recipe.model_id}, {"gpu", recipe.gpu_id}, {"gpus", std::to_string(recipe.gpus)}};
+  parameters.insert(parameters.end(), recipe.settings.begin(), recipe.settings.end());
+  Expected<SharedConfig> shared =
+      apply_share_parameters(SharedConfig{share_link_defaults(), "", ""}, parameters);
+  if (!shared) {
+    return Error{"recipe " + recipe.id + ": " + shared.error().field, shared.error().message};
+  }
+  return shared;
+}
+
+std::vector<std::string> share_link_differences(const Config& a, const Config& b) {
+  std::vector<std::string> keys;
+  for (const Field& field : fields()) {
+    if (is_display_name(field)) continue;
+    if (format_field(field, a) != format_field(field, b)) keys.emplace_back(field.key);
+  }
+  return keys;
+}
+
+SharedConfig with_detected_presets(const Config& config) {
+  SharedConfig shared{config, "", ""};
+  const Expected<PresetCatalog>& catalog = builtin_presets();
+  if (!catalog) return shared;
+  const auto same = [](const Config& a, const Config& b, bool (*in_group)(const Field&)) {
+    for (const Field& field : fields()) {
+      if (!in_group(field) || is_display_name(field)) continue;
+      if (format_field(field, a) != format_field(field, b)) return false;
+    }
+    return true;
+  };
+  for (const ModelPreset& preset : catalog->models) {
+    Config candidate = config;
+    candidate.model = preset.model;
+    if (same(config, candidate, is_model_field)) {
+      shared.model_id = preset.id;
+      if (shared.config.model.name.empty()) shared.config.model.name = preset.model.name;
+      break;
+    }
+  }
+  for (const GpuPreset& preset : catalog->gpus) {
+    Config candidate = config;
+    candidate.device = preset.device;
+    if (same(config, candidate, is_device_field)) {
+      shared.gpu_id = preset.id;
+      if (shared.config.device.name.empty()) shared.config.device.name = preset.device.name;
+      break;
+    }
+  }
+  return shared;
+}
+
+}  // namespace megamem
