@@ -1,0 +1,410 @@
+// HuggingFace config.json -> ModelConfig, following the families' modeling code in
+// transformers (models/<family>/modeling_<family>.py) and Megatron-Bridge's converters
+// (src/megatron/bridge/models/<family>/*_bridge.py), which map the same fields onto
+// Megatron's TransformerConfig.
+#include "megamem/hf_config.hpp"
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace megamem {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::int64_t kMaxSize = std::int64_t{1} << 22;  // normalize()'s sanity bound
+
+enum class Family { llama, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, deepseek };
+
+// Reads fields of one JSON object, each failure an Error naming the field.
+class Reader {
+ public:
+  explicit Reader(const json& object) : object_(object) {}
+
+  const json* find(const char* key) const {
+    const auto it = object_.find(key);
+    return it == object_.end() || it->is_null() ? nullptr : &*it;
+  }
+
+  // An integer in [min, max]; missing -> the fallback, or an Error when there is none.
+  Expected<std::int64_t> integer(const char* key, std::int64_t min_value, std::int64_t max_value,
+                                 std::optional<std::int64_t> fallback = std::nullopt) const {
+    const json* value = find(key);
+    if (!value) {
+      if (fallback) return *fallback;
+      return Error{key, "is missing from config.json"};
+    }
+    if (!value->is_number_integer()) {
+      return Error{key, std::string("expects an integer, got ") + value->type_name()};
+    }
+    if (value->is_number_unsigned() &&
+        value->get<std::uint64_t>() > static_cast<std::uint64_t>(max_value)) {
+      return Error{key, "is out of range (at most " + std::to_string(max_value) + ")"};
+    }
+    const std::int64_t number = value->get<std::int64_t>();
+    if (number < min_value || number > max_value) {
+      return Error{key, "must be between " + std::to_string(min_value) + " and " +
+                            std::to_string(max_value) + ", got " + std::to_string(number)};
+    }
+    return number;
+  }
+
+  Expected<bool> boolean(const char* key, bool fallback) const {
+    const json* value = find(key);
+    if (!value) return fallback;
+    if (!value->is_boolean()) {
+      return Error{key, std::string("expects true or false, got ") + value->type_name()};
+    }
+    return value->get<bool>();
+  }
+
+  Expected<std::string> text(const char* key, const std::string& fallback) const {
+    const json* value = find(key);
+    if (!value) return fallback;
+    if (!value->is_string()) {
+      return Error{key, std::string("expects a string, got ") + value->type_name()};
+    }
+    return value->get<std::string>();
+  }
+
+  Expected<double> number(const char* key, double fallback) const {
+    const json* value = find(key);
+    if (!value) return fallback;
+    if (!value->is_number()) {
+      return Error{key, std::string("expects a number, got ") + value->type_name()};
+    }
+    return value->get<double>();
+  }
+
+ private:
+  const json& object_;
+};
+
+// Unwraps Expected<T> into `target` or returns its Error from the enclosing function.
+#define MM_READ(target, expression)                 \
+  do {                                              \
+    auto read_result_ = (expression);               \
+    if (!read_result_) return read_result_.error(); \
+    target = *read_result_;                         \
+  } while (false)
+
+const std::vector<std::pair<std::string, Family>>& families() {
+  static const std::vector<std::pair<std::string, Family>> table = {
+      {"llama", Family::llama},          {"mistral", Family::llama},
+      {"qwen2", Family::qwen2},          {"qwen3", Family::qwen3},
+      {"qwen2_moe", Family::qwen2_moe},  {"qwen3_moe", Family::qwen3_moe},
+      {"mixtral", Family::mixtral},      {"deepseek_v2", Family::deepseek},
+      {"deepseek_v3", Family::deepseek}, {"kimi_k2", Family::deepseek},
+  };
+  return table;
+}
+
+std::optional<Family> family_of(const std::string& model_type) {
+  for (const auto& [name, family] : families()) {
+    if (name == model_type) return family;
+  }
+  return std::nullopt;
+}
+
+// The attention and MLP shared by every family (dense part).
+std::optional<Error> read_common(const Reader& r, Family family, HfImport& out) {
+  ModelConfig& m = out.model;
+  std::int64_t layers = 0, hidden = 0, heads = 0, ffn = 0, vocab = 0;
+  MM_READ(layers, r.integer("num_hidden_layers", 1, kMaxSize));
+  MM_READ(hidden, r.integer("hidden_size", 1, kMaxSize));
+  MM_READ(heads, r.integer("num_attention_heads", 1, kMaxSize));
+  MM_READ(ffn, r.integer("intermediate_size", 1, kMaxSize));
+  MM_READ(vocab, r.integer("vocab_size", 1, std::int64_t{1} << 31));
+  m.num_layers = static_cast<int>(layers);
+  m.hidden_size = static_cast<int>(hidden);
+  m.num_attention_heads = static_cast<int>(heads);
+  m.ffn_hidden_size = static_cast<int>(ffn);
+  m.vocab_size = vocab;
+
+  // Every family here uses a gated MLP: act(gate_proj(x)) * up_proj(x) -> Megatron SwiGLU.
+  std::string act;
+  MM_READ(act, r.text("hidden_act", "silu"));
+  if (act != "silu" && act != "swish") {
+    return Error{"hidden_act", "'" + act + "' is not supported: Megatron's gated MLP here is " +
+                                   "SwiGLU (hidden_act silu)"};
+  }
+  m.activation = Activation::swiglu;
+  // RMSNorm in all of these families (rms_norm_eps).
+  m.normalization = Normalization::rmsnorm;
+  m.position_embedding = PositionEmbedding::rope;
+  if (const json* scaling = r.find("rope_scaling"); scaling && scaling->is_object()) {
+    const Reader rope(*scaling);
+    std::string type;
+    MM_READ(type, rope.text("type", ""));
+    if (type.empty()) MM_READ(type, rope.text("rope_type", ""));
+    if (type == "yarn") m.position_embedding = PositionEmbedding::yarn;
+  }
+  bool tied = false;
+  MM_READ(tied, r.boolean("tie_word_embeddings", false));
+  m.untie_embeddings_and_output_weights = !tied;
+  double attention_dropout = 0.0;
+  MM_READ(attention_dropout, r.number("attention_dropout", 0.0));
+  if (!(attention_dropout >= 0.0 && attention_dropout <= 1.0)) {
+    return Error{"attention_dropout", "must be between 0 and 1"};
+  }
+  m.attention_dropout = attention_dropout;
+  m.hidden_dropout = 0.0;
+  m.add_bias_linear = false;
+
+  if (family == Family::deepseek) return std::nullopt;  // attention is MLA, read separately
+
+  std::int64_t kv_heads = 0;
+  MM_READ(kv_heads, r.integer("num_key_value_heads", 1, kMaxSize, heads));
+  if (kv_heads != heads) m.num_query_groups = static_cast<int>(kv_heads);
+  std::int64_t head_dim = 0;
+  if (r.find("head_dim")) {
+    MM_READ(head_dim, r.integer("head_dim", 1, kMaxSize));
+  } else if (hidden % heads != 0) {
+    return Error{"head_dim", "is missing and hidden_size " + std::to_string(hidden) +
+                                 " is not divisible by num_attention_heads " +
+                                 std::to_string(heads)};
+  } else {
+    head_dim = hidden / heads;
+  }
+  m.kv_channels = static_cast<int>(head_dim);
+
+  if (family == Family::qwen3 || family == Family::qwen3_moe) {
+    m.qk_layernorm = true;  // modeling_qwen3.py: q_norm and k_norm per head
+  }
+  if (family == Family::qwen2 || family == Family::qwen2_moe) {
+    m.add_qkv_bias = true;  // modeling_qwen2.py: q/k/v_proj with bias=True, o_proj without
+  } else {
+    bool attention_bias = false, mlp_bias = false;
+    MM_READ(attention_bias, r.boolean("attention_bias", false));
+    MM_READ(mlp_bias, r.boolean("mlp_bias", false));
+    if (attention_bias && mlp_bias) {
+      m.add_bias_linear = true;
+    } else if (attention_bias) {
+      m.add_qkv_bias = true;
+      out.notes.push_back(
+          "attention_bias also biases o_proj; Megatron's --add-qkv-bias covers "
+          "q, k and v only, so hidden_size parameters per layer are left out");
+    } else if (mlp_bias) {
+      m.add_bias_linear = true;
+      out.notes.push_back(
+          "mlp_bias without attention_bias has no Megatron flag; "
+          "--add-bias-linear also adds the attention biases");
+    }
+  }
+  // Qwen gates the window with use_sliding_window; Mistral and Mixtral use any sliding_window.
+  bool sliding = false;
+  MM_READ(sliding, r.boolean("use_sliding_window", false));
+  if (out.model_type == "mistral" || out.model_type == "mixtral") {
+    const json* window = r.find("sliding_window");
+    sliding = window && window->is_number() && window->get<double>() > 0.0;
+  }
+  if (sliding) {
+    out.notes.push_back("sliding-window attention is estimated as full causal attention");
+  }
+  return std::nullopt;
+}
+
+// MoE layers of the Qwen MoE families: every decoder_sparse_step-th layer, except
+// mlp_only_layers (modeling_qwen2_moe.py Qwen2MoeDecoderLayer).
+std::optional<Error> read_qwen_moe(const Reader& r, Family family, HfImport& out) {
+  ModelConfig& m = out.model;
+  std::int64_t experts = 0, topk = 0, expert_ffn = 0, step = 1;
+  MM_READ(experts, r.integer("num_experts", 1, kMaxSize));
+  MM_READ(topk, r.integer("num_experts_per_tok", 1, experts));
+  MM_READ(expert_ffn, r.integer("moe_intermediate_size", 1, kMaxSize));
+  MM_READ(step, r.integer("decoder_sparse_step", 1, kMaxSize, 1));
+  m.num_experts = static_cast<int>(experts);
+  m.moe_router_topk = static_cast<int>(topk);
+  m.moe_ffn_hidden_size = static_cast<int>(expert_ffn);
+  std::set<std::int64_t> dense_layers;
+  if (const json* only = r.find("mlp_only_layers")) {
+    if (!only->is_array()) return Error{"mlp_only_layers", "expects a list of layer indices"};
+    for (const json& index : *only) {
+      if (!index.is_number_integer() || index.get<std::int64_t>() < 0 ||
+          index.get<std::int64_t>() >= m.num_layers) {
+        return Error{"mlp_only_layers", "expects layer indices below num_hidden_layers"};
+      }
+      dense_layers.insert(index.get<std::int64_t>());
+    }
+  }
+  std::vector<std::uint8_t> pattern(static_cast<std::size_t>(m.num_layers));
+  bool all_moe = true;
+  for (int i = 0; i < m.num_layers; ++i) {
+    const bool moe = dense_layers.count(i) == 0 && (i + 1) % step == 0;
+    pattern[static_cast<std::size_t>(i)] = moe ? 1 : 0;
+    all_moe = all_moe && moe;
+  }
+  if (!all_moe) m.moe_layer_pattern = std::move(pattern);
+  if (family == Family::qwen2_moe) {
+    std::int64_t shared = 0;
+    MM_READ(shared, r.integer("shared_expert_intermediate_size", 0, kMaxSize, 0));
+    if (shared > 0) {
+      m.moe_shared_expert_intermediate_size = static_cast<int>(shared);
+      m.moe_shared_expert_gate = true;  // Qwen2MoeSparseMoeBlock.shared_expert_gate
+    }
+  }
+  return std::nullopt;
+}
+
+// Mixtral: every layer MoE, experts as large as the dense MLP would be.
+std::optional<Error> read_mixtral(const Reader& r, HfImport& out) {
+  ModelConfig& m = out.model;
+  std::int64_t experts = 0, topk = 0;
+  MM_READ(experts, r.integer("num_local_experts", 1, kMaxSize));
+  MM_READ(topk, r.integer("num_experts_per_tok", 1, experts));
+  m.num_experts = static_cast<int>(experts);
+  m.moe_router_topk = static_cast<int>(topk);
+  m.moe_ffn_hidden_size = m.ffn_hidden_size;
+  return std::nullopt;
+}
+
+// DeepSeek-V2/V3, Moonlight and Kimi-K2: MLA, fine-grained experts with shared experts, the
+// first first_k_dense_replace layers dense (modeling_deepseek.py DeepseekV3DecoderLayer).
+std::optional<Error> read_deepseek(const Reader& r, HfImport& out) {
+  ModelConfig& m = out.model;
+  m.multi_latent_attention = true;
+  std::int64_t q_lora = 0, kv_lora = 0, nope = 0, rope = 0, v_dim = 0;
+  MM_READ(q_lora, r.integer("q_lora_rank", 0, kMaxSize, 0));  // null = plain q_proj
+  MM_READ(kv_lora, r.integer("kv_lora_rank", 1, kMaxSize));
+  MM_READ(nope, r.integer("qk_nope_head_dim", 1, kMaxSize));
+  MM_READ(rope, r.integer("qk_rope_head_dim", 1, kMaxSize));
+  MM_READ(v_dim, r.integer("v_head_dim", 1, kMaxSize));
+  m.q_lora_rank = static_cast<int>(q_lora);
+  m.kv_lora_rank = static_cast<int>(kv_lora);
+  m.qk_head_dim = static_cast<int>(nope);
+  m.qk_pos_emb_head_dim = static_cast<int>(rope);
+  m.v_head_dim = static_cast<int>(v_dim);
+  m.qk_layernorm = true;  // q_a_layernorm and kv_a_layernorm (Megatron: --qk-layernorm)
+  bool attention_bias = false;
+  MM_READ(attention_bias, r.boolean("attention_bias", false));
+  if (attention_bias) {
+    out.notes.push_back("attention_bias (MLA projection biases) is not represented");
+  }
+
+  std::int64_t experts = 0;
+  MM_READ(experts, r.integer("n_routed_experts", 0, kMaxSize, 0));
+  if (experts > 0) {
+    std::int64_t topk = 0, expert_ffn = 0, shared = 0, first_dense = 0, freq = 1;
+    MM_READ(topk, r.integer("num_experts_per_tok", 1, experts));
+    MM_READ(expert_ffn, r.integer("moe_intermediate_size", 1, kMaxSize));
+    MM_READ(shared, r.integer("n_shared_experts", 0, kMaxSize, 0));
+    MM_READ(first_dense, r.integer("first_k_dense_replace", 0, m.num_layers, 0));
+    MM_READ(freq, r.integer("moe_layer_freq", 1, kMaxSize, 1));
+    m.num_experts = static_cast<int>(experts);
+    m.moe_router_topk = static_cast<int>(topk);
+    m.moe_ffn_hidden_size = static_cast<int>(expert_ffn);
+    if (shared * expert_ffn > kMaxSize) {
+      return Error{"n_shared_experts", "times moe_intermediate_size is out of range"};
+    }
+    m.moe_shared_expert_intermediate_size = static_cast<int>(shared * expert_ffn);
+    std::vector<std::uint8_t> pattern(static_cast<std::size_t>(m.num_layers));
+    bool all_moe = true;
+    for (int i = 0; i < m.num_layers; ++i) {
+      const bool moe = i >= first_dense && i % freq == 0;
+      pattern[static_cast<std::size_t>(i)] = moe ? 1 : 0;
+      all_moe = all_moe && moe;
+    }
+    if (!all_moe) m.moe_layer_pattern = std::move(pattern);
+    std::string topk_method;
+    MM_READ(topk_method, r.text("topk_method", ""));
+    // noaux_tc: e_score_correction_bias, Megatron's --moe-router-enable-expert-bias buffer.
+    m.moe_router_enable_expert_bias = topk_method == "noaux_tc";
+  }
+  std::int64_t mtp = 0;
+  MM_READ(mtp, r.integer("num_nextn_predict_layers", 0, kMaxSize, 0));
+  m.mtp_num_layers = static_cast<int>(mtp);
+  return std::nullopt;
+}
+
+#undef MM_READ
+
+}  // namespace
+
+const std::vector<std::string>& supported_hf_model_types() {
+  static const std::vector<std::string> types = [] {
+    std::vector<std::string> names;
+    for (const auto& [name, family] : families()) names.push_back(name);
+    return names;
+  }();
+  return types;
+}
+
+Expected<HfImport> import_hf_config(std::string_view config_json) {
+  const json document = json::parse(config_json.begin(), config_json.end(), nullptr, false);
+  if (document.is_discarded()) return Error{"config.json", "is not valid JSON"};
+  if (!document.is_object()) return Error{"config.json", "is not a JSON object"};
+
+  const json* root = &document;
+  std::string model_type;
+  {
+    const auto it = document.find("model_type");
+    if (it == document.end() || !it->is_string()) {
+      return Error{"model_type", "is missing from config.json (it names the model family)"};
+    }
+    model_type = it->get<std::string>();
+  }
+  // Multimodal wrappers (Kimi-K2.5, ...) keep the language model in text_config.
+  if (!family_of(model_type)) {
+    const auto text = document.find("text_config");
+    if (text != document.end() && text->is_object()) {
+      const auto inner = text->find("model_type");
+      if (inner != text->end() && inner->is_string() && family_of(inner->get<std::string>())) {
+        root = &*text;
+        model_type = inner->get<std::string>();
+      }
+    }
+  }
+  const std::optional<Family> family = family_of(model_type);
+  if (!family) {
+    std::string known;
+    for (const std::string& name : supported_hf_model_types()) {
+      known += (known.empty() ? "" : ", ") + name;
+    }
+    return Error{"model_type",
+                 "'" + model_type + "' is not a supported family (supported: " + known + ")"};
+  }
+
+  HfImport out;
+  out.model_type = model_type;
+  const Reader reader(*root);  // read_common() looks at out.model_type
+  if (auto error = read_common(reader, *family, out)) return *error;
+  std::optional<Error> error;
+  switch (*family) {
+    case Family::qwen2_moe:
+    case Family::qwen3_moe:
+      error = read_qwen_moe(reader, *family, out);
+      break;
+    case Family::mixtral:
+      error = read_mixtral(reader, out);
+      break;
+    case Family::deepseek:
+      error = read_deepseek(reader, out);
+      break;
+    case Family::llama:
+    case Family::qwen2:
+    case Family::qwen3:
+      break;
+  }
+  if (error) return *error;
+
+  if (const json* name = reader.find("_name_or_path"); name && name->is_string()) {
+    std::string path = name->get<std::string>();
+    if (const std::size_t slash = path.find_last_of('/'); slash != std::string::npos) {
+      path = path.substr(slash + 1);
+    }
+    out.model.name = path;
+  }
+  if (reader.find("quantization_config")) {
+    out.notes.push_back(
+        "the checkpoint is quantized (quantization_config); training precision "
+        "is a separate setting");
+  }
+  return out;
+}
+
+}  // namespace megamem
