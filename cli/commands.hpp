@@ -7,8 +7,15 @@
 
 namespace megamem::cli {
 
-// megamem estimate --megatron-args "<flags>" --world-size N [--vocab-size V] [--json]
+// megamem estimate <configuration options (config_options.hpp)> [--json]
+//                  [--print-megatron-args] [--base-url URL]
 int run_estimate(const std::vector<std::string>& args);
+
+// megamem url encode <configuration options> | url decode LINK  [--json] [--base-url URL]
+int run_url(const std::vector<std::string>& args);
+
+// megamem presets [--json]
+int run_presets(const std::vector<std::string>& args);
 
 // megamem validate [--cases PATH] [--report PATH] [--json] [--strict]
 int run_validate(const std::vector<std::string>& args);

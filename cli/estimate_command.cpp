@@ -1,15 +1,20 @@
-// megamem estimate: Megatron-LM flags -> per-pipeline-rank memory, as a table or JSON.
+// megamem estimate: a configuration (preset, recipe, link, config.json or Megatron-LM flags,
+// see config_options.hpp) -> per-pipeline-rank memory, as a table or JSON, with its share link.
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "cli_options.hpp"
 #include "commands.hpp"
+#include "config_options.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/json_output.hpp"
 #include "megamem/megatron_args.hpp"
+#include "megamem/share_link.hpp"
 
 namespace megamem::cli {
 namespace {
@@ -65,14 +70,16 @@ void print_what_if(const Estimate& estimate) {
   }
 }
 
-// ui.md "The CLI": a header line with the model and the layout, then one row per PP rank.
-void print_table(const Estimate& estimate) {
+// ui.md "The CLI": a header line with the model and the layout, one row per PP rank, the
+// share link, then the what-if table.
+void print_table(const Estimate& estimate, const std::string& link) {
   const NormalizedConfig& n = estimate.normalized;
   const Config& c = n.config;
   const std::string name = c.model.name.empty() ? "Megatron-LM model" : c.model.name;
   std::cout << name << " (" << parameter_count(estimate.totals.params) << " params) on "
-            << c.parallel.world_size << " GPUs · TP" << c.parallel.tensor_parallel << " PP"
-            << c.parallel.pipeline_parallel;
+            << c.parallel.world_size
+            << (c.device.name.empty() ? std::string(" GPUs") : " × " + c.device.name) << " · TP"
+            << c.parallel.tensor_parallel << " PP" << c.parallel.pipeline_parallel;
   if (c.parallel.virtual_stages_per_pipeline_rank > 1) {
     std::cout << " VPP" << c.parallel.virtual_stages_per_pipeline_rank;
   }
@@ -116,59 +123,47 @@ void print_table(const Estimate& estimate) {
     std::cout << line << "\n";
   }
   std::cout << "GiB per GPU; peak = static + activations + transients + runtime overheads\n";
+  std::cout << "link: " << link << "\n";
   print_what_if(estimate);
 }
 
 }  // namespace
 
 int run_estimate(const std::vector<std::string>& args) {
-  Expected<ParsedOptions> options =
-      parse_options(args, {"--megatron-args", "--world-size", "--vocab-size"}, {"--json"});
+  std::set<std::string> switches = config_switch_options();
+  switches.insert({"--json", "--print-megatron-args"});
+  const Expected<ParsedOptions> options = parse_options(args, config_value_options(), switches);
   if (!options) {
     print_error(options.error());
     return kExitUsage;
   }
-  const auto flags = options->values.find("--megatron-args");
-  if (flags == options->values.end()) {
-    print_error({"--megatron-args", "is required (the Megatron-LM flags, quoted)"});
+  const bool has_source = options->values.count("--megatron-args") ||
+                          options->values.count("--preset") || options->values.count("--recipe") ||
+                          options->values.count("--url") || options->values.count("--hf-config");
+  if (!has_source) {
+    print_error({"--preset",
+                 "a model is required: --preset, --recipe, --url, --hf-config or "
+                 "--megatron-args (`megamem presets` lists the presets)"});
     return kExitUsage;
   }
-  const auto world_text = options->values.find("--world-size");
-  if (world_text == options->values.end()) {
-    print_error({"--world-size", "is required (the number of GPUs)"});
-    return kExitUsage;
+  const Expected<ConfigFromOptions> built = config_from_options(*options);
+  if (!built) {
+    print_error(built.error());
+    // A missing or malformed option value is a usage error; anything else is the
+    // configuration's.
+    const std::string& message = built.error().message;
+    const bool usage =
+        message.rfind("expects a positive integer", 0) == 0 || message.rfind("is required", 0) == 0;
+    return usage ? kExitUsage : kExitError;
   }
-  const Expected<std::int64_t> world_size = positive_integer("--world-size", world_text->second);
-  if (!world_size) {
-    print_error(world_size.error());
-    return kExitUsage;
+  for (const std::string& warning : built->warnings) {
+    std::cerr << "megamem: warning: " << warning << "\n";
   }
-  std::int64_t vocab_size = 0;
-  if (const auto vocab = options->values.find("--vocab-size"); vocab != options->values.end()) {
-    const Expected<std::int64_t> parsed = positive_integer("--vocab-size", vocab->second);
-    if (!parsed) {
-      print_error(parsed.error());
-      return kExitUsage;
-    }
-    vocab_size = *parsed;
-  }
-
-  const Expected<MegatronArgs> parsed = parse_megatron_args(flags->second, *world_size, vocab_size);
-  if (!parsed) {
-    print_error(parsed.error());
-    return kExitError;
-  }
-  for (const std::string& flag : parsed->unknown_flags) {
-    std::cerr << "megamem: warning: " << flag << " is not a Megatron-LM flag; ignored\n";
-  }
-  for (const std::string& flag : parsed->unmodeled_flags) {
-    std::cerr << "megamem: warning: " << flag
-              << " changes memory but is not modeled; the estimate leaves it out\n";
-  }
+  const SharedConfig& shared = built->shared;
 
   EstimateOptions estimate_options;
   estimate_options.what_if = true;
-  const Expected<Estimate> estimated = estimate(parsed->config, estimate_options);
+  const Expected<Estimate> estimated = estimate(shared.config, estimate_options);
   if (!estimated) {
     print_error(estimated.error());
     return kExitError;
@@ -176,10 +171,16 @@ int run_estimate(const std::vector<std::string>& args) {
   for (const std::string& warning : estimated->warnings) {
     std::cerr << "megamem: warning: " << warning << "\n";
   }
+  const std::string link = share_link(shared, base_url(*options));
+  const bool print_flags = options->switches.count("--print-megatron-args") > 0;
   if (options->switches.count("--json")) {
-    std::cout << estimate_to_json(*estimated) << "\n";
+    nlohmann::json document = nlohmann::json::parse(estimate_to_json(*estimated, -1));
+    document["link"] = link;
+    if (print_flags) document["megatron_args"] = to_megatron_args(shared.config);
+    std::cout << document.dump(2) << "\n";
   } else {
-    print_table(*estimated);
+    print_table(*estimated, link);
+    if (print_flags) std::cout << "megatron args: " << to_megatron_args(shared.config) << "\n";
   }
   return kExitOk;
 }

@@ -1,6 +1,8 @@
 // megamem: per-GPU memory of Megatron-Core training, from the command line.
 //
-//   megamem estimate --megatron-args "<flags>" --world-size N [--vocab-size V] [--json]
+//   megamem estimate <configuration options> [--json] [--print-megatron-args]
+//   megamem url encode <configuration options> | megamem url decode LINK
+//   megamem presets [--json]
 //   megamem validate [--cases PATH] [--report PATH] [--json] [--strict]
 //
 // A thin front end: it reads argv and files, calls the core, and prints text or JSON.
@@ -14,9 +16,23 @@ namespace {
 
 constexpr const char* kUsage =
     "usage:\n"
-    "  megamem estimate --megatron-args \"<flags>\" --world-size N [--vocab-size V] [--json]\n"
-    "      Per-GPU memory of each pipeline rank for a Megatron-LM command line.\n"
-    "      --vocab-size gives the tokenizer's vocabulary when the flags name a tokenizer file.\n"
+    "  megamem estimate <configuration> [--json] [--print-megatron-args] [--base-url URL]\n"
+    "      Per-GPU memory of each pipeline rank, with a share link to the configuration.\n"
+    "      The configuration starts from one of\n"
+    "        --preset MODEL (with --gpu GPU --gpus N), --hf-config config.json,\n"
+    "        --recipe RECIPE, --url LINK, --megatron-args \"<flags>\" --world-size N\n"
+    "      and takes changes as --tp --pp --vpp --cp --ep --etp --mbs --gbs --seq\n"
+    "        --recompute none|selective|full --recompute-method --recompute-layers --dtype\n"
+    "        --fp8 --dist-opt/--no-dist-opt --sp/--no-sp --vocab-size V\n"
+    "        --set \"key=value&...\" (any share-link key, docs/share-links.md).\n"
+    "      --print-megatron-args prints the Megatron-LM flags of the configuration.\n"
+    "  megamem url encode <configuration> [--json] [--base-url URL]\n"
+    "  megamem url decode LINK [--json] [--base-url URL]\n"
+    "      A configuration as a share link, and a link back as its settings, config JSON and\n"
+    "      Megatron-LM flags. Links point at --base-url, $MEGAMEM_BASE_URL or\n"
+    "      http://localhost:8080/ (scripts/serve.sh).\n"
+    "  megamem presets [--json]\n"
+    "      The model, GPU and recipe presets (ids, names, sources: docs/presets.md).\n"
     "  megamem validate [--cases PATH] [--report PATH] [--json] [--strict]\n"
     "      Compare estimates with measured Megatron-LM runs (default cases file:\n"
     "      ../shared/validation/megatron-ci.json next to the repository, or\n"
@@ -33,6 +49,8 @@ int main(int argc, char** argv) {
   }
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (args[0] == "estimate") return megamem::cli::run_estimate(rest);
+  if (args[0] == "url") return megamem::cli::run_url(rest);
+  if (args[0] == "presets") return megamem::cli::run_presets(rest);
   if (args[0] == "validate") return megamem::cli::run_validate(rest);
   std::cerr << "megamem: error: command: unknown command '" << args[0] << "'\n" << kUsage;
   return megamem::cli::kExitUsage;

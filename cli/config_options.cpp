@@ -1,0 +1,229 @@
+#include "config_options.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "megamem/hf_config.hpp"
+#include "megamem/megatron_args.hpp"
+#include "megamem/presets.hpp"
+
+namespace megamem::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kDefaultBaseUrl = "http://localhost:8080/";  // scripts/serve.sh
+
+// Options that are share-link parameters under another name (--tp is tp=).
+const std::vector<std::pair<std::string, std::string>>& override_options() {
+  static const std::vector<std::pair<std::string, std::string>> table = {
+      {"--tp", "tp"},
+      {"--pp", "pp"},
+      {"--vpp", "vpp"},
+      {"--cp", "cp"},
+      {"--ep", "ep"},
+      {"--etp", "etp"},
+      {"--mbs", "mbs"},
+      {"--gbs", "gbs"},
+      {"--seq", "seq"},
+      {"--recompute", "recompute"},
+      {"--recompute-method", "recompute-method"},
+      {"--recompute-layers", "recompute-layers"},
+      {"--dtype", "dtype"},
+      {"--fp8", "fp8"},
+  };
+  return table;
+}
+
+std::optional<std::string> value_of(const ParsedOptions& options, const std::string& name) {
+  const auto it = options.values.find(name);
+  if (it == options.values.end()) return std::nullopt;
+  return it->second;
+}
+
+Expected<std::string> read_text_file(const std::string& option, const std::string& path) {
+  std::error_code error;
+  const auto size = fs::file_size(path, error);
+  if (error) return Error{option, "cannot read '" + path + "': " + error.message()};
+  if (size > (std::uintmax_t{16} << 20)) return Error{option, "'" + path + "' is over 16 MiB"};
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{option, "cannot read '" + path + "'"};
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// "models/Qwen3-8B/config.json" -> "Qwen3-8B"; "qwen3-8b.json" -> "qwen3-8b".
+std::string name_from_path(const std::string& path) {
+  const fs::path file(path);
+  if (file.stem() == "config" && file.has_parent_path() && !file.parent_path().filename().empty()) {
+    return file.parent_path().filename().string();
+  }
+  return file.stem().string();
+}
+
+// One option's contribution: the parameter(s) it sets and the name to blame on error.
+struct Change {
+  std::string option;
+  std::string key;
+  std::string value;
+};
+
+}  // namespace
+
+const std::set<std::string>& config_value_options() {
+  static const std::set<std::string> names = [] {
+    std::set<std::string> out = {"--recipe",     "--url", "--megatron-args", "--preset",
+                                 "--hf-config",  "--gpu", "--gpus",          "--world-size",
+                                 "--vocab-size", "--set", "--base-url"};
+    for (const auto& [option, key] : override_options()) out.insert(option);
+    return out;
+  }();
+  return names;
+}
+
+const std::set<std::string>& config_switch_options() {
+  static const std::set<std::string> names = {"--dist-opt", "--no-dist-opt", "--sp", "--no-sp"};
+  return names;
+}
+
+std::string base_url(const ParsedOptions& options) {
+  if (const auto given = value_of(options, "--base-url")) return *given;
+  if (const char* env = std::getenv("MEGAMEM_BASE_URL"); env && *env) return env;
+  return kDefaultBaseUrl;
+}
+
+Expected<ConfigFromOptions> config_from_options(const ParsedOptions& options) {
+  const auto recipe_id = value_of(options, "--recipe");
+  const auto url = value_of(options, "--url");
+  const auto flags = value_of(options, "--megatron-args");
+  const auto preset = value_of(options, "--preset");
+  const auto hf_config = value_of(options, "--hf-config");
+
+  // Where the configuration starts: at most one whole-configuration source.
+  std::vector<std::string> starts;
+  if (recipe_id) starts.push_back("--recipe");
+  if (url) starts.push_back("--url");
+  if (flags) starts.push_back("--megatron-args");
+  if (starts.size() > 1) {
+    return Error{starts[1], starts[0] + " and " + starts[1] +
+                                " each give a whole configuration; use one of them"};
+  }
+  if (preset && hf_config) {
+    return Error{"--hf-config", "--preset and --hf-config both give the model; use one"};
+  }
+  if (flags && (preset || hf_config)) {
+    return Error{preset ? "--preset" : "--hf-config",
+                 "the Megatron flags already define the model; drop one of them"};
+  }
+
+  std::optional<std::int64_t> world_size;
+  for (const char* option : {"--gpus", "--world-size"}) {
+    if (const auto text = value_of(options, option)) {
+      const Expected<std::int64_t> parsed = positive_integer(option, *text);
+      if (!parsed) return parsed.error();
+      if (world_size && *world_size != *parsed) {
+        return Error{"--world-size", "differs from --gpus (they are the same setting)"};
+      }
+      world_size = *parsed;
+    }
+  }
+  std::optional<std::int64_t> vocab_size;
+  if (const auto text = value_of(options, "--vocab-size")) {
+    const Expected<std::int64_t> parsed = positive_integer("--vocab-size", *text);
+    if (!parsed) return parsed.error();
+    vocab_size = *parsed;
+  }
+
+  ConfigFromOptions out;
+  out.shared = SharedConfig{share_link_defaults(), "", ""};
+  if (recipe_id) {
+    const Expected<PresetCatalog>& catalog = builtin_presets();
+    if (!catalog) return catalog.error();
+    const RecipePreset* recipe = catalog->find_recipe(*recipe_id);
+    if (!recipe) {
+      return Error{"--recipe",
+                   "'" + *recipe_id + "' is not a recipe (`megamem presets` lists them)"};
+    }
+    Expected<SharedConfig> shared = recipe_config(*recipe);
+    if (!shared) return shared.error();
+    out.shared = std::move(*shared);
+  } else if (url) {
+    Expected<SharedConfig> shared = decode_share_link(*url);
+    if (!shared) {
+      return Error{"--url: " + shared.error().field, shared.error().message};
+    }
+    out.shared = std::move(*shared);
+  } else if (flags) {
+    if (!world_size) return Error{"--world-size", "is required (the number of GPUs)"};
+    const Expected<MegatronArgs> parsed =
+        parse_megatron_args(*flags, *world_size, vocab_size.value_or(0));
+    if (!parsed) return parsed.error();
+    for (const std::string& flag : parsed->unknown_flags) {
+      out.warnings.push_back(flag + " is not a Megatron-LM flag; ignored");
+    }
+    for (const std::string& flag : parsed->unmodeled_flags) {
+      out.warnings.push_back(flag +
+                             " changes memory but is not modeled; the estimate leaves it out");
+    }
+    out.shared = with_detected_presets(parsed->config);
+  }
+
+  if (hf_config) {
+    const Expected<std::string> text = read_text_file("--hf-config", *hf_config);
+    if (!text) return text.error();
+    const Expected<HfImport> imported = import_hf_config(*text);
+    if (!imported) {
+      return Error{"--hf-config: " + imported.error().field, imported.error().message};
+    }
+    for (const std::string& note : imported->notes) out.warnings.push_back("note: " + note);
+    Config config = out.shared.config;
+    config.model = imported->model;
+    const SharedConfig detected = with_detected_presets(config);
+    out.shared.model_id = detected.model_id;
+    out.shared.config.model = detected.config.model;
+    if (out.shared.config.model.name.empty()) {
+      out.shared.config.model.name = name_from_path(*hf_config);
+    }
+  }
+
+  // Everything else is a share-link parameter, applied in this order.
+  std::vector<Change> changes;
+  if (preset) changes.push_back({"--preset", "model", *preset});
+  if (const auto gpu = value_of(options, "--gpu")) changes.push_back({"--gpu", "gpu", *gpu});
+  if (world_size && !flags) changes.push_back({"--gpus", "gpus", std::to_string(*world_size)});
+  if (vocab_size && !flags) {
+    changes.push_back({"--vocab-size", "m.vocab", std::to_string(*vocab_size)});
+  }
+  for (const auto& [option, key] : override_options()) {
+    if (const auto value = value_of(options, option)) changes.push_back({option, key, *value});
+  }
+  for (const auto& [on, off, key] : {std::tuple<const char*, const char*, const char*>{
+                                         "--dist-opt", "--no-dist-opt", "dist-opt"},
+                                     {"--sp", "--no-sp", "sp"}}) {
+    const bool yes = options.switches.count(on) > 0;
+    const bool no = options.switches.count(off) > 0;
+    if (yes && no) return Error{off, std::string("contradicts ") + on};
+    if (yes || no) changes.push_back({yes ? on : off, key, yes ? "1" : "0"});
+  }
+  if (const auto set = value_of(options, "--set")) {
+    const Expected<LinkParameters> parameters = parse_share_query(*set);
+    if (!parameters) return Error{"--set " + parameters.error().field, parameters.error().message};
+    for (const auto& [key, value] : *parameters) changes.push_back({"--set " + key, key, value});
+  }
+  for (const Change& change : changes) {
+    Expected<SharedConfig> applied =
+        apply_share_parameters(std::move(out.shared), {{change.key, change.value}});
+    if (!applied) return Error{change.option, applied.error().message};
+    out.shared = std::move(*applied);
+  }
+  return out;
+}
+
+}  // namespace megamem::cli
