@@ -451,6 +451,8 @@ TEST_CASE("bad, negative and huge numbers name the parameter") {
   CHECK(decode_error("?tp=-2").field == "tp");
   CHECK(decode_error("?tp=0").message.find("between 1 and") != std::string::npos);
   CHECK(decode_error("?gpus=99999999999999999999999").field == "gpus");
+  CHECK(decode_error("?gpus=99999999999999999999999").message.find("between 1 and 1048576") !=
+        std::string::npos);
   CHECK(decode_error("?gpus=2097152").message.find("between 1 and 1048576") != std::string::npos);
   CHECK(decode_error("?m.vocab=9223372036854775807").field == "m.vocab");
   CHECK(decode_error("?rt.frag=1.5").field == "rt.frag");

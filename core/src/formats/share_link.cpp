@@ -512,10 +512,13 @@ std::optional<Error> parse_field(const Field& field, std::string_view value, Con
   switch (field.kind) {
     case Kind::integer: {
       const std::optional<std::int64_t> number = parse_integer(value);
-      if (!number) {
+      const bool digits_only =
+          !value.empty() &&
+          std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+      if (!number && !digits_only) {
         return Error{key, "expects a whole number, got " + display_value(value)};
       }
-      if (*number < field.min_int || *number > field.max_int) {
+      if (!number || *number < field.min_int || *number > field.max_int) {
         return Error{key, "must be between " + std::to_string(field.min_int) + " and " +
                               std::to_string(field.max_int) + ", got " + display_value(value)};
       }
