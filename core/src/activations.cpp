@@ -44,7 +44,7 @@ bool unfused_attention(const Config& c) {
 class LayerBuilder {
  public:
   LayerBuilder(const NormalizedConfig& n, LayerActivations& out)
-      : n_(n), c_(n.config), m_(n.config.model), s_(shape_of(n)), out_(out) {}
+      : c_(n.config), m_(n.config.model), s_(shape_of(n)), out_(out) {}
 
   void add(const char* tensor, ModuleKind module, double elements, double bytes_per_element,
            std::uint16_t freed_by = 0, OffloadModule offload = OffloadModule::none) {
@@ -256,7 +256,6 @@ class LayerBuilder {
   void set_recompute_bits(std::uint16_t bits) { recompute_bits_ = bits; }
 
  private:
-  const NormalizedConfig& n_;
   const Config& c_;
   const ModelConfig& m_;
   const Shape s_;

@@ -1,4 +1,5 @@
 // Per-rank parameters and static bytes (memory-model.md 3 and worked examples 9.2, 9.3).
+#include <array>
 #include <catch2/catch.hpp>
 
 #include "megamem/estimate.hpp"

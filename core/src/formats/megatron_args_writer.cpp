@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "megamem/megatron_args.hpp"
+#include "number_text.hpp"
 
 namespace megamem {
 namespace {
@@ -37,11 +38,7 @@ std::string shell_quote(std::string_view word) {
 }
 
 // The shortest decimal text that reads back as the same double.
-std::string format_double(double value) {
-  char buffer[64];
-  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
-  return ec == std::errc() ? std::string(buffer, end) : std::to_string(value);
-}
+std::string format_double(double value) { return shortest_double_text(value); }
 
 // A 0/1 layer pattern as a run-length list expression, e.g. "([0]*3+[1]*58)".
 std::string pattern_expression(const std::vector<std::uint8_t>& pattern) {

@@ -21,6 +21,7 @@
 
 #include "formats/presets_embedded.hpp"
 #include "megamem/megatron_args.hpp"
+#include "number_text.hpp"
 
 namespace megamem {
 namespace {
@@ -208,10 +209,7 @@ Problem setting_text(const json& value, std::string& out) {
     out = value.is_number_unsigned() ? std::to_string(value.get<std::uint64_t>())
                                      : std::to_string(value.get<std::int64_t>());
   } else if (value.is_number_float()) {
-    char buffer[64];
-    const auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value.get<double>());
-    if (ec != std::errc()) return "is not a representable number";
-    out.assign(buffer, end);
+    out = shortest_double_text(value.get<double>());
   } else if (value.is_array()) {
     out.clear();
     for (const json& item : value) {

@@ -26,6 +26,8 @@
 #include <utility>
 #include <vector>
 
+#include "number_text.hpp"
+
 namespace megamem {
 namespace {
 
@@ -111,11 +113,7 @@ std::string display_value(std::string_view value) {
   return shown == "(empty)" ? std::string("''") : "'" + shown + "'";
 }
 
-std::string format_real(double value) {
-  char buffer[64];
-  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
-  return ec == std::errc() ? std::string(buffer, end) : std::string("nan");
-}
+std::string format_real(double value) { return shortest_double_text(value); }
 
 std::string format_number(double value) {
   // Bounds in messages: integers without a fraction, others shortest.
