@@ -33,6 +33,7 @@ apt_packages=(
   dpkg-dev            # apt-get source (Dear ImGui sources)
   clang-format
   libbenchmark-dev    # tests/benchmark (Google Benchmark)
+  fonts-roboto-unhinted  # the web page's UI font, compiled in (web/CMakeLists.txt)
   ca-certificates
 )
 if [[ $with_browser == true ]]; then

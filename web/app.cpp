@@ -1,5 +1,6 @@
-// The web app's one state, its defaults, the frame layout (inputs left, results right) and the
-// JSON the page exposes to scripts and tests.
+// The web app's one state and its transitions: opening links, edits, the deferred what-if
+// table, the address bar and history; the frame layout (top bar, settings left, results
+// right; results only on a phone); and the JSON the page exposes to scripts and tests.
 #include "app.hpp"
 
 #include <algorithm>
@@ -8,103 +9,235 @@
 #include <utility>
 
 #include "app_state.hpp"
+#include "calculation.hpp"
 #include "imgui.h"
+#include "import_boxes.hpp"
 #include "inputs_panel.hpp"
-#include "megamem/estimate.hpp"
 #include "megamem/json_output.hpp"
 #include "megamem/megatron_args.hpp"
+#include "megamem/presets.hpp"
+#include "megamem/share_link.hpp"
+#include "platform.hpp"
 #include "results_panel.hpp"
 #include "theme.hpp"
+#include "top_bar.hpp"
 
 namespace megamem::web {
 namespace {
 
 AppState state;
 
-// A Llama-3-8B-shaped dense GPT on 16 GPUs (TP 2, PP 2, DP 4): a familiar starting point.
-Config default_config() {
-  Config config;
-  config.model.name = "dense GPT";
-  config.model.num_layers = 32;
-  config.model.hidden_size = 4096;
-  config.model.ffn_hidden_size = 14336;
-  config.model.num_attention_heads = 32;
-  config.model.num_query_groups = 8;
-  config.model.vocab_size = 128256;
-  config.model.activation = Activation::swiglu;
-  config.model.normalization = Normalization::rmsnorm;
-  config.model.position_embedding = PositionEmbedding::rope;
-  config.model.add_bias_linear = false;
-  config.model.untie_embeddings_and_output_weights = true;
-  config.parallel.world_size = 16;
-  config.parallel.tensor_parallel = 2;
-  config.parallel.pipeline_parallel = 2;
-  config.training.seq_length = 4096;
-  config.training.micro_batch_size = 1;
-  config.training.params_dtype = DType::bf16;
-  config.optimizer.use_distributed_optimizer = true;
-  return config;
+struct Layout {
+  float pixel_ratio = 1.0f;
+  float top_bar_height_px = 0.0f;
+};
+Layout layout;
+
+// Recipe shown when the page opens without a link: a published run most people know.
+constexpr const char* kDefaultRecipe = "llama-3-70b-h100-64";
+// Below this width (CSS pixels) the page shows one column: results, or settings on demand.
+constexpr float kNarrowCssPx = 760.0f;
+// The what-if table is priced once the inputs rest this long (seconds).
+constexpr double kWhatIfDelayS = 0.15;
+
+SharedConfig default_shared_config() {
+  const Expected<PresetCatalog>& catalog = builtin_presets();
+  if (catalog) {
+    if (const RecipePreset* recipe = catalog->find_recipe(kDefaultRecipe)) {
+      Expected<SharedConfig> shared = recipe_config(*recipe);
+      if (shared) return std::move(shared).value();
+    }
+  }
+  return SharedConfig{share_link_defaults(), "", ""};
 }
 
-// Re-estimates from the current inputs; an error keeps the previous estimate on screen.
-void recompute() {
-  ++state.estimates_computed;
-  Expected<Estimate> result = estimate(state.config);
-  if (result) {
-    state.last_estimate = std::move(result).value();
-    state.error.reset();
-  } else {
-    state.error = result.error();
-  }
+std::string query_of_url(const std::string& url) {
+  const std::size_t question = url.find('?');
+  if (question == std::string::npos) return "";
+  std::string query = url.substr(question + 1);
+  const std::size_t hash = query.find('#');
+  if (hash != std::string::npos) query.resize(hash);
+  return query;
 }
+
+// The configuration changed (an edit, a link, a preset): estimate it, re-encode the link.
+void configuration_changed() {
+  recompute(state, now_seconds());
+  state.query = encode_share_query(state.shared);
+}
+
+// Pushes the query to the address bar once no input is being dragged or typed into.
+void sync_address_bar() {
+  if (state.query == state.pushed_query || ImGui::IsAnyItemActive()) return;
+  show_query(state.query, /*push=*/true);
+  state.pushed_query = state.query;
+}
+
+constexpr ImGuiWindowFlags kPanelFlags =
+    ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+    ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus |
+    ImGuiWindowFlags_NoTitleBar;
 
 }  // namespace
 
-void app_init(float content_scale) {
-  apply_theme(content_scale);
-  state.config = default_config();
-  recompute();
+void app_init(float pixel_ratio) {
+  layout.pixel_ratio = pixel_ratio;
+  apply_theme(state.light, pixel_ratio);
+  ImGui::GetIO().ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;
+  state.base_url = page_base_url();
+  app_open_link(page_url(), /*from_history=*/false);
 }
 
-void app_frame(float display_width_px, float display_height_px) {
-  const float inputs_width_px = std::min(display_width_px * 0.4f, ImGui::GetFontSize() * 30.0f);
-  constexpr ImGuiWindowFlags kPanelFlags =
-      ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
-      ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus;
+void app_open_link(const std::string& url, bool from_history) {
+  const std::string query = query_of_url(url);
+  state.link_error.reset();
+  state.edited_key.clear();
+  state.selected_rank = -1;
+  if (query.empty()) {
+    state.shared = default_shared_config();
+  } else {
+    Expected<SharedConfig> decoded = decode_share_link(url);
+    if (decoded) {
+      state.shared = std::move(decoded).value();
+    } else {
+      state.link_error = decoded.error();
+      state.link_error_text = url;
+      state.shared = default_shared_config();
+    }
+  }
+  configuration_changed();
+  if (state.link_error) {
+    // Keep the address the user opened (the error panel quotes it) until they edit.
+    state.pushed_query = query;
+  } else if (query != state.query) {
+    // Canonical form in place: the same configuration, written as this build writes it.
+    show_query(state.query, /*push=*/false);
+    state.pushed_query = state.query;
+  } else {
+    state.pushed_query = state.query;
+  }
+  (void)from_history;  // either way no new entry: back/forward moves along existing ones
+}
 
+void app_clipboard_text(int target, const std::string& text) {
+  if (target == kHfConfigBox) state.hf_import.text = text;
+  if (target == kMegatronFlagsBox) state.flags_import.text = text;
+}
+
+void app_frame(float display_width_px, float display_height_px, float pixel_ratio) {
+  if (pixel_ratio != layout.pixel_ratio) {
+    layout.pixel_ratio = pixel_ratio;
+    apply_theme(state.light, pixel_ratio);
+  }
+  const double now = now_seconds();
+  const bool narrow = display_width_px / pixel_ratio < kNarrowCssPx;
+  bool changed = false;
+  state.input_rects.clear();
+
+  // Top bar: as tall as its content.
   ImGui::SetNextWindowPos(ImVec2(0.0f, 0.0f));
-  ImGui::SetNextWindowSize(ImVec2(inputs_width_px, display_height_px));
-  ImGui::Begin("megamem - inputs", nullptr, kPanelFlags);
-  if (draw_inputs_panel(state)) recompute();
+  ImGui::SetNextWindowSizeConstraints(ImVec2(display_width_px, 0.0f),
+                                      ImVec2(display_width_px, display_height_px * 0.5f));
+  ImGui::Begin("top bar", nullptr, kPanelFlags | ImGuiWindowFlags_AlwaysAutoResize);
+  const TopBarActions actions = draw_top_bar(state, narrow);
+  layout.top_bar_height_px = ImGui::GetWindowHeight();
   ImGui::End();
+  changed |= actions.changed;
+  if (actions.toggle_settings) state.show_settings_on_phone = !state.show_settings_on_phone;
+  if (actions.toggle_theme) {
+    state.light = !state.light;
+    apply_theme(state.light, pixel_ratio);
+  }
+  if (actions.copy_link) {
+    copy_to_clipboard(state.base_url + "?" + state.query);
+    state.link_copied = true;
+    state.link_copied_at_s = now;
+  }
+  if (state.link_copied && now - state.link_copied_at_s > 2.0) state.link_copied = false;
 
-  ImGui::SetNextWindowPos(ImVec2(inputs_width_px, 0.0f));
-  ImGui::SetNextWindowSize(ImVec2(display_width_px - inputs_width_px, display_height_px));
-  ImGui::Begin("megamem - static memory per GPU (weights, gradients, optimizer)", nullptr,
-               kPanelFlags);
-  draw_results_panel(state);
-  ImGui::End();
+  const float top = layout.top_bar_height_px;
+  const float body_height = std::max(display_height_px - top, 1.0f);
+  const bool show_inputs = !narrow || state.show_settings_on_phone;
+  const bool show_results = !narrow || !state.show_settings_on_phone;
+  const float em = ImGui::GetFontSize();
+  const float inputs_width = narrow ? display_width_px
+                                    : std::clamp(display_width_px * 0.34f, em * 24.0f,
+                                                 std::min(em * 34.0f, display_width_px * 0.5f));
+  if (show_inputs) {
+    ImGui::SetNextWindowPos(ImVec2(0.0f, top));
+    ImGui::SetNextWindowSize(ImVec2(inputs_width, body_height));
+    ImGui::Begin("settings", nullptr, kPanelFlags);
+    changed |= draw_inputs_panel(state);
+    ImGui::End();
+  }
+  if (show_results) {
+    const float left = narrow ? 0.0f : inputs_width;
+    ImGui::SetNextWindowPos(ImVec2(left, top));
+    ImGui::SetNextWindowSize(ImVec2(display_width_px - left, body_height));
+    ImGui::PushStyleColor(ImGuiCol_WindowBg, ImGui::ColorConvertU32ToFloat4(
+                                                 light_theme() ? rgb(0xFFFFFF) : rgb(0x1C1C20)));
+    ImGui::Begin("results", nullptr, kPanelFlags);
+    changed |= draw_results_panel(state);
+    ImGui::End();
+    ImGui::PopStyleColor();
+  }
+
+  if (changed) {
+    state.link_error.reset();
+    configuration_changed();
+  }
+  // Idle work: the what-if table, then the address bar.
+  if (state.what_if_pending && !ImGui::IsAnyItemActive() &&
+      now - state.changed_at_s > kWhatIfDelayS) {
+    finish_what_if(state);
+  }
+  sync_address_bar();
 }
 
 std::string app_state_json() {
-  nlohmann::json state_json;
-  state_json["config"] = nlohmann::json::parse(config_to_json(state.config));
-  state_json["megatron_args"] = to_megatron_args(state.config);
-  state_json["world_size"] = state.config.parallel.world_size;
-  state_json["result"] = state.last_estimate
-                             ? nlohmann::json::parse(estimate_to_json(*state.last_estimate))
-                             : nlohmann::json();
-  state_json["error"] =
+  finish_what_if(state);
+  const std::string url = state.base_url + "?" + state.query;
+  nlohmann::json out;
+  out["config"] = nlohmann::json::parse(config_to_json(state.shared.config));
+  out["url"] = url;
+  out["query"] = state.query;
+  out["model_id"] = state.shared.model_id;
+  out["gpu_id"] = state.shared.gpu_id;
+  out["megatron_args"] = to_megatron_args(state.shared.config);
+  out["world_size"] = state.shared.config.parallel.world_size;
+  if (state.last_estimate) {
+    nlohmann::json result = nlohmann::json::parse(estimate_to_json(*state.last_estimate, -1));
+    // As `megamem estimate --json --base-url <page>` prints it: the link of the estimate.
+    result["link"] = state.base_url + "?" + encode_share_query(state.estimated);
+    out["result"] = std::move(result);
+  } else {
+    out["result"] = nullptr;
+  }
+  out["error"] =
       state.error ? nlohmann::json{{"field", state.error->field}, {"message", state.error->message}}
                   : nlohmann::json();
-  state_json["estimates_computed"] = state.estimates_computed;
-  return state_json.dump();
+  nlohmann::json suggestions = nlohmann::json::array();
+  for (const Suggestion& suggestion : state.suggestions) suggestions.push_back(suggestion.label);
+  out["suggestions"] = std::move(suggestions);
+  out["link_error"] = state.link_error ? nlohmann::json{{"field", state.link_error->field},
+                                                        {"message", state.link_error->message}}
+                                       : nlohmann::json();
+  out["estimates_computed"] = state.estimates_computed;
+  out["selected_rank"] = shown_rank(state);
+  out["light_theme"] = state.light;
+  out["hf_import"] = {{"error", state.hf_import.error}, {"notes", state.hf_import.notes}};
+  out["flags_import"] = {{"error", state.flags_import.error}, {"notes", state.flags_import.notes}};
+  return out.dump();
 }
 
 std::string app_input_rects_json() {
   nlohmann::json rects = nlohmann::json::object();
   for (const auto& [label, rect] : state.input_rects) {
-    rects[label] = {{"x", rect.x}, {"y", rect.y}, {"width", rect.width}, {"height", rect.height}};
+    rects[label] = {{"x", rect.x},
+                    {"y", rect.y},
+                    {"width", rect.width},
+                    {"height", rect.height},
+                    {"kind", rect.kind}};
   }
   return rects.dump();
 }

@@ -1,18 +1,26 @@
 // The platform-free part of the web app: init() and frame() build the UI with Dear ImGui and
-// call the core; the platform file (platform_web.cpp) owns the window, GL and the main loop.
+// call the core; the platform file (platform_web.cpp) owns the window, GL, the main loop and
+// the browser glue, and calls these.
 #pragma once
 
 #include <string>
 
 namespace megamem::web {
 
-// Sets the default model and layout and computes the first estimate.
-void app_init(float content_scale);
+// Applies the theme, opens the page's link (or the default configuration) and estimates it.
+void app_init(float pixel_ratio);
 
 // Builds one frame's UI for a display of the given size in pixels.
-void app_frame(float display_width_px, float display_height_px);
+void app_frame(float display_width_px, float display_height_px, float pixel_ratio);
 
-// {config, megatron_args, world_size, result} as JSON, for window.megamem.state().
+// Opens a share link: at start, or on back/forward (from_history: no new history entry).
+void app_open_link(const std::string& url, bool from_history);
+
+// Text read from the clipboard for an import box (import_boxes.hpp targets).
+void app_clipboard_text(int target, const std::string& text);
+
+// {config, url, result, error, ...} as JSON, for window.megamem.state(); finishes pending
+// work first, so result is what `megamem estimate --json` prints for the configuration.
 std::string app_state_json();
 
 // Rectangles of the labelled inputs as JSON, for window.megamem.inputRects().

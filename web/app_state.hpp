@@ -1,4 +1,5 @@
-// The web app's state: the inputs being edited, the last valid estimate and the current error.
+// The web app's state: the configuration being edited (with the presets it came from), the
+// last valid estimate, what is wrong with the current inputs, and the view's own settings.
 // One struct, owned by app.cpp; panels receive it by reference and own nothing.
 #pragma once
 
@@ -6,24 +7,80 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
-#include "megamem/config.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/expected.hpp"
+#include "megamem/share_link.hpp"
+#include "megamem/what_if.hpp"
 
 namespace megamem::web {
 
 // Screen rectangle of one labelled input, in canvas pixels (for tests that click on it).
 struct WidgetRect {
   float x = 0, y = 0, width = 0, height = 0;
+  std::string kind;  // "slider", "input", "checkbox", "combo", "button"
+};
+
+// A value of one knob that would make the current configuration valid ("TP 4").
+struct Suggestion {
+  std::string key;    // share-link key of the knob ("tp")
+  std::string label;  // "TP 4"
+  Config config;      // the configuration with that value
+};
+
+// Text boxes that import a model or a whole configuration.
+struct ImportBox {
+  std::string text;
+  std::string error;               // inline error of the last attempt ("" = none)
+  std::vector<std::string> notes;  // approximations or ignored flags of the last import
 };
 
 struct AppState {
-  Config config;                          // what the inputs edit; fed to megamem::estimate
+  // --- what the user edits -------------------------------------------------------------------
+  SharedConfig shared;     // config + model/GPU preset ids (the share link's source)
+  std::string edited_key;  // share-link key of the input edited last ("tp"), for errors
+
+  // --- results --------------------------------------------------------------------------------
   std::optional<Estimate> last_estimate;  // last valid result, kept while inputs are invalid
+  SharedConfig estimated;                 // the configuration last_estimate is of
+  std::vector<WhatIfOption> what_if;      // rows of last_estimate with their configs
+  bool what_if_pending = false;           // last_estimate.what_if not computed yet
+  double changed_at_s = 0.0;              // when the inputs last changed
   std::optional<Error> error;             // why the current inputs are invalid, if they are
+  std::vector<Suggestion> suggestions;    // nearest valid values for the error
+  std::uint64_t estimates_computed = 0;   // how often the inputs changed
+  std::uint64_t result_version = 0;       // bumps with every new estimate (for caches)
+
+  // --- the link -------------------------------------------------------------------------------
+  std::string base_url;             // page address without query ("http://host/")
+  std::string query;                // the current configuration's query ("v=1&...")
+  std::string pushed_query;         // the query the browser's address bar shows
+  std::optional<Error> link_error;  // the opened link could not be read
+  std::string link_error_text;      // that link
+  bool link_copied = false;         // "Copy link" feedback
+  double link_copied_at_s = 0.0;
+
+  // --- the view -------------------------------------------------------------------------------
+  int selected_rank = -1;  // PP rank shown by the timeline and module tree; -1 = limiting
+  bool light = false;
+  bool show_settings_on_phone = false;
+  bool not_modeled_open = false;
+  std::string model_filter;
+  std::string gpu_filter;
+  ImportBox hf_import;
+  ImportBox flags_import;
+
+  // --- for tests --------------------------------------------------------------------------------
   std::map<std::string, WidgetRect> input_rects;  // by input label, refreshed every frame
-  std::uint64_t estimates_computed = 0;           // how often the inputs changed
 };
+
+// The rank the detail views show.
+inline int shown_rank(const AppState& state) {
+  if (!state.last_estimate) return 0;
+  const int ranks = static_cast<int>(state.last_estimate->ranks.size());
+  if (state.selected_rank >= 0 && state.selected_rank < ranks) return state.selected_rank;
+  return state.last_estimate->limiting_pp_rank;
+}
 
 }  // namespace megamem::web

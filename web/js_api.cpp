@@ -24,16 +24,23 @@ EMSCRIPTEN_KEEPALIVE const char* megamem_input_rects_json() {
 
 namespace {
 
+// clang-format off
 EM_JS(void, define_window_megamem, (double pixel_ratio), {
-  window.megamem = {ready : false,
-                    pixelRatio : pixel_ratio,
-                    state : function(){return JSON.parse(UTF8ToString(_megamem_state_json())); },
-    inputRects: function() {
-  return JSON.parse(UTF8ToString(_megamem_input_rects_json())); },
-};
+  window.megamem = {
+    ready: false,
+    firstFrameMs: null,
+    pixelRatio: pixel_ratio,
+    state: function() { return JSON.parse(UTF8ToString(_megamem_state_json())); },
+    inputRects: function() { return JSON.parse(UTF8ToString(_megamem_input_rects_json())); },
+    frames: function() { return _megamem_frame_count(); },
+  };
 });
 
-EM_JS(void, set_window_megamem_ready, (), { window.megamem.ready = true; });
+EM_JS(void, set_window_megamem_ready, (), {
+  window.megamem.firstFrameMs = performance.now();
+  window.megamem.ready = true;
+});
+// clang-format on
 
 }  // namespace
 

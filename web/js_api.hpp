@@ -1,7 +1,9 @@
 // window.megamem, the page's script interface (platform glue; JavaScript side in js_api.cpp):
 //   window.megamem.ready         true once the first frame is on screen
-//   window.megamem.state()       {config, megatron_args, world_size, result, error, ...}
-//   window.megamem.inputRects()  {label: {x, y, width, height}} in canvas pixels
+//   window.megamem.firstFrameMs  performance.now() at the first frame (ms since navigation)
+//   window.megamem.state()       {config, url, result, error, link_error, ...} (app.hpp)
+//   window.megamem.inputRects()  {label: {x, y, width, height, kind}} in canvas pixels
+//   window.megamem.frames()      frames drawn so far
 //   window.megamem.pixelRatio    canvas pixels per CSS pixel
 #pragma once
 
@@ -10,7 +12,7 @@ namespace megamem::web {
 // Defines window.megamem (ready = false).
 void install_js_api(float pixel_ratio);
 
-// Sets window.megamem.ready = true.
+// Sets window.megamem.ready = true and records the first frame's time.
 void mark_js_api_ready();
 
 }  // namespace megamem::web

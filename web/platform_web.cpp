@@ -1,7 +1,15 @@
 // The browser platform: a GLFW window (Emscripten's GLFW emulation over the page's canvas)
 // with a WebGL2 context, Dear ImGui's GLFW + OpenGL3 backends, and the main loop driven by
 // requestAnimationFrame through emscripten_set_main_loop. The canvas follows the browser
-// window and renders at device pixels.
+// window and renders at device pixels; a change of devicePixelRatio (zoom, another screen)
+// rebuilds the fonts at the new size.
+//
+// Browser glue (the only JavaScript besides js_api.cpp), installed by install_browser_glue():
+//   - the address bar: history.pushState / replaceState, and popstate -> app_open_link();
+//   - the clipboard: ImGui's copy writes navigator.clipboard, paste events feed ImGui's
+//     Ctrl+V (Emscripten's GLFW has no clipboard), the import boxes' Paste buttons read it;
+//   - the wheel, normalised to lines (Emscripten 3.1.6's GLFW passes raw pixels with the
+//     wrong sign), and touch: a drag scrolls, a tap clicks (reading results on a phone).
 #include <GLES3/gl3.h>
 #include <GLFW/glfw3.h>
 #include <emscripten.h>
@@ -9,12 +17,15 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 
 #include "app.hpp"
 #include "imgui.h"
 #include "imgui_impl_glfw.h"
 #include "imgui_impl_opengl3.h"
 #include "js_api.hpp"
+#include "platform.hpp"
 
 namespace {
 
@@ -24,6 +35,14 @@ struct PlatformState {
   int width_px = 0;          // canvas size in device pixels
   int height_px = 0;
   bool first_frame_shown = false;
+  int frames = 0;
+  std::string clipboard;  // what ImGui's Ctrl+V pastes (last paste event or copy)
+  // Touch: the pointer position set by touches (kept until the mouse moves), and a tap's
+  // press (one frame) and release (the next).
+  bool touch_pointer = false;
+  float touch_x = 0.0f, touch_y = 0.0f;
+  double mouse_x = -1.0, mouse_y = -1.0;  // GLFW's cursor when the touch began
+  int tap_phase = 0;                      // 2: press next frame, 1: release next frame
 };
 PlatformState platform;
 
@@ -43,8 +62,29 @@ void follow_window_size() {
   }
 }
 
+// Touch input replaces the mouse until the mouse moves again.
+void apply_touch(ImGuiIO& io) {
+  if (!platform.touch_pointer) return;
+  double x = 0, y = 0;
+  glfwGetCursorPos(platform.window, &x, &y);
+  if (x != platform.mouse_x || y != platform.mouse_y) {
+    platform.touch_pointer = false;  // a real mouse moved
+    return;
+  }
+  io.MousePos = ImVec2(platform.touch_x, platform.touch_y);
+  if (platform.tap_phase == 2) {
+    io.MouseDown[0] = true;
+    platform.tap_phase = 1;
+  } else if (platform.tap_phase == 1) {
+    io.MouseDown[0] = false;
+    platform.tap_phase = 0;
+  }
+}
+
 void frame() {
   glfwPollEvents();
+  const float pixel_ratio = static_cast<float>(emscripten_get_device_pixel_ratio());
+  if (pixel_ratio > 0.0f) platform.pixel_ratio = pixel_ratio;
   follow_window_size();
 
   ImGui_ImplOpenGL3_NewFrame();
@@ -54,15 +94,17 @@ void frame() {
   io.DisplaySize =
       ImVec2(static_cast<float>(platform.width_px), static_cast<float>(platform.height_px));
   io.DisplayFramebufferScale = ImVec2(1.0f, 1.0f);
+  apply_touch(io);
   ImGui::NewFrame();
   megamem::web::app_frame(static_cast<float>(platform.width_px),
-                          static_cast<float>(platform.height_px));
+                          static_cast<float>(platform.height_px), platform.pixel_ratio);
   ImGui::Render();
 
   glViewport(0, 0, platform.width_px, platform.height_px);
   glClearColor(0.08f, 0.08f, 0.09f, 1.0f);
   glClear(GL_COLOR_BUFFER_BIT);
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  ++platform.frames;
 
   if (!platform.first_frame_shown) {
     platform.first_frame_shown = true;
@@ -70,7 +112,176 @@ void frame() {
   }
 }
 
+const char* get_clipboard(void*) { return platform.clipboard.c_str(); }
+
+void set_clipboard(void*, const char* text) {
+  platform.clipboard = text;
+  megamem::web::copy_to_clipboard(text);
+}
+
+// clang-format off
+EM_JS(void, install_browser_glue, (), {
+  function withString(text, call) {
+    var size = lengthBytesUTF8(text) + 1;
+    var pointer = _malloc(size);
+    stringToUTF8(text, pointer, size);
+    call(pointer);
+    _free(pointer);
+  }
+  Module.megamemWithString = withString;
+  window.addEventListener("popstate", function() {
+    withString(location.href, function(p) { _megamem_popstate(p); });
+  });
+  document.addEventListener("paste", function(event) {
+    var text = event.clipboardData ? event.clipboardData.getData("text/plain") : "";
+    if (text) withString(text, function(p) { _megamem_set_clipboard(p); });
+  });
+  var canvas = Module.canvas;
+  window.addEventListener("wheel", function(event) {
+    if (event.target !== canvas) return;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    var lines = event.deltaMode === 1 ? 1 / 3 : (event.deltaMode === 2 ? 1 : 1 / 100);
+    _megamem_wheel(-event.deltaX * lines, -event.deltaY * lines);
+  }, {capture: true, passive: false});
+  // One wheel unit scrolls ImGui by 5 lines of 15 CSS pixels.
+  var cssPixelsPerWheelUnit = 75;
+  var touch = null;
+  function canvasPoint(t) {
+    var rect = canvas.getBoundingClientRect();
+    return [(t.clientX - rect.left) * canvas.width / rect.width,
+            (t.clientY - rect.top) * canvas.height / rect.height];
+  }
+  function own(event) {
+    if (event.target !== canvas) return false;
+    event.preventDefault();  // no emulated mouse events, no page zoom or scroll
+    event.stopImmediatePropagation();
+    return true;
+  }
+  window.addEventListener("touchstart", function(event) {
+    if (!own(event)) return;
+    var t = event.changedTouches[0];
+    touch = {x: t.clientX, y: t.clientY, lastX: t.clientX, lastY: t.clientY, scrolling: false};
+    var p = canvasPoint(t);
+    _megamem_touch(p[0], p[1], 0);
+  }, {capture: true, passive: false});
+  window.addEventListener("touchmove", function(event) {
+    if (!own(event) || !touch) return;
+    var t = event.changedTouches[0];
+    if (!touch.scrolling && Math.hypot(t.clientX - touch.x, t.clientY - touch.y) > 8) {
+      touch.scrolling = true;
+    }
+    if (touch.scrolling) {
+      _megamem_wheel((t.clientX - touch.lastX) / cssPixelsPerWheelUnit,
+                     (t.clientY - touch.lastY) / cssPixelsPerWheelUnit);
+      touch.lastX = t.clientX;
+      touch.lastY = t.clientY;
+    }
+  }, {capture: true, passive: false});
+  window.addEventListener("touchend", function(event) {
+    if (!own(event)) return;
+    if (touch && !touch.scrolling) {
+      var p = canvasPoint(event.changedTouches[0]);
+      _megamem_touch(p[0], p[1], 1);
+    }
+    touch = null;
+  }, {capture: true, passive: false});
+  window.addEventListener("touchcancel", function(event) {
+    if (own(event)) touch = null;
+  }, {capture: true, passive: false});
+});
+
+EM_JS(char*, js_page_url, (int base_only), {
+  var text = base_only ? location.origin + location.pathname : location.href;
+  var size = lengthBytesUTF8(text) + 1;
+  var pointer = _malloc(size);
+  stringToUTF8(text, pointer, size);
+  return pointer;
+});
+
+EM_JS(void, js_show_query, (const char* query, int push), {
+  var q = UTF8ToString(query);
+  var url = location.pathname + (q.length ? "?" + q : "") + location.hash;
+  if (push) {
+    history.pushState(null, "", url);
+  } else {
+    history.replaceState(null, "", url);
+  }
+});
+
+EM_JS(void, js_copy_to_clipboard, (const char* text), {
+  var value = UTF8ToString(text);
+  function fallback() {
+    var area = document.createElement("textarea");
+    area.value = value;
+    area.style.position = "fixed";
+    area.style.opacity = "0";
+    document.body.appendChild(area);
+    area.select();
+    try { document.execCommand("copy"); } catch (e) {}
+    document.body.removeChild(area);
+    Module.canvas.focus();
+  }
+  if (navigator.clipboard && navigator.clipboard.writeText) {
+    navigator.clipboard.writeText(value).catch(fallback);
+  } else {
+    fallback();
+  }
+});
+
+EM_JS(void, js_read_clipboard, (int target), {
+  if (!navigator.clipboard || !navigator.clipboard.readText) return;
+  navigator.clipboard.readText().then(function(text) {
+    Module.megamemWithString(text, function(p) { _megamem_clipboard_result(target, p); });
+  }).catch(function(error) { console.warn("megamem: clipboard not readable: " + error); });
+});
+// clang-format on
+
+std::string take_string(char* pointer) {
+  std::string text = pointer ? pointer : "";
+  std::free(pointer);
+  return text;
+}
+
 }  // namespace
+
+namespace megamem::web {
+
+double now_seconds() { return emscripten_get_now() / 1000.0; }
+std::string page_url() { return take_string(js_page_url(0)); }
+std::string page_base_url() { return take_string(js_page_url(1)); }
+void show_query(const std::string& query, bool push) { js_show_query(query.c_str(), push); }
+void copy_to_clipboard(const std::string& text) { js_copy_to_clipboard(text.c_str()); }
+void read_clipboard(int target) { js_read_clipboard(target); }
+
+}  // namespace megamem::web
+
+extern "C" {
+EMSCRIPTEN_KEEPALIVE int megamem_frame_count() { return platform.frames; }
+
+EMSCRIPTEN_KEEPALIVE void megamem_popstate(const char* url) {
+  megamem::web::app_open_link(url, /*from_history=*/true);
+}
+
+EMSCRIPTEN_KEEPALIVE void megamem_set_clipboard(const char* text) { platform.clipboard = text; }
+
+EMSCRIPTEN_KEEPALIVE void megamem_clipboard_result(int target, const char* text) {
+  megamem::web::app_clipboard_text(target, text);
+}
+
+EMSCRIPTEN_KEEPALIVE void megamem_wheel(double lines_x, double lines_y) {
+  ImGui_ImplGlfw_ScrollCallback(platform.window, lines_x, lines_y);
+}
+
+// phase 0: a finger is down at (x, y) (canvas pixels); 1: a tap there.
+EMSCRIPTEN_KEEPALIVE void megamem_touch(double x, double y, int phase) {
+  glfwGetCursorPos(platform.window, &platform.mouse_x, &platform.mouse_y);
+  platform.touch_pointer = true;
+  platform.touch_x = static_cast<float>(x);
+  platform.touch_y = static_cast<float>(y);
+  if (phase == 1) platform.tap_phase = 2;
+}
+}
 
 int main() {
   if (!glfwInit()) {
@@ -91,10 +302,14 @@ int main() {
 
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
-  ImGui::GetIO().IniFilename = nullptr;  // no imgui.ini on the web
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;  // no imgui.ini on the web
   ImGui_ImplGlfw_InitForOpenGL(platform.window, true);
   ImGui_ImplOpenGL3_Init("#version 300 es");
+  io.GetClipboardTextFn = get_clipboard;
+  io.SetClipboardTextFn = set_clipboard;
 
+  install_browser_glue();
   megamem::web::install_js_api(platform.pixel_ratio);
   megamem::web::app_init(platform.pixel_ratio);
   emscripten_set_main_loop(frame, 0, true);

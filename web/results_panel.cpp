@@ -1,145 +1,165 @@
-// Per pipeline rank: a bar stacked by category (weights, gradients, optimizer; colours from the
-// shared vocabulary) and a table of the same bytes in GiB. Every number is the core's.
+// The results column; see results_panel.hpp.
 #include "results_panel.hpp"
 
-#include <algorithm>
-#include <cstdint>
 #include <cstdio>
 #include <string>
 
+#include "format.hpp"
 #include "imgui.h"
 #include "theme.hpp"
+#include "widgets.hpp"
 
 namespace megamem::web {
 namespace {
 
-constexpr double kBytesPerGib = 1024.0 * 1024.0 * 1024.0;
-
-double to_gib(std::uint64_t bytes) { return static_cast<double>(bytes) / kBytesPerGib; }
-
-struct Category {
-  const char* name;
-  ImU32 color;
-  std::uint64_t RankMemory::*bytes;
+// docs/memory-model.md section 9, one line each.
+constexpr const char* kNotModeled[] = {
+    "Megatron-FSDP, CUDA graphs, FP8 activation caches and TE's FP8 transpose copies "
+    "(--fp8-param-gather changes only weight bytes).",
+    "Muon's layer-wise distributed optimizer bin-packs whole tensors onto DP ranks; megamem uses "
+    "the average share, so one rank can hold more or less (up to 25 % in Megatron's CI).",
+    "--activation-offload-fraction and --delta-offload-bytes-across-pp-ranks (all eligible "
+    "groups are taken as offloaded).",
+    "Context-parallel ring-attention buffers beyond the saved set; DeepEP buffer sizes (a fixed "
+    "knob); MoE imbalance beyond the imbalance-factor knob.",
+    "Memory outside the training step: checkpoint loading and saving, evaluation, the first "
+    "iteration's lazy optimizer-state creation.",
+    "The optimizer step's own transients (fused Adam and the distributed optimizer work in "
+    "place; taken as zero).",
+    "Allocator behaviour: fragmentation is a fraction of the peak, not simulated.",
 };
-constexpr Category kCategories[] = {
-    {"weights", kWeightsColor, &RankMemory::weight_bytes},
-    {"gradients", kGradientsColor, &RankMemory::gradient_bytes},
-    {"optimizer", kOptimizerColor, &RankMemory::optimizer_bytes},
-};
 
-void draw_legend() {
-  for (const Category& category : kCategories) {
-    const float square_px = ImGui::GetTextLineHeight();
-    const ImVec2 at = ImGui::GetCursorScreenPos();
-    ImGui::GetWindowDrawList()->AddRectFilled(at, ImVec2(at.x + square_px, at.y + square_px),
-                                              category.color);
-    ImGui::Dummy(ImVec2(square_px, square_px));
-    ImGui::SameLine();
-    ImGui::TextUnformatted(category.name);
-    ImGui::SameLine(0.0f, ImGui::GetFontSize() * 1.5f);
+void not_modeled_line(AppState& state) {
+  ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+  ImGui::SetNextItemOpen(state.not_modeled_open);
+  state.not_modeled_open = ImGui::TreeNodeEx(
+      "##not modeled", ImGuiTreeNodeFlags_SpanAvailWidth,
+      "Not modeled: Megatron-FSDP, CUDA graphs, FP8 caches, Muon's per-rank packing, "
+      "checkpoint and eval memory, allocator behaviour...");
+  describe_item(state, "not modeled", "tree", "docs/memory-model.md, section 9",
+                "What the estimate leaves out; click for the list.");
+  if (state.not_modeled_open) {
+    ImGui::PushTextWrapPos(0.0f);
+    for (const char* line : kNotModeled) ImGui::BulletText("%s", line);
+    ImGui::PopTextWrapPos();
+    ImGui::TreePop();
   }
-  ImGui::NewLine();
+  ImGui::PopStyleColor();
 }
 
-// One bar per rank, all on the scale of the largest rank so bars compare.
-void draw_rank_bars(const Estimate& estimate) {
-  std::uint64_t largest_bytes = 1;
-  for (const RankMemory& rank : estimate.ranks) {
-    largest_bytes =
-        std::max(largest_bytes, rank.weight_bytes + rank.gradient_bytes + rank.optimizer_bytes);
+void summary_line(const Estimate& estimate) {
+  const NormalizedConfig& n = estimate.normalized;
+  const Config& c = n.config;
+  std::string text = c.model.name.empty() ? std::string("model") : c.model.name;
+  text += " (" + count_text(estimate.totals.params) + " params";
+  if (estimate.totals.active_params != estimate.totals.params) {
+    text += ", " + count_text(estimate.totals.active_params) + " active";
   }
-  const float label_width_px = ImGui::CalcTextSize("PP rank 000").x;
-  const float bar_height_px = ImGui::GetTextLineHeight() * 1.4f;
-  for (const RankMemory& rank : estimate.ranks) {
-    ImGui::AlignTextToFramePadding();
-    ImGui::Text("PP rank %d", rank.pp_rank);
-    ImGui::SameLine(label_width_px + ImGui::GetStyle().ItemSpacing.x * 2.0f);
-    const float bar_width_px = ImGui::GetContentRegionAvail().x;
-    ImVec2 at = ImGui::GetCursorScreenPos();
-    ImDrawList* draw_list = ImGui::GetWindowDrawList();
-    for (const Category& category : kCategories) {
-      const std::uint64_t bytes = rank.*category.bytes;
-      const float width_px = bar_width_px * static_cast<float>(static_cast<double>(bytes) /
-                                                               static_cast<double>(largest_bytes));
-      const ImVec2 end(at.x + width_px, at.y + bar_height_px);
-      // GetColorU32 applies the style alpha, so a stale result dims like the text around it.
-      draw_list->AddRectFilled(at, end, ImGui::GetColorU32(category.color));
-      // Label the segment with its size when the text fits inside it.
-      char label[32];
-      std::snprintf(label, sizeof label, "%.2f GiB", to_gib(bytes));
-      const ImVec2 label_size = ImGui::CalcTextSize(label);
-      if (label_size.x + 8.0f < width_px) {
-        draw_list->AddText(ImVec2(at.x + 4.0f, at.y + (bar_height_px - label_size.y) * 0.5f),
-                           ImGui::GetColorU32(IM_COL32_WHITE), label);
-      }
-      if (ImGui::IsMouseHoveringRect(at, end)) {
-        ImGui::SetTooltip("PP rank %d %s: %.2f GiB (%llu bytes)", rank.pp_rank, category.name,
-                          to_gib(bytes), static_cast<unsigned long long>(bytes));
-      }
-      at.x = end.x;
-    }
-    ImGui::Dummy(ImVec2(bar_width_px, bar_height_px));
-  }
-}
-
-void draw_rank_table(const Estimate& estimate) {
-  constexpr ImGuiTableFlags kFlags =
-      ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchSame;
-  if (!ImGui::BeginTable("ranks", 5, kFlags)) return;
-  ImGui::TableSetupColumn("PP rank");
-  for (const Category& category : kCategories) ImGui::TableSetupColumn(category.name);
-  ImGui::TableSetupColumn("static total");
-  ImGui::TableHeadersRow();
-  for (const RankMemory& rank : estimate.ranks) {
-    ImGui::TableNextRow();
-    ImGui::TableNextColumn();
-    ImGui::Text("%d", rank.pp_rank);
-    for (const Category& category : kCategories) {
-      ImGui::TableNextColumn();
-      ImGui::PushStyleColor(ImGuiCol_Text, category.color);
-      ImGui::Text("%.2f GiB", to_gib(rank.*category.bytes));
-      ImGui::PopStyleColor();
-    }
-    ImGui::TableNextColumn();
-    ImGui::Text("%.2f GiB", to_gib(rank.static_bytes));
-    if (ImGui::IsItemHovered()) {
-      ImGui::SetTooltip(
-          "torch.cuda.memory_allocated() after a step: weights, gradients,\n"
-          "optimizer state and persistent buffers (no activations yet)");
-    }
-  }
-  ImGui::EndTable();
+  text += ")";
+  char layout[200];
+  std::snprintf(layout, sizeof layout,
+                "  TP%d PP%d%s CP%d EP%d  DP%lld expert-DP%lld  mbs %d  seq %d  %lld micro-batches",
+                c.parallel.tensor_parallel, c.parallel.pipeline_parallel,
+                c.parallel.virtual_stages_per_pipeline_rank > 1
+                    ? (" VPP" + std::to_string(c.parallel.virtual_stages_per_pipeline_rank)).c_str()
+                    : "",
+                c.parallel.context_parallel, c.parallel.expert_parallel,
+                static_cast<long long>(n.data_parallel),
+                static_cast<long long>(n.expert_data_parallel), c.training.micro_batch_size,
+                c.training.seq_length, static_cast<long long>(n.num_microbatches));
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted((text + layout).c_str());
+  ImGui::PopTextWrapPos();
 }
 
 }  // namespace
 
-void draw_results_panel(const AppState& state) {
+void results_heading(const char* title, const char* note) {
+  ImGui::Spacing();
+  ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+  ImGui::TextUnformatted(title);
+  if (note) {
+    ImGui::SameLine(0.0f, ImGui::GetFontSize());
+    ImGui::TextUnformatted(note);
+  }
+  ImGui::PopStyleColor();
+  ImGui::Separator();
+}
+
+void rank_selector(AppState& state, const Estimate& estimate, const char* id) {
+  const int ranks = static_cast<int>(estimate.ranks.size());
+  if (ranks <= 1) return;
+  const int shown = shown_rank(state);
+  char preview[48];
+  std::snprintf(preview, sizeof preview, "PP rank %d%s", shown,
+                shown == estimate.limiting_pp_rank ? " (limiting)" : "");
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize("PP rank 000 (limiting)").x +
+                          ImGui::GetFrameHeight() * 1.5f);
+  if (ImGui::BeginCombo(id, preview)) {
+    for (int r = 0; r < ranks; ++r) {
+      char label[48];
+      std::snprintf(label, sizeof label, "PP rank %d%s", r,
+                    r == estimate.limiting_pp_rank ? " (limiting)" : "");
+      if (ImGui::Selectable(label, r == shown)) state.selected_rank = r;
+    }
+    ImGui::EndCombo();
+  }
+  describe_item(state, id, "combo", "pipeline rank",
+                "The rank the timeline and the module tree show (click a bar too).");
+}
+
+bool draw_results_panel(AppState& state) {
+  if (state.link_error) {
+    ImGui::PushStyleColor(ImGuiCol_ChildBg,
+                          ImGui::ColorConvertU32ToFloat4(kErrorColor & 0x30FFFFFF));
+    ImGui::BeginChild("link error", ImVec2(0.0f, ImGui::GetTextLineHeightWithSpacing() * 4.5f),
+                      true);
+    ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
+    ImGui::TextUnformatted("This link could not be opened");
+    ImGui::PopStyleColor();
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::Text("%s: %s", state.link_error->field.c_str(), state.link_error->message.c_str());
+    ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+    ImGui::TextUnformatted(
+        "Showing the default configuration instead; docs/share-links.md "
+        "describes the link format.");
+    ImGui::PopStyleColor();
+    ImGui::PopTextWrapPos();
+    ImGui::EndChild();
+    ImGui::PopStyleColor();
+  }
   if (state.error) {
     ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
-    ImGui::TextWrapped("%s: %s", state.error->field.c_str(), state.error->message.c_str());
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::Text("Invalid settings - %s: %s", state.error->field.c_str(),
+                state.error->message.c_str());
+    ImGui::PopTextWrapPos();
     ImGui::PopStyleColor();
-    ImGui::Spacing();
+    ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+    ImGui::TextUnformatted("The last valid result stays below, dimmed.");
+    ImGui::PopStyleColor();
   }
-  if (!state.last_estimate) return;
+  if (!state.last_estimate) return false;
   const Estimate& estimate = *state.last_estimate;
 
   // An invalid input never blanks the result: the last valid one stays, dimmed.
-  ImGui::PushStyleVar(ImGuiStyleVar_Alpha, state.error ? 0.45f : 1.0f);
-  ImGui::PushStyleColor(ImGuiCol_Text, kMutedTextColor);
-  ImGui::Text("PER GPU, BY PIPELINE RANK    %.2f B parameters  -  DP %lld  -  limiting: PP rank %d",
-              static_cast<double>(estimate.totals.params) / 1e9,
-              static_cast<long long>(estimate.normalized.data_parallel), estimate.limiting_pp_rank);
-  ImGui::PopStyleColor();
-  ImGui::Separator();
-  draw_legend();
-  draw_rank_bars(estimate);
-  ImGui::Spacing();
-  draw_rank_table(estimate);
+  const float dim = state.error ? 0.45f : 1.0f;
+  ImGui::PushStyleVar(ImGuiStyleVar_Alpha, dim);
+  summary_line(estimate);
+  not_modeled_line(state);
   for (const std::string& warning : estimate.warnings) {
-    ImGui::TextWrapped("warning: %s", warning.c_str());
+    ImGui::PushStyleColor(ImGuiCol_Text, kTightColor);
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::Text("warning: %s", warning.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::PopStyleColor();
   }
+  draw_rank_bars(state, estimate);
+  bool changed = draw_what_if_table(state, estimate);
+  draw_timeline(state, estimate, dim);
+  draw_module_tree(state, estimate);
   ImGui::PopStyleVar();
+  return changed;
 }
 
 }  // namespace megamem::web

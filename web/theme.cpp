@@ -1,20 +1,102 @@
+// Dark (default) and light styles, and the UI font at the device's pixel size.
 #include "theme.hpp"
 
+#include <cstddef>
+
+#include "imgui_impl_opengl3.h"
+
+namespace megamem::web::assets {
+extern const unsigned char kUiFont[];  // generated/ui_font.cpp (Roboto, or empty)
+extern const std::size_t kUiFont_size;
+}  // namespace megamem::web::assets
+
 namespace megamem::web {
+namespace {
 
-void apply_theme(float content_scale) {
-  ImGui::StyleColorsDark();
-  ImGuiStyle& style = ImGui::GetStyle();
-  style.WindowRounding = 0.0f;
-  style.FrameRounding = 3.0f;
-  style.WindowBorderSize = 0.0f;
-  style.ScaleAllSizes(content_scale);
+struct ThemeState {
+  bool light = false;
+  float pixel_ratio = 0.0f;
+  bool fonts_built = false;
+  ImFont* large = nullptr;
+};
+ThemeState theme;
 
-  // The built-in font is a 13 px bitmap; load it at the device's pixel size so text stays sharp.
+constexpr float kFontCssPx = 15.0f;
+constexpr float kLargeFontCssPx = 19.0f;
+
+void load_fonts(float pixel_ratio) {
   ImGuiIO& io = ImGui::GetIO();
-  ImFontConfig font_config;
-  font_config.SizePixels = 13.0f * content_scale;
-  io.Fonts->AddFontDefault(&font_config);
+  io.Fonts->Clear();
+  // Latin-1 plus the few symbols the page writes (dashes, arrows, multiplication sign).
+  static const ImWchar kRanges[] = {0x0020, 0x00FF, 0x2013, 0x2014, 0x2022, 0x2022,
+                                    0x2026, 0x2026, 0x2190, 0x2193, 0x2212, 0x2212,
+                                    0x2264, 0x2265, 0x25B2, 0x25BC, 0};
+  if (assets::kUiFont_size > 0) {
+    ImFontConfig config;
+    config.FontDataOwnedByAtlas = false;  // static data compiled into the page
+    config.OversampleH = 2;
+    config.OversampleV = 1;
+    void* data = const_cast<unsigned char*>(assets::kUiFont);
+    const int size = static_cast<int>(assets::kUiFont_size);
+    io.Fonts->AddFontFromMemoryTTF(data, size, kFontCssPx * pixel_ratio, &config, kRanges);
+    theme.large =
+        io.Fonts->AddFontFromMemoryTTF(data, size, kLargeFontCssPx * pixel_ratio, &config, kRanges);
+  } else {
+    ImFontConfig config;
+    config.SizePixels = 13.0f * pixel_ratio;
+    io.Fonts->AddFontDefault(&config);
+    config.SizePixels = 16.0f * pixel_ratio;
+    theme.large = io.Fonts->AddFontDefault(&config);
+  }
+  if (theme.fonts_built) {
+    // The atlas changed after the renderer made its texture: make it again.
+    ImGui_ImplOpenGL3_DestroyFontsTexture();
+    ImGui_ImplOpenGL3_CreateFontsTexture();
+  }
+  theme.fonts_built = true;
+}
+
+}  // namespace
+
+ImU32 muted_text_color() { return theme.light ? rgb(0x5F5F66) : rgb(0x9D9DA0); }
+ImU32 strong_text_color() { return theme.light ? rgb(0x111114) : rgb(0xF2F2F4); }
+ImU32 panel_background_color() { return theme.light ? rgb(0xF7F7F8) : rgb(0x17171A); }
+bool light_theme() { return theme.light; }
+ImFont* large_font() { return theme.large; }
+
+void apply_theme(bool light, float pixel_ratio) {
+  const bool rebuild_fonts = pixel_ratio != theme.pixel_ratio;
+  theme.light = light;
+  theme.pixel_ratio = pixel_ratio;
+
+  ImGuiStyle& style = ImGui::GetStyle();
+  style = ImGuiStyle();
+  if (light) {
+    ImGui::StyleColorsLight(&style);
+  } else {
+    ImGui::StyleColorsDark(&style);
+  }
+  style.WindowRounding = 0.0f;
+  style.ChildRounding = 0.0f;
+  style.FrameRounding = 3.0f;
+  style.GrabRounding = 3.0f;
+  style.WindowBorderSize = 0.0f;
+  style.WindowPadding = ImVec2(10.0f, 8.0f);
+  style.ItemSpacing = ImVec2(8.0f, 5.0f);
+  style.ScrollbarSize = 12.0f;
+  ImVec4* colors = style.Colors;
+  const ImVec4 background = ImGui::ColorConvertU32ToFloat4(panel_background_color());
+  colors[ImGuiCol_WindowBg] = background;
+  colors[ImGuiCol_ChildBg] = background;
+  colors[ImGuiCol_Text] = ImGui::ColorConvertU32ToFloat4(strong_text_color());
+  colors[ImGuiCol_TextDisabled] = ImGui::ColorConvertU32ToFloat4(muted_text_color());
+  if (!light) {
+    colors[ImGuiCol_FrameBg] = ImVec4(0.17f, 0.18f, 0.21f, 1.0f);
+    colors[ImGuiCol_Header] = ImVec4(0.22f, 0.24f, 0.29f, 1.0f);
+    colors[ImGuiCol_TableRowBgAlt] = ImVec4(1.0f, 1.0f, 1.0f, 0.03f);
+  }
+  style.ScaleAllSizes(pixel_ratio);
+  if (rebuild_fonts) load_fonts(pixel_ratio);
 }
 
 }  // namespace megamem::web

@@ -1,7 +1,10 @@
-// Colours and style shared by every panel (docs: shared design ui.md, "One vocabulary").
+// Colours, fonts and style shared by every panel (shared design ui.md, "One vocabulary").
 #pragma once
 
+#include <cstdint>
+
 #include "imgui.h"
+#include "megamem/estimate.hpp"
 
 namespace megamem::web {
 
@@ -12,10 +15,68 @@ inline constexpr ImU32 rgb(unsigned hex) {
 inline constexpr ImU32 kWeightsColor = rgb(0x4C78A8);
 inline constexpr ImU32 kGradientsColor = rgb(0x72B7B2);
 inline constexpr ImU32 kOptimizerColor = rgb(0x54A24B);
-inline constexpr ImU32 kErrorColor = rgb(0xE45756);
-inline constexpr ImU32 kMutedTextColor = rgb(0x9D9DA0);
+inline constexpr ImU32 kBuffersColor = rgb(0xB279A2);  // persistent buffers (same palette)
+inline constexpr ImU32 kActivationsColor = rgb(0xF58518);
+inline constexpr ImU32 kTransientsColor = rgb(0xE45756);
+inline constexpr ImU32 kRuntimeColor = rgb(0x9D9DA0);
 
-// Dark theme, sizes scaled for the device pixel ratio.
-void apply_theme(float content_scale);
+// Verdict colours: fits, within 5 % of capacity, over.
+inline constexpr ImU32 kFitsColor = rgb(0x54A24B);
+inline constexpr ImU32 kTightColor = rgb(0xEECA3B);
+inline constexpr ImU32 kOverColor = rgb(0xE45756);
+inline constexpr ImU32 kErrorColor = rgb(0xE45756);
+
+// One memory category of a rank, in the order every view stacks them (bottom to top).
+struct Category {
+  const char* name;      // "weights"
+  const char* json_key;  // "weight_bytes"
+  const char* rule;      // how the core computes it, one line
+  ImU32 color;
+  std::uint64_t RankMemory::*bytes;
+};
+inline constexpr Category kCategories[] = {
+    {"weights", "weight_bytes",
+     "parameters this GPU holds: bf16/fp16 copies (fp32 without --bf16), FP8 GEMM weights with "
+     "--fp8-param-gather",
+     kWeightsColor, &RankMemory::weight_bytes},
+    {"gradients", "gradient_bytes",
+     "the DDP main-grad buffer: fp32 per parameter unless reduced in bf16, padded as Megatron "
+     "pads its buckets",
+     kGradientsColor, &RankMemory::gradient_bytes},
+    {"optimizer", "optimizer_bytes",
+     "master weights and Adam moments; sharded over data parallel by the distributed "
+     "optimizer, less what is offloaded to the CPU",
+     kOptimizerColor, &RankMemory::optimizer_bytes},
+    {"buffers", "persistent_buffer_bytes",
+     "persistent buffers: cuBLAS workspaces, Megatron's global memory buffer, expert-bias "
+     "buffers, RNG states",
+     kBuffersColor, &RankMemory::persistent_buffer_bytes},
+    {"activations", "activation_peak_bytes",
+     "tensors saved for backward by every in-flight micro-batch at the step's worst moment",
+     kActivationsColor, &RankMemory::activation_peak_bytes},
+    {"transients", "transient_bytes",
+     "what the worst operation adds on top: logits and loss, dispatch copies, recompute "
+     "working set, activation gradients",
+     kTransientsColor, &RankMemory::transient_bytes},
+    {"runtime", "runtime_overhead_bytes",
+     "outside the allocator: CUDA context, NCCL communicators, fragmentation (settings under "
+     "RUNTIME OVERHEADS)",
+     kRuntimeColor, &RankMemory::runtime_overhead_bytes},
+};
+
+// Text colours of the current theme.
+ImU32 muted_text_color();
+ImU32 strong_text_color();
+ImU32 panel_background_color();
+
+// Builds the style for the theme at a device pixel ratio (sizes scale with it) and loads the
+// UI font at 15 CSS pixels times the ratio, so text stays crisp on high-DPI screens.
+void apply_theme(bool light, float pixel_ratio);
+
+// True when the current theme is light.
+bool light_theme();
+
+// Font for headings and the verdict (larger); nullptr before apply_theme().
+ImFont* large_font();
 
 }  // namespace megamem::web

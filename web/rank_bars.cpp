@@ -1,0 +1,131 @@
+// Per pipeline rank, one bar stacked by category in ui.md's colours, on a common scale with
+// the card's capacity marked; hovering a segment shows its exact bytes and the rule behind
+// it; clicking a rank selects it for the timeline and the module tree.
+#include <algorithm>
+#include <cstdio>
+
+#include "format.hpp"
+#include "imgui.h"
+#include "results_panel.hpp"
+#include "theme.hpp"
+
+namespace megamem::web {
+namespace {
+
+void legend() {
+  const float square_px = ImGui::GetTextLineHeight() * 0.8f;
+  for (const Category& category : kCategories) {
+    const float width_px =
+        square_px + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(category.name).x;
+    if (ImGui::GetCursorPosX() > ImGui::GetStyle().WindowPadding.x &&
+        ImGui::GetContentRegionAvail().x < width_px) {
+      ImGui::NewLine();
+    }
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    const float offset_px = (ImGui::GetTextLineHeight() - square_px) * 0.5f;
+    ImGui::GetWindowDrawList()->AddRectFilled(
+        ImVec2(at.x, at.y + offset_px), ImVec2(at.x + square_px, at.y + offset_px + square_px),
+        ImGui::GetColorU32(category.color), 2.0f);
+    ImGui::Dummy(ImVec2(square_px, ImGui::GetTextLineHeight()));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", category.rule);
+    ImGui::SameLine(0.0f, ImGui::GetStyle().ItemInnerSpacing.x);
+    ImGui::TextUnformatted(category.name);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", category.rule);
+    ImGui::SameLine(0.0f, ImGui::GetFontSize() * 1.2f);
+  }
+  ImGui::NewLine();
+}
+
+}  // namespace
+
+void draw_rank_bars(AppState& state, const Estimate& estimate) {
+  const double capacity_bytes = estimate.normalized.config.device.capacity_gib * kBytesPerGib;
+  double scale_bytes = capacity_bytes;
+  for (const RankMemory& rank : estimate.ranks) {
+    scale_bytes = std::max(scale_bytes, static_cast<double>(rank.peak_total_bytes));
+  }
+  char note[96];
+  std::snprintf(note, sizeof note, "limiting: PP rank %d   capacity %.2f GiB",
+                estimate.limiting_pp_rank, estimate.normalized.config.device.capacity_gib);
+  results_heading("PER GPU, BY PIPELINE RANK", note);
+  legend();
+
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const float label_px = ImGui::CalcTextSize("PP rank 000 ").x;
+  const float value_px = ImGui::CalcTextSize("000.00 GiB  over").x;
+  const float bar_height_px = ImGui::GetTextLineHeight() * 1.25f;
+  const int shown = shown_rank(state);
+  const float origin_x = ImGui::GetCursorScreenPos().x;
+  const float bar_width_px =
+      std::max(ImGui::GetContentRegionAvail().x - label_px - value_px, ImGui::GetFontSize() * 6);
+  const float first_row_y = ImGui::GetCursorScreenPos().y;
+
+  for (const RankMemory& rank : estimate.ranks) {
+    ImGui::PushID(rank.pp_rank);
+    const ImVec2 row = ImGui::GetCursorScreenPos();
+    // The whole row selects the rank.
+    if (ImGui::Selectable("##rank", rank.pp_rank == shown && estimate.ranks.size() > 1,
+                          ImGuiSelectableFlags_AllowItemOverlap, ImVec2(0.0f, bar_height_px))) {
+      state.selected_rank = rank.pp_rank;
+    }
+    const bool row_hovered = ImGui::IsItemHovered();
+    draw->AddText(
+        ImVec2(row.x, row.y + (bar_height_px - ImGui::GetTextLineHeight()) * 0.5f),
+        ImGui::GetColorU32(rank.pp_rank == estimate.limiting_pp_rank ? strong_text_color()
+                                                                     : muted_text_color()),
+        ("PP rank " + std::to_string(rank.pp_rank)).c_str());
+    float x = origin_x + label_px;
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    for (const Category& category : kCategories) {
+      const std::uint64_t bytes = rank.*category.bytes;
+      const float width_px =
+          bar_width_px * static_cast<float>(static_cast<double>(bytes) / scale_bytes);
+      const ImVec2 min(x, row.y);
+      const ImVec2 max(x + width_px, row.y + bar_height_px);
+      // GetColorU32 applies the style alpha, so a stale result dims like the text around it.
+      draw->AddRectFilled(min, max, ImGui::GetColorU32(category.color));
+      if (row_hovered && mouse.x >= min.x && mouse.x < max.x) {
+        ImGui::BeginTooltip();
+        ImGui::Text("PP rank %d %s: %s", rank.pp_rank, category.name, gib_text(bytes).c_str());
+        ImGui::Text("%s bytes", grouped(bytes).c_str());
+        ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
+        ImGui::TextUnformatted(category.rule);
+        ImGui::PopTextWrapPos();
+        ImGui::PopStyleColor();
+        ImGui::EndTooltip();
+      }
+      x += width_px;
+    }
+    // The peak, with the headroom or the overshoot.
+    const double peak_gib = to_gib(rank.peak_total_bytes);
+    const double capacity_gib = capacity_bytes / kBytesPerGib;
+    char value[48];
+    std::snprintf(value, sizeof value, "%.2f GiB", peak_gib);
+    const ImU32 color = static_cast<double>(rank.peak_total_bytes) > capacity_bytes
+                            ? kOverColor
+                            : (peak_gib > capacity_gib * 0.95 ? kTightColor : strong_text_color());
+    draw->AddText(ImVec2(x + ImGui::GetFontSize() * 0.4f,
+                         row.y + (bar_height_px - ImGui::GetTextLineHeight()) * 0.5f),
+                  ImGui::GetColorU32(color), value);
+    if (row_hovered && mouse.x >= x) {
+      ImGui::BeginTooltip();
+      ImGui::Text("PP rank %d peak: %s (%s bytes)", rank.pp_rank,
+                  gib_text(rank.peak_total_bytes).c_str(), grouped(rank.peak_total_bytes).c_str());
+      ImGui::Text("allocator peak %s, static %s", gib_text(rank.peak_allocated_bytes).c_str(),
+                  gib_text(rank.static_bytes).c_str());
+      ImGui::EndTooltip();
+    }
+    ImGui::PopID();
+  }
+  // The capacity line across all rows.
+  const float capacity_x =
+      origin_x + label_px + bar_width_px * static_cast<float>(capacity_bytes / scale_bytes);
+  const float last_row_y = ImGui::GetCursorScreenPos().y - ImGui::GetStyle().ItemSpacing.y;
+  for (float y = first_row_y - 2.0f; y < last_row_y + 2.0f; y += 6.0f) {
+    draw->AddLine(ImVec2(capacity_x, y), ImVec2(capacity_x, std::min(y + 3.0f, last_row_y + 2.0f)),
+                  ImGui::GetColorU32(strong_text_color()), 1.5f);
+  }
+}
+
+}  // namespace megamem::web

@@ -1,0 +1,206 @@
+// The memory timeline of one training step for the shown rank (RankMemory::timeline): every
+// forward, backward and the optimizer step in schedule order, each column as high as the
+// memory inside it, coloured by what that memory is; the card's capacity as a dashed line and
+// the peak marked. The columns are drawn by our GLSL program (timeline_renderer.cpp); axes,
+// labels and the hover read-out by ImGui.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "format.hpp"
+#include "imgui.h"
+#include "results_panel.hpp"
+#include "theme.hpp"
+#include "timeline_renderer.hpp"
+#include "widgets.hpp"
+
+namespace megamem::web {
+namespace {
+
+struct TimelineCache {
+  std::uint64_t result_version = ~std::uint64_t{0};
+  int rank = -1;
+  double scale_bytes = 1.0;  // bytes at the top of the chart
+  std::size_t peak_index = 0;
+  TimelineChart chart;
+};
+TimelineCache cache;
+
+void color_of(ImU32 color, float out[4]) {
+  const ImVec4 c = ImGui::ColorConvertU32ToFloat4(color);
+  out[0] = c.x;
+  out[1] = c.y;
+  out[2] = c.z;
+  out[3] = c.w;
+}
+
+const char* kind_name(TimelineEvent::Kind kind) {
+  switch (kind) {
+    case TimelineEvent::Kind::forward:
+      return "forward";
+    case TimelineEvent::Kind::backward:
+      return "backward";
+    case TimelineEvent::Kind::optimizer_step:
+      return "optimizer step";
+  }
+  return "";
+}
+
+// Rebuilds the chart's columns when the estimate or the rank changed.
+void update_cache(const AppState& state, const Estimate& estimate, int rank_index) {
+  if (cache.result_version == state.result_version && cache.rank == rank_index) return;
+  cache.result_version = state.result_version;
+  cache.rank = rank_index;
+  const RankMemory& rank = estimate.ranks[static_cast<std::size_t>(rank_index)];
+  const double capacity = estimate.normalized.config.device.capacity_gib * kBytesPerGib;
+  double top = std::max(capacity, static_cast<double>(rank.peak_total_bytes));
+  top *= 1.08;  // room for the peak label
+  cache.scale_bytes = top;
+  const auto level = [&](double bytes) { return static_cast<float>(bytes / top); };
+  const double runtime = static_cast<double>(rank.runtime_overhead_bytes);
+  double edge = runtime;
+  cache.chart.bands[0] = level(edge);
+  edge += static_cast<double>(rank.weight_bytes);
+  cache.chart.bands[1] = level(edge);
+  edge += static_cast<double>(rank.gradient_bytes);
+  cache.chart.bands[2] = level(edge);
+  edge += static_cast<double>(rank.optimizer_bytes);
+  cache.chart.bands[3] = level(edge);
+  edge += static_cast<double>(rank.persistent_buffer_bytes);
+  cache.chart.bands[4] = level(edge);
+  color_of(kRuntimeColor, cache.chart.colors[0]);
+  color_of(kWeightsColor, cache.chart.colors[1]);
+  color_of(kGradientsColor, cache.chart.colors[2]);
+  color_of(kOptimizerColor, cache.chart.colors[3]);
+  color_of(kBuffersColor, cache.chart.colors[4]);
+  color_of(kActivationsColor, cache.chart.colors[5]);
+  color_of(kTransientsColor, cache.chart.colors[6]);
+  cache.chart.columns.clear();
+  cache.peak_index = 0;
+  std::uint64_t peak = 0;
+  for (std::size_t i = 0; i < rank.timeline.size(); ++i) {
+    const TimelineEvent& event = rank.timeline[i];
+    cache.chart.columns.push_back(
+        {level(runtime + static_cast<double>(event.allocated_after_bytes)),
+         level(runtime + static_cast<double>(event.peak_during_bytes)),
+         static_cast<float>(static_cast<int>(event.kind))});
+    if (event.peak_during_bytes > peak) {
+      peak = event.peak_during_bytes;
+      cache.peak_index = i;
+    }
+  }
+  ++cache.chart.version;
+}
+
+}  // namespace
+
+void draw_timeline(AppState& state, const Estimate& estimate, float dim) {
+  const int rank_index = shown_rank(state);
+  const RankMemory& rank = estimate.ranks[static_cast<std::size_t>(rank_index)];
+  char note[128];
+  std::snprintf(note, sizeof note, "PP rank %d, one training step, %zu operations", rank_index,
+                rank.timeline.size());
+  results_heading("TIMELINE", note);
+  rank_selector(state, estimate, "##timeline rank");
+  if (rank.timeline.empty()) {
+    ImGui::TextUnformatted("(no timeline for this rank)");
+    return;
+  }
+  update_cache(state, estimate, rank_index);
+  cache.chart.dim = dim;
+
+  const float em = ImGui::GetFontSize();
+  const float gutter_px = ImGui::CalcTextSize("000 GiB ").x;
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float width_px = std::max(ImGui::GetContentRegionAvail().x, em * 10.0f);
+  const float height_px = std::clamp(width_px * 0.28f, em * 9.0f, em * 16.0f);
+  const ImVec2 min(origin.x + gutter_px, origin.y + em * 0.4f);
+  const ImVec2 max(origin.x + width_px, origin.y + height_px);
+  ImGui::InvisibleButton("timeline", ImVec2(width_px, height_px + em * 1.4f));
+  const bool hovered = ImGui::IsItemHovered();
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  draw->AddRectFilled(min, max, ImGui::GetColorU32(ImGuiCol_FrameBg));
+  if (timeline_renderer_error().empty()) {
+    add_timeline_chart(draw, &cache.chart, min, max);
+  } else {
+    draw->AddText(ImVec2(min.x + em, min.y + em), ImGui::GetColorU32(kErrorColor),
+                  ("timeline shader failed: " + timeline_renderer_error()).c_str());
+  }
+
+  const auto y_of = [&](double bytes) {
+    return max.y - static_cast<float>(bytes / cache.scale_bytes) * (max.y - min.y);
+  };
+  const ImU32 axis = ImGui::GetColorU32(muted_text_color());
+  // Gridlines every "nice" number of GiB, labelled in the gutter.
+  const double top_gib = cache.scale_bytes / kBytesPerGib;
+  double step_gib = 1.0;
+  for (const double candidate : {1.0, 2.0, 5.0, 10.0, 20.0, 25.0, 50.0, 100.0, 200.0, 500.0}) {
+    step_gib = candidate;
+    if (top_gib / candidate <= 6.0) break;
+  }
+  for (double g = 0.0; g <= top_gib; g += step_gib) {
+    const float y = y_of(g * kBytesPerGib);
+    draw->AddLine(ImVec2(min.x, y), ImVec2(max.x, y), axis & 0x30FFFFFF);
+    char label[24];
+    std::snprintf(label, sizeof label, "%.0f GiB", g);
+    draw->AddText(ImVec2(origin.x, y - ImGui::GetTextLineHeight() * 0.5f), axis, label);
+  }
+  // Capacity, dashed.
+  const double capacity = estimate.normalized.config.device.capacity_gib * kBytesPerGib;
+  const float capacity_y = y_of(capacity);
+  for (float x = min.x; x < max.x; x += 8.0f) {
+    draw->AddLine(ImVec2(x, capacity_y), ImVec2(std::min(x + 4.0f, max.x), capacity_y),
+                  ImGui::GetColorU32(strong_text_color()), 1.5f);
+  }
+  draw->AddText(ImVec2(min.x + 4.0f, capacity_y - ImGui::GetTextLineHeight()),
+                ImGui::GetColorU32(strong_text_color()), "capacity");
+
+  // The peak: a triangle above its column and its value.
+  const float column_px = (max.x - min.x) / static_cast<float>(rank.timeline.size());
+  const float peak_x = min.x + (static_cast<float>(cache.peak_index) + 0.5f) * column_px;
+  const float peak_y = y_of(static_cast<double>(rank.peak_total_bytes));
+  const float s = em * 0.35f;
+  draw->AddTriangleFilled(
+      ImVec2(peak_x, peak_y - 2.0f), ImVec2(peak_x - s, peak_y - 2.0f - s * 1.6f),
+      ImVec2(peak_x + s, peak_y - 2.0f - s * 1.6f), ImGui::GetColorU32(strong_text_color()));
+  char peak_label[64];
+  std::snprintf(peak_label, sizeof peak_label, "peak %.2f GiB", to_gib(rank.peak_total_bytes));
+  const float label_w = ImGui::CalcTextSize(peak_label).x;
+  const float label_x = std::clamp(peak_x - label_w * 0.5f, min.x, max.x - label_w);
+  draw->AddText(ImVec2(label_x, peak_y - 4.0f - s * 1.6f - ImGui::GetTextLineHeight()),
+                ImGui::GetColorU32(strong_text_color()), peak_label);
+
+  // The x axis: schedule order, with the step's phases named.
+  draw->AddText(ImVec2(min.x, max.y + em * 0.2f), axis,
+                "schedule order: forwards, backwards (darker), optimizer step");
+
+  if (hovered) {
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    if (mouse.x >= min.x && mouse.x < max.x) {
+      const auto index = std::min(rank.timeline.size() - 1,
+                                  static_cast<std::size_t>((mouse.x - min.x) / column_px));
+      const TimelineEvent& event = rank.timeline[index];
+      const float x = min.x + (static_cast<float>(index) + 0.5f) * column_px;
+      draw->AddLine(ImVec2(x, min.y), ImVec2(x, max.y),
+                    ImGui::GetColorU32(strong_text_color()) & 0x80FFFFFF);
+      ImGui::BeginTooltip();
+      if (event.kind == TimelineEvent::Kind::optimizer_step) {
+        ImGui::TextUnformatted("optimizer step");
+      } else {
+        ImGui::Text("%s of micro-batch %lld, chunk %d", kind_name(event.kind),
+                    static_cast<long long>(event.microbatch), event.vpp_chunk);
+      }
+      ImGui::Text("allocated after: %s (%s bytes)", gib_text(event.allocated_after_bytes).c_str(),
+                  grouped(event.allocated_after_bytes).c_str());
+      ImGui::Text("peak inside: %s (%s bytes)", gib_text(event.peak_during_bytes).c_str(),
+                  grouped(event.peak_during_bytes).c_str());
+      ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+      ImGui::Text("+ runtime overheads %s outside the allocator",
+                  gib_text(rank.runtime_overhead_bytes).c_str());
+      ImGui::PopStyleColor();
+      ImGui::EndTooltip();
+    }
+  }
+}
+
+}  // namespace megamem::web

@@ -1,0 +1,299 @@
+// The top bar and the preset pickers; see top_bar.hpp.
+#include "top_bar.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <string>
+
+#include "format.hpp"
+#include "imgui.h"
+#include "megamem/presets.hpp"
+#include "megamem/share_link.hpp"
+#include "theme.hpp"
+#include "widgets.hpp"
+
+namespace megamem::web {
+namespace {
+
+bool contains_ignoring_case(const std::string& text, const std::string& needle) {
+  if (needle.empty()) return true;
+  const auto lower = [](std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+  };
+  return lower(text).find(lower(needle)) != std::string::npos;
+}
+
+// The filter field at the top of an open picker; focused when the picker opens.
+void filter_field(std::string* filter) {
+  if (ImGui::IsWindowAppearing()) {
+    filter->clear();
+    ImGui::SetKeyboardFocusHere();
+  }
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%s", filter->c_str());
+  ImGui::SetNextItemWidth(-1.0f);
+  if (ImGui::InputTextWithHint("##filter", "type to filter", buffer, sizeof buffer)) {
+    *filter = buffer;
+  }
+}
+
+// True when the model differs from its preset (some m.* link key other than the name).
+bool model_edited(const AppState& state) {
+  if (state.shared.model_id.empty()) return false;
+  const Expected<PresetCatalog>& catalog = builtin_presets();
+  if (!catalog) return false;
+  const ModelPreset* preset = catalog->find_model(state.shared.model_id);
+  if (!preset) return false;
+  Config base = state.shared.config;
+  base.model = preset->model;
+  for (const std::string& key : share_link_differences(state.shared.config, base)) {
+    if (key.rfind("m.", 0) == 0) return true;
+  }
+  return false;
+}
+
+std::string model_title(const AppState& state) {
+  std::string title = state.shared.config.model.name;
+  if (title.empty()) title = state.shared.model_id.empty() ? "custom model" : state.shared.model_id;
+  if (model_edited(state)) title += " (edited)";
+  return title;
+}
+
+std::string gpu_title(const AppState& state) {
+  const std::string& name = state.shared.config.device.name;
+  if (!name.empty()) return name;
+  char text[48];
+  std::snprintf(text, sizeof text, "GPU %.0f GiB", state.shared.config.device.capacity_gib);
+  return text;
+}
+
+void verdict(const AppState& state, bool compact) {
+  if (!state.last_estimate) {
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "no valid estimate");
+    return;
+  }
+  const Estimate& estimate = *state.last_estimate;
+  const RankMemory& rank = estimate.ranks[static_cast<std::size_t>(estimate.limiting_pp_rank)];
+  const double capacity_gib = estimate.normalized.config.device.capacity_gib;
+  const double peak_gib = to_gib(rank.peak_total_bytes);
+  const int level = verdict_level(estimate);
+  const ImU32 color = level == 0 ? kFitsColor : level == 1 ? kTightColor : kOverColor;
+
+  const float radius_px = ImGui::GetFontSize() * 0.38f;
+  const ImVec2 at = ImGui::GetCursorScreenPos();
+  const float line_px = ImGui::GetFrameHeight();
+  ImGui::GetWindowDrawList()->AddCircleFilled(
+      ImVec2(at.x + radius_px, at.y + line_px * 0.5f), radius_px,
+      ImGui::GetColorU32(state.error ? (color & 0x66FFFFFF) : color));
+  ImGui::Dummy(ImVec2(radius_px * 2.0f, line_px));
+  ImGui::SameLine();
+  char text[160];
+  const char* word = level == 0 ? "fits" : level == 1 ? "fits, within 5 %" : "does not fit";
+  if (level < 2) {
+    std::snprintf(text, sizeof text, "%s: %.2f / %.2f GiB, %.2f GiB free", word, peak_gib,
+                  capacity_gib, capacity_gib - peak_gib);
+  } else {
+    std::snprintf(text, sizeof text, "%s: %.2f / %.2f GiB, %.2f GiB over", word, peak_gib,
+                  capacity_gib, peak_gib - capacity_gib);
+  }
+  ImGui::AlignTextToFramePadding();
+  ImGui::PushStyleColor(ImGuiCol_Text, color);
+  if (large_font() && !compact) ImGui::PushFont(large_font());
+  ImGui::TextUnformatted(text);
+  if (large_font() && !compact) ImGui::PopFont();
+  ImGui::PopStyleColor();
+  describe_item(const_cast<AppState&>(state), "verdict", "text",
+                "peak per GPU against the card's capacity",
+                "The limiting pipeline rank's peak (static + activations + transients + "
+                "runtime overheads) against the GPU's memory; amber within 5 %.");
+  if (estimate.ranks.size() > 1) {
+    ImGui::SameLine();
+    ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+    ImGui::Text("limiting: PP rank %d", estimate.limiting_pp_rank);
+    ImGui::PopStyleColor();
+  }
+  if (state.error) {
+    ImGui::SameLine();
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor),
+                       "(last valid; settings invalid)");
+  }
+}
+
+}  // namespace
+
+int verdict_level(const Estimate& estimate) {
+  const RankMemory& rank = estimate.ranks[static_cast<std::size_t>(estimate.limiting_pp_rank)];
+  const double capacity = estimate.normalized.config.device.capacity_gib * kBytesPerGib;
+  const double peak = static_cast<double>(rank.peak_total_bytes);
+  if (peak > capacity) return 2;
+  if (peak > capacity * 0.95) return 1;
+  return 0;
+}
+
+bool model_picker(AppState& state, const char* label) {
+  const Expected<PresetCatalog>& catalog = builtin_presets();
+  bool changed = false;
+  const std::string id = std::string("##") + label;
+  if (ImGui::BeginCombo(id.c_str(), model_title(state).c_str(), ImGuiComboFlags_HeightLarge)) {
+    filter_field(&state.model_filter);
+    if (catalog) {
+      for (const ModelPreset& preset : catalog->models) {
+        if (!contains_ignoring_case(preset.id + " " + preset.name, state.model_filter)) continue;
+        const bool selected = preset.id == state.shared.model_id;
+        char row[160];
+        std::snprintf(row, sizeof row, "%s  (%s params)", preset.name.c_str(),
+                      count_text(preset.published_params).c_str());
+        if (ImGui::Selectable(row, selected)) {
+          state.shared.model_id = preset.id;
+          state.shared.config.model = preset.model;
+          state.edited_key = "model";
+          changed = true;
+        }
+      }
+    }
+    ImGui::EndCombo();
+  }
+  describe_item(state, label, "combo", "model preset (link: model=<id>)",
+                "A published architecture; every field stays editable below.");
+  return changed;
+}
+
+bool gpu_picker(AppState& state, const char* label) {
+  const Expected<PresetCatalog>& catalog = builtin_presets();
+  bool changed = false;
+  const std::string id = std::string("##") + label;
+  if (ImGui::BeginCombo(id.c_str(), gpu_title(state).c_str(), ImGuiComboFlags_HeightLarge)) {
+    filter_field(&state.gpu_filter);
+    if (catalog) {
+      for (const GpuPreset& preset : catalog->gpus) {
+        if (!contains_ignoring_case(preset.id + " " + preset.device.name, state.gpu_filter)) {
+          continue;
+        }
+        const bool selected = preset.id == state.shared.gpu_id;
+        char row[160];
+        std::snprintf(row, sizeof row, "%s  (%.2f GiB)", preset.device.name.c_str(),
+                      preset.device.capacity_gib);
+        if (ImGui::Selectable(row, selected)) {
+          state.shared.gpu_id = preset.id;
+          state.shared.config.device = preset.device;
+          state.edited_key = "gpu";
+          changed = true;
+        }
+      }
+    }
+    ImGui::EndCombo();
+  }
+  describe_item(state, label, "combo", "GPU preset (link: gpu=<id>)",
+                "The card's usable memory, node size and workspace sizes.");
+  return changed;
+}
+
+bool recipe_picker(AppState& state, const char* label) {
+  const Expected<PresetCatalog>& catalog = builtin_presets();
+  bool changed = false;
+  const std::string id = std::string("##") + label;
+  if (ImGui::BeginCombo(id.c_str(), "recipes", ImGuiComboFlags_HeightLarge)) {
+    if (catalog) {
+      for (const RecipePreset& recipe : catalog->recipes) {
+        if (ImGui::Selectable(recipe.name.c_str())) {
+          Expected<SharedConfig> shared = recipe_config(recipe);
+          if (shared) {
+            state.shared = std::move(shared).value();
+            state.edited_key.clear();
+            changed = true;
+          }
+        }
+        if (ImGui::IsItemHovered()) {
+          ImGui::BeginTooltip();
+          ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
+          ImGui::TextUnformatted(recipe.source.c_str());
+          ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+          ImGui::TextUnformatted(recipe.notes.c_str());
+          ImGui::PopStyleColor();
+          ImGui::PopTextWrapPos();
+          ImGui::EndTooltip();
+        }
+      }
+    }
+    ImGui::EndCombo();
+  }
+  describe_item(state, label, "combo", "published training recipes",
+                "Loads a published run's model, GPUs and settings.");
+  return changed;
+}
+
+TopBarActions draw_top_bar(AppState& state, bool narrow) {
+  TopBarActions actions;
+  const float em = ImGui::GetFontSize();
+  if (large_font()) ImGui::PushFont(large_font());
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("megamem");
+  if (large_font()) ImGui::PopFont();
+  ImGui::SameLine(0.0f, em);
+
+  if (narrow) {
+    verdict(state, true);
+    // Second row: what is being estimated, and the buttons.
+    ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+    ImGui::AlignTextToFramePadding();
+    ImGui::Text("%s on %lld x %s", model_title(state).c_str(),
+                static_cast<long long>(state.shared.config.parallel.world_size),
+                gpu_title(state).c_str());
+    ImGui::PopStyleColor();
+    if (ImGui::Button(state.show_settings_on_phone ? "Results" : "Settings")) {
+      actions.toggle_settings = true;
+    }
+    describe_item(state, "Settings", "button", "settings", "Shows the settings or the results.");
+    ImGui::SameLine();
+  } else {
+    ImGui::SetNextItemWidth(em * 13.0f);
+    actions.changed |= model_picker(state, "top model");
+    ImGui::SameLine();
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("on");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(em * 4.5f);
+    std::int64_t gpus = state.shared.config.parallel.world_size;
+    if (ImGui::InputScalar("##top gpus", ImGuiDataType_S64, &gpus, nullptr, nullptr, "%lld") &&
+        gpus >= 1 && gpus != state.shared.config.parallel.world_size) {
+      state.shared.config.parallel.world_size = gpus;
+      state.edited_key = "gpus";
+      actions.changed = true;
+    }
+    describe_item(state, "top GPUs", "input", "world size (WORLD_SIZE)",
+                  "Data parallel = GPUs / (TP x CP x PP).");
+    ImGui::SameLine();
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("\xc3\x97");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(em * 9.0f);
+    actions.changed |= gpu_picker(state, "top GPU");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(em * 6.5f);
+    actions.changed |= recipe_picker(state, "recipes");
+    ImGui::SameLine(0.0f, em * 1.5f);
+    // The verdict takes the rest of the row; wrap it when the row is short.
+    if (ImGui::GetContentRegionAvail().x < em * 34.0f) ImGui::NewLine();
+    verdict(state, false);
+    ImGui::SameLine(0.0f, em);
+  }
+
+  const char* copy_label = state.link_copied ? "Copied" : "Copy link";
+  const float buttons_px = ImGui::CalcTextSize("Copy link").x + ImGui::CalcTextSize("Light").x +
+                           ImGui::GetStyle().FramePadding.x * 4 + ImGui::GetStyle().ItemSpacing.x;
+  if (!narrow && ImGui::GetContentRegionAvail().x > buttons_px) {
+    ImGui::SetCursorPosX(ImGui::GetWindowContentRegionMax().x - buttons_px);
+  }
+  if (ImGui::Button(copy_label)) actions.copy_link = true;
+  describe_item(state, "Copy link", "button", "share link",
+                "Copies this page's address: the whole configuration, readable and versioned.");
+  ImGui::SameLine();
+  if (ImGui::Button(light_theme() ? "Dark" : "Light")) actions.toggle_theme = true;
+  describe_item(state, "theme", "button", "theme", "Switches between the dark and light theme.");
+  return actions;
+}
+
+}  // namespace megamem::web

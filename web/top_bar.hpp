@@ -1,0 +1,28 @@
+// The top bar (ui.md): the model and GPU pickers, the fits / does-not-fit verdict with the
+// headroom and the limiting rank, "Copy link", and the theme switch. The pickers are also
+// used by the settings column.
+#pragma once
+
+#include "app_state.hpp"
+
+namespace megamem::web {
+
+struct TopBarActions {
+  bool changed = false;          // the configuration changed
+  bool copy_link = false;        // "Copy link" pressed
+  bool toggle_theme = false;     // light/dark pressed
+  bool toggle_settings = false;  // phone layout: show/hide the settings
+};
+
+// `narrow`: the phone layout (two rows, a Settings button).
+TopBarActions draw_top_bar(AppState& state, bool narrow);
+
+// Combos with type-to-filter; each returns true when it changed the configuration.
+bool model_picker(AppState& state, const char* label);
+bool gpu_picker(AppState& state, const char* label);
+bool recipe_picker(AppState& state, const char* label);
+
+// The verdict of an estimate: 0 fits, 1 within 5 % of capacity, 2 does not fit.
+int verdict_level(const Estimate& estimate);
+
+}  // namespace megamem::web

@@ -1,0 +1,229 @@
+// Labelled input rows; see widgets.hpp.
+#include "widgets.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "imgui.h"
+#include "theme.hpp"
+
+namespace megamem::web {
+namespace {
+
+// The label column, then the widget on the same line, as wide as the column allows.
+void begin_row(InputContext& ctx, const char* label) {
+  ImGui::AlignTextToFramePadding();
+  ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+  ImGui::TextUnformatted(label);
+  ImGui::PopStyleColor();
+  ImGui::SameLine(ctx.label_width_px);
+  ImGui::SetNextItemWidth(-1.0f);
+}
+
+std::string hidden_id(const char* label) { return std::string("##") + label; }
+
+// After the widget: tooltip, rectangle, edit bookkeeping and the error explained here.
+bool end_row(InputContext& ctx, const InputSpec& spec, const char* kind, bool changed) {
+  describe_item(ctx.state, spec.label, kind, spec.flag, spec.effect);
+  if (changed) {
+    ctx.changed = true;
+    if (spec.key[0] != '\0') ctx.state.edited_key = spec.key;
+  }
+  if (ctx.state.error && !ctx.error_shown && spec.key[0] != '\0' && ctx.error_key == spec.key) {
+    ctx.error_shown = true;
+    if (error_box(ctx.state)) ctx.changed = true;
+  }
+  return changed;
+}
+
+}  // namespace
+
+void describe_item(AppState& state, const char* label, const char* kind, const char* flag,
+                   const char* effect) {
+  const ImVec2 min = ImGui::GetItemRectMin();
+  const ImVec2 max = ImGui::GetItemRectMax();
+  state.input_rects[label] = WidgetRect{min.x, min.y, max.x - min.x, max.y - min.y, kind};
+  if (ImGui::IsItemHovered() && !ImGui::IsItemActive()) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
+    ImGui::TextUnformatted(flag);
+    ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+    ImGui::TextUnformatted(effect);
+    ImGui::PopStyleColor();
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
+}
+
+bool row_int(InputContext& ctx, const InputSpec& spec, int* value, int min, int step) {
+  begin_row(ctx, spec.label);
+  int edited = *value;
+  bool changed = ImGui::InputInt(hidden_id(spec.label).c_str(), &edited, step, step * 8);
+  edited = std::max(edited, min);
+  changed = changed && edited != *value;
+  if (changed) *value = edited;
+  return end_row(ctx, spec, "input", changed);
+}
+
+bool row_int64(InputContext& ctx, const InputSpec& spec, std::int64_t* value, std::int64_t min,
+               std::int64_t step) {
+  begin_row(ctx, spec.label);
+  std::int64_t edited = *value;
+  const std::int64_t step_fast = step * 8;
+  bool changed = ImGui::InputScalar(hidden_id(spec.label).c_str(), ImGuiDataType_S64, &edited,
+                                    &step, &step_fast, "%lld");
+  edited = std::max(edited, min);
+  changed = changed && edited != *value;
+  if (changed) *value = edited;
+  return end_row(ctx, spec, "input", changed);
+}
+
+bool row_slider(InputContext& ctx, const InputSpec& spec, int* value, int min, int max) {
+  begin_row(ctx, spec.label);
+  const bool changed = ImGui::SliderInt(hidden_id(spec.label).c_str(), value, min, max, "%d",
+                                        ImGuiSliderFlags_AlwaysClamp);
+  return end_row(ctx, spec, "slider", changed);
+}
+
+bool row_double(InputContext& ctx, const InputSpec& spec, double* value, double min, double max,
+                double step, const char* format) {
+  begin_row(ctx, spec.label);
+  double edited = *value;
+  bool changed =
+      ImGui::InputDouble(hidden_id(spec.label).c_str(), &edited, step, step * 10.0, format);
+  edited = std::clamp(edited, min, max);
+  changed = changed && edited != *value;
+  if (changed) *value = edited;
+  return end_row(ctx, spec, "input", changed);
+}
+
+bool row_checkbox(InputContext& ctx, const InputSpec& spec, bool* value) {
+  begin_row(ctx, spec.label);
+  const bool changed = ImGui::Checkbox(hidden_id(spec.label).c_str(), value);
+  return end_row(ctx, spec, "checkbox", changed);
+}
+
+bool row_text(InputContext& ctx, const InputSpec& spec, std::string* value, const char* hint) {
+  begin_row(ctx, spec.label);
+  char buffer[1024];
+  std::snprintf(buffer, sizeof buffer, "%s", value->c_str());
+  const bool changed =
+      ImGui::InputTextWithHint(hidden_id(spec.label).c_str(), hint, buffer, sizeof buffer);
+  if (changed) *value = buffer;
+  return end_row(ctx, spec, "input", changed);
+}
+
+bool row_choice(InputContext& ctx, const InputSpec& spec, int* index,
+                const std::vector<const char*>& names) {
+  begin_row(ctx, spec.label);
+  bool changed = false;
+  const int count = static_cast<int>(names.size());
+  const char* preview = *index >= 0 && *index < count ? names[*index] : "?";
+  if (ImGui::BeginCombo(hidden_id(spec.label).c_str(), preview)) {
+    for (int i = 0; i < count; ++i) {
+      if (names[i][0] == '\0') continue;  // a value the page does not offer
+      const bool selected = i == *index;
+      if (ImGui::Selectable(names[i], selected) && !selected) {
+        *index = i;
+        changed = true;
+      }
+      if (selected) ImGui::SetItemDefaultFocus();
+    }
+    ImGui::EndCombo();
+  }
+  return end_row(ctx, spec, "combo", changed);
+}
+
+bool row_modules(InputContext& ctx, const InputSpec& spec, std::vector<std::string>* modules,
+                 const std::vector<const char*>& known) {
+  ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+  ImGui::TextUnformatted(spec.label);
+  ImGui::PopStyleColor();
+  describe_item(ctx.state, spec.label, "label", spec.flag, spec.effect);
+  bool changed = false;
+  ImGui::Indent(ctx.label_width_px * 0.25f);
+  const float available_px = ImGui::GetContentRegionAvail().x;
+  float used_px = 0.0f;
+  for (const char* name : known) {
+    const auto it = std::find(modules->begin(), modules->end(), name);
+    bool on = it != modules->end();
+    const float width_px = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
+                           ImGui::CalcTextSize(name).x + ImGui::GetStyle().ItemSpacing.x;
+    if (used_px > 0.0f && used_px + width_px < available_px) {
+      ImGui::SameLine();
+    } else {
+      used_px = 0.0f;
+    }
+    used_px += width_px;
+    const std::string id = std::string(name) + "##" + spec.label;
+    if (ImGui::Checkbox(id.c_str(), &on)) {
+      if (on) {
+        modules->push_back(name);
+      } else {
+        modules->erase(std::find(modules->begin(), modules->end(), name));
+      }
+      changed = true;
+    }
+    describe_item(ctx.state, (std::string(spec.label) + ": " + name).c_str(), "checkbox", spec.flag,
+                  spec.effect);
+  }
+  ImGui::Unindent(ctx.label_width_px * 0.25f);
+  if (changed) {
+    ctx.changed = true;
+    if (spec.key[0] != '\0') ctx.state.edited_key = spec.key;
+  }
+  if (ctx.state.error && !ctx.error_shown && spec.key[0] != '\0' && ctx.error_key == spec.key) {
+    ctx.error_shown = true;
+    if (error_box(ctx.state)) ctx.changed = true;
+  }
+  return changed;
+}
+
+void row_note(InputContext& ctx, const char* text) {
+  ImGui::SetCursorPosX(ImGui::GetCursorPosX() + ctx.label_width_px -
+                       ImGui::GetStyle().WindowPadding.x);
+  ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+  ImGui::TextWrapped("%s", text);
+  ImGui::PopStyleColor();
+}
+
+bool section(const char* title, bool default_open) {
+  ImGui::Spacing();
+  return ImGui::CollapsingHeader(title, default_open ? ImGuiTreeNodeFlags_DefaultOpen : 0);
+}
+
+bool error_box(AppState& state) {
+  if (!state.error) return false;
+  bool applied = false;
+  ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(state.error->message.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::PopStyleColor();
+  if (!state.suggestions.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+    ImGui::TextUnformatted("nearest valid:");
+    ImGui::PopStyleColor();
+    for (std::size_t i = 0; i < state.suggestions.size(); ++i) {
+      const Suggestion& suggestion = state.suggestions[i];
+      const float width_px =
+          ImGui::CalcTextSize(suggestion.label.c_str()).x + ImGui::GetStyle().FramePadding.x * 2;
+      if (ImGui::GetContentRegionAvail().x > width_px + ImGui::GetStyle().ItemSpacing.x) {
+        ImGui::SameLine();
+      }
+      if (ImGui::SmallButton(suggestion.label.c_str())) {
+        state.shared.config = suggestion.config;
+        state.edited_key = suggestion.key;
+        applied = true;
+      }
+      describe_item(state, ("suggestion " + suggestion.label).c_str(), "button",
+                    "nearest valid value", "Applies this value; the rest stays as it is.");
+      if (applied) break;
+    }
+  }
+  ImGui::Spacing();
+  return applied;
+}
+
+}  // namespace megamem::web

@@ -1,0 +1,68 @@
+// Labelled input rows for the settings column: the label on the left, the widget filling the
+// rest, a tooltip naming the Megatron flag and what the knob does to memory, and the row's
+// rectangle recorded for tests. An invalid layout is explained under the row it concerns.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "app_state.hpp"
+
+namespace megamem::web {
+
+// What a row edits and how to explain it.
+struct InputSpec {
+  const char* label;   // shown, and the test handle (inputRects)
+  const char* key;     // share-link key of the field ("tp"); "" when it has none
+  const char* flag;    // the Megatron flag ("--tensor-model-parallel-size")
+  const char* effect;  // what it does to memory, one sentence
+};
+
+// Per-frame context of the settings column.
+struct InputContext {
+  AppState& state;
+  std::string error_key;     // the row under which the current error is explained
+  bool error_shown = false;  // the error found its row this frame
+  bool changed = false;      // some input changed this frame
+  float label_width_px = 0;
+};
+
+bool row_int(InputContext& ctx, const InputSpec& spec, int* value, int min, int step = 1);
+bool row_int64(InputContext& ctx, const InputSpec& spec, std::int64_t* value, std::int64_t min,
+               std::int64_t step = 1);
+bool row_slider(InputContext& ctx, const InputSpec& spec, int* value, int min, int max);
+bool row_double(InputContext& ctx, const InputSpec& spec, double* value, double min, double max,
+                double step, const char* format);
+bool row_checkbox(InputContext& ctx, const InputSpec& spec, bool* value);
+bool row_text(InputContext& ctx, const InputSpec& spec, std::string* value, const char* hint);
+// A combo over an enum whose values are 0..names.size()-1 in order.
+bool row_choice(InputContext& ctx, const InputSpec& spec, int* index,
+                const std::vector<const char*>& names);
+template <class Enum>
+bool row_enum(InputContext& ctx, const InputSpec& spec, Enum* value,
+              const std::vector<const char*>& names) {
+  int index = static_cast<int>(*value);
+  if (!row_choice(ctx, spec, &index, names)) return false;
+  *value = static_cast<Enum>(index);
+  return true;
+}
+// A set of module names as checkboxes (--recompute-modules, --offload-modules).
+bool row_modules(InputContext& ctx, const InputSpec& spec, std::vector<std::string>* modules,
+                 const std::vector<const char*>& known);
+
+// A muted line under a row ("-> DP 32, expert-DP 1").
+void row_note(InputContext& ctx, const char* text);
+
+// A section heading in capitals; returns whether it is open.
+bool section(const char* title, bool default_open = true);
+
+// The error box (message and nearest valid values as buttons); returns true when a
+// suggestion was applied (state.shared.config changed).
+bool error_box(AppState& state);
+
+// Records the last item's rectangle under `label` and shows the tooltip when hovered.
+void describe_item(AppState& state, const char* label, const char* kind, const char* flag,
+                   const char* effect);
+
+}  // namespace megamem::web
