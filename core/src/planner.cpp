@@ -1,0 +1,877 @@
+// Layout planner; see planner.hpp and docs/planner.md.
+//
+// [1] search options (recompute, offload) and their memory order
+// [2] pipeline layer splits        [3] layouts and their columns (micro-batch sizes)
+// [4] memory: estimates along the fit boundary, inference elsewhere
+// [5] step times, top list, Pareto front, rejections
+#include "megamem/planner.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "activations.hpp"
+#include "layer_placement.hpp"
+#include "megamem/estimate.hpp"
+#include "planner_memory.hpp"
+#include "step_time_model.hpp"
+
+namespace megamem {
+namespace {
+
+constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string join(const std::vector<std::string>& items, const char* separator) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
+  return out;
+}
+
+// [1] ------------------------------------------------------------------------------------------
+
+struct RecomputeOption {
+  std::string label;
+  RecomputeConfig config;
+  std::uint16_t bits = 0;  // selective modules
+};
+
+struct OffloadOption {
+  std::string label;
+  bool activations = false;
+  bool optimizer = false;
+  bool as_given = false;  // search_offload off: the request's own settings
+};
+
+// Megatron's recompute choices that apply to the model (what_if.cpp offers the same sets).
+std::vector<RecomputeOption> recompute_options(const Config& base, bool search) {
+  std::vector<RecomputeOption> out;
+  if (!search) {
+    RecomputeOption given;
+    const RecomputeConfig& r = base.training.recompute;
+    given.config = r;
+    given.label = r.granularity == RecomputeGranularity::none ? "none"
+                  : r.granularity == RecomputeGranularity::selective
+                      ? "selective: " + join(r.modules, ", ")
+                      : "full";
+    out.push_back(given);
+    return out;
+  }
+  out.push_back({"none", RecomputeConfig{}, 0});
+  const ModelConfig& m = base.model;
+  const bool moe = m.num_experts > 0;
+  std::vector<std::vector<std::string>> sets = {{"core_attn"}};
+  if (m.multi_latent_attention) sets.push_back({"mla_up_proj"});
+  if (m.multi_latent_attention) sets.push_back({"core_attn", "mla_up_proj"});
+  if (moe && base.training.moe_grouped_gemm) sets.push_back({"moe_act", "layernorm"});
+  if (moe && m.moe_shared_expert_intermediate_size > 0) sets.push_back({"shared_experts"});
+  sets.push_back({moe ? "moe" : "mlp"});
+  if (moe && m.multi_latent_attention && m.moe_layer_pattern.size() > 0) {
+    sets.push_back({"mla_up_proj", "mlp"});  // DeepSeek-V3's recipe (dense layers' MLP)
+  }
+  sets.push_back({"core_attn", moe ? "moe" : "mlp", "layernorm"});
+  for (std::vector<std::string>& modules : sets) {
+    RecomputeOption option;
+    option.label = "selective: " + join(modules, ", ");
+    option.config.granularity = RecomputeGranularity::selective;
+    option.config.modules = std::move(modules);
+    out.push_back(std::move(option));
+  }
+  RecomputeOption full;
+  full.label = "full";
+  full.config.granularity = RecomputeGranularity::full;
+  full.config.method = RecomputeMethod::uniform;
+  full.config.num_layers = 1;
+  out.push_back(full);
+  return out;
+}
+
+std::vector<OffloadOption> offload_options(bool search) {
+  if (!search) return {{"as given", false, false, true}};
+  return {{"none", false, false, false},
+          {"activations", true, false, false},
+          {"optimizer", false, true, false},
+          {"activations + optimizer", true, true, false}};
+}
+
+// Modules fine-grained activation offloading moves (what_if.cpp's set).
+std::vector<std::string> offload_modules(const Config& base) {
+  std::vector<std::string> modules = {"attn_norm", "core_attn", "attn_proj", "mlp_norm"};
+  if (base.model.num_experts > 0) modules.push_back("expert_fc1");
+  if (base.model.num_experts > 0 && base.training.moe_grouped_gemm) modules.push_back("moe_act");
+  return modules;
+}
+
+// a needs at most the memory of b (memory-model order; see planner.hpp).
+bool recompute_le(const RecomputeOption& a, const RecomputeOption& b) {
+  const auto ga = a.config.granularity, gb = b.config.granularity;
+  if (&a == &b || ga == RecomputeGranularity::full || gb == RecomputeGranularity::none) {
+    return true;
+  }
+  if (ga == RecomputeGranularity::selective && gb == RecomputeGranularity::selective) {
+    return (a.bits & b.bits) == b.bits;  // a recomputes every module b does
+  }
+  return false;
+}
+
+bool offload_le(const OffloadOption& a, const OffloadOption& b) {
+  return (a.activations || !b.activations) && (a.optimizer || !b.optimizer);
+}
+
+// [2] ------------------------------------------------------------------------------------------
+
+// Forward FLOPs per token of one decoder layer and of the loss (logits, MTP), to balance
+// pipeline stages.
+double layer_units_of_loss(const Config& base, std::int64_t padded_vocab) {
+  const ModelConfig& m = base.model;
+  const double h = m.hidden_size;
+  const double heads = m.num_attention_heads;
+  const double groups = m.num_query_groups > 0 ? m.num_query_groups : heads;
+  const double dh = m.kv_channels > 0 ? m.kv_channels : h / heads;
+  const double gated = m.activation == Activation::swiglu ? 3.0 : 2.0;
+  double layer = 2.0 * h * dh * (2.0 * heads + 2.0 * groups);
+  const double ffn = m.ffn_hidden_size > 0 ? m.ffn_hidden_size : 4.0 * h;
+  if (m.num_experts > 0) {
+    const double moe_ffn = m.moe_ffn_hidden_size > 0 ? m.moe_ffn_hidden_size : ffn;
+    layer +=
+        2.0 * h * gated * (moe_ffn * m.moe_router_topk + m.moe_shared_expert_intermediate_size);
+  } else {
+    layer += 2.0 * h * gated * ffn;
+  }
+  const double logits = 2.0 * h * static_cast<double>(padded_vocab);
+  const double mtp = m.mtp_num_layers;
+  return ((1.0 + mtp) * logits) / layer + mtp;
+}
+
+// The pipeline layout string for pp x vpp stages: Megatron's even split when it balances as
+// well, else decoder layers spread so that the last stage's loss (and MTP) counts as layers
+// and the first stage takes the remainder's shortfall ("Et|(tt|)*30mL" for DeepSeek-V3).
+// Empty string: the even split (no --pipeline-model-parallel-layout). nullopt: no split.
+std::optional<std::string> pipeline_split(int layers, int mtp_layers, int pp, int vpp,
+                                          double loss_units) {
+  const int stages = pp * vpp;
+  if (stages == 1) return std::string();
+  if (layers < stages - 1) return std::nullopt;
+  const int extra = static_cast<int>(std::lround(loss_units));
+  const int per_stage = (layers + extra + stages - 1) / stages;
+  std::vector<int> counts(static_cast<std::size_t>(stages), 0);
+  const int last = std::max(0, std::min(layers, per_stage - extra));
+  counts.back() = last;
+  const int rest = layers - last;
+  const int others = stages - 1;
+  const int base = rest / others, remainder = rest % others;
+  if (base < 1) return std::nullopt;  // every stage but the last holds a layer
+  // The shorter stages come first (the embedding's stage), the longer ones after.
+  for (int s = 0; s < others; ++s) {
+    counts[static_cast<std::size_t>(s)] = base + (s >= others - remainder ? 1 : 0);
+  }
+  if (mtp_layers == 0 && layers % stages == 0 &&
+      std::all_of(counts.begin(), counts.end(), [&](int n) { return n == layers / stages; })) {
+    return std::string();
+  }
+  if (mtp_layers == 0 && layers % stages == 0 && extra == 0) return std::string();
+  auto stage_text = [](int n) {
+    return n <= 2 ? std::string(static_cast<std::size_t>(n), 't') : "t*" + std::to_string(n);
+  };
+  // Runs of equal stages as "(t*n|)*k", which Megatron's parser expands.
+  std::string text = "E" + stage_text(counts.front()) + "|";
+  std::size_t s = 1;
+  while (s + 1 < counts.size()) {
+    std::size_t run = s;
+    while (run + 1 < counts.size() - 1 && counts[run + 1] == counts[s]) ++run;
+    const std::size_t length = run - s + 1;
+    const std::string one = stage_text(counts[s]) + "|";
+    text += length > 1 ? "(" + one + ")*" + std::to_string(length) : one;
+    s = run + 1;
+  }
+  text += stage_text(counts.back()) + std::string(static_cast<std::size_t>(mtp_layers), 'm') + "L";
+  return text;
+}
+
+// [3] ------------------------------------------------------------------------------------------
+
+struct Layout {
+  int tp = 1, cp = 1, pp = 1, vpp = 1, ep = 1, etp = 1;
+  std::string pipeline_layout;
+};
+
+enum class Cell : std::uint8_t { unknown, fits, out_of_memory, invalid };
+
+// One layout: its valid micro-batch sizes (columns) and the rows x columns grid of cells.
+struct LayoutState {
+  Layout layout;
+  std::vector<int> columns;                  // valid micro-batch sizes, ascending
+  std::vector<NormalizedConfig> normalized;  // per column, least-memory-hungry row
+  std::vector<StagePlacement> stages;
+  std::vector<std::uint64_t> fixed;             // per column: workspaces, global buffer
+  std::vector<std::uint64_t> parameters[2];     // per rank, without / with optimizer offload
+  std::vector<std::vector<double>> activation;  // per (column, recompute, act offload): per rank
+  std::vector<std::vector<const ScheduleProfile*>> schedules;  // per column: per rank
+  std::vector<std::pair<double, double>> offloaded;  // per (column, recompute): dense, MoE
+  std::vector<Cell> cells;                           // rows x columns
+  std::vector<std::uint64_t> peak;       // peak_total_bytes of evaluated cells (0 = none)
+  std::vector<int> limiting;             // limiting PP rank of evaluated cells
+  std::vector<std::uint32_t> evaluated;  // indices of evaluated cells
+  std::vector<std::uint8_t> exact;       // estimate() itself was called
+};
+
+std::string rule_of(const std::string& message) {
+  std::string out;
+  for (std::size_t i = 0; i < message.size();) {
+    if (std::isdigit(static_cast<unsigned char>(message[i]))) {
+      while (i < message.size() &&
+             (std::isdigit(static_cast<unsigned char>(message[i])) || message[i] == '.')) {
+        ++i;
+      }
+      out += 'N';
+    } else {
+      out += message[i++];
+    }
+  }
+  return out;
+}
+
+std::vector<int> powers_of_two_up_to(int limit) {
+  std::vector<int> out;
+  for (int v = 1; v <= limit; v *= 2) out.push_back(v);
+  return out;
+}
+
+std::string layout_label(const Layout& l, int mbs) {
+  return "TP" + std::to_string(l.tp) + " PP" + std::to_string(l.pp) + " VPP" +
+         std::to_string(l.vpp) + " CP" + std::to_string(l.cp) + " EP" + std::to_string(l.ep) +
+         " ETP" + std::to_string(l.etp) + " · mbs " + std::to_string(mbs);
+}
+
+class Planner {
+ public:
+  explicit Planner(const PlanRequest& request) : req_(request), base_(request.base) {}
+
+  Expected<PlanResult> run();
+
+ private:
+  std::size_t recompute_of(std::size_t row) const { return row / offload_.size(); }
+  const OffloadOption& offload_of(std::size_t row) const { return offload_[row % offload_.size()]; }
+  bool activation_offload(std::size_t row) const {
+    const OffloadOption& o = offload_of(row);
+    return o.as_given ? base_.training.offload.fine_grained_activation_offloading : o.activations;
+  }
+  bool optimizer_offload(std::size_t row) const { return offload_of(row).optimizer; }
+  bool row_le(std::size_t a, std::size_t b) const { return row_order_[a * rows_ + b] != 0; }
+
+  Config config_for(const Layout& layout, int mbs, std::size_t row) const;
+  void apply_row(std::size_t row, Config& config) const;
+  bool prepare(LayoutState& state);
+  void evaluate_cell(LayoutState& state, std::size_t row, std::size_t column);
+  void estimate_cell(LayoutState& state, std::size_t row, std::size_t column);
+  void infer(LayoutState& state, std::size_t row, std::size_t column, std::uint64_t peak);
+  void classify(LayoutState& state);
+  void reject(const Error& error, std::int64_t count);
+  void recount(Cell before, Cell after);
+  StepVariant variant_for(LayoutState& state, std::size_t row, std::size_t column) const;
+  const ScheduleProfile* schedule(const NormalizedConfig& normalized, int rank);
+  std::optional<PlanCandidate> candidate(LayoutState& state, std::size_t row, std::size_t column);
+
+  const PlanRequest& req_;
+  Config base_;
+  std::vector<RecomputeOption> recompute_;
+  std::vector<OffloadOption> offload_;
+  std::size_t rows_ = 0;
+  std::vector<std::uint8_t> row_order_;    // rows_ x rows_: row a needs at most row b's memory
+  std::vector<std::size_t> row_sequence_;  // least memory first
+  std::map<std::pair<std::string, std::string>, PlanRejection> invalid_;
+  // Recompute/offload rules depend on the layout only through sequence parallelism.
+  std::optional<std::vector<std::optional<Error>>> row_errors_[2];
+  std::uint64_t limit_bytes_ = 0;  // capacity minus margin
+  // Schedule profiles by (PP, VPP, rank, micro-batches, group, EP overlap).
+  std::map<std::array<std::int64_t, 6>, ScheduleProfile> schedules_;
+  bool counted_ = false;  // stats taken; later estimates correct them
+  PlanStats stats_;
+};
+
+void Planner::apply_row(std::size_t row, Config& c) const {
+  c.training.recompute = recompute_[recompute_of(row)].config;
+  const OffloadOption& offload = offload_of(row);
+  if (offload.as_given) return;
+  OffloadConfig& o = c.training.offload;
+  o = OffloadConfig{};
+  if (offload.activations) {
+    o.fine_grained_activation_offloading = true;
+    o.offload_modules = offload_modules(base_);
+  }
+  c.optimizer.optimizer_cpu_offload = offload.optimizer;
+  c.optimizer.optimizer_offload_fraction = 1.0;
+  if (offload.optimizer) c.optimizer.use_precision_aware_optimizer = true;
+}
+
+Config Planner::config_for(const Layout& layout, int mbs, std::size_t row) const {
+  Config c = base_;
+  ParallelConfig& p = c.parallel;
+  p.tensor_parallel = layout.tp;
+  p.context_parallel = layout.cp;
+  p.pipeline_parallel = layout.pp;
+  p.virtual_stages_per_pipeline_rank = layout.vpp;
+  p.expert_parallel = layout.ep;
+  p.expert_tensor_parallel = base_.model.num_experts > 0 ? layout.etp : 0;
+  p.sequence_parallel = layout.tp > 1;
+  p.decoder_first_pipeline_num_layers = 0;
+  p.decoder_last_pipeline_num_layers = 0;
+  p.account_for_embedding_in_pipeline_split = false;
+  p.account_for_loss_in_pipeline_split = false;
+  p.pipeline_layout = layout.pipeline_layout;
+  p.microbatch_group_size_per_vp_stage = 0;
+  c.training.micro_batch_size = mbs;
+  apply_row(row, c);
+  return c;
+}
+
+void Planner::reject(const Error& error, std::int64_t count) {
+  if (count <= 0) return;
+  const std::string rule = rule_of(error.message);
+  PlanRejection& r = invalid_[{error.field, rule}];
+  if (r.count == 0) {
+    r.reason = "invalid";
+    r.field = error.field;
+    r.rule = rule;
+    r.example = error.message;
+  }
+  r.count += count;
+}
+
+// After the counts are taken, a cell whose classification an estimate corrects moves over.
+void Planner::recount(Cell before, Cell after) {
+  if (!counted_ || before == after) return;
+  auto count = [&](Cell cell) -> std::int64_t* {
+    switch (cell) {
+      case Cell::fits:
+        return &stats_.fitting;
+      case Cell::out_of_memory:
+        return &stats_.out_of_memory;
+      case Cell::invalid:
+        return &stats_.invalid;
+      default:
+        return nullptr;
+    }
+  };
+  if (auto* c = count(before)) --*c;
+  if (auto* c = count(after)) ++*c;
+  if (after == Cell::invalid) --stats_.valid;
+}
+
+// [4] ------------------------------------------------------------------------------------------
+
+// Memoized parts of a layout: stage placement, static bytes per rank (with and without the
+// optimizer offload rows), fixed buffers per column. False if a static bound already rules
+// the whole layout out (then every valid cell is out of memory).
+bool Planner::prepare(LayoutState& state) {
+  const NormalizedConfig& first = state.normalized.front();
+  const Expected<std::vector<StagePlacement>> stages = place_layers(first);
+  if (!stages) return false;
+  state.stages = *stages;
+  const bool optimizer_rows = std::any_of(offload_.begin(), offload_.end(),
+                                          [](const OffloadOption& o) { return o.optimizer; });
+  if (optimizer_rows) {
+    NormalizedConfig n = first;
+    for (std::size_t row = 0; row < rows_; ++row) {
+      if (optimizer_offload(row)) {
+        apply_row(row, n.config);
+        break;
+      }
+    }
+    state.parameters[1] = rank_parameter_bytes(n, state.stages);
+  }
+  for (const NormalizedConfig& n : state.normalized) state.fixed.push_back(rank_fixed_bytes(n));
+
+  // Static bound: with no activations at all, the least static memory already over the
+  // limit (by more than the slack) rules out every cell.
+  if (!optimizer_rows) state.parameters[0] = rank_parameter_bytes(first, state.stages);
+  const std::vector<std::uint64_t>& least = state.parameters[optimizer_rows ? 1 : 0];
+  std::uint64_t bound = 0;
+  for (std::uint64_t bytes : least) {
+    bound = std::max(bound, rank_peak_total(first, bytes + state.fixed.front(), 0.0));
+  }
+  if (bound > limit_bytes_ + req_.inference_slack_bytes) return false;
+
+  if (optimizer_rows) state.parameters[0] = rank_parameter_bytes(first, state.stages);
+  for (const NormalizedConfig& n : state.normalized) {
+    std::vector<const ScheduleProfile*> ranks;
+    for (int r = 0; r < n.config.parallel.pipeline_parallel; ++r) ranks.push_back(schedule(n, r));
+    state.schedules.push_back(std::move(ranks));
+  }
+  state.activation.assign(state.columns.size() * recompute_.size() * 2, {});
+  state.offloaded.assign(state.columns.size() * recompute_.size(), {-1.0, -1.0});
+  return true;
+}
+
+const ScheduleProfile* Planner::schedule(const NormalizedConfig& n, int rank) {
+  const ParallelConfig& p = n.config.parallel;
+  const std::array<std::int64_t, 6> key = {p.pipeline_parallel,
+                                           p.virtual_stages_per_pipeline_rank,
+                                           rank,
+                                           n.num_microbatches,
+                                           p.microbatch_group_size_per_vp_stage,
+                                           n.config.training.overlap_moe_expert_parallel_comm};
+  auto found = schedules_.find(key);
+  if (found == schedules_.end()) found = schedules_.emplace(key, schedule_profile(n, rank)).first;
+  return &found->second;
+}
+
+// Marks what an evaluated cell implies: a cell with room to spare makes every cell that
+// needs no more memory fit; one over the limit by more than the slack makes every cell
+// that needs at least as much not fit.
+void Planner::infer(LayoutState& state, std::size_t row, std::size_t column, std::uint64_t peak) {
+  const std::size_t columns = state.columns.size();
+  const std::uint64_t slack = req_.inference_slack_bytes;
+  if (peak + slack <= limit_bytes_) {
+    for (std::size_t r = 0; r < rows_; ++r) {
+      if (!row_le(r, row)) continue;
+      for (std::size_t c = 0; c <= column; ++c) {
+        Cell& cell = state.cells[r * columns + c];
+        if (cell == Cell::unknown) cell = Cell::fits;
+      }
+    }
+  } else if (peak > limit_bytes_ + slack) {
+    for (std::size_t r = 0; r < rows_; ++r) {
+      if (!row_le(row, r)) continue;
+      for (std::size_t c = column; c < columns; ++c) {
+        Cell& cell = state.cells[r * columns + c];
+        if (cell == Cell::unknown) cell = Cell::out_of_memory;
+      }
+    }
+  }
+}
+
+// The memory of one cell through the fast path (planner_memory.hpp); the rows that differ
+// only in optimizer offload share the activation part and are filled alongside.
+void Planner::evaluate_cell(LayoutState& state, std::size_t row, std::size_t column) {
+  const std::size_t columns = state.columns.size();
+  if (state.peak[row * columns + column] != 0) return;
+  if (state.cells[row * columns + column] == Cell::invalid) return;
+  const std::size_t recompute = recompute_of(row);
+  const bool activations = activation_offload(row);
+  const NormalizedConfig& n = state.normalized[column];
+  std::vector<double>& peaks =
+      state.activation[(column * recompute_.size() + recompute) * 2 + (activations ? 1 : 0)];
+  if (peaks.empty()) {
+    ++stats_.memory_evaluations;
+    NormalizedConfig patched = n;
+    apply_row(row, patched.config);
+    rank_activation_peaks(patched, state.stages, state.schedules[column], peaks);
+  }
+  for (std::size_t r = 0; r < rows_; ++r) {
+    if (recompute_of(r) != recompute || activation_offload(r) != activations) continue;
+    const std::size_t index = r * columns + column;
+    if (state.peak[index] != 0 || state.cells[index] == Cell::invalid) continue;
+    const std::vector<std::uint64_t>& parameters =
+        state.parameters[optimizer_offload(r) && !state.parameters[1].empty() ? 1 : 0];
+    std::uint64_t worst = 0;
+    int limiting = 0;
+    for (std::size_t rank = 0; rank < peaks.size(); ++rank) {
+      const std::uint64_t total =
+          rank_peak_total(n, parameters[rank] + state.fixed[column], peaks[rank]);
+      if (total > worst) {
+        worst = total;
+        limiting = static_cast<int>(rank);
+      }
+    }
+    const Cell before = state.cells[index];
+    state.peak[index] = std::max<std::uint64_t>(1, worst);
+    state.limiting[index] = limiting;
+    state.evaluated.push_back(static_cast<std::uint32_t>(index));
+    state.cells[index] = worst <= limit_bytes_ ? Cell::fits : Cell::out_of_memory;
+    if (counted_) {
+      if (before != Cell::unknown) --stats_.inferred;
+      recount(before, state.cells[index]);
+    } else {
+      infer(state, r, column, worst);
+    }
+  }
+}
+
+// estimate() itself, for a cell that is reported: its bytes replace the fast path's.
+void Planner::estimate_cell(LayoutState& state, std::size_t row, std::size_t column) {
+  const std::size_t index = row * state.columns.size() + column;
+  if (state.exact[index] || state.cells[index] == Cell::invalid) return;
+  evaluate_cell(state, row, column);
+  state.exact[index] = 1;
+  ++stats_.estimates;
+  const Cell before = state.cells[index];
+  const Expected<Estimate> result =
+      estimate(config_for(state.layout, state.columns[column], row), EstimateOptions{false, false});
+  if (!result) {
+    // A combination rule the per-row check did not see.
+    reject(result.error(), 1);
+    state.cells[index] = Cell::invalid;
+    recount(before, Cell::invalid);
+    return;
+  }
+  const RankMemory& rank = result->ranks[static_cast<std::size_t>(result->limiting_pp_rank)];
+  state.peak[index] = std::max<std::uint64_t>(1, rank.peak_total_bytes);
+  state.limiting[index] = result->limiting_pp_rank;
+  state.cells[index] = rank.peak_total_bytes <= limit_bytes_ ? Cell::fits : Cell::out_of_memory;
+  recount(before, state.cells[index]);
+}
+
+// Evaluates along the fit boundary: first the least-memory cell (if it does not fit, nothing
+// in the layout does), the most-memory cell (if it fits, everything does), then each row
+// from the least-memory one, bisecting its unknown columns.
+void Planner::classify(LayoutState& state) {
+  const std::size_t columns = state.columns.size();
+  std::vector<std::size_t> unknown;
+  auto unknown_columns = [&](std::size_t row) {
+    unknown.clear();
+    for (std::size_t c = 0; c < columns; ++c) {
+      if (state.cells[row * columns + c] == Cell::unknown) unknown.push_back(c);
+    }
+    return !unknown.empty();
+  };
+  const std::size_t bottom = row_sequence_.front(), top = row_sequence_.back();
+  evaluate_cell(state, bottom, 0);
+  evaluate_cell(state, top, columns - 1);
+  for (std::size_t row : row_sequence_) {
+    // Each evaluation resolves at least its own cell, so this ends.
+    while (unknown_columns(row)) evaluate_cell(state, row, unknown[unknown.size() / 2]);
+  }
+}
+
+// [5] ------------------------------------------------------------------------------------------
+
+// What step_variant() gives for the cell's normalized config, from cached parts.
+StepVariant Planner::variant_for(LayoutState& state, std::size_t row, std::size_t column) const {
+  const RecomputeOption& recompute = recompute_[recompute_of(row)];
+  const OffloadOption& offload = offload_of(row);
+  const NormalizedConfig& n = state.normalized[column];
+  StepVariant v;
+  v.micro_batch_size = state.columns[column];
+  v.num_microbatches = n.num_microbatches;
+  v.recompute = recompute.config.granularity;
+  v.recompute_bits = recompute.bits;
+  v.distribute_saved_activations = recompute.config.distribute_saved_activations;
+  if (activation_offload(row)) {
+    auto& bytes = state.offloaded[column * recompute_.size() + recompute_of(row)];
+    if (bytes.first < 0) {
+      NormalizedConfig patched = n;
+      apply_row(row, patched.config);
+      offloaded_layer_bytes(patched, bytes.first, bytes.second);
+    }
+    v.offloaded_bytes_dense = bytes.first;
+    v.offloaded_bytes_moe = bytes.second;
+  }
+  const OptimizerConfig& o = base_.optimizer;
+  v.optimizer_offload_fraction =
+      offload.as_given ? (o.optimizer_cpu_offload ? o.optimizer_offload_fraction : 0.0)
+                       : (offload.optimizer ? 1.0 : 0.0);
+  return v;
+}
+
+// A reported candidate: estimated with estimate() itself, and fitting.
+std::optional<PlanCandidate> Planner::candidate(LayoutState& state, std::size_t row,
+                                                std::size_t column) {
+  const std::size_t index = row * state.columns.size() + column;
+  estimate_cell(state, row, column);
+  if (state.cells[index] != Cell::fits) return std::nullopt;
+  PlanCandidate out;
+  out.config = config_for(state.layout, state.columns[column], row);
+  out.recompute = recompute_[recompute_of(row)].label;
+  out.offload = offload_of(row).label;
+  out.label = layout_label(state.layout, state.columns[column]) + " · recompute " + out.recompute +
+              " · offload " + out.offload;
+  out.peak_total_bytes = state.peak[index];
+  out.limiting_pp_rank = state.limiting[index];
+  const StepTimeModel model(state.normalized.front(), state.stages, req_.step_time);
+  out.time = model.evaluate(variant_for(state, row, column));
+  return out;
+}
+
+Expected<PlanResult> Planner::run() {
+  const std::int64_t world = base_.parallel.world_size;
+  if (world < 1) return Error{"world_size", "the planner needs at least one GPU"};
+  if (base_.training.global_batch_size < 1) {
+    return Error{"global_batch_size", "the planner needs a global batch size (--gbs)"};
+  }
+  if (!(req_.margin_gib >= 0)) {
+    return Error{"margin_gib", "the memory margin must not be negative"};
+  }
+  const double limit = (base_.device.capacity_gib - req_.margin_gib) * kBytesPerGiB;
+  if (!(limit > 0)) return Error{"margin_gib", "the margin leaves no memory on the card"};
+  limit_bytes_ = static_cast<std::uint64_t>(limit);
+
+  // The model itself must be valid: normalize it in the plainest layout.
+  Config plain = base_;
+  plain.parallel = ParallelConfig{};
+  plain.parallel.world_size = 1;
+  plain.training.global_batch_size = 0;
+  plain.training.micro_batch_size = 1;
+  plain.training.recompute = RecomputeConfig{};
+  plain.training.offload = OffloadConfig{};
+  plain.optimizer.optimizer_cpu_offload = false;
+  const Expected<NormalizedConfig> model = normalize(plain);
+  if (!model) return model.error();
+  const ModelConfig& m = model->config.model;
+
+  // Search options and their memory order.
+  recompute_ = recompute_options(base_, req_.space.search_recompute);
+  for (RecomputeOption& option : recompute_) {
+    Config c = plain;
+    c.training.recompute = option.config;
+    const Expected<NormalizedConfig> n = normalize(c);
+    option.bits = n ? recompute_module_bits(*n) : 0;
+  }
+  offload_ = offload_options(req_.space.search_offload);
+  rows_ = recompute_.size() * offload_.size();
+  row_order_.assign(rows_ * rows_, 0);
+  for (std::size_t a = 0; a < rows_; ++a) {
+    for (std::size_t b = 0; b < rows_; ++b) {
+      row_order_[a * rows_ + b] =
+          recompute_le(recompute_[recompute_of(a)], recompute_[recompute_of(b)]) &&
+          offload_le(offload_of(a), offload_of(b));
+    }
+  }
+  // Least memory first: rows below more rows come first.
+  row_sequence_.resize(rows_);
+  std::iota(row_sequence_.begin(), row_sequence_.end(), std::size_t{0});
+  std::vector<int> above(rows_, 0);
+  for (std::size_t a = 0; a < rows_; ++a) {
+    for (std::size_t b = 0; b < rows_; ++b) above[a] += row_le(a, b) ? 1 : 0;
+  }
+  std::stable_sort(row_sequence_.begin(), row_sequence_.end(),
+                   [&](std::size_t a, std::size_t b) { return above[a] > above[b]; });
+
+  // The search space.
+  const PlannerSearchSpace& space = req_.space;
+  const int node = std::max(1, base_.device.gpus_per_node);
+  const auto w = static_cast<int>(std::min<std::int64_t>(world, 1 << 20));
+  const std::vector<int> tps = space.tensor_parallel.empty()
+                                   ? powers_of_two_up_to(std::min(node, w))
+                                   : space.tensor_parallel;
+  const std::vector<int> cps =
+      space.context_parallel.empty() ? powers_of_two_up_to(std::min(8, w)) : space.context_parallel;
+  std::vector<int> pps = space.pipeline_parallel;
+  if (pps.empty()) {
+    for (int p = 1; p <= std::min({m.num_layers, 64, w}); ++p) pps.push_back(p);
+  }
+  std::vector<int> eps = space.expert_parallel;
+  if (m.num_experts == 0) {
+    eps = {1};
+  } else if (eps.empty()) {
+    for (int e = 1; e <= std::min(m.num_experts, w); ++e) {
+      if (m.num_experts % e == 0) eps.push_back(e);
+    }
+  }
+  std::vector<int> mbss =
+      space.micro_batch_sizes.empty() ? std::vector<int>{1, 2, 4, 8} : space.micro_batch_sizes;
+  std::sort(mbss.begin(), mbss.end());
+  mbss.erase(std::unique(mbss.begin(), mbss.end()), mbss.end());
+  if (tps.empty() || cps.empty() || pps.empty() || eps.empty() || mbss.empty()) {
+    return Error{"search_space", "the search space is empty"};
+  }
+  const double loss_units = layer_units_of_loss(base_, model->padded_vocab_size);
+
+  struct Fit {
+    std::uint32_t layout;
+    std::uint16_t row;
+    std::uint16_t column;
+    double time;
+  };
+  std::vector<LayoutState> layouts;
+  std::vector<Fit> fits;
+  std::vector<PlanCell> recorded;
+
+  for (int tp : tps) {
+    for (int cp : cps) {
+      for (int pp : pps) {
+        if (tp < 1 || cp < 1 || pp < 1 || world % (std::int64_t{tp} * cp * pp) != 0) continue;
+        const int max_vpp = pp > 1 ? std::max(1, space.max_virtual_stages) : 1;
+        for (int vpp = 1; vpp <= max_vpp; ++vpp) {
+          const std::optional<std::string> split =
+              pipeline_split(m.num_layers, m.mtp_num_layers, pp, vpp, loss_units);
+          if (!split) continue;
+          std::vector<int> etps = {tp};
+          if (m.num_experts > 0 && space.search_expert_tensor_parallel && tp > 1) etps = {1, tp};
+          for (int ep : eps) {
+            for (int etp : etps) {
+              if (ep < 1 || etp < 1 || world % (std::int64_t{etp} * ep * pp) != 0) continue;
+              LayoutState state;
+              state.layout = Layout{tp, cp, pp, vpp, ep, etp, *split};
+              ++stats_.layouts;
+              // Columns: the micro-batch sizes Megatron accepts for this layout (its own
+              // rules, checked with the least-memory-hungry row's settings cleared).
+              for (int mbs : mbss) {
+                stats_.candidates += static_cast<std::int64_t>(rows_);
+                Expected<NormalizedConfig> n =
+                    normalize(config_for(state.layout, mbs, row_sequence_.back()));
+                if (!n) {
+                  reject(n.error(), static_cast<std::int64_t>(rows_));
+                  stats_.invalid += static_cast<std::int64_t>(rows_);
+                  if (req_.record_cells) {
+                    for (std::size_t row = 0; row < rows_; ++row) {
+                      recorded.push_back({config_for(state.layout, mbs, row),
+                                          PlanCell::Status::invalid, false, 0, 0.0});
+                    }
+                  }
+                  continue;
+                }
+                state.columns.push_back(mbs);
+                state.normalized.push_back(std::move(n).value());
+              }
+              if (state.columns.empty()) continue;
+              const std::size_t columns = state.columns.size();
+              state.cells.assign(rows_ * columns, Cell::unknown);
+              state.peak.assign(rows_ * columns, 0);
+              state.limiting.assign(rows_ * columns, 0);
+              state.exact.assign(rows_ * columns, 0);
+
+              auto& errors = row_errors_[tp > 1 ? 1 : 0];
+              if (!errors) {
+                errors.emplace(rows_);
+                for (std::size_t row = 0; row < rows_; ++row) {
+                  const Expected<NormalizedConfig> n =
+                      normalize(config_for(state.layout, state.columns.front(), row));
+                  if (!n) (*errors)[row] = n.error();
+                }
+              }
+              for (std::size_t row = 0; row < rows_; ++row) {
+                if (!(*errors)[row]) continue;
+                reject(*(*errors)[row], static_cast<std::int64_t>(columns));
+                for (std::size_t col = 0; col < columns; ++col) {
+                  state.cells[row * columns + col] = Cell::invalid;
+                }
+              }
+              if (prepare(state)) {
+                classify(state);
+              } else {
+                ++stats_.static_bound_layouts;
+                for (Cell& cell : state.cells) {
+                  if (cell == Cell::unknown) cell = Cell::out_of_memory;
+                }
+              }
+
+              // Step times of what fits.
+              const auto layout_index = static_cast<std::uint32_t>(layouts.size());
+              std::optional<StepTimeModel> time_model;
+              // Columns outside: the time model keeps one micro-batch size's layer costs.
+              for (std::size_t col = 0; col < columns; ++col) {
+                for (std::size_t row = 0; row < rows_; ++row) {
+                  const std::size_t index = row * columns + col;
+                  const Cell cell = state.cells[index];
+                  if (cell == Cell::invalid) {
+                    ++stats_.invalid;
+                    continue;
+                  }
+                  ++stats_.valid;
+                  if (state.peak[index] == 0) ++stats_.inferred;
+                  if (cell == Cell::out_of_memory) {
+                    ++stats_.out_of_memory;
+                    continue;
+                  }
+                  ++stats_.fitting;
+                  if (!time_model) {
+                    time_model.emplace(state.normalized.front(), state.stages, req_.step_time);
+                  }
+                  const StepTime t = time_model->evaluate(variant_for(state, row, col));
+                  ++stats_.step_time_evaluations;
+                  fits.push_back({layout_index, static_cast<std::uint16_t>(row),
+                                  static_cast<std::uint16_t>(col), t.step_time_s});
+                }
+              }
+              time_model.reset();
+              layouts.push_back(std::move(state));
+            }
+          }
+        }
+      }
+    }
+  }
+  counted_ = true;
+
+  PlanResult result;
+  if (req_.record_cells) {
+    for (LayoutState& state : layouts) {
+      const std::size_t columns = state.columns.size();
+      for (std::size_t col = 0; col < columns; ++col) {
+        for (std::size_t row = 0; row < rows_; ++row) {
+          const std::size_t index = row * columns + col;
+          PlanCell cell;
+          cell.config = config_for(state.layout, state.columns[col], row);
+          cell.status = state.cells[index] == Cell::fits ? PlanCell::Status::fits
+                        : state.cells[index] == Cell::out_of_memory
+                            ? PlanCell::Status::out_of_memory
+                            : PlanCell::Status::invalid;
+          cell.evaluated = state.peak[index] != 0;
+          cell.peak_total_bytes = state.peak[index];
+          if (cell.status == PlanCell::Status::fits) {
+            const StepTimeModel time_model(state.normalized.front(), state.stages, req_.step_time);
+            cell.step_time_s = time_model.evaluate(variant_for(state, row, col)).step_time_s;
+          }
+          recorded.push_back(std::move(cell));
+        }
+      }
+    }
+    result.cells = std::move(recorded);
+  }
+  // Fastest first; equal times keep the enumeration order.
+  std::stable_sort(fits.begin(), fits.end(),
+                   [](const Fit& a, const Fit& b) { return a.time < b.time; });
+  const auto top = static_cast<std::size_t>(std::max(0, req_.top));
+  for (std::size_t i = 0; i < fits.size() && result.top.size() < top; ++i) {
+    const Fit& f = fits[i];
+    if (auto c = candidate(layouts[f.layout], f.row, f.column)) result.top.push_back(std::move(*c));
+  }
+  // Pareto front: walking from the fastest, a candidate joins when it needs less memory
+  // than every faster one. Evaluated cells below it in its layout's order bound its memory
+  // from below (less the slack), which spares most evaluations.
+  std::uint64_t best = ~std::uint64_t{0};
+  const std::uint64_t slack = req_.inference_slack_bytes;
+  for (const Fit& f : fits) {
+    LayoutState& state = layouts[f.layout];
+    const std::size_t columns = state.columns.size();
+    const std::size_t index = static_cast<std::size_t>(f.row) * columns + f.column;
+    // The layout's least-memory cell bounds all of its cells.
+    const std::uint64_t least = state.peak[row_sequence_.front() * columns];
+    if (least > slack && least - slack >= best) continue;
+    std::uint64_t lower = 0;
+    for (std::uint32_t e : state.evaluated) {
+      if (row_le(e / columns, f.row) && e % columns <= f.column) {
+        lower = std::max(lower, state.peak[e]);
+      }
+    }
+    if (lower > slack && lower - slack >= best) continue;
+    evaluate_cell(state, f.row, f.column);
+    if (state.cells[index] != Cell::fits || state.peak[index] >= best) continue;
+    if (auto c = candidate(state, f.row, f.column)) {
+      best = c->peak_total_bytes;
+      result.pareto.push_back(std::move(*c));
+    }
+  }
+
+  // Why the rest fail.
+  if (stats_.out_of_memory > 0) {
+    PlanRejection oom;
+    oom.reason = "out_of_memory";
+    oom.rule = "peak_total_bytes + margin above capacity_gib";
+    char text[96];
+    std::snprintf(text, sizeof(text), "%.2f GiB capacity - %.2f GiB margin",
+                  base_.device.capacity_gib, req_.margin_gib);
+    oom.example = text;
+    oom.count = stats_.out_of_memory;
+    result.rejections.push_back(oom);
+  }
+  for (auto& entry : invalid_) result.rejections.push_back(entry.second);
+  std::stable_sort(
+      result.rejections.begin(), result.rejections.end(),
+      [](const PlanRejection& a, const PlanRejection& b) { return a.count > b.count; });
+  result.stats = stats_;
+  return result;
+}
+
+}  // namespace
+
+Expected<PlanResult> plan(const PlanRequest& request) { return Planner(request).run(); }
+
+}  // namespace megamem

@@ -1,0 +1,131 @@
+// The planner's memory fast path; see planner_memory.hpp. Each function follows the matching
+// lines of estimate() (estimate.cpp) so the two give the same bytes.
+#include "planner_memory.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <set>
+
+#include "activations.hpp"
+#include "parameter_count.hpp"
+#include "persistent_buffers.hpp"
+#include "pipeline_schedule.hpp"
+#include "runtime_overheads.hpp"
+#include "static_memory.hpp"
+
+namespace megamem {
+
+std::vector<std::uint64_t> rank_parameter_bytes(const NormalizedConfig& n,
+                                                const std::vector<StagePlacement>& stages) {
+  std::vector<std::uint64_t> out(static_cast<std::size_t>(n.config.parallel.pipeline_parallel), 0);
+  const LayerTemplates templates = layer_templates(n);
+  StageParams params;
+  for (const StagePlacement& stage : stages) {
+    stage_params(n, stage, templates, params);
+    // distributed_data_parallel.py: only the first pipeline rank's first chunk buckets.
+    const bool bucketing = stage.pp_rank == 0 && stage.vpp_chunk == 0;
+    const ChunkStaticBytes bytes = chunk_static_bytes(n, params.blocks, bucketing);
+    out[static_cast<std::size_t>(stage.pp_rank)] +=
+        bytes.weight_bytes + bytes.gradient_bytes + bytes.optimizer_bytes +
+        static_cast<std::uint64_t>(std::llround(expert_bias_buffer_bytes(n, params.blocks)));
+  }
+  return out;
+}
+
+std::uint64_t rank_fixed_bytes(const NormalizedConfig& n) {
+  return static_cast<std::uint64_t>(std::llround(workspace_bytes(n) + global_buffer_bytes(n)));
+}
+
+ScheduleProfile schedule_profile(const NormalizedConfig& n, int pp_rank) {
+  // timeline.cpp simulate_rank: the schedule it walks without a timeline.
+  ScheduleShape shape;
+  shape.pipeline_parallel = n.config.parallel.pipeline_parallel;
+  shape.virtual_stages = n.config.parallel.virtual_stages_per_pipeline_rank;
+  shape.pp_rank = pp_rank;
+  shape.num_microbatches = n.num_microbatches;
+  shape.microbatch_group_size = n.config.parallel.microbatch_group_size_per_vp_stage;
+  shape.overlap_moe_expert_parallel_comm = n.config.training.overlap_moe_expert_parallel_comm;
+  shape.num_microbatches = equivalent_microbatches(shape);
+  const std::vector<ScheduleOp> ops = pipeline_schedule(shape);
+
+  // Distinct steps; a step whose in-flight counts another step of the same tag matches or
+  // exceeds everywhere can never be the peak (saved bytes are never negative): drop it.
+  const auto v = static_cast<std::size_t>(std::max(1, shape.virtual_stages));
+  std::vector<std::uint16_t> inflight(v, 0);
+  std::set<std::vector<std::int32_t>> seen;
+  std::vector<std::vector<std::int32_t>> steps;
+  std::vector<std::int32_t> key(v + 1);
+  for (const ScheduleOp& op : ops) {
+    const auto chunk = static_cast<std::size_t>(op.chunk);
+    // The step's peak counts the saved bytes before a forward adds its own and before a
+    // backward frees them.
+    for (std::size_t j = 0; j < v; ++j) key[j] = inflight[j];
+    key[v] = op.forward ? op.chunk + 1 : -(op.chunk + 1);
+    if (seen.insert(key).second) steps.push_back(key);
+    if (op.forward) {
+      ++inflight[chunk];
+    } else if (inflight[chunk] > 0) {
+      --inflight[chunk];
+    }
+  }
+  auto dominated = [&](const std::vector<std::int32_t>& a, const std::vector<std::int32_t>& b) {
+    if (a[v] != b[v] || a == b) return false;
+    for (std::size_t j = 0; j < v; ++j) {
+      if (a[j] > b[j]) return false;
+    }
+    return true;
+  };
+  ScheduleProfile profile;
+  profile.chunks = static_cast<int>(v);
+  for (const auto& a : steps) {
+    if (std::any_of(steps.begin(), steps.end(), [&](const auto& b) { return dominated(a, b); })) {
+      continue;
+    }
+    for (std::size_t j = 0; j < v; ++j)
+      profile.inflight.push_back(static_cast<std::uint16_t>(a[j]));
+    profile.step.push_back(a[v]);
+  }
+  return profile;
+}
+
+void rank_activation_peaks(const NormalizedConfig& n, const std::vector<StagePlacement>& stages,
+                           const std::vector<const ScheduleProfile*>& profiles,
+                           std::vector<double>& out) {
+  const auto pp = static_cast<std::size_t>(n.config.parallel.pipeline_parallel);
+  const auto v =
+      static_cast<std::size_t>(std::max(1, n.config.parallel.virtual_stages_per_pipeline_rank));
+  const LayerProfiles layers = layer_profiles(n);
+  // chunk quantities indexed rank * v + chunk
+  std::vector<ChunkActivations> chunks(pp * v);
+  for (const StagePlacement& stage : stages) {
+    chunks[static_cast<std::size_t>(stage.pp_rank) * v +
+           static_cast<std::size_t>(stage.vpp_chunk)] = chunk_activations(n, stage, layers);
+  }
+  out.assign(pp, 0.0);
+  for (std::size_t r = 0; r < pp; ++r) {
+    const ScheduleProfile& profile = *profiles[r];
+    const ChunkActivations* rank_chunks = &chunks[r * v];
+    double worst = 0;  // simulate_rank starts its peak at static memory
+    for (std::size_t s = 0; s < profile.step.size(); ++s) {
+      const std::uint16_t* inflight = &profile.inflight[s * v];
+      double live = 0;
+      for (std::size_t j = 0; j < v; ++j) live += inflight[j] * rank_chunks[j].saved_bytes;
+      const std::int32_t tag = profile.step[s];
+      const ChunkActivations& chunk = rank_chunks[static_cast<std::size_t>(std::abs(tag) - 1)];
+      const double during =
+          live + (tag > 0 ? chunk.forward_peak_extra_bytes : chunk.backward_peak_extra_bytes);
+      worst = std::max(worst, during);
+    }
+    out[r] = worst;
+  }
+}
+
+std::uint64_t rank_peak_total(const NormalizedConfig& n, std::uint64_t static_bytes,
+                              double activation_peak) {
+  const double peak = static_cast<double>(static_bytes) + activation_peak;
+  return static_cast<std::uint64_t>(std::llround(peak)) +
+         static_cast<std::uint64_t>(std::llround(runtime_overhead_bytes(n, peak)));
+}
+
+}  // namespace megamem

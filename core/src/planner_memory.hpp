@@ -1,0 +1,55 @@
+// The planner's memory fast path: estimate()'s peak_total_bytes, split so that what one
+// layout shares is computed once.
+//
+// estimate() (estimate.cpp) prices each rank as
+//   static  = weights + gradients + optimizer + expert-bias buffers + fixed buffers
+//   peak    = simulate_rank(static) = static + the schedule's worst (saved + transient)
+//   total   = peak + runtime_overhead_bytes(peak)
+// Static memory depends on the layout and the optimizer settings only; the fixed buffers on
+// the micro-batch size; the schedule part on micro-batch size, recompute and activation
+// offload. The planner memoizes each at its level. Every planned candidate it reports is
+// re-estimated with estimate() itself, and tests/unit/test_planner.cpp checks this path
+// against estimate() cell by cell.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "layer_placement.hpp"
+#include "megamem/estimate.hpp"
+
+namespace megamem {
+
+// Per rank: weights + gradients + optimizer + expert-bias buffers (no fixed buffers).
+std::vector<std::uint64_t> rank_parameter_bytes(const NormalizedConfig& normalized,
+                                                const std::vector<StagePlacement>& stages);
+
+// cuBLAS workspaces, calibrated remainder and Megatron's global memory buffer, as estimate()
+// rounds them.
+std::uint64_t rank_fixed_bytes(const NormalizedConfig& normalized);
+
+// One rank's schedule reduced to what its peak depends on: each distinct (micro-batches in
+// flight per chunk, chunk, forward/backward) step of pipeline_schedule(). simulate_rank()
+// walks the same steps; its peak above static memory is the largest
+//   sum over chunks j of inflight_j x saved_j  +  that step's forward/backward extra.
+struct ScheduleProfile {
+  int chunks = 1;
+  std::vector<std::uint16_t> inflight;  // steps x chunks
+  std::vector<std::int32_t> step;       // per step: chunk + 1, negated for a backward
+};
+
+// Profiles of one layout's ranks (cached by the caller: they depend on PP, VPP, the number
+// of micro-batches, the micro-batch group and EP-overlap only).
+ScheduleProfile schedule_profile(const NormalizedConfig& normalized, int pp_rank);
+
+// Per rank: the schedule's worst saved + transient bytes above static memory.
+void rank_activation_peaks(const NormalizedConfig& normalized,
+                           const std::vector<StagePlacement>& stages,
+                           const std::vector<const ScheduleProfile*>& profiles,
+                           std::vector<double>& out);
+
+// peak_total_bytes of one rank from its static bytes and activation peak.
+std::uint64_t rank_peak_total(const NormalizedConfig& normalized, std::uint64_t static_bytes,
+                              double activation_peak);
+
+}  // namespace megamem

@@ -1,0 +1,633 @@
+// Step-time model; see step_time.hpp and docs/planner.md.
+//
+// [1] Megatron FLOP accounting   [2] per-layer GEMMs and attention   [3] communication
+// [4] per-rank parameters        [5] StepTimeModel::evaluate          [6] public entry points
+#include "megamem/step_time.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "activations.hpp"
+#include "layer_placement.hpp"
+#include "step_time_model.hpp"
+
+namespace megamem {
+namespace {
+
+constexpr double kGB = 1e9;
+
+// Forward FLOPs per token of each module, whole layer (all TP ranks): the terms of
+// megatron/training/training.py num_floating_point_operations (transformer_flops).
+struct ModuleFlops {
+  double attention_projections = 0;  // QKV (or MLA down/up) and output projection
+  double attention_core = 0;         // QK^T and softmax·V, causal, at the full sequence
+  double mla_up_projections = 0;     // part of attention_projections (--recompute mla_up_proj)
+  double dense_mlp = 0;
+  double moe_routed = 0;  // top-k experts (and the latent projections)
+  double moe_shared = 0;
+  double logits = 0;     // one output layer
+  double mtp_extra = 0;  // one MTP block's norms and eh_proj
+};
+
+ModuleFlops module_flops(const NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  const double h = m.hidden_size;
+  const double s = n.config.training.seq_length;
+  const double heads = m.num_attention_heads;
+  const double gated = m.activation == Activation::swiglu ? 3.0 : 2.0;  // ffn_expansion_factor
+  ModuleFlops f;
+  if (m.multi_latent_attention) {
+    const double qk = m.qk_head_dim + m.qk_pos_emb_head_dim;
+    const double q_term =
+        m.q_lora_rank == 0 ? h * heads * qk : m.q_lora_rank * (h + heads * qk + 1.0);
+    const double kv_term = m.kv_lora_rank * (h + heads * (m.qk_head_dim + m.v_head_dim) + 1.0);
+    f.attention_projections =
+        2.0 * (q_term + kv_term + h * m.qk_pos_emb_head_dim + heads * m.v_head_dim * h);
+    f.attention_core = 2.0 * s * (heads * qk / 2.0 + heads * m.v_head_dim / 2.0);
+    f.mla_up_projections = 2.0 * ((m.q_lora_rank > 0 ? m.q_lora_rank * heads * qk : 0.0) +
+                                  m.kv_lora_rank * heads * (m.qk_head_dim + m.v_head_dim));
+  } else {
+    const double q = m.kv_channels * heads;
+    const double kv = m.kv_channels * static_cast<double>(m.num_query_groups);
+    const double gate = m.attention_output_gate ? q : 0.0;
+    f.attention_projections = 2.0 * (h * (q + 2.0 * kv + gate) + q * h);
+    // causal mask halves QK^T and softmax·V; there are two of them.
+    f.attention_core = 2.0 * q * s;
+  }
+  f.dense_mlp = 2.0 * h * m.ffn_hidden_size * gated;
+  if (m.num_experts > 0) {
+    const double routed = static_cast<double>(m.moe_ffn_hidden_size) * m.moe_router_topk * gated;
+    f.moe_routed = m.moe_latent_size > 0
+                       ? 2.0 * h * (routed * m.moe_latent_size / h + 2.0 * m.moe_latent_size)
+                       : 2.0 * h * routed;
+    f.moe_shared = 2.0 * h * m.moe_shared_expert_intermediate_size * gated;
+  }
+  f.logits = 2.0 * h * static_cast<double>(n.padded_vocab_size);
+  f.mtp_extra = 2.0 * (3.0 * h + 2.0 * h * h);
+  return f;
+}
+
+// Decoder and MTP layers that are MoE (training.py counts MTP layers as the last layer's kind).
+void layer_counts(const NormalizedConfig& n, double& dense, double& moe) {
+  dense = 0;
+  moe = 0;
+  for (std::uint8_t is_moe : n.moe_layer_pattern) (is_moe ? moe : dense) += 1;
+  const int mtp = n.config.model.mtp_num_layers;
+  const bool last_moe = !n.moe_layer_pattern.empty() && n.moe_layer_pattern.back() != 0;
+  (last_moe ? moe : dense) += mtp;
+}
+
+double forward_flops_per_token(const NormalizedConfig& n, const ModuleFlops& f) {
+  double dense = 0, moe = 0;
+  layer_counts(n, dense, moe);
+  const double mtp = n.config.model.mtp_num_layers;
+  return (dense + moe) * (f.attention_projections + f.attention_core) + dense * f.dense_mlp +
+         moe * (f.moe_routed + f.moe_shared) + mtp * f.mtp_extra + (1.0 + mtp) * f.logits;
+}
+
+double saturation(double dim, double half) { return dim / (dim + half); }
+
+}  // namespace
+
+// [1] -----------------------------------------------------------------------------------------
+
+double model_flops_per_step(const NormalizedConfig& normalized) {
+  const double tokens = static_cast<double>(normalized.config.training.global_batch_size) *
+                        normalized.config.training.seq_length;
+  // forward + backward (dgrad, wgrad): 3x the forward GEMMs.
+  return 3.0 * tokens * forward_flops_per_token(normalized, module_flops(normalized));
+}
+
+// [2] -----------------------------------------------------------------------------------------
+
+double StepTimeModel::gemm_s(double m, double n, double k) const {
+  if (m <= 0 || n <= 0 || k <= 0) return 0;
+  const double half = cfg_.gemm_half_efficiency_dim;
+  const double efficiency = saturation(m, half) * saturation(n, half) * saturation(k, half);
+  return 2.0 * m * n * k / (gemm_flops_ * efficiency);
+}
+
+// Ring all-gather or reduce-scatter of a `bytes` tensor over `group` GPUs.
+double StepTimeModel::collective_s(double group, double bytes, double bandwidth) const {
+  if (group <= 1 || bytes <= 0) return 0;
+  return (group - 1.0) / group * bytes / bandwidth;
+}
+
+// One dispatch (or combine) over the EP group for `tokens` tokens of `token_bytes` each,
+// sent to top-k experts: the NVLink and the NIC parts run side by side. NCCL's all-to-all
+// sends every copy; DeepEP (flex) crosses to each remote node once per token and fans out
+// over NVLink there.
+double StepTimeModel::all_to_all_s(double tokens, double token_bytes, double topk,
+                                   bool deepep) const {
+  if (ep_ <= 1 || tokens <= 0) return 0;
+  const double copies = tokens * token_bytes * topk;
+  const double intra = copies * ep_intra_share_;
+  double inter = copies * ep_inter_share_;
+  if (deepep && ep_nodes_ > 1) {
+    // Expected distinct remote nodes among top-k experts spread evenly over the EP nodes.
+    const double remote = (ep_nodes_ - 1.0) * (1.0 - std::pow(1.0 - 1.0 / ep_nodes_, topk));
+    inter = tokens * token_bytes * remote;
+  }
+  const double efficiency = deepep ? cfg_.deepep_efficiency : cfg_.all_to_all_efficiency;
+  return std::max(intra / intra_bw_, inter / inter_bw_) / efficiency;
+}
+
+StepTimeModel::LayerCost StepTimeModel::layer_cost(bool moe, double micro_batch) const {
+  const Config& c = n_->config;
+  const ModelConfig& m = c.model;
+  const double h = m.hidden_size;
+  const double s = c.training.seq_length;
+  const double tp = tp_;
+  const double tokens = micro_batch * s / cp_;                            // N on this CP rank
+  const double sp_tokens = n_->sequence_parallel ? tokens / tp : tokens;  // Nsp
+  const double heads = m.num_attention_heads / tp;
+  const double hidden_bytes = 2.0 * tokens * h;  // one bf16 [N, h] activation
+  const bool sp = n_->sequence_parallel;
+  LayerCost cost;
+
+  // --- attention ---
+  double projections = 0, up_projections = 0, core_flops = 0, kv_bytes_per_token = 0;
+  double tp_attention_bytes = hidden_bytes;  // all-gathered input (SP)
+  if (m.multi_latent_attention) {
+    const double qk = m.qk_head_dim + m.qk_pos_emb_head_dim;
+    const double down_tokens = sp ? sp_tokens : tokens;  // duplicated down-projections
+    double q = 0;
+    if (m.q_lora_rank > 0) {
+      q = gemm_s(down_tokens, m.q_lora_rank, h) + gemm_s(tokens, heads * qk, m.q_lora_rank);
+      up_projections += gemm_s(tokens, heads * qk, m.q_lora_rank);
+    } else {
+      q = gemm_s(tokens, heads * qk, h);
+    }
+    const double kv_up = gemm_s(tokens, heads * (m.qk_head_dim + m.v_head_dim), m.kv_lora_rank);
+    up_projections += kv_up;
+    projections = q + gemm_s(down_tokens, m.kv_lora_rank + m.qk_pos_emb_head_dim, h) + kv_up +
+                  gemm_s(tokens, h, heads * m.v_head_dim);
+    core_flops = tokens * s * heads * (qk + m.v_head_dim);
+    kv_bytes_per_token = 2.0 * heads * (qk + m.v_head_dim);
+    // SP gathers the compressed latents instead of the hidden states.
+    tp_attention_bytes = 2.0 * tokens * (m.q_lora_rank + m.kv_lora_rank + m.qk_pos_emb_head_dim);
+  } else {
+    const double dh = m.kv_channels;
+    const double groups = std::max(1.0, m.num_query_groups / tp);  // replicated when g < TP
+    const double q = heads * dh;
+    const double gate = m.attention_output_gate ? q : 0.0;
+    projections = gemm_s(tokens, q + 2.0 * groups * dh + gate, h) + gemm_s(tokens, h, q);
+    core_flops = 2.0 * tokens * s * heads * dh;  // causal: queries see s/2 keys on average
+    kv_bytes_per_token = 2.0 * 2.0 * groups * dh;
+  }
+  const double attention_efficiency =
+      cfg_.attention_efficiency * saturation(s / cp_, cfg_.gemm_half_efficiency_dim);
+  cost.attention_forward = core_flops / (peak_flops_ * attention_efficiency);
+  cost.attention_backward = cost.attention_forward * cfg_.attention_backward_factor;
+
+  // --- MLP / MoE ---
+  const double gated = m.activation == Activation::swiglu ? 2.0 : 1.0;
+  double mlp = 0, routed = 0, shared = 0, router = 0, moe_act_bytes = 0, act_bytes = 0;
+  double permute_bytes = 0;
+  if (!moe) {
+    const double f = m.ffn_hidden_size / tp;
+    mlp = gemm_s(tokens, gated * f, h) + gemm_s(tokens, h, f);
+    act_bytes = 2.0 * tokens * f * (gated + 1.0);  // read fc1 output, write activation
+  } else {
+    const double experts = m.num_experts;
+    const double local_experts = experts / ep_;
+    const double imbalance = std::max(1.0, c.training.moe_imbalance_factor);
+    // Token slots this GPU's experts process: its dispatched top-k copies, gathered over ETP.
+    const double slots = sp_tokens * m.moe_router_topk * etp_ * imbalance;
+    const double per_expert = slots / local_experts;
+    const double f = m.moe_ffn_hidden_size / etp_;
+    const double in = m.moe_latent_size > 0 ? m.moe_latent_size : h;
+    routed = local_experts * (gemm_s(per_expert, gated * f, in) + gemm_s(per_expert, in, f));
+    if (m.moe_latent_size > 0) routed += 2.0 * gemm_s(sp_tokens, m.moe_latent_size, h);
+    router = gemm_s(sp_tokens, experts, h);
+    if (m.moe_shared_expert_intermediate_size > 0) {
+      const double fs = m.moe_shared_expert_intermediate_size / tp;
+      shared = gemm_s(tokens, gated * fs, h) + gemm_s(tokens, h, fs);
+      act_bytes = 2.0 * tokens * fs * (gated + 1.0);
+    }
+    moe_act_bytes = 2.0 * slots * f * (gated + 1.0);  // read fc1 output, write activation
+    act_bytes += moe_act_bytes;
+    permute_bytes = 2.0 * 2.0 * 2.0 * slots * h;  // permute and unpermute, read + write
+  }
+
+  // Element-wise kernels stream through HBM; without SP they run on all N tokens.
+  const double hbm = cfg_.hbm_bandwidth_gb_per_s * kGB * cfg_.elementwise_efficiency;
+  cost.elementwise_forward =
+      (cfg_.elementwise_passes_per_layer * 2.0 * sp_tokens * h + act_bytes + permute_bytes) / hbm;
+  const double forward_gemms = projections + mlp + routed + shared + router;
+  cost.forward = forward_gemms + cost.attention_forward + cost.elementwise_forward;
+  cost.backward = 2.0 * (forward_gemms + cost.elementwise_forward) + cost.attention_backward;
+  cost.mla_up_forward = up_projections;
+  cost.moe_act_forward = moe_act_bytes / hbm;
+  cost.layernorm_forward = 2.0 * 2.0 * 2.0 * sp_tokens * h / hbm;  // two norms, read + write
+
+  // --- TP: per layer, Megatron's SP all-gather before each column-parallel block and
+  // reduce-scatter after each row-parallel one; backward mirrors them and re-gathers the
+  // column-parallel inputs for the weight gradients. Without SP, one all-reduce per block.
+  double tp_attn_fwd = 0, tp_attn_bwd = 0, tp_mlp_fwd = 0, tp_mlp_bwd = 0;
+  if (tp > 1) {
+    const double gather = collective_s(tp, tp_attention_bytes, tp_bw_);
+    const double scatter = collective_s(tp, hidden_bytes, tp_bw_);
+    const bool mlp_block = !moe || shared > 0;
+    if (sp) {
+      const double exposed = cfg_.tp_exposed_fraction;
+      const bool regather = !m.multi_latent_attention;  // MLA's down-projections stay local
+      tp_attn_fwd = exposed * (gather + scatter);
+      tp_attn_bwd = exposed * (gather + scatter + (regather ? gather : 0.0));
+      if (mlp_block) {
+        tp_mlp_fwd = exposed * 2.0 * scatter;
+        tp_mlp_bwd = exposed * 3.0 * scatter;
+      }
+    } else {
+      const double exposed = cfg_.tp_all_reduce_exposed_fraction;
+      tp_attn_fwd = tp_attn_bwd = exposed * 2.0 * scatter;
+      if (mlp_block) tp_mlp_fwd = tp_mlp_bwd = exposed * 2.0 * scatter;
+    }
+    // --distribute-saved-activations (no SP): the stashed input is re-gathered at recompute.
+    if (!sp) cost.stash_gather = scatter;
+  }
+  cost.tp_forward = tp_attn_fwd + tp_mlp_fwd;
+  cost.tp_backward = tp_attn_bwd + tp_mlp_bwd;
+
+  // --- CP: the ring passes K/V (forward) and K/V with their gradients (backward) around
+  // CP - 1 steps, each overlapping one step of attention.
+  if (cp_ > 1) {
+    const double ring = (cp_ - 1.0) * tokens * kv_bytes_per_token / cp_bw_;
+    const double hidden = (cp_ - 1.0) / cp_;
+    cost.cp_forward = std::max(0.0, ring - hidden * cost.attention_forward);
+    cost.cp_backward = std::max(0.0, 2.0 * ring - hidden * cost.attention_backward);
+  }
+
+  // --- EP: dispatch and combine forward, their gradients backward.
+  if (moe) {
+    const double imbalance = std::max(1.0, c.training.moe_imbalance_factor);
+    const double token_bytes = 2.0 * h * imbalance;
+    const double topk = m.moe_router_topk;
+    double one_way = 0;
+    if (c.training.moe_token_dispatcher == TokenDispatcher::allgather) {
+      // MoEAllGatherTokenDispatcher: gather every token over the TP x EP group, scatter back.
+      const double group = etp_ * ep_;
+      one_way = collective_s(group, group * 2.0 * sp_tokens * h, gather_bw_);
+    } else {
+      const bool deepep = c.training.moe_token_dispatcher == TokenDispatcher::flex;
+      one_way = all_to_all_s(sp_tokens, token_bytes, topk, deepep);
+      // ETP > 1: the received tokens are all-gathered over the expert-TP group.
+      if (etp_ > 1) one_way += collective_s(etp_, sp_tokens * token_bytes * topk * etp_, tp_bw_);
+    }
+    const double exposed = c.training.overlap_moe_expert_parallel_comm
+                               ? cfg_.ep_overlapped_exposed_fraction
+                               : cfg_.ep_exposed_fraction;
+    cost.ep_forward = exposed * 2.0 * one_way;
+    cost.ep_backward = exposed * 2.0 * one_way;
+  }
+
+  cost.mlp_forward = moe ? 0.0 : mlp + tp_mlp_fwd + act_bytes / hbm;
+  cost.shared_forward = shared + (shared > 0 ? tp_mlp_fwd : 0.0);
+  cost.moe_forward = moe ? routed + shared + router + tp_mlp_fwd + cost.ep_forward +
+                               (act_bytes + permute_bytes) / hbm
+                         : 0.0;
+  cost.full_recompute = cost.forward + cost.tp_forward + cost.cp_forward + cost.ep_forward;
+  return cost;
+}
+
+// [3] [4] -------------------------------------------------------------------------------------
+
+StepTimeModel::StepTimeModel(const NormalizedConfig& normalized,
+                             const std::vector<StagePlacement>& stages,
+                             const StepTimeConfig& config)
+    : n_(&normalized), cfg_(config) {
+  const Config& c = normalized.config;
+  const ParallelConfig& par = c.parallel;
+  const ModelConfig& m = c.model;
+  pp_ = par.pipeline_parallel;
+  vpp_ = std::max(1, static_cast<int>(stages.size()) / std::max(1, pp_));
+  tp_ = par.tensor_parallel;
+  cp_ = par.context_parallel;
+  dp_ = static_cast<double>(normalized.data_parallel);
+  ep_ = par.expert_parallel;
+  etp_ = par.expert_tensor_parallel;
+  edp_ = static_cast<double>(normalized.expert_data_parallel);
+
+  const double node = c.device.gpus_per_node;
+  intra_bw_ = c.device.intra_node_bandwidth_gb_per_s * kGB * cfg_.intra_node_efficiency;
+  inter_bw_ = c.device.inter_node_bandwidth_gb_per_s * kGB * cfg_.inter_node_efficiency;
+  // Megatron's rank order tp-cp-ep-dp-pp: a group of `size` ranks `stride` apart stays in
+  // one node when size x stride <= GPUs per node. Across nodes, a ring collective crosses
+  // each node once per channel, and NCCL spreads its channels over the NICs of the group's
+  // members in that node: k members per node get k NICs. Point-to-point rings (CP, PP) send
+  // through one NIC.
+  auto bandwidth = [&](double size, double stride, bool collective) {
+    if (size * stride <= node) return intra_bw_;
+    const double members = collective ? std::clamp(std::floor(node / stride), 1.0, size) : 1.0;
+    return inter_bw_ * members;
+  };
+  tp_bw_ = bandwidth(tp_, 1, true);
+  cp_bw_ = bandwidth(cp_, tp_, false);
+  dp_bw_ = bandwidth(dp_ * cp_, tp_, true);  // the distributed optimizer shards over DP x CP
+  edp_bw_ = bandwidth(edp_, etp_ * ep_, true);
+  pp_bw_ = bandwidth(pp_, tp_ * cp_ * dp_, false);
+  gather_bw_ = bandwidth(etp_ * ep_, 1, true);  // the allgather dispatcher's TP x EP group
+  if (ep_ > 1) {
+    const double local = std::clamp(std::floor(node / etp_), 1.0, ep_);  // EP peers per node
+    ep_intra_share_ = (local - 1.0) / ep_;
+    ep_inter_share_ = (ep_ - local) / ep_;
+    ep_nodes_ = ep_ / local;
+  }
+  peak_flops_ = c.device.peak_bf16_tflops * 1e12;
+  gemm_flops_ = peak_flops_ * cfg_.gemm_efficiency *
+                (c.training.fp8_recipe != Fp8Recipe::none ? cfg_.fp8_gemm_speedup : 1.0);
+
+  // Layers per chunk, and parameters per GPU of each rank (for DP traffic and the optimizer).
+  const double h = m.hidden_size;
+  const double gated = m.activation == Activation::swiglu ? 2.0 : 1.0;
+  const double heads = m.num_attention_heads / tp_;
+  double attention = 0;
+  if (m.multi_latent_attention) {
+    const double qk = m.qk_head_dim + m.qk_pos_emb_head_dim;
+    attention =
+        (m.q_lora_rank > 0 ? h * m.q_lora_rank + m.q_lora_rank * heads * qk : h * heads * qk) +
+        h * (m.kv_lora_rank + m.qk_pos_emb_head_dim) +
+        m.kv_lora_rank * heads * (m.qk_head_dim + m.v_head_dim) + heads * m.v_head_dim * h;
+  } else {
+    const double groups = std::max(1.0, m.num_query_groups / tp_);
+    const double q = heads * m.kv_channels;
+    attention =
+        h * (q + 2.0 * groups * m.kv_channels + (m.attention_output_gate ? q : 0.0)) + q * h;
+  }
+  const double dense_layer = attention + (gated + 1.0) * h * m.ffn_hidden_size / tp_;
+  const double moe_dense_part = attention + h * m.num_experts +
+                                (gated + 1.0) * h * m.moe_shared_expert_intermediate_size / tp_;
+  const double moe_expert_part =
+      m.num_experts > 0 ? (m.num_experts / ep_) * (gated + 1.0) * h * m.moe_ffn_hidden_size / etp_
+                        : 0.0;
+  const double vocab = static_cast<double>(normalized.padded_vocab_size) * h / tp_;
+  dense_params_.assign(static_cast<std::size_t>(pp_), 0.0);
+  expert_params_.assign(static_cast<std::size_t>(pp_), 0.0);
+  const bool last_moe =
+      !normalized.moe_layer_pattern.empty() && normalized.moe_layer_pattern.back() != 0;
+  for (const StagePlacement& stage : stages) {
+    Chunk chunk;
+    chunk.pp_rank = stage.pp_rank;
+    for (int i = 0; i < stage.num_layers; ++i) {
+      const auto layer = static_cast<std::size_t>(stage.first_layer + i);
+      (normalized.moe_layer_pattern[layer] ? chunk.moe_layers : chunk.dense_layers) += 1;
+    }
+    chunk.mtp_layers = stage.num_mtp_layers;
+    chunk.mtp_moe = last_moe;
+    chunk.embedding = stage.has_embedding;
+    chunk.loss = stage.has_loss;
+    chunks_.push_back(chunk);
+
+    const auto r = static_cast<std::size_t>(stage.pp_rank);
+    const int moe_layers = chunk.moe_layers + (last_moe ? chunk.mtp_layers : 0);
+    const int dense_layers = chunk.dense_layers + (last_moe ? 0 : chunk.mtp_layers);
+    dense_params_[r] += dense_layers * dense_layer + moe_layers * moe_dense_part +
+                        chunk.mtp_layers * 2.0 * h * h / tp_;
+    expert_params_[r] += moe_layers * moe_expert_part;
+    if (chunk.embedding) dense_params_[r] += vocab;
+    if (chunk.loss && (m.untie_embeddings_and_output_weights || pp_ > 1)) {
+      dense_params_[r] += vocab;
+    }
+  }
+  model_flops_per_sequence_ =
+      3.0 * c.training.seq_length * forward_flops_per_token(normalized, module_flops(normalized));
+}
+
+// [5] -----------------------------------------------------------------------------------------
+
+StepTime StepTimeModel::evaluate(const StepVariant& v) const {
+  const Config& c = n_->config;
+  const ModelConfig& m = c.model;
+  const double b = v.micro_batch_size;
+  if (cached_micro_batch_ != v.micro_batch_size) {
+    cached_dense_ = layer_cost(false, b);
+    cached_moe_ = m.num_experts > 0 ? layer_cost(true, b) : cached_dense_;
+    cached_micro_batch_ = v.micro_batch_size;
+  }
+  const LayerCost& dense = cached_dense_;
+  const LayerCost& moe = cached_moe_;
+  const bool full = v.recompute == RecomputeGranularity::full;
+  const std::uint16_t bits =
+      v.recompute == RecomputeGranularity::selective ? v.recompute_bits : std::uint16_t{0};
+
+  // Re-run forward of one layer under the variant's recompute setting.
+  auto recompute_s = [&](const LayerCost& l, bool is_moe) {
+    if (full) return l.full_recompute + (v.distribute_saved_activations ? l.stash_gather : 0.0);
+    double t = 0;
+    if (bits & kRecomputeCoreAttn) t += l.attention_forward + l.cp_forward;
+    if ((bits & kRecomputeMlp) && !is_moe) t += l.mlp_forward;
+    if ((bits & kRecomputeMoe) && is_moe) {
+      t += l.moe_forward;
+    } else {
+      if ((bits & kRecomputeSharedExperts) && is_moe) t += l.shared_forward;
+      if ((bits & kRecomputeMoeAct) && is_moe) t += l.moe_act_forward;
+    }
+    if (bits & kRecomputeMlaUpProj) t += l.mla_up_forward;
+    if (bits & kRecomputeLayernorm) t += l.layernorm_forward;
+    return t;
+  };
+  // Host copies of offloaded activations hide behind the layer's own compute.
+  const double host_bw = cfg_.host_bandwidth_gb_per_s * kGB;
+  auto offload_s = [&](const LayerCost& l, double bytes_per_sample) {
+    const double copy = bytes_per_sample * b / host_bw;
+    if (copy <= 0) return 0.0;
+    return std::max(0.0, copy - l.forward) + std::max(0.0, copy - l.backward);
+  };
+
+  // Per-rank totals for one micro-batch (all its chunks).
+  std::vector<RankTime>& ranks = ranks_;
+  ranks.assign(static_cast<std::size_t>(pp_), RankTime{});
+  const double tokens = b * c.training.seq_length / cp_;
+  const double hidden_bytes = 2.0 * tokens * m.hidden_size;
+  const double tp_exposed =
+      n_->sequence_parallel ? cfg_.tp_exposed_fraction : cfg_.tp_all_reduce_exposed_fraction;
+  const double vocab = static_cast<double>(n_->padded_vocab_size) / tp_;
+  const double logits = gemm_s(tokens, vocab, m.hidden_size);
+  // Vocabulary-parallel cross entropy: fp32 upcast, max, exp, sum and the gradient, about
+  // 24 bytes per logit through HBM over forward and backward.
+  const double cross_entropy =
+      24.0 * tokens * vocab / (cfg_.hbm_bandwidth_gb_per_s * kGB * cfg_.elementwise_efficiency);
+  const double loss_forward = logits + cross_entropy / 2.0;
+  const double loss_backward = 2.0 * logits + cross_entropy / 2.0;
+  const double tp_one = collective_s(tp_, hidden_bytes, tp_bw_);
+  const double p2p = pp_ > 1
+                         ? cfg_.pp_exposed_fraction * 2.0 *
+                               (n_->sequence_parallel ? hidden_bytes / tp_ : hidden_bytes) / pp_bw_
+                         : 0.0;
+  for (const Chunk& chunk : chunks_) {
+    RankTime& r = ranks[static_cast<std::size_t>(chunk.pp_rank)];
+    auto add_layers = [&](const LayerCost& l, double count, bool is_moe, double offloaded) {
+      if (count <= 0) return;
+      r.compute += count * (l.forward + l.backward);
+      r.forward += count * l.forward;
+      r.backward += count * l.backward;
+      r.recompute += count * recompute_s(l, is_moe);
+      r.tp += count * (l.tp_forward + l.tp_backward);
+      r.cp += count * (l.cp_forward + l.cp_backward);
+      r.ep += count * (l.ep_forward + l.ep_backward);
+      r.offload += count * offload_s(l, offloaded);
+    };
+    add_layers(dense, chunk.dense_layers, false, v.offloaded_bytes_dense);
+    add_layers(moe, chunk.moe_layers, true, v.offloaded_bytes_moe);
+    // MTP: eh_proj, a transformer layer like the last decoder layer, and its own logits.
+    if (chunk.mtp_layers > 0) {
+      add_layers(chunk.mtp_moe ? moe : dense, chunk.mtp_layers, chunk.mtp_moe,
+                 chunk.mtp_moe ? v.offloaded_bytes_moe : v.offloaded_bytes_dense);
+      const double eh = gemm_s(tokens, m.hidden_size / tp_, 2.0 * m.hidden_size);
+      r.compute += chunk.mtp_layers * (3.0 * eh + loss_forward + loss_backward);
+      r.forward += chunk.mtp_layers * (eh + loss_forward);
+      r.backward += chunk.mtp_layers * (2.0 * eh + loss_backward);
+    }
+    if (chunk.loss) {
+      r.compute += loss_forward + loss_backward;
+      r.forward += loss_forward;
+      r.backward += loss_backward;
+      r.tp += tp_exposed * 2.0 * tp_one;  // gather the final hidden states, scatter its grad
+    }
+    if (chunk.embedding) r.tp += tp_exposed * 2.0 * tp_one;
+    r.pp += p2p;
+  }
+
+  // The slowest rank per micro-batch sets the pace of the pipeline.
+  std::size_t bottleneck = 0;
+  for (std::size_t i = 1; i < ranks.size(); ++i) {
+    if (ranks[i].total() > ranks[bottleneck].total()) bottleneck = i;
+  }
+  const RankTime& slow = ranks[bottleneck];
+  const double micro = slow.total();
+  const double m_count = static_cast<double>(v.num_microbatches);
+  const double bubble = pp_ > 1 ? micro * (pp_ - 1.0) / vpp_ : 0.0;
+
+  // Data parallelism and the optimizer step, per rank; the slowest one ends the step.
+  const TrainingConfig& train = c.training;
+  const OptimizerConfig& opt = c.optimizer;
+  const double grad_bytes = (train.params_dtype == DType::fp32)                              ? 4.0
+                            : (opt.grad_reduce_in_bf16 || train.params_dtype == DType::fp16) ? 2.0
+                                                                                             : 4.0;
+  const double param_bytes = train.params_dtype == DType::fp32 ? 4.0 : 2.0;
+  const double dense_group = dp_ * cp_;
+  const double hbm = cfg_.hbm_bandwidth_gb_per_s * kGB;
+  double dp_exposed = 0, optimizer = 0;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    const double dense_params = dense_params_[i];
+    const double expert_params = expert_params_[i];
+    double reduce = 0, gather = 0, shard = 0;
+    if (opt.use_distributed_optimizer) {
+      reduce = collective_s(dense_group, dense_params * grad_bytes, dp_bw_) +
+               collective_s(edp_, expert_params * grad_bytes, edp_bw_);
+      gather = collective_s(dense_group, dense_params * param_bytes, dp_bw_) +
+               collective_s(edp_, expert_params * param_bytes, edp_bw_);
+      shard = dense_params / dense_group + expert_params / edp_;
+    } else {
+      reduce = 2.0 * (collective_s(dense_group, dense_params * grad_bytes, dp_bw_) +
+                      collective_s(edp_, expert_params * grad_bytes, edp_bw_));
+      shard = dense_params + expert_params;
+    }
+    if (opt.overlap_grad_reduce) {
+      reduce = std::max(0.0, reduce - cfg_.dp_overlap_fraction * ranks[i].backward);
+      if (cfg_.overlap_param_gather) {
+        gather = std::max(0.0, gather - cfg_.dp_overlap_fraction * ranks[i].forward);
+      }
+    }
+    // Adam from HBM: fp32 master, two moments and the gradient read, three written, the
+    // 16-bit weight written: about 30 bytes per parameter of the shard.
+    const double f = std::clamp(v.optimizer_offload_fraction, 0.0, 1.0);
+    double step = shard * (1.0 - f) * 30.0 / hbm;
+    if (f > 0) {
+      step += shard * f / cfg_.cpu_optimizer_params_per_s +
+              shard * f * (grad_bytes + param_bytes) / (cfg_.host_bandwidth_gb_per_s * kGB);
+    }
+    if (reduce + gather + step > dp_exposed + optimizer) {
+      dp_exposed = reduce + gather;
+      optimizer = step;
+    }
+  }
+
+  StepTime out;
+  out.bottleneck_pp_rank = static_cast<int>(bottleneck);
+  out.microbatch_time_s = micro;
+  StepTimeBreakdown& d = out.breakdown;
+  d.compute_s = m_count * slow.compute;
+  d.recompute_s = m_count * slow.recompute;
+  d.tp_comm_s = m_count * slow.tp;
+  d.cp_comm_s = m_count * slow.cp;
+  d.ep_comm_s = m_count * slow.ep;
+  d.pp_comm_s = m_count * slow.pp;
+  d.offload_s = m_count * slow.offload;
+  d.pipeline_bubble_s = bubble;
+  d.dp_comm_s = dp_exposed;
+  d.optimizer_s = optimizer;
+  out.step_time_s = m_count * micro + bubble + dp_exposed + optimizer;
+
+  // Throughput as Megatron logs it.
+  const double sequences = static_cast<double>(train.global_batch_size);
+  const double gpus = static_cast<double>(c.parallel.world_size);
+  out.tokens_per_s = sequences * train.seq_length / out.step_time_s;
+  out.tokens_per_s_per_gpu = out.tokens_per_s / gpus;
+  out.model_flops_per_step = model_flops_per_sequence_ * sequences;
+  // Recomputed forwards, whole model: the share of the step's forward FLOPs they repeat.
+  double recompute_flops = 0;
+  {
+    const ModuleFlops f = module_flops(*n_);
+    double dense_layers = 0, moe_layers = 0;
+    layer_counts(*n_, dense_layers, moe_layers);
+    double per_token = 0;
+    if (full) {
+      per_token = (dense_layers + moe_layers) * (f.attention_projections + f.attention_core) +
+                  dense_layers * f.dense_mlp + moe_layers * (f.moe_routed + f.moe_shared);
+    } else {
+      const double layers = dense_layers + moe_layers;
+      if (bits & kRecomputeCoreAttn) per_token += layers * f.attention_core;
+      if (bits & kRecomputeMlp) per_token += dense_layers * f.dense_mlp;
+      if (bits & kRecomputeMoe) {
+        per_token += moe_layers * (f.moe_routed + f.moe_shared);
+      } else if (bits & kRecomputeSharedExperts) {
+        per_token += moe_layers * f.moe_shared;
+      }
+      if (bits & kRecomputeMlaUpProj) per_token += layers * f.mla_up_projections;
+    }
+    recompute_flops = per_token * sequences * train.seq_length;
+  }
+  out.hardware_flops_per_step = out.model_flops_per_step + recompute_flops;
+  out.model_tflops_per_gpu = out.model_flops_per_step / out.step_time_s / gpus / 1e12;
+  out.hardware_tflops_per_gpu = out.hardware_flops_per_step / out.step_time_s / gpus / 1e12;
+  out.mfu = out.model_tflops_per_gpu * 1e12 / peak_flops_;
+  return out;
+}
+
+// [6] -----------------------------------------------------------------------------------------
+
+void offloaded_layer_bytes(const NormalizedConfig& normalized, double& dense, double& moe) {
+  dense = moe = 0;
+  if (!normalized.config.training.offload.fine_grained_activation_offloading) return;
+  const double b = normalized.config.training.micro_batch_size;
+  dense = layer_activations(normalized, false).offloaded_bytes / b;
+  moe = normalized.config.model.num_experts > 0
+            ? layer_activations(normalized, true).offloaded_bytes / b
+            : dense;
+}
+
+StepVariant step_variant(const NormalizedConfig& normalized) {
+  const TrainingConfig& t = normalized.config.training;
+  StepVariant v;
+  v.micro_batch_size = t.micro_batch_size;
+  v.num_microbatches = normalized.num_microbatches;
+  v.recompute = t.recompute.granularity;
+  v.recompute_bits = recompute_module_bits(normalized);
+  v.distribute_saved_activations = t.recompute.distribute_saved_activations;
+  offloaded_layer_bytes(normalized, v.offloaded_bytes_dense, v.offloaded_bytes_moe);
+  const OptimizerConfig& o = normalized.config.optimizer;
+  v.optimizer_offload_fraction = o.optimizer_cpu_offload ? o.optimizer_offload_fraction : 0.0;
+  return v;
+}
+
+Expected<StepTime> estimate_step_time(const Config& config, const StepTimeConfig& model) {
+  auto normalized = normalize(config);
+  if (!normalized) return normalized.error();
+  auto stages = place_layers(*normalized);
+  if (!stages) return stages.error();
+  const StepTimeModel step_model(*normalized, *stages, model);
+  return step_model.evaluate(step_variant(*normalized));
+}
+
+}  // namespace megamem

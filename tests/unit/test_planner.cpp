@@ -1,0 +1,272 @@
+// Layout planner (planner.hpp): every candidate classified as estimate() would, reported
+// candidates carrying estimate()'s bytes and estimate_step_time()'s time, the fastest first,
+// a true Pareto front, and rejections grouped by rule.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <string>
+
+#include "megamem/estimate.hpp"
+#include "megamem/planner.hpp"
+#include "megamem/step_time.hpp"
+#include "model_fixtures.hpp"
+
+using namespace megamem;
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// Llama-3-70B on 64 H100s, a search small enough to estimate every candidate.
+PlanRequest llama_request() {
+  PlanRequest r;
+  r.base = fixtures::llama3_70b();
+  r.base.parallel.world_size = 64;
+  r.base.training.global_batch_size = 128;
+  r.base.optimizer.overlap_grad_reduce = true;
+  r.base.device.capacity_gib = 79.65;
+  r.space.tensor_parallel = {2, 4, 8};
+  r.space.context_parallel = {1, 2};
+  r.space.pipeline_parallel = {2, 4, 8};
+  r.space.max_virtual_stages = 2;
+  r.space.micro_batch_sizes = {1, 2, 4};
+  r.record_cells = true;
+  return r;
+}
+
+// DeepSeek-V3 on 256 H100s (MLA, MoE, MTP, uneven pipeline layouts).
+PlanRequest deepseek_request() {
+  PlanRequest r;
+  r.base = fixtures::deepseek_v3();
+  r.base.parallel.world_size = 256;
+  r.base.training.global_batch_size = 1024;
+  r.base.training.moe_grouped_gemm = true;
+  r.base.optimizer.overlap_grad_reduce = true;
+  r.base.device.capacity_gib = 79.65;
+  r.space.tensor_parallel = {1, 2};
+  r.space.context_parallel = {1};
+  r.space.pipeline_parallel = {8, 16};
+  r.space.max_virtual_stages = 2;
+  r.space.expert_parallel = {16, 32, 64};
+  r.space.micro_batch_sizes = {1, 2};
+  r.record_cells = true;
+  return r;
+}
+
+std::uint64_t limit_bytes(const PlanRequest& r) {
+  return static_cast<std::uint64_t>((r.base.device.capacity_gib - r.margin_gib) * kGiB);
+}
+
+std::uint64_t estimated_peak(const Config& config) {
+  const Expected<Estimate> e = estimate(config, EstimateOptions{false, false});
+  REQUIRE(e.has_value());
+  return e->ranks[static_cast<std::size_t>(e->limiting_pp_rank)].peak_total_bytes;
+}
+
+// Estimates every recorded cell and checks the planner's classification and bytes.
+void check_against_estimate(const PlanRequest& request) {
+  const Expected<PlanResult> result = plan(request);
+  REQUIRE(result.has_value());
+  const PlanResult& r = *result;
+  REQUIRE(static_cast<std::int64_t>(r.cells.size()) == r.stats.candidates);
+  const std::uint64_t limit = limit_bytes(request);
+  std::int64_t fits = 0, oom = 0, invalid = 0;
+  for (const PlanCell& cell : r.cells) {
+    const Expected<Estimate> e = estimate(cell.config, EstimateOptions{false, false});
+    if (!e) {
+      CHECK(cell.status == PlanCell::Status::invalid);
+      ++invalid;
+      continue;
+    }
+    const std::uint64_t peak =
+        e->ranks[static_cast<std::size_t>(e->limiting_pp_rank)].peak_total_bytes;
+    const bool fit = peak <= limit;
+    INFO("TP" + std::to_string(cell.config.parallel.tensor_parallel) + " PP" +
+         std::to_string(cell.config.parallel.pipeline_parallel) + " mbs " +
+         std::to_string(cell.config.training.micro_batch_size) + " peak " +
+         std::to_string(static_cast<double>(peak) / kGiB));
+    CHECK((cell.status == PlanCell::Status::fits) == fit);
+    CHECK((cell.status == PlanCell::Status::out_of_memory) == !fit);
+    // The fast path prices a cell as estimate() does (to a rounding byte).
+    if (cell.evaluated) {
+      CHECK(cell.peak_total_bytes + 2 >= peak);
+      CHECK(cell.peak_total_bytes <= peak + 2);
+    }
+    (fit ? fits : oom) += 1;
+  }
+  CHECK(r.stats.fitting == fits);
+  CHECK(r.stats.out_of_memory == oom);
+  CHECK(r.stats.invalid == invalid);
+  CHECK(r.stats.candidates == r.stats.valid + r.stats.invalid);
+  CHECK(r.stats.valid == r.stats.fitting + r.stats.out_of_memory);
+  // Many candidates are classified without their own evaluation.
+  CHECK(r.stats.inferred > r.stats.valid / 4);
+}
+
+}  // namespace
+
+TEST_CASE("every candidate is classified as estimate() classifies it (Llama-3-70B)") {
+  check_against_estimate(llama_request());
+}
+
+TEST_CASE("every candidate is classified as estimate() classifies it (DeepSeek-V3)") {
+  check_against_estimate(deepseek_request());
+}
+
+TEST_CASE("reported candidates carry estimate()'s bytes and estimate_step_time()'s time") {
+  for (const PlanRequest& request : {llama_request(), deepseek_request()}) {
+    const Expected<PlanResult> result = plan(request);
+    REQUIRE(result.has_value());
+    REQUIRE(!result->top.empty());
+    REQUIRE(!result->pareto.empty());
+    std::vector<PlanCandidate> reported = result->top;
+    reported.insert(reported.end(), result->pareto.begin(), result->pareto.end());
+    for (const PlanCandidate& c : reported) {
+      INFO(c.label);
+      const Expected<Estimate> e = estimate(c.config, EstimateOptions{false, false});
+      REQUIRE(e.has_value());
+      CHECK(c.peak_total_bytes ==
+            e->ranks[static_cast<std::size_t>(e->limiting_pp_rank)].peak_total_bytes);
+      CHECK(c.limiting_pp_rank == e->limiting_pp_rank);
+      CHECK(c.peak_total_bytes <= limit_bytes(request));
+      const Expected<StepTime> t = estimate_step_time(c.config, request.step_time);
+      REQUIRE(t.has_value());
+      CHECK(c.time.step_time_s == Approx(t->step_time_s).epsilon(1e-12));
+      CHECK(c.time.model_tflops_per_gpu == Approx(t->model_tflops_per_gpu).epsilon(1e-12));
+    }
+  }
+}
+
+TEST_CASE("the top list is the fastest fitting candidates, fastest first") {
+  const PlanRequest request = llama_request();
+  const Expected<PlanResult> result = plan(request);
+  REQUIRE(result.has_value());
+  std::vector<double> times;
+  for (const PlanCell& cell : result->cells) {
+    if (estimated_peak(cell.config) > limit_bytes(request)) continue;
+    times.push_back(estimate_step_time(cell.config, request.step_time)->step_time_s);
+  }
+  std::sort(times.begin(), times.end());
+  REQUIRE(result->top.size() == static_cast<std::size_t>(request.top));
+  for (std::size_t i = 0; i < result->top.size(); ++i) {
+    CHECK(result->top[i].time.step_time_s == Approx(times[i]).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("no fitting candidate is both faster and smaller than a Pareto candidate") {
+  const PlanRequest request = deepseek_request();
+  const Expected<PlanResult> result = plan(request);
+  REQUIRE(result.has_value());
+  const auto& front = result->pareto;
+  REQUIRE(front.size() >= 2);
+  for (std::size_t i = 1; i < front.size(); ++i) {
+    CHECK(front[i].time.step_time_s >= front[i - 1].time.step_time_s);
+    CHECK(front[i].peak_total_bytes < front[i - 1].peak_total_bytes);
+  }
+  for (const PlanCell& cell : result->cells) {
+    if (cell.status != PlanCell::Status::fits) continue;
+    const std::uint64_t peak = estimated_peak(cell.config);
+    for (const PlanCandidate& p : front) {
+      const bool dominates = cell.step_time_s < p.time.step_time_s && peak < p.peak_total_bytes;
+      CHECK_FALSE(dominates);
+    }
+  }
+  // The fastest candidate of all is on the front.
+  CHECK(front.front().time.step_time_s == Approx(result->top.front().time.step_time_s));
+}
+
+TEST_CASE("rejections count out-of-memory candidates and group Megatron's rules by field") {
+  PlanRequest r = llama_request();
+  r.base.model.num_attention_heads = 40;  // 40 heads do not split over TP 16
+  r.base.training.global_batch_size = 32;
+  r.space.tensor_parallel = {2, 16};
+  r.space.context_parallel = {1};
+  r.space.pipeline_parallel = {2};
+  r.space.max_virtual_stages = 2;
+  r.space.micro_batch_sizes = {1, 2, 3};  // 3 does not divide the batch; 2 leaves VPP too few
+  const Expected<PlanResult> result = plan(r);
+  REQUIRE(result.has_value());
+  std::int64_t total = 0;
+  int heads = 0, batch_rules = 0;
+  for (const PlanRejection& j : result->rejections) {
+    total += j.count;
+    if (j.reason == "out_of_memory") CHECK(j.count == result->stats.out_of_memory);
+    if (j.reason != "invalid") continue;
+    CHECK(j.rule.find_first_of("0123456789") == std::string::npos);  // numbers as N
+    if (j.field == "num_attention_heads") {
+      ++heads;
+      CHECK(j.rule == "num_attention_heads N is not divisible by tensor_model_parallel_size N");
+      CHECK(j.example.find("16") != std::string::npos);
+    }
+    if (j.field == "global_batch_size") ++batch_rules;
+  }
+  CHECK(heads == 1);
+  CHECK(batch_rules == 2);  // divisibility and the interleaved schedule's group rule
+  CHECK(total == result->stats.invalid + result->stats.out_of_memory);
+  CHECK(result->stats.invalid > 0);
+}
+
+TEST_CASE("61 layers and an MTP layer over 32 stages get Megatron's DeepSeek-V3 layout") {
+  PlanRequest r = deepseek_request();
+  r.base.parallel.world_size = 1024;
+  r.base.training.global_batch_size = 8192;
+  r.space.tensor_parallel = {2};
+  r.space.pipeline_parallel = {8};
+  r.space.max_virtual_stages = 4;
+  r.space.expert_parallel = {64};
+  r.space.micro_batch_sizes = {1};
+  r.space.search_recompute = false;
+  r.space.search_offload = false;
+  const Expected<PlanResult> result = plan(r);
+  REQUIRE(result.has_value());
+  bool found = false;
+  for (const PlanCell& cell : result->cells) {
+    if (cell.config.parallel.virtual_stages_per_pipeline_rank != 4) continue;
+    CHECK(cell.config.parallel.pipeline_layout == "Et|(tt|)*30mL");
+    found = true;
+  }
+  CHECK(found);
+}
+
+TEST_CASE("an even split stays Megatron's default (no layout string)") {
+  PlanRequest r = llama_request();
+  r.space.pipeline_parallel = {4};
+  r.space.max_virtual_stages = 1;
+  const Expected<PlanResult> result = plan(r);
+  REQUIRE(result.has_value());
+  for (const PlanCell& cell : result->cells) CHECK(cell.config.parallel.pipeline_layout.empty());
+}
+
+TEST_CASE("a larger margin never admits more layouts") {
+  PlanRequest r = llama_request();
+  r.record_cells = false;
+  const Expected<PlanResult> loose = plan(r);
+  r.margin_gib = 20.0;
+  const Expected<PlanResult> tight = plan(r);
+  REQUIRE(loose.has_value());
+  REQUIRE(tight.has_value());
+  CHECK(tight->stats.fitting < loose->stats.fitting);
+  CHECK(tight->stats.candidates == loose->stats.candidates);
+  for (const PlanCandidate& c : tight->top) {
+    CHECK(static_cast<double>(c.peak_total_bytes) <= (79.65 - 20.0) * kGiB);
+  }
+}
+
+TEST_CASE("the planner refuses requests it cannot search, naming the field") {
+  PlanRequest r = llama_request();
+  r.base.training.global_batch_size = 0;
+  CHECK(plan(r).error().field == "global_batch_size");
+  r = llama_request();
+  r.margin_gib = 100.0;
+  CHECK(plan(r).error().field == "margin_gib");
+  r = llama_request();
+  r.base.model.hidden_size = 0;
+  CHECK(plan(r).error().field == "hidden_size");
+  r = llama_request();
+  r.space.micro_batch_sizes = {};
+  r.space.tensor_parallel = {3};  // searchable, but nothing divides 64 GPUs
+  const Expected<PlanResult> none = plan(r);
+  REQUIRE(none.has_value());
+  CHECK(none->stats.candidates == 0);
+  CHECK(none->top.empty());
+}
