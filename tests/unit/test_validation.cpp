@@ -194,6 +194,8 @@ TEST_CASE("unmodeled features are also found from the flags, not only the tags")
       {"--cuda-graph-impl transformer_engine", "cuda_graph"},
       {"--fp8-format hybrid", "fp8"},
       {"--fine-grained-activation-offloading --offload-modules core_attn", "activation_offload"},
+      {"--defer-embedding-wgrad-compute", "defer_embedding_wgrad"},
+      {"--export-te-mcore-model", "modelopt"},
   };
   const std::vector<std::string>& unmodeled = unmodeled_validation_features();
   for (const auto& [flags, feature] : flag_features) {

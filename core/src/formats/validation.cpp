@@ -34,9 +34,7 @@ constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 // THE list of features the estimator does not model yet (memory-model.md §10.3, item 5).
 // Remove a name here once the estimator handles it; its cases are then scored.
 const std::vector<std::string> kUnmodeledFeatures = {
-    "fsdp",
-    "cuda_graph",
-    "fp8",
+    "fsdp", "cuda_graph", "fp8", "defer_embedding_wgrad", "modelopt",
 };
 
 bool has(const std::vector<std::string>& list, std::string_view item) {
@@ -70,6 +68,15 @@ constexpr FeatureRule kFeatureRules[] = {
        return a.config.training.fp8_recipe != Fp8Recipe::none ||
               has(a.unmodeled_flags, "--fp4-format");
      }},
+    // Per micro-batch buffers of the output layer's input and gradient kept until the
+    // pipeline flush (tensor_parallel/layers.py, defer_embedding_wgrad_compute).
+    {"defer_embedding_wgrad", "defer_embedding_wgrad",
+     [](const MegatronArgs& a) {
+       return has(a.unmodeled_flags, "--defer-embedding-wgrad-compute");
+     }},
+    // ModelOpt runs (here: distillation, whose teacher model lives outside the flags).
+    {"modelopt", "modelopt",
+     [](const MegatronArgs& a) { return has(a.ignored_flags, "--export-te-mcore-model"); }},
     {"activation_offload", "activation_offload",
      [](const MegatronArgs& a) {
        return a.config.training.offload.fine_grained_activation_offloading ||
