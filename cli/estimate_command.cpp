@@ -131,7 +131,7 @@ void print_table(const Estimate& estimate, const std::string& link) {
 
 int run_estimate(const std::vector<std::string>& args) {
   std::set<std::string> switches = config_switch_options();
-  switches.insert({"--json", "--print-megatron-args"});
+  switches.insert({"--json", "--print-megatron-args", "--timeline"});
   const Expected<ParsedOptions> options = parse_options(args, config_value_options(), switches);
   if (!options) {
     print_error(options.error());
@@ -163,6 +163,9 @@ int run_estimate(const std::vector<std::string>& args) {
 
   EstimateOptions estimate_options;
   estimate_options.what_if = true;
+  // --timeline: each rank's memory after every forward/backward (JSON only).
+  const bool timeline = options->switches.count("--timeline") > 0;
+  estimate_options.timeline = timeline;
   const Expected<Estimate> estimated = estimate(shared.config, estimate_options);
   if (!estimated) {
     print_error(estimated.error());
@@ -174,7 +177,7 @@ int run_estimate(const std::vector<std::string>& args) {
   const std::string link = share_link(shared, base_url(*options));
   const bool print_flags = options->switches.count("--print-megatron-args") > 0;
   if (options->switches.count("--json")) {
-    nlohmann::json document = nlohmann::json::parse(estimate_to_json(*estimated, -1));
+    nlohmann::json document = nlohmann::json::parse(estimate_to_json(*estimated, -1, timeline));
     document["link"] = link;
     if (print_flags) document["megatron_args"] = to_megatron_args(shared.config);
     std::cout << document.dump(2) << "\n";

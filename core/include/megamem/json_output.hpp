@@ -12,8 +12,11 @@
 
 namespace megamem {
 
-// The estimate as one JSON object (pretty-printed when indent >= 0).
-std::string estimate_to_json(const Estimate& estimate, int indent = 2);
+// The estimate as one JSON object (pretty-printed when indent >= 0). Timelines (one event
+// per forward/backward of every micro-batch, per rank) only when asked for: they can hold
+// thousands of events per rank.
+std::string estimate_to_json(const Estimate& estimate, int indent = 2,
+                             bool include_timeline = false);
 
 // The what-if table as a JSON array (label, flags, peaks, saving, validity).
 std::string what_if_to_json(const std::vector<WhatIfOption>& options, int indent = 2);

@@ -71,7 +71,7 @@ json timeline_json(const std::vector<TimelineEvent>& timeline) {
   return events;
 }
 
-json rank_json(const RankMemory& rank) {
+json rank_json(const RankMemory& rank, bool include_timeline) {
   json chunks = json::array();
   for (const ChunkMemory& chunk : rank.chunks) chunks.push_back(chunk_json(chunk));
   json node = {{"pp_rank", rank.pp_rank},
@@ -92,7 +92,7 @@ json rank_json(const RankMemory& rank) {
                {"host_activation_bytes", rank.host_activation_bytes},
                {"max_inflight_microbatches", rank.max_inflight_microbatches},
                {"chunks", std::move(chunks)}};
-  if (!rank.timeline.empty()) node["timeline"] = timeline_json(rank.timeline);
+  if (include_timeline && !rank.timeline.empty()) node["timeline"] = timeline_json(rank.timeline);
   return node;
 }
 
@@ -158,10 +158,10 @@ std::string dump(const json& value, int indent) { return value.dump(indent < 0 ?
 
 }  // namespace
 
-std::string estimate_to_json(const Estimate& estimate, int indent) {
+std::string estimate_to_json(const Estimate& estimate, int indent, bool include_timeline) {
   const NormalizedConfig& n = estimate.normalized;
   json ranks = json::array();
-  for (const RankMemory& rank : estimate.ranks) ranks.push_back(rank_json(rank));
+  for (const RankMemory& rank : estimate.ranks) ranks.push_back(rank_json(rank, include_timeline));
   json result = {
       {"config", config_json_value(n.config)},
       {"derived",
