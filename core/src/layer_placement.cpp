@@ -13,6 +13,11 @@ std::string str(std::int64_t value) { return std::to_string(value); }
 // pipeline_parallel_layer_layout.py (parse_str_to_list) do. Commas are cosmetic; backslashes
 // are shell escapes left in scripts ("Et*3\|\(tt\|\)*6L").
 Expected<std::string> expand_layout(const std::string& layout) {
+  // Real layouts have a few hundred stages and layers; refuse before allocating anything
+  // larger, so a hostile link cannot make an estimate allocate gigabytes.
+  constexpr std::size_t kMaxEntries = 100000;
+  const Error too_long{"pipeline_model_parallel_layout",
+                       "pipeline layout expands beyond " + str(kMaxEntries) + " entries"};
   std::string text;
   for (char ch : layout) {
     if (ch != ',' && ch != '\\' && ch != ' ' && ch != '"' && ch != '\'') text += ch;
@@ -38,6 +43,9 @@ Expected<std::string> expand_layout(const std::string& layout) {
         const long count = read_count(text, close + 2, end);
         if (count >= 0) {
           const std::string body = text.substr(i + 1, close - i - 1);
+          if (pass1.size() + body.size() * static_cast<std::size_t>(count) > kMaxEntries) {
+            return too_long;
+          }
           for (long k = 0; k < count; ++k) pass1 += body;
           i = end;
           continue;
@@ -53,6 +61,7 @@ Expected<std::string> expand_layout(const std::string& layout) {
       std::size_t end = 0;
       const long count = read_count(pass1, i + 2, end);
       if (count >= 0) {
+        if (pass2.size() + static_cast<std::size_t>(count) > kMaxEntries) return too_long;
         pass2.append(static_cast<std::size_t>(count), pass1[i]);
         i = end;
         continue;
@@ -60,9 +69,7 @@ Expected<std::string> expand_layout(const std::string& layout) {
     }
     pass2 += pass1[i++];
   }
-  if (pass2.size() > 1000000) {
-    return Error{"pipeline_model_parallel_layout", "pipeline layout expands beyond 1e6 entries"};
-  }
+  if (pass2.size() > kMaxEntries) return too_long;
   return pass2;
 }
 

@@ -131,3 +131,18 @@ TEST_CASE("MTP sits on the last stage with an embedding copy when PP > 1") {
   CHECK(with_mtp->ranks[1].dense_params - without->ranks[1].dense_params == mtp_layer + embedding);
   CHECK(with_mtp->ranks[0].dense_params == without->ranks[0].dense_params);
 }
+
+TEST_CASE("a layout that would expand beyond 100,000 entries is refused before expanding") {
+  Config c = small_model(16);
+  c.parallel.world_size = 4;
+  c.parallel.pipeline_parallel = 4;
+  c.parallel.pipeline_layout = "E(" + std::string(4000, 't') + ")*99999L";
+  auto e = estimate(c);
+  REQUIRE_FALSE(e.has_value());
+  CHECK(e.error().field == "pipeline_model_parallel_layout");
+  CHECK_THAT(e.error().message, Catch::Matchers::Contains("100000"));
+  c.parallel.pipeline_layout = "Et*99999|L";
+  e = estimate(c);
+  REQUIRE_FALSE(e.has_value());
+  CHECK(e.error().field == "pipeline_model_parallel_layout");
+}
