@@ -33,6 +33,8 @@ apt_packages=(
   dpkg-dev            # apt-get source (Dear ImGui sources)
   clang-format
   libbenchmark-dev    # tests/benchmark (Google Benchmark)
+  clang               # tests/fuzz: libFuzzer harnesses on the link and config.json decoders
+  libclang-rt-dev     # ... their fuzzer and sanitizer runtimes (only recommended by clang)
   fonts-roboto-unhinted  # the web page's UI font, compiled in (web/CMakeLists.txt)
   ca-certificates
 )
