@@ -51,7 +51,7 @@ void print_what_if(const Estimate& estimate) {
   const auto padded = [&](const std::string& label) {
     return label + std::string(width + 2 - label.size(), ' ');
   };
-  std::cout << "\n" << padded("what-if") << "   peak   saving\n";
+  std::cout << "\n" << padded("what-if") << "   peak   change\n";
   for (const WhatIfRow& row : estimate.what_if) {
     std::cout << padded(row.label);
     if (!row.valid) {
