@@ -15,6 +15,7 @@
 #include <numeric>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "activations.hpp"
@@ -237,6 +238,18 @@ std::string rule_of(const std::string& message) {
   return out;
 }
 
+// splitmix64 over the key's words (hash-table keys of small integers).
+std::size_t hash_key(const std::int64_t* words, std::size_t count) {
+  std::uint64_t hash = 0x9e3779b97f4a7c15ull;
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint64_t z = hash + static_cast<std::uint64_t>(words[i]) + 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    hash = z ^ (z >> 31);
+  }
+  return static_cast<std::size_t>(hash);
+}
+
 std::vector<int> powers_of_two_up_to(int limit) {
   std::vector<int> out;
   for (int v = 1; v <= limit; v *= 2) out.push_back(v);
@@ -290,7 +303,16 @@ class Planner {
   std::optional<std::vector<std::optional<Error>>> row_errors_[2];
   std::uint64_t limit_bytes_ = 0;  // capacity minus margin
   // Schedule profiles by (PP, VPP, rank, micro-batches, group, EP overlap).
-  std::map<std::array<std::int64_t, 6>, ScheduleProfile> schedules_;
+  struct KeyHash {
+    std::size_t operator()(const std::array<std::int64_t, 6>& key) const {
+      return hash_key(key.data(), key.size());
+    }
+  };
+  std::unordered_map<std::array<std::int64_t, 6>, ScheduleProfile, KeyHash> schedules_;
+  NormalizedConfig scratch_;              // a cell's normalized config, reusing its buffers
+  std::vector<ChunkActivations> chunks_;  // scratch, pp_rank * VPP + vpp_chunk
+  // Stages alike (same layers, kinds, embedding, loss, MTP) share chunk_activations().
+  std::vector<std::pair<std::array<int, 5>, ChunkActivations>> alike_;
   bool counted_ = false;  // stats taken; later estimates correct them
   PlanStats stats_;
 };
@@ -460,9 +482,33 @@ void Planner::evaluate_cell(LayoutState& state, std::size_t row, std::size_t col
       state.activation[(column * recompute_.size() + recompute) * 2 + (activations ? 1 : 0)];
   if (peaks.empty()) {
     ++stats_.memory_evaluations;
-    NormalizedConfig patched = n;
-    apply_row(row, patched.config);
-    rank_activation_peaks(patched, state.stages, state.schedules[column], peaks);
+    scratch_ = n;
+    apply_row(row, scratch_.config);
+    const Layout& l = state.layout;
+    const auto vpp =
+        static_cast<std::size_t>(std::max(1, n.config.parallel.virtual_stages_per_pipeline_rank));
+    chunks_.assign(static_cast<std::size_t>(l.pp) * vpp, ChunkActivations{});
+    const LayerProfiles layers = layer_profiles(scratch_);
+    alike_.clear();
+    for (const StagePlacement& stage : state.stages) {
+      // Layers of one kind make the chunk's position irrelevant; a mix keeps it.
+      const auto first = n.moe_layer_pattern.begin() + stage.first_layer;
+      const bool uniform =
+          stage.num_layers == 0 || std::all_of(first, first + stage.num_layers,
+                                               [&](std::uint8_t kind) { return kind == *first; });
+      const std::array<int, 5> key = {
+          stage.num_layers, uniform ? (stage.num_layers > 0 ? *first : 0) : 2 + stage.first_layer,
+          stage.has_embedding, stage.has_loss, stage.num_mtp_layers};
+      auto found = std::find_if(alike_.begin(), alike_.end(),
+                                [&](const auto& entry) { return entry.first == key; });
+      if (found == alike_.end()) {
+        alike_.emplace_back(key, chunk_activations(scratch_, stage, layers));
+        found = alike_.end() - 1;
+      }
+      chunks_[static_cast<std::size_t>(stage.pp_rank) * vpp +
+              static_cast<std::size_t>(stage.vpp_chunk)] = found->second;
+    }
+    rank_activation_peaks(chunks_, static_cast<int>(vpp), state.schedules[column], peaks);
   }
   for (std::size_t r = 0; r < rows_; ++r) {
     if (recompute_of(r) != recompute || activation_offload(r) != activations) continue;

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <set>
 
 #include "activations.hpp"
 #include "parameter_count.hpp"
@@ -53,21 +52,40 @@ ScheduleProfile schedule_profile(const NormalizedConfig& n, int pp_rank) {
   // exceeds everywhere can never be the peak (saved bytes are never negative): drop it.
   const auto v = static_cast<std::size_t>(std::max(1, shape.virtual_stages));
   std::vector<std::uint16_t> inflight(v, 0);
-  std::set<std::vector<std::int32_t>> seen;
-  std::vector<std::vector<std::int32_t>> steps;
-  std::vector<std::int32_t> key(v + 1);
+  std::vector<std::int32_t> flat;  // one key of v + 1 entries per step
   for (const ScheduleOp& op : ops) {
     const auto chunk = static_cast<std::size_t>(op.chunk);
     // The step's peak counts the saved bytes before a forward adds its own and before a
     // backward frees them.
-    for (std::size_t j = 0; j < v; ++j) key[j] = inflight[j];
-    key[v] = op.forward ? op.chunk + 1 : -(op.chunk + 1);
-    if (seen.insert(key).second) steps.push_back(key);
+    flat.insert(flat.end(), inflight.begin(), inflight.end());
+    flat.push_back(op.forward ? op.chunk + 1 : -(op.chunk + 1));
     if (op.forward) {
       ++inflight[chunk];
     } else if (inflight[chunk] > 0) {
       --inflight[chunk];
     }
+  }
+  const std::size_t width = v + 1;
+  std::vector<std::size_t> order(flat.size() / width);
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto key_less = [&](std::size_t a, std::size_t b) {
+    return std::lexicographical_compare(
+        flat.begin() + static_cast<std::ptrdiff_t>(a * width),
+        flat.begin() + static_cast<std::ptrdiff_t>((a + 1) * width),
+        flat.begin() + static_cast<std::ptrdiff_t>(b * width),
+        flat.begin() + static_cast<std::ptrdiff_t>((b + 1) * width));
+  };
+  auto key_equal = [&](std::size_t a, std::size_t b) {
+    return std::equal(flat.begin() + static_cast<std::ptrdiff_t>(a * width),
+                      flat.begin() + static_cast<std::ptrdiff_t>((a + 1) * width),
+                      flat.begin() + static_cast<std::ptrdiff_t>(b * width));
+  };
+  std::sort(order.begin(), order.end(), key_less);
+  order.erase(std::unique(order.begin(), order.end(), key_equal), order.end());
+  std::vector<std::vector<std::int32_t>> steps;
+  for (std::size_t i : order) {
+    steps.emplace_back(flat.begin() + static_cast<std::ptrdiff_t>(i * width),
+                       flat.begin() + static_cast<std::ptrdiff_t>((i + 1) * width));
   }
   auto dominated = [&](const std::vector<std::int32_t>& a, const std::vector<std::int32_t>& b) {
     if (a[v] != b[v] || a == b) return false;
@@ -89,21 +107,12 @@ ScheduleProfile schedule_profile(const NormalizedConfig& n, int pp_rank) {
   return profile;
 }
 
-void rank_activation_peaks(const NormalizedConfig& n, const std::vector<StagePlacement>& stages,
+void rank_activation_peaks(const std::vector<ChunkActivations>& chunks, int virtual_stages,
                            const std::vector<const ScheduleProfile*>& profiles,
                            std::vector<double>& out) {
-  const auto pp = static_cast<std::size_t>(n.config.parallel.pipeline_parallel);
-  const auto v =
-      static_cast<std::size_t>(std::max(1, n.config.parallel.virtual_stages_per_pipeline_rank));
-  const LayerProfiles layers = layer_profiles(n);
-  // chunk quantities indexed rank * v + chunk
-  std::vector<ChunkActivations> chunks(pp * v);
-  for (const StagePlacement& stage : stages) {
-    chunks[static_cast<std::size_t>(stage.pp_rank) * v +
-           static_cast<std::size_t>(stage.vpp_chunk)] = chunk_activations(n, stage, layers);
-  }
-  out.assign(pp, 0.0);
-  for (std::size_t r = 0; r < pp; ++r) {
+  const auto v = static_cast<std::size_t>(std::max(1, virtual_stages));
+  out.assign(profiles.size(), 0.0);
+  for (std::size_t r = 0; r < profiles.size(); ++r) {
     const ScheduleProfile& profile = *profiles[r];
     const ChunkActivations* rank_chunks = &chunks[r * v];
     double worst = 0;  // simulate_rank starts its peak at static memory

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "activations.hpp"
 #include "layer_placement.hpp"
 #include "megamem/estimate.hpp"
 
@@ -42,9 +43,9 @@ struct ScheduleProfile {
 // of micro-batches, the micro-batch group and EP-overlap only).
 ScheduleProfile schedule_profile(const NormalizedConfig& normalized, int pp_rank);
 
-// Per rank: the schedule's worst saved + transient bytes above static memory.
-void rank_activation_peaks(const NormalizedConfig& normalized,
-                           const std::vector<StagePlacement>& stages,
+// Per rank: the schedule's worst saved + transient bytes above static memory. chunks: each
+// stage's chunk_activations(), indexed pp_rank * VPP + vpp_chunk.
+void rank_activation_peaks(const std::vector<ChunkActivations>& chunks, int virtual_stages,
                            const std::vector<const ScheduleProfile*>& profiles,
                            std::vector<double>& out);
 

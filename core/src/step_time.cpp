@@ -16,19 +16,6 @@ namespace {
 
 constexpr double kGB = 1e9;
 
-// Forward FLOPs per token of each module, whole layer (all TP ranks): the terms of
-// megatron/training/training.py num_floating_point_operations (transformer_flops).
-struct ModuleFlops {
-  double attention_projections = 0;  // QKV (or MLA down/up) and output projection
-  double attention_core = 0;         // QK^T and softmax·V, causal, at the full sequence
-  double mla_up_projections = 0;     // part of attention_projections (--recompute mla_up_proj)
-  double dense_mlp = 0;
-  double moe_routed = 0;  // top-k experts (and the latent projections)
-  double moe_shared = 0;
-  double logits = 0;     // one output layer
-  double mtp_extra = 0;  // one MTP block's norms and eh_proj
-};
-
 ModuleFlops module_flops(const NormalizedConfig& n) {
   const ModelConfig& m = n.config.model;
   const double h = m.hidden_size;
@@ -363,6 +350,8 @@ StepTimeModel::StepTimeModel(const NormalizedConfig& normalized,
   const double vocab = static_cast<double>(normalized.padded_vocab_size) * h / tp_;
   dense_params_.assign(static_cast<std::size_t>(pp_), 0.0);
   expert_params_.assign(static_cast<std::size_t>(pp_), 0.0);
+  dense_count_.assign(static_cast<std::size_t>(pp_), 0.0);
+  moe_count_.assign(static_cast<std::size_t>(pp_), 0.0);
   const bool last_moe =
       !normalized.moe_layer_pattern.empty() && normalized.moe_layer_pattern.back() != 0;
   for (const StagePlacement& stage : stages) {
@@ -381,6 +370,8 @@ StepTimeModel::StepTimeModel(const NormalizedConfig& normalized,
     const auto r = static_cast<std::size_t>(stage.pp_rank);
     const int moe_layers = chunk.moe_layers + (last_moe ? chunk.mtp_layers : 0);
     const int dense_layers = chunk.dense_layers + (last_moe ? 0 : chunk.mtp_layers);
+    dense_count_[r] += dense_layers;
+    moe_count_[r] += moe_layers;
     dense_params_[r] += dense_layers * dense_layer + moe_layers * moe_dense_part +
                         chunk.mtp_layers * 2.0 * h * h / tp_;
     expert_params_[r] += moe_layers * moe_expert_part;
@@ -389,21 +380,121 @@ StepTimeModel::StepTimeModel(const NormalizedConfig& normalized,
       dense_params_[r] += vocab;
     }
   }
+  const ModuleFlops flops = module_flops(normalized);
+  module_flops_ = flops;
+  layer_counts(normalized, dense_layers_, moe_layers_);
   model_flops_per_sequence_ =
-      3.0 * c.training.seq_length * forward_flops_per_token(normalized, module_flops(normalized));
+      3.0 * c.training.seq_length * forward_flops_per_token(normalized, flops);
+  // Gradient and parameter bytes on the wire (fp32 main grads unless reduced in 16 bits).
+  const TrainingConfig& train = c.training;
+  grad_bytes_ = train.params_dtype == DType::fp32                                        ? 4.0
+                : (c.optimizer.grad_reduce_in_bf16 || train.params_dtype == DType::fp16) ? 2.0
+                                                                                         : 4.0;
+  param_bytes_ = train.params_dtype == DType::fp32 ? 4.0 : 2.0;
 }
 
 // [5] -----------------------------------------------------------------------------------------
 
-StepTime StepTimeModel::evaluate(const StepVariant& v) const {
+// The parts of a step that depend on the micro-batch size alone: layer costs, each rank's
+// time per micro-batch without recompute and offload, and its exposed DP traffic.
+void StepTimeModel::prepare(int micro_batch) const {
+  if (cached_micro_batch_ == micro_batch) return;
   const Config& c = n_->config;
   const ModelConfig& m = c.model;
-  const double b = v.micro_batch_size;
-  if (cached_micro_batch_ != v.micro_batch_size) {
-    cached_dense_ = layer_cost(false, b);
-    cached_moe_ = m.num_experts > 0 ? layer_cost(true, b) : cached_dense_;
-    cached_micro_batch_ = v.micro_batch_size;
+  const double b = micro_batch;
+  cached_dense_ = layer_cost(false, b);
+  cached_moe_ = m.num_experts > 0 ? layer_cost(true, b) : cached_dense_;
+  const LayerCost& dense = cached_dense_;
+  const LayerCost& moe = cached_moe_;
+
+  base_.assign(static_cast<std::size_t>(pp_), RankTime{});
+  const double tokens = b * c.training.seq_length / cp_;
+  const double hidden_bytes = 2.0 * tokens * m.hidden_size;
+  const double tp_exposed =
+      n_->sequence_parallel ? cfg_.tp_exposed_fraction : cfg_.tp_all_reduce_exposed_fraction;
+  const double vocab = static_cast<double>(n_->padded_vocab_size) / tp_;
+  const double logits = gemm_s(tokens, vocab, m.hidden_size);
+  // Vocabulary-parallel cross entropy: fp32 upcast, max, exp, sum and the gradient, about
+  // 24 bytes per logit through HBM over forward and backward.
+  const double cross_entropy =
+      24.0 * tokens * vocab / (cfg_.hbm_bandwidth_gb_per_s * kGB * cfg_.elementwise_efficiency);
+  const double loss_forward = logits + cross_entropy / 2.0;
+  const double loss_backward = 2.0 * logits + cross_entropy / 2.0;
+  const double tp_one = collective_s(tp_, hidden_bytes, tp_bw_);
+  const double p2p = pp_ > 1
+                         ? cfg_.pp_exposed_fraction * 2.0 *
+                               (n_->sequence_parallel ? hidden_bytes / tp_ : hidden_bytes) / pp_bw_
+                         : 0.0;
+  for (const Chunk& chunk : chunks_) {
+    RankTime& r = base_[static_cast<std::size_t>(chunk.pp_rank)];
+    auto add_layers = [&](const LayerCost& l, double count) {
+      if (count <= 0) return;
+      r.compute += count * (l.forward + l.backward);
+      r.forward += count * l.forward;
+      r.backward += count * l.backward;
+      r.tp += count * (l.tp_forward + l.tp_backward);
+      r.cp += count * (l.cp_forward + l.cp_backward);
+      r.ep += count * (l.ep_forward + l.ep_backward);
+    };
+    add_layers(dense, chunk.dense_layers);
+    add_layers(moe, chunk.moe_layers);
+    // MTP: eh_proj, a transformer layer like the last decoder layer, and its own logits.
+    if (chunk.mtp_layers > 0) {
+      add_layers(chunk.mtp_moe ? moe : dense, chunk.mtp_layers);
+      const double eh = gemm_s(tokens, m.hidden_size / tp_, 2.0 * m.hidden_size);
+      r.compute += chunk.mtp_layers * (3.0 * eh + loss_forward + loss_backward);
+      r.forward += chunk.mtp_layers * (eh + loss_forward);
+      r.backward += chunk.mtp_layers * (2.0 * eh + loss_backward);
+    }
+    if (chunk.loss) {
+      r.compute += loss_forward + loss_backward;
+      r.forward += loss_forward;
+      r.backward += loss_backward;
+      r.tp += tp_exposed * 2.0 * tp_one;  // gather the final hidden states, scatter its grad
+    }
+    if (chunk.embedding) r.tp += tp_exposed * 2.0 * tp_one;
+    r.pp += p2p;
   }
+
+  // Data parallelism per rank: gradient reduce-scatter (all-reduce without the distributed
+  // optimizer) and parameter all-gather, less what one micro-batch's backward (forward)
+  // hides with --overlap-grad-reduce (--overlap-param-gather).
+  const TrainingConfig& train = c.training;
+  const OptimizerConfig& opt = c.optimizer;
+  const double dense_group = dp_ * cp_;
+  dp_exposed_.assign(base_.size(), 0.0);
+  shard_.assign(base_.size(), 0.0);
+  for (std::size_t i = 0; i < base_.size(); ++i) {
+    const double dense_params = dense_params_[i];
+    const double expert_params = expert_params_[i];
+    double reduce = 0, gather = 0;
+    if (opt.use_distributed_optimizer) {
+      reduce = collective_s(dense_group, dense_params * grad_bytes_, dp_bw_) +
+               collective_s(edp_, expert_params * grad_bytes_, edp_bw_);
+      gather = collective_s(dense_group, dense_params * param_bytes_, dp_bw_) +
+               collective_s(edp_, expert_params * param_bytes_, edp_bw_);
+      shard_[i] = dense_params / dense_group + expert_params / edp_;
+    } else {
+      reduce = 2.0 * (collective_s(dense_group, dense_params * grad_bytes_, dp_bw_) +
+                      collective_s(edp_, expert_params * grad_bytes_, edp_bw_));
+      shard_[i] = dense_params + expert_params;
+    }
+    if (opt.overlap_grad_reduce) {
+      reduce = std::max(0.0, reduce - cfg_.dp_overlap_fraction * base_[i].backward);
+      if (cfg_.overlap_param_gather) {
+        gather = std::max(0.0, gather - cfg_.dp_overlap_fraction * base_[i].forward);
+      }
+    }
+    dp_exposed_[i] = reduce + gather;
+  }
+  (void)train;
+  cached_micro_batch_ = micro_batch;
+}
+
+StepTime StepTimeModel::evaluate(const StepVariant& v) const {
+  prepare(v.micro_batch_size);
+  const Config& c = n_->config;
+  const double b = v.micro_batch_size;
   const LayerCost& dense = cached_dense_;
   const LayerCost& moe = cached_moe_;
   const bool full = v.recompute == RecomputeGranularity::full;
@@ -431,114 +522,43 @@ StepTime StepTimeModel::evaluate(const StepVariant& v) const {
   auto offload_s = [&](const LayerCost& l, double bytes_per_sample) {
     const double copy = bytes_per_sample * b / host_bw;
     if (copy <= 0) return 0.0;
-    return std::max(0.0, copy - l.forward) + std::max(0.0, copy - l.backward);
+    const double always = cfg_.offload_exposed_fraction * copy;
+    return std::max(always, copy - l.forward) + std::max(always, copy - l.backward);
   };
-
-  // Per-rank totals for one micro-batch (all its chunks).
-  std::vector<RankTime>& ranks = ranks_;
-  ranks.assign(static_cast<std::size_t>(pp_), RankTime{});
-  const double tokens = b * c.training.seq_length / cp_;
-  const double hidden_bytes = 2.0 * tokens * m.hidden_size;
-  const double tp_exposed =
-      n_->sequence_parallel ? cfg_.tp_exposed_fraction : cfg_.tp_all_reduce_exposed_fraction;
-  const double vocab = static_cast<double>(n_->padded_vocab_size) / tp_;
-  const double logits = gemm_s(tokens, vocab, m.hidden_size);
-  // Vocabulary-parallel cross entropy: fp32 upcast, max, exp, sum and the gradient, about
-  // 24 bytes per logit through HBM over forward and backward.
-  const double cross_entropy =
-      24.0 * tokens * vocab / (cfg_.hbm_bandwidth_gb_per_s * kGB * cfg_.elementwise_efficiency);
-  const double loss_forward = logits + cross_entropy / 2.0;
-  const double loss_backward = 2.0 * logits + cross_entropy / 2.0;
-  const double tp_one = collective_s(tp_, hidden_bytes, tp_bw_);
-  const double p2p = pp_ > 1
-                         ? cfg_.pp_exposed_fraction * 2.0 *
-                               (n_->sequence_parallel ? hidden_bytes / tp_ : hidden_bytes) / pp_bw_
-                         : 0.0;
-  for (const Chunk& chunk : chunks_) {
-    RankTime& r = ranks[static_cast<std::size_t>(chunk.pp_rank)];
-    auto add_layers = [&](const LayerCost& l, double count, bool is_moe, double offloaded) {
-      if (count <= 0) return;
-      r.compute += count * (l.forward + l.backward);
-      r.forward += count * l.forward;
-      r.backward += count * l.backward;
-      r.recompute += count * recompute_s(l, is_moe);
-      r.tp += count * (l.tp_forward + l.tp_backward);
-      r.cp += count * (l.cp_forward + l.cp_backward);
-      r.ep += count * (l.ep_forward + l.ep_backward);
-      r.offload += count * offload_s(l, offloaded);
-    };
-    add_layers(dense, chunk.dense_layers, false, v.offloaded_bytes_dense);
-    add_layers(moe, chunk.moe_layers, true, v.offloaded_bytes_moe);
-    // MTP: eh_proj, a transformer layer like the last decoder layer, and its own logits.
-    if (chunk.mtp_layers > 0) {
-      add_layers(chunk.mtp_moe ? moe : dense, chunk.mtp_layers, chunk.mtp_moe,
-                 chunk.mtp_moe ? v.offloaded_bytes_moe : v.offloaded_bytes_dense);
-      const double eh = gemm_s(tokens, m.hidden_size / tp_, 2.0 * m.hidden_size);
-      r.compute += chunk.mtp_layers * (3.0 * eh + loss_forward + loss_backward);
-      r.forward += chunk.mtp_layers * (eh + loss_forward);
-      r.backward += chunk.mtp_layers * (2.0 * eh + loss_backward);
-    }
-    if (chunk.loss) {
-      r.compute += loss_forward + loss_backward;
-      r.forward += loss_forward;
-      r.backward += loss_backward;
-      r.tp += tp_exposed * 2.0 * tp_one;  // gather the final hidden states, scatter its grad
-    }
-    if (chunk.embedding) r.tp += tp_exposed * 2.0 * tp_one;
-    r.pp += p2p;
-  }
+  const double recompute_dense = recompute_s(dense, false);
+  const double recompute_moe = recompute_s(moe, true);
+  const double offload_dense = offload_s(dense, v.offloaded_bytes_dense);
+  const double offload_moe = offload_s(moe, v.offloaded_bytes_moe);
 
   // The slowest rank per micro-batch sets the pace of the pipeline.
   std::size_t bottleneck = 0;
-  for (std::size_t i = 1; i < ranks.size(); ++i) {
-    if (ranks[i].total() > ranks[bottleneck].total()) bottleneck = i;
+  double micro = -1;
+  for (std::size_t i = 0; i < base_.size(); ++i) {
+    const double total = base_[i].total() + dense_count_[i] * (recompute_dense + offload_dense) +
+                         moe_count_[i] * (recompute_moe + offload_moe);
+    if (total > micro) {
+      micro = total;
+      bottleneck = i;
+    }
   }
-  const RankTime& slow = ranks[bottleneck];
-  const double micro = slow.total();
+  const RankTime& slow = base_[bottleneck];
   const double m_count = static_cast<double>(v.num_microbatches);
   const double bubble = pp_ > 1 ? micro * (pp_ - 1.0) / vpp_ : 0.0;
 
-  // Data parallelism and the optimizer step, per rank; the slowest one ends the step.
-  const TrainingConfig& train = c.training;
-  const OptimizerConfig& opt = c.optimizer;
-  const double grad_bytes = (train.params_dtype == DType::fp32)                              ? 4.0
-                            : (opt.grad_reduce_in_bf16 || train.params_dtype == DType::fp16) ? 2.0
-                                                                                             : 4.0;
-  const double param_bytes = train.params_dtype == DType::fp32 ? 4.0 : 2.0;
-  const double dense_group = dp_ * cp_;
+  // The optimizer step per rank (Adam from HBM: fp32 master, two moments and the gradient
+  // read, three written, the 16-bit weight written: about 30 bytes per parameter of the
+  // shard; CPU Adam and the copies for the offloaded share); the slowest rank ends the step.
   const double hbm = cfg_.hbm_bandwidth_gb_per_s * kGB;
+  const double f = std::clamp(v.optimizer_offload_fraction, 0.0, 1.0);
   double dp_exposed = 0, optimizer = 0;
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    const double dense_params = dense_params_[i];
-    const double expert_params = expert_params_[i];
-    double reduce = 0, gather = 0, shard = 0;
-    if (opt.use_distributed_optimizer) {
-      reduce = collective_s(dense_group, dense_params * grad_bytes, dp_bw_) +
-               collective_s(edp_, expert_params * grad_bytes, edp_bw_);
-      gather = collective_s(dense_group, dense_params * param_bytes, dp_bw_) +
-               collective_s(edp_, expert_params * param_bytes, edp_bw_);
-      shard = dense_params / dense_group + expert_params / edp_;
-    } else {
-      reduce = 2.0 * (collective_s(dense_group, dense_params * grad_bytes, dp_bw_) +
-                      collective_s(edp_, expert_params * grad_bytes, edp_bw_));
-      shard = dense_params + expert_params;
-    }
-    if (opt.overlap_grad_reduce) {
-      reduce = std::max(0.0, reduce - cfg_.dp_overlap_fraction * ranks[i].backward);
-      if (cfg_.overlap_param_gather) {
-        gather = std::max(0.0, gather - cfg_.dp_overlap_fraction * ranks[i].forward);
-      }
-    }
-    // Adam from HBM: fp32 master, two moments and the gradient read, three written, the
-    // 16-bit weight written: about 30 bytes per parameter of the shard.
-    const double f = std::clamp(v.optimizer_offload_fraction, 0.0, 1.0);
-    double step = shard * (1.0 - f) * 30.0 / hbm;
+  for (std::size_t i = 0; i < base_.size(); ++i) {
+    double step = shard_[i] * (1.0 - f) * 30.0 / hbm;
     if (f > 0) {
-      step += shard * f / cfg_.cpu_optimizer_params_per_s +
-              shard * f * (grad_bytes + param_bytes) / (cfg_.host_bandwidth_gb_per_s * kGB);
+      step += shard_[i] * f / cfg_.cpu_optimizer_params_per_s +
+              shard_[i] * f * (grad_bytes_ + param_bytes_) / host_bw;
     }
-    if (reduce + gather + step > dp_exposed + optimizer) {
-      dp_exposed = reduce + gather;
+    if (dp_exposed_[i] + step > dp_exposed + optimizer) {
+      dp_exposed = dp_exposed_[i];
       optimizer = step;
     }
   }
@@ -548,47 +568,44 @@ StepTime StepTimeModel::evaluate(const StepVariant& v) const {
   out.microbatch_time_s = micro;
   StepTimeBreakdown& d = out.breakdown;
   d.compute_s = m_count * slow.compute;
-  d.recompute_s = m_count * slow.recompute;
+  d.recompute_s = m_count * (dense_count_[bottleneck] * recompute_dense +
+                             moe_count_[bottleneck] * recompute_moe);
   d.tp_comm_s = m_count * slow.tp;
   d.cp_comm_s = m_count * slow.cp;
   d.ep_comm_s = m_count * slow.ep;
   d.pp_comm_s = m_count * slow.pp;
-  d.offload_s = m_count * slow.offload;
+  d.offload_s =
+      m_count * (dense_count_[bottleneck] * offload_dense + moe_count_[bottleneck] * offload_moe);
   d.pipeline_bubble_s = bubble;
   d.dp_comm_s = dp_exposed;
   d.optimizer_s = optimizer;
   out.step_time_s = m_count * micro + bubble + dp_exposed + optimizer;
 
   // Throughput as Megatron logs it.
+  const TrainingConfig& train = c.training;
   const double sequences = static_cast<double>(train.global_batch_size);
   const double gpus = static_cast<double>(c.parallel.world_size);
   out.tokens_per_s = sequences * train.seq_length / out.step_time_s;
   out.tokens_per_s_per_gpu = out.tokens_per_s / gpus;
   out.model_flops_per_step = model_flops_per_sequence_ * sequences;
   // Recomputed forwards, whole model: the share of the step's forward FLOPs they repeat.
-  double recompute_flops = 0;
-  {
-    const ModuleFlops f = module_flops(*n_);
-    double dense_layers = 0, moe_layers = 0;
-    layer_counts(*n_, dense_layers, moe_layers);
-    double per_token = 0;
-    if (full) {
-      per_token = (dense_layers + moe_layers) * (f.attention_projections + f.attention_core) +
-                  dense_layers * f.dense_mlp + moe_layers * (f.moe_routed + f.moe_shared);
-    } else {
-      const double layers = dense_layers + moe_layers;
-      if (bits & kRecomputeCoreAttn) per_token += layers * f.attention_core;
-      if (bits & kRecomputeMlp) per_token += dense_layers * f.dense_mlp;
-      if (bits & kRecomputeMoe) {
-        per_token += moe_layers * (f.moe_routed + f.moe_shared);
-      } else if (bits & kRecomputeSharedExperts) {
-        per_token += moe_layers * f.moe_shared;
-      }
-      if (bits & kRecomputeMlaUpProj) per_token += layers * f.mla_up_projections;
+  const ModuleFlops& mf = module_flops_;
+  double per_token = 0;
+  if (full) {
+    per_token = (dense_layers_ + moe_layers_) * (mf.attention_projections + mf.attention_core) +
+                dense_layers_ * mf.dense_mlp + moe_layers_ * (mf.moe_routed + mf.moe_shared);
+  } else {
+    const double layers = dense_layers_ + moe_layers_;
+    if (bits & kRecomputeCoreAttn) per_token += layers * mf.attention_core;
+    if (bits & kRecomputeMlp) per_token += dense_layers_ * mf.dense_mlp;
+    if (bits & kRecomputeMoe) {
+      per_token += moe_layers_ * (mf.moe_routed + mf.moe_shared);
+    } else if (bits & kRecomputeSharedExperts) {
+      per_token += moe_layers_ * mf.moe_shared;
     }
-    recompute_flops = per_token * sequences * train.seq_length;
+    if (bits & kRecomputeMlaUpProj) per_token += layers * mf.mla_up_projections;
   }
-  out.hardware_flops_per_step = out.model_flops_per_step + recompute_flops;
+  out.hardware_flops_per_step = out.model_flops_per_step + per_token * sequences * train.seq_length;
   out.model_tflops_per_gpu = out.model_flops_per_step / out.step_time_s / gpus / 1e12;
   out.hardware_tflops_per_gpu = out.hardware_flops_per_step / out.step_time_s / gpus / 1e12;
   out.mfu = out.model_tflops_per_gpu * 1e12 / peak_flops_;

@@ -13,6 +13,19 @@
 
 namespace megamem {
 
+// Forward FLOPs per token of each module, whole layer (all TP ranks): the terms of
+// megatron/training/training.py num_floating_point_operations (transformer_flops).
+struct ModuleFlops {
+  double attention_projections = 0;  // QKV (or MLA down/up) and output projection
+  double attention_core = 0;         // QK^T and softmax·V, causal, at the full sequence
+  double mla_up_projections = 0;     // part of attention_projections (--recompute mla_up_proj)
+  double dense_mlp = 0;
+  double moe_routed = 0;  // top-k experts (and the latent projections)
+  double moe_shared = 0;
+  double logits = 0;     // one output layer
+  double mtp_extra = 0;  // one MTP block's norms and eh_proj
+};
+
 struct StepVariant {
   int micro_batch_size = 1;
   std::int64_t num_microbatches = 1;
@@ -100,12 +113,19 @@ class StepTimeModel {
   // Parameters per GPU of each pipeline rank (dense: sharded over DP x CP; experts: EDP).
   std::vector<double> dense_params_;
   std::vector<double> expert_params_;
-  double model_flops_per_sequence_ = 0;  // Megatron's count for one sequence
-  // Scratch and the layer costs of the last micro-batch size (the planner evaluates many
-  // variants of one size in a row).
-  mutable std::vector<RankTime> ranks_;
+  double model_flops_per_sequence_ = 0;          // Megatron's count for one sequence
+  std::vector<double> dense_count_, moe_count_;  // decoder + MTP layers per rank, by kind
+  double dense_layers_ = 0, moe_layers_ = 0;     // whole model, MTP included
+  ModuleFlops module_flops_;
+  double grad_bytes_ = 4, param_bytes_ = 2;
+  // What one micro-batch size fixes (prepare()); the planner evaluates many variants of one
+  // size in a row.
+  void prepare(int micro_batch) const;
   mutable int cached_micro_batch_ = 0;
   mutable LayerCost cached_dense_, cached_moe_;
+  mutable std::vector<RankTime> base_;      // per rank, without recompute and offload
+  mutable std::vector<double> dp_exposed_;  // per rank
+  mutable std::vector<double> shard_;       // optimizer parameters per GPU of each rank
 };
 
 }  // namespace megamem

@@ -40,10 +40,10 @@ namespace megamem {
 struct StepTimeConfig {
   // --- compute ---
   // Fraction of the card's dense bf16 peak that large GEMMs reach (the MFU ceiling).
-  double gemm_efficiency = 0.66;
+  double gemm_efficiency = 0.70;
   // Each GEMM dimension x scales the efficiency by x / (x + gemm_half_efficiency_dim):
   // few tokens per expert or thin TP shards run below the ceiling.
-  double gemm_half_efficiency_dim = 128.0;
+  double gemm_half_efficiency_dim = 256.0;
   // Flash attention's forward (score and context GEMMs, causal) as a fraction of peak.
   double attention_efficiency = 0.45;
   // Flash attention's backward FLOPs over its forward FLOPs (it recomputes the scores).
@@ -86,7 +86,10 @@ struct StepTimeConfig {
   double pp_exposed_fraction = 1.0;
 
   // --- offload ---
-  double host_bandwidth_gb_per_s = 50.0;      // PCIe per GPU and direction
+  double host_bandwidth_gb_per_s = 50.0;  // PCIe per GPU and direction
+  // Share of every activation copy that shows even when the layer's compute could hide it
+  // (copy engines contend with NCCL for PCIe and HBM; offload waits on events).
+  double offload_exposed_fraction = 0.1;
   double cpu_optimizer_params_per_s = 1.0e9;  // CPU Adam throughput per GPU's share
 };
 
