@@ -14,6 +14,10 @@ int run_estimate(const std::vector<std::string>& args);
 // megamem url encode <configuration options> | url decode LINK  [--json] [--base-url URL]
 int run_url(const std::vector<std::string>& args);
 
+// megamem plan <configuration options> --gpus N --gbs B [--margin-gib G] [--top K]
+//              [--tp/--pp/--cp/--ep/--mbs lists] [--json]
+int run_plan(const std::vector<std::string>& args);
+
 // megamem presets [--json]
 int run_presets(const std::vector<std::string>& args);
 

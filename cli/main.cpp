@@ -2,6 +2,7 @@
 //
 //   megamem estimate <configuration options> [--json] [--print-megatron-args]
 //   megamem url encode <configuration options> | megamem url decode LINK
+//   megamem plan <configuration options> --gpus N --gbs B [--top K] [--margin-gib G] [--json]
 //   megamem presets [--json]
 //   megamem validate [--cases PATH] [--report PATH] [--json] [--strict]
 //
@@ -31,6 +32,15 @@ constexpr const char* kUsage =
     "      A configuration as a share link, and a link back as its settings, config JSON and\n"
     "      Megatron-LM flags. Links point at --base-url, $MEGAMEM_BASE_URL or\n"
     "      http://localhost:8080/ (scripts/serve.sh).\n"
+    "  megamem plan <configuration> --gpus N --gbs B [--seq S] [--margin-gib 2] [--top 10]\n"
+    "               [--gpu-memory-gib G --gpus-per-node K --intra-node-gb-s X\n"
+    "                --inter-node-gb-s Y --peak-tflops T] [--tp 1,2,4 --pp .. --cp .. --ep ..\n"
+    "                --mbs ..] [--vpp-max 8] [--no-recompute-search] [--no-offload-search]\n"
+    "               [--no-etp-search] [--json]\n"
+    "      The fastest parallel layouts (TP, PP, VPP, CP, EP, ETP, micro-batch, recompute,\n"
+    "      offload) that fit the GPUs, with memory, step time, tokens/s and TFLOP/s per GPU,\n"
+    "      their Megatron-LM flags, the Pareto front of memory against time and why the rest\n"
+    "      fail. The configuration is given as for estimate; --tp/--pp/... restrict the search.\n"
     "  megamem presets [--json]\n"
     "      The model, GPU and recipe presets (ids, names, sources: docs/presets.md).\n"
     "  megamem validate [--cases PATH] [--report PATH] [--json] [--strict]\n"
@@ -50,6 +60,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (args[0] == "estimate") return megamem::cli::run_estimate(rest);
   if (args[0] == "url") return megamem::cli::run_url(rest);
+  if (args[0] == "plan") return megamem::cli::run_plan(rest);
   if (args[0] == "presets") return megamem::cli::run_presets(rest);
   if (args[0] == "validate") return megamem::cli::run_validate(rest);
   std::cerr << "megamem: error: command: unknown command '" << args[0] << "'\n" << kUsage;
