@@ -107,8 +107,9 @@ void app_open_link(const std::string& url, bool from_history) {
   }
   configuration_changed();
   if (state.link_error) {
-    // Keep the address the user opened (the error panel quotes it) until they edit.
-    state.pushed_query = query;
+    // Keep the address the user opened (the error panel quotes it) until they edit: the
+    // address bar is taken to show the default configuration meanwhile.
+    state.pushed_query = state.query;
   } else if (query != state.query) {
     // Canonical form in place: the same configuration, written as this build writes it.
     show_query(state.query, /*push=*/false);
@@ -124,12 +125,19 @@ void app_clipboard_text(int target, const std::string& text) {
   if (target == kMegatronFlagsBox) state.flags_import.text = text;
 }
 
-void app_frame(float display_width_px, float display_height_px, float pixel_ratio) {
+bool app_frame(float display_width_px, float display_height_px, float pixel_ratio) {
   if (pixel_ratio != layout.pixel_ratio) {
     layout.pixel_ratio = pixel_ratio;
     apply_theme(state.light, pixel_ratio);
   }
   const double now = now_seconds();
+  struct FrameTimer {
+    double started_s;
+    ~FrameTimer() {
+      const double ms = (now_seconds() - started_s) * 1000.0;
+      state.frame_ms = state.frame_ms == 0.0 ? ms : state.frame_ms * 0.9 + ms * 0.1;
+    }
+  } timer{now};
   const bool narrow = display_width_px / pixel_ratio < kNarrowCssPx;
   bool changed = false;
   state.input_rects.clear();
@@ -192,6 +200,8 @@ void app_frame(float display_width_px, float display_height_px, float pixel_rati
     finish_what_if(state);
   }
   sync_address_bar();
+  return state.what_if_pending || state.link_copied || ImGui::IsAnyItemActive() ||
+         state.query != state.pushed_query;
 }
 
 std::string app_state_json() {
@@ -225,6 +235,10 @@ std::string app_state_json() {
   out["estimates_computed"] = state.estimates_computed;
   out["selected_rank"] = shown_rank(state);
   out["light_theme"] = state.light;
+  out["modules_sort"] = state.modules_sort;
+  out["timings_ms"] = {
+      {"estimate", state.estimate_ms}, {"what_if", state.what_if_ms}, {"frame", state.frame_ms}};
+  out["settings_shown_on_phone"] = state.show_settings_on_phone;
   out["hf_import"] = {{"error", state.hf_import.error}, {"notes", state.hf_import.notes}};
   out["flags_import"] = {{"error", state.flags_import.error}, {"notes", state.flags_import.notes}};
   return out.dump();

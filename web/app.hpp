@@ -10,8 +10,10 @@ namespace megamem::web {
 // Applies the theme, opens the page's link (or the default configuration) and estimates it.
 void app_init(float pixel_ratio);
 
-// Builds one frame's UI for a display of the given size in pixels.
-void app_frame(float display_width_px, float display_height_px, float pixel_ratio);
+// Builds one frame's UI for a display of the given size in pixels. Returns true while the
+// app has work or animation for the next frames (a pending what-if table, an input being
+// edited, a message that times out); the platform may skip idle frames otherwise.
+bool app_frame(float display_width_px, float display_height_px, float pixel_ratio);
 
 // Opens a share link: at start, or on back/forward (from_history: no new history entry).
 void app_open_link(const std::string& url, bool from_history);

@@ -51,6 +51,9 @@ struct AppState {
   std::vector<Suggestion> suggestions;    // nearest valid values for the error
   std::uint64_t estimates_computed = 0;   // how often the inputs changed
   std::uint64_t result_version = 0;       // bumps with every new estimate (for caches)
+  double estimate_ms = 0.0;               // time of the last estimate (diagnostics)
+  double what_if_ms = 0.0;                // time of the last what-if table
+  double frame_ms = 0.0;                  // UI time per frame, moving average (diagnostics)
 
   // --- the link -------------------------------------------------------------------------------
   std::string base_url;             // page address without query ("http://host/")
@@ -66,6 +69,7 @@ struct AppState {
   bool light = false;
   bool show_settings_on_phone = false;
   bool not_modeled_open = false;
+  std::string modules_sort;  // "weights descending"; "" = model order
   std::string model_filter;
   std::string gpu_filter;
   ImportBox hf_import;

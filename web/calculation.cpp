@@ -9,6 +9,7 @@
 
 #include "megamem/estimate.hpp"
 #include "megamem/what_if.hpp"
+#include "platform.hpp"
 
 namespace megamem::web {
 namespace {
@@ -87,8 +88,6 @@ std::vector<std::string> knobs_for_field(const std::string& field) {
   return {};
 }
 
-bool valid(const Config& config) { return normalize(config).has_value(); }
-
 // How far to search from the current value: whole-GPU counts and batch sizes move in large
 // steps, so they get a wider window (normalize() is cheap: no estimate is made).
 std::int64_t search_window(const Knob& knob, std::int64_t current) {
@@ -105,6 +104,7 @@ void recompute(AppState& state, double now_s) {
   EstimateOptions options;
   options.what_if = false;  // deferred: finish_what_if()
   Expected<Estimate> result = estimate(state.shared.config, options);
+  state.estimate_ms = (now_seconds() - now_s) * 1000.0;
   if (result) {
     state.last_estimate = std::move(result).value();
     state.estimated = state.shared;
@@ -122,9 +122,11 @@ void recompute(AppState& state, double now_s) {
 void finish_what_if(AppState& state) {
   if (!state.what_if_pending || !state.last_estimate) return;
   state.what_if_pending = false;
+  const double started_s = now_seconds();
   // The rows of estimate(config, {.what_if = true}) are exactly these (estimate.cpp).
   state.what_if = what_if_options(state.estimated.config);
   state.last_estimate->what_if.assign(state.what_if.begin(), state.what_if.end());
+  state.what_if_ms = (now_seconds() - started_s) * 1000.0;
   ++state.result_version;
 }
 
@@ -142,9 +144,12 @@ std::vector<Suggestion> nearest_valid_values(const Config& config, const Error& 
     const std::int64_t current = knob->get(config);
     const std::int64_t window = search_window(*knob, current);
     Config candidate = config;
+    // A value resolves the error when the core accepts the layout, or objects to something
+    // else (which is then explained in turn, with its own suggestions).
     const auto try_value = [&](std::int64_t value) {
       knob->set(candidate, value);
-      return valid(candidate);
+      const Expected<NormalizedConfig> normalized = normalize(candidate);
+      return normalized.has_value() || normalized.error().field != error.field;
     };
     std::vector<std::int64_t> found;
     for (std::int64_t d = 1; d <= window && current - d >= knob->min; ++d) {

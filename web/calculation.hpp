@@ -17,8 +17,9 @@ void recompute(AppState& state, double now_s);
 // Prices the what-if rows of the current estimate (no-op when nothing is pending).
 void finish_what_if(AppState& state);
 
-// Values of the knobs related to the error (the edited one first) that make the config
-// valid according to normalize(): at most one below and one above the current value each.
+// Values of the knobs related to the error (the edited one first) nearest to the current
+// ones that resolve it: normalize() accepts the layout or objects to another field. At most
+// one below and one above the current value each.
 std::vector<Suggestion> nearest_valid_values(const Config& config, const Error& error,
                                              const std::string& edited_key);
 

@@ -46,7 +46,9 @@ void messages(const ImportBox& box) {
 bool box(AppState& state, ImportBox& box, int target, const char* title, const char* hint,
          const char* button, const char* flag, const char* effect) {
   bool changed = false;
-  if (!ImGui::TreeNode(title)) return false;
+  const bool open = ImGui::TreeNode(title);
+  describe_item(state, (std::string(title) + " (open)").c_str(), "tree", flag, effect);
+  if (!open) return false;
   ImGui::PushID(title);
   if (box.text.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());

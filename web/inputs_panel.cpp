@@ -150,7 +150,7 @@ void model_rows(InputContext& ctx) {
                 "Norms on queries and keys: small weights, their inputs are saved."},
                &m.qk_layernorm);
   row_checkbox(ctx,
-               {"attention output gate", "m.out-gate", "--attention-output-gate",
+               {"attention out gate", "m.out-gate", "--attention-output-gate",
                 "A gate projection on the attention output: more weights and activations."},
                &m.attention_output_gate);
   row_double(ctx,
@@ -240,7 +240,7 @@ void model_rows(InputContext& ctx) {
              "stage."},
             &m.mtp_num_layers, 0);
     row_checkbox(ctx,
-                 {"MTP repeated layer", "m.mtp-repeat", "--mtp-use-repeated-layer",
+                 {"MTP shared layer", "m.mtp-repeat", "--mtp-use-repeated-layer",
                   "All MTP depths share one layer's weights."},
                  &m.mtp_use_repeated_layer);
     ImGui::TreePop();
@@ -398,16 +398,16 @@ void training_rows(InputContext& ctx) {
            &t.cross_entropy, {"unfused", "native fused", "TE fused"});
   row_checkbox(
       ctx,
-      {"grad accumulation fusion", "grad-acc-fusion", "--no-gradient-accumulation-fusion clears it",
+      {"grad accum. fusion", "grad-acc-fusion", "--no-gradient-accumulation-fusion clears it",
        "Off: a bf16 weight gradient is allocated before accumulating into the "
        "main grad."},
       &t.gradient_accumulation_fusion);
   row_checkbox(ctx,
-               {"masked softmax fusion", "softmax-fusion", "--no-masked-softmax-fusion clears it",
+               {"softmax fusion", "softmax-fusion", "--no-masked-softmax-fusion clears it",
                 "Unfused attention only: off keeps an fp32 copy of the scores."},
                &t.masked_softmax_fusion);
   row_checkbox(ctx,
-               {"mask from data loader", "mask-in-loader",
+               {"mask in data loader", "mask-in-loader",
                 "--no-create-attention-mask-in-dataloader clears it",
                 "The attention mask tensor a batch carries (unfused attention)."},
                &t.create_attention_mask_in_dataloader);
@@ -444,7 +444,7 @@ void training_rows(InputContext& ctx) {
                 "The busiest EP rank's share of tokens over the balanced share."},
                &t.moe_imbalance_factor, 1.0, 64.0, 0.1, "%.2f");
     row_checkbox(ctx,
-                 {"overlap EP communication", "moe-overlap", "--overlap-moe-expert-parallel-comm",
+                 {"overlap EP comm.", "moe-overlap", "--overlap-moe-expert-parallel-comm",
                   "One more warm-up micro-batch in flight (interleaved schedule)."},
                  &t.overlap_moe_expert_parallel_comm);
     ImGui::TreePop();
@@ -608,7 +608,7 @@ const char* error_row_key(const AppState& state) {
 }
 
 bool draw_inputs_panel(AppState& state) {
-  InputContext ctx{state, error_row_key(state), false, false, ImGui::GetFontSize() * 9.5f};
+  InputContext ctx{state, error_row_key(state), false, false, ImGui::GetFontSize() * 10.5f};
   static bool error_shown_last_frame = true;
 
   // An error whose row is hidden (collapsed section, or no row at all) is shown on top.

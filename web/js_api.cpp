@@ -29,6 +29,7 @@ EM_JS(void, define_window_megamem, (double pixel_ratio), {
   window.megamem = {
     ready: false,
     firstFrameMs: null,
+    mainStartMs: performance.now(),
     pixelRatio: pixel_ratio,
     state: function() { return JSON.parse(UTF8ToString(_megamem_state_json())); },
     inputRects: function() { return JSON.parse(UTF8ToString(_megamem_input_rects_json())); },

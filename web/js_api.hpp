@@ -1,6 +1,7 @@
 // window.megamem, the page's script interface (platform glue; JavaScript side in js_api.cpp):
 //   window.megamem.ready         true once the first frame is on screen
 //   window.megamem.firstFrameMs  performance.now() at the first frame (ms since navigation)
+//   window.megamem.mainStartMs   performance.now() when main() started (download + compile)
 //   window.megamem.state()       {config, url, result, error, link_error, ...} (app.hpp)
 //   window.megamem.inputRects()  {label: {x, y, width, height, kind}} in canvas pixels
 //   window.megamem.frames()      frames drawn so far

@@ -11,6 +11,7 @@
 #include "imgui.h"
 #include "results_panel.hpp"
 #include "theme.hpp"
+#include "widgets.hpp"
 
 namespace megamem::web {
 namespace {
@@ -126,13 +127,25 @@ void draw_module_tree(AppState& state, const Estimate& estimate) {
       "act/µbatch", ImGuiTableColumnFlags_WidthFixed | ImGuiTableColumnFlags_PreferSortDescending,
       number_px);
   ImGui::TableSetupScrollFreeze(0, 1);
-  ImGui::TableHeadersRow();
+  // Headers one by one, so each records its rectangle (tests click on them).
+  ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
+  for (int column = 0; column < kColumns; ++column) {
+    ImGui::TableSetColumnIndex(column);
+    const char* name = ImGui::TableGetColumnName(column);
+    ImGui::TableHeader(name);
+    describe_item(state, (std::string("modules header ") + name).c_str(), "header",
+                  "sort by this column",
+                  "Click to sort; again to reverse; a third time for model order.");
+  }
   Sort sort;
   if (const ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs();
       specs && specs->SpecsCount > 0) {
     sort.column = specs->Specs[0].ColumnIndex;
     sort.descending = specs->Specs[0].SortDirection == ImGuiSortDirection_Descending;
   }
+  state.modules_sort = sort.column < 0 ? std::string()
+                                       : std::string(ImGui::TableGetColumnName(sort.column)) +
+                                             (sort.descending ? " descending" : " ascending");
   for (const ChunkMemory& chunk : memory.chunks) {
     ImGui::PushID(chunk.vpp_chunk);
     if (chunk.modules.name.empty()) {

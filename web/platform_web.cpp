@@ -43,6 +43,10 @@ struct PlatformState {
   float touch_x = 0.0f, touch_y = 0.0f;
   double mouse_x = -1.0, mouse_y = -1.0;  // GLFW's cursor when the touch began
   int tap_phase = 0;                      // 2: press next frame, 1: release next frame
+  // Frames still to draw after the last input event; at 0 (and an idle app) frames are
+  // skipped: the canvas keeps showing the last one, and the machine's CPU is left alone.
+  int frames_to_draw = 0;
+  bool app_busy = true;
 };
 PlatformState platform;
 
@@ -81,11 +85,23 @@ void apply_touch(ImGuiIO& io) {
   }
 }
 
+// Input arrived: draw the next frames (hover effects and tooltips settle within a few).
+constexpr int kFramesAfterInput = 12;
+void wake() { platform.frames_to_draw = kFramesAfterInput; }
+
 void frame() {
   glfwPollEvents();
   const float pixel_ratio = static_cast<float>(emscripten_get_device_pixel_ratio());
-  if (pixel_ratio > 0.0f) platform.pixel_ratio = pixel_ratio;
+  if (pixel_ratio > 0.0f && pixel_ratio != platform.pixel_ratio) {
+    platform.pixel_ratio = pixel_ratio;
+    wake();
+  }
+  const int width_px = platform.width_px;
+  const int height_px = platform.height_px;
   follow_window_size();
+  if (width_px != platform.width_px || height_px != platform.height_px) wake();
+  if (platform.frames_to_draw <= 0 && !platform.app_busy && platform.first_frame_shown) return;
+  if (platform.frames_to_draw > 0) --platform.frames_to_draw;
 
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
@@ -96,8 +112,9 @@ void frame() {
   io.DisplayFramebufferScale = ImVec2(1.0f, 1.0f);
   apply_touch(io);
   ImGui::NewFrame();
-  megamem::web::app_frame(static_cast<float>(platform.width_px),
-                          static_cast<float>(platform.height_px), platform.pixel_ratio);
+  platform.app_busy =
+      megamem::web::app_frame(static_cast<float>(platform.width_px),
+                              static_cast<float>(platform.height_px), platform.pixel_ratio);
   ImGui::Render();
 
   glViewport(0, 0, platform.width_px, platform.height_px);
@@ -260,21 +277,25 @@ extern "C" {
 EMSCRIPTEN_KEEPALIVE int megamem_frame_count() { return platform.frames; }
 
 EMSCRIPTEN_KEEPALIVE void megamem_popstate(const char* url) {
+  wake();
   megamem::web::app_open_link(url, /*from_history=*/true);
 }
 
 EMSCRIPTEN_KEEPALIVE void megamem_set_clipboard(const char* text) { platform.clipboard = text; }
 
 EMSCRIPTEN_KEEPALIVE void megamem_clipboard_result(int target, const char* text) {
+  wake();
   megamem::web::app_clipboard_text(target, text);
 }
 
 EMSCRIPTEN_KEEPALIVE void megamem_wheel(double lines_x, double lines_y) {
+  wake();
   ImGui_ImplGlfw_ScrollCallback(platform.window, lines_x, lines_y);
 }
 
 // phase 0: a finger is down at (x, y) (canvas pixels); 1: a tap there.
 EMSCRIPTEN_KEEPALIVE void megamem_touch(double x, double y, int phase) {
+  wake();
   glfwGetCursorPos(platform.window, &platform.mouse_x, &platform.mouse_y);
   platform.touch_pointer = true;
   platform.touch_x = static_cast<float>(x);
@@ -304,6 +325,14 @@ int main() {
   ImGui::CreateContext();
   ImGuiIO& io = ImGui::GetIO();
   io.IniFilename = nullptr;  // no imgui.ini on the web
+  // Installed before ImGui's backend, which keeps and calls them: every input wakes the loop.
+  glfwSetCursorPosCallback(platform.window, [](GLFWwindow*, double, double) { wake(); });
+  glfwSetMouseButtonCallback(platform.window, [](GLFWwindow*, int, int, int) { wake(); });
+  glfwSetScrollCallback(platform.window, [](GLFWwindow*, double, double) { wake(); });
+  glfwSetKeyCallback(platform.window, [](GLFWwindow*, int, int, int, int) { wake(); });
+  glfwSetCharCallback(platform.window, [](GLFWwindow*, unsigned int) { wake(); });
+  glfwSetCursorEnterCallback(platform.window, [](GLFWwindow*, int) { wake(); });
+  glfwSetWindowFocusCallback(platform.window, [](GLFWwindow*, int) { wake(); });
   ImGui_ImplGlfw_InitForOpenGL(platform.window, true);
   ImGui_ImplOpenGL3_Init("#version 300 es");
   io.GetClipboardTextFn = get_clipboard;
@@ -312,6 +341,7 @@ int main() {
   install_browser_glue();
   megamem::web::install_js_api(platform.pixel_ratio);
   megamem::web::app_init(platform.pixel_ratio);
+  wake();  // the first frames lay out the auto-sized top bar
   emscripten_set_main_loop(frame, 0, true);
   return 0;
 }

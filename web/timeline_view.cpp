@@ -118,6 +118,7 @@ void draw_timeline(AppState& state, const Estimate& estimate, float dim) {
   const ImVec2 max(origin.x + width_px, origin.y + height_px);
   ImGui::InvisibleButton("timeline", ImVec2(width_px, height_px + em * 1.4f));
   const bool hovered = ImGui::IsItemHovered();
+  record_item(state, "timeline", "chart");
   ImDrawList* draw = ImGui::GetWindowDrawList();
   draw->AddRectFilled(min, max, ImGui::GetColorU32(ImGuiCol_FrameBg));
   if (timeline_renderer_error().empty()) {

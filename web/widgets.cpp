@@ -39,11 +39,15 @@ bool end_row(InputContext& ctx, const InputSpec& spec, const char* kind, bool ch
 
 }  // namespace
 
-void describe_item(AppState& state, const char* label, const char* kind, const char* flag,
-                   const char* effect) {
+void record_item(AppState& state, const char* label, const char* kind) {
   const ImVec2 min = ImGui::GetItemRectMin();
   const ImVec2 max = ImGui::GetItemRectMax();
   state.input_rects[label] = WidgetRect{min.x, min.y, max.x - min.x, max.y - min.y, kind};
+}
+
+void describe_item(AppState& state, const char* label, const char* kind, const char* flag,
+                   const char* effect) {
+  record_item(state, label, kind);
   if (ImGui::IsItemHovered() && !ImGui::IsItemActive()) {
     ImGui::BeginTooltip();
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);

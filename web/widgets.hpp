@@ -61,6 +61,9 @@ bool section(const char* title, bool default_open = true);
 // suggestion was applied (state.shared.config changed).
 bool error_box(AppState& state);
 
+// Records the last item's rectangle under `label` (for tests).
+void record_item(AppState& state, const char* label, const char* kind);
+
 // Records the last item's rectangle under `label` and shows the tooltip when hovered.
 void describe_item(AppState& state, const char* label, const char* kind, const char* flag,
                    const char* effect);

@@ -96,8 +96,9 @@ function checkPageMatchesCli(state, when) {
 
 const pageState = (page) => page.evaluate(() => window.megamem.state());
 
-// Replaces a slider's value the way a user types one: Ctrl+click turns an ImGui slider into
-// a text field with its text selected; type the value and press Enter.
+// Replaces a number the way a user types one: Ctrl+click turns an ImGui slider into a text
+// field with its text selected; an input field is clicked and its text selected with Ctrl+A;
+// then type the value and press Enter.
 async function typeIntoSlider(page, label, value) {
   const { rects, pixelRatio } = await page.evaluate(
       () => ({ rects: window.megamem.inputRects(), pixelRatio: window.megamem.pixelRatio }));
@@ -105,14 +106,16 @@ async function typeIntoSlider(page, label, value) {
   if (!rect) throw new Error(`no input labelled "${label}" (have: ${Object.keys(rects)})`);
   const x = (rect.x + rect.width / 2) / pixelRatio;
   const y = (rect.y + rect.height / 2) / pixelRatio;
+  const slider = rect.kind === undefined || rect.kind === 'slider';
   await page.mouse.move(x, y);
   await page.waitForTimeout(100);  // a few frames, so ImGui sees the slider hovered
-  await page.keyboard.down('Control');
+  if (slider) await page.keyboard.down('Control');
   await page.mouse.down();
   await page.waitForTimeout(50);
   await page.mouse.up();
-  await page.keyboard.up('Control');
+  if (slider) await page.keyboard.up('Control');
   await page.waitForTimeout(100);
+  if (!slider) await page.keyboard.press('Control+A');
   await page.keyboard.type(String(value), { delay: 30 });
   await page.keyboard.press('Enter');
   await page.mouse.move(1, page.viewportSize().height - 1);  // no tooltip over the screenshot
@@ -156,18 +159,19 @@ try {
   console.log(`page flags: ${initial.megatron_args} (world size ${initial.world_size})`);
   checkPageMatchesCli(initial, 'initial page');
 
-  // A user edit: 32 -> 40 layers.
-  await typeIntoSlider(page, 'layers', 40);
-  const edited = await waitForState(page, (state) => /--num-layers[ =]40\b/.test(state.megatron_args),
+  // A user edit: more layers (120 splits over the default recipe's PP 8 x VPP 5 chunks).
+  await typeIntoSlider(page, 'layers', 120);
+  const edited = await waitForState(page, (state) => /--num-layers[ =]120\b/.test(state.megatron_args),
                                     'the layers edit to reach the flags');
   await page.waitForTimeout(200);
-  await page.screenshot({ path: join(options.artifacts, 'layers-40.png') });
+  await page.screenshot({ path: join(options.artifacts, 'layers-120.png') });
   check(edited.estimates_computed > initial.estimates_computed, 'the edit recomputed the estimate');
   check(edited.result.ranks[0].weight_bytes > initial.result.ranks[0].weight_bytes,
         'more layers, more weight bytes on PP rank 0');
   checkPageMatchesCli(edited, 'after the edit');
 
-  // An invalid layout: 32 heads do not split over TP 3. The result stays, the error names a field.
+  // An invalid layout: the heads (32 or 64) do not split over TP 3. The result stays, the
+  // error names a field.
   await typeIntoSlider(page, 'TP', 3);
   const invalid = await waitForState(page, (state) => state.error !== null, 'an error for TP 3');
   await page.waitForTimeout(200);

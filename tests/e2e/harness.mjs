@@ -1,0 +1,207 @@
+// Shared pieces of the browser end-to-end tests: command-line options, a static server for
+// the built site, headless Debian Chromium (software WebGL2 through SwiftShader), checks that
+// count failures, and helpers that drive the page the way a person does (mouse, keyboard)
+// through the rectangles the page reports (window.megamem.inputRects()).
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { extname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+
+import { chromium } from 'playwright-core';
+
+export const SKIPPED = 77;
+
+// --site DIR --cli PATH --artifacts DIR [--chromium PATH]; exits 77 when the site is missing.
+export function options() {
+  const { values } = parseArgs({
+    options: {
+      site: { type: 'string' },
+      cli: { type: 'string' },
+      artifacts: { type: 'string', default: 'build/e2e-artifacts' },
+      chromium: { type: 'string', default: process.env.CHROMIUM_PATH || '/usr/bin/chromium' },
+    },
+  });
+  values.site = resolve(values.site ?? 'build/web-release/site');
+  for (const file of ['index.html', 'megamem.js', 'megamem.wasm']) {
+    if (!existsSync(join(values.site, file))) {
+      console.log(`SKIP: ${join(values.site, file)} missing (build the web-release preset first)`);
+      process.exit(SKIPPED);
+    }
+  }
+  if (!values.cli || !existsSync(values.cli)) {
+    console.error(`FAIL: CLI not found: ${values.cli}`);
+    process.exit(1);
+  }
+  mkdirSync(values.artifacts, { recursive: true });
+  return values;
+}
+
+let failures = 0;
+let checks = 0;
+export function check(condition, message) {
+  checks += 1;
+  console.log(`${condition ? 'ok  ' : 'FAIL'} ${message}`);
+  if (!condition) failures += 1;
+  return condition;
+}
+export function fail(message) { check(false, message); }
+export function finish(name) {
+  console.log(failures === 0 ? `${name}: all ${checks} checks passed`
+                             : `${name}: ${failures} of ${checks} checks failed`);
+  process.exit(failures === 0 ? 0 : 1);
+}
+
+// Serves the site on a free localhost port (application/wasm for streaming compilation).
+export async function serve(siteDir) {
+  const mimeTypes = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript',
+                      '.wasm': 'application/wasm' };
+  const server = createServer((request, response) => {
+    const path = new URL(request.url, 'http://localhost').pathname;
+    const file = join(siteDir, path === '/' ? 'index.html' : path);
+    if (!file.startsWith(siteDir) || !existsSync(file)) {
+      response.writeHead(404).end();
+      return;
+    }
+    response.writeHead(200, { 'Content-Type': mimeTypes[extname(file)] ?? 'application/octet-stream' });
+    response.end(readFileSync(file));
+  });
+  await new Promise((ready) => server.listen(0, '127.0.0.1', ready));
+  return { server, url: `http://127.0.0.1:${server.address().port}/` };
+}
+
+export async function launch(opts, contextOptions = {}) {
+  const userDataDir = mkdtempSync(join(tmpdir(), 'megamem-e2e-chromium-'));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: opts.chromium,
+    headless: true,
+    viewport: { width: 1440, height: 900 },
+    args: [
+      '--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      '--no-first-run',
+    ],
+    ...contextOptions,
+  });
+  const page = context.pages()[0] ?? await context.newPage();
+  const errors = [];
+  page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()); });
+  page.on('pageerror', (error) => errors.push(String(error)));
+  const close = async () => {
+    await context.close();
+    rmSync(userDataDir, { recursive: true, force: true });
+  };
+  return { context, page, errors, close };
+}
+
+export async function openPage(page, url) {
+  await page.goto(url);
+  await page.waitForFunction(() => window.megamem && window.megamem.ready, null,
+                             { timeout: 60_000 });
+  // A few frames: the layout settles, the rectangles are known.
+  await page.waitForFunction(() => window.megamem.frames() >= 4, null, { timeout: 60_000 });
+}
+
+export const pageState = (page) => page.evaluate(() => window.megamem.state());
+
+export async function waitForState(page, predicate, what, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const state = await pageState(page);
+    if (predicate(state)) return state;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await page.waitForTimeout(50);
+  }
+}
+
+// The centre of a labelled widget in CSS pixels.
+export async function widgetCenter(page, label) {
+  const { rects, pixelRatio } = await page.evaluate(
+      () => ({ rects: window.megamem.inputRects(), pixelRatio: window.megamem.pixelRatio }));
+  const rect = rects[label];
+  if (!rect) throw new Error(`no widget labelled "${label}" (have: ${Object.keys(rects).join(', ')})`);
+  return { x: (rect.x + rect.width / 2) / pixelRatio, y: (rect.y + rect.height / 2) / pixelRatio,
+           rect, pixelRatio };
+}
+
+// Scrolls the window under a widget until the widget is fully inside the viewport.
+export async function scrollIntoView(page, label) {
+  for (let i = 0; i < 40; i += 1) {
+    const { x, y, rect, pixelRatio } = await widgetCenter(page, label);
+    const viewport = page.viewportSize();
+    const top = rect.y / pixelRatio;
+    const bottom = (rect.y + rect.height) / pixelRatio;
+    if (top >= 40 && bottom <= viewport.height - 10) return;
+    await page.mouse.move(x, Math.min(Math.max(y, 60), viewport.height - 20));
+    await page.mouse.wheel(0, bottom > viewport.height - 10 ? 200 : -200);
+    await page.waitForTimeout(80);
+  }
+}
+
+export async function click(page, label) {
+  await scrollIntoView(page, label);
+  const { x, y } = await widgetCenter(page, label);
+  await page.mouse.move(x, y);
+  await page.waitForTimeout(60);  // ImGui sees the hover before the press
+  await page.mouse.down();
+  await page.waitForTimeout(60);
+  await page.mouse.up();
+  await page.waitForTimeout(60);
+}
+
+// Types a value into a labelled number: a slider turns into a text field on Ctrl+click, an
+// input field is clicked and its text selected with Ctrl+A; then the value and Enter.
+export async function typeValue(page, label, value) {
+  await scrollIntoView(page, label);
+  const { x, y, rect } = await widgetCenter(page, label);
+  await page.mouse.move(x, y);
+  await page.waitForTimeout(80);
+  if (rect.kind === 'slider') await page.keyboard.down('Control');
+  await page.mouse.down();
+  await page.waitForTimeout(50);
+  await page.mouse.up();
+  if (rect.kind === 'slider') await page.keyboard.up('Control');
+  await page.waitForTimeout(80);
+  if (rect.kind !== 'slider') {
+    await page.keyboard.press('Control+A');
+    await page.waitForTimeout(50);
+  }
+  await page.keyboard.type(String(value), { delay: 20 });
+  await page.keyboard.press('Enter');
+  await page.waitForTimeout(80);
+  await moveMouseAway(page);
+}
+
+// Keeps tooltips out of screenshots.
+export async function moveMouseAway(page) {
+  const viewport = page.viewportSize();
+  await page.mouse.move(viewport.width - 2, viewport.height - 2);
+}
+
+// The CLI's JSON for a share link, with links pointing at the same page.
+export function cliEstimateForLink(cli, link, baseUrl) {
+  const stdout = execFileSync(cli, ['estimate', '--url', link, '--base-url', baseUrl, '--json'],
+                              { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 28 });
+  return JSON.parse(stdout);
+}
+
+export function cliJson(cli, args) {
+  return JSON.parse(execFileSync(cli, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 28 }));
+}
+
+// First differing path between two JSON values ("" when equal).
+export function firstDifference(a, b, path = '') {
+  if (typeof a !== typeof b || Array.isArray(a) !== Array.isArray(b) || (a === null) !== (b === null)) {
+    return `${path || '/'}: ${JSON.stringify(a)?.slice(0, 80)} vs ${JSON.stringify(b)?.slice(0, 80)}`;
+  }
+  if (a !== null && typeof a === 'object') {
+    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+    for (const key of keys) {
+      const difference = firstDifference(a[key], b[key], `${path}/${key}`);
+      if (difference) return difference;
+    }
+    return '';
+  }
+  return a === b ? '' : `${path}: ${JSON.stringify(a)} vs ${JSON.stringify(b)}`;
+}

@@ -1,0 +1,135 @@
+// Browser end-to-end test: share links open the exact configuration, and the page's numbers
+// are the CLI's.
+//
+//   1. For every model preset (on its own, and on 8 GPUs of each GPU preset in turn) and every
+//      recipe: open its link, and check that window.megamem.state().result is exactly what
+//      `megamem estimate --url <link> --json` prints (every rank's bytes, the module tree, the
+//      timeline, the what-if table and the link itself), and that the address bar holds the
+//      link in its canonical form.
+//   2. Editing a knob changes the address; each committed edit is a history entry, and back
+//      and forward restore the configurations in order.
+//   3. Malformed links (unknown preset, bad value, unknown key, newer version) show the error
+//      panel naming the parameter, with the default configuration below it.
+// Screenshots go to the artifacts folder. Exit 77 (ctest: skipped) when the site is not built.
+//
+// usage: node web_links_match_cli.mjs --site DIR --cli PATH --artifacts DIR
+import { join } from 'node:path';
+
+import {
+  check, cliEstimateForLink, cliJson, fail, finish, firstDifference, launch, moveMouseAway,
+  openPage, options, pageState, serve, typeValue, waitForState,
+} from './harness.mjs';
+
+const opts = options();
+const { server, url: baseUrl } = await serve(opts.site);
+const { page, errors, close } = await launch(opts);
+const catalog = cliJson(opts.cli, ['presets', '--json']);
+
+// The page's result against the CLI's for the same link.
+async function checkLink(query, what) {
+  const link = `${baseUrl}?${query}`;
+  await openPage(page, link);
+  const state = await pageState(page);
+  if (!check(state.link_error === null && state.error === null && state.result !== null,
+             `${what}: the link opens a valid configuration`)) {
+    console.log(`  link_error ${JSON.stringify(state.link_error)} error ${JSON.stringify(state.error)}`);
+    return null;
+  }
+  const cli = cliEstimateForLink(opts.cli, link, baseUrl);
+  const difference = firstDifference(state.result, cli);
+  check(difference === '', `${what}: page result = CLI --url --json` +
+        (difference ? ` (first difference ${difference})` : ` (${state.result.ranks.length} ranks, ` +
+         `${state.result.what_if.length} what-if rows)`));
+  const address = await page.evaluate(() => location.href);
+  check(address === state.url && state.url === cli.link,
+        `${what}: the address bar shows the canonical link ${state.url}`);
+  return state;
+}
+
+try {
+  // --- 1. every model preset and recipe ---------------------------------------------------
+  check(catalog.models.length >= 10 && catalog.recipes.length >= 5,
+        `the catalog lists ${catalog.models.length} models, ${catalog.gpus.length} GPUs, ` +
+        `${catalog.recipes.length} recipes`);
+  for (const [i, model] of catalog.models.entries()) {
+    await checkLink(`v=1&model=${model.id}`, `model ${model.id}`);
+    // The same model on 8 GPUs of one of the GPU presets (rotating), pipelined when its
+    // layers split in two.
+    const gpu = catalog.gpus[i % catalog.gpus.length];
+    const pp = model.num_layers % 2 === 0 ? 2 : 1;
+    await checkLink(`v=1&model=${model.id}&gpu=${gpu.id}&gpus=8&pp=${pp}&recompute=selective`,
+                    `model ${model.id} on 8 x ${gpu.id}, PP ${pp}, selective recompute`);
+  }
+  for (const recipe of catalog.recipes) {
+    // The recipe's own link, as the CLI writes it.
+    const encoded = cliJson(opts.cli, ['url', 'encode', '--recipe', recipe.id, '--json',
+                                       '--base-url', baseUrl]);
+    const query = encoded.query;
+    const state = await checkLink(query, `recipe ${recipe.id}`);
+    if (state && recipe.id === 'deepseek-v3-h800-2048') {
+      await moveMouseAway(page);
+      await page.screenshot({ path: join(opts.artifacts, 'links-recipe-deepseek-v3.png') });
+    }
+  }
+
+  // --- 2. edits change the address; back and forward walk them ------------------------
+  await openPage(page, `${baseUrl}?v=1&model=llama-3.1-8b&gpu=h100-80gb&gpus=8`);
+  const first = await pageState(page);
+  await typeValue(page, 'TP', 2);
+  const second = await waitForState(page, (s) => s.query.includes('tp=2'), 'TP 2 in the link');
+  check(await page.evaluate(() => location.search.includes('tp=2')),
+        `editing TP changes the address: ${second.url}`);
+  await typeValue(page, 'PP', 4);
+  const third = await waitForState(page, (s) => s.query.includes('pp=4'), 'PP 4 in the link');
+  check(await page.evaluate(() => location.search.includes('tp=2') && location.search.includes('pp=4')),
+        `editing PP changes the address again: ${third.url}`);
+  check(third.result.ranks.length === 4 && second.result.ranks.length === 1,
+        'the edits changed the estimate (1 rank, then 4)');
+
+  await page.goBack();
+  const back1 = await waitForState(page, (s) => s.url === second.url, 'back to the TP 2 edit');
+  check(back1.result.ranks.length === 1 && back1.config.parallel.tensor_model_parallel_size === 2,
+        'back: the TP 2 configuration (1 rank) is restored');
+  await page.goBack();
+  const back2 = await waitForState(page, (s) => s.url === first.url, 'back to the opened link');
+  check(back2.config.parallel.tensor_model_parallel_size === 1, 'back again: the opened link');
+  await page.goForward();
+  await waitForState(page, (s) => s.url === second.url, 'forward to TP 2');
+  await page.goForward();
+  const forward = await waitForState(page, (s) => s.url === third.url, 'forward to PP 4');
+  check(forward.result.ranks.length === 4, 'forward twice: the PP 4 configuration again');
+  check(JSON.stringify(forward.result) === JSON.stringify(third.result),
+        'history restores the exact result');
+
+  // --- 3. malformed links ---------------------------------------------------------------
+  const malformed = [
+    ['v=1&model=gpt-17', 'model', 'an unknown model preset'],
+    ['v=1&model=llama-3.1-8b&tp=two', 'tp', 'a value that is not a number'],
+    ['v=1&model=llama-3.1-8b&tensor_parallel=2', 'tensor_parallel', 'an unknown key'],
+    ['v=99&model=llama-3.1-8b', 'v', 'a newer link version'],
+    ['v=1&model=llama-3.1-8b&tp=2&tp=4', 'tp', 'a repeated key'],
+  ];
+  for (const [index, [query, field, what]] of malformed.entries()) {
+    await openPage(page, `${baseUrl}?${query}`);
+    const state = await pageState(page);
+    check(state.link_error !== null && state.link_error.field === field,
+          `${what} (?${query}) shows the error panel naming '${field}': ` +
+          `${JSON.stringify(state.link_error)}`);
+    check(state.result !== null && state.error === null,
+          `${what}: the default configuration is estimated below the panel`);
+    check(await page.evaluate(() => location.search.slice(1)) === query,
+          `${what}: the address bar keeps the link that was opened`);
+    if (index === 0) {
+      await moveMouseAway(page);
+      await page.screenshot({ path: join(opts.artifacts, 'links-malformed.png') });
+    }
+  }
+  check(errors.length === 0, `no errors in the page console ${errors.join(' | ')}`);
+} catch (error) {
+  fail(`${error.stack ?? error}`);
+  await page.screenshot({ path: join(opts.artifacts, 'links-failure.png') }).catch(() => {});
+} finally {
+  await close();
+  server.close();
+}
+finish('e2e links');
