@@ -432,15 +432,12 @@ bool Planner::prepare(LayoutState& state) {
 }
 
 const ScheduleProfile* Planner::schedule(const NormalizedConfig& n, int rank) {
-  const ParallelConfig& p = n.config.parallel;
-  const std::array<std::int64_t, 6> key = {p.pipeline_parallel,
-                                           p.virtual_stages_per_pipeline_rank,
-                                           rank,
-                                           n.num_microbatches,
-                                           p.microbatch_group_size_per_vp_stage,
-                                           n.config.training.overlap_moe_expert_parallel_comm};
+  const ScheduleShape shape = schedule_shape(n, rank);
+  const std::array<std::int64_t, 6> key = {
+      shape.pipeline_parallel, shape.virtual_stages,        shape.pp_rank,
+      shape.num_microbatches,  shape.microbatch_group_size, shape.overlap_moe_expert_parallel_comm};
   auto found = schedules_.find(key);
-  if (found == schedules_.end()) found = schedules_.emplace(key, schedule_profile(n, rank)).first;
+  if (found == schedules_.end()) found = schedules_.emplace(key, schedule_profile(shape)).first;
   return &found->second;
 }
 

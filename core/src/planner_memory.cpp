@@ -36,7 +36,7 @@ std::uint64_t rank_fixed_bytes(const NormalizedConfig& n) {
   return static_cast<std::uint64_t>(std::llround(workspace_bytes(n) + global_buffer_bytes(n)));
 }
 
-ScheduleProfile schedule_profile(const NormalizedConfig& n, int pp_rank) {
+ScheduleShape schedule_shape(const NormalizedConfig& n, int pp_rank) {
   // timeline.cpp simulate_rank: the schedule it walks without a timeline.
   ScheduleShape shape;
   shape.pipeline_parallel = n.config.parallel.pipeline_parallel;
@@ -46,63 +46,52 @@ ScheduleProfile schedule_profile(const NormalizedConfig& n, int pp_rank) {
   shape.microbatch_group_size = n.config.parallel.microbatch_group_size_per_vp_stage;
   shape.overlap_moe_expert_parallel_comm = n.config.training.overlap_moe_expert_parallel_comm;
   shape.num_microbatches = equivalent_microbatches(shape);
-  const std::vector<ScheduleOp> ops = pipeline_schedule(shape);
+  return shape;
+}
 
-  // Distinct steps; a step whose in-flight counts another step of the same tag matches or
-  // exceeds everywhere can never be the peak (saved bytes are never negative): drop it.
+ScheduleProfile schedule_profile(const ScheduleShape& shape) {
+  const std::vector<ScheduleOp> ops = pipeline_schedule(shape);
+  // Each step's in-flight micro-batches per chunk before it runs (a forward adds its own
+  // saved bytes after its peak, a backward frees them after), with its chunk and direction.
+  // A step that another step of the same chunk and direction matches or exceeds in every
+  // chunk can never be the peak (saved bytes are never negative): only the maximal ones stay.
   const auto v = static_cast<std::size_t>(std::max(1, shape.virtual_stages));
   std::vector<std::uint16_t> inflight(v, 0);
-  std::vector<std::int32_t> flat;  // one key of v + 1 entries per step
+  std::vector<std::vector<std::vector<std::uint16_t>>> maximal(2 * v);  // per (chunk, direction)
   for (const ScheduleOp& op : ops) {
     const auto chunk = static_cast<std::size_t>(op.chunk);
-    // The step's peak counts the saved bytes before a forward adds its own and before a
-    // backward frees them.
-    flat.insert(flat.end(), inflight.begin(), inflight.end());
-    flat.push_back(op.forward ? op.chunk + 1 : -(op.chunk + 1));
+    auto& kept = maximal[2 * chunk + (op.forward ? 0 : 1)];
+    bool dominated = false;
+    for (const auto& other : kept) {
+      dominated = true;
+      for (std::size_t j = 0; j < v && dominated; ++j) dominated = other[j] >= inflight[j];
+      if (dominated) break;
+    }
+    if (!dominated) {
+      kept.erase(std::remove_if(kept.begin(), kept.end(),
+                                [&](const std::vector<std::uint16_t>& other) {
+                                  for (std::size_t j = 0; j < v; ++j) {
+                                    if (other[j] > inflight[j]) return false;
+                                  }
+                                  return true;
+                                }),
+                 kept.end());
+      kept.push_back(inflight);
+    }
     if (op.forward) {
       ++inflight[chunk];
     } else if (inflight[chunk] > 0) {
       --inflight[chunk];
     }
   }
-  const std::size_t width = v + 1;
-  std::vector<std::size_t> order(flat.size() / width);
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  auto key_less = [&](std::size_t a, std::size_t b) {
-    return std::lexicographical_compare(
-        flat.begin() + static_cast<std::ptrdiff_t>(a * width),
-        flat.begin() + static_cast<std::ptrdiff_t>((a + 1) * width),
-        flat.begin() + static_cast<std::ptrdiff_t>(b * width),
-        flat.begin() + static_cast<std::ptrdiff_t>((b + 1) * width));
-  };
-  auto key_equal = [&](std::size_t a, std::size_t b) {
-    return std::equal(flat.begin() + static_cast<std::ptrdiff_t>(a * width),
-                      flat.begin() + static_cast<std::ptrdiff_t>((a + 1) * width),
-                      flat.begin() + static_cast<std::ptrdiff_t>(b * width));
-  };
-  std::sort(order.begin(), order.end(), key_less);
-  order.erase(std::unique(order.begin(), order.end(), key_equal), order.end());
-  std::vector<std::vector<std::int32_t>> steps;
-  for (std::size_t i : order) {
-    steps.emplace_back(flat.begin() + static_cast<std::ptrdiff_t>(i * width),
-                       flat.begin() + static_cast<std::ptrdiff_t>((i + 1) * width));
-  }
-  auto dominated = [&](const std::vector<std::int32_t>& a, const std::vector<std::int32_t>& b) {
-    if (a[v] != b[v] || a == b) return false;
-    for (std::size_t j = 0; j < v; ++j) {
-      if (a[j] > b[j]) return false;
-    }
-    return true;
-  };
   ScheduleProfile profile;
   profile.chunks = static_cast<int>(v);
-  for (const auto& a : steps) {
-    if (std::any_of(steps.begin(), steps.end(), [&](const auto& b) { return dominated(a, b); })) {
-      continue;
+  for (std::size_t k = 0; k < maximal.size(); ++k) {
+    const auto chunk = static_cast<std::int32_t>(k / 2);
+    for (const auto& counts : maximal[k]) {
+      profile.inflight.insert(profile.inflight.end(), counts.begin(), counts.end());
+      profile.step.push_back(k % 2 == 0 ? chunk + 1 : -(chunk + 1));
     }
-    for (std::size_t j = 0; j < v; ++j)
-      profile.inflight.push_back(static_cast<std::uint16_t>(a[j]));
-    profile.step.push_back(a[v]);
   }
   return profile;
 }

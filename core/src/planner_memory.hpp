@@ -18,6 +18,7 @@
 #include "activations.hpp"
 #include "layer_placement.hpp"
 #include "megamem/estimate.hpp"
+#include "pipeline_schedule.hpp"
 
 namespace megamem {
 
@@ -39,9 +40,12 @@ struct ScheduleProfile {
   std::vector<std::int32_t> step;       // per step: chunk + 1, negated for a backward
 };
 
-// Profiles of one layout's ranks (cached by the caller: they depend on PP, VPP, the number
-// of micro-batches, the micro-batch group and EP-overlap only).
-ScheduleProfile schedule_profile(const NormalizedConfig& normalized, int pp_rank);
+// The schedule simulate_rank() walks for one rank without a timeline (the micro-batch count
+// already reduced to equivalent_microbatches()).
+ScheduleShape schedule_shape(const NormalizedConfig& normalized, int pp_rank);
+
+// The profile of a shape (cached by the caller: many layouts share a shape).
+ScheduleProfile schedule_profile(const ScheduleShape& shape);
 
 // Per rank: the schedule's worst saved + transient bytes above static memory. chunks: each
 // stage's chunk_activations(), indexed pp_rank * VPP + vpp_chunk.
