@@ -5,15 +5,18 @@
 //   * compute: every GEMM of a layer (attention projections, MLA down/up projections, the
 //     dense MLP, routed experts with their tokens per local expert, shared experts, router,
 //     logits, MTP) at an achievable fraction of the card's peak that falls for small GEMM
-//     dimensions, and flash attention's score/context FLOPs (causal) at its own efficiency;
-//     backward costs twice the forward GEMMs and 2.5 times the forward attention;
+//     dimensions, flash attention's score/context FLOPs (causal) at its own efficiency, and
+//     element-wise kernels (norms, residuals, activations, MoE permutes, the loss's softmax)
+//     streaming through HBM; backward costs twice the forward GEMMs and element-wise work and
+//     2.5 times the forward attention;
 //   * recompute: full recompute re-runs each layer's forward (GEMMs, attention, its TP/EP
 //     communication); selective recompute re-runs the named modules' forwards;
 //   * exposed communication, from the DeviceConfig bandwidths and Megatron's rank order
 //     (tp-cp-ep-dp-pp): a group that fits in one node uses NVLink, otherwise the NIC.
 //     TP all-gathers/reduce-scatters (all-reduces without sequence parallelism) per layer,
-//     CP's ring exchange of K/V less the attention it hides behind, EP all-to-all (or the
-//     allgather dispatcher's gathers), PP point-to-point sends, and the data-parallel
+//     CP's ring exchange of K/V less the attention it hides behind, EP dispatch and combine
+//     (NCCL all-to-all, DeepEP's one copy per remote node, or the allgather dispatcher's
+//     gathers), PP point-to-point sends, and the data-parallel
 //     gradient reduce-scatter and parameter all-gather, hidden behind one micro-batch's
 //     backward (forward) when --overlap-grad-reduce is on;
 //   * the pipeline: the slowest rank's time per micro-batch W gives a step of
