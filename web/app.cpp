@@ -136,6 +136,7 @@ bool app_frame(float display_width_px, float display_height_px, float pixel_rati
     ~FrameTimer() {
       const double ms = (now_seconds() - started_s) * 1000.0;
       state.frame_ms = state.frame_ms == 0.0 ? ms : state.frame_ms * 0.9 + ms * 0.1;
+      state.frame_worst_ms = std::max(state.frame_worst_ms, ms);
     }
   } timer{now};
   const bool narrow = display_width_px / pixel_ratio < kNarrowCssPx;
@@ -236,11 +237,18 @@ std::string app_state_json() {
   out["selected_rank"] = shown_rank(state);
   out["light_theme"] = state.light;
   out["modules_sort"] = state.modules_sort;
-  out["timings_ms"] = {
-      {"estimate", state.estimate_ms}, {"what_if", state.what_if_ms}, {"frame", state.frame_ms}};
+  out["timings_ms"] = {{"estimate", state.estimate_ms},
+                       {"what_if", state.what_if_ms},
+                       {"frame", state.frame_ms},
+                       {"frame_worst", state.frame_worst_ms}};
+  state.frame_worst_ms = 0.0;
   out["settings_shown_on_phone"] = state.show_settings_on_phone;
-  out["hf_import"] = {{"error", state.hf_import.error}, {"notes", state.hf_import.notes}};
-  out["flags_import"] = {{"error", state.flags_import.error}, {"notes", state.flags_import.notes}};
+  out["hf_import"] = {{"text", state.hf_import.text},
+                      {"error", state.hf_import.error},
+                      {"notes", state.hf_import.notes}};
+  out["flags_import"] = {{"text", state.flags_import.text},
+                         {"error", state.flags_import.error},
+                         {"notes", state.flags_import.notes}};
   return out.dump();
 }
 

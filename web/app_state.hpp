@@ -54,6 +54,7 @@ struct AppState {
   double estimate_ms = 0.0;               // time of the last estimate (diagnostics)
   double what_if_ms = 0.0;                // time of the last what-if table
   double frame_ms = 0.0;                  // UI time per frame, moving average (diagnostics)
+  double frame_worst_ms = 0.0;            // the slowest frame since state() was last read
 
   // --- the link -------------------------------------------------------------------------------
   std::string base_url;             // page address without query ("http://host/")

@@ -107,8 +107,12 @@ void draw_module_tree(AppState& state, const Estimate& estimate) {
   constexpr ImGuiTableFlags kFlags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
                                      ImGuiTableFlags_Sortable | ImGuiTableFlags_SortTristate |
                                      ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_Resizable;
+  const float number_px = ImGui::CalcTextSize("000.00 GiB").x + ImGui::GetFontSize() * 0.5f;
+  // Narrow screens (a phone) drop the gradient and optimizer columns so names stay readable.
+  const bool compact =
+      ImGui::GetContentRegionAvail().x < number_px * 5.0f + ImGui::GetFontSize() * 12.0f;
+  const ImGuiTableColumnFlags wide_only = compact ? ImGuiTableColumnFlags_Disabled : 0;
   if (!ImGui::BeginTable("modules", kColumns, kFlags)) return;
-  const float number_px = ImGui::CalcTextSize("000.00 GiB").x;
   ImGui::TableSetupColumn("module",
                           ImGuiTableColumnFlags_WidthStretch | ImGuiTableColumnFlags_NoHide);
   ImGui::TableSetupColumn(
@@ -118,10 +122,12 @@ void draw_module_tree(AppState& state, const Estimate& estimate) {
       "weights", ImGuiTableColumnFlags_WidthFixed | ImGuiTableColumnFlags_PreferSortDescending,
       number_px);
   ImGui::TableSetupColumn(
-      "gradients", ImGuiTableColumnFlags_WidthFixed | ImGuiTableColumnFlags_PreferSortDescending,
+      "gradients",
+      ImGuiTableColumnFlags_WidthFixed | ImGuiTableColumnFlags_PreferSortDescending | wide_only,
       number_px);
   ImGui::TableSetupColumn(
-      "optimizer", ImGuiTableColumnFlags_WidthFixed | ImGuiTableColumnFlags_PreferSortDescending,
+      "optimizer",
+      ImGuiTableColumnFlags_WidthFixed | ImGuiTableColumnFlags_PreferSortDescending | wide_only,
       number_px);
   ImGui::TableSetupColumn(
       "act/µbatch", ImGuiTableColumnFlags_WidthFixed | ImGuiTableColumnFlags_PreferSortDescending,

@@ -15,10 +15,13 @@
 #include <emscripten.h>
 #include <emscripten/html5.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "app.hpp"
 #include "imgui.h"
@@ -85,6 +88,54 @@ void apply_touch(ImGuiIO& io) {
   }
 }
 
+// Keyboard events reach ImGui through a queue, applied before each frame so that a key
+// pressed and released between two frames is still seen pressed for one (Dear ImGui 1.86
+// reads key states, not events; on a slow frame a quick Ctrl+V or Enter would be lost), and
+// characters and keys keep their order (Tab, then typing; Ctrl+A, then typing).
+struct KeyEvent {
+  int key = 0;
+  int scancode = 0;
+  int action = 0;  // GLFW_PRESS, GLFW_RELEASE, GLFW_REPEAT; -1: a character
+  int mods = 0;
+  unsigned int character = 0;
+};
+std::vector<KeyEvent> key_events;
+
+bool is_modifier(int key) {
+  return key == GLFW_KEY_LEFT_CONTROL || key == GLFW_KEY_RIGHT_CONTROL ||
+         key == GLFW_KEY_LEFT_SHIFT || key == GLFW_KEY_RIGHT_SHIFT || key == GLFW_KEY_LEFT_ALT ||
+         key == GLFW_KEY_RIGHT_ALT || key == GLFW_KEY_LEFT_SUPER || key == GLFW_KEY_RIGHT_SUPER;
+}
+
+void apply_key_events() {
+  std::vector<int> pressed;  // keys pressed this frame
+  bool key_pressed = false;  // a non-modifier key was pressed this frame
+  bool typed = false;        // characters were typed this frame
+  std::size_t applied = 0;
+  for (; applied < key_events.size(); ++applied) {
+    const KeyEvent& event = key_events[applied];
+    const bool released_now = event.action == GLFW_RELEASE &&
+                              std::find(pressed.begin(), pressed.end(), event.key) != pressed.end();
+    if (released_now) break;  // the release waits for the next frame
+    if (event.action == -1) {
+      if (key_pressed) break;
+      ImGui_ImplGlfw_CharCallback(platform.window, event.character);
+      typed = true;
+      continue;
+    }
+    if (event.action == GLFW_RELEASE && is_modifier(event.key) && key_pressed) break;
+    if (event.action != GLFW_RELEASE && !is_modifier(event.key)) {
+      if (key_pressed || typed) break;
+      key_pressed = true;
+    }
+    if (event.action == GLFW_PRESS) pressed.push_back(event.key);
+    ImGui_ImplGlfw_KeyCallback(platform.window, event.key, event.scancode, event.action,
+                               event.mods);
+  }
+  key_events.erase(key_events.begin(), key_events.begin() + static_cast<std::ptrdiff_t>(applied));
+  if (!key_events.empty()) platform.frames_to_draw = std::max(platform.frames_to_draw, 2);
+}
+
 // Input arrived: draw the next frames (hover effects and tooltips settle within a few).
 constexpr int kFramesAfterInput = 12;
 void wake() { platform.frames_to_draw = kFramesAfterInput; }
@@ -110,6 +161,7 @@ void frame() {
   io.DisplaySize =
       ImVec2(static_cast<float>(platform.width_px), static_cast<float>(platform.height_px));
   io.DisplayFramebufferScale = ImVec2(1.0f, 1.0f);
+  apply_key_events();
   apply_touch(io);
   ImGui::NewFrame();
   platform.app_busy =
@@ -334,6 +386,16 @@ int main() {
   glfwSetCursorEnterCallback(platform.window, [](GLFWwindow*, int) { wake(); });
   glfwSetWindowFocusCallback(platform.window, [](GLFWwindow*, int) { wake(); });
   ImGui_ImplGlfw_InitForOpenGL(platform.window, true);
+  // Keys and characters go through the queue (apply_key_events); ImGui's own callbacks are
+  // called from there, and they still call the wake-up callbacks above.
+  glfwSetKeyCallback(platform.window, [](GLFWwindow*, int key, int scancode, int action, int mods) {
+    key_events.push_back({key, scancode, action, mods, 0});
+    wake();
+  });
+  glfwSetCharCallback(platform.window, [](GLFWwindow*, unsigned int character) {
+    key_events.push_back({0, 0, -1, 0, character});
+    wake();
+  });
   ImGui_ImplOpenGL3_Init("#version 300 es");
   io.GetClipboardTextFn = get_clipboard;
   io.SetClipboardTextFn = set_clipboard;

@@ -105,8 +105,9 @@ void draw_rank_bars(AppState& state, const Estimate& estimate) {
     const ImU32 color = static_cast<double>(rank.peak_total_bytes) > capacity_bytes
                             ? kOverColor
                             : (peak_gib > capacity_gib * 0.95 ? kTightColor : strong_text_color());
-    draw->AddText(ImVec2(x + ImGui::GetFontSize() * 0.4f,
-                         row.y + (bar_height_px - ImGui::GetTextLineHeight()) * 0.5f),
+    // Values in their own column right of the scale, so the capacity line never crosses one.
+    const float value_x = origin_x + label_px + bar_width_px + ImGui::GetFontSize() * 0.5f;
+    draw->AddText(ImVec2(value_x, row.y + (bar_height_px - ImGui::GetTextLineHeight()) * 0.5f),
                   ImGui::GetColorU32(color), value);
     if (row_hovered && mouse.x >= x) {
       ImGui::BeginTooltip();

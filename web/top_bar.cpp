@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -41,7 +42,13 @@ void filter_field(std::string* filter) {
 }
 
 // True when the model differs from its preset (some m.* link key other than the name).
+// Computed once per configuration (it walks every link field).
 bool model_edited(const AppState& state) {
+  static std::uint64_t computed_for = ~std::uint64_t{0};
+  static bool edited = false;
+  if (computed_for == state.estimates_computed) return edited;
+  computed_for = state.estimates_computed;
+  edited = false;
   if (state.shared.model_id.empty()) return false;
   const Expected<PresetCatalog>& catalog = builtin_presets();
   if (!catalog) return false;
@@ -50,9 +57,9 @@ bool model_edited(const AppState& state) {
   Config base = state.shared.config;
   base.model = preset->model;
   for (const std::string& key : share_link_differences(state.shared.config, base)) {
-    if (key.rfind("m.", 0) == 0) return true;
+    if (key.rfind("m.", 0) == 0) edited = true;
   }
-  return false;
+  return edited;
 }
 
 std::string model_title(const AppState& state) {

@@ -26,12 +26,12 @@ bool draw_what_if_table(AppState& state, const Estimate& estimate) {
       ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingStretchProp;
   bool applied = false;
   if (!ImGui::BeginTable("what-if", 4, kFlags)) return false;
-  const float number_px = ImGui::CalcTextSize("-000.00 GiB").x;
+  const float number_px = ImGui::CalcTextSize("-000.00 GiB").x + ImGui::GetFontSize() * 0.5f;
   ImGui::TableSetupColumn("choice", ImGuiTableColumnFlags_WidthStretch);
   ImGui::TableSetupColumn("peak", ImGuiTableColumnFlags_WidthFixed, number_px);
   ImGui::TableSetupColumn("saving", ImGuiTableColumnFlags_WidthFixed, number_px);
   ImGui::TableSetupColumn("fits", ImGuiTableColumnFlags_WidthFixed,
-                          ImGui::CalcTextSize("does not fit").x);
+                          ImGui::CalcTextSize("does not fit").x + ImGui::GetFontSize() * 0.5f);
   ImGui::TableHeadersRow();
   for (std::size_t i = 0; i < state.what_if.size(); ++i) {
     const WhatIfOption& row = state.what_if[i];

@@ -12,7 +12,8 @@
 //   imports     Megatron flags and a HuggingFace config.json pasted (Ctrl+V) into their
 //               boxes replace the configuration; malformed text gives an inline error
 //   sharing     "Copy link" puts the page's link on the clipboard
-//   dragging    frames per second while dragging the layers slider (reported, at least 20)
+//   dragging    the page's time per frame while dragging the layers slider (60 fps needs
+//               < 16.7 ms); the browser's frame rate is reported
 //   theme       the light theme
 //   phone       390 x 844 portrait at 3x: results only, readable; Settings toggles
 // Exit 77 (ctest: skipped) when the site is not built.
@@ -54,15 +55,18 @@ const desktop = await launch(opts, { permissions: ['clipboard-read', 'clipboard-
 const { page, errors } = desktop;
 try {
   // --- budget: first frame; layout at 1440 x 900 ------------------------------------------
-  // Three fresh loads (no HTTP cache); the machine may be busy, so the best one counts.
+  // Three cold loads (HTTP cache, and with it the compiled-wasm cache, disabled); the
+  // machine may be busy with other work, so the best one counts.
+  const cdp = await desktop.context.newCDPSession(page);
+  await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
   const loads = [];
   for (let i = 0; i < 3; i += 1) {
     await page.goto('about:blank');
-    await desktop.context.clearCookies();
-    await openPage(page, `${baseUrl}?load=${i}`.replace(`?load=${i}`, ''));
+    await openPage(page, baseUrl);
     loads.push(await page.evaluate(() => ({ first: window.megamem.firstFrameMs,
                                             main: window.megamem.mainStartMs })));
   }
+  await cdp.send('Network.setCacheDisabled', { cacheDisabled: false });
   const best = Math.min(...loads.map((load) => load.first));
   check(best < 1500, `first frame ${best.toFixed(0)} ms after navigation, best of ` +
         `${loads.map((l) => `${l.first.toFixed(0)} (main at ${l.main.toFixed(0)})`).join(', ')} ` +
@@ -189,7 +193,11 @@ try {
         `malformed flags give an inline error: ${badFlags.flags_import.error}`);
   await pasteInto('paste Megatron flags', flags);
   await click(page, 'paste Megatron flags: Apply');
-  const imported = await waitForState(page, (s) => s.config.model.num_layers === 24, 'the flags to apply');
+  const imported = await waitForState(page, (s) => s.config.model.num_layers === 24,
+                                      'the flags to apply', 10_000).catch(async (error) => {
+    console.log(`  flags box: ${JSON.stringify((await pageState(page)).flags_import)}`);
+    throw error;
+  });
   await moveMouseAway(page);
   await shot(page, 'import-megatron-flags.png');
   check(imported.config.model.hidden_size === 2048 && imported.config.parallel.tensor_model_parallel_size === 2,
@@ -226,8 +234,11 @@ try {
   await moveMouseAway(page);
   await shot(page, 'import-hf-config.png');
 
-  // --- dragging: frames per second on the layers slider ---------------------------------------
-  await openPage(page, baseUrl);
+  // --- dragging: the layers slider of a model where every value is valid --------------------
+  // Each step re-estimates (module tree and timeline included) within the frame. The page's
+  // own time per frame (UI + estimate) is what 60 fps needs below 16.7 ms; the browser's
+  // frame rate here also pays for software rasterisation (SwiftShader) and is reported.
+  await openPage(page, `${baseUrl}?v=1&model=llama-3.1-8b&gpu=h100-80gb&gpus=8`);
   await scrollIntoView(page, 'layers');
   {
     const { x, y, rect, pixelRatio } = await widgetCenter(page, 'layers');
@@ -236,18 +247,23 @@ try {
     await page.mouse.move(x, y);
     await page.mouse.down();
     const before = await page.evaluate(() => ({ frames: window.megamem.frames(), t: performance.now() }));
-    const estimatesBefore = (await pageState(page)).estimates_computed;
-    for (let i = 0; i < 120; i += 1) {
-      await page.mouse.move(left + width * (0.5 + 0.45 * Math.sin(i / 8)), y);
+    const estimatesBefore = (await pageState(page)).estimates_computed;  // also resets frame_worst
+    for (let i = 0; i < 90; i += 1) {
+      await page.mouse.move(left + width * (0.3 + 0.25 * Math.sin(i / 6)), y);
       await page.waitForTimeout(16);
     }
     const after = await page.evaluate(() => ({ frames: window.megamem.frames(), t: performance.now() }));
+    const dragged = await pageState(page);
     await page.mouse.up();
     const fps = (after.frames - before.frames) / ((after.t - before.t) / 1000);
-    const estimates = (await pageState(page)).estimates_computed - estimatesBefore;
-    check(fps >= 20, `dragging the layers slider: ${fps.toFixed(1)} frames per second, ` +
-          `${estimates} estimates (software WebGL, limit 20)`);
-    check(estimates > 10, 'every drag step re-estimates');
+    const estimates = dragged.estimates_computed - estimatesBefore;
+    const t = dragged.timings_ms;
+    check(t.frame < 1000 / 60,
+          `dragging the layers slider: the page needs ${t.frame.toFixed(1)} ms per frame on average ` +
+          `(worst ${t.frame_worst.toFixed(1)} ms, last estimate ${t.estimate.toFixed(1)} ms; 60 fps ` +
+          `needs < 16.7); the browser drew ${fps.toFixed(1)} frames per second with software WebGL`);
+    check(estimates > 10 && dragged.error === null,
+          `every drag step re-estimates (${estimates} estimates, all valid)`);
   }
 
   // --- theme ----------------------------------------------------------------------------------

@@ -73,7 +73,7 @@ function cliEstimate(state) {
   const stdout = execFileSync(options.cli, [
     'estimate', '--megatron-args', state.megatron_args,
     '--world-size', String(state.world_size), '--json',
-  ], { encoding: 'utf8' });
+  ], { encoding: 'utf8', maxBuffer: 1 << 28 });  // timelines make the JSON large
   return JSON.parse(stdout);
 }
 
