@@ -102,9 +102,10 @@ void draw_rank_bars(AppState& state, const Estimate& estimate) {
     const double capacity_gib = capacity_bytes / kBytesPerGib;
     char value[48];
     std::snprintf(value, sizeof value, "%.2f GiB", peak_gib);
-    const ImU32 color = static_cast<double>(rank.peak_total_bytes) > capacity_bytes
-                            ? kOverColor
-                            : (peak_gib > capacity_gib * 0.95 ? kTightColor : strong_text_color());
+    const ImU32 color =
+        static_cast<double>(rank.peak_total_bytes) > capacity_bytes
+            ? kOverColor
+            : (peak_gib > capacity_gib * 0.95 ? tight_color() : strong_text_color());
     // Values in their own column right of the scale, so the capacity line never crosses one.
     const float value_x = origin_x + label_px + bar_width_px + ImGui::GetFontSize() * 0.5f;
     draw->AddText(ImVec2(value_x, row.y + (bar_height_px - ImGui::GetTextLineHeight()) * 0.5f),

@@ -148,7 +148,7 @@ bool draw_results_panel(AppState& state) {
   summary_line(estimate);
   not_modeled_line(state);
   for (const std::string& warning : estimate.warnings) {
-    ImGui::PushStyleColor(ImGuiCol_Text, kTightColor);
+    ImGui::PushStyleColor(ImGuiCol_Text, tight_color());
     ImGui::PushTextWrapPos(0.0f);
     ImGui::Text("warning: %s", warning.c_str());
     ImGui::PopTextWrapPos();

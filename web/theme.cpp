@@ -62,6 +62,7 @@ ImU32 muted_text_color() { return theme.light ? rgb(0x5F5F66) : rgb(0x9D9DA0); }
 ImU32 strong_text_color() { return theme.light ? rgb(0x111114) : rgb(0xF2F2F4); }
 ImU32 panel_background_color() { return theme.light ? rgb(0xF7F7F8) : rgb(0x17171A); }
 bool light_theme() { return theme.light; }
+ImU32 tight_color() { return theme.light ? rgb(0xA67C00) : kTightColor; }
 ImFont* large_font() { return theme.large; }
 
 void apply_theme(bool light, float pixel_ratio) {

@@ -64,6 +64,9 @@ inline constexpr Category kCategories[] = {
      kRuntimeColor, &RankMemory::runtime_overhead_bytes},
 };
 
+// The "within 5 %" amber, darker on the light theme so it stays readable on white.
+ImU32 tight_color();
+
 // Text colours of the current theme.
 ImU32 muted_text_color();
 ImU32 strong_text_color();

@@ -87,7 +87,7 @@ void verdict(const AppState& state, bool compact) {
   const double capacity_gib = estimate.normalized.config.device.capacity_gib;
   const double peak_gib = to_gib(rank.peak_total_bytes);
   const int level = verdict_level(estimate);
-  const ImU32 color = level == 0 ? kFitsColor : level == 1 ? kTightColor : kOverColor;
+  const ImU32 color = level == 0 ? kFitsColor : level == 1 ? tight_color() : kOverColor;
 
   const float radius_px = ImGui::GetFontSize() * 0.38f;
   const ImVec2 at = ImGui::GetCursorScreenPos();
