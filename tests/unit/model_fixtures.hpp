@@ -93,4 +93,29 @@ inline Config deepseek_v3() {
   return bf16_training(c);
 }
 
+// memory-model.md 9.2: Llama-3-70B on 64 GPUs, TP8 with SP, PP4, DP2, mbs 1, gbs 128 (M = 64).
+inline Config llama3_70b_tp8_pp4() {
+  Config c = llama3_70b();
+  c.parallel.world_size = 64;
+  c.parallel.tensor_parallel = 8;
+  c.parallel.pipeline_parallel = 4;
+  c.parallel.sequence_parallel = true;
+  c.training.global_batch_size = 128;
+  return c;
+}
+
+// memory-model.md 9.3: Qwen3-235B-A22B on 128 GPUs, TP4 with SP, PP4 uneven 23/24/24/23, EP8.
+inline Config qwen3_235b_tp4_pp4_ep8() {
+  Config c = qwen3_235b_a22b();
+  c.parallel.world_size = 128;
+  c.parallel.tensor_parallel = 4;
+  c.parallel.sequence_parallel = true;
+  c.parallel.pipeline_parallel = 4;
+  c.parallel.expert_parallel = 8;
+  c.parallel.expert_tensor_parallel = 1;
+  c.parallel.decoder_first_pipeline_num_layers = 23;
+  c.parallel.decoder_last_pipeline_num_layers = 23;
+  return c;
+}
+
 }  // namespace megamem::fixtures

@@ -11,16 +11,6 @@ using Catch::Matchers::WithinRel;
 namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-// memory-model.md 9.2: Llama-3-70B, TP8 SP, PP4, DP2, mbs 1, seq 4096, gbs 128 (M = 64).
-Config llama_tp8_pp4() {
-  Config c = fixtures::llama3_70b();
-  c.parallel.world_size = 64;
-  c.parallel.tensor_parallel = 8;
-  c.parallel.pipeline_parallel = 4;
-  c.parallel.sequence_parallel = true;
-  c.training.global_batch_size = 128;
-  return c;
-}
 NormalizedConfig normalized(const Config& c) {
   auto n = normalize(c);
   REQUIRE(n.has_value());
@@ -40,20 +30,21 @@ std::uint64_t peak_without_buffers(const RankMemory& rank) {
 }  // namespace
 
 TEST_CASE("a TE GQA layer with flash attention saves 140,640,256 bytes (Llama-3-70B TP8 SP)") {
-  const LayerActivations layer = layer_activations(normalized(llama_tp8_pp4()), false);
+  const LayerActivations layer =
+      layer_activations(normalized(fixtures::llama3_70b_tp8_pp4()), false);
   CHECK(layer.kept_bytes == Approx(140'640'256.0));
   CHECK(layer.full_bytes == Approx(140'640'256.0));
 }
 
 TEST_CASE("hidden dropout adds a 1-byte mask per residual add") {
-  Config c = llama_tp8_pp4();
+  Config c = fixtures::llama3_70b_tp8_pp4();
   c.model.hidden_dropout = 0.1;
   const LayerActivations layer = layer_activations(normalized(c), false);
   CHECK(layer.kept_bytes == Approx(140'640'256.0 + 2 * 512.0 * 8192.0));
 }
 
 TEST_CASE("unfused attention keeps 5 b (n/t) s^2 bytes of scores with dropout (Korthikanti)") {
-  Config c = llama_tp8_pp4();
+  Config c = fixtures::llama3_70b_tp8_pp4();
   c.model.attention_dropout = 0.1;
   const double flash = layer_activations(normalized(c), false).kept_bytes;
   c.training.attention_backend = AttentionBackend::unfused;
@@ -65,7 +56,7 @@ TEST_CASE("unfused attention keeps 5 b (n/t) s^2 bytes of scores with dropout (K
 }
 
 TEST_CASE("selective core_attn recompute frees only the softmax statistics under flash") {
-  Config c = llama_tp8_pp4();
+  Config c = fixtures::llama3_70b_tp8_pp4();
   c.training.recompute.granularity = RecomputeGranularity::selective;
   const LayerActivations layer = layer_activations(normalized(c), false);
   CHECK(layer.kept_bytes == Approx(140'640'256.0 - 131'072.0));
@@ -73,7 +64,7 @@ TEST_CASE("selective core_attn recompute frees only the softmax statistics under
 }
 
 TEST_CASE("selective mlp recompute frees the LN output, fc1 and activation outputs") {
-  Config c = llama_tp8_pp4();
+  Config c = fixtures::llama3_70b_tp8_pp4();
   c.training.recompute.granularity = RecomputeGranularity::selective;
   c.training.recompute.modules = {"mlp"};
   const LayerActivations layer = layer_activations(normalized(c), false);
@@ -81,7 +72,7 @@ TEST_CASE("selective mlp recompute frees the LN output, fc1 and activation outpu
 }
 
 TEST_CASE("1F1B peak: rank 0 holds 4 micro-batches, 36.00 GiB (memory-model.md 9.2)") {
-  const Estimate e = run(llama_tp8_pp4());
+  const Estimate e = run(fixtures::llama3_70b_tp8_pp4());
   const double expected_gib[] = {36.00, 31.90, 29.28, 28.39};
   const double activations_gib[] = {10.48, 7.86, 5.24};
   for (int r = 0; r < 4; ++r) {
@@ -94,7 +85,7 @@ TEST_CASE("1F1B peak: rank 0 holds 4 micro-batches, 36.00 GiB (memory-model.md 9
 }
 
 TEST_CASE("the last stage's forward peak holds 6 bytes per logit (fp32 upcast of bf16 logits)") {
-  const Estimate e = run(llama_tp8_pp4());
+  const Estimate e = run(fixtures::llama3_70b_tp8_pp4());
   const RankMemory& last = e.ranks[3];
   const double layers = 20.0 * 140'640'256.0;
   const double final_norm = 4.0 * 512 * 8192;
@@ -104,7 +95,7 @@ TEST_CASE("the last stage's forward peak holds 6 bytes per logit (fp32 upcast of
 }
 
 TEST_CASE("full uniform recompute stashes one SP-sharded input per layer") {
-  Config c = llama_tp8_pp4();
+  Config c = fixtures::llama3_70b_tp8_pp4();
   c.training.recompute.granularity = RecomputeGranularity::full;
   c.training.recompute.method = RecomputeMethod::uniform;
   c.training.recompute.num_layers = 1;
@@ -119,7 +110,7 @@ TEST_CASE("full uniform recompute stashes one SP-sharded input per layer") {
 }
 
 TEST_CASE("full block recompute of k layers keeps the other layers' activations") {
-  Config c = llama_tp8_pp4();
+  Config c = fixtures::llama3_70b_tp8_pp4();
   c.training.recompute.granularity = RecomputeGranularity::full;
   c.training.recompute.method = RecomputeMethod::block;
   c.training.recompute.num_layers = 5;
@@ -129,7 +120,7 @@ TEST_CASE("full block recompute of k layers keeps the other layers' activations"
 }
 
 TEST_CASE("interleaved rank peaks follow the simulated chunk mix, not an average") {
-  Config c = llama_tp8_pp4();
+  Config c = fixtures::llama3_70b_tp8_pp4();
   c.model.num_layers = 16;
   c.parallel.virtual_stages_per_pipeline_rank = 2;
   c.training.global_batch_size = 16;  // M = 8
@@ -141,15 +132,7 @@ TEST_CASE("interleaved rank peaks follow the simulated chunk mix, not an average
 }
 
 TEST_CASE("MoE routed tokens are top-k copies of the SP tokens, all-gathered over ETP") {
-  Config c = fixtures::qwen3_235b_a22b();
-  c.parallel.world_size = 128;
-  c.parallel.tensor_parallel = 4;
-  c.parallel.sequence_parallel = true;
-  c.parallel.pipeline_parallel = 4;
-  c.parallel.expert_parallel = 8;
-  c.parallel.expert_tensor_parallel = 1;
-  c.parallel.decoder_first_pipeline_num_layers = 23;
-  c.parallel.decoder_last_pipeline_num_layers = 23;
+  Config c = fixtures::qwen3_235b_tp4_pp4_ep8();
   const NormalizedConfig n = normalized(c);
   // memory-model.md 9.3: 67.2 MiB attention + 153.0 MiB MoE per layer = 220.2 MiB.
   const double mib = 1024.0 * 1024.0;
@@ -157,7 +140,7 @@ TEST_CASE("MoE routed tokens are top-k copies of the SP tokens, all-gathered ove
 }
 
 TEST_CASE("legacy CPU offloading moves the first layers' activations to the host") {
-  Config c = llama_tp8_pp4();
+  Config c = fixtures::llama3_70b_tp8_pp4();
   c.model.num_layers = 8;
   c.parallel.pipeline_parallel = 1;
   c.parallel.world_size = 8;
@@ -174,19 +157,20 @@ TEST_CASE("legacy CPU offloading moves the first layers' activations to the host
 }
 
 TEST_CASE("fine-grained offloading moves every tensor saved inside the module to the host") {
-  Config c = llama_tp8_pp4();
+  Config c = fixtures::llama3_70b_tp8_pp4();
   c.training.offload.fine_grained_activation_offloading = true;
   c.training.offload.offload_modules = {"core_attn"};
   const Estimate e = run(c);
   // Inside core attention: Q, K, V, 2 N (n + 2g) dh / t = 10,485,760 bytes (5,242,880
   // elements, over the 1 Mi threshold); the 65,536-element statistics stay on the GPU.
-  const std::uint64_t base = run(llama_tp8_pp4()).ranks[1].activation_bytes_per_microbatch;
+  const std::uint64_t base =
+      run(fixtures::llama3_70b_tp8_pp4()).ranks[1].activation_bytes_per_microbatch;
   CHECK(static_cast<double>(base - e.ranks[1].activation_bytes_per_microbatch) ==
         Approx(20 * 10'485'760.0));
 }
 
 TEST_CASE("native fused cross entropy holds one more fp32 copy of the logits (jit-fused ops)") {
-  Config c = llama_tp8_pp4();
+  Config c = fixtures::llama3_70b_tp8_pp4();
   const Estimate unfused = run(c);
   c.training.cross_entropy = CrossEntropyImpl::native_fused;
   const Estimate fused = run(c);
@@ -210,7 +194,7 @@ TEST_CASE("unfused expert activations keep the probability-weighted copy") {
 }
 
 TEST_CASE("unfused attention's backward holds the probabilities' and the scores' gradients") {
-  Config c = llama_tp8_pp4();
+  Config c = fixtures::llama3_70b_tp8_pp4();
   c.training.attention_backend = AttentionBackend::unfused;
   const LayerActivations layer = layer_activations(normalized(c), false);
   const double scores = 1.0 * (64.0 / 8.0) * 4096.0 * 4096.0;  // b (n/t) s^2

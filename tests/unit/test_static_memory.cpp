@@ -24,12 +24,7 @@ constexpr double kPaddingTolerance = 1e-4;  // DDP padding is < 0.01% (memory-mo
 }  // namespace
 
 TEST_CASE("Llama-3-70B TP8 PP4: embedding and output stages hold 2.27 B parameters") {
-  Config c = fixtures::llama3_70b();
-  c.parallel.world_size = 64;
-  c.parallel.tensor_parallel = 8;
-  c.parallel.pipeline_parallel = 4;
-  c.parallel.sequence_parallel = true;
-  c.training.global_batch_size = 128;
+  Config c = fixtures::llama3_70b_tp8_pp4();
   const Estimate e = run(c);
   REQUIRE(e.ranks.size() == 4);
   CHECK(params(e.ranks[0]) == 2'271'543'296);
@@ -66,15 +61,7 @@ TEST_CASE("DeepSeek-V3 PP8 EP32 uneven: ranks 1-6 hold the static peak, not rank
 }
 
 TEST_CASE("Qwen3-235B TP4 PP4 EP8 uneven 23/24/24/23: expert state sharded over expert-DP 4") {
-  Config c = fixtures::qwen3_235b_a22b();
-  c.parallel.world_size = 128;
-  c.parallel.tensor_parallel = 4;
-  c.parallel.sequence_parallel = true;
-  c.parallel.pipeline_parallel = 4;
-  c.parallel.expert_parallel = 8;
-  c.parallel.expert_tensor_parallel = 1;
-  c.parallel.decoder_first_pipeline_num_layers = 23;
-  c.parallel.decoder_last_pipeline_num_layers = 23;
+  Config c = fixtures::qwen3_235b_tp4_pp4_ep8();
   const Estimate e = run(c);
   CHECK(e.normalized.data_parallel == 8);
   CHECK(e.normalized.expert_data_parallel == 4);

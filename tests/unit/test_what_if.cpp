@@ -9,15 +9,6 @@
 using namespace megamem;
 
 namespace {
-Config llama_tp8_pp4() {
-  Config c = fixtures::llama3_70b();
-  c.parallel.world_size = 64;
-  c.parallel.tensor_parallel = 8;
-  c.parallel.pipeline_parallel = 4;
-  c.parallel.sequence_parallel = true;
-  c.training.global_batch_size = 128;
-  return c;
-}
 const WhatIfOption& find(const std::vector<WhatIfOption>& options, const std::string& label) {
   auto it = std::find_if(options.begin(), options.end(),
                          [&](const WhatIfOption& o) { return o.label == label; });
@@ -27,7 +18,7 @@ const WhatIfOption& find(const std::vector<WhatIfOption>& options, const std::st
 }  // namespace
 
 TEST_CASE("what-if lists the current setting first, then each choice with its saving") {
-  const auto options = what_if_options(llama_tp8_pp4());
+  const auto options = what_if_options(fixtures::llama3_70b_tp8_pp4());
   REQUIRE(options.size() > 5);
   CHECK(options.front().current);
   CHECK(options.front().saving_bytes == 0);
@@ -40,7 +31,7 @@ TEST_CASE("what-if lists the current setting first, then each choice with its sa
 }
 
 TEST_CASE("what-if offers only the recompute modules the model has") {
-  const auto dense = what_if_options(llama_tp8_pp4());
+  const auto dense = what_if_options(fixtures::llama3_70b_tp8_pp4());
   for (const WhatIfOption& option : dense) {
     CHECK(option.label.find("moe") == std::string::npos);
     CHECK(option.label.find("mla_up_proj") == std::string::npos);
@@ -48,7 +39,7 @@ TEST_CASE("what-if offers only the recompute modules the model has") {
 }
 
 TEST_CASE("what-if skips the choice that is already current") {
-  Config c = llama_tp8_pp4();
+  Config c = fixtures::llama3_70b_tp8_pp4();
   c.training.recompute.granularity = RecomputeGranularity::full;
   const auto options = what_if_options(c);
   CHECK(std::count_if(options.begin(), options.end(), [](const WhatIfOption& o) {
@@ -58,7 +49,7 @@ TEST_CASE("what-if skips the choice that is already current") {
 }
 
 TEST_CASE("optimizer offload moves optimizer state off the GPU") {
-  const auto options = what_if_options(llama_tp8_pp4());
+  const auto options = what_if_options(fixtures::llama3_70b_tp8_pp4());
   CHECK(find(options, "optimizer offload 100 %").saving_bytes > 0);
   CHECK(find(options, "optimizer offload 100 %").saving_bytes >
         find(options, "optimizer offload 50 %").saving_bytes);
@@ -67,13 +58,14 @@ TEST_CASE("optimizer offload moves optimizer state off the GPU") {
 TEST_CASE("estimate() fills the what-if table on request, and JSON carries it") {
   EstimateOptions options;
   options.what_if = true;
-  auto e = estimate(llama_tp8_pp4(), options);
+  auto e = estimate(fixtures::llama3_70b_tp8_pp4(), options);
   REQUIRE(e.has_value());
-  REQUIRE(e->what_if.size() == what_if_options(llama_tp8_pp4()).size());
+  REQUIRE(e->what_if.size() == what_if_options(fixtures::llama3_70b_tp8_pp4()).size());
   CHECK(e->what_if.front().current);
   CHECK(e->what_if.front().peak_total_bytes ==
         e->ranks[static_cast<std::size_t>(e->limiting_pp_rank)].peak_total_bytes);
   const std::string json = estimate_to_json(*e);
   CHECK(json.find("\"what_if\"") != std::string::npos);
-  CHECK(estimate_to_json(*estimate(llama_tp8_pp4())).find("\"what_if\"") == std::string::npos);
+  CHECK(estimate_to_json(*estimate(fixtures::llama3_70b_tp8_pp4())).find("\"what_if\"") ==
+        std::string::npos);
 }
