@@ -17,7 +17,8 @@ namespace {
 
 constexpr const char* kUsage =
     "usage:\n"
-    "  megamem estimate <configuration> [--json] [--print-megatron-args] [--base-url URL]\n"
+    "  megamem estimate <configuration> [--json [--timeline]] [--print-megatron-args]\n"
+    "                   [--base-url URL]\n"
     "      Per-GPU memory of each pipeline rank, with a share link to the configuration.\n"
     "      The configuration starts from one of\n"
     "        --preset MODEL (with --gpu GPU --gpus N), --hf-config config.json,\n"
@@ -26,7 +27,8 @@ constexpr const char* kUsage =
     "        --recompute none|selective|full --recompute-method --recompute-layers --dtype\n"
     "        --fp8 --dist-opt/--no-dist-opt --sp/--no-sp --vocab-size V\n"
     "        --set \"key=value&...\" (any share-link key, docs/share-links.md).\n"
-    "      --print-megatron-args prints the Megatron-LM flags of the configuration.\n"
+    "      --print-megatron-args prints the Megatron-LM flags of the configuration;\n"
+    "      --timeline adds each rank's memory after every forward/backward to --json.\n"
     "  megamem url encode <configuration> [--json] [--base-url URL]\n"
     "  megamem url decode LINK [--json] [--base-url URL]\n"
     "      A configuration as a share link, and a link back as its settings, config JSON and\n"
