@@ -3,12 +3,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "commands.hpp"
 #include "megamem/hf_config.hpp"
 #include "megamem/megatron_args.hpp"
 #include "megamem/presets.hpp"
@@ -224,6 +226,20 @@ Expected<ConfigFromOptions> config_from_options(const ParsedOptions& options) {
     out.shared = std::move(*applied);
   }
   return out;
+}
+
+int report_config(const Expected<ConfigFromOptions>& built) {
+  if (!built) {
+    print_error(built.error());
+    const std::string& message = built.error().message;
+    const bool usage =
+        message.rfind("expects a positive integer", 0) == 0 || message.rfind("is required", 0) == 0;
+    return usage ? kExitUsage : kExitError;
+  }
+  for (const std::string& warning : built->warnings) {
+    std::cerr << "megamem: warning: " << warning << "\n";
+  }
+  return kExitOk;
 }
 
 }  // namespace megamem::cli

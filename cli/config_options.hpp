@@ -38,6 +38,11 @@ struct ConfigFromOptions {
 // own parameters, the parameter).
 Expected<ConfigFromOptions> config_from_options(const ParsedOptions& options);
 
+// Prints what config_from_options() said: its error, or its warnings. Returns kExitOk when
+// the configuration is usable, kExitUsage for a missing or malformed option value, and
+// kExitError for anything else wrong with the configuration.
+int report_config(const Expected<ConfigFromOptions>& built);
+
 // The page share links point at: --base-url, else $MEGAMEM_BASE_URL, else the address
 // scripts/serve.sh serves (http://localhost:8080/).
 std::string base_url(const ParsedOptions& options);

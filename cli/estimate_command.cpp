@@ -147,18 +147,7 @@ int run_estimate(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   const Expected<ConfigFromOptions> built = config_from_options(*options);
-  if (!built) {
-    print_error(built.error());
-    // A missing or malformed option value is a usage error; anything else is the
-    // configuration's.
-    const std::string& message = built.error().message;
-    const bool usage =
-        message.rfind("expects a positive integer", 0) == 0 || message.rfind("is required", 0) == 0;
-    return usage ? kExitUsage : kExitError;
-  }
-  for (const std::string& warning : built->warnings) {
-    std::cerr << "megamem: warning: " << warning << "\n";
-  }
+  if (const int exit_code = report_config(built); exit_code != kExitOk) return exit_code;
   const SharedConfig& shared = built->shared;
 
   EstimateOptions estimate_options;

@@ -257,16 +257,7 @@ int run_plan(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   const Expected<ConfigFromOptions> built = config_from_options(config_options);
-  if (!built) {
-    print_error(built.error());
-    const std::string& message = built.error().message;
-    const bool usage =
-        message.rfind("expects a positive integer", 0) == 0 || message.rfind("is required", 0) == 0;
-    return usage ? kExitUsage : kExitError;
-  }
-  for (const std::string& warning : built->warnings) {
-    std::cerr << "megamem: warning: " << warning << "\n";
-  }
+  if (const int exit_code = report_config(built); exit_code != kExitOk) return exit_code;
   request.base = built->shared.config;
   // Layouts are planned with Megatron's performance defaults for large runs: gradient
   // reduce-scatter overlapped with the backward (the time model also assumes
