@@ -14,7 +14,6 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
@@ -23,6 +22,7 @@
 #include "cli_options.hpp"
 #include "commands.hpp"
 #include "config_options.hpp"
+#include "megamem/json_output.hpp"
 #include "megamem/megatron_args.hpp"
 #include "megamem/planner.hpp"
 
@@ -40,28 +40,6 @@ const std::vector<std::string> kPlanValues = {
     "--peak-tflops",   "--vpp-max"};
 const std::vector<std::string> kPlanSwitches = {"--json", "--no-recompute-search",
                                                 "--no-offload-search", "--no-etp-search"};
-// Megatron flags that make up a layout (printed per candidate).
-const std::set<std::string> kLayoutFlags = {
-    "--tensor-model-parallel-size",
-    "--pipeline-model-parallel-size",
-    "--num-virtual-stages-per-pipeline-rank",
-    "--pipeline-model-parallel-layout",
-    "--context-parallel-size",
-    "--expert-model-parallel-size",
-    "--expert-tensor-parallel-size",
-    "--sequence-parallel",
-    "--micro-batch-size",
-    "--recompute-granularity",
-    "--recompute-method",
-    "--recompute-num-layers",
-    "--recompute-modules",
-    "--fine-grained-activation-offloading",
-    "--offload-modules",
-    "--use-precision-aware-optimizer",
-    "--optimizer-cpu-offload",
-    "--optimizer-offload-fraction",
-};
-
 Expected<std::vector<int>> int_list(const std::string& option, const std::string& text) {
   std::vector<int> out;
   std::stringstream stream(text);
@@ -92,21 +70,6 @@ Expected<double> positive_number(const std::string& option, const std::string& t
                              " number, got '" + text + "'"};
   }
   return value;
-}
-
-// The layout's own flags out of the configuration's full Megatron-LM command line.
-std::string layout_flags(const Config& config) {
-  const Expected<std::vector<std::string>> words = split_command_line(to_megatron_args(config));
-  if (!words) return to_megatron_args(config);
-  std::string out;
-  bool keep = false;
-  for (const std::string& word : *words) {
-    if (word.rfind("--", 0) == 0) keep = kLayoutFlags.count(word) > 0;
-    if (!keep) continue;
-    const bool quote = word.find_first_of(" |()*'\"") != std::string::npos;
-    out += (out.empty() ? "" : " ") + (quote ? "'" + word + "'" : word);
-  }
-  return out;
 }
 
 std::string fixed(double value, int decimals) {
@@ -163,45 +126,6 @@ void print_rows(const std::vector<PlanCandidate>& rows, bool numbered) {
   }
 }
 
-nlohmann::json candidate_json(const PlanCandidate& c) {
-  const ParallelConfig& p = c.config.parallel;
-  const StepTimeBreakdown& b = c.time.breakdown;
-  return {{"label", c.label},
-          {"tensor_parallel", p.tensor_parallel},
-          {"pipeline_parallel", p.pipeline_parallel},
-          {"virtual_stages_per_pipeline_rank", p.virtual_stages_per_pipeline_rank},
-          {"pipeline_layout", p.pipeline_layout},
-          {"context_parallel", p.context_parallel},
-          {"expert_parallel", p.expert_parallel},
-          {"expert_tensor_parallel",
-           p.expert_tensor_parallel > 0 ? p.expert_tensor_parallel : p.tensor_parallel},
-          {"micro_batch_size", c.config.training.micro_batch_size},
-          {"recompute", c.recompute},
-          {"offload", c.offload},
-          {"peak_total_bytes", c.peak_total_bytes},
-          {"limiting_pp_rank", c.limiting_pp_rank},
-          {"step_time_s", c.time.step_time_s},
-          {"tokens_per_s", c.time.tokens_per_s},
-          {"tokens_per_s_per_gpu", c.time.tokens_per_s_per_gpu},
-          {"model_tflops_per_gpu", c.time.model_tflops_per_gpu},
-          {"hardware_tflops_per_gpu", c.time.hardware_tflops_per_gpu},
-          {"mfu", c.time.mfu},
-          {"bottleneck_pp_rank", c.time.bottleneck_pp_rank},
-          {"breakdown",
-           {{"compute_s", b.compute_s},
-            {"recompute_s", b.recompute_s},
-            {"tp_comm_s", b.tp_comm_s},
-            {"cp_comm_s", b.cp_comm_s},
-            {"ep_comm_s", b.ep_comm_s},
-            {"pp_comm_s", b.pp_comm_s},
-            {"offload_s", b.offload_s},
-            {"pipeline_bubble_s", b.pipeline_bubble_s},
-            {"dp_comm_s", b.dp_comm_s},
-            {"optimizer_s", b.optimizer_s}}},
-          {"layout_args", layout_flags(c.config)},
-          {"megatron_args", to_megatron_args(c.config)}};
-}
-
 }  // namespace
 
 int run_plan(const std::vector<std::string>& args) {
@@ -233,7 +157,7 @@ int run_plan(const std::vector<std::string>& args) {
 
   // The configuration without the layout lists and plan's own options.
   ParsedOptions config_options = *options;
-  PlanRequest request;
+  PlannerSearchSpace space;
   for (const std::string& name : kLayoutLists) {
     const auto it = config_options.values.find(name);
     if (it == config_options.values.end()) continue;
@@ -242,11 +166,11 @@ int run_plan(const std::vector<std::string>& args) {
       print_error(list.error());
       return kExitUsage;
     }
-    if (name == "--tp") request.space.tensor_parallel = *list;
-    if (name == "--pp") request.space.pipeline_parallel = *list;
-    if (name == "--cp") request.space.context_parallel = *list;
-    if (name == "--ep") request.space.expert_parallel = *list;
-    if (name == "--mbs") request.space.micro_batch_sizes = *list;
+    if (name == "--tp") space.tensor_parallel = *list;
+    if (name == "--pp") space.pipeline_parallel = *list;
+    if (name == "--cp") space.context_parallel = *list;
+    if (name == "--ep") space.expert_parallel = *list;
+    if (name == "--mbs") space.micro_batch_sizes = *list;
     config_options.values.erase(it);
   }
   for (const std::string& name : kPlanValues) config_options.values.erase(name);
@@ -258,11 +182,8 @@ int run_plan(const std::vector<std::string>& args) {
   }
   const Expected<ConfigFromOptions> built = config_from_options(config_options);
   if (const int exit_code = report_config(built); exit_code != kExitOk) return exit_code;
-  request.base = built->shared.config;
-  // Layouts are planned with Megatron's performance defaults for large runs: gradient
-  // reduce-scatter overlapped with the backward (the time model also assumes
-  // --overlap-param-gather and --tp-comm-overlap).
-  request.base.optimizer.overlap_grad_reduce = true;
+  PlanRequest request = plan_request_for(built->shared.config);
+  request.space = space;
 
   // Plan's own numbers.
   DeviceConfig& device = request.base.device;
@@ -323,40 +244,7 @@ int run_plan(const std::vector<std::string>& args) {
   const double limit_gib = base.device.capacity_gib - request.margin_gib;
 
   if (options->switches.count("--json")) {
-    nlohmann::json document;
-    document["model"] = base.model.name;
-    document["gpus"] = base.parallel.world_size;
-    document["gpu"] = base.device.name;
-    document["global_batch_size"] = base.training.global_batch_size;
-    document["seq_length"] = base.training.seq_length;
-    document["capacity_gib"] = base.device.capacity_gib;
-    document["margin_gib"] = request.margin_gib;
-    document["search_seconds"] = seconds;
-    const PlanStats& s = result.stats;
-    document["stats"] = {{"candidates", s.candidates},
-                         {"valid", s.valid},
-                         {"fitting", s.fitting},
-                         {"out_of_memory", s.out_of_memory},
-                         {"invalid", s.invalid},
-                         {"layouts", s.layouts},
-                         {"static_bound_layouts", s.static_bound_layouts},
-                         {"memory_evaluations", s.memory_evaluations},
-                         {"inferred", s.inferred},
-                         {"estimates", s.estimates},
-                         {"step_time_evaluations", s.step_time_evaluations}};
-    document["top"] = nlohmann::json::array();
-    for (const PlanCandidate& c : result.top) document["top"].push_back(candidate_json(c));
-    document["pareto"] = nlohmann::json::array();
-    for (const PlanCandidate& c : result.pareto) document["pareto"].push_back(candidate_json(c));
-    document["rejections"] = nlohmann::json::array();
-    for (const PlanRejection& r : result.rejections) {
-      document["rejections"].push_back({{"reason", r.reason},
-                                        {"field", r.field},
-                                        {"rule", r.rule},
-                                        {"example", r.example},
-                                        {"count", r.count}});
-    }
-    std::cout << document.dump(2) << "\n";
+    std::cout << plan_to_json(request, result, seconds) << "\n";
     return kExitOk;
   }
 
@@ -380,7 +268,8 @@ int run_plan(const std::vector<std::string>& args) {
     std::cout << "\nMegatron-LM flags of each layout (with the configuration's other flags)\n";
     int index = 1;
     for (const PlanCandidate& c : result.top) {
-      std::cout << pad(std::to_string(index++), 3, true) << "  " << layout_flags(c.config) << "\n";
+      std::cout << pad(std::to_string(index++), 3, true) << "  " << layout_megatron_args(c.config)
+                << "\n";
     }
     // The front moves in small steps (a VPP more, one more module offloaded): show the
     // points at least 1 GiB apart, and the last (least memory) one.

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "megamem/megatron_args.hpp"
+#include "model_fixtures.hpp"
 
 using namespace megamem;
 using Catch::Matchers::Contains;
@@ -1185,4 +1186,26 @@ TEST_CASE("--no-bias-gelu-fusion / --no-bias-swiglu-fusion turn off the activati
   CHECK(parse_ok(kBase + "--swiglu --no-bias-gelu-fusion").config.training.bias_activation_fusion);
   CHECK_FALSE(
       parse_ok(kBase + "--swiglu --no-bias-swiglu-fusion").config.training.bias_activation_fusion);
+}
+
+TEST_CASE("layout flags are the layout's, recompute's and offload's flags, shell-quoted") {
+  Config config = fixtures::llama3_70b();
+  config.parallel.world_size = 64;
+  config.parallel.tensor_parallel = 8;
+  config.parallel.sequence_parallel = true;
+  config.parallel.pipeline_parallel = 4;
+  config.parallel.pipeline_layout = "Et*19|t*20|t*20|t*21L";
+  config.training.micro_batch_size = 2;
+  config.training.recompute.granularity = RecomputeGranularity::selective;
+  config.training.recompute.modules = {"core_attn", "mlp"};
+  const std::string flags = layout_megatron_args(config);
+  CHECK(flags ==
+        "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 4 "
+        "--pipeline-model-parallel-layout 'Et*19|t*20|t*20|t*21L' --sequence-parallel "
+        "--micro-batch-size 2 --recompute-granularity selective --recompute-modules core_attn mlp");
+  // The same flags read back give the same layout.
+  const Expected<MegatronArgs> parsed =
+      parse_megatron_args(to_megatron_args(config), config.parallel.world_size);
+  REQUIRE(parsed.has_value());
+  CHECK(layout_megatron_args(parsed->config) == flags);
 }

@@ -8,6 +8,7 @@
 
 #include "megamem/estimate.hpp"
 #include "megamem/planner.hpp"
+#include "megamem/share_link.hpp"
 #include "megamem/step_time.hpp"
 #include "model_fixtures.hpp"
 
@@ -269,4 +270,59 @@ TEST_CASE("the planner refuses requests it cannot search, naming the field") {
   REQUIRE(none.has_value());
   CHECK(none->stats.candidates == 0);
   CHECK(none->top.empty());
+}
+
+TEST_CASE("a plan request overlaps the gradient reduce-scatter with the backward") {
+  Config config = fixtures::llama3_70b();
+  config.optimizer.overlap_grad_reduce = false;
+  CHECK(plan_request_for(config).base.optimizer.overlap_grad_reduce);
+}
+
+TEST_CASE("a candidate's plan inputs are its request's, but for the precision-aware optimizer") {
+  PlanRequest r = llama_request();
+  r.record_cells = false;
+  const Expected<PlanResult> result = plan(r);
+  REQUIRE(result.has_value());
+  const auto inputs_link = [&](const Config& config) {
+    return encode_share_query(SharedConfig{plan_inputs(config, r.space), "", ""});
+  };
+  const std::string request_inputs = inputs_link(r.base);
+  std::vector<PlanCandidate> listed = result->top;
+  listed.insert(listed.end(), result->pareto.begin(), result->pareto.end());
+  REQUIRE(listed.size() > 10);
+  for (const PlanCandidate& c : listed) {
+    Config config = c.config;
+    // Megatron needs the precision-aware optimizer for optimizer CPU offload.
+    if (config.optimizer.optimizer_cpu_offload) {
+      CHECK(config.optimizer.use_precision_aware_optimizer);
+      config.optimizer.use_precision_aware_optimizer =
+          r.base.optimizer.use_precision_aware_optimizer;
+    }
+    INFO(c.label);
+    CHECK(inputs_link(config) == request_inputs);
+  }
+}
+
+TEST_CASE("plan inputs change with the training settings, not with what the search sets") {
+  PlannerSearchSpace space;
+  const Config base = fixtures::llama3_70b();
+  const auto inputs_link = [&](const Config& config) {
+    return encode_share_query(SharedConfig{plan_inputs(config, space), "", ""});
+  };
+  Config layout = base;
+  layout.parallel.tensor_parallel = 8;
+  layout.parallel.pipeline_parallel = 4;
+  layout.parallel.pipeline_layout = "Et*19|t*20|t*20|t*21L";
+  layout.training.micro_batch_size = 2;
+  layout.training.recompute.granularity = RecomputeGranularity::full;
+  layout.training.offload.fine_grained_activation_offloading = true;
+  CHECK(inputs_link(layout) == inputs_link(base));
+  Config batch = base;
+  batch.training.global_batch_size = 1024;
+  CHECK(inputs_link(batch) != inputs_link(base));
+  Config gpus = base;
+  gpus.parallel.world_size *= 2;
+  CHECK(inputs_link(gpus) != inputs_link(base));
+  space.search_recompute = false;  // then the recompute setting is an input
+  CHECK(inputs_link(layout) != inputs_link(base));
 }

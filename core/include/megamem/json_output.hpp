@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "megamem/estimate.hpp"
+#include "megamem/planner.hpp"
 #include "megamem/what_if.hpp"
 
 namespace megamem {
@@ -23,5 +24,12 @@ std::string what_if_to_json(const std::vector<WhatIfOption>& options, int indent
 
 // A config as JSON (the inputs, resolved), for state() hooks and reports.
 std::string config_to_json(const Config& config, int indent = 2);
+
+// A planner search as `megamem plan --json` prints it and the page's state() reports it:
+// the request's model, cluster and margin, the search statistics, the top layouts and the
+// Pareto front (each with its layout, memory, step time and breakdown, and Megatron flags),
+// and the rejections. search_seconds is how long plan() took (the caller measures it).
+std::string plan_to_json(const PlanRequest& request, const PlanResult& result,
+                         double search_seconds, int indent = 2);
 
 }  // namespace megamem

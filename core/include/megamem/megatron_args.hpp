@@ -59,4 +59,9 @@ Expected<std::vector<std::string>> split_command_line(std::string_view command_l
 // every field that has a Megatron flag.
 std::string to_megatron_args(const Config& config);
 
+// The flags of to_megatron_args(config) that make up a parallel layout and what the planner
+// searches with it (TP, PP, VPP or the layout string, CP, EP, ETP, sequence parallelism,
+// micro-batch size, recompute, activation and optimizer offload), shell-quoted.
+std::string layout_megatron_args(const Config& config);
+
 }  // namespace megamem

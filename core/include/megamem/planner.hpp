@@ -112,6 +112,20 @@ struct PlanResult {
   std::vector<PlanCell> cells;  // only with PlanRequest::record_cells
 };
 
+// The request for planning `config` as it stands (a page's or a command line's
+// configuration): Megatron's performance defaults for large runs are assumed — gradient
+// reduce-scatter overlapped with the backward (--overlap-grad-reduce; the step-time model
+// also assumes --overlap-param-gather and --tp-comm-overlap).
+PlanRequest plan_request_for(const Config& config);
+
+// The inputs of a search: `config` with every field the search over `space` writes reset
+// (the layout, micro-batch size, and recompute and offload when searched). Two
+// configurations with equal plan_inputs give the same plan, so a front end can tell whether
+// a plan it shows still belongs to the configuration being edited. A candidate's
+// plan_inputs equal its request's, except that a candidate with optimizer CPU offload has
+// the precision-aware optimizer on (Megatron requires it).
+Config plan_inputs(const Config& config, const PlannerSearchSpace& space);
+
 // Runs the search. Errors only for a request that cannot be searched (no GPUs, a model
 // that does not normalize even in its simplest layout, an empty search space).
 Expected<PlanResult> plan(const PlanRequest& request);

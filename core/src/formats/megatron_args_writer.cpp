@@ -6,9 +6,11 @@
 // store_param_remainders, ...) and the world size are left out.
 #include <charconv>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "megamem/megatron_args.hpp"
 #include "number_text.hpp"
@@ -317,6 +319,42 @@ std::string to_megatron_args(const Config& config) {
   write_training(w, config.training);
   write_optimizer(w, config.optimizer, config.training.params_dtype);
   return w.take();
+}
+
+std::string layout_megatron_args(const Config& config) {
+  // The planner's search dimensions (planner.hpp), by their Megatron flags.
+  static const std::set<std::string, std::less<>> layout_flags = {
+      "--tensor-model-parallel-size",
+      "--pipeline-model-parallel-size",
+      "--num-virtual-stages-per-pipeline-rank",
+      "--pipeline-model-parallel-layout",
+      "--context-parallel-size",
+      "--expert-model-parallel-size",
+      "--expert-tensor-parallel-size",
+      "--sequence-parallel",
+      "--micro-batch-size",
+      "--recompute-granularity",
+      "--recompute-method",
+      "--recompute-num-layers",
+      "--recompute-modules",
+      "--fine-grained-activation-offloading",
+      "--offload-modules",
+      "--use-precision-aware-optimizer",
+      "--optimizer-cpu-offload",
+      "--optimizer-offload-fraction",
+  };
+  const std::string all = to_megatron_args(config);
+  const Expected<std::vector<std::string>> words = split_command_line(all);
+  if (!words) return all;  // to_megatron_args quotes what it writes; kept as a safe fallback
+  std::string out;
+  bool keep = false;
+  for (const std::string& word : *words) {
+    if (word.rfind("--", 0) == 0) keep = layout_flags.count(word) > 0;
+    if (!keep) continue;
+    const bool quote = word.find_first_of(" |()*'\"") != std::string::npos;
+    out += (out.empty() ? "" : " ") + (quote ? "'" + word + "'" : word);
+  }
+  return out;
 }
 
 }  // namespace megamem
