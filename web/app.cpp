@@ -15,8 +15,10 @@
 #include "inputs_panel.hpp"
 #include "megamem/json_output.hpp"
 #include "megamem/megatron_args.hpp"
+#include "megamem/planner.hpp"
 #include "megamem/presets.hpp"
 #include "megamem/share_link.hpp"
+#include "planning.hpp"
 #include "platform.hpp"
 #include "results_panel.hpp"
 #include "theme.hpp"
@@ -71,6 +73,34 @@ void sync_address_bar() {
   if (state.query == state.pushed_query || ImGui::IsAnyItemActive()) return;
   show_query(state.query, /*push=*/true);
   state.pushed_query = state.query;
+}
+
+// The planner panel for scripts: its options, status, and the search as `megamem plan --json`
+// prints it for the same link and options.
+nlohmann::json planner_json(AppState& app) {
+  update_plan_staleness(app);
+  const PlannerState& planner = app.planner;
+  nlohmann::json out;
+  out["status"] = planner.pending  ? "searching"
+                  : planner.error  ? "error"
+                  : planner.result ? "done"
+                                   : "idle";
+  out["stale"] = planner.stale;
+  out["margin_gib"] = planner.margin_gib;
+  out["search_recompute"] = planner.search_recompute;
+  out["search_offload"] = planner.search_offload;
+  out["view"] = planner.show_pareto ? "pareto" : "fastest";
+  out["search_ms"] = planner.search_ms;
+  out["error"] = planner.error ? nlohmann::json{{"field", planner.error->field},
+                                                {"message", planner.error->message}}
+                               : nlohmann::json();
+  out["result"] = planner.result
+                      ? nlohmann::json::parse(plan_to_json(*planner.request, *planner.result,
+                                                           planner.search_ms / 1000.0, -1))
+                      : nlohmann::json();
+  out["top_queries"] = planner.top_queries;
+  out["pareto_queries"] = planner.pareto_queries;
+  return out;
 }
 
 constexpr ImGuiWindowFlags kPanelFlags =
@@ -139,6 +169,7 @@ bool app_frame(float display_width_px, float display_height_px, float pixel_rati
       state.frame_worst_ms = std::max(state.frame_worst_ms, ms);
     }
   } timer{now};
+  run_pending_plan(state);
   const bool narrow = display_width_px / pixel_ratio < kNarrowCssPx;
   bool changed = false;
   state.input_rects.clear();
@@ -201,8 +232,8 @@ bool app_frame(float display_width_px, float display_height_px, float pixel_rati
     finish_what_if(state);
   }
   sync_address_bar();
-  return state.what_if_pending || state.link_copied || ImGui::IsAnyItemActive() ||
-         state.query != state.pushed_query;
+  return state.what_if_pending || state.planner.pending || state.link_copied ||
+         ImGui::IsAnyItemActive() || state.query != state.pushed_query;
 }
 
 std::string app_state_json() {
@@ -243,6 +274,7 @@ std::string app_state_json() {
                        {"frame_worst", state.frame_worst_ms}};
   state.frame_worst_ms = 0.0;
   out["settings_shown_on_phone"] = state.show_settings_on_phone;
+  out["planner"] = planner_json(state);
   out["hf_import"] = {{"text", state.hf_import.text},
                       {"error", state.hf_import.error},
                       {"notes", state.hf_import.notes}};

@@ -11,6 +11,7 @@
 
 #include "megamem/estimate.hpp"
 #include "megamem/expected.hpp"
+#include "megamem/planner.hpp"
 #include "megamem/share_link.hpp"
 #include "megamem/what_if.hpp"
 
@@ -34,6 +35,30 @@ struct ImportBox {
   std::string text;
   std::string error;               // inline error of the last attempt ("" = none)
   std::vector<std::string> notes;  // approximations or ignored flags of the last import
+};
+
+// The layout planner (planner_panel.cpp): its options, the last search, and the link queries
+// that tell whether that search still belongs to the configuration being edited.
+struct PlannerState {
+  double margin_gib = 2.0;  // headroom kept under the card's capacity
+  bool search_recompute = true;
+  bool search_offload = true;
+  bool show_pareto = false;  // list the Pareto front instead of the fastest layouts
+  // A search was asked for; it runs once the "searching" line has been on screen.
+  bool pending = false;
+  int frames_since_request = 0;
+  std::optional<PlanRequest> request;  // of the last search
+  std::optional<PlanResult> result;    // of the last search that succeeded
+  std::optional<Error> error;          // why the last search could not run
+  double search_ms = 0.0;
+  // plan_inputs() of the searched configuration and of every candidate listed (one with
+  // optimizer offload differs: it turns the precision-aware optimizer on), as link queries.
+  std::vector<std::string> inputs_queries;
+  std::vector<std::string> top_queries;     // link query of each result.top entry
+  std::vector<std::string> pareto_queries;  // link query of each result.pareto entry
+  bool inputs_changed = false;              // the configuration's plan_inputs() changed
+  std::string stale_checked_query;          // the query inputs_changed was computed for
+  bool stale = false;  // the configuration or the options changed since the search
 };
 
 struct AppState {
@@ -75,6 +100,7 @@ struct AppState {
   std::string gpu_filter;
   ImportBox hf_import;
   ImportBox flags_import;
+  PlannerState planner;
 
   // --- for tests --------------------------------------------------------------------------------
   std::map<std::string, WidgetRect> input_rects;  // by input label, refreshed every frame

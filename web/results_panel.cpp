@@ -156,6 +156,7 @@ bool draw_results_panel(AppState& state) {
   }
   draw_rank_bars(state, estimate);
   bool changed = draw_what_if_table(state, estimate);
+  changed |= draw_planner_panel(state);
   draw_timeline(state, estimate, dim);
   draw_module_tree(state, estimate);
   ImGui::PopStyleVar();

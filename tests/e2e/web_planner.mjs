@@ -1,0 +1,187 @@
+// Browser end-to-end test of the layout planner panel, against `megamem plan --json`:
+//
+//   search      "Find the fastest layouts that fit" on the page's configuration gives the same
+//               candidates, Pareto front, statistics and rejections as the CLI for its link
+//   apply       clicking a row applies the layout: the link is the row's, the calculator's
+//               result equals `megamem estimate --url` of it and its peak is the row's
+//   pareto      the Pareto view lists the front; a row of it applies too, and so does a
+//               point of the chart
+//   stale       an edit outside the layout (global batch) marks the list stale and its rows
+//               stop applying; the margin too; searching again matches the CLI with it
+//   invalid     with an invalid layout (TP 7) the planner still searches, and a row applies
+//               a valid layout
+//   speed       the search time in the browser for a search of over 100,000 candidates
+//               (DeepSeek-V3 on 1,024 H100), reported (benchmarks live in tests/benchmark)
+// Exit 77 (ctest: skipped) when the site is not built.
+//
+// usage: node web_planner.mjs --site DIR --cli PATH --artifacts DIR
+import { join } from 'node:path';
+
+import {
+  check, cliEstimateForLink, cliJson, click, finish, firstDifference, launch, moveMouseAway,
+  openPage, options, pageState, scrollIntoView, serve, typeValue, waitForState,
+} from './harness.mjs';
+
+const opts = options();
+const { server, url: baseUrl } = await serve(opts.site);
+const shot = (page, name) => page.screenshot({ path: join(opts.artifacts, name) });
+
+// The CLI's plan for a link with the panel's options; search_seconds differs by nature.
+function cliPlan(url, planner) {
+  const args = ['plan', '--url', url, '--json', '--margin-gib', String(planner.margin_gib)];
+  if (!planner.search_recompute) args.push('--no-recompute-search');
+  if (!planner.search_offload) args.push('--no-offload-search');
+  return cliJson(opts.cli, args);
+}
+function withoutTime(result) {
+  const copy = structuredClone(result);
+  delete copy.search_seconds;
+  return copy;
+}
+const searchDone = (page, what, timeoutMs = 60_000) =>
+  waitForState(page, (s) => s.planner.status === 'done' && !s.planner.stale, what, timeoutMs);
+
+async function search(page, what) {
+  await click(page, 'plan search');
+  await moveMouseAway(page);
+  return searchDone(page, what);
+}
+
+// The planner's search for the page's link equals the CLI's.
+function checkMatchesCli(state, what) {
+  const cli = cliPlan(state.url, state.planner);
+  const difference = firstDifference(withoutTime(state.planner.result), withoutTime(cli));
+  check(difference === '', `${what}: the page's plan equals \`megamem plan --url ... --json\`` +
+        (difference ? ` (first difference ${difference})` : ` (${cli.top.length} top, ` +
+         `${cli.pareto.length} on the Pareto front, ${cli.stats.candidates} candidates)`));
+}
+
+// Clicking row `index` of the shown list applies it.
+async function applyRow(page, index, queries, what) {
+  await click(page, `plan row ${index}`);
+  await moveMouseAway(page);
+  const state = await waitForState(page, (s) => s.query === queries[index], `${what} applied`);
+  const candidate = (state.planner.view === 'pareto' ? state.planner.result.pareto
+                                                     : state.planner.result.top)[index];
+  const cli = cliEstimateForLink(opts.cli, state.url, baseUrl);
+  check(firstDifference(state.result, cli) === '',
+        `${what}: the calculator's result equals \`megamem estimate --url\` of the row's link`);
+  const limiting = state.result.ranks[state.result.limiting_pp_rank];
+  check(limiting.peak_total_bytes === candidate.peak_total_bytes &&
+        state.config.parallel.tensor_model_parallel_size === candidate.tensor_parallel &&
+        state.config.parallel.pipeline_model_parallel_size === candidate.pipeline_parallel &&
+        state.config.training.micro_batch_size === candidate.micro_batch_size,
+        `${what}: ${candidate.label} shows ${limiting.peak_total_bytes} B on the limiting rank, ` +
+        `the row's ${candidate.peak_total_bytes} B`);
+  check(!state.planner.stale && state.error === null,
+        `${what}: the search stays current and the layout is valid`);
+  return state;
+}
+
+const desktop = await launch(opts);
+const { page, errors } = desktop;
+try {
+  // --- search --------------------------------------------------------------------------------
+  await openPage(page, baseUrl);
+  let state = await pageState(page);
+  check(state.planner.status === 'idle' && state.planner.result === null,
+        'the planner waits for a click (no search on load)');
+  await scrollIntoView(page, 'plan search');
+  await shot(page, 'planner-idle.png');
+  await click(page, 'plan search');
+  // The frame after the click says the search is under way before the search holds the page.
+  const during = await pageState(page);
+  check(during.planner.status === 'searching' || during.planner.status === 'done',
+        `after the click the planner is ${during.planner.status}`);
+  await moveMouseAway(page);
+  state = await searchDone(page, 'the first search');
+  check(state.planner.result.top.length > 0,
+        `${state.planner.result.top.length} layouts fit for ${state.config.model.name} on ` +
+        `${state.world_size} GPUs, searched in ${state.planner.search_ms.toFixed(0)} ms`);
+  checkMatchesCli(state, state.config.model.name);
+  await scrollIntoView(page, 'plan row 0');
+  await moveMouseAway(page);
+  await shot(page, 'planner-fastest.png');
+
+  // --- apply -----------------------------------------------------------------------------------
+  const searchedUrl = state.url;
+  state = await applyRow(page, 0, state.planner.top_queries, 'fastest row 1');
+  checkMatchesCli({ ...state, url: searchedUrl }, 'after applying, the list');
+
+  // --- pareto ------------------------------------------------------------------------------------
+  await click(page, 'plan pareto');
+  state = await waitForState(page, (s) => s.planner.view === 'pareto', 'the Pareto view');
+  const front = state.planner.result.pareto;
+  check(front.length > 1 && front.every((c, i) => i === 0 ||
+        (c.step_time_s >= front[i - 1].step_time_s &&
+         c.peak_total_bytes < front[i - 1].peak_total_bytes)),
+        `the Pareto front lists ${front.length} layouts, each slower and smaller than the one before`);
+  const paretoRow = Math.min(2, front.length - 1);
+  await scrollIntoView(page, `plan row ${paretoRow}`);
+  await moveMouseAway(page);
+  await shot(page, 'planner-pareto.png');
+  state = await applyRow(page, paretoRow, state.planner.pareto_queries, `Pareto row ${paretoRow + 1}`);
+  const last = front.length - 1;
+  await click(page, `plan point ${last}`);
+  await moveMouseAway(page);
+  state = await waitForState(page, (s) => s.query === state.planner.pareto_queries[last],
+                             'the chart point applied');
+  check(state.result.ranks[state.result.limiting_pp_rank].peak_total_bytes ===
+        front[last].peak_total_bytes,
+        `clicking the chart's least-memory point applies ${front[last].label}`);
+  await click(page, 'plan fastest');
+
+  // --- stale -------------------------------------------------------------------------------------
+  const gbs = state.config.training.global_batch_size;
+  await typeValue(page, 'global batch', gbs * 2);
+  state = await waitForState(page, (s) => s.config.training.global_batch_size === gbs * 2,
+                             'the global batch edit');
+  check(state.planner.stale, 'a global-batch edit marks the search stale');
+  const before = state.query;
+  await click(page, 'plan row 0');
+  await moveMouseAway(page);
+  await page.waitForTimeout(300);
+  state = await pageState(page);
+  check(state.query === before, 'a row of a stale search does not apply');
+  await scrollIntoView(page, 'plan row 0');
+  await shot(page, 'planner-stale.png');
+  await typeValue(page, 'plan margin', 6);
+  state = await waitForState(page, (s) => s.planner.margin_gib === 6, 'the margin edit');
+  state = await search(page, 'the search with gbs x2 and a 6 GiB margin');
+  checkMatchesCli(state, `gbs ${gbs * 2}, margin 6 GiB`);
+  check(state.planner.result.top.every((c) => c.peak_total_bytes <=
+                                             (state.planner.result.capacity_gib - 6) * 2 ** 30),
+        'every listed layout fits under capacity - margin');
+
+  // --- invalid -------------------------------------------------------------------------------------
+  await typeValue(page, 'TP', 7);
+  state = await waitForState(page, (s) => s.error !== null, 'TP 7 refused');
+  await click(page, 'plan search recompute');
+  state = await waitForState(page, (s) => !s.planner.search_recompute, 'recompute search off');
+  check(state.planner.stale, 'turning the recompute search off marks the search stale');
+  state = await search(page, 'the search from an invalid layout');
+  checkMatchesCli(state, 'TP 7 in the calculator, recompute not searched');
+  state = await applyRow(page, 0, state.planner.top_queries, 'a row from an invalid layout');
+  check(state.error === null, 'the applied layout clears the error');
+} catch (error) {
+  check(false, `planner interactions: ${error.stack ?? error}`);
+  await shot(page, 'planner-failure.png').catch(() => {});
+}
+
+// --- speed ------------------------------------------------------------------------------------
+try {
+  const link = `${baseUrl}?v=1&model=deepseek-v3&gpu=h100-80gb&gpus=1024&gbs=8192&seq=4096`;
+  await openPage(page, link);
+  const state = await search(page, 'the DeepSeek-V3 search on 1,024 GPUs');
+  const stats = state.planner.result.stats;
+  check(stats.candidates >= 100_000,
+        `browser: DeepSeek-V3 on 1,024 H100: ${stats.candidates} candidates searched in ` +
+        `${state.planner.search_ms.toFixed(0)} ms (${stats.fitting} fit)`);
+  checkMatchesCli(state, 'DeepSeek-V3 on 1,024 H100');
+} catch (error) {
+  check(false, `planner speed: ${error.stack ?? error}`);
+}
+check(errors.length === 0, `no console errors${errors.length ? `: ${errors.join(' | ')}` : ''}`);
+await desktop.close();
+server.close();
+finish('web_planner');

@@ -1,0 +1,289 @@
+// The layout planner (ui.md "LAYOUT PLANNER"; docs/planner.md): a search over TP, PP, VPP,
+// CP, EP, ETP, micro-batch size, recompute and offload for the model, cluster and training
+// settings being edited; the fastest layouts that fit, or the Pareto front of memory against
+// step time, with why the rest fail. Clicking a row applies its whole configuration, so the
+// calculator and the link show it. The search runs on demand: it takes from a tenth of a
+// second to a few seconds, and the page has one thread.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "format.hpp"
+#include "imgui.h"
+#include "megamem/megatron_args.hpp"
+#include "planner_views.hpp"
+#include "planning.hpp"
+#include "results_panel.hpp"
+#include "theme.hpp"
+#include "widgets.hpp"
+
+namespace megamem::web {
+namespace {
+
+void muted_text(const char* text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(text);
+  ImGui::PopTextWrapPos();
+  ImGui::PopStyleColor();
+}
+
+// The search button and options.
+void draw_controls(AppState& state) {
+  PlannerState& planner = state.planner;
+  const bool searched = planner.request.has_value();
+  ImGui::BeginDisabled(planner.pending);
+  const char* button = planner.pending ? "Searching..."
+                       : searched      ? "Search again"
+                                       : "Find the fastest layouts that fit";
+  if (ImGui::Button(button)) request_plan(state);
+  ImGui::EndDisabled();
+  describe_item(state, "plan search", "button", "megamem plan",
+                "Searches every layout of this model on this cluster with these training "
+                "settings, keeps those that fit and ranks them by the step-time model.");
+  const float em = ImGui::GetFontSize();
+  ImGui::SameLine(0.0f, em);
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("margin");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(em * 9.0f);
+  double margin = planner.margin_gib;
+  if (ImGui::InputDouble("##plan margin", &margin, 0.5, 2.0, "%.2f")) {
+    planner.margin_gib = std::clamp(margin, 0.0, 1024.0);
+  }
+  describe_item(state, "plan margin", "input", "megamem plan --margin-gib",
+                "Headroom kept under the card's capacity: a layout fits when its limiting "
+                "rank's peak plus this margin is at most the capacity.");
+  ImGui::SameLine();
+  ImGui::TextUnformatted("GiB");
+  ImGui::SameLine(0.0f, em);
+  ImGui::Checkbox("search recompute", &planner.search_recompute);
+  describe_item(state, "plan search recompute", "checkbox", "megamem plan --no-recompute-search",
+                "Try no recompute, Megatron's selective module sets and full recompute; off "
+                "keeps the recompute setting of the calculator.");
+  ImGui::SameLine(0.0f, em);
+  ImGui::Checkbox("search offload", &planner.search_offload);
+  describe_item(state, "plan search offload", "checkbox", "megamem plan --no-offload-search",
+                "Try activation offload, optimizer CPU offload and both; off keeps the offload "
+                "settings of the calculator.");
+}
+
+void draw_summary(const AppState& state) {
+  const PlannerState& planner = state.planner;
+  if (planner.pending) {
+    muted_text("searching every layout (the page waits until the search ends)...");
+    return;
+  }
+  if (planner.error) {
+    ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::Text("The search could not run - %s: %s", planner.error->field.c_str(),
+                planner.error->message.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::PopStyleColor();
+    return;
+  }
+  if (!planner.result) {
+    muted_text(
+        "Searches TP, PP, VPP, CP, EP, ETP, the micro-batch size, recompute and offload for "
+        "this model on this cluster with these training settings, keeps the layouts that fit "
+        "and ranks them by the step-time model (docs/planner.md).");
+    return;
+  }
+  const PlanStats& s = planner.result->stats;
+  const PlanRequest& request = *planner.request;
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "%s candidates (%s layouts) searched in %.2f s: %s fit under %.2f GiB, %s out of "
+                "memory, %s invalid",
+                grouped(static_cast<std::uint64_t>(s.candidates)).c_str(),
+                grouped(static_cast<std::uint64_t>(s.layouts)).c_str(), planner.search_ms / 1000.0,
+                grouped(static_cast<std::uint64_t>(s.fitting)).c_str(),
+                request.base.device.capacity_gib - request.margin_gib,
+                grouped(static_cast<std::uint64_t>(s.out_of_memory)).c_str(),
+                grouped(static_cast<std::uint64_t>(s.invalid)).c_str());
+  muted_text(text);
+  if (planner.stale) {
+    ImGui::PushStyleColor(ImGuiCol_Text, tight_color());
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(
+        "The settings changed since this search: the list below is for the earlier ones. "
+        "Search again to update it.");
+    ImGui::PopTextWrapPos();
+    ImGui::PopStyleColor();
+  }
+}
+
+// The rows; returns true when one was applied (state.shared changed).
+bool draw_candidates(AppState& state, const std::vector<PlanCandidate>& rows,
+                     const std::vector<std::string>& queries) {
+  const bool wide = ImGui::GetContentRegionAvail().x > ImGui::GetFontSize() * 44.0f;
+  constexpr ImGuiTableFlags kFlags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH |
+                                     ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_ScrollY;
+  // At most a dozen rows on screen; a longer list (the Pareto front) scrolls inside.
+  const float row_px = ImGui::GetTextLineHeightWithSpacing() + ImGui::GetStyle().CellPadding.y;
+  const float height_px =
+      row_px * (static_cast<float>(std::min<std::size_t>(rows.size(), 12)) + 1.4f);
+  if (!ImGui::BeginTable("planner", wide ? 9 : 6, kFlags, ImVec2(0.0f, height_px))) return false;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  const auto fixed = [](const char* name, const char* widest) {
+    ImGui::TableSetupColumn(name, ImGuiTableColumnFlags_WidthFixed,
+                            ImGui::CalcTextSize(widest).x + ImGui::GetFontSize() * 0.4f);
+  };
+  fixed("#", "00");
+  ImGui::TableSetupColumn("layout", ImGuiTableColumnFlags_WidthStretch, 2.2f);
+  fixed("mbs", "mbs");
+  ImGui::TableSetupColumn("recompute", ImGuiTableColumnFlags_WidthStretch, 1.6f);
+  if (wide) ImGui::TableSetupColumn("offload", ImGuiTableColumnFlags_WidthStretch, 1.2f);
+  fixed("peak", "000.00 GiB");
+  fixed("step", "000.000 s");
+  if (wide) fixed("tokens/s/GPU", "tokens/s/GPU");
+  if (wide) fixed("MFU", "00.0 %");
+  ImGui::TableHeadersRow();
+  bool applied = false;
+  for (std::size_t i = 0; i < rows.size() && !applied; ++i) {
+    const PlanCandidate& c = rows[i];
+    const bool current = i < queries.size() && queries[i] == state.query;
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::PushID(static_cast<int>(i));
+    char index[16];
+    std::snprintf(index, sizeof index, "%zu", i + 1);
+    if (ImGui::Selectable(index, current, ImGuiSelectableFlags_SpanAllColumns) && !current) {
+      applied = apply_plan_candidate(state, c);
+    }
+    char rect_label[32];
+    std::snprintf(rect_label, sizeof rect_label, "plan row %zu", i);
+    record_item(state, rect_label, "row");
+    if (ImGui::IsItemHovered()) plan_candidate_tooltip(c, state.planner.stale);
+    ImGui::TableNextColumn();
+    const std::string layout = c.label.substr(0, c.label.find(" \u00b7 "));
+    ImGui::TextUnformatted(current ? (layout + "  (current)").c_str() : layout.c_str());
+    ImGui::TableNextColumn();
+    ImGui::Text("%d", c.config.training.micro_batch_size);
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(c.recompute.c_str());
+    if (wide) {
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(c.offload.c_str());
+    }
+    ImGui::TableNextColumn();
+    ImGui::Text("%.2f GiB", to_gib(c.peak_total_bytes));
+    ImGui::TableNextColumn();
+    ImGui::Text("%.3f s", c.time.step_time_s);
+    if (wide) {
+      ImGui::TableNextColumn();
+      ImGui::Text("%.0f", c.time.tokens_per_s_per_gpu);
+      ImGui::TableNextColumn();
+      ImGui::Text("%.1f %%", 100.0 * c.time.mfu);
+    }
+    ImGui::PopID();
+  }
+  ImGui::EndTable();
+  return applied;
+}
+
+void draw_rejections(const PlanResult& result) {
+  if (result.rejections.empty()) return;
+  std::int64_t rejected = 0;
+  for (const PlanRejection& r : result.rejections) rejected += r.count;
+  char title[96];
+  std::snprintf(title, sizeof title, "Why the other %s candidates fail",
+                grouped(static_cast<std::uint64_t>(rejected)).c_str());
+  if (!ImGui::TreeNodeEx("##plan rejections", ImGuiTreeNodeFlags_SpanAvailWidth, "%s", title)) {
+    return;
+  }
+  ImGui::PushTextWrapPos(0.0f);
+  for (const PlanRejection& r : result.rejections) {
+    const std::string count = grouped(static_cast<std::uint64_t>(r.count));
+    if (r.reason == "out_of_memory") {
+      ImGui::BulletText("%s out of memory: the limiting rank's peak is above %s", count.c_str(),
+                        r.example.c_str());
+    } else {
+      ImGui::BulletText("%s invalid, %s: %s", count.c_str(), r.field.c_str(), r.rule.c_str());
+    }
+  }
+  ImGui::PopTextWrapPos();
+  ImGui::TreePop();
+}
+
+}  // namespace
+
+void plan_candidate_tooltip(const PlanCandidate& c, bool stale) {
+  ImGui::BeginTooltip();
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 34.0f);
+  ImGui::TextUnformatted(layout_megatron_args(c.config).c_str());
+  ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+  ImGui::Text(
+      "peak %.2f GiB on PP rank %d; step %.3f s, %.0f tokens/s per GPU, %.0f TFLOP/s "
+      "per GPU (model), MFU %.1f %%",
+      to_gib(c.peak_total_bytes), c.limiting_pp_rank, c.time.step_time_s,
+      c.time.tokens_per_s_per_gpu, c.time.model_tflops_per_gpu, 100.0 * c.time.mfu);
+  const StepTimeBreakdown& b = c.time.breakdown;
+  const struct {
+    const char* name;
+    double seconds;
+  } parts[] = {{"compute", b.compute_s},          {"recompute", b.recompute_s},
+               {"TP communication", b.tp_comm_s}, {"CP communication", b.cp_comm_s},
+               {"EP communication", b.ep_comm_s}, {"PP communication", b.pp_comm_s},
+               {"offload", b.offload_s},          {"pipeline bubble", b.pipeline_bubble_s},
+               {"DP communication", b.dp_comm_s}, {"optimizer", b.optimizer_s}};
+  for (const auto& part : parts) {
+    if (part.seconds > 0.0) ImGui::BulletText("%s %.3f s", part.name, part.seconds);
+  }
+  ImGui::TextUnformatted(stale ? "Search again to apply a layout: this one is for the earlier "
+                                 "settings."
+                               : "Click to apply this layout to the calculator and the link.");
+  ImGui::PopStyleColor();
+  ImGui::PopTextWrapPos();
+  ImGui::EndTooltip();
+}
+
+bool apply_plan_candidate(AppState& state, const PlanCandidate& candidate) {
+  if (state.planner.stale) return false;
+  state.shared.config = candidate.config;
+  state.edited_key.clear();
+  state.selected_rank = -1;
+  return true;
+}
+
+bool draw_planner_panel(AppState& state) {
+  update_plan_staleness(state);
+  // The planner works for any inputs, also invalid ones (it replaces the layout): never dimmed
+  // with the calculator's result.
+  ImGui::PushStyleVar(ImGuiStyleVar_Alpha, 1.0f);
+  results_heading("LAYOUT PLANNER",
+                  "the fastest layouts that fit; click a row or a point to apply it");
+  draw_controls(state);
+  draw_summary(state);
+  PlannerState& planner = state.planner;
+  bool applied = false;
+  if (planner.result && !planner.pending) {
+    const PlanResult& result = *planner.result;
+    if (result.top.empty()) {
+      ImGui::PushStyleColor(ImGuiCol_Text, kOverColor);
+      ImGui::TextUnformatted("No layout fits; the reasons are below.");
+      ImGui::PopStyleColor();
+    } else {
+      if (planner.stale) ImGui::PushStyleVar(ImGuiStyleVar_Alpha, 0.55f);
+      applied |= draw_plan_chart(state, result);
+      if (ImGui::RadioButton("fastest", !planner.show_pareto)) planner.show_pareto = false;
+      describe_item(state, "plan fastest", "radio", "megamem plan",
+                    "The fastest layouts that fit, fastest first (green in the chart).");
+      ImGui::SameLine();
+      if (ImGui::RadioButton("Pareto front", planner.show_pareto)) planner.show_pareto = true;
+      describe_item(state, "plan pareto", "radio", "megamem plan --json (pareto)",
+                    "Each layout that no other beats in both memory and step time: the least "
+                    "memory for each step time, fastest first (blue in the chart).");
+      applied |= planner.show_pareto ? draw_candidates(state, result.pareto, planner.pareto_queries)
+                                     : draw_candidates(state, result.top, planner.top_queries);
+      if (planner.stale) ImGui::PopStyleVar();
+    }
+    draw_rejections(result);
+  }
+  ImGui::PopStyleVar();
+  return applied;
+}
+
+}  // namespace megamem::web
