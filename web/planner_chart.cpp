@@ -80,8 +80,13 @@ bool draw_plan_chart(AppState& state, const PlanResult& result) {
   const bool hovered = ImGui::IsItemHovered();
   const bool clicked = ImGui::IsItemClicked();
   ImDrawList* draw = ImGui::GetWindowDrawList();
+  // Through GetColorU32 the colours take the style's alpha: a stale search is drawn dimmed.
   const ImU32 grid = ImGui::GetColorU32(ImGuiCol_Separator);
-  const ImU32 muted = muted_text_color();
+  const ImU32 muted = ImGui::GetColorU32(muted_text_color());
+  const ImU32 front = ImGui::GetColorU32(kWeightsColor);
+  const ImU32 fastest = ImGui::GetColorU32(kFitsColor);
+  const ImU32 limit = ImGui::GetColorU32(kOverColor);
+  const ImU32 strong = ImGui::GetColorU32(strong_text_color());
 
   // Axes with their end values.
   const ImVec2 bottom_left(axes.origin.x, axes.origin.y + axes.size.y);
@@ -107,11 +112,11 @@ bool draw_plan_chart(AppState& state, const PlanResult& result) {
 
   // The limit.
   const ImVec2 limit_at = axes.at(axes.time_min_s, limit_gib);
-  dashed_line(draw, limit_at, axes.origin.x + axes.size.x, kOverColor);
+  dashed_line(draw, limit_at, axes.origin.x + axes.size.x, limit);
   std::snprintf(text, sizeof text, "limit %.2f GiB", limit_gib);
   draw->AddText(
       ImVec2(axes.origin.x + axes.size.x - ImGui::CalcTextSize(text).x, limit_at.y - em * 1.1f),
-      kOverColor, text);
+      limit, text);
 
   // The front as a staircase: from each point, memory holds until the next (slower) point.
   for (std::size_t i = 0; i + 1 < result.pareto.size(); ++i) {
@@ -119,8 +124,8 @@ bool draw_plan_chart(AppState& state, const PlanResult& result) {
     const PlanCandidate& b = result.pareto[i + 1];
     const ImVec2 from = axes.at(a.time.step_time_s, to_gib(a.peak_total_bytes));
     const ImVec2 to = axes.at(b.time.step_time_s, to_gib(b.peak_total_bytes));
-    draw->AddLine(from, ImVec2(to.x, from.y), kWeightsColor, 1.5f);
-    draw->AddLine(ImVec2(to.x, from.y), to, kWeightsColor, 1.5f);
+    draw->AddLine(from, ImVec2(to.x, from.y), front, 1.5f);
+    draw->AddLine(ImVec2(to.x, from.y), to, front, 1.5f);
   }
 
   // Points; the one under the mouse is the nearest within half a line.
@@ -130,14 +135,14 @@ bool draw_plan_chart(AppState& state, const PlanResult& result) {
   for (std::size_t i = 0; i < points.size(); ++i) {
     const Point& p = points[i];
     const ImVec2 at = axes.at(p.candidate->time.step_time_s, to_gib(p.candidate->peak_total_bytes));
-    draw->AddCircleFilled(at, em * 0.22f, p.fastest ? kFitsColor : kWeightsColor);
+    draw->AddCircleFilled(at, em * 0.22f, p.fastest ? fastest : front);
     if (!p.fastest) {  // for tests: "plan point 3" is result.pareto[3]
       char label[32];
       std::snprintf(label, sizeof label, "plan point %zu", i);
       const float r = em * 0.22f;
       state.input_rects[label] = WidgetRect{at.x - r, at.y - r, 2 * r, 2 * r, "point"};
     }
-    if (*p.query == state.query) draw->AddCircle(at, em * 0.45f, strong_text_color(), 0, 2.0f);
+    if (*p.query == state.query) draw->AddCircle(at, em * 0.45f, strong, 0, 2.0f);
     const float dx = at.x - mouse.x, dy = at.y - mouse.y;
     if (hovered && dx * dx + dy * dy < nearest_px2) {
       nearest_px2 = dx * dx + dy * dy;
@@ -147,7 +152,7 @@ bool draw_plan_chart(AppState& state, const PlanResult& result) {
   if (!nearest) return false;
   const ImVec2 at =
       axes.at(nearest->candidate->time.step_time_s, to_gib(nearest->candidate->peak_total_bytes));
-  draw->AddCircle(at, em * 0.4f, strong_text_color(), 0, 1.5f);
+  draw->AddCircle(at, em * 0.4f, strong, 0, 1.5f);
   plan_candidate_tooltip(*nearest->candidate, planner.stale);
   return clicked && *nearest->query != state.query &&
          apply_plan_candidate(state, *nearest->candidate);
