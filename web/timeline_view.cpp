@@ -34,16 +34,11 @@ void color_of(ImU32 color, float out[4]) {
   out[3] = c.w;
 }
 
-const char* kind_name(TimelineEvent::Kind kind) {
-  switch (kind) {
-    case TimelineEvent::Kind::forward:
-      return "forward";
-    case TimelineEvent::Kind::backward:
-      return "backward";
-    case TimelineEvent::Kind::optimizer_step:
-      return "optimizer step";
-  }
-  return "";
+// "optimizer step": the JSON's name of the event, spaced for reading.
+std::string kind_text(TimelineEvent::Kind kind) {
+  std::string text(timeline_event_name(kind));
+  std::replace(text.begin(), text.end(), '_', ' ');
+  return text;
 }
 
 // Rebuilds the chart's columns when the estimate or the rank changed.
@@ -188,7 +183,7 @@ void draw_timeline(AppState& state, const Estimate& estimate, float dim) {
       if (event.kind == TimelineEvent::Kind::optimizer_step) {
         ImGui::TextUnformatted("optimizer step");
       } else {
-        ImGui::Text("%s of micro-batch %lld, chunk %d", kind_name(event.kind),
+        ImGui::Text("%s of micro-batch %lld, chunk %d", kind_text(event.kind).c_str(),
                     static_cast<long long>(event.microbatch), event.vpp_chunk);
       }
       ImGui::Text("allocated after: %s (%s bytes)", gib_text(event.allocated_after_bytes).c_str(),

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace megamem {
@@ -26,6 +27,21 @@ enum class RecomputeGranularity { none, selective, full };
 enum class RecomputeMethod { uniform, block };
 enum class CrossEntropyImpl { unfused, native_fused, te_fused };
 enum class Fp8Recipe { none, delayed, tensorwise, mxfp8, blockwise };
+
+// Megatron's name of a dtype (--main-grads-dtype fp32, ...), as flags and JSON write it.
+constexpr std::string_view dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::fp32:
+      return "fp32";
+    case DType::bf16:
+      return "bf16";
+    case DType::fp16:
+      return "fp16";
+    case DType::fp8:
+      return "fp8";
+  }
+  return "fp32";
+}
 
 // The network architecture (independent of how it is parallelised).
 struct ModelConfig {

@@ -61,6 +61,19 @@ struct TimelineEvent {
   std::uint64_t peak_during_bytes = 0;      // the highest point inside the operation
 };
 
+// "forward", "backward", "optimizer_step" (the JSON's timeline kinds).
+constexpr std::string_view timeline_event_name(TimelineEvent::Kind kind) {
+  switch (kind) {
+    case TimelineEvent::Kind::forward:
+      return "forward";
+    case TimelineEvent::Kind::backward:
+      return "backward";
+    case TimelineEvent::Kind::optimizer_step:
+      return "optimizer_step";
+  }
+  return "forward";
+}
+
 // Everything one pipeline rank holds, per GPU.
 struct RankMemory {
   int pp_rank = 0;

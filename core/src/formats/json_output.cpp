@@ -8,20 +8,6 @@ namespace {
 
 using nlohmann::json;
 
-const char* name_of(DType dtype) {
-  switch (dtype) {
-    case DType::fp32:
-      return "fp32";
-    case DType::bf16:
-      return "bf16";
-    case DType::fp16:
-      return "fp16";
-    case DType::fp8:
-      return "fp8";
-  }
-  return "fp32";
-}
-
 json module_json(const ModuleMemory& module) {
   json node = {{"name", module.name},
                {"params", module.params},
@@ -47,22 +33,10 @@ json chunk_json(const ChunkMemory& chunk) {
   return node;
 }
 
-const char* name_of(TimelineEvent::Kind kind) {
-  switch (kind) {
-    case TimelineEvent::Kind::forward:
-      return "forward";
-    case TimelineEvent::Kind::backward:
-      return "backward";
-    case TimelineEvent::Kind::optimizer_step:
-      return "optimizer_step";
-  }
-  return "forward";
-}
-
 json timeline_json(const std::vector<TimelineEvent>& timeline) {
   json events = json::array();
   for (const TimelineEvent& event : timeline) {
-    events.push_back({{"kind", name_of(event.kind)},
+    events.push_back({{"kind", timeline_event_name(event.kind)},
                       {"microbatch", event.microbatch},
                       {"vpp_chunk", event.vpp_chunk},
                       {"allocated_after_bytes", event.allocated_after_bytes},
@@ -129,7 +103,7 @@ json config_json_value(const Config& c) {
        {{"micro_batch_size", c.training.micro_batch_size},
         {"global_batch_size", c.training.global_batch_size},
         {"seq_length", c.training.seq_length},
-        {"params_dtype", name_of(c.training.params_dtype)}}},
+        {"params_dtype", dtype_name(c.training.params_dtype)}}},
       {"optimizer",
        {{"use_distributed_optimizer", c.optimizer.use_distributed_optimizer},
         {"use_precision_aware_optimizer", c.optimizer.use_precision_aware_optimizer},

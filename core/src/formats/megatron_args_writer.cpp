@@ -56,20 +56,6 @@ std::string pattern_expression(const std::vector<std::uint8_t>& pattern) {
   return expression + ")";
 }
 
-std::string_view dtype_name(DType dtype) {
-  switch (dtype) {
-    case DType::fp32:
-      return "fp32";
-    case DType::bf16:
-      return "bf16";
-    case DType::fp16:
-      return "fp16";
-    case DType::fp8:
-      return "fp8";
-  }
-  return "fp32";
-}
-
 class FlagWriter {
  public:
   void flag(std::string_view name) {
