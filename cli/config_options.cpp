@@ -228,6 +228,15 @@ Expected<ConfigFromOptions> config_from_options(const ParsedOptions& options) {
   return out;
 }
 
+std::optional<Error> missing_model(const ParsedOptions& options) {
+  for (const char* source : {"--megatron-args", "--preset", "--recipe", "--url", "--hf-config"}) {
+    if (options.values.count(source)) return std::nullopt;
+  }
+  return Error{"--preset",
+               "a model is required: --preset, --recipe, --url, --hf-config or "
+               "--megatron-args (`megamem presets` lists the presets)"};
+}
+
 int report_config(const Expected<ConfigFromOptions>& built) {
   if (!built) {
     print_error(built.error());

@@ -15,6 +15,7 @@
 // everything else is the core's share-link and import code.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -37,6 +38,9 @@ struct ConfigFromOptions {
 // Builds the configuration the options describe. Errors name the option (or, for a link's
 // own parameters, the parameter).
 Expected<ConfigFromOptions> config_from_options(const ParsedOptions& options);
+
+// An error when the options name no model (estimate and plan need one; url encode does not).
+std::optional<Error> missing_model(const ParsedOptions& options);
 
 // Prints what config_from_options() said: its error, or its warnings. Returns kExitOk when
 // the configuration is usable, kExitUsage for a missing or malformed option value, and

@@ -145,13 +145,8 @@ int run_plan(const std::vector<std::string>& args) {
       return kExitUsage;
     }
   }
-  const bool has_source = options->values.count("--megatron-args") ||
-                          options->values.count("--preset") || options->values.count("--recipe") ||
-                          options->values.count("--url") || options->values.count("--hf-config");
-  if (!has_source) {
-    print_error({"--preset",
-                 "a model is required: --preset, --recipe, --url, --hf-config or "
-                 "--megatron-args (`megamem presets` lists the presets)"});
+  if (const std::optional<Error> missing = missing_model(*options)) {
+    print_error(*missing);
     return kExitUsage;
   }
 
