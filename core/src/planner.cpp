@@ -23,6 +23,7 @@
 #include "megamem/estimate.hpp"
 #include "planner_memory.hpp"
 #include "step_time_model.hpp"
+#include "timeline.hpp"
 
 namespace megamem {
 namespace {
@@ -202,6 +203,39 @@ struct Layout {
   std::string pipeline_layout;
 };
 
+// The fields a candidate's layout sets (plan_inputs() resets them the same way).
+void write_layout(Config& c, const Layout& layout, int mbs) {
+  ParallelConfig& p = c.parallel;
+  p.tensor_parallel = layout.tp;
+  p.context_parallel = layout.cp;
+  p.pipeline_parallel = layout.pp;
+  p.virtual_stages_per_pipeline_rank = layout.vpp;
+  p.expert_parallel = layout.ep;
+  p.expert_tensor_parallel = c.model.num_experts > 0 ? layout.etp : 0;
+  p.sequence_parallel = layout.tp > 1;
+  p.decoder_first_pipeline_num_layers = 0;
+  p.decoder_last_pipeline_num_layers = 0;
+  p.account_for_embedding_in_pipeline_split = false;
+  p.account_for_loss_in_pipeline_split = false;
+  p.pipeline_layout = layout.pipeline_layout;
+  p.microbatch_group_size_per_vp_stage = 0;
+  c.training.micro_batch_size = mbs;
+}
+
+// The fields an offload row sets (plan_inputs() resets them the same way).
+void write_offload(Config& c, const OffloadOption& offload) {
+  OffloadConfig& o = c.training.offload;
+  o = OffloadConfig{};
+  if (offload.activations) {
+    o.fine_grained_activation_offloading = true;
+    o.offload_modules = offload_modules(c);
+  }
+  c.optimizer.optimizer_cpu_offload = offload.optimizer;
+  c.optimizer.optimizer_offload_fraction = 1.0;
+  // Megatron needs the precision-aware optimizer for optimizer CPU offload.
+  if (offload.optimizer) c.optimizer.use_precision_aware_optimizer = true;
+}
+
 enum class Cell : std::uint8_t { unknown, fits, out_of_memory, invalid };
 
 // One layout: its valid micro-batch sizes (columns) and the rows x columns grid of cells.
@@ -320,35 +354,12 @@ class Planner {
 void Planner::apply_row(std::size_t row, Config& c) const {
   c.training.recompute = recompute_[recompute_of(row)].config;
   const OffloadOption& offload = offload_of(row);
-  if (offload.as_given) return;
-  OffloadConfig& o = c.training.offload;
-  o = OffloadConfig{};
-  if (offload.activations) {
-    o.fine_grained_activation_offloading = true;
-    o.offload_modules = offload_modules(base_);
-  }
-  c.optimizer.optimizer_cpu_offload = offload.optimizer;
-  c.optimizer.optimizer_offload_fraction = 1.0;
-  if (offload.optimizer) c.optimizer.use_precision_aware_optimizer = true;
+  if (!offload.as_given) write_offload(c, offload);
 }
 
 Config Planner::config_for(const Layout& layout, int mbs, std::size_t row) const {
   Config c = base_;
-  ParallelConfig& p = c.parallel;
-  p.tensor_parallel = layout.tp;
-  p.context_parallel = layout.cp;
-  p.pipeline_parallel = layout.pp;
-  p.virtual_stages_per_pipeline_rank = layout.vpp;
-  p.expert_parallel = layout.ep;
-  p.expert_tensor_parallel = base_.model.num_experts > 0 ? layout.etp : 0;
-  p.sequence_parallel = layout.tp > 1;
-  p.decoder_first_pipeline_num_layers = 0;
-  p.decoder_last_pipeline_num_layers = 0;
-  p.account_for_embedding_in_pipeline_split = false;
-  p.account_for_loss_in_pipeline_split = false;
-  p.pipeline_layout = layout.pipeline_layout;
-  p.microbatch_group_size_per_vp_stage = 0;
-  c.training.micro_batch_size = mbs;
+  write_layout(c, layout, mbs);
   apply_row(row, c);
   return c;
 }
@@ -432,7 +443,7 @@ bool Planner::prepare(LayoutState& state) {
 }
 
 const ScheduleProfile* Planner::schedule(const NormalizedConfig& n, int rank) {
-  const ScheduleShape shape = schedule_shape(n, rank);
+  const ScheduleShape shape = rank_schedule_shape(n, rank, /*shortened=*/true);
   const std::array<std::int64_t, 6> key = {
       shape.pipeline_parallel, shape.virtual_stages,        shape.pp_rank,
       shape.num_microbatches,  shape.microbatch_group_size, shape.overlap_moe_expert_parallel_comm};
@@ -916,5 +927,22 @@ Expected<PlanResult> Planner::run() {
 }  // namespace
 
 Expected<PlanResult> plan(const PlanRequest& request) { return Planner(request).run(); }
+
+PlanRequest plan_request_for(const Config& config) {
+  PlanRequest request;
+  request.base = config;
+  request.base.optimizer.overlap_grad_reduce = true;
+  return request;
+}
+
+Config plan_inputs(const Config& config, const PlannerSearchSpace& space) {
+  Config inputs = plan_request_for(config).base;
+  Layout unset;
+  unset.etp = ParallelConfig{}.expert_tensor_parallel;  // 0: ETP follows TP
+  write_layout(inputs, unset, TrainingConfig{}.micro_batch_size);
+  if (space.search_recompute) inputs.training.recompute = RecomputeConfig{};  // the "none" row
+  if (space.search_offload) write_offload(inputs, OffloadOption{});           // the "none" row
+  return inputs;
+}
 
 }  // namespace megamem

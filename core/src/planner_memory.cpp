@@ -36,19 +36,6 @@ std::uint64_t rank_fixed_bytes(const NormalizedConfig& n) {
   return static_cast<std::uint64_t>(std::llround(workspace_bytes(n) + global_buffer_bytes(n)));
 }
 
-ScheduleShape schedule_shape(const NormalizedConfig& n, int pp_rank) {
-  // timeline.cpp simulate_rank: the schedule it walks without a timeline.
-  ScheduleShape shape;
-  shape.pipeline_parallel = n.config.parallel.pipeline_parallel;
-  shape.virtual_stages = n.config.parallel.virtual_stages_per_pipeline_rank;
-  shape.pp_rank = pp_rank;
-  shape.num_microbatches = n.num_microbatches;
-  shape.microbatch_group_size = n.config.parallel.microbatch_group_size_per_vp_stage;
-  shape.overlap_moe_expert_parallel_comm = n.config.training.overlap_moe_expert_parallel_comm;
-  shape.num_microbatches = equivalent_microbatches(shape);
-  return shape;
-}
-
 ScheduleProfile schedule_profile(const ScheduleShape& shape) {
   const std::vector<ScheduleOp> ops = pipeline_schedule(shape);
   // Each step's in-flight micro-batches per chunk before it runs (a forward adds its own

@@ -40,10 +40,6 @@ struct ScheduleProfile {
   std::vector<std::int32_t> step;       // per step: chunk + 1, negated for a backward
 };
 
-// The schedule simulate_rank() walks for one rank without a timeline (the micro-batch count
-// already reduced to equivalent_microbatches()).
-ScheduleShape schedule_shape(const NormalizedConfig& normalized, int pp_rank);
-
 // The profile of a shape (cached by the caller: many layouts share a shape).
 ScheduleProfile schedule_profile(const ScheduleShape& shape);
 

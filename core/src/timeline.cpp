@@ -15,9 +15,7 @@ std::uint64_t to_bytes(double value) {
 
 }  // namespace
 
-RankPeak simulate_rank(const NormalizedConfig& n, int pp_rank,
-                       const std::vector<ChunkActivations>& chunks, double static_bytes,
-                       std::vector<TimelineEvent>* timeline) {
+ScheduleShape rank_schedule_shape(const NormalizedConfig& n, int pp_rank, bool shortened) {
   ScheduleShape shape;
   shape.pipeline_parallel = n.config.parallel.pipeline_parallel;
   shape.virtual_stages = n.config.parallel.virtual_stages_per_pipeline_rank;
@@ -25,8 +23,15 @@ RankPeak simulate_rank(const NormalizedConfig& n, int pp_rank,
   shape.num_microbatches = n.num_microbatches;
   shape.microbatch_group_size = n.config.parallel.microbatch_group_size_per_vp_stage;
   shape.overlap_moe_expert_parallel_comm = n.config.training.overlap_moe_expert_parallel_comm;
+  if (shortened) shape.num_microbatches = equivalent_microbatches(shape);
+  return shape;
+}
+
+RankPeak simulate_rank(const NormalizedConfig& n, int pp_rank,
+                       const std::vector<ChunkActivations>& chunks, double static_bytes,
+                       std::vector<TimelineEvent>* timeline) {
   // Without a timeline to show, a shorter schedule with the same peak is enough.
-  if (timeline == nullptr) shape.num_microbatches = equivalent_microbatches(shape);
+  const ScheduleShape shape = rank_schedule_shape(n, pp_rank, /*shortened=*/timeline == nullptr);
   const std::vector<ScheduleOp> ops = pipeline_schedule(shape);
 
   RankPeak peak;

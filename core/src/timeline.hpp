@@ -7,6 +7,7 @@
 
 #include "activations.hpp"
 #include "megamem/estimate.hpp"
+#include "pipeline_schedule.hpp"
 
 namespace megamem {
 
@@ -17,6 +18,10 @@ struct RankPeak {
   double host_activation_bytes = 0;
   int max_inflight = 0;
 };
+
+// The schedule simulate_rank() walks for one rank: Megatron's for the configuration, or,
+// shortened, with equivalent_microbatches() (the same peak in fewer steps).
+ScheduleShape rank_schedule_shape(const NormalizedConfig& normalized, int pp_rank, bool shortened);
 
 // chunks: the rank's ChunkActivations indexed by VPP chunk. timeline: filled when non-null.
 RankPeak simulate_rank(const NormalizedConfig& normalized, int pp_rank,
