@@ -226,24 +226,45 @@ Error file_error(const std::string& path, const std::string& key, const std::str
   return Error{"presets/" + path + (key.empty() ? "" : ": " + key), message};
 }
 
+// Where a preset file's common keys go: id, name, source, notes, aliases.
+struct PresetIdentity {
+  std::string* id;
+  std::string* name;
+  std::string* source;
+  std::string* notes;
+  std::vector<std::string>* aliases;
+};
+
+// Reads `key` when it is one of the common keys (its problem, if any, into *problem).
+bool read_identity_key(const std::string& key, const json& value, const PresetIdentity& fields,
+                       Problem& problem) {
+  if (key == "aliases") {
+    problem = read_text_list(value, *fields.aliases);
+    return true;
+  }
+  const std::pair<const char*, std::string*> texts[] = {
+      {"id", fields.id}, {"name", fields.name}, {"source", fields.source}, {"notes", fields.notes}};
+  for (const auto& [name, target] : texts) {
+    if (key == name) {
+      problem = read_text(value, *target);
+      return true;
+    }
+  }
+  return false;
+}
+
 Expected<ModelPreset> parse_model(const std::string& path, const json& document) {
   ModelPreset preset;
   bool has_model = false;
   std::string moe_layer_freq_expression;
+  const PresetIdentity identity{&preset.id, &preset.name, &preset.source, &preset.notes,
+                                &preset.aliases};
   for (const auto& [key, value] : document.items()) {
     Problem problem;
-    if (key == "id") {
-      problem = read_text(value, preset.id);
-    } else if (key == "name") {
-      problem = read_text(value, preset.name);
-    } else if (key == "source") {
-      problem = read_text(value, preset.source);
+    if (read_identity_key(key, value, identity, problem)) {
+      // id, name, source, notes, aliases
     } else if (key == "params_source") {
       problem = read_text(value, preset.params_source);
-    } else if (key == "notes") {
-      problem = read_text(value, preset.notes);
-    } else if (key == "aliases") {
-      problem = read_text_list(value, preset.aliases);
     } else if (key == "published_params") {
       problem =
           read_integer(value, preset.published_params, 1, std::numeric_limits<std::int64_t>::max());
@@ -288,18 +309,12 @@ Expected<ModelPreset> parse_model(const std::string& path, const json& document)
 Expected<GpuPreset> parse_gpu(const std::string& path, const json& document) {
   GpuPreset preset;
   bool has_device = false;
+  const PresetIdentity identity{&preset.id, &preset.device.name, &preset.source, &preset.notes,
+                                &preset.aliases};
   for (const auto& [key, value] : document.items()) {
     Problem problem;
-    if (key == "id") {
-      problem = read_text(value, preset.id);
-    } else if (key == "name") {
-      problem = read_text(value, preset.device.name);
-    } else if (key == "source") {
-      problem = read_text(value, preset.source);
-    } else if (key == "notes") {
-      problem = read_text(value, preset.notes);
-    } else if (key == "aliases") {
-      problem = read_text_list(value, preset.aliases);
+    if (read_identity_key(key, value, identity, problem)) {
+      // id, name (the device's), source, notes, aliases
     } else if (key == "device") {
       if (!value.is_object()) {
         problem = "expects an object of DeviceConfig fields";
@@ -324,18 +339,12 @@ Expected<GpuPreset> parse_gpu(const std::string& path, const json& document) {
 
 Expected<RecipePreset> parse_recipe(const std::string& path, const json& document) {
   RecipePreset preset;
+  const PresetIdentity identity{&preset.id, &preset.name, &preset.source, &preset.notes,
+                                &preset.aliases};
   for (const auto& [key, value] : document.items()) {
     Problem problem;
-    if (key == "id") {
-      problem = read_text(value, preset.id);
-    } else if (key == "name") {
-      problem = read_text(value, preset.name);
-    } else if (key == "source") {
-      problem = read_text(value, preset.source);
-    } else if (key == "notes") {
-      problem = read_text(value, preset.notes);
-    } else if (key == "aliases") {
-      problem = read_text_list(value, preset.aliases);
+    if (read_identity_key(key, value, identity, problem)) {
+      // id, name, source, notes, aliases
     } else if (key == "model") {
       problem = read_text(value, preset.model_id);
     } else if (key == "gpu") {
@@ -363,12 +372,12 @@ Expected<RecipePreset> parse_recipe(const std::string& path, const json& documen
     }
     if (problem) return file_error(path, key, *problem);
   }
-  for (const char* required : {"model", "gpu", "source", "name"}) {
-    const bool missing = (std::string_view(required) == "model" && preset.model_id.empty()) ||
-                         (std::string_view(required) == "gpu" && preset.gpu_id.empty()) ||
-                         (std::string_view(required) == "source" && preset.source.empty()) ||
-                         (std::string_view(required) == "name" && preset.name.empty());
-    if (missing) return file_error(path, required, "is required");
+  const std::pair<const char*, const std::string*> required[] = {{"model", &preset.model_id},
+                                                                 {"gpu", &preset.gpu_id},
+                                                                 {"source", &preset.source},
+                                                                 {"name", &preset.name}};
+  for (const auto& [name, text] : required) {
+    if (text->empty()) return file_error(path, name, "is required");
   }
   if (preset.gpus == 0) return file_error(path, "gpus", "is required");
   return preset;
