@@ -21,14 +21,6 @@
 namespace megamem::web {
 namespace {
 
-void muted_text(const char* text) {
-  ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(text);
-  ImGui::PopTextWrapPos();
-  ImGui::PopStyleColor();
-}
-
 // The search button and options.
 void draw_controls(AppState& state) {
   PlannerState& planner = state.planner;
@@ -72,20 +64,18 @@ void draw_controls(AppState& state) {
 void draw_summary(const AppState& state) {
   const PlannerState& planner = state.planner;
   if (planner.pending) {
-    muted_text("searching every layout (the page waits until the search ends)...");
+    wrapped_text(muted_text_color(),
+                 "searching every layout (the page waits until the search ends)...");
     return;
   }
   if (planner.error) {
-    ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::Text("The search could not run - %s: %s", planner.error->field.c_str(),
-                planner.error->message.c_str());
-    ImGui::PopTextWrapPos();
-    ImGui::PopStyleColor();
+    wrapped_text(kErrorColor, "The search could not run - " + planner.error->field + ": " +
+                                  planner.error->message);
     return;
   }
   if (!planner.result) {
-    muted_text(
+    wrapped_text(
+        muted_text_color(),
         "Searches TP, PP, VPP, CP, EP, ETP, the micro-batch size, recompute and offload for "
         "this model on this cluster with these training settings, keeps the layouts that fit "
         "and ranks them by the step-time model (docs/planner.md).");
@@ -103,15 +93,11 @@ void draw_summary(const AppState& state) {
                 request.base.device.capacity_gib - request.margin_gib,
                 grouped(static_cast<std::uint64_t>(s.out_of_memory)).c_str(),
                 grouped(static_cast<std::uint64_t>(s.invalid)).c_str());
-  muted_text(text);
+  wrapped_text(muted_text_color(), text);
   if (planner.stale) {
-    ImGui::PushStyleColor(ImGuiCol_Text, tight_color());
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextUnformatted(
-        "The settings changed since this search: the list below is for the earlier ones. "
-        "Search again to update it.");
-    ImGui::PopTextWrapPos();
-    ImGui::PopStyleColor();
+    wrapped_text(tight_color(),
+                 "The settings changed since this search: the list below is for the earlier "
+                 "ones. Search again to update it.");
   }
 }
 

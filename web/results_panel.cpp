@@ -129,12 +129,8 @@ bool draw_results_panel(AppState& state) {
     ImGui::PopStyleColor();
   }
   if (state.error) {
-    ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::Text("Invalid settings - %s: %s", state.error->field.c_str(),
-                state.error->message.c_str());
-    ImGui::PopTextWrapPos();
-    ImGui::PopStyleColor();
+    wrapped_text(kErrorColor,
+                 "Invalid settings - " + state.error->field + ": " + state.error->message);
     ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
     ImGui::TextUnformatted("The last valid result stays below, dimmed.");
     ImGui::PopStyleColor();
@@ -148,11 +144,7 @@ bool draw_results_panel(AppState& state) {
   summary_line(estimate);
   not_modeled_line(state);
   for (const std::string& warning : estimate.warnings) {
-    ImGui::PushStyleColor(ImGuiCol_Text, tight_color());
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::Text("warning: %s", warning.c_str());
-    ImGui::PopTextWrapPos();
-    ImGui::PopStyleColor();
+    wrapped_text(tight_color(), "warning: " + warning);
   }
   draw_rank_bars(state, estimate);
   bool changed = draw_what_if_table(state, estimate);

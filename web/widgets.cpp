@@ -23,9 +23,8 @@ void begin_row(InputContext& ctx, const char* label) {
 
 std::string hidden_id(const char* label) { return std::string("##") + label; }
 
-// After the widget: tooltip, rectangle, edit bookkeeping and the error explained here.
-bool end_row(InputContext& ctx, const InputSpec& spec, const char* kind, bool changed) {
-  describe_item(ctx.state, spec.label, kind, spec.flag, spec.effect);
+// Edit bookkeeping, and the error explained under this row when it concerns the row's key.
+bool finish_row(InputContext& ctx, const InputSpec& spec, bool changed) {
   if (changed) {
     ctx.changed = true;
     if (spec.key[0] != '\0') ctx.state.edited_key = spec.key;
@@ -37,7 +36,21 @@ bool end_row(InputContext& ctx, const InputSpec& spec, const char* kind, bool ch
   return changed;
 }
 
+// After the widget: tooltip, rectangle, then finish_row().
+bool end_row(InputContext& ctx, const InputSpec& spec, const char* kind, bool changed) {
+  describe_item(ctx.state, spec.label, kind, spec.flag, spec.effect);
+  return finish_row(ctx, spec, changed);
+}
+
 }  // namespace
+
+void wrapped_text(ImU32 color, const std::string& text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, color);
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(text.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::PopStyleColor();
+}
 
 void record_item(AppState& state, const char* label, const char* kind) {
   const ImVec2 min = ImGui::GetItemRectMin();
@@ -173,15 +186,7 @@ bool row_modules(InputContext& ctx, const InputSpec& spec, std::vector<std::stri
                   spec.effect);
   }
   ImGui::Unindent(ctx.label_width_px * 0.25f);
-  if (changed) {
-    ctx.changed = true;
-    if (spec.key[0] != '\0') ctx.state.edited_key = spec.key;
-  }
-  if (ctx.state.error && !ctx.error_shown && spec.key[0] != '\0' && ctx.error_key == spec.key) {
-    ctx.error_shown = true;
-    if (error_box(ctx.state)) ctx.changed = true;
-  }
-  return changed;
+  return finish_row(ctx, spec, changed);
 }
 
 void row_note(InputContext& ctx, const char* text) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app_state.hpp"
+#include "imgui.h"
 
 namespace megamem::web {
 
@@ -60,6 +61,9 @@ bool section(const char* title, bool default_open = true);
 // The error box (message and nearest valid values as buttons); returns true when a
 // suggestion was applied (state.shared.config changed).
 bool error_box(AppState& state);
+
+// A paragraph in one colour, wrapped at the window's edge.
+void wrapped_text(ImU32 color, const std::string& text);
 
 // Records the last item's rectangle under `label` (for tests).
 void record_item(AppState& state, const char* label, const char* kind);
