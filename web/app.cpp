@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -15,7 +16,6 @@
 #include "inputs_panel.hpp"
 #include "megamem/json_output.hpp"
 #include "megamem/megatron_args.hpp"
-#include "megamem/planner.hpp"
 #include "megamem/presets.hpp"
 #include "megamem/share_link.hpp"
 #include "planning.hpp"
@@ -75,6 +75,12 @@ void sync_address_bar() {
   state.pushed_query = state.query;
 }
 
+// {field, message}, or null.
+nlohmann::json error_json(const std::optional<Error>& error) {
+  return error ? nlohmann::json{{"field", error->field}, {"message", error->message}}
+               : nlohmann::json();
+}
+
 // The planner panel for scripts: its options, status, and the search as `megamem plan --json`
 // prints it for the same link and options.
 nlohmann::json planner_json(AppState& app) {
@@ -91,9 +97,7 @@ nlohmann::json planner_json(AppState& app) {
   out["search_offload"] = planner.search_offload;
   out["view"] = planner.show_pareto ? "pareto" : "fastest";
   out["search_ms"] = planner.search_ms;
-  out["error"] = planner.error ? nlohmann::json{{"field", planner.error->field},
-                                                {"message", planner.error->message}}
-                               : nlohmann::json();
+  out["error"] = error_json(planner.error);
   out["result"] = planner.result
                       ? nlohmann::json::parse(plan_to_json(*planner.request, *planner.result,
                                                            planner.search_ms / 1000.0, -1))
@@ -255,15 +259,11 @@ std::string app_state_json() {
   } else {
     out["result"] = nullptr;
   }
-  out["error"] =
-      state.error ? nlohmann::json{{"field", state.error->field}, {"message", state.error->message}}
-                  : nlohmann::json();
+  out["error"] = error_json(state.error);
   nlohmann::json suggestions = nlohmann::json::array();
   for (const Suggestion& suggestion : state.suggestions) suggestions.push_back(suggestion.label);
   out["suggestions"] = std::move(suggestions);
-  out["link_error"] = state.link_error ? nlohmann::json{{"field", state.link_error->field},
-                                                        {"message", state.link_error->message}}
-                                       : nlohmann::json();
+  out["link_error"] = error_json(state.link_error);
   out["estimates_computed"] = state.estimates_computed;
   out["selected_rank"] = shown_rank(state);
   out["light_theme"] = state.light;
