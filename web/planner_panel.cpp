@@ -41,9 +41,8 @@ void draw_controls(AppState& state) {
   ImGui::SameLine();
   ImGui::SetNextItemWidth(em * 9.0f);
   double margin = planner.margin_gib;
-  if (ImGui::InputDouble("##plan margin", &margin, 0.5, 2.0, "%.2f")) {
-    planner.margin_gib = std::clamp(margin, 0.0, 1024.0);
-  }
+  // Taken as typed: plan() names margin_gib when it is negative or leaves no memory.
+  if (ImGui::InputDouble("##plan margin", &margin, 0.5, 2.0, "%.2f")) planner.margin_gib = margin;
   describe_item(state, "plan margin", "input", "megamem plan --margin-gib",
                 "Headroom kept under the card's capacity: a layout fits when its limiting "
                 "rank's peak plus this margin is at most the capacity.");

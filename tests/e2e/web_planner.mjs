@@ -8,6 +8,7 @@
 //               point of the chart
 //   stale       an edit outside the layout (global batch) marks the list stale and its rows
 //               stop applying; the margin too; searching again matches the CLI with it
+//   margin      a negative margin gives an error naming margin_gib
 //   invalid     with an invalid layout (TP 7) the planner still searches, and a row applies
 //               a valid layout
 //   speed       the search time in the browser for a search of over 100,000 candidates
@@ -152,6 +153,14 @@ try {
   check(state.planner.result.top.every((c) => c.peak_total_bytes <=
                                              (state.planner.result.capacity_gib - 6) * 2 ** 30),
         'every listed layout fits under capacity - margin');
+
+  // A margin the search cannot use is named, not clamped.
+  await typeValue(page, 'plan margin', -1);
+  await click(page, 'plan search');
+  state = await waitForState(page, (s) => s.planner.status === 'error', 'the margin error');
+  check(state.planner.error.field === 'margin_gib',
+        `a margin of -1 GiB: ${state.planner.error.field}: ${state.planner.error.message}`);
+  await typeValue(page, 'plan margin', 2);
 
   // --- invalid -------------------------------------------------------------------------------------
   await typeValue(page, 'TP', 7);
