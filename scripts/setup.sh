@@ -32,6 +32,7 @@ apt_packages=(
   nlohmann-json3-dev  # nlohmann/json.hpp
   dpkg-dev            # apt-get source (Dear ImGui sources)
   clang-format
+  universal-ctags     # tests/function_length: lists functions with their first and last lines
   libbenchmark-dev    # tests/benchmark (Google Benchmark)
   clang               # tests/fuzz: libFuzzer harnesses on the link and config.json decoders
   libclang-rt-dev     # ... their fuzzer and sanitizer runtimes (only recommended by clang)
