@@ -13,13 +13,13 @@
 #include "config_options.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/json_output.hpp"
+#include "megamem/layout_label.hpp"
 #include "megamem/megatron_args.hpp"
 #include "megamem/share_link.hpp"
+#include "megamem/units.hpp"
 
 namespace megamem::cli {
 namespace {
-
-constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::string gib(std::uint64_t bytes) {
   char text[32];
@@ -78,14 +78,10 @@ void print_table(const Estimate& estimate, const std::string& link) {
   const std::string name = c.model.name.empty() ? "Megatron-LM model" : c.model.name;
   std::cout << name << " (" << parameter_count(estimate.totals.params) << " params) on "
             << c.parallel.world_size
-            << (c.device.name.empty() ? std::string(" GPUs") : " × " + c.device.name) << " · TP"
-            << c.parallel.tensor_parallel << " PP" << c.parallel.pipeline_parallel;
-  if (c.parallel.virtual_stages_per_pipeline_rank > 1) {
-    std::cout << " VPP" << c.parallel.virtual_stages_per_pipeline_rank;
-  }
-  std::cout << " EP" << c.parallel.expert_parallel << " CP" << c.parallel.context_parallel
-            << " · DP" << n.data_parallel << " expert-DP" << n.expert_data_parallel << " · mbs "
-            << c.training.micro_batch_size << " · seq " << c.training.seq_length << "\n";
+            << (c.device.name.empty() ? std::string(" GPUs") : " × " + c.device.name) << " · "
+            << layout_summary_label(c.parallel) << " · DP" << n.data_parallel << " expert-DP"
+            << n.expert_data_parallel << " · mbs " << c.training.micro_batch_size << " · seq "
+            << c.training.seq_length << "\n";
 
   // Per rank: the static parts, the step's activations and transients at the peak, the
   // runtime overheads outside the allocator, the peak the card must hold, and the headroom.
@@ -161,7 +157,7 @@ int run_estimate(const std::vector<std::string>& args) {
   const std::string link = share_link(shared, base_url(*options));
   const bool print_flags = options->switches.count("--print-megatron-args") > 0;
   if (options->switches.count("--json")) {
-    nlohmann::json document = nlohmann::json::parse(estimate_to_json(*estimated, -1, timeline));
+    nlohmann::json document = estimate_json(*estimated, timeline);
     document["link"] = link;
     if (print_flags) document["megatron_args"] = to_megatron_args(shared.config);
     std::cout << document.dump(2) << "\n";

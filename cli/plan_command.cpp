@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -23,13 +24,13 @@
 #include "commands.hpp"
 #include "config_options.hpp"
 #include "megamem/json_output.hpp"
+#include "megamem/layout_label.hpp"
 #include "megamem/megatron_args.hpp"
 #include "megamem/planner.hpp"
+#include "megamem/units.hpp"
 
 namespace megamem::cli {
 namespace {
-
-constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 
 // Layout options: comma lists that restrict the search (they fix a layout in `estimate`).
 const std::vector<std::string> kLayoutLists = {"--tp", "--pp", "--cp", "--ep", "--mbs"};
@@ -92,21 +93,12 @@ std::string pad(const std::string& text, std::size_t width, bool left = false) {
   return left ? fill + text : text + fill;
 }
 
-std::string layout_cell(const Config& c) {
-  const ParallelConfig& p = c.parallel;
-  return "TP" + std::to_string(p.tensor_parallel) + " PP" + std::to_string(p.pipeline_parallel) +
-         " VPP" + std::to_string(p.virtual_stages_per_pipeline_rank) + " CP" +
-         std::to_string(p.context_parallel) + " EP" + std::to_string(p.expert_parallel) + " ETP" +
-         std::to_string(p.expert_tensor_parallel > 0 ? p.expert_tensor_parallel
-                                                     : p.tensor_parallel);
-}
-
 void print_rows(const std::vector<PlanCandidate>& rows, bool numbered) {
   std::size_t recompute_width = 9, offload_width = 7, layout_width = 6;
   for (const PlanCandidate& c : rows) {
     recompute_width = std::max(recompute_width, c.recompute.size());
     offload_width = std::max(offload_width, c.offload.size());
-    layout_width = std::max(layout_width, layout_cell(c.config).size());
+    layout_width = std::max(layout_width, layout_label(c.config.parallel).size());
   }
   std::cout << (numbered ? "  # " : "    ") << pad("layout", layout_width) << "  mbs  "
             << pad("recompute", recompute_width) << "  " << pad("offload", offload_width)
@@ -114,16 +106,201 @@ void print_rows(const std::vector<PlanCandidate>& rows, bool numbered) {
   int index = 1;
   for (const PlanCandidate& c : rows) {
     std::cout << (numbered ? pad(std::to_string(index++), 3, true) + " " : "    ")
-              << pad(layout_cell(c.config), layout_width) << "  "
+              << pad(layout_label(c.config.parallel), layout_width) << "  "
               << pad(std::to_string(c.config.training.micro_batch_size), 3, true) << "  "
               << pad(c.recompute, recompute_width) << "  " << pad(c.offload, offload_width) << "  "
-              << pad(fixed(static_cast<double>(c.peak_total_bytes) / kBytesPerGiB, 2), 8, true)
-              << "  " << pad(std::to_string(c.limiting_pp_rank), 4, true) << "  "
+              << pad(fixed(to_gib(c.peak_total_bytes), 2), 8, true) << "  "
+              << pad(std::to_string(c.limiting_pp_rank), 4, true) << "  "
               << pad(fixed(c.time.step_time_s, c.time.step_time_s < 10 ? 3 : 2), 7, true) << "  "
               << pad(fixed(c.time.tokens_per_s_per_gpu, 0), 12, true) << "  "
               << pad(fixed(c.time.model_tflops_per_gpu, 0), 11, true) << "  "
               << pad(fixed(100 * c.time.mfu, 1) + "%", 5, true) << "\n";
   }
+}
+
+// The options only `estimate` takes, and a missing model, are usage errors of `plan`.
+std::optional<Error> plan_usage_error(const ParsedOptions& options) {
+  for (const char* fixed_only : {"--vpp", "--etp"}) {
+    if (options.values.count(fixed_only)) {
+      return Error{fixed_only,
+                   "is not a plan option (the planner searches the layout; "
+                   "--tp/--pp/--cp/--ep/--mbs take lists)"};
+    }
+  }
+  return missing_model(options);
+}
+
+// Moves the layout lists out of the options into a search space.
+Expected<PlannerSearchSpace> take_layout_lists(ParsedOptions& options) {
+  PlannerSearchSpace space;
+  for (const std::string& name : kLayoutLists) {
+    const auto it = options.values.find(name);
+    if (it == options.values.end()) continue;
+    const Expected<std::vector<int>> list = int_list(name, it->second);
+    if (!list) return list.error();
+    if (name == "--tp") space.tensor_parallel = *list;
+    if (name == "--pp") space.pipeline_parallel = *list;
+    if (name == "--cp") space.context_parallel = *list;
+    if (name == "--ep") space.expert_parallel = *list;
+    if (name == "--mbs") space.micro_batch_sizes = *list;
+    options.values.erase(it);
+  }
+  return space;
+}
+
+// The configuration's options: all but the layout lists and plan's own options.
+Expected<ParsedOptions> configuration_options(const ParsedOptions& options,
+                                              PlannerSearchSpace& space) {
+  ParsedOptions config_options = options;
+  const Expected<PlannerSearchSpace> lists = take_layout_lists(config_options);
+  if (!lists) return lists.error();
+  space = *lists;
+  for (const std::string& name : kPlanValues) config_options.values.erase(name);
+  for (const std::string& name : kPlanSwitches) config_options.switches.erase(name);
+  if (!config_options.values.count("--gpus") && !config_options.values.count("--world-size") &&
+      !config_options.values.count("--recipe") && !config_options.values.count("--url")) {
+    return Error{"--gpus", "is required (the number of GPUs to plan for)"};
+  }
+  return config_options;
+}
+
+// Plan's own numbers (margin, GPU overrides, --top, --vpp-max) into the request.
+std::optional<Error> apply_plan_numbers(const ParsedOptions& options, PlanRequest& request) {
+  DeviceConfig& device = request.base.device;
+  const struct {
+    const char* option;
+    double* target;
+    bool zero_allowed;
+  } numbers[] = {{"--margin-gib", &request.margin_gib, true},
+                 {"--gpu-memory-gib", &device.capacity_gib, false},
+                 {"--intra-node-gb-s", &device.intra_node_bandwidth_gb_per_s, false},
+                 {"--inter-node-gb-s", &device.inter_node_bandwidth_gb_per_s, false},
+                 {"--peak-tflops", &device.peak_bf16_tflops, false}};
+  for (const auto& number : numbers) {
+    const auto it = options.values.find(number.option);
+    if (it == options.values.end()) continue;
+    const Expected<double> value = positive_number(number.option, it->second, number.zero_allowed);
+    if (!value) return value.error();
+    *number.target = *value;
+  }
+  const struct {
+    const char* option;
+    int* target;
+  } integers[] = {{"--top", &request.top},
+                  {"--gpus-per-node", &device.gpus_per_node},
+                  {"--vpp-max", &request.space.max_virtual_stages}};
+  for (const auto& integer : integers) {
+    const auto it = options.values.find(integer.option);
+    if (it == options.values.end()) continue;
+    const Expected<std::int64_t> value = positive_integer(integer.option, it->second);
+    if (!value) return value.error();
+    if (*value > (1 << 20)) return Error{integer.option, "is beyond any real job"};
+    *integer.target = static_cast<int>(*value);
+  }
+  return std::nullopt;
+}
+
+void apply_plan_switches(const ParsedOptions& options, PlanRequest& request) {
+  request.space.search_recompute =
+      !options.switches.count("--no-recompute-search") && !options.values.count("--recompute");
+  request.space.search_offload = !options.switches.count("--no-offload-search");
+  request.space.search_expert_tensor_parallel = !options.switches.count("--no-etp-search");
+}
+
+void print_header(const PlanRequest& request, const PlanStats& s, double seconds) {
+  const Config& base = request.base;
+  const double limit_gib = base.device.capacity_gib - request.margin_gib;
+  const std::string name = base.model.name.empty() ? "Megatron-LM model" : base.model.name;
+  std::cout << name << " on " << base.parallel.world_size << " × "
+            << (base.device.name.empty() ? "GPU" : base.device.name) << " · gbs "
+            << base.training.global_batch_size << " · seq " << base.training.seq_length
+            << " · fits under " << fixed(limit_gib, 2) << " GiB ("
+            << fixed(base.device.capacity_gib, 2) << " − " << fixed(request.margin_gib, 2)
+            << " margin)\n";
+  std::cout << "searched " << with_commas(s.candidates) << " candidates (" << with_commas(s.layouts)
+            << " layouts) in " << fixed(seconds, 2) << " s: " << with_commas(s.fitting) << " fit, "
+            << with_commas(s.out_of_memory) << " out of memory, " << with_commas(s.invalid)
+            << " invalid\n";
+}
+
+void print_top(const std::vector<PlanCandidate>& top) {
+  std::cout << "\nfastest layouts that fit\n";
+  print_rows(top, true);
+  std::cout << "\nMegatron-LM flags of each layout (with the configuration's other flags)\n";
+  int index = 1;
+  for (const PlanCandidate& c : top) {
+    std::cout << pad(std::to_string(index++), 3, true) << "  " << layout_megatron_args(c.config)
+              << "\n";
+  }
+}
+
+void print_pareto(const std::vector<PlanCandidate>& pareto) {
+  // The front moves in small steps (a VPP more, one more module offloaded): show the
+  // points at least 1 GiB apart, and the last (least memory) one.
+  std::vector<PlanCandidate> shown;
+  for (std::size_t i = 0; i < pareto.size(); ++i) {
+    const PlanCandidate& c = pareto[i];
+    if (shown.empty() || i + 1 == pareto.size() ||
+        to_gib(shown.back().peak_total_bytes) - to_gib(c.peak_total_bytes) >= 1.0) {
+      shown.push_back(c);
+    }
+  }
+  std::cout << "\nPareto front: least memory at each step time (" << shown.size() << " of "
+            << pareto.size() << " points, 1 GiB apart; --json lists all)\n";
+  print_rows(shown, false);
+}
+
+void print_rejections(const std::vector<PlanRejection>& rejections) {
+  std::cout << "\nrejected\n";
+  for (const PlanRejection& r : rejections) {
+    std::cout << pad(with_commas(r.count), 11, true) << "  "
+              << (r.reason == "out_of_memory"
+                      ? "out of memory (" + r.rule + ", " + r.example + ")"
+                      : r.field + ": " + r.rule + " (e.g. " + r.example + ")")
+              << "\n";
+  }
+  if (rejections.empty()) std::cout << "  nothing\n";
+}
+
+void print_plan(const PlanRequest& request, const PlanResult& result, double seconds) {
+  print_header(request, result.stats, seconds);
+  if (result.top.empty()) {
+    std::cout << "\nno layout fits; the rejections below say why\n";
+  } else {
+    print_top(result.top);
+    print_pareto(result.pareto);
+  }
+  print_rejections(result.rejections);
+  std::cout << "GiB per GPU (limiting pipeline rank); time from the step-time model "
+               "(docs/planner.md), throughput as Megatron logs it\n";
+}
+
+// The request the options describe; nullopt once what was wrong is printed, with exit_code
+// saying how it was wrong.
+std::optional<PlanRequest> plan_request_from(const ParsedOptions& options, int& exit_code) {
+  exit_code = kExitUsage;
+  if (const std::optional<Error> usage = plan_usage_error(options)) {
+    print_error(*usage);
+    return std::nullopt;
+  }
+  PlannerSearchSpace space;
+  const Expected<ParsedOptions> config_options = configuration_options(options, space);
+  if (!config_options) {
+    print_error(config_options.error());
+    return std::nullopt;
+  }
+  const Expected<ConfigFromOptions> built = config_from_options(*config_options);
+  exit_code = report_config(built);  // prints the error or the warnings
+  if (exit_code != kExitOk) return std::nullopt;
+  PlanRequest request = plan_request_for(built->shared.config);
+  request.space = space;
+  if (const std::optional<Error> bad = apply_plan_numbers(options, request)) {
+    print_error(*bad);
+    exit_code = kExitUsage;
+    return std::nullopt;
+  }
+  apply_plan_switches(options, request);
+  return request;
 }
 
 }  // namespace
@@ -138,161 +315,26 @@ int run_plan(const std::vector<std::string>& args) {
     print_error(options.error());
     return kExitUsage;
   }
-  for (const char* fixed_only : {"--vpp", "--etp"}) {
-    if (options->values.count(fixed_only)) {
-      print_error({fixed_only, std::string("is not a plan option (the planner searches the "
-                                           "layout; --tp/--pp/--cp/--ep/--mbs take lists)")});
-      return kExitUsage;
-    }
-  }
-  if (const std::optional<Error> missing = missing_model(*options)) {
-    print_error(*missing);
-    return kExitUsage;
-  }
-
-  // The configuration without the layout lists and plan's own options.
-  ParsedOptions config_options = *options;
-  PlannerSearchSpace space;
-  for (const std::string& name : kLayoutLists) {
-    const auto it = config_options.values.find(name);
-    if (it == config_options.values.end()) continue;
-    const Expected<std::vector<int>> list = int_list(name, it->second);
-    if (!list) {
-      print_error(list.error());
-      return kExitUsage;
-    }
-    if (name == "--tp") space.tensor_parallel = *list;
-    if (name == "--pp") space.pipeline_parallel = *list;
-    if (name == "--cp") space.context_parallel = *list;
-    if (name == "--ep") space.expert_parallel = *list;
-    if (name == "--mbs") space.micro_batch_sizes = *list;
-    config_options.values.erase(it);
-  }
-  for (const std::string& name : kPlanValues) config_options.values.erase(name);
-  for (const std::string& name : kPlanSwitches) config_options.switches.erase(name);
-  if (!config_options.values.count("--gpus") && !config_options.values.count("--world-size") &&
-      !config_options.values.count("--recipe") && !config_options.values.count("--url")) {
-    print_error({"--gpus", "is required (the number of GPUs to plan for)"});
-    return kExitUsage;
-  }
-  const Expected<ConfigFromOptions> built = config_from_options(config_options);
-  if (const int exit_code = report_config(built); exit_code != kExitOk) return exit_code;
-  PlanRequest request = plan_request_for(built->shared.config);
-  request.space = space;
-
-  // Plan's own numbers.
-  DeviceConfig& device = request.base.device;
-  const struct {
-    const char* option;
-    double* target;
-    bool zero_allowed;
-  } numbers[] = {{"--margin-gib", &request.margin_gib, true},
-                 {"--gpu-memory-gib", &device.capacity_gib, false},
-                 {"--intra-node-gb-s", &device.intra_node_bandwidth_gb_per_s, false},
-                 {"--inter-node-gb-s", &device.inter_node_bandwidth_gb_per_s, false},
-                 {"--peak-tflops", &device.peak_bf16_tflops, false}};
-  for (const auto& number : numbers) {
-    const auto it = options->values.find(number.option);
-    if (it == options->values.end()) continue;
-    const Expected<double> value = positive_number(number.option, it->second, number.zero_allowed);
-    if (!value) {
-      print_error(value.error());
-      return kExitUsage;
-    }
-    *number.target = *value;
-  }
-  const struct {
-    const char* option;
-    int* target;
-  } integers[] = {{"--top", &request.top},
-                  {"--gpus-per-node", &device.gpus_per_node},
-                  {"--vpp-max", &request.space.max_virtual_stages}};
-  for (const auto& integer : integers) {
-    const auto it = options->values.find(integer.option);
-    if (it == options->values.end()) continue;
-    const Expected<std::int64_t> value = positive_integer(integer.option, it->second);
-    if (!value || *value > (1 << 20)) {
-      print_error(value ? Error{integer.option, "is beyond any real job"} : value.error());
-      return kExitUsage;
-    }
-    *integer.target = static_cast<int>(*value);
-  }
-  request.space.search_recompute =
-      !options->switches.count("--no-recompute-search") && !options->values.count("--recompute");
-  request.space.search_offload = !options->switches.count("--no-offload-search");
-  request.space.search_expert_tensor_parallel = !options->switches.count("--no-etp-search");
-  if (!request.base.optimizer.use_distributed_optimizer) {
+  int exit_code = kExitOk;
+  const std::optional<PlanRequest> request = plan_request_from(*options, exit_code);
+  if (!request) return exit_code;
+  if (!request->base.optimizer.use_distributed_optimizer) {
     std::cerr << "megamem: warning: planning without --use-distributed-optimizer: every "
                  "data-parallel rank keeps the full optimizer state\n";
   }
-
   const auto start = std::chrono::steady_clock::now();
-  const Expected<PlanResult> planned = plan(request);
+  const Expected<PlanResult> planned = plan(*request);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!planned) {
     print_error(planned.error());
     return kExitError;
   }
-  const PlanResult& result = *planned;
-  const Config& base = request.base;
-  const double limit_gib = base.device.capacity_gib - request.margin_gib;
-
   if (options->switches.count("--json")) {
-    std::cout << plan_to_json(request, result, seconds) << "\n";
-    return kExitOk;
-  }
-
-  const PlanStats& s = result.stats;
-  const std::string name = base.model.name.empty() ? "Megatron-LM model" : base.model.name;
-  std::cout << name << " on " << base.parallel.world_size << " × "
-            << (base.device.name.empty() ? "GPU" : base.device.name) << " · gbs "
-            << base.training.global_batch_size << " · seq " << base.training.seq_length
-            << " · fits under " << fixed(limit_gib, 2) << " GiB ("
-            << fixed(base.device.capacity_gib, 2) << " − " << fixed(request.margin_gib, 2)
-            << " margin)\n";
-  std::cout << "searched " << with_commas(s.candidates) << " candidates (" << with_commas(s.layouts)
-            << " layouts) in " << fixed(seconds, 2) << " s: " << with_commas(s.fitting) << " fit, "
-            << with_commas(s.out_of_memory) << " out of memory, " << with_commas(s.invalid)
-            << " invalid\n";
-  if (result.top.empty()) {
-    std::cout << "\nno layout fits; the rejections below say why\n";
+    std::cout << plan_to_json(*request, *planned, seconds) << "\n";
   } else {
-    std::cout << "\nfastest layouts that fit\n";
-    print_rows(result.top, true);
-    std::cout << "\nMegatron-LM flags of each layout (with the configuration's other flags)\n";
-    int index = 1;
-    for (const PlanCandidate& c : result.top) {
-      std::cout << pad(std::to_string(index++), 3, true) << "  " << layout_megatron_args(c.config)
-                << "\n";
-    }
-    // The front moves in small steps (a VPP more, one more module offloaded): show the
-    // points at least 1 GiB apart, and the last (least memory) one.
-    std::vector<PlanCandidate> shown;
-    for (std::size_t i = 0; i < result.pareto.size(); ++i) {
-      const PlanCandidate& c = result.pareto[i];
-      if (shown.empty() || i + 1 == result.pareto.size() ||
-          static_cast<double>(shown.back().peak_total_bytes) -
-                  static_cast<double>(c.peak_total_bytes) >=
-              kBytesPerGiB) {
-        shown.push_back(c);
-      }
-    }
-    std::cout << "\nPareto front: least memory at each step time (" << shown.size() << " of "
-              << result.pareto.size() << " points, 1 GiB apart; --json lists all)\n";
-    print_rows(shown, false);
+    print_plan(*request, *planned, seconds);
   }
-  std::cout << "\nrejected\n";
-  for (const PlanRejection& r : result.rejections) {
-    std::cout << pad(with_commas(r.count), 11, true) << "  "
-              << (r.reason == "out_of_memory"
-                      ? "out of memory (" + r.rule + ", " + r.example + ")"
-                      : r.field + ": " + r.rule + " (e.g. " + r.example + ")")
-              << "\n";
-  }
-  if (result.rejections.empty()) std::cout << "  nothing\n";
-  std::cout << "GiB per GPU (limiting pipeline rank); time from the step-time model "
-               "(docs/planner.md), throughput as Megatron logs it\n";
   return kExitOk;
 }
 

@@ -89,7 +89,7 @@ int run_decode(std::vector<std::string> args) {
                                      {"gpu", shared->gpu_id},
                                      {"world_size", c.parallel.world_size},
                                      {"parameters", std::move(values)},
-                                     {"config", nlohmann::json::parse(config_to_json(c, -1))},
+                                     {"config", config_json(c)},
                                      {"megatron_args", flags}};
     std::cout << document.dump(2) << "\n";
     return kExitOk;

@@ -99,8 +99,7 @@ nlohmann::json planner_json(AppState& app) {
   out["search_ms"] = planner.search_ms;
   out["error"] = error_json(planner.error);
   out["result"] = planner.result
-                      ? nlohmann::json::parse(plan_to_json(*planner.request, *planner.result,
-                                                           planner.search_ms / 1000.0, -1))
+                      ? plan_json(*planner.request, *planner.result, planner.search_ms / 1000.0)
                       : nlohmann::json();
   out["top_queries"] = planner.top_queries;
   out["pareto_queries"] = planner.pareto_queries;
@@ -244,7 +243,7 @@ std::string app_state_json() {
   finish_what_if(state);
   const std::string url = state.base_url + "?" + state.query;
   nlohmann::json out;
-  out["config"] = nlohmann::json::parse(config_to_json(state.shared.config));
+  out["config"] = config_json(state.shared.config);
   out["url"] = url;
   out["query"] = state.query;
   out["model_id"] = state.shared.model_id;
@@ -252,7 +251,7 @@ std::string app_state_json() {
   out["megatron_args"] = to_megatron_args(state.shared.config);
   out["world_size"] = state.shared.config.parallel.world_size;
   if (state.last_estimate) {
-    nlohmann::json result = nlohmann::json::parse(estimate_to_json(*state.last_estimate, -1));
+    nlohmann::json result = estimate_json(*state.last_estimate);
     // As `megamem estimate --json --base-url <page>` prints it: the link of the estimate.
     result["link"] = state.base_url + "?" + encode_share_query(state.estimated);
     out["result"] = std::move(result);

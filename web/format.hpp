@@ -5,12 +5,9 @@
 #include <cstdio>
 #include <string>
 
+#include "megamem/units.hpp"
+
 namespace megamem::web {
-
-inline constexpr double kBytesPerGib = 1024.0 * 1024.0 * 1024.0;
-
-inline double to_gib(std::uint64_t bytes) { return static_cast<double>(bytes) / kBytesPerGib; }
-inline double to_gib(std::int64_t bytes) { return static_cast<double>(bytes) / kBytesPerGib; }
 
 // "58.32 GiB"
 inline std::string gib_text(std::uint64_t bytes) {

@@ -52,7 +52,7 @@ void bytes_cell(std::uint64_t bytes) {
   if (gib >= 0.01) {
     ImGui::Text("%.2f GiB", gib);
   } else {
-    ImGui::Text("%.2f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+    ImGui::Text("%.2f MiB", to_mib(bytes));
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s bytes", grouped(bytes).c_str());
 }

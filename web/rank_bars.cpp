@@ -39,7 +39,7 @@ void legend() {
 }  // namespace
 
 void draw_rank_bars(AppState& state, const Estimate& estimate) {
-  const double capacity_bytes = estimate.normalized.config.device.capacity_gib * kBytesPerGib;
+  const double capacity_bytes = estimate.normalized.config.device.capacity_gib * kBytesPerGiB;
   double scale_bytes = capacity_bytes;
   for (const RankMemory& rank : estimate.ranks) {
     scale_bytes = std::max(scale_bytes, static_cast<double>(rank.peak_total_bytes));
@@ -99,7 +99,7 @@ void draw_rank_bars(AppState& state, const Estimate& estimate) {
     }
     // The peak, with the headroom or the overshoot.
     const double peak_gib = to_gib(rank.peak_total_bytes);
-    const double capacity_gib = capacity_bytes / kBytesPerGib;
+    const double capacity_gib = capacity_bytes / kBytesPerGiB;
     char value[48];
     std::snprintf(value, sizeof value, "%.2f GiB", peak_gib);
     const ImU32 color =

@@ -6,6 +6,7 @@
 
 #include "format.hpp"
 #include "imgui.h"
+#include "megamem/layout_label.hpp"
 #include "theme.hpp"
 #include "widgets.hpp"
 
@@ -58,13 +59,8 @@ void summary_line(const Estimate& estimate) {
   text += ")";
   char layout[200];
   std::snprintf(layout, sizeof layout,
-                "  TP%d PP%d%s CP%d EP%d  DP%lld expert-DP%lld  mbs %d  seq %d  %lld micro-batches",
-                c.parallel.tensor_parallel, c.parallel.pipeline_parallel,
-                c.parallel.virtual_stages_per_pipeline_rank > 1
-                    ? (" VPP" + std::to_string(c.parallel.virtual_stages_per_pipeline_rank)).c_str()
-                    : "",
-                c.parallel.context_parallel, c.parallel.expert_parallel,
-                static_cast<long long>(n.data_parallel),
+                "  %s  DP%lld expert-DP%lld  mbs %d  seq %d  %lld micro-batches",
+                layout_summary_label(c.parallel).c_str(), static_cast<long long>(n.data_parallel),
                 static_cast<long long>(n.expert_data_parallel), c.training.micro_batch_size,
                 c.training.seq_length, static_cast<long long>(n.num_microbatches));
   ImGui::PushTextWrapPos(0.0f);

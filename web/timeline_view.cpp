@@ -47,7 +47,7 @@ void update_cache(const AppState& state, const Estimate& estimate, int rank_inde
   cache.result_version = state.result_version;
   cache.rank = rank_index;
   const RankMemory& rank = estimate.ranks[static_cast<std::size_t>(rank_index)];
-  const double capacity = estimate.normalized.config.device.capacity_gib * kBytesPerGib;
+  const double capacity = estimate.normalized.config.device.capacity_gib * kBytesPerGiB;
   double top = std::max(capacity, static_cast<double>(rank.peak_total_bytes));
   top *= 1.08;  // room for the peak label
   cache.scale_bytes = top;
@@ -128,21 +128,21 @@ void draw_timeline(AppState& state, const Estimate& estimate, float dim) {
   };
   const ImU32 axis = ImGui::GetColorU32(muted_text_color());
   // Gridlines every "nice" number of GiB, labelled in the gutter.
-  const double top_gib = cache.scale_bytes / kBytesPerGib;
+  const double top_gib = cache.scale_bytes / kBytesPerGiB;
   double step_gib = 1.0;
   for (const double candidate : {1.0, 2.0, 5.0, 10.0, 20.0, 25.0, 50.0, 100.0, 200.0, 500.0}) {
     step_gib = candidate;
     if (top_gib / candidate <= 6.0) break;
   }
   for (double g = 0.0; g <= top_gib; g += step_gib) {
-    const float y = y_of(g * kBytesPerGib);
+    const float y = y_of(g * kBytesPerGiB);
     draw->AddLine(ImVec2(min.x, y), ImVec2(max.x, y), axis & 0x30FFFFFF);
     char label[24];
     std::snprintf(label, sizeof label, "%.0f GiB", g);
     draw->AddText(ImVec2(origin.x, y - ImGui::GetTextLineHeight() * 0.5f), axis, label);
   }
   // Capacity, dashed.
-  const double capacity = estimate.normalized.config.device.capacity_gib * kBytesPerGib;
+  const double capacity = estimate.normalized.config.device.capacity_gib * kBytesPerGiB;
   const float capacity_y = y_of(capacity);
   for (float x = min.x; x < max.x; x += 8.0f) {
     draw->AddLine(ImVec2(x, capacity_y), ImVec2(std::min(x + 4.0f, max.x), capacity_y),

@@ -133,7 +133,7 @@ void verdict(const AppState& state, bool compact) {
 
 int verdict_level(const Estimate& estimate) {
   const RankMemory& rank = estimate.ranks[static_cast<std::size_t>(estimate.limiting_pp_rank)];
-  const double capacity = estimate.normalized.config.device.capacity_gib * kBytesPerGib;
+  const double capacity = estimate.normalized.config.device.capacity_gib * kBytesPerGiB;
   const double peak = static_cast<double>(rank.peak_total_bytes);
   if (peak > capacity) return 2;
   if (peak > capacity * 0.95) return 1;

@@ -21,7 +21,7 @@ bool draw_what_if_table(AppState& state, const Estimate& estimate) {
     ImGui::PopStyleColor();
     return false;
   }
-  const double capacity_bytes = estimate.normalized.config.device.capacity_gib * kBytesPerGib;
+  const double capacity_bytes = estimate.normalized.config.device.capacity_gib * kBytesPerGiB;
   constexpr ImGuiTableFlags kFlags =
       ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingStretchProp;
   bool applied = false;
@@ -71,7 +71,7 @@ bool draw_what_if_table(AppState& state, const Estimate& estimate) {
     if (row.current) {
       ImGui::TextUnformatted("-");
     } else {
-      const double saving_gib = static_cast<double>(row.saving_bytes) / kBytesPerGib;
+      const double saving_gib = static_cast<double>(row.saving_bytes) / kBytesPerGiB;
       ImGui::PushStyleColor(ImGuiCol_Text, saving_gib > 0.005    ? kFitsColor
                                            : saving_gib < -0.005 ? kOverColor
                                                                  : muted_text_color());

@@ -3,10 +3,10 @@
 
 #include <algorithm>
 
+#include "megamem/units.hpp"
+
 namespace megamem {
 namespace {
-
-constexpr double kMiB = 1024.0 * 1024.0;
 
 // PyTorch's cuBLAS workspace per handle: CUBLAS_WORKSPACE_CONFIG ":4096:2:16:8" by default
 // (2 x 4 MiB + 8 x 16 KiB), ":4096:8" (8 x 4 MiB) under deterministic algorithms.
@@ -38,7 +38,7 @@ double workspace_bytes(const NormalizedConfig& n) {
   } else {
     mib += kLocalSpecExtraMib;
   }
-  return mib * kMiB;
+  return mib * kBytesPerMiB;
 }
 
 double global_buffer_bytes(const NormalizedConfig& n) {

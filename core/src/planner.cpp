@@ -21,14 +21,13 @@
 #include "activations.hpp"
 #include "layer_placement.hpp"
 #include "megamem/estimate.hpp"
+#include "megamem/units.hpp"
 #include "planner_memory.hpp"
 #include "step_time_model.hpp"
 #include "timeline.hpp"
 
 namespace megamem {
 namespace {
-
-constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::string join(const std::vector<std::string>& items, const char* separator) {
   std::string out;

@@ -1,6 +1,8 @@
 // Runtime overheads; see runtime_overheads.hpp.
 #include "runtime_overheads.hpp"
 
+#include "megamem/units.hpp"
+
 namespace megamem {
 
 int active_communicators(const NormalizedConfig& n) {
@@ -27,13 +29,12 @@ int active_communicators(const NormalizedConfig& n) {
 
 double runtime_overhead_bytes(const NormalizedConfig& n, double peak_allocated_bytes) {
   const RuntimeOverheadConfig& r = n.config.runtime;
-  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-  double bytes = r.cuda_context_gib * kGiB;
-  bytes += r.nccl_gib_per_communicator * kGiB * active_communicators(n);
+  double bytes = r.cuda_context_gib * kBytesPerGiB;
+  bytes += r.nccl_gib_per_communicator * kBytesPerGiB * active_communicators(n);
   bytes += r.fragmentation_fraction * peak_allocated_bytes;
   if (n.config.model.num_experts > 0 &&
       n.config.training.moe_token_dispatcher == TokenDispatcher::flex) {
-    bytes += r.deepep_buffer_gib * kGiB;
+    bytes += r.deepep_buffer_gib * kBytesPerGiB;
   }
   return bytes;
 }

@@ -4,22 +4,10 @@
 #include <cmath>
 #include <numeric>
 
+#include "megamem/units.hpp"
+
 namespace megamem {
 namespace {
-
-double dtype_bytes(DType dtype) {
-  switch (dtype) {
-    case DType::fp32:
-      return 4;
-    case DType::bf16:
-      return 2;
-    case DType::fp16:
-      return 2;
-    case DType::fp8:
-      return 1;
-  }
-  return 4;
-}
 
 std::int64_t round_up(std::int64_t value, std::int64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;

@@ -1,9 +1,13 @@
 // Estimate -> JSON, the contract `megamem estimate --json` and window.megamem.state() share.
 //
+// Each document comes as a JSON value (estimate_json, ...) for front ends that compose it into
+// a larger document, and as text (estimate_to_json, ...: the value, dumped).
+//
 // Keys follow docs/ui vocabulary: bytes as integers, one entry per pipeline rank in "ranks"
 // with pp_rank, weight_bytes, gradient_bytes, optimizer_bytes, static_bytes, ...
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -16,19 +20,24 @@ namespace megamem {
 // The estimate as one JSON object (pretty-printed when indent >= 0). Timelines (one event
 // per forward/backward of every micro-batch, per rank) only when asked for: they can hold
 // thousands of events per rank.
+nlohmann::json estimate_json(const Estimate& estimate, bool include_timeline = false);
 std::string estimate_to_json(const Estimate& estimate, int indent = 2,
                              bool include_timeline = false);
 
 // The what-if table as a JSON array (label, flags, peaks, saving, validity).
+nlohmann::json what_if_json(const std::vector<WhatIfOption>& options);
 std::string what_if_to_json(const std::vector<WhatIfOption>& options, int indent = 2);
 
 // A config as JSON (the inputs, resolved), for state() hooks and reports.
+nlohmann::json config_json(const Config& config);
 std::string config_to_json(const Config& config, int indent = 2);
 
 // A planner search as `megamem plan --json` prints it and the page's state() reports it:
 // the request's model, cluster and margin, the search statistics, the top layouts and the
 // Pareto front (each with its layout, memory, step time and breakdown, and Megatron flags),
 // and the rejections. search_seconds is how long plan() took (the caller measures it).
+nlohmann::json plan_json(const PlanRequest& request, const PlanResult& result,
+                         double search_seconds);
 std::string plan_to_json(const PlanRequest& request, const PlanResult& result,
                          double search_seconds, int indent = 2);
 

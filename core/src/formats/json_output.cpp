@@ -132,7 +132,7 @@ std::string dump(const json& value, int indent) { return value.dump(indent < 0 ?
 
 }  // namespace
 
-std::string estimate_to_json(const Estimate& estimate, int indent, bool include_timeline) {
+json estimate_json(const Estimate& estimate, bool include_timeline) {
   const NormalizedConfig& n = estimate.normalized;
   json ranks = json::array();
   for (const RankMemory& rank : estimate.ranks) ranks.push_back(rank_json(rank, include_timeline));
@@ -158,17 +158,27 @@ std::string estimate_to_json(const Estimate& estimate, int indent, bool include_
     for (const WhatIfRow& row : estimate.what_if) rows.push_back(what_if_row_json(row));
     result["what_if"] = std::move(rows);
   }
-  return dump(result, indent);
+  return result;
+}
+
+json what_if_json(const std::vector<WhatIfOption>& options) {
+  json rows = json::array();
+  for (const WhatIfOption& option : options) rows.push_back(what_if_row_json(option));
+  return rows;
+}
+
+json config_json(const Config& config) { return config_json_value(config); }
+
+std::string estimate_to_json(const Estimate& estimate, int indent, bool include_timeline) {
+  return dump(estimate_json(estimate, include_timeline), indent);
 }
 
 std::string what_if_to_json(const std::vector<WhatIfOption>& options, int indent) {
-  json rows = json::array();
-  for (const WhatIfOption& option : options) rows.push_back(what_if_row_json(option));
-  return dump(rows, indent);
+  return dump(what_if_json(options), indent);
 }
 
 std::string config_to_json(const Config& config, int indent) {
-  return dump(config_json_value(config), indent);
+  return dump(config_json(config), indent);
 }
 
 }  // namespace megamem

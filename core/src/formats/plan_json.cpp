@@ -56,8 +56,7 @@ json candidates_json(const std::vector<PlanCandidate>& candidates) {
 
 }  // namespace
 
-std::string plan_to_json(const PlanRequest& request, const PlanResult& result,
-                         double search_seconds, int indent) {
+json plan_json(const PlanRequest& request, const PlanResult& result, double search_seconds) {
   const Config& base = request.base;
   const PlanStats& s = result.stats;
   json document;
@@ -90,7 +89,12 @@ std::string plan_to_json(const PlanRequest& request, const PlanResult& result,
                                       {"example", r.example},
                                       {"count", r.count}});
   }
-  return document.dump(indent);
+  return document;
+}
+
+std::string plan_to_json(const PlanRequest& request, const PlanResult& result,
+                         double search_seconds, int indent) {
+  return plan_json(request, result, search_seconds).dump(indent);
 }
 
 }  // namespace megamem

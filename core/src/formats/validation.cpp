@@ -18,14 +18,12 @@
 
 #include "megamem/estimate.hpp"
 #include "megamem/megatron_args.hpp"
+#include "megamem/units.hpp"
 
 namespace megamem {
 namespace {
 
 using nlohmann::json;
-
-constexpr double kBytesPerMiB = 1024.0 * 1024.0;
-constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Unmodeled features (the one list) and how a case is seen to use them

@@ -1,0 +1,38 @@
+// Units and byte sizes, named once for core, CLI and page: binary sizes (KiB, MiB, GiB, as
+// torch.cuda reports memory), decimal ones (GB/s of links, as NVIDIA quotes them) and the
+// bytes of one element of each dtype.
+#pragma once
+
+#include "megamem/config.hpp"
+
+namespace megamem {
+
+inline constexpr double kBytesPerKiB = 1024.0;
+inline constexpr double kBytesPerMiB = 1024.0 * kBytesPerKiB;
+inline constexpr double kBytesPerGiB = 1024.0 * kBytesPerMiB;
+inline constexpr double kBytesPerGB = 1e9;
+
+// Bytes of one element: fp32 4, bf16 and fp16 2, fp8 (E4M3/E5M2) 1.
+constexpr double dtype_bytes(DType dtype) {
+  switch (dtype) {
+    case DType::fp32:
+      return 4;
+    case DType::bf16:
+    case DType::fp16:
+      return 2;
+    case DType::fp8:
+      return 1;
+  }
+  return 4;
+}
+
+template <class Bytes>
+constexpr double to_gib(Bytes bytes) {
+  return static_cast<double>(bytes) / kBytesPerGiB;
+}
+template <class Bytes>
+constexpr double to_mib(Bytes bytes) {
+  return static_cast<double>(bytes) / kBytesPerMiB;
+}
+
+}  // namespace megamem
