@@ -10,8 +10,6 @@
 // every link that decodes today must decode to the same Config. Megatron flags follow
 // megatron/training/arguments.py (NVIDIA/Megatron-LM d98e8a6); Config{}'s value of a field is
 // Megatron's default, so a one-to-one flag is written only when the value differs from it.
-#include "megamem/fields.hpp"
-
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -19,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "megamem/fields.hpp"
 #include "number_text.hpp"
 
 namespace megamem {
@@ -119,16 +118,16 @@ class Row {
     r.field().max_int = 1;                                                              \
     return r;                                                                           \
   }()
-#define MM_CHOICE(key, def, path)                                          \
-  [] {                                                                     \
-    Row r(#path, FieldKind::choice, key, def);                             \
-    r.field().get_int = [](const Config& c) -> std::int64_t {              \
-      return static_cast<std::int64_t>(c.path);                            \
-    };                                                                     \
-    r.field().set_int = [](Config& c, std::int64_t v) {                    \
-      c.path = static_cast<std::remove_reference_t<decltype(c.path)>>(v);  \
-    };                                                                     \
-    return r;                                                              \
+#define MM_CHOICE(key, def, path)                                         \
+  [] {                                                                    \
+    Row r(#path, FieldKind::choice, key, def);                            \
+    r.field().get_int = [](const Config& c) -> std::int64_t {             \
+      return static_cast<std::int64_t>(c.path);                           \
+    };                                                                    \
+    r.field().set_int = [](Config& c, std::int64_t v) {                   \
+      c.path = static_cast<std::remove_reference_t<decltype(c.path)>>(v); \
+    };                                                                    \
+    return r;                                                             \
   }()
 #define MM_REAL(key, def, path, lo, hi)                                    \
   [] {                                                                     \
@@ -165,8 +164,9 @@ constexpr std::int64_t kMaxCount = 1'000'000'000;
 constexpr double kMaxReal = 1.0e9;
 
 // Spellings shared by several rows: {link, json, megatron, label}.
-const std::vector<FieldChoice> kOptimizerChoices = {
-    {"adam", "adam", "adam", "Adam"}, {"sgd", "sgd", "sgd", "SGD"}, {"muon", "muon", "muon", "Muon"}};
+const std::vector<FieldChoice> kOptimizerChoices = {{"adam", "adam", "adam", "Adam"},
+                                                    {"sgd", "sgd", "sgd", "SGD"},
+                                                    {"muon", "muon", "muon", "Muon"}};
 std::vector<FieldChoice> dtype_choices(bool bf16, bool fp16, bool fp8) {
   return {{"fp32", "fp32", "fp32", "fp32"},
           {"bf16", "bf16", bf16 ? "bf16" : "", "bf16"},
@@ -386,8 +386,8 @@ std::vector<ConfigField> recompute_rows() {
               "selective drops chosen modules' saved tensors; full keeps one input per "
               "layer group and re-runs it in backward."),
       MM_CHOICE("recompute-method", "uniform", training.recompute.method)
-          .choices({{"uniform", "uniform", "uniform", "uniform"},
-                    {"block", "block", "block", "block"}})
+          .choices(
+              {{"uniform", "uniform", "uniform", "uniform"}, {"block", "block", "block", "block"}})
           .read_by_code("--recompute-method")
           .json("recompute_method")
           .ui("method", "",
@@ -444,8 +444,7 @@ std::vector<ConfigField> pipeline_rows() {
       MM_INT("vpp-group", "0", parallel.microbatch_group_size_per_vp_stage, 0, kMaxDim)
           .flag("--microbatch-group-size-per-virtual-pipeline-stage", FlagForm::value)
           .json("microbatch_group_size_per_vp_stage")
-          .ui("VPP group", "",
-              "Micro-batches per group of the interleaved schedule (0 = PP)."),
+          .ui("VPP group", "", "Micro-batches per group of the interleaved schedule (0 = PP)."),
       MM_INT("dist-opt-instances", "1", parallel.num_distributed_optimizer_instances, 1, kMaxDim)
           .flag("--num-distributed-optimizer-instances", FlagForm::value)
           .json("num_distributed_optimizer_instances")
@@ -603,8 +602,7 @@ std::vector<ConfigField> optimizer_rows() {
           .choices(dtype_choices(false, true, false))
           .flag("--main-params-dtype", FlagForm::value)
           .json("main_params_dtype")
-          .ui("main params", "",
-              "Master weight dtype (bf16 keeps a 2-byte remainder by default)."),
+          .ui("main params", "", "Master weight dtype (bf16 keeps a 2-byte remainder by default)."),
       MM_CHOICE("exp-avg", "fp32", optimizer.exp_avg_dtype)
           .choices(dtype_choices(true, true, true))
           .flag("--exp-avg-dtype", FlagForm::value)
@@ -705,8 +703,7 @@ std::vector<ConfigField> runtime_and_device_rows() {
           .json("intra_node_bandwidth_gb_per_s"),
       MM_REAL("g.inter", "50", device.inter_node_bandwidth_gb_per_s, 0.0, kMaxReal)
           .json("inter_node_bandwidth_gb_per_s"),
-      MM_REAL("g.tflops", "989", device.peak_bf16_tflops, 0.0, kMaxReal)
-          .json("peak_bf16_tflops"),
+      MM_REAL("g.tflops", "989", device.peak_bf16_tflops, 0.0, kMaxReal).json("peak_bf16_tflops"),
       MM_REAL("g.cublas", "32", device.te_cublas_workspace_mib, 0.0, kMaxReal)
           .json("te_cublas_workspace_mib")
           .ui("TE workspace (MiB)", "(GPU property)",
@@ -835,14 +832,12 @@ std::vector<ConfigField> model_shape_rows() {
       MM_INT("m.vocab-div", "128", model.make_vocab_size_divisible_by, 1, kMaxDim)
           .flag("--make-vocab-size-divisible-by", FlagForm::value)
           .json("make_vocab_size_divisible_by")
-          .ui("vocab divisible by", "",
-              "The vocabulary is padded to a multiple of this times TP.")
+          .ui("vocab divisible by", "", "The vocabulary is padded to a multiple of this times TP.")
           .range(1, 0, 1),
       MM_REAL("m.hdrop", "0.1", model.hidden_dropout, 0.0, 1.0)
           .flag("--hidden-dropout", FlagForm::value, 0.0, 1.0)
           .json("hidden_dropout")
-          .ui("hidden dropout", "",
-              "Above 0, each residual add saves a 1-byte mask per element.")
+          .ui("hidden dropout", "", "Above 0, each residual add saves a 1-byte mask per element.")
           .range(0.0, 1.0, 0.05, "%.2f"),
       MM_REAL("m.adrop", "0.1", model.attention_dropout, 0.0, 1.0)
           .flag("--attention-dropout", FlagForm::value, 0.0, 1.0)
@@ -892,8 +887,7 @@ std::vector<ConfigField> model_moe_rows() {
       MM_BOOL("m.expert-bias", "0", model.moe_router_enable_expert_bias)
           .flag("--moe-router-enable-expert-bias", FlagForm::store_true)
           .json("moe_router_enable_expert_bias")
-          .ui("expert bias", "",
-              "Aux-loss-free balancing: two fp32 buffers of E per MoE layer."),
+          .ui("expert bias", "", "Aux-loss-free balancing: two fp32 buffers of E per MoE layer."),
       MM_INT("m.moe-freq", "1", model.moe_layer_freq, 1, kMaxDim)
           .read_by_code("--moe-layer-freq")
           .writes(write_moe_layer_freq)
