@@ -520,6 +520,7 @@ std::vector<ConfigField> numerics_rows() {
       // PyTorch then needs CUBLAS_WORKSPACE_CONFIG=:4096:8.
       MM_BOOL("deterministic", "0", training.deterministic_mode)
           .flag("--deterministic-mode", FlagForm::store_true)
+          .json("deterministic_mode")
           .ui("deterministic", "", "cuBLAS workspaces grow from 8 MiB to 32 MiB per handle."),
       // arguments.py: bias_swiglu_fusion with --swiglu, else bias_gelu_fusion.
       MM_BOOL("", "1", training.bias_activation_fusion)
