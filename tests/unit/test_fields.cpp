@@ -1,6 +1,7 @@
 // The field registry (fields.hpp): every row is complete and unique, and the formats built
 // from it (config JSON, Megatron flags) carry each field it says they carry.
 #include <catch2/catch.hpp>
+#include <cstddef>
 #include <set>
 #include <string>
 #include <utility>
@@ -12,6 +13,30 @@
 using namespace megamem;
 
 namespace {
+
+// Counts an aggregate's members: the most braces of "anything" it can be built from.
+struct AnyValue {
+  template <class T>
+  operator T() const;  // NOLINT: only used in unevaluated aggregate initialization
+};
+template <class T, std::size_t... I>
+constexpr bool builds_from(std::index_sequence<I...>) {
+  return requires { T{(void(I), AnyValue{})...}; };
+}
+template <class T, std::size_t N = 0>
+constexpr std::size_t member_count() {
+  if constexpr (builds_from<T>(std::make_index_sequence<N + 1>())) {
+    return member_count<T, N + 1>();
+  } else {
+    return N;
+  }
+}
+
+std::size_t rows_in(FieldGroup group) {
+  std::size_t rows = 0;
+  for (const ConfigField& field : config_fields()) rows += field.group == group ? 1 : 0;
+  return rows;
+}
 
 bool has_accessors(const ConfigField& field) {
   switch (field.kind) {
@@ -79,6 +104,19 @@ TEST_CASE("every registry row is complete and named once") {
     }
   }
   CHECK(names.size() > 100);
+}
+
+TEST_CASE("the registry has a row for every member of every Config struct") {
+  CHECK(rows_in(FieldGroup::model) == member_count<ModelConfig>());
+  CHECK(rows_in(FieldGroup::parallel) == member_count<ParallelConfig>());
+  CHECK(rows_in(FieldGroup::optimizer) == member_count<OptimizerConfig>());
+  CHECK(rows_in(FieldGroup::runtime) == member_count<RuntimeOverheadConfig>());
+  CHECK(rows_in(FieldGroup::device) == member_count<DeviceConfig>());
+  // TrainingConfig's recompute and offload members are structs of their own.
+  CHECK(rows_in(FieldGroup::training) == member_count<TrainingConfig>() - 2 +
+                                             member_count<RecomputeConfig>() +
+                                             member_count<OffloadConfig>());
+  CHECK(member_count<Config>() == 6);
 }
 
 TEST_CASE("the config JSON carries every field the registry gives a JSON key") {
