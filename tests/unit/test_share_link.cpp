@@ -146,6 +146,7 @@ class RandomConfig {
     t.gradient_accumulation_fusion = coin();
     t.create_attention_mask_in_dataloader = coin();
     t.deterministic_mode = coin();
+    t.bias_activation_fusion = coin();
     t.masked_softmax_fusion = coin();
     t.recompute.granularity = static_cast<RecomputeGranularity>(pick(3));
     t.recompute.method = static_cast<RecomputeMethod>(pick(2));

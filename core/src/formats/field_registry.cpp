@@ -523,7 +523,7 @@ std::vector<ConfigField> numerics_rows() {
           .json("deterministic_mode")
           .ui("deterministic", "", "cuBLAS workspaces grow from 8 MiB to 32 MiB per handle."),
       // arguments.py: bias_swiglu_fusion with --swiglu, else bias_gelu_fusion.
-      MM_BOOL("", "1", training.bias_activation_fusion)
+      MM_BOOL("bias-act-fusion", "1", training.bias_activation_fusion)
           .read_by_code("--no-bias-gelu-fusion")
           .writes(write_bias_activation_fusion)
           .ui("bias-activation fusion", "--no-bias-gelu-fusion / --no-bias-swiglu-fusion clear it",
