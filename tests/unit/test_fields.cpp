@@ -119,11 +119,11 @@ TEST_CASE("the registry has a row for every member of every Config struct") {
   CHECK(member_count<Config>() == 6);
 }
 
-TEST_CASE("the config JSON carries every field the registry gives a JSON key") {
+TEST_CASE("the config JSON carries every field") {
   const std::string json = config_to_json(Config{}, -1);
   for (const ConfigField& field : config_fields()) {
-    if (field.json_key.empty()) continue;
     INFO(field.name);
+    REQUIRE_FALSE(field.json_key.empty());
     CHECK(json.find("\"" + std::string(field.json_key) + "\":") != std::string::npos);
   }
 }

@@ -468,6 +468,7 @@ std::vector<ConfigField> numerics_rows() {
               "bf16/fp16 weights take 2 bytes with fp32 main grads and master weights; fp32 "
               "takes 4."),
       MM_CHOICE("fp8", "none", training.fp8_recipe)
+          .json("fp8_recipe")
           .choices({{"none", "none", "", "none"},
                     {"delayed", "delayed", "delayed", "delayed"},
                     {"tensorwise", "tensorwise", "tensorwise", "tensorwise"},
@@ -478,9 +479,11 @@ std::vector<ConfigField> numerics_rows() {
           .ui("FP8 recipe", "--fp8-format with --fp8-recipe",
               "FP8 GEMMs; megamem changes only weight bytes with --fp8-param-gather."),
       MM_BOOL("fp8-param-gather", "0", training.fp8_param_gather)
+          .json("fp8_param_gather")
           .flag("--fp8-param-gather", FlagForm::store_true)
           .ui("FP8 param gather", "", "GEMM weights stored in 1 byte."),
       MM_CHOICE("impl", "te", training.transformer_impl)
+          .json("transformer_impl")
           .choices({{"te", "transformer_engine", "transformer_engine", "Transformer Engine"},
                     {"local", "local", "local", "local"}})
           .flag("--transformer-impl", FlagForm::value)
@@ -488,6 +491,7 @@ std::vector<ConfigField> numerics_rows() {
               "Transformer Engine fuses norms into linears; the local spec saves more."),
       // megatron/core/transformer/enums.py AttnBackend.
       MM_CHOICE("attn", "auto", training.attention_backend)
+          .json("attention_backend")
           .choices({{"auto", "auto", "auto", "auto"},
                     {"flash", "flash", "flash", "flash"},
                     {"fused", "fused", "fused", "fused"},
@@ -497,6 +501,7 @@ std::vector<ConfigField> numerics_rows() {
           .ui("attention backend", "",
               "Flash/fused keep no seq x seq scores; unfused saves the probabilities."),
       MM_CHOICE("ce", "unfused", training.cross_entropy)
+          .json("cross_entropy")
           .choices({{"unfused", "unfused", "", "unfused"},
                     {"native", "native", "native", "native fused"},
                     {"te", "te", "te", "TE fused"}})
@@ -505,15 +510,18 @@ std::vector<ConfigField> numerics_rows() {
           .ui("cross entropy", "--cross-entropy-loss-fusion / --cross-entropy-fusion-impl",
               "Unfused keeps fp32 logits; fused variants keep less at the loss."),
       MM_BOOL("grad-acc-fusion", "1", training.gradient_accumulation_fusion)
+          .json("gradient_accumulation_fusion")
           .flag("--no-gradient-accumulation-fusion", FlagForm::store_false)
           .ui("grad accum. fusion", "--no-gradient-accumulation-fusion clears it",
               "Off: a bf16 weight gradient is allocated before accumulating into the "
               "main grad."),
       MM_BOOL("mask-in-loader", "1", training.create_attention_mask_in_dataloader)
+          .json("create_attention_mask_in_dataloader")
           .flag("--no-create-attention-mask-in-dataloader", FlagForm::store_false)
           .ui("mask in data loader", "--no-create-attention-mask-in-dataloader clears it",
               "The attention mask tensor a batch carries (unfused attention)."),
       MM_BOOL("softmax-fusion", "1", training.masked_softmax_fusion)
+          .json("masked_softmax_fusion")
           .flag("--no-masked-softmax-fusion", FlagForm::store_false)
           .ui("softmax fusion", "--no-masked-softmax-fusion clears it",
               "Unfused attention only: off keeps an fp32 copy of the scores."),
@@ -524,6 +532,7 @@ std::vector<ConfigField> numerics_rows() {
           .ui("deterministic", "", "cuBLAS workspaces grow from 8 MiB to 32 MiB per handle."),
       // arguments.py: bias_swiglu_fusion with --swiglu, else bias_gelu_fusion.
       MM_BOOL("bias-act-fusion", "1", training.bias_activation_fusion)
+          .json("bias_activation_fusion")
           .read_by_code("--no-bias-gelu-fusion")
           .writes(write_bias_activation_fusion)
           .ui("bias-activation fusion", "--no-bias-gelu-fusion / --no-bias-swiglu-fusion clear it",
@@ -534,6 +543,7 @@ std::vector<ConfigField> numerics_rows() {
 std::vector<ConfigField> moe_training_rows() {
   return {
       MM_CHOICE("dispatcher", "alltoall", training.moe_token_dispatcher)
+          .json("moe_token_dispatcher")
           .choices({{"allgather", "allgather", "allgather", "allgather"},
                     {"alltoall", "alltoall", "alltoall", "alltoall"},
                     {"flex", "flex", "flex", "flex"}})
@@ -542,28 +552,34 @@ std::vector<ConfigField> moe_training_rows() {
               "allgather gathers every token (a global buffer); alltoall sends k copies; "
               "flex adds DeepEP buffers."),
       MM_BOOL("grouped-gemm", "1", training.moe_grouped_gemm)
+          .json("moe_grouped_gemm")
           .flag("--moe-grouped-gemm", FlagForm::store_true)
           .ui("grouped GEMM", "",
               "Experts as grouped GEMMs: four more TE workspaces; allows moe_act "
               "recompute."),
       // transformer_config.py moe_router_dtype: None (the params dtype), fp32 or fp64.
       MM_BOOL("router-fp32", "0", training.moe_router_fp32)
+          .json("moe_router_fp32")
           .read_by_code("--moe-router-dtype")
           .writes(write_router_dtype)
           .ui("router in fp32", "--moe-router-dtype fp32", "Router scores kept in fp32."),
       MM_BOOL("moe-overlap", "0", training.overlap_moe_expert_parallel_comm)
+          .json("overlap_moe_expert_parallel_comm")
           .flag("--overlap-moe-expert-parallel-comm", FlagForm::store_true)
           .ui("overlap EP comm.", "",
               "One more warm-up micro-batch in flight (interleaved schedule)."),
       MM_REAL("capacity", "0", training.moe_expert_capacity_factor, 0.0, kMaxReal)
+          .json("moe_expert_capacity_factor")
           .flag("--moe-expert-capacity-factor", FlagForm::value, 0.0, 1e6)
           .ui("capacity factor", "--moe-expert-capacity-factor (0 = dropless)",
               "Caps tokens per expert at this multiple of the average.")
           .range(0.0, 64.0, 0.25, "%.2f"),
       MM_BOOL("pad-capacity", "0", training.moe_pad_expert_input_to_capacity)
+          .json("moe_pad_expert_input_to_capacity")
           .flag("--moe-pad-expert-input-to-capacity", FlagForm::store_true)
           .ui("pad to capacity", "", "Every expert receives exactly its capacity."),
       MM_REAL("imbalance", "1", training.moe_imbalance_factor, 0.0, kMaxReal)
+          .json("moe_imbalance_factor")
           .ui("imbalance factor", "(megamem knob, no flag)",
               "The busiest EP rank's share of tokens over the balanced share.")
           .range(1.0, 64.0, 0.1, "%.2f"),
