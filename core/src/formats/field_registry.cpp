@@ -227,7 +227,9 @@ void write_moe_layer_freq(const Config& c, std::vector<MegatronFlag>& flags) {
 // An explicit layout replaces the virtual stage count.
 void write_virtual_stages(const Config& c, std::vector<MegatronFlag>& flags) {
   const ParallelConfig& p = c.parallel;
-  if (p.pipeline_layout.empty() && p.virtual_stages_per_pipeline_rank > 1) {
+  if (!p.pipeline_layout.empty()) {
+    add_flag(flags, "--pipeline-model-parallel-layout", p.pipeline_layout);
+  } else if (p.virtual_stages_per_pipeline_rank > 1) {
     add_flag(flags, "--num-virtual-stages-per-pipeline-rank",
              std::to_string(p.virtual_stages_per_pipeline_rank));
   }
@@ -436,7 +438,7 @@ std::vector<ConfigField> pipeline_rows() {
           .json("account_for_loss_in_pipeline_split")
           .ui("loss as a layer", "", "The loss counts as a layer when splitting."),
       MM_TEXT("pp-layout", parallel.pipeline_layout, 4096)
-          .read_by_code("--pipeline-model-parallel-layout", FlagForm::value)
+          .read_by_code("--pipeline-model-parallel-layout")  // written with vpp
           .json("pipeline_model_parallel_layout")
           .ui("layout", "",
               "Explicit stages, e.g. Et*4|(t*4|)*14tmL (E embedding, t layer, m MTP, L "
