@@ -1,13 +1,13 @@
 // Share links (docs/share-links.md): Config <-> "v=1&model=...&tp=4&...".
 //
-// One table (fields()) lists every Config field once: its link key, its version-1 default
-// as text, how to read and write it, and the values it accepts. Encoding, decoding, the
-// defaults, comparisons and recipes all walk that table, so a field cannot be encoded but
-// not decoded, or decoded with a different default.
+// The field registry (fields.hpp) lists every Config field once: its link key, its version-1
+// default as text, how to read and write it, and the values it accepts. Encoding, decoding,
+// the defaults, comparisons and recipes all walk its rows that have a link key, so a field
+// cannot be encoded but not decoded, or decoded with a different default.
 //
 // Index:
 //   [text]     percent-encoding, number parsing and formatting
-//   [fields]   the field table
+//   [fields]   the registry rows links carry
 //   [query]    splitting a link into parameters
 //   [api]      encode, decode, apply, presets detection
 #include "megamem/share_link.hpp"
@@ -22,7 +22,6 @@
 #include <string>
 #include <string_view>
 #include <system_error>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -247,44 +246,54 @@ std::optional<Error> parse_pattern(const Field& field, std::string_view value, C
   return std::nullopt;
 }
 
+std::optional<Error> parse_integer_field(const Field& field, std::string_view value,
+                                         Config& config) {
+  const std::string key(field.link_key);
+  const std::optional<std::int64_t> number = parse_integer(value);
+  const bool digits_only = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
+    return c >= '0' && c <= '9';
+  });
+  if (!number && !digits_only) {
+    return Error{key, "expects a whole number, got " + display_value(value)};
+  }
+  if (!number || *number < field.min_int || *number > field.max_int) {
+    return Error{key, "must be between " + std::to_string(field.min_int) + " and " +
+                          std::to_string(field.max_int) + ", got " + display_value(value)};
+  }
+  field.set_int(config, *number);
+  return std::nullopt;
+}
+
+// One of the field's link spellings (fields.hpp); "" marks a value links do not accept.
+std::optional<Error> parse_choice(const Field& field, std::string_view value, Config& config) {
+  std::string choices;
+  for (std::size_t i = 0; i < field.choices.size(); ++i) {
+    const std::string_view name = field.choices[i].link;
+    if (name.empty()) continue;
+    if (value == name) {
+      field.set_int(config, static_cast<std::int64_t>(i));
+      return std::nullopt;
+    }
+    choices += (choices.empty() ? "" : ", ") + std::string(name);
+  }
+  return Error{std::string(field.link_key),
+               "expects one of " + choices + ", got " + display_value(value)};
+}
+
 // Reads one parameter's (decoded) value into the config.
 std::optional<Error> parse_field(const Field& field, std::string_view value, Config& config) {
   const std::string key(field.link_key);
   switch (field.kind) {
-    case Kind::integer: {
-      const std::optional<std::int64_t> number = parse_integer(value);
-      const bool digits_only =
-          !value.empty() &&
-          std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
-      if (!number && !digits_only) {
-        return Error{key, "expects a whole number, got " + display_value(value)};
-      }
-      if (!number || *number < field.min_int || *number > field.max_int) {
-        return Error{key, "must be between " + std::to_string(field.min_int) + " and " +
-                              std::to_string(field.max_int) + ", got " + display_value(value)};
-      }
-      field.set_int(config, *number);
-      return std::nullopt;
-    }
+    case Kind::integer:
+      return parse_integer_field(field, value, config);
     case Kind::boolean: {
       const std::optional<bool> flag = parse_bool(value);
       if (!flag) return Error{key, "expects 1 or 0, got " + display_value(value)};
       field.set_int(config, *flag ? 1 : 0);
       return std::nullopt;
     }
-    case Kind::choice: {
-      std::string choices;
-      for (std::size_t i = 0; i < field.choices.size(); ++i) {
-        const std::string_view name = field.choices[i].link;
-        if (name.empty()) continue;
-        if (value == name) {
-          field.set_int(config, static_cast<std::int64_t>(i));
-          return std::nullopt;
-        }
-        choices += (choices.empty() ? "" : ", ") + std::string(name);
-      }
-      return Error{key, "expects one of " + choices + ", got " + display_value(value)};
-    }
+    case Kind::choice:
+      return parse_choice(field, value, config);
     case Kind::real: {
       const std::optional<double> number = parse_real(value);
       if (!number) return Error{key, "expects a number, got " + display_value(value)};
