@@ -22,25 +22,23 @@ namespace fs = std::filesystem;
 
 constexpr const char* kDefaultBaseUrl = "http://localhost:8080/";  // scripts/serve.sh
 
-// Options that are share-link parameters under another name (--tp is tp=).
-const std::vector<std::pair<std::string, std::string>>& override_options() {
-  static const std::vector<std::pair<std::string, std::string>> table = {
-      {"--tp", "tp"},
-      {"--pp", "pp"},
-      {"--vpp", "vpp"},
-      {"--cp", "cp"},
-      {"--ep", "ep"},
-      {"--etp", "etp"},
-      {"--mbs", "mbs"},
-      {"--gbs", "gbs"},
-      {"--seq", "seq"},
-      {"--recompute", "recompute"},
-      {"--recompute-method", "recompute-method"},
-      {"--recompute-layers", "recompute-layers"},
-      {"--dtype", "dtype"},
-      {"--fp8", "fp8"},
-  };
-  return table;
+// Share-link keys the CLI takes as options of the same name (--tp is tp=).
+const std::vector<std::string>& shortcut_keys() {
+  static const std::vector<std::string> keys = {"tp",
+                                                "pp",
+                                                "vpp",
+                                                "cp",
+                                                "ep",
+                                                "etp",
+                                                "mbs",
+                                                "gbs",
+                                                "seq",
+                                                "recompute",
+                                                "recompute-method",
+                                                "recompute-layers",
+                                                "dtype",
+                                                "fp8"};
+  return keys;
 }
 
 std::optional<std::string> value_of(const ParsedOptions& options, const std::string& name) {
@@ -77,6 +75,144 @@ struct Change {
   std::string value;
 };
 
+// At most one whole-configuration source, and one model source.
+std::optional<Error> check_sources(const ParsedOptions& options) {
+  const bool flags = value_of(options, "--megatron-args").has_value();
+  const bool preset = value_of(options, "--preset").has_value();
+  const bool hf_config = value_of(options, "--hf-config").has_value();
+  std::vector<std::string> starts;
+  for (const char* source : {"--recipe", "--url", "--megatron-args"}) {
+    if (value_of(options, source)) starts.emplace_back(source);
+  }
+  if (starts.size() > 1) {
+    return Error{starts[1], starts[0] + " and " + starts[1] +
+                                " each give a whole configuration; use one of them"};
+  }
+  if (preset && hf_config) {
+    return Error{"--hf-config", "--preset and --hf-config both give the model; use one"};
+  }
+  if (flags && (preset || hf_config)) {
+    return Error{preset ? "--preset" : "--hf-config",
+                 "the Megatron flags already define the model; drop one of them"};
+  }
+  return std::nullopt;
+}
+
+// --gpus / --world-size (the same setting) and --vocab-size.
+struct Sizes {
+  std::optional<std::int64_t> world_size;
+  std::optional<std::int64_t> vocab_size;
+};
+
+Expected<Sizes> read_sizes(const ParsedOptions& options) {
+  Sizes sizes;
+  for (const char* option : {"--gpus", "--world-size"}) {
+    if (const auto text = value_of(options, option)) {
+      const Expected<std::int64_t> parsed = positive_integer(option, *text);
+      if (!parsed) return parsed.error();
+      if (sizes.world_size && *sizes.world_size != *parsed) {
+        return Error{"--world-size", "differs from --gpus (they are the same setting)"};
+      }
+      sizes.world_size = *parsed;
+    }
+  }
+  if (const auto text = value_of(options, "--vocab-size")) {
+    const Expected<std::int64_t> parsed = positive_integer("--vocab-size", *text);
+    if (!parsed) return parsed.error();
+    sizes.vocab_size = *parsed;
+  }
+  return sizes;
+}
+
+Expected<SharedConfig> recipe_by_id(const std::string& recipe_id) {
+  const Expected<PresetCatalog>& catalog = builtin_presets();
+  if (!catalog) return catalog.error();
+  const RecipePreset* recipe = catalog->find_recipe(recipe_id);
+  if (!recipe) {
+    return Error{"--recipe", "'" + recipe_id + "' is not a recipe (`megamem presets` lists them)"};
+  }
+  return recipe_config(*recipe);
+}
+
+// The whole-configuration source: a recipe, a link, Megatron flags, or link v1's defaults.
+Expected<ConfigFromOptions> start_config(const ParsedOptions& options, const Sizes& sizes) {
+  ConfigFromOptions out;
+  out.shared = SharedConfig{share_link_defaults(), "", ""};
+  if (const auto recipe_id = value_of(options, "--recipe")) {
+    Expected<SharedConfig> shared = recipe_by_id(*recipe_id);
+    if (!shared) return shared.error();
+    out.shared = std::move(*shared);
+  } else if (const auto url = value_of(options, "--url")) {
+    Expected<SharedConfig> shared = decode_share_link(*url);
+    if (!shared) return Error{"--url: " + shared.error().field, shared.error().message};
+    out.shared = std::move(*shared);
+  } else if (const auto flags = value_of(options, "--megatron-args")) {
+    if (!sizes.world_size) return Error{"--world-size", "is required (the number of GPUs)"};
+    const Expected<MegatronArgs> parsed =
+        parse_megatron_args(*flags, *sizes.world_size, sizes.vocab_size.value_or(0));
+    if (!parsed) return parsed.error();
+    for (const std::string& flag : parsed->unknown_flags) {
+      out.warnings.push_back(flag + " is not a Megatron-LM flag; ignored");
+    }
+    for (const std::string& flag : parsed->unmodeled_flags) {
+      out.warnings.push_back(flag +
+                             " changes memory but is not modeled; the estimate leaves it out");
+    }
+    out.shared = with_detected_presets(parsed->config);
+  }
+  return out;
+}
+
+// The model from a Hugging Face config.json, keeping the rest of the configuration.
+std::optional<Error> apply_hf_config(const std::string& path, ConfigFromOptions& out) {
+  const Expected<std::string> text = read_text_file("--hf-config", path);
+  if (!text) return text.error();
+  const Expected<HfImport> imported = import_hf_config(*text);
+  if (!imported) return Error{"--hf-config: " + imported.error().field, imported.error().message};
+  for (const std::string& note : imported->notes) out.warnings.push_back("note: " + note);
+  Config config = out.shared.config;
+  config.model = imported->model;
+  const SharedConfig detected = with_detected_presets(config);
+  out.shared.model_id = detected.model_id;
+  out.shared.config.model = detected.config.model;
+  if (out.shared.config.model.name.empty()) out.shared.config.model.name = name_from_path(path);
+  return std::nullopt;
+}
+
+// Everything else is a share-link parameter, applied in this order.
+Expected<std::vector<Change>> option_changes(const ParsedOptions& options, const Sizes& sizes) {
+  const bool flags = value_of(options, "--megatron-args").has_value();
+  std::vector<Change> changes;
+  if (const auto preset = value_of(options, "--preset")) {
+    changes.push_back({"--preset", "model", *preset});
+  }
+  if (const auto gpu = value_of(options, "--gpu")) changes.push_back({"--gpu", "gpu", *gpu});
+  if (sizes.world_size && !flags) {
+    changes.push_back({"--gpus", "gpus", std::to_string(*sizes.world_size)});
+  }
+  if (sizes.vocab_size && !flags) {
+    changes.push_back({"--vocab-size", "m.vocab", std::to_string(*sizes.vocab_size)});
+  }
+  for (const std::string& key : shortcut_keys()) {
+    if (const auto value = value_of(options, "--" + key))
+      changes.push_back({"--" + key, key, *value});
+  }
+  for (const auto& [on, off, key] : {std::tuple<const char*, const char*, const char*>{
+                                         "--dist-opt", "--no-dist-opt", "dist-opt"},
+                                     {"--sp", "--no-sp", "sp"}}) {
+    const bool yes = options.switches.count(on) > 0;
+    const bool no = options.switches.count(off) > 0;
+    if (yes && no) return Error{off, std::string("contradicts ") + on};
+    if (yes || no) changes.push_back({yes ? on : off, key, yes ? "1" : "0"});
+  }
+  if (const auto set = value_of(options, "--set")) {
+    const Expected<LinkParameters> parameters = parse_share_query(*set);
+    if (!parameters) return Error{"--set " + parameters.error().field, parameters.error().message};
+    for (const auto& [key, value] : *parameters) changes.push_back({"--set " + key, key, value});
+  }
+  return changes;
+}
+
 }  // namespace
 
 const std::set<std::string>& config_value_options() {
@@ -84,7 +220,7 @@ const std::set<std::string>& config_value_options() {
     std::set<std::string> out = {"--recipe",     "--url", "--megatron-args", "--preset",
                                  "--hf-config",  "--gpu", "--gpus",          "--world-size",
                                  "--vocab-size", "--set", "--base-url"};
-    for (const auto& [option, key] : override_options()) out.insert(option);
+    for (const std::string& key : shortcut_keys()) out.insert("--" + key);
     return out;
   }();
   return names;
@@ -102,128 +238,22 @@ std::string base_url(const ParsedOptions& options) {
 }
 
 Expected<ConfigFromOptions> config_from_options(const ParsedOptions& options) {
-  const auto recipe_id = value_of(options, "--recipe");
-  const auto url = value_of(options, "--url");
-  const auto flags = value_of(options, "--megatron-args");
-  const auto preset = value_of(options, "--preset");
-  const auto hf_config = value_of(options, "--hf-config");
-
-  // Where the configuration starts: at most one whole-configuration source.
-  std::vector<std::string> starts;
-  if (recipe_id) starts.push_back("--recipe");
-  if (url) starts.push_back("--url");
-  if (flags) starts.push_back("--megatron-args");
-  if (starts.size() > 1) {
-    return Error{starts[1], starts[0] + " and " + starts[1] +
-                                " each give a whole configuration; use one of them"};
+  if (std::optional<Error> error = check_sources(options)) return *error;
+  const Expected<Sizes> sizes = read_sizes(options);
+  if (!sizes) return sizes.error();
+  Expected<ConfigFromOptions> started = start_config(options, *sizes);
+  if (!started) return started.error();
+  ConfigFromOptions out = std::move(started).value();
+  if (const auto hf_config = value_of(options, "--hf-config")) {
+    if (std::optional<Error> error = apply_hf_config(*hf_config, out)) return *error;
   }
-  if (preset && hf_config) {
-    return Error{"--hf-config", "--preset and --hf-config both give the model; use one"};
-  }
-  if (flags && (preset || hf_config)) {
-    return Error{preset ? "--preset" : "--hf-config",
-                 "the Megatron flags already define the model; drop one of them"};
-  }
-
-  std::optional<std::int64_t> world_size;
-  for (const char* option : {"--gpus", "--world-size"}) {
-    if (const auto text = value_of(options, option)) {
-      const Expected<std::int64_t> parsed = positive_integer(option, *text);
-      if (!parsed) return parsed.error();
-      if (world_size && *world_size != *parsed) {
-        return Error{"--world-size", "differs from --gpus (they are the same setting)"};
-      }
-      world_size = *parsed;
-    }
-  }
-  std::optional<std::int64_t> vocab_size;
-  if (const auto text = value_of(options, "--vocab-size")) {
-    const Expected<std::int64_t> parsed = positive_integer("--vocab-size", *text);
-    if (!parsed) return parsed.error();
-    vocab_size = *parsed;
-  }
-
-  ConfigFromOptions out;
-  out.shared = SharedConfig{share_link_defaults(), "", ""};
-  if (recipe_id) {
-    const Expected<PresetCatalog>& catalog = builtin_presets();
-    if (!catalog) return catalog.error();
-    const RecipePreset* recipe = catalog->find_recipe(*recipe_id);
-    if (!recipe) {
-      return Error{"--recipe",
-                   "'" + *recipe_id + "' is not a recipe (`megamem presets` lists them)"};
-    }
-    Expected<SharedConfig> shared = recipe_config(*recipe);
-    if (!shared) return shared.error();
-    out.shared = std::move(*shared);
-  } else if (url) {
-    Expected<SharedConfig> shared = decode_share_link(*url);
-    if (!shared) {
-      return Error{"--url: " + shared.error().field, shared.error().message};
-    }
-    out.shared = std::move(*shared);
-  } else if (flags) {
-    if (!world_size) return Error{"--world-size", "is required (the number of GPUs)"};
-    const Expected<MegatronArgs> parsed =
-        parse_megatron_args(*flags, *world_size, vocab_size.value_or(0));
-    if (!parsed) return parsed.error();
-    for (const std::string& flag : parsed->unknown_flags) {
-      out.warnings.push_back(flag + " is not a Megatron-LM flag; ignored");
-    }
-    for (const std::string& flag : parsed->unmodeled_flags) {
-      out.warnings.push_back(flag +
-                             " changes memory but is not modeled; the estimate leaves it out");
-    }
-    out.shared = with_detected_presets(parsed->config);
-  }
-
-  if (hf_config) {
-    const Expected<std::string> text = read_text_file("--hf-config", *hf_config);
-    if (!text) return text.error();
-    const Expected<HfImport> imported = import_hf_config(*text);
-    if (!imported) {
-      return Error{"--hf-config: " + imported.error().field, imported.error().message};
-    }
-    for (const std::string& note : imported->notes) out.warnings.push_back("note: " + note);
-    Config config = out.shared.config;
-    config.model = imported->model;
-    const SharedConfig detected = with_detected_presets(config);
-    out.shared.model_id = detected.model_id;
-    out.shared.config.model = detected.config.model;
-    if (out.shared.config.model.name.empty()) {
-      out.shared.config.model.name = name_from_path(*hf_config);
-    }
-  }
-
-  // Everything else is a share-link parameter, applied in this order.
-  std::vector<Change> changes;
-  if (preset) changes.push_back({"--preset", "model", *preset});
-  if (const auto gpu = value_of(options, "--gpu")) changes.push_back({"--gpu", "gpu", *gpu});
-  if (world_size && !flags) changes.push_back({"--gpus", "gpus", std::to_string(*world_size)});
-  if (vocab_size && !flags) {
-    changes.push_back({"--vocab-size", "m.vocab", std::to_string(*vocab_size)});
-  }
-  for (const auto& [option, key] : override_options()) {
-    if (const auto value = value_of(options, option)) changes.push_back({option, key, *value});
-  }
-  for (const auto& [on, off, key] : {std::tuple<const char*, const char*, const char*>{
-                                         "--dist-opt", "--no-dist-opt", "dist-opt"},
-                                     {"--sp", "--no-sp", "sp"}}) {
-    const bool yes = options.switches.count(on) > 0;
-    const bool no = options.switches.count(off) > 0;
-    if (yes && no) return Error{off, std::string("contradicts ") + on};
-    if (yes || no) changes.push_back({yes ? on : off, key, yes ? "1" : "0"});
-  }
-  if (const auto set = value_of(options, "--set")) {
-    const Expected<LinkParameters> parameters = parse_share_query(*set);
-    if (!parameters) return Error{"--set " + parameters.error().field, parameters.error().message};
-    for (const auto& [key, value] : *parameters) changes.push_back({"--set " + key, key, value});
-  }
-  for (const Change& change : changes) {
+  const Expected<std::vector<Change>> changes = option_changes(options, *sizes);
+  if (!changes) return changes.error();
+  for (const Change& change : *changes) {
     Expected<SharedConfig> applied =
         apply_share_parameters(std::move(out.shared), {{change.key, change.value}});
     if (!applied) return Error{change.option, applied.error().message};
-    out.shared = std::move(*applied);
+    out.shared = std::move(applied).value();
   }
   return out;
 }

@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "megamem/fields.hpp"
+
 namespace megamem {
 namespace {
 
@@ -70,46 +72,40 @@ json rank_json(const RankMemory& rank, bool include_timeline) {
   return node;
 }
 
+// One field's value: numbers, booleans, strings, enum spellings (fields.hpp), name lists as
+// arrays, and a 0/1 layer pattern as its share-link runs ("0*3,1*58").
+json field_json(const ConfigField& field, const Config& config) {
+  Config& c = const_cast<Config&>(config);  // accessors are shared with parsing; read only here
+  switch (field.kind) {
+    case FieldKind::integer:
+      return field.get_int(config);
+    case FieldKind::real:
+      return field.get_real(config);
+    case FieldKind::boolean:
+      return field.get_int(config) != 0;
+    case FieldKind::choice: {
+      const auto index = static_cast<std::size_t>(field.get_int(config));
+      return index < field.choices.size() ? json(field.choices[index].json) : json(nullptr);
+    }
+    case FieldKind::text:
+      return *field.text(c);
+    case FieldKind::module_list:
+      return *field.list(c);
+    case FieldKind::pattern:
+      return field_link_text(field, config);
+  }
+  return nullptr;
+}
+
+// Every field the registry gives a JSON key, grouped by its Config struct.
 json config_json_value(const Config& c) {
-  const ModelConfig& m = c.model;
-  const ParallelConfig& p = c.parallel;
-  return {
-      {"model",
-       {{"name", m.name},
-        {"num_layers", m.num_layers},
-        {"hidden_size", m.hidden_size},
-        {"num_attention_heads", m.num_attention_heads},
-        {"num_query_groups", m.num_query_groups},
-        {"kv_channels", m.kv_channels},
-        {"ffn_hidden_size", m.ffn_hidden_size},
-        {"vocab_size", m.vocab_size},
-        {"num_experts", m.num_experts},
-        {"moe_router_topk", m.moe_router_topk},
-        {"moe_ffn_hidden_size", m.moe_ffn_hidden_size},
-        {"moe_shared_expert_intermediate_size", m.moe_shared_expert_intermediate_size},
-        {"multi_latent_attention", m.multi_latent_attention},
-        {"mtp_num_layers", m.mtp_num_layers},
-        {"untie_embeddings_and_output_weights", m.untie_embeddings_and_output_weights}}},
-      {"parallel",
-       {{"world_size", p.world_size},
-        {"tensor_model_parallel_size", p.tensor_parallel},
-        {"pipeline_model_parallel_size", p.pipeline_parallel},
-        {"virtual_stages_per_pipeline_rank", p.virtual_stages_per_pipeline_rank},
-        {"context_parallel_size", p.context_parallel},
-        {"expert_model_parallel_size", p.expert_parallel},
-        {"expert_tensor_parallel_size", p.expert_tensor_parallel},
-        {"sequence_parallel", p.sequence_parallel}}},
-      {"training",
-       {{"micro_batch_size", c.training.micro_batch_size},
-        {"global_batch_size", c.training.global_batch_size},
-        {"seq_length", c.training.seq_length},
-        {"params_dtype", dtype_name(c.training.params_dtype)}}},
-      {"optimizer",
-       {{"use_distributed_optimizer", c.optimizer.use_distributed_optimizer},
-        {"use_precision_aware_optimizer", c.optimizer.use_precision_aware_optimizer},
-        {"optimizer_cpu_offload", c.optimizer.optimizer_cpu_offload},
-        {"optimizer_offload_fraction", c.optimizer.optimizer_offload_fraction}}},
-  };
+  json out = json::object();
+  for (const ConfigField& field : config_fields()) {
+    if (field.json_key.empty()) continue;
+    out[std::string(field_group_name(field.group))][std::string(field.json_key)] =
+        field_json(field, c);
+  }
+  return out;
 }
 
 json what_if_row_json(const WhatIfRow& row) {

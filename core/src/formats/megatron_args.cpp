@@ -29,6 +29,7 @@
 
 #include "formats/megatron_expressions.hpp"
 #include "formats/megatron_flag_names.hpp"
+#include "megamem/fields.hpp"
 
 namespace megamem {
 namespace {
@@ -356,6 +357,22 @@ class FlagReader {
     fail(flag, "invalid choice '" + *value + "' (choose from " + names + ")");
   }
 
+  // One of the registry's Megatron spellings (fields.hpp); its enumerator index.
+  std::optional<std::size_t> choose_index(std::string_view flag,
+                                          const std::vector<FieldChoice>& choices) {
+    const std::string* value = text(flag);
+    if (!value) return std::nullopt;
+    std::string names;
+    for (std::size_t i = 0; i < choices.size(); ++i) {
+      if (choices[i].megatron.empty()) continue;
+      if (choices[i].megatron == *value) return i;
+      names += names.empty() ? "" : ", ";
+      names += choices[i].megatron;
+    }
+    fail(flag, "invalid choice '" + *value + "' (choose from " + names + ")");
+    return std::nullopt;
+  }
+
   // A value Megatron accepts but megamem cannot estimate (e.g. --optimizer lion).
   void refuse_unmodeled(std::string_view flag, std::initializer_list<std::string_view> values) {
     const std::string* value = text(flag);
@@ -416,18 +433,54 @@ bool contains(const std::vector<std::string>& names, std::string_view name) {
 // [SECTION] Model, parallelism, training, optimizer, recompute, offload fields
 // ---------------------------------------------------------------------------------------------
 
+// Values Megatron accepts but megamem cannot estimate (e.g. --optimizer lion), refused before
+// the one-to-one flags are read so the refusal is the error reported.
+void refuse_unmodeled_choices(FlagReader& r) {
+  r.refuse_unmodeled("--fp8-recipe", {"custom"});
+  r.refuse_unmodeled("--transformer-impl", {"inference_optimized"});
+  r.refuse_unmodeled("--optimizer", {"lion", "soap", "adaptive_muon"});
+  r.refuse_unmodeled("--muon-scalar-optimizer", {"lion"});
+}
+
+// One field whose Megatron flag is one-to-one (fields.hpp): a value with Megatron's type and
+// lower bound, an enum spelling, or the flag's presence.
+void read_registry_flag(FlagReader& r, const ConfigField& field, Config& c) {
+  if (field.flag_form == FlagForm::store_true || field.flag_form == FlagForm::store_false) {
+    field.set_int(c, r.has(field.flag) == (field.flag_form == FlagForm::store_true) ? 1 : 0);
+    return;
+  }
+  if (field.flag_form != FlagForm::value) return;
+  if (field.kind == FieldKind::integer && field.wide) {
+    std::int64_t value = field.get_int(c);
+    r.read(field.flag, value, static_cast<std::int64_t>(field.flag_min));
+    field.set_int(c, value);
+  } else if (field.kind == FieldKind::integer) {
+    int value = static_cast<int>(field.get_int(c));
+    r.read(field.flag, value, static_cast<int>(field.flag_min));
+    field.set_int(c, value);
+  } else if (field.kind == FieldKind::real) {
+    double value = field.get_real(c);
+    r.read(field.flag, value, field.flag_min, field.flag_max);
+    field.set_real(c, value);
+  } else if (field.kind == FieldKind::choice) {
+    if (const std::optional<std::size_t> index = r.choose_index(field.flag, field.choices)) {
+      field.set_int(c, static_cast<std::int64_t>(*index));
+    }
+  }
+}
+
+void read_registry_flags(FlagReader& r, Config& c) {
+  for (const ConfigField& field : config_fields()) {
+    if (!field.read_by_importer) read_registry_flag(r, field, c);
+  }
+}
+
 // Flags Megatron needs before it can build a model (arguments.py: required_args, and the
 // asserts on micro_batch_size and seq_length).
 constexpr std::string_view kRequiredFlags[] = {
     "--num-layers", "--hidden-size", "--num-attention-heads", "--seq-length", "--micro-batch-size"};
 
 void read_model(FlagReader& r, ModelConfig& m) {
-  r.read("--num-layers", m.num_layers, 1);
-  r.read("--hidden-size", m.hidden_size, 1);
-  r.read("--num-attention-heads", m.num_attention_heads, 1);
-  r.read("--kv-channels", m.kv_channels, 1);
-  r.read("--ffn-hidden-size", m.ffn_hidden_size, 1);
-
   // arguments.py core_transformer_config_from_args: --num-query-groups only counts with
   // --group-query-attention (else num_query_groups=None, i.e. MHA); its argparse default is 1.
   if (r.has("--group-query-attention")) {
@@ -452,16 +505,6 @@ void read_model(FlagReader& r, ModelConfig& m) {
     m.ffn_hidden_size = m.hidden_size / 24 * 64;
   }
 
-  r.choose<Normalization>(
-      "--normalization", m.normalization,
-      {{"LayerNorm", Normalization::layernorm}, {"RMSNorm", Normalization::rmsnorm}});
-  m.qk_layernorm = r.has("--qk-layernorm");
-  m.add_bias_linear = !r.has("--disable-bias-linear");
-  // arguments.py also sets add_qkv_bias when add_bias_linear is on; the Config keeps the flag
-  // as given because the estimator already adds QKV biases whenever add_bias_linear holds.
-  m.add_qkv_bias = r.has("--add-qkv-bias");
-  m.attention_output_gate = r.has("--attention-output-gate");
-
   r.choose<PositionEmbedding>(
       "--position-embedding-type", m.position_embedding,
       {{"learned_absolute", PositionEmbedding::learned_absolute},
@@ -481,45 +524,11 @@ void read_model(FlagReader& r, ModelConfig& m) {
            "is deprecated; use --position-embedding-type none (arguments.py refuses it unless "
            "the type is rope)");
   }
-  r.read("--max-position-embeddings", m.max_position_embeddings, 1);
-  m.untie_embeddings_and_output_weights = r.has("--untie-embeddings-and-output-weights");
-  r.read("--make-vocab-size-divisible-by", m.make_vocab_size_divisible_by, 1);
-  r.read("--hidden-dropout", m.hidden_dropout, 0.0, 1.0);
-  r.read("--attention-dropout", m.attention_dropout, 0.0, 1.0);
-
-  // MoE. arguments.py validate_args: --num-experts 0 means a dense model.
-  r.read("--num-experts", m.num_experts, 0);
-  r.read("--moe-router-topk", m.moe_router_topk, 1);
-  r.read("--moe-ffn-hidden-size", m.moe_ffn_hidden_size, 1);
-  r.read("--moe-shared-expert-intermediate-size", m.moe_shared_expert_intermediate_size, 1);
-  m.moe_shared_expert_gate = r.has("--moe-shared-expert-gate");
-  r.read("--moe-latent-size", m.moe_latent_size, 1);
-  m.moe_router_enable_expert_bias = r.has("--moe-router-enable-expert-bias");
-
-  // MLA (arguments.py _add_mla_args defaults: q_lora_rank None, kv_lora_rank 32, ...).
-  m.multi_latent_attention = r.has("--multi-latent-attention");
-  r.read("--q-lora-rank", m.q_lora_rank, 1);
-  r.read("--kv-lora-rank", m.kv_lora_rank, 1);
-  r.read("--qk-head-dim", m.qk_head_dim, 1);
-  r.read("--qk-pos-emb-head-dim", m.qk_pos_emb_head_dim, 0);
-  r.read("--v-head-dim", m.v_head_dim, 1);
-
-  r.read("--mtp-num-layers", m.mtp_num_layers, 0);
-  m.mtp_use_repeated_layer = r.has("--mtp-use-repeated-layer");
 }
 
 void read_parallel(FlagReader& r, ParallelConfig& p) {
-  r.read("--tensor-model-parallel-size", p.tensor_parallel, 1);
-  r.read("--pipeline-model-parallel-size", p.pipeline_parallel, 1);
-  r.read("--context-parallel-size", p.context_parallel, 1);
-  r.read("--expert-model-parallel-size", p.expert_parallel, 1);
-  r.read("--expert-tensor-parallel-size", p.expert_tensor_parallel, 1);
   // arguments.py validate_args: "disable sequence parallelism when tp=1".
   p.sequence_parallel = r.has("--sequence-parallel") && p.tensor_parallel > 1;
-  r.read("--decoder-first-pipeline-num-layers", p.decoder_first_pipeline_num_layers, 1);
-  r.read("--decoder-last-pipeline-num-layers", p.decoder_last_pipeline_num_layers, 1);
-  p.account_for_embedding_in_pipeline_split = r.has("--account-for-embedding-in-pipeline-split");
-  p.account_for_loss_in_pipeline_split = r.has("--account-for-loss-in-pipeline-split");
   if (const std::string* layout = r.text("--pipeline-model-parallel-layout")) {
     // The validation data and some launch scripts keep shell escapes ("Et*3\|\(tt\|\)*6L");
     // backslashes are never layout characters, so drop them.
@@ -528,23 +537,9 @@ void read_parallel(FlagReader& r, ParallelConfig& p) {
       if (c != '\\') p.pipeline_layout += c;
     }
   }
-  r.read("--num-distributed-optimizer-instances", p.num_distributed_optimizer_instances, 1);
-  r.read("--microbatch-group-size-per-virtual-pipeline-stage", p.microbatch_group_size_per_vp_stage,
-         1);
-}
-
-DType parse_dtype(FlagReader& r, std::string_view flag,
-                  std::initializer_list<std::pair<std::string_view, DType>> choices) {
-  DType dtype = DType::fp32;
-  r.choose<DType>(flag, dtype, choices);
-  return dtype;
 }
 
 void read_training(FlagReader& r, TrainingConfig& t) {
-  r.read("--micro-batch-size", t.micro_batch_size, 1);
-  r.read("--global-batch-size", t.global_batch_size, 1);
-  r.read("--seq-length", t.seq_length, 1);
-
   // arguments.py validate_args: params_dtype is fp32 unless --fp16 or --bf16, which exclude
   // each other ("assert not args.bf16").
   if (r.has("--fp16") && r.has("--bf16")) r.fail("--fp16", "cannot be combined with --bf16");
@@ -553,7 +548,6 @@ void read_training(FlagReader& r, TrainingConfig& t) {
 
   // transformer_config.py: FP8 is on only with --fp8-format (e4m3 or hybrid: same bytes);
   // --fp8-recipe defaults to "delayed" and means nothing without a format.
-  r.refuse_unmodeled("--fp8-recipe", {"custom"});
   if (r.has("--fp8-format")) {
     std::string_view format;
     r.choose<std::string_view>("--fp8-format", format, {{"e4m3", "e4m3"}, {"hybrid", "hybrid"}});
@@ -571,26 +565,6 @@ void read_training(FlagReader& r, TrainingConfig& t) {
                          {"mxfp8", Fp8Recipe::mxfp8},
                          {"blockwise", Fp8Recipe::blockwise}});
   }
-  t.fp8_param_gather = r.has("--fp8-param-gather");
-
-  r.refuse_unmodeled("--transformer-impl", {"inference_optimized"});
-  r.choose<TransformerImpl>("--transformer-impl", t.transformer_impl,
-                            {{"transformer_engine", TransformerImpl::transformer_engine},
-                             {"local", TransformerImpl::local}});
-  // megatron/core/transformer/enums.py AttnBackend.
-  r.choose<AttentionBackend>("--attention-backend", t.attention_backend,
-                             {{"auto", AttentionBackend::auto_select},
-                              {"flash", AttentionBackend::flash},
-                              {"fused", AttentionBackend::fused},
-                              {"unfused", AttentionBackend::unfused},
-                              {"local", AttentionBackend::local}});
-  r.choose<TokenDispatcher>("--moe-token-dispatcher-type", t.moe_token_dispatcher,
-                            {{"allgather", TokenDispatcher::allgather},
-                             {"alltoall", TokenDispatcher::alltoall},
-                             {"flex", TokenDispatcher::flex}});
-  t.moe_grouped_gemm = r.has("--moe-grouped-gemm");
-  r.read("--moe-expert-capacity-factor", t.moe_expert_capacity_factor, 0.0, 1e6);
-  t.moe_pad_expert_input_to_capacity = r.has("--moe-pad-expert-input-to-capacity");
 
   // transformer_config.py moe_router_dtype: None (the params dtype), fp32 or fp64. fp64
   // router scores are not modeled (listed as unmodeled in note_unmodeled_flags).
@@ -598,7 +572,6 @@ void read_training(FlagReader& r, TrainingConfig& t) {
   r.choose<std::string_view>("--moe-router-dtype", router_dtype,
                              {{"fp32", "fp32"}, {"fp64", "fp64"}});
   t.moe_router_fp32 = router_dtype == "fp32";
-  t.overlap_moe_expert_parallel_comm = r.has("--overlap-moe-expert-parallel-comm");
 
   // megatron/core/model_parallel_config.py cross_entropy_fusion_impl: native (default) or te.
   if (r.has("--cross-entropy-loss-fusion")) {
@@ -612,21 +585,15 @@ void read_training(FlagReader& r, TrainingConfig& t) {
         "--cross-entropy-fusion-impl", unused,
         {{"native", CrossEntropyImpl::native_fused}, {"te", CrossEntropyImpl::te_fused}});
   }
-  t.gradient_accumulation_fusion = !r.has("--no-gradient-accumulation-fusion");
-  t.create_attention_mask_in_dataloader = !r.has("--no-create-attention-mask-in-dataloader");
-  t.masked_softmax_fusion = !r.has("--no-masked-softmax-fusion");
   // arguments.py: bias_activation_fusion = bias_swiglu_fusion with --swiglu, else
   // bias_gelu_fusion.
   t.bias_activation_fusion =
       r.has("--swiglu") ? !r.has("--no-bias-swiglu-fusion") : !r.has("--no-bias-gelu-fusion");
-  t.deterministic_mode = r.has("--deterministic-mode");
 }
 
 void read_optimizer(FlagReader& r, OptimizerConfig& o, DType params_dtype) {
   // arguments.py --optimizer; "dist_muon" is the deprecated spelling of muon with the
   // (layer-wise) distributed optimizer. lion, soap and adaptive_muon are not modeled.
-  r.refuse_unmodeled("--optimizer", {"lion", "soap", "adaptive_muon"});
-  r.refuse_unmodeled("--muon-scalar-optimizer", {"lion"});
   if (r.text("--optimizer") && *r.text("--optimizer") == "dist_muon") {
     o.kind = OptimizerKind::muon;
     o.use_distributed_optimizer = true;
@@ -636,23 +603,9 @@ void read_optimizer(FlagReader& r, OptimizerConfig& o, DType params_dtype) {
                              {"sgd", OptimizerKind::sgd},
                              {"muon", OptimizerKind::muon}});
   }
-  r.choose<OptimizerKind>("--muon-scalar-optimizer", o.muon_scalar_optimizer,
-                          {{"adam", OptimizerKind::adam}});
   // For emerging optimizers (muon) arguments.py turns --use-distributed-optimizer into the
   // layer-wise distributed optimizer; the Config keeps the flag, which means "sharded".
   if (r.has("--use-distributed-optimizer")) o.use_distributed_optimizer = true;
-
-  o.use_precision_aware_optimizer = r.has("--use-precision-aware-optimizer");
-  o.main_grads_dtype =
-      parse_dtype(r, "--main-grads-dtype", {{"fp32", DType::fp32}, {"bf16", DType::bf16}});
-  o.main_params_dtype =
-      parse_dtype(r, "--main-params-dtype", {{"fp32", DType::fp32}, {"fp16", DType::fp16}});
-  o.exp_avg_dtype = parse_dtype(
-      r, "--exp-avg-dtype",
-      {{"fp32", DType::fp32}, {"fp16", DType::fp16}, {"bf16", DType::bf16}, {"fp8", DType::fp8}});
-  o.exp_avg_sq_dtype = parse_dtype(
-      r, "--exp-avg-sq-dtype",
-      {{"fp32", DType::fp32}, {"fp16", DType::fp16}, {"bf16", DType::bf16}, {"fp8", DType::fp8}});
 
   // arguments.py validate_args (bf16 branch): gradients accumulate and reduce in fp32 unless
   // --grad-reduce-in-bf16 or a non-fp32 --main-grads-dtype; the DDP grad buffer takes that
@@ -666,11 +619,6 @@ void read_optimizer(FlagReader& r, OptimizerConfig& o, DType params_dtype) {
     }
     o.grad_reduce_in_bf16 = r.has("--grad-reduce-in-bf16") || o.main_grads_dtype == DType::bf16;
   }
-
-  o.optimizer_cpu_offload = r.has("--optimizer-cpu-offload");
-  r.read("--optimizer-offload-fraction", o.optimizer_offload_fraction, 0.0, 1.0);
-  o.overlap_grad_reduce = r.has("--overlap-grad-reduce");
-  r.read("--ddp-bucket-size", o.ddp_bucket_size_elements, 1);
 }
 
 void read_recompute(FlagReader& r, RecomputeConfig& rc, const ModelConfig& m,
@@ -1195,6 +1143,8 @@ Expected<MegatronArgs> parse_megatron_args(std::string_view command_line, std::i
 
   Config& c = out.config;
   c.parallel.world_size = world_size;
+  refuse_unmodeled_choices(r);
+  read_registry_flags(r, c);
   read_model(r, c.model);
   read_parallel(r, c.parallel);
   read_training(r, c.training);

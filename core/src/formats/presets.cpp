@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "formats/presets_embedded.hpp"
+#include "megamem/fields.hpp"
 #include "megamem/megatron_args.hpp"
 #include "number_text.hpp"
 
@@ -49,13 +50,6 @@ Problem read_integer(const json& value, std::int64_t& out, std::int64_t min_valu
   return std::nullopt;
 }
 
-Problem read_int(const json& value, int& out, int min_value, int max_value) {
-  std::int64_t number = 0;
-  if (Problem problem = read_integer(value, number, min_value, max_value)) return problem;
-  out = static_cast<int>(number);
-  return std::nullopt;
-}
-
 Problem read_real(const json& value, double& out, double min_value, double max_value) {
   if (!value.is_number()) return "expects a number, got " + json_type(value);
   const double number = value.get<double>();
@@ -63,6 +57,13 @@ Problem read_real(const json& value, double& out, double min_value, double max_v
     return "must be between " + std::to_string(min_value) + " and " + std::to_string(max_value);
   }
   out = number;
+  return std::nullopt;
+}
+
+Problem read_real(const json& value, const ConfigField& field, Config& config) {
+  double number = 0.0;
+  if (Problem problem = read_real(value, number, field.min_real, field.max_real)) return problem;
+  field.set_real(config, number);
   return std::nullopt;
 }
 
@@ -78,114 +79,77 @@ Problem read_text(const json& value, std::string& out) {
   return std::nullopt;
 }
 
-template <class Enum>
-Problem read_choice(const json& value, Enum& out,
-                    const std::vector<std::pair<std::string_view, Enum>>& choices) {
+// One of the field's JSON spellings (fields.hpp).
+Problem read_choice(const json& value, const ConfigField& field, Config& config) {
   std::string names;
-  for (const auto& [name, choice] : choices)
-    names += (names.empty() ? "" : ", ") + std::string(name);
+  for (const FieldChoice& choice : field.choices) {
+    names += (names.empty() ? "" : ", ") + std::string(choice.json);
+  }
   if (!value.is_string()) return "expects one of " + names + ", got " + json_type(value);
   const std::string text = value.get<std::string>();
-  for (const auto& [name, choice] : choices) {
-    if (text == name) {
-      out = choice;
+  for (std::size_t i = 0; i < field.choices.size(); ++i) {
+    if (text == field.choices[i].json) {
+      field.set_int(config, static_cast<std::int64_t>(i));
       return std::nullopt;
     }
   }
   return "expects one of " + names + ", got '" + text + "'";
 }
 
-constexpr int kMaxSize = 1 << 22;  // normalize()'s sanity bound on sizes
-
-// ModelConfig fields by their config.hpp names. --moe-layer-freq may be an integer or a
-// Megatron list expression; the expression needs num_layers, so it is kept for later.
-Problem read_model_field(const std::string& key, const json& value, ModelConfig& m,
-                         std::string& moe_layer_freq_expression) {
-  static const std::map<std::string, int ModelConfig::*> sizes = {
-      {"num_layers", &ModelConfig::num_layers},
-      {"hidden_size", &ModelConfig::hidden_size},
-      {"num_attention_heads", &ModelConfig::num_attention_heads},
-      {"num_query_groups", &ModelConfig::num_query_groups},
-      {"kv_channels", &ModelConfig::kv_channels},
-      {"ffn_hidden_size", &ModelConfig::ffn_hidden_size},
-      {"max_position_embeddings", &ModelConfig::max_position_embeddings},
-      {"make_vocab_size_divisible_by", &ModelConfig::make_vocab_size_divisible_by},
-      {"num_experts", &ModelConfig::num_experts},
-      {"moe_router_topk", &ModelConfig::moe_router_topk},
-      {"moe_ffn_hidden_size", &ModelConfig::moe_ffn_hidden_size},
-      {"moe_shared_expert_intermediate_size", &ModelConfig::moe_shared_expert_intermediate_size},
-      {"moe_latent_size", &ModelConfig::moe_latent_size},
-      {"q_lora_rank", &ModelConfig::q_lora_rank},
-      {"kv_lora_rank", &ModelConfig::kv_lora_rank},
-      {"qk_head_dim", &ModelConfig::qk_head_dim},
-      {"qk_pos_emb_head_dim", &ModelConfig::qk_pos_emb_head_dim},
-      {"v_head_dim", &ModelConfig::v_head_dim},
-      {"mtp_num_layers", &ModelConfig::mtp_num_layers},
-  };
-  static const std::map<std::string, bool ModelConfig::*> switches = {
-      {"qk_layernorm", &ModelConfig::qk_layernorm},
-      {"add_bias_linear", &ModelConfig::add_bias_linear},
-      {"add_qkv_bias", &ModelConfig::add_qkv_bias},
-      {"attention_output_gate", &ModelConfig::attention_output_gate},
-      {"untie_embeddings_and_output_weights", &ModelConfig::untie_embeddings_and_output_weights},
-      {"moe_shared_expert_gate", &ModelConfig::moe_shared_expert_gate},
-      {"moe_router_enable_expert_bias", &ModelConfig::moe_router_enable_expert_bias},
-      {"multi_latent_attention", &ModelConfig::multi_latent_attention},
-      {"mtp_use_repeated_layer", &ModelConfig::mtp_use_repeated_layer},
-  };
-  if (const auto it = sizes.find(key); it != sizes.end()) {
-    return read_int(value, m.*(it->second), 0, kMaxSize);
+// A ModelConfig or DeviceConfig field by its config.hpp name (the registry's JSON key),
+// within the registry's bounds.
+Problem read_config_field(FieldGroup group, const std::string& key, const json& value,
+                          Config& config) {
+  const ConfigField* field = field_by_json_key(group, key);
+  if (!field || key == "name") {
+    return "is not a " + std::string(group == FieldGroup::model ? "Model" : "Device") +
+           "Config field (config.hpp)";
   }
-  if (const auto it = switches.find(key); it != switches.end()) {
-    return read_bool(value, m.*(it->second));
-  }
-  if (key == "vocab_size") {
-    return read_integer(value, m.vocab_size, 1, std::int64_t{1} << 31);
-  }
-  if (key == "hidden_dropout") return read_real(value, m.hidden_dropout, 0.0, 1.0);
-  if (key == "attention_dropout") return read_real(value, m.attention_dropout, 0.0, 1.0);
-  if (key == "activation") {
-    return read_choice(value, m.activation,
-                       {{"gelu", Activation::gelu},
-                        {"swiglu", Activation::swiglu},
-                        {"squared_relu", Activation::squared_relu}});
-  }
-  if (key == "normalization") {
-    return read_choice(
-        value, m.normalization,
-        {{"layernorm", Normalization::layernorm}, {"rmsnorm", Normalization::rmsnorm}});
-  }
-  if (key == "position_embedding") {
-    return read_choice(value, m.position_embedding,
-                       {{"learned_absolute", PositionEmbedding::learned_absolute},
-                        {"rope", PositionEmbedding::rope},
-                        {"yarn", PositionEmbedding::yarn},
-                        {"none", PositionEmbedding::none}});
-  }
-  if (key == "moe_layer_freq") {
-    if (value.is_string()) {
-      moe_layer_freq_expression = value.get<std::string>();
+  switch (field->kind) {
+    case FieldKind::integer: {
+      std::int64_t number = 0;
+      if (Problem problem = read_integer(value, number, field->min_int, field->max_int)) {
+        return problem;
+      }
+      field->set_int(config, number);
       return std::nullopt;
     }
-    return read_int(value, m.moe_layer_freq, 1, kMaxSize);
+    case FieldKind::boolean: {
+      bool flag = false;
+      if (Problem problem = read_bool(value, flag)) return problem;
+      field->set_int(config, flag ? 1 : 0);
+      return std::nullopt;
+    }
+    case FieldKind::real:
+      return read_real(value, *field, config);
+    case FieldKind::choice:
+      return read_choice(value, *field, config);
+    default:
+      return "is not read from preset files";
   }
-  return "is not a ModelConfig field (config.hpp)";
+}
+
+// ModelConfig fields. --moe-layer-freq may be an integer or a Megatron list expression; the
+// expression needs num_layers, so it is kept for later.
+Problem read_model_field(const std::string& key, const json& value, ModelConfig& m,
+                         std::string& moe_layer_freq_expression) {
+  if (key == "moe_layer_freq" && value.is_string()) {
+    moe_layer_freq_expression = value.get<std::string>();
+    return std::nullopt;
+  }
+  Config config;
+  config.model = std::move(m);
+  Problem problem = read_config_field(FieldGroup::model, key, value, config);
+  m = std::move(config.model);
+  return problem;
 }
 
 Problem read_device_field(const std::string& key, const json& value, DeviceConfig& d) {
-  static const std::map<std::string, double DeviceConfig::*> reals = {
-      {"capacity_gib", &DeviceConfig::capacity_gib},
-      {"intra_node_bandwidth_gb_per_s", &DeviceConfig::intra_node_bandwidth_gb_per_s},
-      {"inter_node_bandwidth_gb_per_s", &DeviceConfig::inter_node_bandwidth_gb_per_s},
-      {"peak_bf16_tflops", &DeviceConfig::peak_bf16_tflops},
-      {"te_cublas_workspace_mib", &DeviceConfig::te_cublas_workspace_mib},
-      {"fixed_allocated_mib", &DeviceConfig::fixed_allocated_mib},
-  };
-  if (const auto it = reals.find(key); it != reals.end()) {
-    return read_real(value, d.*(it->second), 0.0, 1.0e7);
-  }
-  if (key == "gpus_per_node") return read_int(value, d.gpus_per_node, 1, 1 << 20);
-  return "is not a DeviceConfig field (config.hpp)";
+  Config config;
+  config.device = std::move(d);
+  Problem problem = read_config_field(FieldGroup::device, key, value, config);
+  d = std::move(config.device);
+  return problem;
 }
 
 // Reads a list of strings (aliases).

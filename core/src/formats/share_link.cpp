@@ -1,13 +1,13 @@
 // Share links (docs/share-links.md): Config <-> "v=1&model=...&tp=4&...".
 //
-// One table (fields()) lists every Config field once: its link key, its version-1 default
-// as text, how to read and write it, and the values it accepts. Encoding, decoding, the
-// defaults, comparisons and recipes all walk that table, so a field cannot be encoded but
-// not decoded, or decoded with a different default.
+// The field registry (fields.hpp) lists every Config field once: its link key, its version-1
+// default as text, how to read and write it, and the values it accepts. Encoding, decoding,
+// the defaults, comparisons and recipes all walk its rows that have a link key, so a field
+// cannot be encoded but not decoded, or decoded with a different default.
 //
 // Index:
 //   [text]     percent-encoding, number parsing and formatting
-//   [fields]   the field table
+//   [fields]   the registry rows links carry
 //   [query]    splitting a link into parameters
 //   [api]      encode, decode, apply, presets detection
 #include "megamem/share_link.hpp"
@@ -22,10 +22,10 @@
 #include <string>
 #include <string_view>
 #include <system_error>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "megamem/fields.hpp"
 #include "number_text.hpp"
 
 namespace megamem {
@@ -154,292 +154,34 @@ std::optional<bool> parse_bool(std::string_view text) {
   return std::nullopt;
 }
 
-// "0*3,1*58" <-> {0,0,0,1,...}: runs of a 0/1 value.
-std::string format_pattern(const std::vector<std::uint8_t>& pattern) {
-  std::string out;
-  std::size_t i = 0;
-  while (i < pattern.size()) {
-    std::size_t run = 1;
-    while (i + run < pattern.size() && pattern[i + run] == pattern[i]) ++run;
-    if (!out.empty()) out += ',';
-    out += pattern[i] ? '1' : '0';
-    if (run > 1) out += "*" + std::to_string(run);
-    i += run;
-  }
-  return out;
-}
-
 // ---- [fields] -----------------------------------------------------------------------------
 
-enum class Kind { integer, real, boolean, choice, text, list, pattern };
+// The registry's rows that links carry (fields.hpp), in link order.
+using Field = ConfigField;
+using Kind = FieldKind;
 
-struct Field {
-  std::string_view key;
-  std::string_view default_text;  // version 1's default, as link text
-  Kind kind = Kind::integer;
-  // integer, boolean (0/1) and choice (enumerator index)
-  std::int64_t (*get_int)(const Config&) = nullptr;
-  void (*set_int)(Config&, std::int64_t) = nullptr;
-  std::int64_t min_int = 0;
-  std::int64_t max_int = 0;
-  // real
-  double (*get_real)(const Config&) = nullptr;
-  void (*set_real)(Config&, double) = nullptr;
-  double min_real = 0.0;
-  double max_real = 0.0;
-  // choice: names in enumerator order; "" marks a value links do not accept
-  std::vector<std::string_view> names;
-  // text (max_int = length limit), list, pattern
-  std::string* (*text)(Config&) = nullptr;
-  std::vector<std::string>* (*list)(Config&) = nullptr;
-  std::vector<std::uint8_t>* (*pattern)(Config&) = nullptr;
-};
-
-Field make_field(std::string_view key, std::string_view default_text, Kind kind) {
-  Field field;
-  field.key = key;
-  field.default_text = default_text;
-  field.kind = kind;
-  return field;
-}
-
-// Each macro binds a key to a Config member path (e.g. parallel.tensor_parallel).
-#define MM_INT(key, def, path, lo, hi)                                    \
-  [] {                                                                    \
-    Field f = make_field(key, def, Kind::integer);                        \
-    f.get_int = [](const Config& c) -> std::int64_t { return c.path; };   \
-    f.set_int = [](Config& c, std::int64_t v) {                           \
-      c.path = static_cast<std::remove_reference_t<decltype(c.path)>>(v); \
-    };                                                                    \
-    f.min_int = lo;                                                       \
-    f.max_int = hi;                                                       \
-    return f;                                                             \
-  }()
-#define MM_BOOL(key, def, path)                                                 \
-  [] {                                                                          \
-    Field f = make_field(key, def, Kind::boolean);                              \
-    f.get_int = [](const Config& c) -> std::int64_t { return c.path ? 1 : 0; }; \
-    f.set_int = [](Config& c, std::int64_t v) { c.path = v != 0; };             \
-    f.max_int = 1;                                                              \
-    return f;                                                                   \
-  }()
-#define MM_CHOICE(key, def, path, ...)                                                             \
-  [] {                                                                                             \
-    Field f = make_field(key, def, Kind::choice);                                                  \
-    f.get_int = [](const Config& c) -> std::int64_t { return static_cast<std::int64_t>(c.path); }; \
-    f.set_int = [](Config& c, std::int64_t v) {                                                    \
-      c.path = static_cast<std::remove_reference_t<decltype(c.path)>>(v);                          \
-    };                                                                                             \
-    f.names = {__VA_ARGS__};                                                                       \
-    return f;                                                                                      \
-  }()
-#define MM_REAL(key, def, path, lo, hi)                            \
-  [] {                                                             \
-    Field f = make_field(key, def, Kind::real);                    \
-    f.get_real = [](const Config& c) -> double { return c.path; }; \
-    f.set_real = [](Config& c, double v) { c.path = v; };          \
-    f.min_real = lo;                                               \
-    f.max_real = hi;                                               \
-    return f;                                                      \
-  }()
-#define MM_TEXT(key, path, limit)                               \
-  [] {                                                          \
-    Field f = make_field(key, "", Kind::text);                  \
-    f.text = [](Config& c) -> std::string* { return &c.path; }; \
-    f.max_int = limit;                                          \
-    return f;                                                   \
-  }()
-#define MM_LIST(key, path)                                                   \
-  [] {                                                                       \
-    Field f = make_field(key, "", Kind::list);                               \
-    f.list = [](Config& c) -> std::vector<std::string>* { return &c.path; }; \
-    return f;                                                                \
-  }()
-#define MM_PATTERN(key, path)                                                    \
-  [] {                                                                           \
-    Field f = make_field(key, "", Kind::pattern);                                \
-    f.pattern = [](Config& c) -> std::vector<std::uint8_t>* { return &c.path; }; \
-    return f;                                                                    \
-  }()
-
-constexpr std::int64_t kMaxGpus = std::int64_t{1} << 20;  // normalize()'s limit
-constexpr std::int64_t kMaxDim = std::int64_t{1} << 22;   // normalize()'s sanity bound
-constexpr std::int64_t kMaxCount = 1'000'000'000;
-constexpr double kMaxReal = 1.0e9;
-
-// The table. Order = the order keys appear in an encoded link (docs/share-links.md).
 const std::vector<Field>& fields() {
-  static const std::vector<Field> table = {
-      // The job.
-      MM_INT("gpus", "1", parallel.world_size, 1, kMaxGpus),
-      MM_INT("tp", "1", parallel.tensor_parallel, 1, kMaxDim),
-      MM_INT("pp", "1", parallel.pipeline_parallel, 1, kMaxDim),
-      MM_INT("vpp", "1", parallel.virtual_stages_per_pipeline_rank, 1, kMaxDim),
-      MM_INT("cp", "1", parallel.context_parallel, 1, kMaxDim),
-      MM_INT("ep", "1", parallel.expert_parallel, 1, kMaxDim),
-      MM_INT("etp", "0", parallel.expert_tensor_parallel, 0, kMaxDim),
-      MM_BOOL("sp", "1", parallel.sequence_parallel),
-      MM_INT("mbs", "1", training.micro_batch_size, 1, kMaxDim),
-      MM_INT("gbs", "0", training.global_batch_size, 0, kMaxCount),
-      MM_INT("seq", "4096", training.seq_length, 1, kMaxDim),
-      MM_CHOICE("recompute", "none", training.recompute.granularity, "none", "selective", "full"),
-      MM_CHOICE("recompute-method", "uniform", training.recompute.method, "uniform", "block"),
-      MM_INT("recompute-layers", "1", training.recompute.num_layers, 0, kMaxDim),
-      MM_LIST("recompute-modules", training.recompute.modules),
-      MM_BOOL("distribute-saved", "0", training.recompute.distribute_saved_activations),
-      MM_BOOL("dist-opt", "1", optimizer.use_distributed_optimizer),
-      // Pipeline layout details.
-      MM_INT("pp-first", "0", parallel.decoder_first_pipeline_num_layers, 0, kMaxDim),
-      MM_INT("pp-last", "0", parallel.decoder_last_pipeline_num_layers, 0, kMaxDim),
-      MM_BOOL("pp-emb", "0", parallel.account_for_embedding_in_pipeline_split),
-      MM_BOOL("pp-loss", "0", parallel.account_for_loss_in_pipeline_split),
-      MM_TEXT("pp-layout", parallel.pipeline_layout, 4096),
-      MM_INT("vpp-group", "0", parallel.microbatch_group_size_per_vp_stage, 0, kMaxDim),
-      MM_INT("dist-opt-instances", "1", parallel.num_distributed_optimizer_instances, 1, kMaxDim),
-      // Numerics and kernels.
-      MM_CHOICE("dtype", "bf16", training.params_dtype, "fp32", "bf16", "fp16", ""),
-      MM_CHOICE("fp8", "none", training.fp8_recipe, "none", "delayed", "tensorwise", "mxfp8",
-                "blockwise"),
-      MM_BOOL("fp8-param-gather", "0", training.fp8_param_gather),
-      MM_CHOICE("impl", "te", training.transformer_impl, "te", "local"),
-      MM_CHOICE("attn", "auto", training.attention_backend, "auto", "flash", "fused", "unfused",
-                "local"),
-      MM_CHOICE("ce", "unfused", training.cross_entropy, "unfused", "native", "te"),
-      MM_BOOL("grad-acc-fusion", "1", training.gradient_accumulation_fusion),
-      MM_BOOL("mask-in-loader", "1", training.create_attention_mask_in_dataloader),
-      MM_BOOL("softmax-fusion", "1", training.masked_softmax_fusion),
-      MM_BOOL("deterministic", "0", training.deterministic_mode),
-      // Mixture of experts.
-      MM_CHOICE("dispatcher", "alltoall", training.moe_token_dispatcher, "allgather", "alltoall",
-                "flex"),
-      MM_BOOL("grouped-gemm", "1", training.moe_grouped_gemm),
-      MM_BOOL("router-fp32", "0", training.moe_router_fp32),
-      MM_BOOL("moe-overlap", "0", training.overlap_moe_expert_parallel_comm),
-      MM_REAL("capacity", "0", training.moe_expert_capacity_factor, 0.0, kMaxReal),
-      MM_BOOL("pad-capacity", "0", training.moe_pad_expert_input_to_capacity),
-      MM_REAL("imbalance", "1", training.moe_imbalance_factor, 0.0, kMaxReal),
-      // Optimizer.
-      MM_CHOICE("opt", "adam", optimizer.kind, "adam", "sgd", "muon"),
-      MM_CHOICE("muon-scalar", "adam", optimizer.muon_scalar_optimizer, "adam", "sgd", "muon"),
-      MM_BOOL("grad-bf16", "0", optimizer.grad_reduce_in_bf16),
-      MM_BOOL("precision-aware", "0", optimizer.use_precision_aware_optimizer),
-      MM_CHOICE("main-grads", "fp32", optimizer.main_grads_dtype, "fp32", "bf16", "fp16", "fp8"),
-      MM_CHOICE("main-params", "fp32", optimizer.main_params_dtype, "fp32", "bf16", "fp16", "fp8"),
-      MM_CHOICE("exp-avg", "fp32", optimizer.exp_avg_dtype, "fp32", "bf16", "fp16", "fp8"),
-      MM_CHOICE("exp-avg-sq", "fp32", optimizer.exp_avg_sq_dtype, "fp32", "bf16", "fp16", "fp8"),
-      MM_BOOL("param-remainders", "1", optimizer.store_param_remainders),
-      MM_BOOL("opt-offload", "0", optimizer.optimizer_cpu_offload),
-      MM_REAL("opt-offload-fraction", "1", optimizer.optimizer_offload_fraction, 0.0, 1.0),
-      MM_BOOL("overlap-grad", "0", optimizer.overlap_grad_reduce),
-      MM_INT("bucket", "0", optimizer.ddp_bucket_size_elements, 0, std::int64_t{1} << 50),
-      // Activation offloading.
-      MM_BOOL("act-offload", "0", training.offload.fine_grained_activation_offloading),
-      MM_LIST("offload-modules", training.offload.offload_modules),
-      MM_REAL("offload-fraction", "1", training.offload.activation_offload_fraction, 0.0, 1.0),
-      MM_BOOL("cpu-offload", "0", training.offload.cpu_offloading),
-      MM_INT("cpu-offload-layers", "0", training.offload.cpu_offloading_num_layers, 0, kMaxDim),
-      MM_BOOL("cpu-offload-weights", "0", training.offload.cpu_offloading_weights),
-      // Runtime overheads.
-      MM_REAL("rt.ctx", "0.5", runtime.cuda_context_gib, 0.0, kMaxReal),
-      MM_REAL("rt.nccl", "0.25", runtime.nccl_gib_per_communicator, 0.0, kMaxReal),
-      MM_REAL("rt.frag", "0.05", runtime.fragmentation_fraction, 0.0, 1.0),
-      MM_REAL("rt.deepep", "1", runtime.deepep_buffer_gib, 0.0, kMaxReal),
-      // The GPU (relative to gpu=<id>, or to these defaults).
-      MM_TEXT("g.name", device.name, 200),
-      MM_REAL("g.mem", "80", device.capacity_gib, 0.0, kMaxReal),
-      MM_INT("g.node", "8", device.gpus_per_node, 1, kMaxGpus),
-      MM_REAL("g.intra", "450", device.intra_node_bandwidth_gb_per_s, 0.0, kMaxReal),
-      MM_REAL("g.inter", "50", device.inter_node_bandwidth_gb_per_s, 0.0, kMaxReal),
-      MM_REAL("g.tflops", "989", device.peak_bf16_tflops, 0.0, kMaxReal),
-      MM_REAL("g.cublas", "32", device.te_cublas_workspace_mib, 0.0, kMaxReal),
-      MM_REAL("g.fixed", "10", device.fixed_allocated_mib, 0.0, kMaxReal),
-      // The model (relative to model=<id>, or to Megatron's defaults).
-      MM_TEXT("m.name", model.name, 200),
-      MM_INT("m.layers", "0", model.num_layers, 0, kMaxDim),
-      MM_INT("m.hidden", "0", model.hidden_size, 0, kMaxDim),
-      MM_INT("m.heads", "0", model.num_attention_heads, 0, kMaxDim),
-      MM_INT("m.groups", "0", model.num_query_groups, 0, kMaxDim),
-      MM_INT("m.kv-ch", "0", model.kv_channels, 0, kMaxDim),
-      MM_INT("m.ffn", "0", model.ffn_hidden_size, 0, kMaxDim),
-      MM_CHOICE("m.act", "gelu", model.activation, "gelu", "swiglu", "squared_relu"),
-      MM_CHOICE("m.norm", "layernorm", model.normalization, "layernorm", "rmsnorm"),
-      MM_BOOL("m.qk-norm", "0", model.qk_layernorm),
-      MM_BOOL("m.bias", "1", model.add_bias_linear),
-      MM_BOOL("m.qkv-bias", "0", model.add_qkv_bias),
-      MM_BOOL("m.out-gate", "0", model.attention_output_gate),
-      MM_CHOICE("m.pos", "learned", model.position_embedding, "learned", "rope", "yarn", "none"),
-      MM_INT("m.max-pos", "0", model.max_position_embeddings, 0, kMaxDim),
-      MM_BOOL("m.untie", "0", model.untie_embeddings_and_output_weights),
-      MM_INT("m.vocab", "0", model.vocab_size, 0, std::int64_t{1} << 31),
-      MM_INT("m.vocab-div", "128", model.make_vocab_size_divisible_by, 1, kMaxDim),
-      MM_REAL("m.hdrop", "0.1", model.hidden_dropout, 0.0, 1.0),
-      MM_REAL("m.adrop", "0.1", model.attention_dropout, 0.0, 1.0),
-      MM_INT("m.experts", "0", model.num_experts, 0, kMaxDim),
-      MM_INT("m.topk", "2", model.moe_router_topk, 0, kMaxDim),
-      MM_INT("m.moe-ffn", "0", model.moe_ffn_hidden_size, 0, kMaxDim),
-      MM_INT("m.shared", "0", model.moe_shared_expert_intermediate_size, 0, kMaxDim),
-      MM_BOOL("m.shared-gate", "0", model.moe_shared_expert_gate),
-      MM_INT("m.latent", "0", model.moe_latent_size, 0, kMaxDim),
-      MM_BOOL("m.expert-bias", "0", model.moe_router_enable_expert_bias),
-      MM_INT("m.moe-freq", "1", model.moe_layer_freq, 1, kMaxDim),
-      MM_PATTERN("m.moe-pattern", model.moe_layer_pattern),
-      MM_BOOL("m.mla", "0", model.multi_latent_attention),
-      MM_INT("m.q-lora", "0", model.q_lora_rank, 0, kMaxDim),
-      MM_INT("m.kv-lora", "32", model.kv_lora_rank, 0, kMaxDim),
-      MM_INT("m.qk-dim", "128", model.qk_head_dim, 0, kMaxDim),
-      MM_INT("m.qk-pos-dim", "64", model.qk_pos_emb_head_dim, 0, kMaxDim),
-      MM_INT("m.v-dim", "128", model.v_head_dim, 0, kMaxDim),
-      MM_INT("m.mtp", "0", model.mtp_num_layers, 0, kMaxDim),
-      MM_BOOL("m.mtp-repeat", "0", model.mtp_use_repeated_layer),
-  };
+  static const std::vector<Field> table = [] {
+    std::vector<Field> rows;
+    for (const ConfigField& field : config_fields()) {
+      if (!field.link_key.empty()) rows.push_back(field);
+    }
+    return rows;
+  }();
   return table;
 }
 
-#undef MM_INT
-#undef MM_BOOL
-#undef MM_CHOICE
-#undef MM_REAL
-#undef MM_TEXT
-#undef MM_LIST
-#undef MM_PATTERN
+const Field* find_field(std::string_view key) { return field_by_link_key(key); }
 
-const Field* find_field(std::string_view key) {
-  for (const Field& field : fields()) {
-    if (field.key == key) return &field;
-  }
-  return nullptr;
+bool is_model_field(const Field& field) { return field.link_key.rfind("m.", 0) == 0; }
+bool is_device_field(const Field& field) { return field.link_key.rfind("g.", 0) == 0; }
+bool is_display_name(const Field& field) {
+  return field.link_key == "m.name" || field.link_key == "g.name";
 }
-
-bool is_model_field(const Field& field) { return field.key.rfind("m.", 0) == 0; }
-bool is_device_field(const Field& field) { return field.key.rfind("g.", 0) == 0; }
-bool is_display_name(const Field& field) { return field.key == "m.name" || field.key == "g.name"; }
 
 // The field's value as link text (before percent-encoding).
 std::string format_field(const Field& field, const Config& config) {
-  Config& c = const_cast<Config&>(config);  // accessors are shared with parsing; read only here
-  switch (field.kind) {
-    case Kind::integer:
-      return std::to_string(field.get_int(config));
-    case Kind::boolean:
-      return field.get_int(config) ? "1" : "0";
-    case Kind::choice: {
-      const std::int64_t index = field.get_int(config);
-      if (index < 0 || index >= static_cast<std::int64_t>(field.names.size())) return "?";
-      return std::string(field.names[static_cast<std::size_t>(index)]);
-    }
-    case Kind::real:
-      return format_real(field.get_real(config));
-    case Kind::text:
-      return *field.text(c);
-    case Kind::list: {
-      std::string out;
-      for (const std::string& item : *field.list(c)) out += (out.empty() ? "" : ",") + item;
-      return out;
-    }
-    case Kind::pattern:
-      return format_pattern(*field.pattern(c));
-  }
-  return std::string();
+  return field_link_text(field, config);
 }
 
 std::optional<Error> parse_list(const Field& field, std::string_view value, Config& config) {
@@ -451,19 +193,19 @@ std::optional<Error> parse_list(const Field& field, std::string_view value, Conf
       const std::string_view item = value.substr(
           start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
       if (item.empty() || item.size() > 64) {
-        return Error{std::string(field.key),
+        return Error{std::string(field.link_key),
                      "expects comma-separated names, got " + display_value(value)};
       }
       for (const char c : item) {
         const bool allowed = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
         if (!allowed) {
           return Error{
-              std::string(field.key),
+              std::string(field.link_key),
               "expects names of lowercase letters, digits and '_', got " + display_value(item)};
         }
       }
       items.emplace_back(item);
-      if (items.size() > 64) return Error{std::string(field.key), "lists more than 64 names"};
+      if (items.size() > 64) return Error{std::string(field.link_key), "lists more than 64 names"};
       if (comma == std::string_view::npos) break;
       start = comma + 1;
     }
@@ -474,7 +216,7 @@ std::optional<Error> parse_list(const Field& field, std::string_view value, Conf
 
 std::optional<Error> parse_pattern(const Field& field, std::string_view value, Config& config) {
   std::vector<std::uint8_t> pattern;
-  const std::string key(field.key);
+  const std::string key(field.link_key);
   std::size_t start = 0;
   while (!value.empty()) {
     const std::size_t comma = value.find(',', start);
@@ -504,43 +246,54 @@ std::optional<Error> parse_pattern(const Field& field, std::string_view value, C
   return std::nullopt;
 }
 
-// Reads one parameter's (decoded) value into the config.
-std::optional<Error> parse_field(const Field& field, std::string_view value, Config& config) {
-  const std::string key(field.key);
-  switch (field.kind) {
-    case Kind::integer: {
-      const std::optional<std::int64_t> number = parse_integer(value);
-      const bool digits_only =
-          !value.empty() &&
-          std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
-      if (!number && !digits_only) {
-        return Error{key, "expects a whole number, got " + display_value(value)};
-      }
-      if (!number || *number < field.min_int || *number > field.max_int) {
-        return Error{key, "must be between " + std::to_string(field.min_int) + " and " +
-                              std::to_string(field.max_int) + ", got " + display_value(value)};
-      }
-      field.set_int(config, *number);
+std::optional<Error> parse_integer_field(const Field& field, std::string_view value,
+                                         Config& config) {
+  const std::string key(field.link_key);
+  const std::optional<std::int64_t> number = parse_integer(value);
+  const bool digits_only = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
+    return c >= '0' && c <= '9';
+  });
+  if (!number && !digits_only) {
+    return Error{key, "expects a whole number, got " + display_value(value)};
+  }
+  if (!number || *number < field.min_int || *number > field.max_int) {
+    return Error{key, "must be between " + std::to_string(field.min_int) + " and " +
+                          std::to_string(field.max_int) + ", got " + display_value(value)};
+  }
+  field.set_int(config, *number);
+  return std::nullopt;
+}
+
+// One of the field's link spellings (fields.hpp); "" marks a value links do not accept.
+std::optional<Error> parse_choice(const Field& field, std::string_view value, Config& config) {
+  std::string choices;
+  for (std::size_t i = 0; i < field.choices.size(); ++i) {
+    const std::string_view name = field.choices[i].link;
+    if (name.empty()) continue;
+    if (value == name) {
+      field.set_int(config, static_cast<std::int64_t>(i));
       return std::nullopt;
     }
+    choices += (choices.empty() ? "" : ", ") + std::string(name);
+  }
+  return Error{std::string(field.link_key),
+               "expects one of " + choices + ", got " + display_value(value)};
+}
+
+// Reads one parameter's (decoded) value into the config.
+std::optional<Error> parse_field(const Field& field, std::string_view value, Config& config) {
+  const std::string key(field.link_key);
+  switch (field.kind) {
+    case Kind::integer:
+      return parse_integer_field(field, value, config);
     case Kind::boolean: {
       const std::optional<bool> flag = parse_bool(value);
       if (!flag) return Error{key, "expects 1 or 0, got " + display_value(value)};
       field.set_int(config, *flag ? 1 : 0);
       return std::nullopt;
     }
-    case Kind::choice: {
-      std::string choices;
-      for (std::size_t i = 0; i < field.names.size(); ++i) {
-        if (field.names[i].empty()) continue;
-        if (value == field.names[i]) {
-          field.set_int(config, static_cast<std::int64_t>(i));
-          return std::nullopt;
-        }
-        choices += (choices.empty() ? "" : ", ") + std::string(field.names[i]);
-      }
-      return Error{key, "expects one of " + choices + ", got " + display_value(value)};
-    }
+    case Kind::choice:
+      return parse_choice(field, value, config);
     case Kind::real: {
       const std::optional<double> number = parse_real(value);
       if (!number) return Error{key, "expects a number, got " + display_value(value)};
@@ -563,7 +316,7 @@ std::optional<Error> parse_field(const Field& field, std::string_view value, Con
       *field.text(config) = std::string(value);
       return std::nullopt;
     }
-    case Kind::list:
+    case Kind::module_list:
       return parse_list(field, value, config);
     case Kind::pattern:
       return parse_pattern(field, value, config);
@@ -601,10 +354,10 @@ Error unknown_parameter(std::string_view key) {
       }
     }
     for (const Field& field : fields()) {
-      const std::size_t d = edit_distance(key, field.key);
+      const std::size_t d = edit_distance(key, field.link_key);
       if (d < best_distance) {
         best_distance = d;
-        best = field.key;
+        best = field.link_key;
       }
     }
     if (!best.empty()) message += " (did you mean '" + std::string(best) + "'?)";
@@ -651,7 +404,7 @@ Config defaults_of_fields() {
   for (const Field& field : fields()) {
     // Defaults are trusted text from the table above; a bad one is a programming error the
     // unit tests catch (share_link_defaults round trip).
-    (void)parse_field(field, field.default_text, config);
+    (void)parse_field(field, field.link_default, config);
   }
   return config;
 }
@@ -665,7 +418,7 @@ Config share_link_defaults() {
 
 std::vector<std::string> share_link_keys() {
   std::vector<std::string> keys = {"v", "model", "gpu"};
-  for (const Field& field : fields()) keys.emplace_back(field.key);
+  for (const Field& field : fields()) keys.emplace_back(field.link_key);
   return keys;
 }
 
@@ -782,7 +535,7 @@ LinkParameters share_parameters(const SharedConfig& shared, bool include_default
   for (const Field& field : fields()) {
     std::string value = format_field(field, shared.config);
     if (include_defaults || value != format_field(field, base)) {
-      out.emplace_back(std::string(field.key), std::move(value));
+      out.emplace_back(std::string(field.link_key), std::move(value));
     }
   }
   return out;
@@ -817,7 +570,7 @@ std::vector<std::string> share_link_differences(const Config& a, const Config& b
   std::vector<std::string> keys;
   for (const Field& field : fields()) {
     if (is_display_name(field)) continue;
-    if (format_field(field, a) != format_field(field, b)) keys.emplace_back(field.key);
+    if (format_field(field, a) != format_field(field, b)) keys.emplace_back(field.link_key);
   }
   return keys;
 }

@@ -1,0 +1,127 @@
+// The field registry: one row per Config field (config.hpp), the one home of everything the
+// front ends and formats say about a field.
+//
+// A row holds the field's accessors, its share-link key and frozen link-version-1 default,
+// its bounds and enum spellings, the Megatron flag that carries it, its config-JSON key, and
+// the settings page's label, help line and tooltip. From the rows come the share-link codec
+// (share_link.cpp), the one-to-one Megatron flags read (megatron_args.cpp) and written
+// (megatron_args_writer.cpp), preset model fields (presets.cpp), the config JSON
+// (json_output.cpp), the page's input rows and error-to-row map (web/inputs_panel.cpp) and
+// the tests' field lists. Adding a field is one row here (plus the importer that reads a
+// multi-flag spelling, if any).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "megamem/config.hpp"
+
+namespace megamem {
+
+enum class FieldKind {
+  integer,      // int or int64 (get_int / set_int)
+  real,         // double (get_real / set_real)
+  boolean,      // bool (get_int / set_int as 0/1)
+  choice,       // enum (get_int / set_int as the enumerator index; spellings in choices)
+  text,         // std::string (text)
+  module_list,  // --recompute-modules / --offload-modules names (list)
+  pattern,      // --moe-layer-freq's 0/1 layer pattern (pattern)
+};
+
+// The Config struct a field lives in; also its group in the config JSON.
+enum class FieldGroup { model, parallel, training, optimizer, runtime, device };
+
+// How the Megatron flag carries the field: a value, or its presence (store_true) or absence
+// (store_false, e.g. --no-masked-softmax-fusion clears masked_softmax_fusion).
+enum class FlagForm { none, value, store_true, store_false };
+
+// One enumerator's spellings, in enumerator order.
+struct FieldChoice {
+  std::string_view link;      // share-link text; "" = links do not accept it
+  std::string_view json;      // config JSON and preset files
+  std::string_view megatron;  // the flag's value; "" = the flag has no such choice
+  std::string_view label;     // settings page
+};
+
+// A Megatron flag with its values, as the writer emits it ("--fp8-format", {"hybrid"}).
+struct MegatronFlag {
+  std::string name;
+  std::vector<std::string> values;
+};
+
+struct ConfigField {
+  std::string_view name;  // config.hpp path: "training.deterministic_mode"
+  FieldGroup group = FieldGroup::model;
+  FieldKind kind = FieldKind::integer;
+
+  // Share link: key ("" = links do not carry the field) and version 1's default as text.
+  std::string_view link_key;
+  std::string_view link_default;
+
+  // Bounds for links and presets (integer and boolean, choice index; text: length limit).
+  std::int64_t min_int = 0;
+  std::int64_t max_int = 0;
+  double min_real = 0.0;
+  double max_real = 0.0;
+  bool wide = false;  // an int64 member (integer kind)
+  std::vector<FieldChoice> choices;
+
+  // Megatron: the flag, how it carries the field, and the smallest value it accepts
+  // (reals: flag_min..flag_max).
+  std::string_view flag;
+  FlagForm flag_form = FlagForm::none;
+  double flag_min = 1.0;
+  double flag_max = 0.0;
+  bool flag_always = false;  // written even at its default (flags Megatron requires)
+  // Read by code in megatron_args.cpp (aliases, several flags, derived values), not by the
+  // one-to-one loop.
+  bool read_by_importer = false;
+  // Multi-flag fields: the flags that say this field's value (instead of flag_form).
+  void (*write_flags)(const Config&, std::vector<MegatronFlag>&) = nullptr;
+
+  // Config JSON key within its group ("" = not in the JSON).
+  std::string_view json_key;
+
+  // Settings page: label, the Megatron flag as shown, a one-sentence effect on memory, and
+  // the input's lower bound, upper bound (sliders, reals), step and number format.
+  std::string_view label;
+  std::string_view flag_help;
+  std::string_view tooltip;
+  double ui_min = 0.0;
+  double ui_max = 0.0;
+  double ui_step = 1.0;
+  std::string_view ui_format;
+
+  // Accessors (which are set depends on kind).
+  std::int64_t (*get_int)(const Config&) = nullptr;
+  void (*set_int)(Config&, std::int64_t) = nullptr;
+  double (*get_real)(const Config&) = nullptr;
+  void (*set_real)(Config&, double) = nullptr;
+  std::string* (*text)(Config&) = nullptr;
+  std::vector<std::string>* (*list)(Config&) = nullptr;
+  std::vector<std::uint8_t>* (*pattern)(Config&) = nullptr;
+};
+
+// Every Config field, in share-link order (docs/share-links.md); fields without a link key
+// follow their neighbours.
+const std::vector<ConfigField>& config_fields();
+
+// The row with this share-link key, config.hpp path or (group, JSON key); nullptr if none.
+const ConfigField* field_by_link_key(std::string_view key);
+const ConfigField* field_by_name(std::string_view name);
+const ConfigField* field_by_json_key(FieldGroup group, std::string_view key);
+
+// The group's name in the config JSON ("model", "parallel", ...).
+std::string_view field_group_name(FieldGroup group);
+
+// The field's value as share-link text (before percent-encoding); "?" for an enum value
+// outside its spellings.
+std::string field_link_text(const ConfigField& field, const Config& config);
+
+// The Megatron flags that say this field's value (none at Megatron's default).
+void append_megatron_flags(const ConfigField& field, const Config& config,
+                           std::vector<MegatronFlag>& flags);
+
+}  // namespace megamem

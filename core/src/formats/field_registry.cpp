@@ -1,0 +1,1113 @@
+// The field registry (fields.hpp): one row per Config field.
+//
+// Index:
+//   [rows]     the row builder and the accessor macros
+//   [flags]    Megatron spellings of the multi-flag fields
+//   [table]    the table
+//   [api]      look-ups, link text, Megatron flags
+//
+// Share-link keys, defaults and bounds are frozen by link version 1 (docs/share-links.md):
+// every link that decodes today must decode to the same Config. Megatron flags follow
+// megatron/training/arguments.py (NVIDIA/Megatron-LM d98e8a6); Config{}'s value of a field is
+// Megatron's default, so a one-to-one flag is written only when the value differs from it.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "megamem/fields.hpp"
+#include "number_text.hpp"
+
+namespace megamem {
+namespace {
+
+// ---- [rows] -------------------------------------------------------------------------------
+
+FieldGroup group_of(std::string_view name) {
+  const std::string_view head = name.substr(0, name.find('.'));
+  if (head == "parallel") return FieldGroup::parallel;
+  if (head == "training") return FieldGroup::training;
+  if (head == "optimizer") return FieldGroup::optimizer;
+  if (head == "runtime") return FieldGroup::runtime;
+  if (head == "device") return FieldGroup::device;
+  return FieldGroup::model;
+}
+
+// Builds a row: the macros below set the accessors, these calls the rest.
+class Row {
+ public:
+  Row(std::string_view name, FieldKind kind, std::string_view key, std::string_view def) {
+    f_.name = name;
+    f_.group = group_of(name);
+    f_.kind = kind;
+    f_.link_key = key;
+    f_.link_default = def;
+  }
+  ConfigField& field() { return f_; }
+  // A one-to-one Megatron flag (reals: its range).
+  Row& flag(std::string_view name, FlagForm form, double min = 1.0, double max = 0.0) {
+    f_.flag = name;
+    f_.flag_form = form;
+    f_.flag_min = min;
+    f_.flag_max = max;
+    if (f_.flag_help.empty()) f_.flag_help = name;
+    return *this;
+  }
+  // A flag the importer reads by code; written one-to-one (form) or by write_flags.
+  Row& read_by_code(std::string_view name, FlagForm form = FlagForm::none) {
+    flag(name, form);
+    f_.read_by_importer = true;
+    return *this;
+  }
+  Row& writes(void (*write)(const Config&, std::vector<MegatronFlag>&)) {
+    f_.write_flags = write;
+    return *this;
+  }
+  Row& always() {
+    f_.flag_always = true;
+    return *this;
+  }
+  Row& json(std::string_view key) {
+    f_.json_key = key;
+    return *this;
+  }
+  // The settings row: label, the flag as shown (default: the flag), effect on memory.
+  Row& ui(std::string_view label, std::string_view help, std::string_view tooltip) {
+    f_.label = label;
+    if (!help.empty()) f_.flag_help = help;
+    f_.tooltip = tooltip;
+    return *this;
+  }
+  Row& range(double min, double max, double step, std::string_view format = "") {
+    f_.ui_min = min;
+    f_.ui_max = max;
+    f_.ui_step = step;
+    f_.ui_format = format;
+    return *this;
+  }
+  Row& choices(std::vector<FieldChoice> choices) {
+    f_.choices = std::move(choices);
+    return *this;
+  }
+  operator ConfigField() const { return f_; }  // NOLINT: rows convert into the table
+
+ private:
+  ConfigField f_;
+};
+
+// Each macro binds a link key and its version-1 default to a Config member path.
+#define MM_INT(key, def, path, lo, hi)                                          \
+  [] {                                                                          \
+    Row r(#path, FieldKind::integer, key, def);                                 \
+    r.field().get_int = [](const Config& c) -> std::int64_t { return c.path; }; \
+    r.field().set_int = [](Config& c, std::int64_t v) {                         \
+      c.path = static_cast<std::remove_reference_t<decltype(c.path)>>(v);       \
+    };                                                                          \
+    r.field().min_int = lo;                                                     \
+    r.field().max_int = hi;                                                     \
+    r.field().wide = sizeof(Config{}.path) > sizeof(int);                       \
+    return r;                                                                   \
+  }()
+#define MM_BOOL(key, def, path)                                                         \
+  [] {                                                                                  \
+    Row r(#path, FieldKind::boolean, key, def);                                         \
+    r.field().get_int = [](const Config& c) -> std::int64_t { return c.path ? 1 : 0; }; \
+    r.field().set_int = [](Config& c, std::int64_t v) { c.path = v != 0; };             \
+    r.field().max_int = 1;                                                              \
+    return r;                                                                           \
+  }()
+#define MM_CHOICE(key, def, path)                                         \
+  [] {                                                                    \
+    Row r(#path, FieldKind::choice, key, def);                            \
+    r.field().get_int = [](const Config& c) -> std::int64_t {             \
+      return static_cast<std::int64_t>(c.path);                           \
+    };                                                                    \
+    r.field().set_int = [](Config& c, std::int64_t v) {                   \
+      c.path = static_cast<std::remove_reference_t<decltype(c.path)>>(v); \
+    };                                                                    \
+    return r;                                                             \
+  }()
+#define MM_REAL(key, def, path, lo, hi)                                    \
+  [] {                                                                     \
+    Row r(#path, FieldKind::real, key, def);                               \
+    r.field().get_real = [](const Config& c) -> double { return c.path; }; \
+    r.field().set_real = [](Config& c, double v) { c.path = v; };          \
+    r.field().min_real = lo;                                               \
+    r.field().max_real = hi;                                               \
+    return r;                                                              \
+  }()
+#define MM_TEXT(key, path, limit)                                       \
+  [] {                                                                  \
+    Row r(#path, FieldKind::text, key, "");                             \
+    r.field().text = [](Config& c) -> std::string* { return &c.path; }; \
+    r.field().max_int = limit;                                          \
+    return r;                                                           \
+  }()
+#define MM_LIST(key, path)                                                           \
+  [] {                                                                               \
+    Row r(#path, FieldKind::module_list, key, "");                                   \
+    r.field().list = [](Config& c) -> std::vector<std::string>* { return &c.path; }; \
+    return r;                                                                        \
+  }()
+#define MM_PATTERN(key, path)                                                            \
+  [] {                                                                                   \
+    Row r(#path, FieldKind::pattern, key, "");                                           \
+    r.field().pattern = [](Config& c) -> std::vector<std::uint8_t>* { return &c.path; }; \
+    return r;                                                                            \
+  }()
+
+constexpr std::int64_t kMaxGpus = std::int64_t{1} << 20;  // normalize()'s limit
+constexpr std::int64_t kMaxDim = std::int64_t{1} << 22;   // normalize()'s sanity bound
+constexpr std::int64_t kMaxCount = 1'000'000'000;
+constexpr double kMaxReal = 1.0e9;
+
+// Spellings shared by several rows: {link, json, megatron, label}.
+const std::vector<FieldChoice> kOptimizerChoices = {{"adam", "adam", "adam", "Adam"},
+                                                    {"sgd", "sgd", "sgd", "SGD"},
+                                                    {"muon", "muon", "muon", "Muon"}};
+std::vector<FieldChoice> dtype_choices(bool bf16, bool fp16, bool fp8) {
+  return {{"fp32", "fp32", "fp32", "fp32"},
+          {"bf16", "bf16", bf16 ? "bf16" : "", "bf16"},
+          {"fp16", "fp16", fp16 ? "fp16" : "", "fp16"},
+          {"fp8", "fp8", fp8 ? "fp8" : "", "fp8"}};
+}
+
+// ---- [flags] ------------------------------------------------------------------------------
+
+void add_flag(std::vector<MegatronFlag>& flags, std::string name, std::string value = "") {
+  flags.push_back({std::move(name), {}});
+  if (!value.empty()) flags.back().values.push_back(std::move(value));
+}
+
+// --num-query-groups counts only with --group-query-attention (arguments.py).
+void write_query_groups(const Config& c, std::vector<MegatronFlag>& flags) {
+  if (c.model.num_query_groups <= 0) return;
+  add_flag(flags, "--group-query-attention");
+  add_flag(flags, "--num-query-groups", std::to_string(c.model.num_query_groups));
+}
+
+void write_ffn(const Config& c, std::vector<MegatronFlag>& flags) {
+  if (c.model.ffn_hidden_size > 0) {
+    add_flag(flags, "--ffn-hidden-size", std::to_string(c.model.ffn_hidden_size));
+  } else if (c.model.activation == Activation::swiglu) {
+    // Config's 0 means 4h, but Megatron's SwiGLU default is 8h/3 (arguments.py), so say it.
+    add_flag(flags, "--ffn-hidden-size", std::to_string(4 * std::int64_t{c.model.hidden_size}));
+  }
+}
+
+void write_activation(const Config& c, std::vector<MegatronFlag>& flags) {
+  if (c.model.activation == Activation::swiglu) add_flag(flags, "--swiglu");
+  if (c.model.activation == Activation::squared_relu) add_flag(flags, "--squared-relu");
+}
+
+// A 0/1 layer pattern as a run-length list expression, e.g. "([0]*3+[1]*58)".
+std::string pattern_expression(const std::vector<std::uint8_t>& pattern) {
+  std::string expression = "(";
+  std::size_t i = 0;
+  while (i < pattern.size()) {
+    std::size_t run = 1;
+    while (i + run < pattern.size() && pattern[i + run] == pattern[i]) ++run;
+    if (expression.size() > 1) expression += '+';
+    expression += "[" + std::to_string(pattern[i]) + "]*" + std::to_string(run);
+    i += run;
+  }
+  return expression + ")";
+}
+
+void write_moe_layer_freq(const Config& c, std::vector<MegatronFlag>& flags) {
+  if (!c.model.moe_layer_pattern.empty()) {
+    add_flag(flags, "--moe-layer-freq", pattern_expression(c.model.moe_layer_pattern));
+  } else if (c.model.moe_layer_freq != 1) {
+    add_flag(flags, "--moe-layer-freq", std::to_string(c.model.moe_layer_freq));
+  }
+}
+
+// An explicit layout replaces the virtual stage count.
+void write_virtual_stages(const Config& c, std::vector<MegatronFlag>& flags) {
+  const ParallelConfig& p = c.parallel;
+  if (!p.pipeline_layout.empty()) {
+    add_flag(flags, "--pipeline-model-parallel-layout", p.pipeline_layout);
+  } else if (p.virtual_stages_per_pipeline_rank > 1) {
+    add_flag(flags, "--num-virtual-stages-per-pipeline-rank",
+             std::to_string(p.virtual_stages_per_pipeline_rank));
+  }
+}
+
+void write_params_dtype(const Config& c, std::vector<MegatronFlag>& flags) {
+  if (c.training.params_dtype == DType::bf16) add_flag(flags, "--bf16");
+  if (c.training.params_dtype == DType::fp16) add_flag(flags, "--fp16");
+}
+
+void write_fp8(const Config& c, std::vector<MegatronFlag>& flags) {
+  const Fp8Recipe recipe = c.training.fp8_recipe;
+  if (recipe == Fp8Recipe::none) return;
+  // e4m3 and hybrid store the same bytes; hybrid is the usual training choice. "delayed" is
+  // Megatron's default recipe.
+  add_flag(flags, "--fp8-format", "hybrid");
+  if (recipe == Fp8Recipe::tensorwise) add_flag(flags, "--fp8-recipe", "tensorwise");
+  if (recipe == Fp8Recipe::mxfp8) add_flag(flags, "--fp8-recipe", "mxfp8");
+  if (recipe == Fp8Recipe::blockwise) add_flag(flags, "--fp8-recipe", "blockwise");
+}
+
+void write_cross_entropy(const Config& c, std::vector<MegatronFlag>& flags) {
+  if (c.training.cross_entropy != CrossEntropyImpl::unfused) {
+    add_flag(flags, "--cross-entropy-loss-fusion");
+  }
+  if (c.training.cross_entropy == CrossEntropyImpl::te_fused) {
+    add_flag(flags, "--cross-entropy-fusion-impl", "te");
+  }
+}
+
+void write_router_dtype(const Config& c, std::vector<MegatronFlag>& flags) {
+  if (c.training.moe_router_fp32) add_flag(flags, "--moe-router-dtype", "fp32");
+}
+
+// Either spelling means the same once read back (arguments.py picks by --swiglu).
+void write_bias_activation_fusion(const Config& c, std::vector<MegatronFlag>& flags) {
+  if (c.training.bias_activation_fusion) return;
+  add_flag(flags, "--no-bias-gelu-fusion");
+  add_flag(flags, "--no-bias-swiglu-fusion");
+}
+
+void write_recompute(const Config& c, std::vector<MegatronFlag>& flags) {
+  const RecomputeConfig& rc = c.training.recompute;
+  if (rc.granularity == RecomputeGranularity::full) {
+    add_flag(flags, "--recompute-granularity", "full");
+    add_flag(flags, "--recompute-method",
+             rc.method == RecomputeMethod::block ? "block" : "uniform");
+    add_flag(flags, "--recompute-num-layers", std::to_string(rc.num_layers));
+  } else if (rc.granularity == RecomputeGranularity::selective) {
+    add_flag(flags, "--recompute-granularity", "selective");
+    if (!rc.modules.empty()) flags.push_back({"--recompute-modules", rc.modules});
+  }
+}
+
+void write_offload_modules(const Config& c, std::vector<MegatronFlag>& flags) {
+  const std::vector<std::string>& modules = c.training.offload.offload_modules;
+  if (!modules.empty()) flags.push_back({"--offload-modules", modules});
+}
+
+// Only bf16 params reduce gradients in bf16 on request (arguments.py validate_args).
+void write_grad_reduce(const Config& c, std::vector<MegatronFlag>& flags) {
+  if (c.optimizer.grad_reduce_in_bf16 && c.training.params_dtype == DType::bf16) {
+    add_flag(flags, "--grad-reduce-in-bf16");
+  }
+}
+
+// ---- [table] ------------------------------------------------------------------------------
+
+std::vector<ConfigField> job_rows() {
+  return {
+      MM_INT("gpus", "1", parallel.world_size, 1, kMaxGpus)
+          .json("world_size")
+          .ui("GPUs", "world size (WORLD_SIZE, nodes x GPUs per node)",
+              "Data parallel = GPUs / (TP x CP x PP): shards the distributed optimizer and "
+              "gradient buffers.")
+          .range(1, 0, 8),
+      MM_INT("tp", "1", parallel.tensor_parallel, 1, kMaxDim)
+          .flag("--tensor-model-parallel-size", FlagForm::value)
+          .json("tensor_model_parallel_size")
+          .ui("TP", "",
+              "Splits each layer's weights and most activations TP ways; heads and FFN must "
+              "divide.")
+          .range(1, 0, 1),
+      MM_INT("pp", "1", parallel.pipeline_parallel, 1, kMaxDim)
+          .flag("--pipeline-model-parallel-size", FlagForm::value)
+          .json("pipeline_model_parallel_size")
+          .ui("PP", "",
+              "Splits the layers over PP ranks; the first rank keeps activations of up to PP "
+              "micro-batches in flight.")
+          .range(1, 0, 1),
+      MM_INT("vpp", "1", parallel.virtual_stages_per_pipeline_rank, 1, kMaxDim)
+          .read_by_code("--num-virtual-stages-per-pipeline-rank")
+          .writes(write_virtual_stages)
+          .json("virtual_stages_per_pipeline_rank")
+          .ui("VPP", "",
+              "Interleaved schedule: more, smaller chunks per rank and more micro-batches in "
+              "flight.")
+          .range(1, 0, 1),
+      MM_INT("cp", "1", parallel.context_parallel, 1, kMaxDim)
+          .flag("--context-parallel-size", FlagForm::value)
+          .json("context_parallel_size")
+          .ui("CP", "",
+              "Splits the sequence: activations shrink CP ways; the optimizer shards over "
+              "DP x CP.")
+          .range(1, 0, 1),
+      MM_INT("ep", "1", parallel.expert_parallel, 1, kMaxDim)
+          .flag("--expert-model-parallel-size", FlagForm::value)
+          .json("expert_model_parallel_size")
+          .ui("EP", "", "Splits the routed experts: E / EP experts of weights per GPU.")
+          .range(1, 0, 1),
+      MM_INT("etp", "0", parallel.expert_tensor_parallel, 0, kMaxDim)
+          .flag("--expert-tensor-parallel-size", FlagForm::value)
+          .json("expert_tensor_parallel_size")
+          .ui("ETP", "--expert-tensor-parallel-size (0 = TP)",
+              "Tensor parallelism inside each expert."),
+      // arguments.py validate_args drops --sequence-parallel when TP = 1.
+      MM_BOOL("sp", "1", parallel.sequence_parallel)
+          .read_by_code("--sequence-parallel", FlagForm::store_true)
+          .json("sequence_parallel")
+          .ui("sequence parallel", "",
+              "With TP > 1, norms and dropouts keep 1/TP of the sequence (needed for MoE "
+              "with TP)."),
+      MM_INT("mbs", "1", training.micro_batch_size, 1, kMaxDim)
+          .flag("--micro-batch-size", FlagForm::value)
+          .always()
+          .json("micro_batch_size")
+          .ui("micro-batch", "", "Sequences per forward: every saved activation scales with it.")
+          .range(1, 0, 1),
+      MM_INT("gbs", "0", training.global_batch_size, 0, kMaxCount)
+          .flag("--global-batch-size", FlagForm::value)
+          .json("global_batch_size")
+          .ui("global batch", "--global-batch-size (0 = micro-batch x DP)",
+              "Sets the micro-batches per step; memory changes only through the pipeline "
+              "schedule's warm-up.")
+          .range(0, 0, 64),
+      MM_INT("seq", "4096", training.seq_length, 1, kMaxDim)
+          .flag("--seq-length", FlagForm::value)
+          .json("seq_length")
+          .ui("sequence length", "",
+              "Tokens per sequence: activations scale with it (unfused attention with its "
+              "square).")
+          .range(1, 0, 512),
+  };
+}
+
+std::vector<ConfigField> recompute_rows() {
+  return {
+      MM_CHOICE("recompute", "none", training.recompute.granularity)
+          .choices({{"none", "none", "", "none"},
+                    {"selective", "selective", "selective", "selective"},
+                    {"full", "full", "full", "full"}})
+          .read_by_code("--recompute-granularity")
+          .writes(write_recompute)
+          .json("recompute_granularity")
+          .ui("recompute", "",
+              "selective drops chosen modules' saved tensors; full keeps one input per "
+              "layer group and re-runs it in backward."),
+      MM_CHOICE("recompute-method", "uniform", training.recompute.method)
+          .choices(
+              {{"uniform", "uniform", "uniform", "uniform"}, {"block", "block", "block", "block"}})
+          .read_by_code("--recompute-method")
+          .json("recompute_method")
+          .ui("method", "",
+              "uniform: groups of N layers; block: the first N layers of each chunk."),
+      MM_INT("recompute-layers", "1", training.recompute.num_layers, 0, kMaxDim)
+          .read_by_code("--recompute-num-layers")
+          .json("recompute_num_layers")
+          .ui("recompute layers", "", "Layers per group (uniform) or per chunk (block).")
+          .range(1, 0, 1),
+      MM_LIST("recompute-modules", training.recompute.modules)
+          .read_by_code("--recompute-modules")
+          .json("recompute_modules")
+          .ui("recompute modules", "",
+              "Each checked module's saved tensors are dropped and recomputed in "
+              "backward (none checked = core_attn)."),
+      MM_BOOL("distribute-saved", "0", training.recompute.distribute_saved_activations)
+          .read_by_code("--distribute-saved-activations", FlagForm::store_true)
+          .json("distribute_saved_activations")
+          .ui("distribute saved", "",
+              "Full recompute's kept inputs split over TP (not with sequence "
+              "parallel)."),
+      MM_BOOL("dist-opt", "1", optimizer.use_distributed_optimizer)
+          .read_by_code("--use-distributed-optimizer", FlagForm::store_true)
+          .json("use_distributed_optimizer")
+          .ui("distributed optimizer", "",
+              "Shards master weights and moments over data parallel ranks."),
+  };
+}
+
+std::vector<ConfigField> pipeline_rows() {
+  return {
+      MM_INT("pp-first", "0", parallel.decoder_first_pipeline_num_layers, 0, kMaxDim)
+          .flag("--decoder-first-pipeline-num-layers", FlagForm::value)
+          .json("decoder_first_pipeline_num_layers")
+          .ui("first-stage layers", "", "Layers on the first stage (0 = even split)."),
+      MM_INT("pp-last", "0", parallel.decoder_last_pipeline_num_layers, 0, kMaxDim)
+          .flag("--decoder-last-pipeline-num-layers", FlagForm::value)
+          .json("decoder_last_pipeline_num_layers")
+          .ui("last-stage layers", "", "Layers on the last stage (0 = even split)."),
+      MM_BOOL("pp-emb", "0", parallel.account_for_embedding_in_pipeline_split)
+          .flag("--account-for-embedding-in-pipeline-split", FlagForm::store_true)
+          .json("account_for_embedding_in_pipeline_split")
+          .ui("embedding as a layer", "", "The embedding counts as a layer when splitting."),
+      MM_BOOL("pp-loss", "0", parallel.account_for_loss_in_pipeline_split)
+          .flag("--account-for-loss-in-pipeline-split", FlagForm::store_true)
+          .json("account_for_loss_in_pipeline_split")
+          .ui("loss as a layer", "", "The loss counts as a layer when splitting."),
+      MM_TEXT("pp-layout", parallel.pipeline_layout, 4096)
+          .read_by_code("--pipeline-model-parallel-layout")  // written with vpp
+          .json("pipeline_model_parallel_layout")
+          .ui("layout", "",
+              "Explicit stages, e.g. Et*4|(t*4|)*14tmL (E embedding, t layer, m MTP, L "
+              "loss)."),
+      MM_INT("vpp-group", "0", parallel.microbatch_group_size_per_vp_stage, 0, kMaxDim)
+          .flag("--microbatch-group-size-per-virtual-pipeline-stage", FlagForm::value)
+          .json("microbatch_group_size_per_vp_stage")
+          .ui("VPP group", "", "Micro-batches per group of the interleaved schedule (0 = PP)."),
+      MM_INT("dist-opt-instances", "1", parallel.num_distributed_optimizer_instances, 1, kMaxDim)
+          .flag("--num-distributed-optimizer-instances", FlagForm::value)
+          .json("num_distributed_optimizer_instances")
+          .ui("optimizer instances", "",
+              "Replicas of the distributed optimizer: each shards over fewer GPUs.")
+          .range(1, 0, 1),
+  };
+}
+
+std::vector<ConfigField> numerics_rows() {
+  return {
+      MM_CHOICE("dtype", "bf16", training.params_dtype)
+          .choices({{"fp32", "fp32", "", "fp32"},
+                    {"bf16", "bf16", "", "bf16"},
+                    {"fp16", "fp16", "", "fp16"},
+                    {"", "fp8", "", ""}})
+          .read_by_code("--bf16")
+          .writes(write_params_dtype)
+          .json("params_dtype")
+          .ui("precision", "--bf16 / --fp16 (default fp32)",
+              "bf16/fp16 weights take 2 bytes with fp32 main grads and master weights; fp32 "
+              "takes 4."),
+      MM_CHOICE("fp8", "none", training.fp8_recipe)
+          .json("fp8_recipe")
+          .choices({{"none", "none", "", "none"},
+                    {"delayed", "delayed", "delayed", "delayed"},
+                    {"tensorwise", "tensorwise", "tensorwise", "tensorwise"},
+                    {"mxfp8", "mxfp8", "mxfp8", "mxfp8"},
+                    {"blockwise", "blockwise", "blockwise", "blockwise"}})
+          .read_by_code("--fp8-recipe")
+          .writes(write_fp8)
+          .ui("FP8 recipe", "--fp8-format with --fp8-recipe",
+              "FP8 GEMMs; megamem changes only weight bytes with --fp8-param-gather."),
+      MM_BOOL("fp8-param-gather", "0", training.fp8_param_gather)
+          .json("fp8_param_gather")
+          .flag("--fp8-param-gather", FlagForm::store_true)
+          .ui("FP8 param gather", "", "GEMM weights stored in 1 byte."),
+      MM_CHOICE("impl", "te", training.transformer_impl)
+          .json("transformer_impl")
+          .choices({{"te", "transformer_engine", "transformer_engine", "Transformer Engine"},
+                    {"local", "local", "local", "local"}})
+          .flag("--transformer-impl", FlagForm::value)
+          .ui("transformer impl", "",
+              "Transformer Engine fuses norms into linears; the local spec saves more."),
+      // megatron/core/transformer/enums.py AttnBackend.
+      MM_CHOICE("attn", "auto", training.attention_backend)
+          .json("attention_backend")
+          .choices({{"auto", "auto", "auto", "auto"},
+                    {"flash", "flash", "flash", "flash"},
+                    {"fused", "fused", "fused", "fused"},
+                    {"unfused", "unfused", "unfused", "unfused"},
+                    {"local", "local", "local", "local"}})
+          .flag("--attention-backend", FlagForm::value)
+          .ui("attention backend", "",
+              "Flash/fused keep no seq x seq scores; unfused saves the probabilities."),
+      MM_CHOICE("ce", "unfused", training.cross_entropy)
+          .json("cross_entropy")
+          .choices({{"unfused", "unfused", "", "unfused"},
+                    {"native", "native", "native", "native fused"},
+                    {"te", "te", "te", "TE fused"}})
+          .read_by_code("--cross-entropy-fusion-impl")
+          .writes(write_cross_entropy)
+          .ui("cross entropy", "--cross-entropy-loss-fusion / --cross-entropy-fusion-impl",
+              "Unfused keeps fp32 logits; fused variants keep less at the loss."),
+      MM_BOOL("grad-acc-fusion", "1", training.gradient_accumulation_fusion)
+          .json("gradient_accumulation_fusion")
+          .flag("--no-gradient-accumulation-fusion", FlagForm::store_false)
+          .ui("grad accum. fusion", "--no-gradient-accumulation-fusion clears it",
+              "Off: a bf16 weight gradient is allocated before accumulating into the "
+              "main grad."),
+      MM_BOOL("mask-in-loader", "1", training.create_attention_mask_in_dataloader)
+          .json("create_attention_mask_in_dataloader")
+          .flag("--no-create-attention-mask-in-dataloader", FlagForm::store_false)
+          .ui("mask in data loader", "--no-create-attention-mask-in-dataloader clears it",
+              "The attention mask tensor a batch carries (unfused attention)."),
+      MM_BOOL("softmax-fusion", "1", training.masked_softmax_fusion)
+          .json("masked_softmax_fusion")
+          .flag("--no-masked-softmax-fusion", FlagForm::store_false)
+          .ui("softmax fusion", "--no-masked-softmax-fusion clears it",
+              "Unfused attention only: off keeps an fp32 copy of the scores."),
+      // PyTorch then needs CUBLAS_WORKSPACE_CONFIG=:4096:8.
+      MM_BOOL("deterministic", "0", training.deterministic_mode)
+          .flag("--deterministic-mode", FlagForm::store_true)
+          .json("deterministic_mode")
+          .ui("deterministic", "", "cuBLAS workspaces grow from 8 MiB to 32 MiB per handle."),
+      // arguments.py: bias_swiglu_fusion with --swiglu, else bias_gelu_fusion.
+      MM_BOOL("bias-act-fusion", "1", training.bias_activation_fusion)
+          .json("bias_activation_fusion")
+          .read_by_code("--no-bias-gelu-fusion")
+          .writes(write_bias_activation_fusion)
+          .ui("bias-activation fusion", "--no-bias-gelu-fusion / --no-bias-swiglu-fusion clear it",
+              "Off: unfused activations keep extra copies (MoE experts too)."),
+  };
+}
+
+std::vector<ConfigField> moe_training_rows() {
+  return {
+      MM_CHOICE("dispatcher", "alltoall", training.moe_token_dispatcher)
+          .json("moe_token_dispatcher")
+          .choices({{"allgather", "allgather", "allgather", "allgather"},
+                    {"alltoall", "alltoall", "alltoall", "alltoall"},
+                    {"flex", "flex", "flex", "flex"}})
+          .flag("--moe-token-dispatcher-type", FlagForm::value)
+          .ui("dispatcher", "",
+              "allgather gathers every token (a global buffer); alltoall sends k copies; "
+              "flex adds DeepEP buffers."),
+      MM_BOOL("grouped-gemm", "1", training.moe_grouped_gemm)
+          .json("moe_grouped_gemm")
+          .flag("--moe-grouped-gemm", FlagForm::store_true)
+          .ui("grouped GEMM", "",
+              "Experts as grouped GEMMs: four more TE workspaces; allows moe_act "
+              "recompute."),
+      // transformer_config.py moe_router_dtype: None (the params dtype), fp32 or fp64.
+      MM_BOOL("router-fp32", "0", training.moe_router_fp32)
+          .json("moe_router_fp32")
+          .read_by_code("--moe-router-dtype")
+          .writes(write_router_dtype)
+          .ui("router in fp32", "--moe-router-dtype fp32", "Router scores kept in fp32."),
+      MM_BOOL("moe-overlap", "0", training.overlap_moe_expert_parallel_comm)
+          .json("overlap_moe_expert_parallel_comm")
+          .flag("--overlap-moe-expert-parallel-comm", FlagForm::store_true)
+          .ui("overlap EP comm.", "",
+              "One more warm-up micro-batch in flight (interleaved schedule)."),
+      MM_REAL("capacity", "0", training.moe_expert_capacity_factor, 0.0, kMaxReal)
+          .json("moe_expert_capacity_factor")
+          .flag("--moe-expert-capacity-factor", FlagForm::value, 0.0, 1e6)
+          .ui("capacity factor", "--moe-expert-capacity-factor (0 = dropless)",
+              "Caps tokens per expert at this multiple of the average.")
+          .range(0.0, 64.0, 0.25, "%.2f"),
+      MM_BOOL("pad-capacity", "0", training.moe_pad_expert_input_to_capacity)
+          .json("moe_pad_expert_input_to_capacity")
+          .flag("--moe-pad-expert-input-to-capacity", FlagForm::store_true)
+          .ui("pad to capacity", "", "Every expert receives exactly its capacity."),
+      MM_REAL("imbalance", "1", training.moe_imbalance_factor, 0.0, kMaxReal)
+          .json("moe_imbalance_factor")
+          .ui("imbalance factor", "(megamem knob, no flag)",
+              "The busiest EP rank's share of tokens over the balanced share.")
+          .range(1.0, 64.0, 0.1, "%.2f"),
+  };
+}
+
+std::vector<ConfigField> optimizer_rows() {
+  return {
+      MM_CHOICE("opt", "adam", optimizer.kind)
+          .choices(kOptimizerChoices)
+          .read_by_code("--optimizer", FlagForm::value)
+          .json("optimizer")
+          .ui("optimizer", "", "Adam keeps two moments per parameter; SGD and Muon one momentum."),
+      MM_CHOICE("muon-scalar", "adam", optimizer.muon_scalar_optimizer)
+          .choices({{"adam", "adam", "adam", "Adam"},
+                    {"sgd", "sgd", "", "SGD"},
+                    {"muon", "muon", "", "Muon"}})
+          .flag("--muon-scalar-optimizer", FlagForm::value)
+          .json("muon_scalar_optimizer"),
+      MM_BOOL("grad-bf16", "0", optimizer.grad_reduce_in_bf16)
+          .read_by_code("--grad-reduce-in-bf16")
+          .writes(write_grad_reduce)
+          .json("grad_reduce_in_bf16")
+          .ui("grad reduce in bf16", "",
+              "A bf16 gradient buffer (2 bytes) with an fp32 copy in the optimizer."),
+      MM_BOOL("precision-aware", "0", optimizer.use_precision_aware_optimizer)
+          .flag("--use-precision-aware-optimizer", FlagForm::store_true)
+          .json("use_precision_aware_optimizer")
+          .ui("precision-aware", "",
+              "TE FusedAdam: chosen dtypes for main grads, master weights and moments."),
+      MM_CHOICE("main-grads", "fp32", optimizer.main_grads_dtype)
+          .choices(dtype_choices(true, false, false))
+          .flag("--main-grads-dtype", FlagForm::value)
+          .json("main_grads_dtype")
+          .ui("main grads", "", "Gradient buffer dtype."),
+      MM_CHOICE("main-params", "fp32", optimizer.main_params_dtype)
+          .choices(dtype_choices(false, true, false))
+          .flag("--main-params-dtype", FlagForm::value)
+          .json("main_params_dtype")
+          .ui("main params", "", "Master weight dtype (bf16 keeps a 2-byte remainder by default)."),
+      MM_CHOICE("exp-avg", "fp32", optimizer.exp_avg_dtype)
+          .choices(dtype_choices(true, true, true))
+          .flag("--exp-avg-dtype", FlagForm::value)
+          .json("exp_avg_dtype")
+          .ui("exp_avg", "", "First Adam moment dtype."),
+      MM_CHOICE("exp-avg-sq", "fp32", optimizer.exp_avg_sq_dtype)
+          .choices(dtype_choices(true, true, true))
+          .flag("--exp-avg-sq-dtype", FlagForm::value)
+          .json("exp_avg_sq_dtype")
+          .ui("exp_avg_sq", "", "Second Adam moment dtype."),
+      MM_BOOL("param-remainders", "1", optimizer.store_param_remainders)
+          .json("store_param_remainders")
+          .ui("param remainders", "--no-store-param-remainders clears it",
+              "bf16 master weights as a 2-byte remainder of the fp32 value."),
+      MM_BOOL("opt-offload", "0", optimizer.optimizer_cpu_offload)
+          .flag("--optimizer-cpu-offload", FlagForm::store_true)
+          .json("optimizer_cpu_offload")
+          .ui("optimizer CPU offload", "", "Optimizer state moves to host memory."),
+      MM_REAL("opt-offload-fraction", "1", optimizer.optimizer_offload_fraction, 0.0, 1.0)
+          .flag("--optimizer-offload-fraction", FlagForm::value, 0.0, 1.0)
+          .json("optimizer_offload_fraction")
+          .ui("offload fraction", "", "Share of the optimizer state kept on the host.")
+          .range(0.0, 1.0, 0.05, "%.2f"),
+      MM_BOOL("overlap-grad", "0", optimizer.overlap_grad_reduce)
+          .flag("--overlap-grad-reduce", FlagForm::store_true)
+          .json("overlap_grad_reduce")
+          .ui("overlap grad reduce", "", "Gradient buckets; changes the DDP buffer padding."),
+      MM_INT("bucket", "0", optimizer.ddp_bucket_size_elements, 0, std::int64_t{1} << 50)
+          .flag("--ddp-bucket-size", FlagForm::value)
+          .json("ddp_bucket_size"),
+  };
+}
+
+std::vector<ConfigField> offload_rows() {
+  return {
+      MM_BOOL("act-offload", "0", training.offload.fine_grained_activation_offloading)
+          .read_by_code("--fine-grained-activation-offloading", FlagForm::store_true)
+          .json("fine_grained_activation_offloading")
+          .ui("activation offload", "",
+              "Saved tensors of the listed modules go to host memory, one layer comes "
+              "back at a time."),
+      MM_LIST("offload-modules", training.offload.offload_modules)
+          .read_by_code("--offload-modules")
+          .writes(write_offload_modules)
+          .json("offload_modules")
+          .ui("offload modules", "", "Modules whose saved tensors are offloaded."),
+      MM_REAL("offload-fraction", "1", training.offload.activation_offload_fraction, 0.0, 1.0)
+          .read_by_code("--activation-offload-fraction", FlagForm::value)
+          .json("activation_offload_fraction"),
+      MM_BOOL("cpu-offload", "0", training.offload.cpu_offloading)
+          .json("cpu_offloading")
+          .ui("legacy CPU offload", "--cpu-offloading",
+              "All activations of the first N layers go to the host (no PP, no "
+              "recompute)."),
+      MM_INT("cpu-offload-layers", "0", training.offload.cpu_offloading_num_layers, 0, kMaxDim)
+          .read_by_code("--cpu-offloading-num-layers", FlagForm::value)
+          .json("cpu_offloading_num_layers")
+          .ui("offloaded layers", "", "How many layers' activations go to the host."),
+      MM_BOOL("cpu-offload-weights", "0", training.offload.cpu_offloading_weights)
+          .json("cpu_offloading_weights"),
+  };
+}
+
+std::vector<ConfigField> runtime_and_device_rows() {
+  return {
+      MM_REAL("rt.ctx", "0.5", runtime.cuda_context_gib, 0.0, kMaxReal)
+          .json("cuda_context_gib")
+          .ui("CUDA context (GiB)", "(megamem setting)",
+              "Driver and CUDA context memory outside the allocator.")
+          .range(0.0, 64.0, 0.1, "%.2f"),
+      MM_REAL("rt.nccl", "0.25", runtime.nccl_gib_per_communicator, 0.0, kMaxReal)
+          .json("nccl_gib_per_communicator")
+          .ui("NCCL per group (GiB)", "(megamem setting)",
+              "Buffers per NCCL communicator the rank uses (TP, PP, DP, EP, ...).")
+          .range(0.0, 16.0, 0.05, "%.2f"),
+      MM_REAL("rt.frag", "0.05", runtime.fragmentation_fraction, 0.0, 1.0)
+          .json("fragmentation_fraction")
+          .ui("fragmentation", "(megamem setting, fraction of the peak)",
+              "Allocator fragmentation, as a fraction of the allocator peak.")
+          .range(0.0, 1.0, 0.01, "%.2f"),
+      MM_REAL("rt.deepep", "1", runtime.deepep_buffer_gib, 0.0, kMaxReal)
+          .json("deepep_buffer_gib")
+          .ui("DeepEP buffers (GiB)", "(megamem setting, flex dispatcher)",
+              "DeepEP's communication buffers with the flex dispatcher.")
+          .range(0.0, 64.0, 0.25, "%.2f"),
+      MM_TEXT("g.name", device.name, 200).json("name"),
+      MM_REAL("g.mem", "80", device.capacity_gib, 0.0, kMaxReal)
+          .json("capacity_gib")
+          .ui("memory (GiB)", "the card's usable memory",
+              "The capacity the peak is compared with (fits / does not fit).")
+          .range(1.0, 4096.0, 1.0, "%.2f"),
+      MM_INT("g.node", "8", device.gpus_per_node, 1, kMaxGpus)
+          .json("gpus_per_node")
+          .ui("GPUs per node", "the node size (NVLink domain)",
+              "No effect on memory; used by the planner's communication model.")
+          .range(1, 0, 1),
+      MM_REAL("g.intra", "450", device.intra_node_bandwidth_gb_per_s, 0.0, kMaxReal)
+          .json("intra_node_bandwidth_gb_per_s"),
+      MM_REAL("g.inter", "50", device.inter_node_bandwidth_gb_per_s, 0.0, kMaxReal)
+          .json("inter_node_bandwidth_gb_per_s"),
+      MM_REAL("g.tflops", "989", device.peak_bf16_tflops, 0.0, kMaxReal).json("peak_bf16_tflops"),
+      MM_REAL("g.cublas", "32", device.te_cublas_workspace_mib, 0.0, kMaxReal)
+          .json("te_cublas_workspace_mib")
+          .ui("TE workspace (MiB)", "(GPU property)",
+              "Transformer Engine's cuBLAS workspace per stream: 32 MiB on Hopper, 4 MiB "
+              "before.")
+          .range(0.0, 1024.0, 1.0, "%.1f"),
+      MM_REAL("g.fixed", "10", device.fixed_allocated_mib, 0.0, kMaxReal)
+          .json("fixed_allocated_mib")
+          .ui("fixed buffers (MiB)", "(calibrated)",
+              "RNG states, rotary caches and small tensors no formula covers.")
+          .range(0.0, 4096.0, 1.0, "%.1f"),
+  };
+}
+
+std::vector<ConfigField> model_shape_rows() {
+  return {
+      MM_TEXT("m.name", model.name, 200).json("name"),
+      MM_INT("m.layers", "0", model.num_layers, 0, kMaxDim)
+          .flag("--num-layers", FlagForm::value)
+          .always()
+          .json("num_layers")
+          .ui("layers", "",
+              "Every layer's weights, gradients, optimizer state and saved activations "
+              "scale with the number of layers.")
+          .range(1, 256, 1),
+      MM_INT("m.hidden", "0", model.hidden_size, 0, kMaxDim)
+          .flag("--hidden-size", FlagForm::value)
+          .always()
+          .json("hidden_size")
+          .ui("hidden", "",
+              "Attention and MLP weights grow with hidden x hidden; every saved activation "
+              "grows with it.")
+          .range(1, 0, 128),
+      MM_INT("m.heads", "0", model.num_attention_heads, 0, kMaxDim)
+          .flag("--num-attention-heads", FlagForm::value)
+          .always()
+          .json("num_attention_heads")
+          .ui("attention heads", "",
+              "Must divide by TP; sets the head size. Unfused attention saves heads x seq^2 "
+              "scores.")
+          .range(1, 0, 1),
+      // arguments.py: --num-query-groups counts only with --group-query-attention.
+      MM_INT("m.groups", "0", model.num_query_groups, 0, kMaxDim)
+          .read_by_code("--num-query-groups")
+          .writes(write_query_groups)
+          .json("num_query_groups")
+          .ui("query groups", "--num-query-groups (with --group-query-attention)",
+              "Fewer key/value groups shrink the K and V projections and the saved K, V."),
+      MM_INT("m.kv-ch", "0", model.kv_channels, 0, kMaxDim)
+          .flag("--kv-channels", FlagForm::value)
+          .json("kv_channels")
+          .ui("kv channels", "--kv-channels (0 = hidden / heads)",
+              "Head dimension: the size of Q, K, V per head.")
+          .range(0, 0, 8),
+      MM_INT("m.ffn", "0", model.ffn_hidden_size, 0, kMaxDim)
+          .flag("--ffn-hidden-size", FlagForm::value)
+          .writes(write_ffn)
+          .json("ffn_hidden_size")
+          .ui("FFN hidden", "--ffn-hidden-size (0 = 4 x hidden, SwiGLU 8/3)",
+              "MLP weights (two or three hidden x FFN matrices) and the MLP's saved "
+              "activations.")
+          .range(0, 0, 128),
+      MM_CHOICE("m.act", "gelu", model.activation)
+          .choices({{"gelu", "gelu", "", "GeLU"},
+                    {"swiglu", "swiglu", "", "SwiGLU"},
+                    {"squared_relu", "squared_relu", "", "squared ReLU"}})
+          .read_by_code("--swiglu")
+          .writes(write_activation)
+          .json("activation")
+          .ui("activation", "--swiglu / --squared-relu (default GeLU)",
+              "SwiGLU doubles the first MLP matrix and saves both halves."),
+      MM_CHOICE("m.norm", "layernorm", model.normalization)
+          .choices({{"layernorm", "layernorm", "LayerNorm", "LayerNorm"},
+                    {"rmsnorm", "rmsnorm", "RMSNorm", "RMSNorm"}})
+          .flag("--normalization", FlagForm::value)
+          .json("normalization")
+          .ui("normalization", "", "RMSNorm has no bias; norms save their input."),
+      MM_BOOL("m.qk-norm", "0", model.qk_layernorm)
+          .flag("--qk-layernorm", FlagForm::store_true)
+          .json("qk_layernorm")
+          .ui("QK layernorm", "",
+              "Norms on queries and keys: small weights, their inputs are saved."),
+      MM_BOOL("m.bias", "1", model.add_bias_linear)
+          .flag("--disable-bias-linear", FlagForm::store_false)
+          .json("add_bias_linear")
+          .ui("linear biases", "--disable-bias-linear clears it",
+              "Bias vectors on every linear layer (small)."),
+      // arguments.py also sets add_qkv_bias with add_bias_linear; the estimator adds QKV
+      // biases whenever add_bias_linear holds, so the flag is kept as given.
+      MM_BOOL("m.qkv-bias", "0", model.add_qkv_bias)
+          .flag("--add-qkv-bias", FlagForm::store_true)
+          .json("add_qkv_bias")
+          .ui("QKV bias", "", "Bias on the QKV projection only (Qwen2)."),
+      MM_BOOL("m.out-gate", "0", model.attention_output_gate)
+          .flag("--attention-output-gate", FlagForm::store_true)
+          .json("attention_output_gate")
+          .ui("attention out gate", "",
+              "A gate projection on the attention output: more weights and activations."),
+      MM_CHOICE("m.pos", "learned", model.position_embedding)
+          .choices({{"learned", "learned_absolute", "learned_absolute", "learned absolute"},
+                    {"rope", "rope", "rope", "RoPE"},
+                    {"yarn", "yarn", "yarn", "YaRN"},
+                    {"none", "none", "none", "none"}})
+          .read_by_code("--position-embedding-type", FlagForm::value)
+          .json("position_embedding")
+          .ui("position embedding", "",
+              "Learned absolute embeddings add max-positions x hidden weights."),
+      MM_INT("m.max-pos", "0", model.max_position_embeddings, 0, kMaxDim)
+          .flag("--max-position-embeddings", FlagForm::value)
+          .json("max_position_embeddings")
+          .ui("max positions", "--max-position-embeddings (0 = sequence length)",
+              "Size of a learned position embedding table.")
+          .range(0, 0, 1024),
+      MM_BOOL("m.untie", "0", model.untie_embeddings_and_output_weights)
+          .flag("--untie-embeddings-and-output-weights", FlagForm::store_true)
+          .json("untie_embeddings_and_output_weights")
+          .ui("untie embeddings", "",
+              "A separate output layer (vocabulary x hidden) on the last PP rank."),
+      MM_INT("m.vocab", "0", model.vocab_size, 0, std::int64_t{1} << 31)
+          .read_by_code("--vocab-size", FlagForm::value)
+          .json("vocab_size")
+          .ui("vocabulary", "--vocab-size (or the tokenizer's)",
+              "Embedding and output layer on the first and last PP rank; the loss keeps "
+              "fp32 logits of tokens x vocabulary / TP.")
+          .range(1, 0, 1024),
+      MM_INT("m.vocab-div", "128", model.make_vocab_size_divisible_by, 1, kMaxDim)
+          .flag("--make-vocab-size-divisible-by", FlagForm::value)
+          .json("make_vocab_size_divisible_by")
+          .ui("vocab divisible by", "", "The vocabulary is padded to a multiple of this times TP.")
+          .range(1, 0, 1),
+      MM_REAL("m.hdrop", "0.1", model.hidden_dropout, 0.0, 1.0)
+          .flag("--hidden-dropout", FlagForm::value, 0.0, 1.0)
+          .json("hidden_dropout")
+          .ui("hidden dropout", "", "Above 0, each residual add saves a 1-byte mask per element.")
+          .range(0.0, 1.0, 0.05, "%.2f"),
+      MM_REAL("m.adrop", "0.1", model.attention_dropout, 0.0, 1.0)
+          .flag("--attention-dropout", FlagForm::value, 0.0, 1.0)
+          .json("attention_dropout")
+          .ui("attention dropout", "",
+              "Unfused attention saves its dropout mask and output (seq^2 per head).")
+          .range(0.0, 1.0, 0.05, "%.2f"),
+  };
+}
+
+std::vector<ConfigField> model_moe_rows() {
+  return {
+      // arguments.py validate_args: --num-experts 0 means a dense model.
+      MM_INT("m.experts", "0", model.num_experts, 0, kMaxDim)
+          .flag("--num-experts", FlagForm::value, 0.0)
+          .json("num_experts")
+          .ui("experts", "--num-experts (0 = dense)",
+              "Routed experts, split over EP: E / EP local experts of weights per GPU."),
+      MM_INT("m.topk", "2", model.moe_router_topk, 0, kMaxDim)
+          .flag("--moe-router-topk", FlagForm::value)
+          .json("moe_router_topk")
+          .ui("top-k", "",
+              "Each token is dispatched to k experts: k copies of the dispatched tokens.")
+          .range(1, 0, 1),
+      MM_INT("m.moe-ffn", "0", model.moe_ffn_hidden_size, 0, kMaxDim)
+          .flag("--moe-ffn-hidden-size", FlagForm::value)
+          .json("moe_ffn_hidden_size")
+          .ui("expert FFN", "--moe-ffn-hidden-size (0 = FFN hidden)",
+              "Each expert's MLP width: expert weights and expert activations.")
+          .range(0, 0, 64),
+      MM_INT("m.shared", "0", model.moe_shared_expert_intermediate_size, 0, kMaxDim)
+          .flag("--moe-shared-expert-intermediate-size", FlagForm::value)
+          .json("moe_shared_expert_intermediate_size")
+          .ui("shared experts FFN", "",
+              "Shared experts (summed width), a TP-split MLP beside the routed experts.")
+          .range(0, 0, 64),
+      MM_BOOL("m.shared-gate", "0", model.moe_shared_expert_gate)
+          .flag("--moe-shared-expert-gate", FlagForm::store_true)
+          .json("moe_shared_expert_gate")
+          .ui("shared expert gate", "", "A gate on the shared experts' output (Qwen2-MoE)."),
+      MM_INT("m.latent", "0", model.moe_latent_size, 0, kMaxDim)
+          .flag("--moe-latent-size", FlagForm::value)
+          .json("moe_latent_size")
+          .ui("MoE latent size", "--moe-latent-size (0 = none)",
+              "Experts work in a smaller latent space with down/up projections.")
+          .range(0, 0, 64),
+      MM_BOOL("m.expert-bias", "0", model.moe_router_enable_expert_bias)
+          .flag("--moe-router-enable-expert-bias", FlagForm::store_true)
+          .json("moe_router_enable_expert_bias")
+          .ui("expert bias", "", "Aux-loss-free balancing: two fp32 buffers of E per MoE layer."),
+      MM_INT("m.moe-freq", "1", model.moe_layer_freq, 1, kMaxDim)
+          .read_by_code("--moe-layer-freq")
+          .writes(write_moe_layer_freq)
+          .json("moe_layer_freq")
+          .ui("MoE layer frequency", "--moe-layer-freq N",
+              "Every N-th layer is MoE, the others dense.")
+          .range(1, 0, 1),
+      MM_PATTERN("m.moe-pattern", model.moe_layer_pattern)
+          .read_by_code("--moe-layer-freq")
+          .json("moe_layer_pattern"),
+  };
+}
+
+std::vector<ConfigField> model_mla_mtp_rows() {
+  return {
+      MM_BOOL("m.mla", "0", model.multi_latent_attention)
+          .flag("--multi-latent-attention", FlagForm::store_true)
+          .json("multi_latent_attention")
+          .ui("MLA", "",
+              "DeepSeek's attention: low-rank Q and KV projections, smaller weights, "
+              "more saved intermediates."),
+      // arguments.py _add_mla_args defaults: q_lora_rank None, kv_lora_rank 32, ...
+      MM_INT("m.q-lora", "0", model.q_lora_rank, 0, kMaxDim)
+          .flag("--q-lora-rank", FlagForm::value)
+          .json("q_lora_rank")
+          .ui("q LoRA rank", "--q-lora-rank (0 = none)", "Rank of the query down-projection.")
+          .range(0, 0, 64),
+      MM_INT("m.kv-lora", "32", model.kv_lora_rank, 0, kMaxDim)
+          .flag("--kv-lora-rank", FlagForm::value)
+          .json("kv_lora_rank")
+          .ui("kv LoRA rank", "", "Rank of the key/value down-projection.")
+          .range(0, 0, 64),
+      MM_INT("m.qk-dim", "128", model.qk_head_dim, 0, kMaxDim)
+          .flag("--qk-head-dim", FlagForm::value)
+          .json("qk_head_dim")
+          .ui("qk head dim", "", "Query/key head size (no RoPE).")
+          .range(0, 0, 8),
+      MM_INT("m.qk-pos-dim", "64", model.qk_pos_emb_head_dim, 0, kMaxDim)
+          .flag("--qk-pos-emb-head-dim", FlagForm::value, 0.0)
+          .json("qk_pos_emb_head_dim")
+          .ui("qk RoPE dim", "", "Query/key head part that carries rotary embeddings.")
+          .range(0, 0, 8),
+      MM_INT("m.v-dim", "128", model.v_head_dim, 0, kMaxDim)
+          .flag("--v-head-dim", FlagForm::value)
+          .json("v_head_dim")
+          .ui("v head dim", "", "Value head size.")
+          .range(0, 0, 8),
+      MM_INT("m.mtp", "0", model.mtp_num_layers, 0, kMaxDim)
+          .flag("--mtp-num-layers", FlagForm::value, 0.0)
+          .json("mtp_num_layers")
+          .ui("MTP layers", "",
+              "Extra prediction layers with their own embedding copy and loss on the last "
+              "stage."),
+      MM_BOOL("m.mtp-repeat", "0", model.mtp_use_repeated_layer)
+          .flag("--mtp-use-repeated-layer", FlagForm::store_true)
+          .json("mtp_use_repeated_layer")
+          .ui("MTP shared layer", "", "All MTP depths share one layer's weights."),
+  };
+}
+
+#undef MM_INT
+#undef MM_BOOL
+#undef MM_CHOICE
+#undef MM_REAL
+#undef MM_TEXT
+#undef MM_LIST
+#undef MM_PATTERN
+
+// The table, in link order (docs/share-links.md): the job, pipeline details, numerics, MoE,
+// optimizer, offloading, runtime, GPU, model.
+std::vector<ConfigField> all_rows() {
+  std::vector<ConfigField> rows;
+  for (std::vector<ConfigField> part :
+       {job_rows(), recompute_rows(), pipeline_rows(), numerics_rows(), moe_training_rows(),
+        optimizer_rows(), offload_rows(), runtime_and_device_rows(), model_shape_rows(),
+        model_moe_rows(), model_mla_mtp_rows()}) {
+    for (ConfigField& field : part) rows.push_back(std::move(field));
+  }
+  return rows;
+}
+
+// "0*3,1*58" <-> {0,0,0,1,...}: runs of a 0/1 value.
+std::string format_pattern(const std::vector<std::uint8_t>& pattern) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < pattern.size()) {
+    std::size_t run = 1;
+    while (i + run < pattern.size() && pattern[i + run] == pattern[i]) ++run;
+    if (!out.empty()) out += ',';
+    out += pattern[i] ? '1' : '0';
+    if (run > 1) out += "*" + std::to_string(run);
+    i += run;
+  }
+  return out;
+}
+
+}  // namespace
+
+// ---- [api] --------------------------------------------------------------------------------
+
+const std::vector<ConfigField>& config_fields() {
+  static const std::vector<ConfigField> table = all_rows();
+  return table;
+}
+
+const ConfigField* field_by_link_key(std::string_view key) {
+  if (key.empty()) return nullptr;
+  for (const ConfigField& field : config_fields()) {
+    if (field.link_key == key) return &field;
+  }
+  return nullptr;
+}
+
+const ConfigField* field_by_name(std::string_view name) {
+  for (const ConfigField& field : config_fields()) {
+    if (field.name == name) return &field;
+  }
+  return nullptr;
+}
+
+const ConfigField* field_by_json_key(FieldGroup group, std::string_view key) {
+  if (key.empty()) return nullptr;
+  for (const ConfigField& field : config_fields()) {
+    if (field.group == group && field.json_key == key) return &field;
+  }
+  return nullptr;
+}
+
+std::string_view field_group_name(FieldGroup group) {
+  switch (group) {
+    case FieldGroup::model:
+      return "model";
+    case FieldGroup::parallel:
+      return "parallel";
+    case FieldGroup::training:
+      return "training";
+    case FieldGroup::optimizer:
+      return "optimizer";
+    case FieldGroup::runtime:
+      return "runtime";
+    case FieldGroup::device:
+      return "device";
+  }
+  return "model";
+}
+
+std::string field_link_text(const ConfigField& field, const Config& config) {
+  Config& c = const_cast<Config&>(config);  // accessors are shared with parsing; read only here
+  switch (field.kind) {
+    case FieldKind::integer:
+      return std::to_string(field.get_int(config));
+    case FieldKind::boolean:
+      return field.get_int(config) ? "1" : "0";
+    case FieldKind::choice: {
+      const std::int64_t index = field.get_int(config);
+      if (index < 0 || index >= static_cast<std::int64_t>(field.choices.size())) return "?";
+      return std::string(field.choices[static_cast<std::size_t>(index)].link);
+    }
+    case FieldKind::real:
+      return shortest_double_text(field.get_real(config));
+    case FieldKind::text:
+      return *field.text(c);
+    case FieldKind::module_list: {
+      std::string out;
+      for (const std::string& item : *field.list(c)) out += (out.empty() ? "" : ",") + item;
+      return out;
+    }
+    case FieldKind::pattern:
+      return format_pattern(*field.pattern(c));
+  }
+  return std::string();
+}
+
+void append_megatron_flags(const ConfigField& field, const Config& config,
+                           std::vector<MegatronFlag>& flags) {
+  if (field.write_flags) return field.write_flags(config, flags);
+  static const Config megatron_defaults;
+  const std::string name(field.flag);
+  const bool at_default =
+      field_link_text(field, config) == field_link_text(field, megatron_defaults);
+  switch (field.flag_form) {
+    case FlagForm::none:
+      return;
+    case FlagForm::store_true:
+      if (field.get_int(config)) add_flag(flags, name);
+      return;
+    case FlagForm::store_false:
+      if (!field.get_int(config)) add_flag(flags, name);
+      return;
+    case FlagForm::value:
+      break;
+  }
+  if (at_default && !field.flag_always) return;
+  if (field.kind == FieldKind::choice) {
+    const auto index = static_cast<std::size_t>(field.get_int(config));
+    if (index < field.choices.size() && !field.choices[index].megatron.empty()) {
+      add_flag(flags, name, std::string(field.choices[index].megatron));
+    }
+    return;
+  }
+  add_flag(flags, name, field_link_text(field, config));
+}
+
+}  // namespace megamem
