@@ -174,6 +174,7 @@ Expected<ConfigFromOptions> config_from_options(const ParsedOptions& options) {
       out.warnings.push_back(flag +
                              " changes memory but is not modeled; the estimate leaves it out");
     }
+    out.warnings.insert(out.warnings.end(), parsed->warnings.begin(), parsed->warnings.end());
     out.shared = with_detected_presets(parsed->config);
   }
 
