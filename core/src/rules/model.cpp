@@ -172,11 +172,11 @@ std::optional<Error> position_table_covers_sequence(NormalizedConfig& n) {
 // MTP block itself builds with any position embedding.
 std::optional<Error> mtp_position_embedding(NormalizedConfig& n) {
   const ModelConfig& m = n.config.model;
-  if (m.mtp_num_layers > 0 && m.position_embedding != PositionEmbedding::rope &&
-      m.position_embedding != PositionEmbedding::none) {
+  // (yarn is the rope of MLA models: DeepSeek scripts pass rope and set the rope type.)
+  if (m.mtp_num_layers > 0 && m.position_embedding == PositionEmbedding::learned_absolute) {
     policy_warning(n,
-                   "Megatron-LM refuses --mtp-num-layers without --position-embedding-type "
-                   "rope or none",
+                   "Megatron-LM refuses --mtp-num-layers with learned absolute position "
+                   "embeddings (it wants --position-embedding-type rope or none)",
                    "megatron/training/arguments.py validate_args");
   }
   return std::nullopt;
