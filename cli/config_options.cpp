@@ -158,6 +158,7 @@ Expected<ConfigFromOptions> start_config(const ParsedOptions& options, const Siz
       out.warnings.push_back(flag +
                              " changes memory but is not modeled; the estimate leaves it out");
     }
+    out.warnings.insert(out.warnings.end(), parsed->warnings.begin(), parsed->warnings.end());
     out.shared = with_detected_presets(parsed->config);
   }
   return out;

@@ -16,6 +16,7 @@
 #include "megamem/layout_label.hpp"
 #include "megamem/megatron_args.hpp"
 #include "megamem/share_link.hpp"
+#include "megamem/suggestions.hpp"
 #include "megamem/units.hpp"
 
 namespace megamem::cli {
@@ -123,6 +124,31 @@ void print_table(const Estimate& estimate, const std::string& link) {
   print_what_if(estimate);
 }
 
+// An invalid configuration: the error, then the nearest valid configurations the core
+// suggests, each with its share link (text), or {"error", "suggestions"} as JSON.
+int report_invalid(const SharedConfig& shared, const Error& error, const std::string& base,
+                   bool json) {
+  nlohmann::json suggestions = nlohmann::json::array();
+  std::string text;
+  for (const Suggestion& suggestion : suggest_valid_configs(shared.config)) {
+    SharedConfig fixed = shared;
+    fixed.config = suggestion.config;
+    const std::string url = share_link(fixed, base);
+    suggestions.push_back({{"label", suggestion.label}, {"field", suggestion.field}, {"url", url}});
+    text += "  " + suggestion.label + "\n    " + url + "\n";
+  }
+  if (json) {
+    const nlohmann::json document = {
+        {"error", {{"field", error.field}, {"message", error.message}}},
+        {"suggestions", std::move(suggestions)}};
+    std::cout << document.dump(2) << "\n";
+  } else {
+    print_error(error);
+    if (!text.empty()) std::cerr << "nearest valid configurations:\n" << text;
+  }
+  return kExitError;
+}
+
 }  // namespace
 
 int run_estimate(const std::vector<std::string>& args) {
@@ -148,8 +174,8 @@ int run_estimate(const std::vector<std::string>& args) {
   estimate_options.timeline = timeline;
   const Expected<Estimate> estimated = estimate(shared.config, estimate_options);
   if (!estimated) {
-    print_error(estimated.error());
-    return kExitError;
+    return report_invalid(shared, estimated.error(), base_url(*options),
+                          options->switches.count("--json") > 0);
   }
   for (const std::string& warning : estimated->warnings) {
     std::cerr << "megamem: warning: " << warning << "\n";

@@ -6,7 +6,6 @@
 #include <string>
 
 #include "activations.hpp"
-#include "layer_placement.hpp"
 #include "megamem/what_if.hpp"
 #include "parameter_count.hpp"
 #include "persistent_buffers.hpp"
@@ -123,25 +122,14 @@ void add_activation_bytes(const NormalizedConfig& normalized, const LayerProfile
   }
 }
 
-}  // namespace
-
-Expected<Estimate> estimate(const Config& config, const EstimateOptions& options) {
-  auto normalized = normalize(config);
-  if (!normalized) return normalized.error();
-  auto stages = place_layers(*normalized);
-  if (!stages) return stages.error();
-
-  Estimate result;
-  result.normalized = std::move(normalized).value();
-  const NormalizedConfig& n = result.normalized;
-  const int pp = n.config.parallel.pipeline_parallel;
-  result.totals = count_model_totals(n);
-  result.ranks.resize(static_cast<std::size_t>(pp));
-
+// Each stage's parameters priced as the DDP buffers and the optimizer hold them, summed
+// into its rank (and its module tree when asked for).
+void add_stage_static_memory(const NormalizedConfig& n, const EstimateOptions& options,
+                             Estimate& result) {
   const LayerTemplates templates = layer_templates(n);
   StageParams params;
   std::vector<ParamTensor> tensors;
-  for (const StagePlacement& stage : *stages) {
+  for (const StagePlacement& stage : n.stages) {
     stage_params(n, stage, templates, params);
     // distributed_data_parallel.py: only the first pipeline rank's first chunk buckets.
     const bool bucketing = stage.pp_rank == 0 && stage.vpp_chunk == 0;
@@ -149,15 +137,15 @@ Expected<Estimate> estimate(const Config& config, const EstimateOptions& options
 
     RankMemory& rank = result.ranks[static_cast<std::size_t>(stage.pp_rank)];
     rank.pp_rank = stage.pp_rank;
-    ChunkMemory chunk;
-    chunk.vpp_chunk = stage.vpp_chunk;
-    chunk.first_layer = stage.first_layer;
-    chunk.num_layers = stage.num_layers;
-    chunk.num_mtp_layers = stage.num_mtp_layers;
-    chunk.has_embedding = stage.has_embedding;
-    chunk.has_output_layer = stage.has_loss;
-    chunk.dense_params = bytes.dense_params;
-    chunk.expert_params = bytes.expert_params;
+    ChunkMemory chunk{.vpp_chunk = stage.vpp_chunk,
+                      .first_layer = stage.first_layer,
+                      .num_layers = stage.num_layers,
+                      .num_mtp_layers = stage.num_mtp_layers,
+                      .has_embedding = stage.has_embedding,
+                      .has_output_layer = stage.has_loss,
+                      .dense_params = bytes.dense_params,
+                      .expert_params = bytes.expert_params,
+                      .modules = {}};
     if (options.module_tree) {
       tensors.clear();
       append_stage_tensors(n, stage, tensors);
@@ -174,42 +162,64 @@ Expected<Estimate> estimate(const Config& config, const EstimateOptions& options
     rank.persistent_buffer_bytes +=
         static_cast<std::uint64_t>(std::llround(expert_bias_buffer_bytes(n, params.blocks)));
   }
+}
+
+// One rank's step: persistent buffers, its chunks' activations through the schedule, the
+// peak and the runtime overheads on top.
+void add_rank_peak(const NormalizedConfig& n, const EstimateOptions& options,
+                   const LayerProfiles& profiles, double fixed_bytes,
+                   const std::vector<ChunkActivations>& chunks, RankMemory& rank) {
+  rank.persistent_buffer_bytes += static_cast<std::uint64_t>(std::llround(fixed_bytes));
+  rank.static_bytes =
+      rank.weight_bytes + rank.gradient_bytes + rank.optimizer_bytes + rank.persistent_buffer_bytes;
+  double per_microbatch = 0;
+  for (const ChunkActivations& chunk : chunks) per_microbatch += chunk.saved_bytes;
+  rank.activation_bytes_per_microbatch = static_cast<std::uint64_t>(std::llround(per_microbatch));
+  const RankPeak peak =
+      simulate_rank(n, rank.pp_rank, chunks, static_cast<double>(rank.static_bytes),
+                    options.timeline ? &rank.timeline : nullptr);
+  rank.peak_allocated_bytes = static_cast<std::uint64_t>(std::llround(peak.peak_allocated_bytes));
+  rank.activation_peak_bytes = static_cast<std::uint64_t>(std::llround(peak.activation_bytes));
+  rank.activation_peak_bytes =
+      std::min(rank.activation_peak_bytes, rank.peak_allocated_bytes - rank.static_bytes);
+  rank.transient_bytes = rank.peak_allocated_bytes - rank.static_bytes - rank.activation_peak_bytes;
+  rank.host_activation_bytes = static_cast<std::uint64_t>(std::llround(peak.host_activation_bytes));
+  rank.max_inflight_microbatches = peak.max_inflight;
+  rank.runtime_overhead_bytes = static_cast<std::uint64_t>(
+      std::llround(runtime_overhead_bytes(n, peak.peak_allocated_bytes)));
+  rank.peak_total_bytes = rank.peak_allocated_bytes + rank.runtime_overhead_bytes;
+  if (options.module_tree) {
+    for (ChunkMemory& chunk : rank.chunks) add_activation_bytes(n, profiles, chunk.modules);
+  }
+}
+
+}  // namespace
+
+Expected<Estimate> estimate(const Config& config, const EstimateOptions& options) {
+  auto normalized = normalize(config);
+  if (!normalized) return normalized.error();
+
+  Estimate result;
+  result.normalized = std::move(normalized).value();
+  const NormalizedConfig& n = result.normalized;
+  result.warnings = n.warnings;
+  const int pp = n.config.parallel.pipeline_parallel;
+  result.totals = count_model_totals(n);
+  result.ranks.resize(static_cast<std::size_t>(pp));
+  add_stage_static_memory(n, options, result);
 
   // Persistent allocations: C_fixed per GPU and Megatron's global memory buffer.
   const double fixed_bytes = workspace_bytes(n) + global_buffer_bytes(n);
   const LayerProfiles profiles = layer_profiles(n);
   std::vector<std::vector<ChunkActivations>> chunk_activation(static_cast<std::size_t>(pp));
-  for (const StagePlacement& stage : *stages) {
+  for (const StagePlacement& stage : n.stages) {
     chunk_activation[static_cast<std::size_t>(stage.pp_rank)].push_back(
         chunk_activations(n, stage, profiles));
   }
   double largest = -1;
   for (RankMemory& rank : result.ranks) {
-    rank.persistent_buffer_bytes += static_cast<std::uint64_t>(std::llround(fixed_bytes));
-    rank.static_bytes = rank.weight_bytes + rank.gradient_bytes + rank.optimizer_bytes +
-                        rank.persistent_buffer_bytes;
-    const auto& chunks = chunk_activation[static_cast<std::size_t>(rank.pp_rank)];
-    double per_microbatch = 0;
-    for (const ChunkActivations& chunk : chunks) per_microbatch += chunk.saved_bytes;
-    rank.activation_bytes_per_microbatch = static_cast<std::uint64_t>(std::llround(per_microbatch));
-    const RankPeak peak =
-        simulate_rank(n, rank.pp_rank, chunks, static_cast<double>(rank.static_bytes),
-                      options.timeline ? &rank.timeline : nullptr);
-    rank.peak_allocated_bytes = static_cast<std::uint64_t>(std::llround(peak.peak_allocated_bytes));
-    rank.activation_peak_bytes = static_cast<std::uint64_t>(std::llround(peak.activation_bytes));
-    rank.activation_peak_bytes =
-        std::min(rank.activation_peak_bytes, rank.peak_allocated_bytes - rank.static_bytes);
-    rank.transient_bytes =
-        rank.peak_allocated_bytes - rank.static_bytes - rank.activation_peak_bytes;
-    rank.host_activation_bytes =
-        static_cast<std::uint64_t>(std::llround(peak.host_activation_bytes));
-    rank.max_inflight_microbatches = peak.max_inflight;
-    rank.runtime_overhead_bytes = static_cast<std::uint64_t>(
-        std::llround(runtime_overhead_bytes(n, peak.peak_allocated_bytes)));
-    rank.peak_total_bytes = rank.peak_allocated_bytes + rank.runtime_overhead_bytes;
-    if (options.module_tree) {
-      for (ChunkMemory& chunk : rank.chunks) add_activation_bytes(n, profiles, chunk.modules);
-    }
+    add_rank_peak(n, options, profiles, fixed_bytes,
+                  chunk_activation[static_cast<std::size_t>(rank.pp_rank)], rank);
     if (static_cast<double>(rank.peak_total_bytes) > largest) {
       largest = static_cast<double>(rank.peak_total_bytes);
       result.limiting_pp_rank = rank.pp_rank;

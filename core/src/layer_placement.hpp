@@ -9,16 +9,6 @@
 
 namespace megamem {
 
-struct StagePlacement {
-  int pp_rank = 0;
-  int vpp_chunk = 0;
-  int num_layers = 0;   // decoder layers built on this stage
-  int first_layer = 0;  // global index of the first of them
-  int num_mtp_layers = 0;
-  bool has_embedding = false;  // pre_process: word (and position) embedding
-  bool has_loss = false;       // post_process: final norm, output layer, loss
-};
-
 // One entry per stage, indexed vpp_chunk * pipeline_parallel + pp_rank (Megatron's stage
 // order). Errors name the flag whose split does not work.
 Expected<std::vector<StagePlacement>> place_layers(const NormalizedConfig& normalized);

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "megamem/estimate.hpp"
 #include "megamem/megatron_args.hpp"
 #include "model_fixtures.hpp"
 
@@ -29,6 +30,23 @@ Error parse_error(const std::string& flags, std::int64_t world_size = 8) {
   INFO("flags: " << flags);
   REQUIRE_FALSE(parsed.has_value());
   return parsed.error();
+}
+
+// Flags that parse but break a rule of the rule book (normalize()): its Error.
+Error rule_error(const std::string& flags, std::int64_t world_size = 8) {
+  const Config c = parse_ok(flags, world_size).config;
+  Expected<NormalizedConfig> normalized = normalize(c);
+  INFO("flags: " << flags);
+  REQUIRE_FALSE(normalized.has_value());
+  return normalized.error();
+}
+
+// Flags that parse and estimate, with a warning naming the policy.
+std::vector<std::string> rule_warnings(const std::string& flags, std::int64_t world_size = 8) {
+  Expected<NormalizedConfig> normalized = normalize(parse_ok(flags, world_size).config);
+  INFO("flags: " << flags);
+  REQUIRE(normalized.has_value());
+  return normalized->warnings;
 }
 
 bool listed(const std::vector<std::string>& list, const std::string& flag) {
@@ -470,13 +488,17 @@ TEST_CASE("recompute flags: selective takes modules, neither method nor layer co
         std::vector<std::string>{"layernorm", "mlp", "moe_act"});
   CHECK(parse_ok(kBase + "--recompute-activations").config.training.recompute.granularity ==
         RecomputeGranularity::selective);
-  CHECK(parse_error(kBase + "--recompute-granularity selective --recompute-method uniform").field ==
-        "--recompute-method");
-  CHECK(parse_error(kBase + "--recompute-granularity selective --recompute-modules attention")
-            .field == "--recompute-modules");
-  CHECK(parse_error(kBase + "--num-experts 4 --recompute-granularity selective "
-                            "--recompute-modules moe_act")
-            .field == "--recompute-modules");  // moe_act needs grouped GEMM
+  // arguments.py's policy only: a warning, selective recompute ignores the method.
+  CHECK(parse_ok(kBase + "--recompute-granularity selective --recompute-method uniform")
+            .warnings.size() == 1);
+  CHECK(parse_error(kBase + "--recompute-granularity selective --recompute-num-layers 1").field ==
+        "--recompute-num-layers");
+  CHECK(
+      rule_error(kBase + "--recompute-granularity selective --recompute-modules attention").field ==
+      "recompute_modules");
+  CHECK(rule_error(kBase + "--num-experts 4 --recompute-granularity selective "
+                           "--recompute-modules moe_act")
+            .field == "recompute_modules");  // moe_act needs grouped GEMM
   CHECK(parse_error(kBase + "--checkpoint-activations").field == "--checkpoint-activations");
 }
 
@@ -490,12 +512,12 @@ TEST_CASE("offload flags: fine-grained offloading takes TE and known modules") {
   CHECK(c.training.offload.offload_modules ==
         std::vector<std::string>{"core_attn", "attn_proj", "qkv_linear"});
   CHECK_THAT(c.training.offload.activation_offload_fraction, Catch::Matchers::WithinRel(0.5));
-  CHECK(parse_error(kBase + "--fine-grained-activation-offloading").field == "--offload-modules");
-  CHECK(parse_error(kBase + "--fine-grained-activation-offloading --offload-modules attn_proj")
-            .field == "--offload-modules");
-  CHECK(parse_error(kBase + "--fine-grained-activation-offloading --offload-modules core_attn "
-                            "--transformer-impl local")
-            .field == "--fine-grained-activation-offloading");
+  CHECK(rule_error(kBase + "--fine-grained-activation-offloading").field == "offload_modules");
+  CHECK(rule_error(kBase + "--fine-grained-activation-offloading --offload-modules attn_proj")
+            .field == "offload_modules");
+  CHECK(rule_error(kBase + "--fine-grained-activation-offloading --offload-modules core_attn "
+                           "--transformer-impl local")
+            .field == "fine_grained_activation_offloading");
   const Config legacy = parse_ok(kBase + "--cpu-offloading-num-layers 2").config;
   CHECK(legacy.training.offload.cpu_offloading);
   CHECK(legacy.training.offload.cpu_offloading_num_layers == 2);
@@ -543,7 +565,7 @@ TEST_CASE("the VPP rule counts the embedding and loss when they take a layer slo
   CHECK(parse_error("--num-layers 30 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 "
                     "--micro-batch-size 1 --vocab-size 50257 --pipeline-model-parallel-size 4 "
                     "--num-layers-per-virtual-pipeline-stage 2")
-            .field == "--pipeline-model-parallel-size");
+            .field == "--num-layers-per-virtual-pipeline-stage");
 }
 
 TEST_CASE("--num-virtual-stages-per-pipeline-rank sets VPP directly, also with uneven stages") {
@@ -585,26 +607,27 @@ TEST_CASE("a layout gives VPP = stages / PP and keeps the string without shell e
           .config;
   CHECK(escaped.parallel.pipeline_layout == "Et*3|(tt|)*6mL");
   CHECK(escaped.parallel.virtual_stages_per_pipeline_rank == 4);
-  CHECK(parse_error(flags + "--pipeline-model-parallel-layout 'Et*3|(tt|)*5mL'").field ==
-        "--pipeline-model-parallel-layout");  // 7 stages over PP 2
+  CHECK(rule_error(flags + "--pipeline-model-parallel-layout 'Et*3|(tt|)*5mL'").field ==
+        "pipeline_model_parallel_layout");  // 7 stages over PP 2
   CHECK(parse_error(flags + "--pipeline-model-parallel-layout 'Ex|L'").field ==
         "--pipeline-model-parallel-layout");
 }
 
-TEST_CASE("the interleaved schedule needs PP of at least 2, 3 without overlapped P2P") {
+TEST_CASE("the interleaved schedule needs PP > 1; PP 2 without overlapped P2P is a warning") {
   const std::string flags =
       "--num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 "
       "--micro-batch-size 1 --vocab-size 50257 --num-virtual-stages-per-pipeline-rank 2 ";
-  CHECK(parse_error(flags).field == "--pipeline-model-parallel-size");
+  CHECK(rule_error(flags).field == "virtual_stages_per_pipeline_rank");
   CHECK(parse_ok(flags + "--pipeline-model-parallel-size 2")
             .config.parallel.virtual_stages_per_pipeline_rank == 2);
-  CHECK(parse_error(flags + "--pipeline-model-parallel-size 2 --no-overlap-p2p-communication")
-            .field == "--pipeline-model-parallel-size");
+  const MegatronArgs no_overlap =
+      parse_ok(flags + "--pipeline-model-parallel-size 2 --no-overlap-p2p-communication");
+  CHECK(no_overlap.warnings.size() == 1);
 }
 
 TEST_CASE("an even pipeline split needs the layers divisible by PP") {
-  const Error e = parse_error(kBase + "--pipeline-model-parallel-size 3", 9);
-  CHECK(e.field == "--pipeline-model-parallel-size");
+  const Error e = rule_error(kBase + "--pipeline-model-parallel-size 3", 9);
+  CHECK(e.field == "num_layers");
   CHECK_THAT(e.message, Contains("divisible"));
 }
 
@@ -663,73 +686,95 @@ TEST_CASE("--moe-layer-freq list expressions Megatron refuses are errors") {
 // Megatron's argument checks that change memory
 // ---------------------------------------------------------------------------------------------
 
+// The rules themselves are the rule book's (normalize()); these check the flags reach them.
 TEST_CASE("world size must divide by TP x PP x CP") {
-  const Error e = parse_error(kBase + "--tensor-model-parallel-size 4", 6);
+  const Error e = rule_error(kBase + "--tensor-model-parallel-size 4", 6);
   CHECK(e.field == "world_size");
-  CHECK_THAT(e.message, Contains("TP x PP x CP"));
+  CHECK_THAT(e.message, Contains("TP x CP x PP"));
   CHECK(parse_megatron_args(kBase, 0).error().field == "world_size");
 }
 
 TEST_CASE("global batch must divide by micro batch x DP") {
   // DP = 8, micro batch 4: 32 works, 36 does not.
   CHECK(parse_ok(kBase + "--global-batch-size 32").config.training.global_batch_size == 32);
-  CHECK(parse_error(kBase + "--global-batch-size 36").field == "--global-batch-size");
+  CHECK(rule_error(kBase + "--global-batch-size 36").field == "global_batch_size");
 }
 
 TEST_CASE("hidden size must divide by heads unless --kv-channels is given") {
   const std::string flags =
       "--num-layers 2 --hidden-size 100 --num-attention-heads 8 --seq-length 128 "
       "--micro-batch-size 1 --vocab-size 1000 ";
-  CHECK(parse_error(flags).field == "--num-attention-heads");
+  CHECK(rule_error(flags).field == "num_attention_heads");
   CHECK(parse_ok(flags + "--kv-channels 16").config.model.kv_channels == 16);
 }
 
 TEST_CASE("context parallelism needs seq-length divisible by 2 x CP") {
-  CHECK(parse_error(kBase + "--context-parallel-size 4 --seq-length 1020").field == "--seq-length");
+  CHECK(rule_error(kBase + "--context-parallel-size 4 --seq-length 1020").field == "seq_length");
   CHECK(parse_ok(kBase + "--context-parallel-size 4").config.parallel.context_parallel == 4);
 }
 
-TEST_CASE("max-position-embeddings must cover seq-length") {
-  CHECK(parse_error(kBase + "--max-position-embeddings 512").field == "--max-position-embeddings");
+TEST_CASE("max-position-embeddings must cover seq-length for learned positions") {
+  CHECK(rule_error(kBase + "--max-position-embeddings 512").field == "max_position_embeddings");
+  CHECK(rule_warnings(kBase + "--max-position-embeddings 512 --position-embedding-type rope")
+            .size() == 1);
 }
 
 TEST_CASE("expert parallelism needs experts divisible by EP") {
-  CHECK(parse_error(kBase + "--expert-model-parallel-size 2").field ==
-        "--expert-model-parallel-size");
-  CHECK(parse_error(kBase + "--num-experts 6 --expert-model-parallel-size 4").field ==
-        "--expert-model-parallel-size");
-  CHECK(parse_error(kBase + "--moe-latent-size 64").field == "--moe-latent-size");
+  CHECK(rule_error(kBase + "--expert-model-parallel-size 2").field == "expert_model_parallel_size");
+  CHECK(rule_error(kBase + "--num-experts 6 --expert-model-parallel-size 4", 8).field ==
+        "num_experts");
+  CHECK(rule_warnings(kBase + "--moe-latent-size 64").size() == 1);
 }
 
-TEST_CASE("MLA and GQA exclude each other") {
-  CHECK(parse_error(kBase + "--multi-latent-attention --group-query-attention").field ==
-        "--group-query-attention");
+TEST_CASE("GQA under MLA is Megatron-LM's policy: a warning") {
+  CHECK(parse_ok(kBase + "--multi-latent-attention --group-query-attention").warnings.size() == 1);
 }
 
-TEST_CASE("MTP needs rope or no position embedding") {
-  CHECK(parse_error(kBase + "--mtp-num-layers 1").field == "--mtp-num-layers");
+TEST_CASE("MTP without rope is Megatron-LM's policy: a warning") {
+  CHECK(rule_warnings(kBase + "--mtp-num-layers 1").size() == 1);
 }
 
-TEST_CASE("Transformer Engine cross-entropy fusion is refused") {
-  CHECK(parse_error(kBase + "--cross-entropy-loss-fusion --cross-entropy-fusion-impl te").field ==
-        "--cross-entropy-fusion-impl");
+TEST_CASE("Transformer Engine cross-entropy fusion estimates with a warning") {
+  const std::vector<std::string> warnings =
+      rule_warnings(kBase + "--cross-entropy-loss-fusion --cross-entropy-fusion-impl te");
+  REQUIRE(warnings.size() == 1);
+  CHECK_THAT(warnings[0], Contains("--cross-entropy-fusion-impl te"));
+  CHECK_THAT(warnings[0], Contains("core_r0.18"));
+}
+
+TEST_CASE("block recompute of 0 layers parses and recomputes nothing") {
+  const Config c = parse_ok(kBase +
+                            "--recompute-granularity full --recompute-method block "
+                            "--recompute-num-layers 0")
+                       .config;
+  CHECK(c.training.recompute.num_layers == 0);
+  CHECK(rule_warnings(kBase + "--recompute-granularity full --recompute-method block "
+                              "--recompute-num-layers 0")
+            .empty());
+  CHECK(rule_error(kBase + "--recompute-granularity full --recompute-method uniform "
+                           "--recompute-num-layers 0")
+            .field == "recompute_num_layers");
 }
 
 TEST_CASE("fp8 param gather needs FP8 and a sharded optimizer") {
-  CHECK(parse_error(kBase + "--bf16 --fp8-param-gather --use-distributed-optimizer").field ==
-        "--fp8-param-gather");
-  CHECK(parse_error(kBase + "--bf16 --fp8-format hybrid --fp8-param-gather").field ==
-        "--fp8-param-gather");
+  CHECK(rule_error(kBase + "--bf16 --fp8-param-gather --use-distributed-optimizer").field ==
+        "fp8_param_gather");
+  CHECK(rule_error(kBase + "--bf16 --fp8-format hybrid --fp8-param-gather").field ==
+        "fp8_param_gather");
 }
 
 TEST_CASE("optimizer CPU offload needs the precision-aware optimizer") {
-  CHECK(parse_error(kBase + "--optimizer-cpu-offload").field == "--optimizer-cpu-offload");
+  CHECK(rule_error(kBase + "--optimizer-cpu-offload").field == "optimizer_cpu_offload");
 }
 
-TEST_CASE("distributing saved activations needs TP, full recompute and no SP") {
-  CHECK(parse_error(kBase + "--recompute-granularity full --recompute-method uniform "
-                            "--recompute-num-layers 1 --distribute-saved-activations")
-            .field == "--distribute-saved-activations");
+TEST_CASE("distributing saved activations: SP is an error, no TP a warning") {
+  CHECK(rule_warnings(kBase + "--recompute-granularity full --recompute-method uniform "
+                              "--recompute-num-layers 1 --distribute-saved-activations")
+            .size() == 1);
+  CHECK(rule_error(kBase + "--tensor-model-parallel-size 2 --sequence-parallel "
+                           "--recompute-granularity full --recompute-method uniform "
+                           "--recompute-num-layers 1 --distribute-saved-activations")
+            .field == "distribute_saved_activations");
   CHECK(parse_ok(kBase + "--tensor-model-parallel-size 2 --recompute-granularity full "
                          "--recompute-method uniform --recompute-num-layers 1 "
                          "--distribute-saved-activations")

@@ -196,7 +196,9 @@ TEST_CASE("rejections count out-of-memory candidates and group Megatron's rules 
     CHECK(j.rule.find_first_of("0123456789") == std::string::npos);  // numbers as N
     if (j.field == "num_attention_heads") {
       ++heads;
-      CHECK(j.rule == "num_attention_heads N is not divisible by tensor_model_parallel_size N");
+      CHECK(j.rule ==
+            "num_attention_heads N is not divisible by tensor_model_parallel_size N "
+            "(megatron/core/transformer/transformer_config.py)");
       CHECK(j.example.find("16") != std::string::npos);
     }
     if (j.field == "global_batch_size") ++batch_rules;

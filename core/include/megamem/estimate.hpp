@@ -15,6 +15,18 @@
 
 namespace megamem {
 
+// Which decoder layers, embedding, loss and MTP layers one (pipeline rank, virtual chunk)
+// builds (megatron/core/transformer/transformer_block.py, get_num_layers_to_build).
+struct StagePlacement {
+  int pp_rank = 0;
+  int vpp_chunk = 0;
+  int num_layers = 0;   // decoder layers built on this stage
+  int first_layer = 0;  // global index of the first of them
+  int num_mtp_layers = 0;
+  bool has_embedding = false;  // pre_process: word (and position) embedding
+  bool has_loss = false;       // post_process: final norm, output layer, loss
+};
+
 // Config with every "0 = derived" field resolved and the derived sizes Megatron computes.
 struct NormalizedConfig {
   Config config;                          // fields resolved (kv_channels, ffn, etp, ...)
@@ -24,6 +36,11 @@ struct NormalizedConfig {
   std::int64_t num_microbatches = 1;            // global_batch / (micro_batch * DP)
   bool sequence_parallel = false;               // effective (off at TP = 1)
   std::vector<std::uint8_t> moe_layer_pattern;  // resolved, one entry per decoder layer
+  // Layer placement, computed once by the rule book: one entry per stage, indexed
+  // vpp_chunk * pipeline_parallel + pp_rank (Megatron's stage order).
+  std::vector<StagePlacement> stages;
+  // Rules only one Megatron-LM version or one launcher enforces (the estimate still holds).
+  std::vector<std::string> warnings;
 };
 
 // One node of the per-rank module tree (embedding, layer 5, self_attention, experts, ...).
@@ -135,7 +152,8 @@ struct EstimateOptions {
   bool what_if = false;     // fill Estimate::what_if (each recompute/offload choice priced)
 };
 
-// Resolves defaults and checks every layout rule; the Error names the field.
+// Resolves defaults, places the layers and runs the rule book (core/src/rules): the Error
+// names the field and the rule; policies of one launcher or version become warnings.
 Expected<NormalizedConfig> normalize(const Config& config);
 
 // The full estimate.

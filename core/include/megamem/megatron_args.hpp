@@ -15,8 +15,9 @@
 //     learning rate, ...): listed in ignored_flags;
 //   * not a Megatron-LM flag at all (typo, launcher flag): listed in unknown_flags.
 // None of the last three is fatal. A malformed value (missing, not a number, not one of
-// Megatron's choices) is an Error naming the flag; so is a combination Megatron's argument
-// checks refuse when it changes what is allocated (the message names the rule).
+// Megatron's choices) is an Error naming the flag. Megatron's rules on the values are
+// normalize()'s (the rule book, core/src/rules); the parser checks only what a Config cannot
+// express (which flags were given together).
 //
 // to_megatron_args() is the inverse: the flags that reproduce a Config's memory-relevant
 // fields. It leaves out flags whose value is Megatron's default, and fields that have no
@@ -38,6 +39,9 @@ struct MegatronArgs {
   std::vector<std::string> ignored_flags;    // Megatron flags with no effect on memory
   std::vector<std::string> unmodeled_flags;  // change memory, but megamem does not model them
   std::vector<std::string> unknown_flags;    // not Megatron-LM flags
+  // Rules only one Megatron-LM version or launcher enforces, about flags the Config cannot
+  // hold (the rule book, normalize(), warns about the rest).
+  std::vector<std::string> warnings;
 };
 
 // vocab_size: the tokenizer's vocabulary; it overrides --vocab-size and is needed when the

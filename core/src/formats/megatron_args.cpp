@@ -390,6 +390,8 @@ class FlagReader {
   }
 
   std::optional<Error> error;
+  // Rules only one Megatron-LM version or launcher enforces, about flags a Config cannot hold.
+  std::vector<std::string> warnings;
 
  private:
   static std::string_view trim(std::string_view text) {
@@ -621,113 +623,101 @@ void read_optimizer(FlagReader& r, OptimizerConfig& o, DType params_dtype) {
   }
 }
 
-void read_recompute(FlagReader& r, RecomputeConfig& rc, const ModelConfig& m,
-                    const TrainingConfig& t, const ParallelConfig& p) {
-  // arguments.py validate_args: --checkpoint-activations exits; --recompute-activations means
-  // selective recompute.
-  if (r.has("--checkpoint-activations")) {
-    r.fail("--checkpoint-activations",
-           "is no longer valid; use --recompute-granularity (arguments.py exits on it)");
-  }
+// The recompute flags as given (unset stays unset: some rules are about what was given).
+struct RecomputeFlags {
   std::optional<RecomputeGranularity> granularity;
-  if (r.has("--recompute-activations")) granularity = RecomputeGranularity::selective;
+  std::optional<RecomputeMethod> method;
+  std::optional<int> num_layers;
+  std::vector<std::string> modules;
+};
+
+RecomputeFlags read_recompute_flags(FlagReader& r) {
+  RecomputeFlags f;
+  // arguments.py validate_args: --recompute-activations means selective recompute.
+  if (r.has("--recompute-activations")) f.granularity = RecomputeGranularity::selective;
   if (r.has("--recompute-granularity")) {
     RecomputeGranularity value = RecomputeGranularity::none;
     r.choose<RecomputeGranularity>(
         "--recompute-granularity", value,
         {{"full", RecomputeGranularity::full}, {"selective", RecomputeGranularity::selective}});
-    if (value != RecomputeGranularity::none) granularity = value;
+    if (value != RecomputeGranularity::none) f.granularity = value;
   }
-  std::optional<RecomputeMethod> method;
   if (r.has("--recompute-method")) {
     RecomputeMethod value = RecomputeMethod::uniform;
     r.choose<RecomputeMethod>(
         "--recompute-method", value,
         {{"uniform", RecomputeMethod::uniform}, {"block", RecomputeMethod::block}});
-    method = value;
+    f.method = value;
   }
-  std::optional<int> num_layers;
   if (r.has("--recompute-num-layers")) {
     int value = 1;
-    r.read("--recompute-num-layers", value, 1);
-    num_layers = value;
+    // 0 is a real setting with the block method (no layer recomputed); the rule book checks.
+    r.read("--recompute-num-layers", value, 0);
+    f.num_layers = value;
   }
-  std::vector<std::string> modules;
   if (const std::vector<std::string>* words = r.list("--recompute-modules")) {
-    modules = module_names(*words);
+    f.modules = module_names(*words);
   }
-  // transformer_config.py: --moe-layer-recompute is the deprecated spelling of selective
-  // recompute of the "moe" module.
-  if (r.has("--moe-layer-recompute")) {
-    if (granularity == RecomputeGranularity::full) {
-      r.fail("--moe-layer-recompute", "cannot be combined with full recompute granularity");
-    }
-    granularity = RecomputeGranularity::selective;
-    if (!contains(modules, "moe")) {
-      if (modules.empty()) modules.push_back("core_attn");  // the default it extends
-      modules.push_back("moe");
-    }
+  return f;
+}
+
+// Checks about which recompute flags were given at all, which a Config cannot express (it
+// always holds a method and a layer count); the rules on their values are the rule book's
+// (core/src/rules/recompute_offload.cpp).
+void check_recompute_flags(FlagReader& r, const RecomputeFlags& f) {
+  if (r.has("--checkpoint-activations")) {
+    r.fail("--checkpoint-activations",
+           "is no longer valid; use --recompute-granularity (arguments.py exits on it)");
   }
-
-  rc.granularity = granularity.value_or(RecomputeGranularity::none);
-  if (method) rc.method = *method;
-  if (num_layers) rc.num_layers = *num_layers;
-  rc.distribute_saved_activations = r.has("--distribute-saved-activations");
-  rc.modules = modules;
-
-  if (rc.granularity == RecomputeGranularity::full) {
+  if (f.granularity == RecomputeGranularity::full) {
     // transformer_config.py __post_init__: full recompute needs a method and a layer count.
-    if (!method) {
+    if (!f.method) {
       r.fail("--recompute-method",
              "full recompute needs --recompute-method uniform or block (transformer_config.py)");
     }
-    if (!num_layers) {
+    if (!f.num_layers) {
       r.fail("--recompute-num-layers",
              "full recompute needs --recompute-num-layers (transformer_config.py)");
     }
-  } else if (rc.granularity == RecomputeGranularity::selective) {
-    // arguments.py validate_args and transformer_config.py: selective takes neither.
-    if (method) {
-      r.fail("--recompute-method",
-             "is not supported with selective recompute (arguments.py validate_args)");
+  } else if (f.granularity == RecomputeGranularity::selective) {
+    // transformer_config.py __post_init__ raises on a layer count with selective recompute;
+    // only Megatron-LM's arguments.py refuses a method, which selective recompute ignores.
+    if (f.method) {
+      r.warnings.push_back(
+          "--recompute-method is ignored with selective recompute; Megatron-LM refuses it "
+          "(megatron/training/arguments.py validate_args)");
     }
-    if (num_layers) {
+    if (f.num_layers) {
       r.fail("--recompute-num-layers",
              "must be unset with selective recompute (transformer_config.py)");
-    }
-    static const std::set<std::string, std::less<>> kAllowed = {
-        "core_attn",      "moe_act",      "layernorm",   "mla_up_proj", "mlp", "moe",
-        "shared_experts", "gdn_norm_out", "gdp_in_proj", "gdp_qkv",     "mhc"};
-    for (const std::string& name : rc.modules) {
-      if (!kAllowed.count(name)) {
-        r.fail("--recompute-modules", "invalid module '" + name +
-                                          "' (transformer_config.py allows core_attn, moe_act, "
-                                          "layernorm, mla_up_proj, mlp, moe, shared_experts, "
-                                          "gdn_norm_out, gdp_in_proj, gdp_qkv, mhc)");
-      }
-    }
-    if (contains(rc.modules, "moe_act") && !t.moe_grouped_gemm) {
-      r.fail("--recompute-modules", "moe_act needs --moe-grouped-gemm (transformer_config.py)");
-    }
-    if (contains(rc.modules, "mla_up_proj") && !m.multi_latent_attention) {
-      r.fail("--recompute-modules",
-             "mla_up_proj needs --multi-latent-attention (transformer_config.py)");
-    }
-  }
-  // arguments.py validate_args: distributing saved activations needs TP > 1, full
-  // granularity and a method; transformer_config.py also forbids it with SP.
-  if (rc.distribute_saved_activations) {
-    if (p.tensor_parallel <= 1 || rc.granularity != RecomputeGranularity::full || !method ||
-        p.sequence_parallel) {
-      r.fail("--distribute-saved-activations",
-             "needs --tensor-model-parallel-size > 1, full recompute with a method, and no "
-             "--sequence-parallel (arguments.py, transformer_config.py)");
     }
   }
 }
 
-void read_offload(FlagReader& r, OffloadConfig& o, const TrainingConfig& t,
-                  const RecomputeConfig& rc, const ParallelConfig& p, int num_layers) {
+void read_recompute(FlagReader& r, RecomputeConfig& rc) {
+  RecomputeFlags f = read_recompute_flags(r);
+  // transformer_config.py: --moe-layer-recompute is the deprecated spelling of selective
+  // recompute of the "moe" module, and raises with full granularity.
+  if (r.has("--moe-layer-recompute")) {
+    if (f.granularity == RecomputeGranularity::full) {
+      r.fail("--moe-layer-recompute", "cannot be combined with full recompute granularity");
+    }
+    f.granularity = RecomputeGranularity::selective;
+    if (!contains(f.modules, "moe")) {
+      if (f.modules.empty()) f.modules.push_back("core_attn");  // the default it extends
+      f.modules.push_back("moe");
+    }
+  }
+  check_recompute_flags(r, f);
+  rc.granularity = f.granularity.value_or(RecomputeGranularity::none);
+  if (f.method) rc.method = *f.method;
+  if (f.num_layers) rc.num_layers = *f.num_layers;
+  rc.distribute_saved_activations = r.has("--distribute-saved-activations");
+  rc.modules = f.modules;
+}
+
+// The offload flags; their rules live in the rule book (core/src/rules/recompute_offload.cpp).
+void read_offload(FlagReader& r, OffloadConfig& o) {
   o.fine_grained_activation_offloading = r.has("--fine-grained-activation-offloading");
   if (const std::vector<std::string>* words = r.list("--offload-modules")) {
     o.offload_modules = module_names(*words);
@@ -736,54 +726,43 @@ void read_offload(FlagReader& r, OffloadConfig& o, const TrainingConfig& t,
   r.read("--cpu-offloading-num-layers", o.cpu_offloading_num_layers, 0);
   // arguments.py validate_args: a positive layer count turns legacy CPU offloading on.
   o.cpu_offloading = o.cpu_offloading_num_layers > 0;
-
-  if (o.fine_grained_activation_offloading) {
-    // arguments.py and transformer_config.py __post_init__.
-    if (t.transformer_impl != TransformerImpl::transformer_engine) {
-      r.fail("--fine-grained-activation-offloading", "needs --transformer-impl transformer_engine");
-    }
-    if (o.offload_modules.empty()) {
-      r.fail("--offload-modules", "fine-grained activation offloading needs at least one module");
-    }
-    static const std::set<std::string, std::less<>> kAllowed = {
-        "core_attn", "attn_proj", "expert_fc1", "fused_group_mlp", "moe_act",
-        "attn_norm", "mlp_norm",  "qkv_linear", "gdp_qkv"};
-    for (const std::string& name : o.offload_modules) {
-      if (!kAllowed.count(name)) {
-        r.fail("--offload-modules", "invalid module '" + name +
-                                        "' (transformer_config.py allows core_attn, attn_proj, "
-                                        "expert_fc1, fused_group_mlp, moe_act, attn_norm, "
-                                        "mlp_norm, qkv_linear, gdp_qkv)");
-      }
-    }
-    if (contains(o.offload_modules, "attn_proj") && !contains(o.offload_modules, "core_attn")) {
-      r.fail("--offload-modules", "attn_proj needs core_attn too (transformer_config.py)");
-    }
-    if (o.cpu_offloading) {
-      r.fail("--fine-grained-activation-offloading",
-             "cannot be combined with --cpu-offloading-num-layers (transformer_config.py)");
-    }
-  }
-  if (o.cpu_offloading) {
-    // transformer_config.py __post_init__ (legacy CPU offloading).
-    if (o.cpu_offloading_num_layers >= num_layers) {
-      r.fail("--cpu-offloading-num-layers", "must be less than --num-layers");
-    }
-    if (p.pipeline_parallel > 1) {
-      r.fail("--cpu-offloading-num-layers", "is not supported with pipeline parallelism");
-    }
-    if (rc.granularity != RecomputeGranularity::none) {
-      r.fail("--cpu-offloading-num-layers", "does not work with activation recompute");
-    }
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Megatron's argument checks that change what is allocated
 // ---------------------------------------------------------------------------------------------
 
+// --num-layers-per-virtual-pipeline-stage x: (L + [emb] + [loss]) / PP layers per rank, in
+// chunks of x. The degree exists only when both divide (arguments.py validate_args).
+void derive_from_layers_per_virtual_stage(FlagReader& r, Config& c) {
+  ParallelConfig& p = c.parallel;
+  int layers_per_virtual_stage = 1;
+  r.read("--num-layers-per-virtual-pipeline-stage", layers_per_virtual_stage, 1);
+  if (p.decoder_first_pipeline_num_layers > 0 || p.decoder_last_pipeline_num_layers > 0) {
+    r.fail("--num-layers-per-virtual-pipeline-stage",
+           "cannot be combined with --decoder-first/last-pipeline-num-layers; use "
+           "--num-virtual-stages-per-pipeline-rank (arguments.py validate_args)");
+    return;
+  }
+  int layers_for_split = c.model.num_layers;  // L' of memory-model.md §2.5
+  if (p.account_for_embedding_in_pipeline_split) ++layers_for_split;
+  if (p.account_for_loss_in_pipeline_split) ++layers_for_split;
+  if (layers_for_split % p.pipeline_parallel != 0 ||
+      (layers_for_split / p.pipeline_parallel) % layers_per_virtual_stage != 0) {
+    r.fail("--num-layers-per-virtual-pipeline-stage",
+           "the layers per pipeline rank (" + std::to_string(layers_for_split) + " over " +
+               std::to_string(p.pipeline_parallel) +
+               " ranks, counting embedding/loss) must split into chunks of " +
+               std::to_string(layers_per_virtual_stage) + " (arguments.py validate_args)");
+    return;
+  }
+  p.virtual_stages_per_pipeline_rank =
+      layers_for_split / p.pipeline_parallel / layers_per_virtual_stage;
+}
+
 // arguments.py validate_args: the virtual pipeline degree from whichever of the three VPP
-// flags is given (at most one may be).
+// flags is given (at most one may be). Only what is needed to derive the degree is checked
+// here; the placement rules are the rule book's (core/src/rules/pipeline_layout.cpp).
 void derive_virtual_stages(FlagReader& r, Config& c) {
   ParallelConfig& p = c.parallel;
   const int given = static_cast<int>(r.has("--num-layers-per-virtual-pipeline-stage")) +
@@ -796,164 +775,39 @@ void derive_virtual_stages(FlagReader& r, Config& c) {
            "set (arguments.py validate_args)");
     return;
   }
-  const bool uneven =
-      p.decoder_first_pipeline_num_layers > 0 || p.decoder_last_pipeline_num_layers > 0;
-  int layers_for_split = c.model.num_layers;  // L' of memory-model.md §2.5
-  if (p.account_for_embedding_in_pipeline_split) ++layers_for_split;
-  if (p.account_for_loss_in_pipeline_split) ++layers_for_split;
-
   if (!p.pipeline_layout.empty()) {
-    // The layout's stage count is PP x VPP.
+    // A malformed layout is the parser's to report; its stage count is PP x VPP (a count
+    // that is not a multiple of PP is the rule book's to refuse).
     Expected<std::vector<std::string>> stages =
         formats::expand_pipeline_layout(p.pipeline_layout, "--pipeline-model-parallel-layout");
     if (!stages) {
       r.fail(stages.error().field, stages.error().message);
-      return;
+    } else if (stages->size() % static_cast<std::size_t>(p.pipeline_parallel) == 0) {
+      p.virtual_stages_per_pipeline_rank =
+          static_cast<int>(stages->size() / static_cast<std::size_t>(p.pipeline_parallel));
     }
-    const int num_stages = static_cast<int>(stages->size());
-    if (num_stages % p.pipeline_parallel != 0) {
-      r.fail("--pipeline-model-parallel-layout",
-             "has " + std::to_string(num_stages) +
-                 " stages, not a multiple of --pipeline-model-parallel-size " +
-                 std::to_string(p.pipeline_parallel) + " (arguments.py validate_args)");
-      return;
-    }
-    p.virtual_stages_per_pipeline_rank = num_stages / p.pipeline_parallel;
   } else if (r.has("--num-virtual-stages-per-pipeline-rank")) {
     r.read("--num-virtual-stages-per-pipeline-rank", p.virtual_stages_per_pipeline_rank, 1);
   } else if (r.has("--num-layers-per-virtual-pipeline-stage")) {
-    int layers_per_virtual_stage = 1;
-    r.read("--num-layers-per-virtual-pipeline-stage", layers_per_virtual_stage, 1);
-    if (uneven) {
-      r.fail("--num-layers-per-virtual-pipeline-stage",
-             "cannot be combined with --decoder-first/last-pipeline-num-layers; use "
-             "--num-virtual-stages-per-pipeline-rank (arguments.py validate_args)");
-      return;
-    }
-    // (L + [emb] + [loss]) / PP layers per stage, split into chunks of x layers.
-    if (layers_for_split % p.pipeline_parallel != 0) {
-      r.fail("--pipeline-model-parallel-size",
-             "number of layers (" + std::to_string(layers_for_split) +
-                 " counting embedding/loss) must be divisible by the pipeline size (arguments.py "
-                 "validate_args)");
-      return;
-    }
-    const int layers_per_stage = layers_for_split / p.pipeline_parallel;
-    if (layers_per_stage % layers_per_virtual_stage != 0) {
-      r.fail("--num-layers-per-virtual-pipeline-stage",
-             "layers per pipeline stage (" + std::to_string(layers_per_stage) +
-                 ") must be divisible by the layers per virtual stage (arguments.py "
-                 "validate_args)");
-      return;
-    }
-    p.virtual_stages_per_pipeline_rank = layers_per_stage / layers_per_virtual_stage;
-  } else if (!uneven && layers_for_split % p.pipeline_parallel != 0) {
-    // arguments.py validate_args: an even split needs (L + [emb] + [loss]) % PP == 0.
-    r.fail("--pipeline-model-parallel-size",
-           "number of layers (" + std::to_string(layers_for_split) +
-               " counting embedding/loss) must be divisible by the pipeline size " +
-               std::to_string(p.pipeline_parallel) + " (arguments.py validate_args)");
-    return;
+    derive_from_layers_per_virtual_stage(r, c);
   }
-
-  // arguments.py validate_args: the interleaved schedule needs PP > 1, or PP > 2 without
-  // overlapped P2P communication (--no-overlap-p2p-communication).
-  if (p.virtual_stages_per_pipeline_rank > 1) {
-    const int min_pipeline = r.has("--no-overlap-p2p-communication") ? 3 : 2;
-    if (p.pipeline_parallel < min_pipeline) {
-      r.fail("--pipeline-model-parallel-size",
-             "the interleaved (virtual pipeline) schedule needs a pipeline size of at least " +
-                 std::to_string(min_pipeline) + " (arguments.py validate_args)");
-    }
+  // arguments.py validate_args (not Megatron-Core): without overlapped P2P communication the
+  // interleaved schedule wants PP > 2.
+  if (p.virtual_stages_per_pipeline_rank > 1 && p.pipeline_parallel == 2 &&
+      r.has("--no-overlap-p2p-communication")) {
+    r.warnings.push_back(
+        "Megatron-LM's arguments.py wants --pipeline-model-parallel-size > 2 for the "
+        "interleaved schedule with --no-overlap-p2p-communication");
   }
 }
 
-void check_combinations(FlagReader& r, const Config& c) {
-  const ModelConfig& m = c.model;
-  const ParallelConfig& p = c.parallel;
-  const TrainingConfig& t = c.training;
-  const OptimizerConfig& o = c.optimizer;
-
-  // arguments.py validate_args: world size divisible by TP x PP x CP.
-  const std::int64_t model_parallel =
-      static_cast<std::int64_t>(p.tensor_parallel) * p.pipeline_parallel * p.context_parallel;
-  if (p.world_size % model_parallel != 0) {
-    r.fail("world_size", "world size " + std::to_string(p.world_size) +
-                             " is not divisible by TP x PP x CP = " +
-                             std::to_string(model_parallel) + " (arguments.py validate_args)");
-    return;
-  }
-  const std::int64_t data_parallel = p.world_size / model_parallel;
-  // megatron/core/num_microbatches_calculator.py: global batch divisible by micro batch x DP.
-  if (t.global_batch_size > 0 &&
-      t.global_batch_size % (static_cast<std::int64_t>(t.micro_batch_size) * data_parallel) != 0) {
-    r.fail("--global-batch-size", "global batch " + std::to_string(t.global_batch_size) +
-                                      " is not divisible by micro batch x data-parallel size = " +
-                                      std::to_string(t.micro_batch_size) + " x " +
-                                      std::to_string(data_parallel) +
-                                      " (megatron/core/num_microbatches_calculator.py)");
-  }
-  // arguments.py validate_args: kv_channels defaults to hidden/heads, which must divide.
-  if (m.kv_channels == 0 && m.hidden_size % m.num_attention_heads != 0) {
-    r.fail("--num-attention-heads", "hidden size " + std::to_string(m.hidden_size) +
-                                        " is not divisible by " +
-                                        std::to_string(m.num_attention_heads) +
-                                        " heads; set --kv-channels (arguments.py validate_args)");
-  }
-  // arguments.py validate_args: with CP, seq_length must be a multiple of 2 x CP.
-  if (p.context_parallel > 1 && t.seq_length % (2 * p.context_parallel) != 0) {
-    r.fail("--seq-length", "must be a multiple of 2 x --context-parallel-size (arguments.py)");
-  }
-  if (m.max_position_embeddings > 0 && m.max_position_embeddings < t.seq_length) {
-    r.fail("--max-position-embeddings",
-           "must be at least --seq-length (arguments.py validate_args)");
-  }
-  // arguments.py validate_args: expert parallelism needs experts, evenly split.
-  if (p.expert_parallel > 1 && m.num_experts == 0) {
-    r.fail("--expert-model-parallel-size", "needs --num-experts (arguments.py validate_args)");
-  } else if (m.num_experts > 0 && m.num_experts % p.expert_parallel != 0) {
-    r.fail("--expert-model-parallel-size",
-           "--num-experts " + std::to_string(m.num_experts) + " is not a multiple of " +
-               std::to_string(p.expert_parallel) + " (arguments.py validate_args)");
-  }
-  if (m.moe_latent_size > 0 && m.num_experts == 0) {
-    r.fail("--moe-latent-size", "applies only to MoE models (arguments.py validate_args)");
-  }
-  // arguments.py validate_args: MLA and GQA exclude each other.
-  if (m.multi_latent_attention && r.has("--group-query-attention")) {
-    r.fail("--group-query-attention", "is mutually exclusive with --multi-latent-attention");
-  }
-  // arguments.py validate_args (MTP validation): MTP needs rope or no position embedding.
-  if (m.mtp_num_layers > 0 && m.position_embedding != PositionEmbedding::rope &&
-      m.position_embedding != PositionEmbedding::none) {
-    r.fail("--mtp-num-layers",
-           "multi-token prediction needs --position-embedding-type rope or none (arguments.py)");
-  }
-  // arguments.py validate_args: Transformer Engine cross-entropy fusion is refused.
-  if (t.cross_entropy == CrossEntropyImpl::te_fused) {
-    r.fail("--cross-entropy-fusion-impl",
-           "te is disabled for stability; use native (arguments.py validate_args)");
-  }
-  // transformer_config.py __post_init__: fp8 params need FP8; arguments.py: and a sharded
-  // optimizer (distributed optimizer or FSDP).
-  if (t.fp8_param_gather) {
-    if (t.fp8_recipe == Fp8Recipe::none) {
-      r.fail("--fp8-param-gather", "needs --fp8-format (transformer_config.py)");
-    } else if (!o.use_distributed_optimizer && !r.has("--use-megatron-fsdp") &&
-               !r.has("--use-torch-fsdp2")) {
-      r.fail("--fp8-param-gather",
-             "needs --use-distributed-optimizer or FSDP (arguments.py validate_args)");
-    }
-  }
-  // arguments.py validate_args: CPU offload of the optimizer goes through the precision-aware
-  // optimizer; with fp8 param gather it needs delayed scaling.
-  if (o.optimizer_cpu_offload) {
-    if (!o.use_precision_aware_optimizer) {
-      r.fail("--optimizer-cpu-offload", "needs --use-precision-aware-optimizer (arguments.py)");
-    } else if (t.fp8_param_gather && t.fp8_recipe != Fp8Recipe::delayed) {
-      r.fail("--optimizer-cpu-offload",
-             "with --fp8-param-gather needs --fp8-recipe delayed (arguments.py)");
-    }
+// One flag-only rule: GQA and MLA exclude each other in Megatron-LM's arguments.py; the MLA
+// layer ignores the query groups (megatron/core/transformer/multi_latent_attention.py).
+void check_flag_combinations(FlagReader& r, const Config& c) {
+  if (c.model.multi_latent_attention && r.has("--group-query-attention")) {
+    r.warnings.push_back(
+        "--group-query-attention is ignored with --multi-latent-attention; Megatron-LM refuses "
+        "the pair (megatron/training/arguments.py validate_args)");
   }
 }
 
@@ -1149,9 +1003,8 @@ Expected<MegatronArgs> parse_megatron_args(std::string_view command_line, std::i
   read_parallel(r, c.parallel);
   read_training(r, c.training);
   read_optimizer(r, c.optimizer, c.training.params_dtype);
-  read_recompute(r, c.training.recompute, c.model, c.training, c.parallel);
-  read_offload(r, c.training.offload, c.training, c.training.recompute, c.parallel,
-               c.model.num_layers);
+  read_recompute(r, c.training.recompute);
+  read_offload(r, c.training.offload);
   if (r.error) return *r.error;
 
   // Vocabulary: the caller's tokenizer size wins over --vocab-size (the tokenizer provides
@@ -1181,9 +1034,9 @@ Expected<MegatronArgs> parse_megatron_args(std::string_view command_line, std::i
   }
 
   derive_virtual_stages(r, c);
+  check_flag_combinations(r, c);
   if (r.error) return *r.error;
-  check_combinations(r, c);
-  if (r.error) return *r.error;
+  out.warnings = std::move(r.warnings);
 
   note_unmodeled_flags(r, flags, c.training.params_dtype, out);
   return out;

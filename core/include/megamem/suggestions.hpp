@@ -1,0 +1,28 @@
+// Nearest valid configurations for one that normalize() refuses.
+//
+// suggest_valid_configs() changes only how the model is run, never what it is (layers,
+// hidden size, heads, experts and every other ModelConfig field stay): parallel sizes, the
+// GPU count, the batch, an uneven first/last pipeline stage
+// (--decoder-first/last-pipeline-num-layers) or a --pipeline-model-parallel-layout string,
+// recompute/offload layer counts. Every suggestion returned normalizes; they come ordered by
+// how little they change (the relative change of each knob touched).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "megamem/config.hpp"
+
+namespace megamem {
+
+struct Suggestion {
+  std::string label;  // "PP 8", "uneven pipeline: first stage 4 layers, last 3"
+  std::string field;  // the Megatron field it changes first ("pipeline_model_parallel_size")
+  Config config;      // the whole configuration with the change applied
+};
+
+// Empty when config is already valid or nothing near it is.
+std::vector<Suggestion> suggest_valid_configs(const Config& config, std::size_t max_count = 8);
+
+}  // namespace megamem

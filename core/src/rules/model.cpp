@@ -1,0 +1,213 @@
+// Rule book, model topic: sizes Megatron needs, the defaults it derives, multi-latent
+// attention, position embeddings and multi-token prediction.
+#include <string>
+
+#include "rule_book.hpp"
+
+namespace megamem::rules {
+namespace {
+
+// Beyond this many GPUs a job is a typo, not a plan; integer math stays far from overflow.
+constexpr std::int64_t kMaxWorldSize = std::int64_t{1} << 20;
+constexpr int kMaxDimension = 1 << 22;  // hidden sizes, heads, layers: sanity, not a rule
+
+struct SizeField {
+  const char* field;
+  std::int64_t value;
+};
+
+// Integer fields that must be >= 1 (and below a sanity bound), with their Megatron names.
+std::optional<Error> sizes_are_positive(NormalizedConfig& n) {
+  const Config& c = n.config;
+  const SizeField required[] = {
+      {"num_layers", c.model.num_layers},
+      {"hidden_size", c.model.hidden_size},
+      {"num_attention_heads", c.model.num_attention_heads},
+      {"vocab_size", c.model.vocab_size},
+      {"make_vocab_size_divisible_by", c.model.make_vocab_size_divisible_by},
+      {"seq_length", c.training.seq_length},
+      {"micro_batch_size", c.training.micro_batch_size},
+      {"world_size", c.parallel.world_size},
+      {"tensor_model_parallel_size", c.parallel.tensor_parallel},
+      {"pipeline_model_parallel_size", c.parallel.pipeline_parallel},
+      {"virtual_stages_per_pipeline_rank", c.parallel.virtual_stages_per_pipeline_rank},
+      {"context_parallel_size", c.parallel.context_parallel},
+      {"expert_model_parallel_size", c.parallel.expert_parallel},
+      {"num_distributed_optimizer_instances", c.parallel.num_distributed_optimizer_instances},
+  };
+  for (const SizeField& item : required) {
+    if (item.value < 1) {
+      return Error{item.field,
+                   std::string(item.field) + " must be at least 1, got " + str(item.value)};
+    }
+    if (item.value > kMaxDimension && std::string(item.field) != "vocab_size") {
+      return Error{item.field, std::string(item.field) + " = " + str(item.value) +
+                                   " is beyond any real model or job (limit " + str(kMaxDimension) +
+                                   ")"};
+    }
+  }
+  return std::nullopt;
+}
+
+// Fields where 0 means "Megatron's default"; negative values mean nothing.
+std::optional<Error> optional_sizes_are_not_negative(NormalizedConfig& n) {
+  const Config& c = n.config;
+  const SizeField optional_sizes[] = {
+      {"num_query_groups", c.model.num_query_groups},
+      {"kv_channels", c.model.kv_channels},
+      {"ffn_hidden_size", c.model.ffn_hidden_size},
+      {"num_experts", c.model.num_experts},
+      {"moe_ffn_hidden_size", c.model.moe_ffn_hidden_size},
+      {"moe_shared_expert_intermediate_size", c.model.moe_shared_expert_intermediate_size},
+      {"moe_latent_size", c.model.moe_latent_size},
+      {"q_lora_rank", c.model.q_lora_rank},
+      {"mtp_num_layers", c.model.mtp_num_layers},
+      {"max_position_embeddings", c.model.max_position_embeddings},
+      {"expert_tensor_parallel_size", c.parallel.expert_tensor_parallel},
+      {"global_batch_size", c.training.global_batch_size},
+      {"decoder_first_pipeline_num_layers", c.parallel.decoder_first_pipeline_num_layers},
+      {"decoder_last_pipeline_num_layers", c.parallel.decoder_last_pipeline_num_layers},
+  };
+  for (const SizeField& item : optional_sizes) {
+    if (item.value < 0) {
+      return Error{item.field, std::string(item.field) + " must not be negative, got " +
+                                   str(item.value) + " (0 means Megatron's default)"};
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> job_is_within_bounds(NormalizedConfig& n) {
+  const Config& c = n.config;
+  if (c.parallel.world_size > kMaxWorldSize) {
+    return Error{"world_size", "world_size " + str(c.parallel.world_size) +
+                                   " exceeds the largest supported job (" + str(kMaxWorldSize) +
+                                   " GPUs)"};
+  }
+  if (c.model.vocab_size > (std::int64_t{1} << 31)) {
+    return Error{"vocab_size", "vocab_size " + str(c.model.vocab_size) + " is beyond 2^31"};
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> fractions_are_fractions(NormalizedConfig& n) {
+  const struct {
+    const char* field;
+    double value;
+  } fractions[] = {
+      {"hidden_dropout", n.config.model.hidden_dropout},
+      {"attention_dropout", n.config.model.attention_dropout},
+      {"optimizer_offload_fraction", n.config.optimizer.optimizer_offload_fraction},
+  };
+  for (const auto& item : fractions) {
+    if (!(item.value >= 0.0 && item.value <= 1.0)) {
+      return Error{item.field, std::string(item.field) + " must be between 0 and 1"};
+    }
+  }
+  return std::nullopt;
+}
+
+// megatron/training/arguments.py: default ffn_hidden_size (SwiGLU keeps the 4h parameter
+// budget by using 2/3 of it, rounded down to a multiple of 64).
+int default_ffn_hidden_size(const ModelConfig& model) {
+  if (model.activation == Activation::swiglu) {
+    return static_cast<int>(std::int64_t{8} * model.hidden_size / 3 / 64 * 64);
+  }
+  return 4 * model.hidden_size;
+}
+
+// Defaults Megatron derives (megatron/training/arguments.py, transformer_config.py).
+std::optional<Error> resolve_model_defaults(NormalizedConfig& n) {
+  ModelConfig& m = n.config.model;
+  if (m.num_query_groups == 0) m.num_query_groups = m.num_attention_heads;
+  if (m.kv_channels == 0) {
+    // transformer_config.py __post_init__: kv_channels = hidden_size // num_attention_heads;
+    // the attention projections are then shaped heads x kv_channels != hidden.
+    if (m.hidden_size % m.num_attention_heads != 0) {
+      return rule_error("num_attention_heads",
+                        "hidden_size " + str(m.hidden_size) +
+                            " is not divisible by num_attention_heads " +
+                            str(m.num_attention_heads) + "; set kv_channels explicitly",
+                        "megatron/training/arguments.py, transformer_config.py");
+    }
+    m.kv_channels = m.hidden_size / m.num_attention_heads;
+  }
+  if (m.ffn_hidden_size == 0) m.ffn_hidden_size = default_ffn_hidden_size(m);
+  if (m.moe_ffn_hidden_size == 0) m.moe_ffn_hidden_size = m.ffn_hidden_size;
+  if (m.max_position_embeddings == 0) m.max_position_embeddings = n.config.training.seq_length;
+  return std::nullopt;
+}
+
+// The MLA projections need their ranks and head sizes (multi_latent_attention.py).
+std::optional<Error> multi_latent_attention_has_ranks(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  if (m.multi_latent_attention &&
+      (m.kv_lora_rank < 1 || m.qk_head_dim < 1 || m.qk_pos_emb_head_dim < 0 || m.v_head_dim < 1)) {
+    return rule_error("kv_lora_rank",
+                      "multi-latent attention needs kv_lora_rank, qk_head_dim and v_head_dim >= 1",
+                      "megatron/core/transformer/multi_latent_attention.py");
+  }
+  return std::nullopt;
+}
+
+// Learned absolute positions are a table of max_position_embeddings rows: a longer sequence
+// indexes past it (megatron/core/models/common/embeddings/language_model_embedding.py). With
+// rope or no position embedding only Megatron-LM's arguments.py asserts it.
+std::optional<Error> position_table_covers_sequence(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  const int seq = n.config.training.seq_length;
+  if (m.max_position_embeddings >= seq) return std::nullopt;
+  const std::string message = "max_position_embeddings " + str(m.max_position_embeddings) +
+                              " is below seq_length " + str(seq);
+  if (m.position_embedding == PositionEmbedding::learned_absolute) {
+    return rule_error("max_position_embeddings", message,
+                      "megatron/core/models/common/embeddings/language_model_embedding.py");
+  }
+  policy_warning(n, message + ": Megatron-LM refuses it (--max-position-embeddings)",
+                 "megatron/training/arguments.py validate_args");
+  return std::nullopt;
+}
+
+// Megatron-LM's arguments.py refuses MTP with learned absolute positions; Megatron-Core's
+// MTP block itself builds with any position embedding.
+std::optional<Error> mtp_position_embedding(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  // (yarn is the rope of MLA models: DeepSeek scripts pass rope and set the rope type.)
+  if (m.mtp_num_layers > 0 && m.position_embedding == PositionEmbedding::learned_absolute) {
+    policy_warning(n,
+                   "Megatron-LM refuses --mtp-num-layers with learned absolute position "
+                   "embeddings (it wants --position-embedding-type rope or none)",
+                   "megatron/training/arguments.py validate_args");
+  }
+  return std::nullopt;
+}
+
+// arguments.py refuses --moe-latent-size on a dense model; nothing is built for it there.
+std::optional<Error> moe_latent_needs_experts(NormalizedConfig& n) {
+  if (n.config.model.moe_latent_size > 0 && n.config.model.num_experts == 0) {
+    policy_warning(n,
+                   "--moe-latent-size applies only to MoE models; Megatron-LM refuses it on a "
+                   "dense model (megamem ignores it)",
+                   "megatron/training/arguments.py validate_args");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Error> check_model(NormalizedConfig& n) {
+  static constexpr Check kChecks[] = {
+      sizes_are_positive,
+      optional_sizes_are_not_negative,
+      job_is_within_bounds,
+      fractions_are_fractions,
+      resolve_model_defaults,
+      multi_latent_attention_has_ranks,
+      position_table_covers_sequence,
+      mtp_position_embedding,
+      moe_latent_needs_experts,
+  };
+  return run_checks(kChecks, n);
+}
+
+}  // namespace megamem::rules

@@ -1,0 +1,113 @@
+// Rule book, mixture-of-experts topic: how experts split over EP and ETP, the router's top-k,
+// the shared experts, and the layer pattern.
+#include "rule_book.hpp"
+
+namespace megamem::rules {
+namespace {
+
+// megatron/core/transformer/moe/moe_layer.py: each EP rank holds num_experts / EP experts;
+// transformer_config.py: expert parallelism needs experts.
+std::optional<Error> experts_divide_by_ep(NormalizedConfig& n) {
+  const int experts = n.config.model.num_experts;
+  const int ep = n.config.parallel.expert_parallel;
+  if (experts == 0 && ep > 1) {
+    return rule_error("expert_model_parallel_size",
+                      "expert_model_parallel_size > 1 needs a MoE model (num_experts > 0)",
+                      "megatron/core/transformer/transformer_config.py");
+  }
+  if (experts % ep == 0) return std::nullopt;
+  return rule_error(
+      "num_experts",
+      "num_experts " + str(experts) + " is not divisible by expert_model_parallel_size " + str(ep),
+      "megatron/core/transformer/moe/moe_layer.py");
+}
+
+// megatron/core/transformer/moe/router.py: torch.topk over the experts.
+std::optional<Error> router_topk_within_experts(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  if (m.num_experts == 0 || (m.moe_router_topk >= 1 && m.moe_router_topk <= m.num_experts)) {
+    return std::nullopt;
+  }
+  return rule_error("moe_router_topk",
+                    "moe_router_topk " + str(m.moe_router_topk) +
+                        " must be between 1 and num_experts " + str(m.num_experts),
+                    "megatron/core/transformer/moe/router.py");
+}
+
+// megatron/core/transformer/moe/experts.py: expert FC1/FC2 are split over ETP ranks.
+std::optional<Error> expert_ffn_divides_by_etp(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  const int etp = n.config.parallel.expert_tensor_parallel;
+  if (m.num_experts == 0 || m.moe_ffn_hidden_size % etp == 0) return std::nullopt;
+  return rule_error("moe_ffn_hidden_size",
+                    "moe_ffn_hidden_size " + str(m.moe_ffn_hidden_size) +
+                        " is not divisible by expert_tensor_parallel_size " + str(etp),
+                    "megatron/core/transformer/moe/experts.py");
+}
+
+// megatron/core/transformer/moe/shared_experts.py: a TP-split MLP.
+std::optional<Error> shared_experts_divide_by_tp(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  const int tp = n.config.parallel.tensor_parallel;
+  if (m.num_experts == 0 || m.moe_shared_expert_intermediate_size % tp == 0) {
+    return std::nullopt;
+  }
+  return rule_error("moe_shared_expert_intermediate_size",
+                    "moe_shared_expert_intermediate_size " +
+                        str(m.moe_shared_expert_intermediate_size) +
+                        " is not divisible by tensor_model_parallel_size " + str(tp),
+                    "megatron/core/transformer/moe/shared_experts.py");
+}
+
+// moe_layer.py forward raises in training when TP > 1 runs without sequence parallelism
+// (core_r0.12-r0.15 already refused it in model_parallel_config.py with EP > 1).
+std::optional<Error> moe_with_tp_needs_sequence_parallel(NormalizedConfig& n) {
+  if (n.config.model.num_experts == 0 || n.config.parallel.tensor_parallel == 1 ||
+      n.sequence_parallel) {
+    return std::nullopt;
+  }
+  return rule_error("sequence_parallel",
+                    "MoE layers with tensor_model_parallel_size > 1 need --sequence-parallel",
+                    "megatron/core/transformer/moe/moe_layer.py");
+}
+
+// transformer_block.py / moe_utils.py: --moe-layer-freq, an integer or one 0/1 per layer.
+std::optional<Error> resolve_moe_layer_pattern(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  const auto layers = static_cast<std::size_t>(m.num_layers);
+  if (m.num_experts == 0) {
+    n.moe_layer_pattern.assign(layers, 0);
+    return std::nullopt;
+  }
+  if (!m.moe_layer_pattern.empty()) {
+    if (m.moe_layer_pattern.size() != layers) {
+      return rule_error("moe_layer_freq",
+                        "moe_layer_freq pattern has " +
+                            str(static_cast<std::int64_t>(m.moe_layer_pattern.size())) +
+                            " entries but num_layers is " + str(m.num_layers),
+                        "megatron/core/transformer/transformer_config.py");
+    }
+    n.moe_layer_pattern = m.moe_layer_pattern;
+    return std::nullopt;
+  }
+  if (m.moe_layer_freq < 1) {
+    return Error{"moe_layer_freq",
+                 "moe_layer_freq must be at least 1, got " + str(m.moe_layer_freq)};
+  }
+  n.moe_layer_pattern.resize(layers);
+  for (std::size_t i = 0; i < layers; ++i) {
+    n.moe_layer_pattern[i] = (static_cast<int>(i) % m.moe_layer_freq == 0) ? 1 : 0;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Error> check_moe(NormalizedConfig& n) {
+  static constexpr Check kChecks[] = {
+      experts_divide_by_ep,        router_topk_within_experts,          expert_ffn_divides_by_etp,
+      shared_experts_divide_by_tp, moe_with_tp_needs_sequence_parallel, resolve_moe_layer_pattern};
+  return run_checks(kChecks, n);
+}
+
+}  // namespace megamem::rules

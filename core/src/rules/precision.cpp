@@ -1,0 +1,67 @@
+// Rule book, precision topic: FP8 parameters, the optimizer's CPU offload and the loss
+// fusion.
+#include "rule_book.hpp"
+
+namespace megamem::rules {
+namespace {
+
+constexpr const char* kArguments = "megatron/training/arguments.py validate_args";
+
+// transformer_config.py __post_init__: "fp8_param must be used together with fp8 mode"; only
+// the distributed optimizer (or FSDP) all-gathers FP8 parameters
+// (megatron/core/optimizer/distrib_optimizer.py; arguments.py asserts it).
+std::optional<Error> fp8_param_gather_needs_fp8(NormalizedConfig& n) {
+  const Config& c = n.config;
+  if (!c.training.fp8_param_gather) return std::nullopt;
+  if (c.training.fp8_recipe == Fp8Recipe::none) {
+    return rule_error("fp8_param_gather", "--fp8-param-gather needs --fp8-format",
+                      "megatron/core/transformer/transformer_config.py");
+  }
+  if (!c.optimizer.use_distributed_optimizer) {
+    return rule_error("fp8_param_gather",
+                      "--fp8-param-gather needs --use-distributed-optimizer (or FSDP)",
+                      "megatron/core/optimizer/distrib_optimizer.py, arguments.py");
+  }
+  return std::nullopt;
+}
+
+// megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py: the hybrid device optimizer
+// runs on the precision-aware optimizer's code path (arguments.py says so when it asserts).
+std::optional<Error> optimizer_offload_needs_precision_aware(NormalizedConfig& n) {
+  const OptimizerConfig& o = n.config.optimizer;
+  if (!o.optimizer_cpu_offload) return std::nullopt;
+  if (!o.use_precision_aware_optimizer) {
+    return rule_error("optimizer_cpu_offload",
+                      "--optimizer-cpu-offload requires --use-precision-aware-optimizer",
+                      "megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py");
+  }
+  if (n.config.training.fp8_param_gather && n.config.training.fp8_recipe != Fp8Recipe::delayed) {
+    policy_warning(n,
+                   "Megatron-LM asks for --fp8-recipe delayed when --optimizer-cpu-offload "
+                   "meets --fp8-param-gather",
+                   kArguments);
+  }
+  return std::nullopt;
+}
+
+// Megatron-LM core_r0.18 and later refuse --cross-entropy-fusion-impl te in arguments.py
+// ("disabled due to stability issues"); core_r0.14 launches and Megatron-Bridge recipes run
+// it, and its memory is modeled.
+std::optional<Error> te_cross_entropy_fusion(NormalizedConfig& n) {
+  if (n.config.training.cross_entropy != CrossEntropyImpl::te_fused) return std::nullopt;
+  policy_warning(n,
+                 "--cross-entropy-fusion-impl te: Megatron-LM core_r0.18 and later refuse it "
+                 "(earlier releases and Megatron-Bridge run it)",
+                 kArguments);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Error> check_precision(NormalizedConfig& n) {
+  static constexpr Check kChecks[] = {
+      fp8_param_gather_needs_fp8, optimizer_offload_needs_precision_aware, te_cross_entropy_fusion};
+  return run_checks(kChecks, n);
+}
+
+}  // namespace megamem::rules

@@ -1,0 +1,48 @@
+// The rule book: every Megatron-Core validity rule megamem knows, as short named checks grouped
+// by topic (one file each under core/src/rules). normalize() runs them in order; each check
+// reads the NormalizedConfig resolved so far and either
+//   * returns an Error naming the field, the rule and the Megatron-LM file it comes from, when
+//     Megatron-Core would fail in the model or the kernels, or
+//   * appends a warning to NormalizedConfig::warnings, when the rule is one launcher's or one
+//     version's policy (an arguments.py assert another release or launcher does not make):
+//     the estimate still comes.
+// Parsers (core/src/formats) report only malformed text; the rules live here.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "megamem/estimate.hpp"
+
+namespace megamem::rules {
+
+using Check = std::optional<Error> (*)(NormalizedConfig&);
+
+// Topics, in the order normalize() runs them (later topics read what earlier ones resolved).
+std::optional<Error> check_model(NormalizedConfig& n);              // rules/model.cpp
+std::optional<Error> check_tensor_parallel(NormalizedConfig& n);    // rules/tensor_parallel.cpp
+std::optional<Error> check_parallel_groups(NormalizedConfig& n);    // rules/tensor_parallel.cpp
+std::optional<Error> check_moe(NormalizedConfig& n);                // rules/moe.cpp
+std::optional<Error> check_sequence(NormalizedConfig& n);           // rules/sequence.cpp
+std::optional<Error> check_micro_batches(NormalizedConfig& n);      // rules/micro_batches.cpp
+std::optional<Error> check_pipeline_layout(NormalizedConfig& n);    // rules/pipeline_layout.cpp
+std::optional<Error> check_recompute_offload(NormalizedConfig& n);  // rules/recompute_offload.cpp
+std::optional<Error> check_precision(NormalizedConfig& n);          // rules/precision.cpp
+
+// Helpers shared by the topic files.
+std::string str(std::int64_t value);
+// "<message> (<source>)": the rule as Megatron states it and the file it lives in.
+Error rule_error(const char* field, const std::string& message, const char* source);
+// A policy of one launcher or version: recorded as a warning, the estimate goes on.
+void policy_warning(NormalizedConfig& n, const std::string& message, const char* source);
+// Runs checks in order; the first Error stops.
+template <std::size_t N>
+std::optional<Error> run_checks(const Check (&checks)[N], NormalizedConfig& n) {
+  for (const Check check : checks) {
+    if (std::optional<Error> error = check(n)) return error;
+  }
+  return std::nullopt;
+}
+
+}  // namespace megamem::rules

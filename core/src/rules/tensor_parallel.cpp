@@ -1,0 +1,133 @@
+// Rule book, tensor-parallel and parallel-group topics: what TP splits must divide, and how
+// the world factors into TP x CP x DP x PP and ETP x EP x expert-DP x PP.
+#include "rule_book.hpp"
+
+namespace megamem::rules {
+namespace {
+
+std::int64_t round_up(std::int64_t value, std::int64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+// model_parallel_config.py __post_init__ raises on --sequence-parallel at TP = 1; Megatron-LM's
+// arguments.py switches it off instead, which is what every launcher script relies on.
+std::optional<Error> resolve_sequence_parallel(NormalizedConfig& n) {
+  n.sequence_parallel =
+      n.config.parallel.sequence_parallel && n.config.parallel.tensor_parallel > 1;
+  return std::nullopt;
+}
+
+// transformer_config.py __post_init__: attention heads are split over TP ranks.
+std::optional<Error> heads_divide_by_tp(NormalizedConfig& n) {
+  const int heads = n.config.model.num_attention_heads;
+  const int tp = n.config.parallel.tensor_parallel;
+  if (heads % tp == 0) return std::nullopt;
+  return rule_error("num_attention_heads",
+                    "num_attention_heads " + str(heads) +
+                        " is not divisible by tensor_model_parallel_size " + str(tp),
+                    "megatron/core/transformer/transformer_config.py");
+}
+
+std::optional<Error> heads_divide_by_query_groups(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  if (m.num_attention_heads % m.num_query_groups == 0) return std::nullopt;
+  return rule_error("num_query_groups",
+                    "num_attention_heads " + str(m.num_attention_heads) +
+                        " is not divisible by num_query_groups " + str(m.num_query_groups),
+                    "megatron/core/transformer/attention.py");
+}
+
+// transformer_config.py __post_init__ (core_r0.13 and later; r0.12 needed a multiple): query
+// groups are a multiple of TP, or a divisor (KV heads replicated).
+std::optional<Error> query_groups_fit_tp(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  const int tp = n.config.parallel.tensor_parallel;
+  if (m.multi_latent_attention || m.num_query_groups % tp == 0 || tp % m.num_query_groups == 0) {
+    return std::nullopt;
+  }
+  return rule_error("num_query_groups",
+                    "num_query_groups " + str(m.num_query_groups) +
+                        " must be a multiple or a divisor of tensor_model_parallel_size " + str(tp),
+                    "megatron/core/transformer/transformer_config.py");
+}
+
+// megatron/core/tensor_parallel/layers.py (ColumnParallelLinear: divide()).
+std::optional<Error> ffn_divides_by_tp(NormalizedConfig& n) {
+  const int ffn = n.config.model.ffn_hidden_size;
+  const int tp = n.config.parallel.tensor_parallel;
+  if (ffn % tp == 0) return std::nullopt;
+  return rule_error(
+      "ffn_hidden_size",
+      "ffn_hidden_size " + str(ffn) + " is not divisible by tensor_model_parallel_size " + str(tp),
+      "megatron/core/tensor_parallel/layers.py");
+}
+
+// megatron/training/tokenizer/tokenizer.py _vocab_size_with_padding.
+std::optional<Error> pad_vocabulary(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  n.padded_vocab_size = round_up(m.vocab_size, std::int64_t{m.make_vocab_size_divisible_by} *
+                                                   n.config.parallel.tensor_parallel);
+  return std::nullopt;
+}
+
+// megatron/core/parallel_state.py initialize_model_parallel: W = TP x CP x DP x PP.
+std::optional<Error> world_divides_by_model_parallel(NormalizedConfig& n) {
+  const ParallelConfig& par = n.config.parallel;
+  const std::int64_t group =
+      std::int64_t{par.tensor_parallel} * par.context_parallel * par.pipeline_parallel;
+  if (par.world_size % group != 0) {
+    return rule_error(
+        "world_size",
+        "world_size " + str(par.world_size) + " is not divisible by TP x CP x PP = " + str(group),
+        "megatron/core/parallel_state.py");
+  }
+  n.data_parallel = par.world_size / group;
+  return std::nullopt;
+}
+
+// parallel_state.py (expert groups, "parallel folding"): W = ETP x EP x expert-DP x PP.
+std::optional<Error> world_divides_by_expert_parallel(NormalizedConfig& n) {
+  ParallelConfig& par = n.config.parallel;
+  if (par.expert_tensor_parallel == 0) par.expert_tensor_parallel = par.tensor_parallel;
+  const std::int64_t group =
+      std::int64_t{par.expert_tensor_parallel} * par.expert_parallel * par.pipeline_parallel;
+  if (par.world_size % group != 0) {
+    return rule_error(
+        "expert_model_parallel_size",
+        "world_size " + str(par.world_size) + " is not divisible by ETP x EP x PP = " + str(group),
+        "megatron/core/parallel_state.py");
+  }
+  n.expert_data_parallel = par.world_size / group;
+  return std::nullopt;
+}
+
+// parallel_state.py: the distributed-optimizer instances split DP x CP and expert-DP.
+std::optional<Error> optimizer_instances_divide_data_parallel(NormalizedConfig& n) {
+  const ParallelConfig& par = n.config.parallel;
+  const std::int64_t dp_cp = n.data_parallel * par.context_parallel;
+  const int instances = par.num_distributed_optimizer_instances;
+  if (dp_cp % instances == 0 && n.expert_data_parallel % instances == 0) return std::nullopt;
+  return rule_error("num_distributed_optimizer_instances",
+                    "num_distributed_optimizer_instances " + str(instances) +
+                        " must divide DP x CP = " + str(dp_cp) +
+                        " and expert-DP = " + str(n.expert_data_parallel),
+                    "megatron/core/parallel_state.py");
+}
+
+}  // namespace
+
+std::optional<Error> check_tensor_parallel(NormalizedConfig& n) {
+  static constexpr Check kChecks[] = {
+      resolve_sequence_parallel, heads_divide_by_tp, heads_divide_by_query_groups,
+      query_groups_fit_tp,       ffn_divides_by_tp,  pad_vocabulary};
+  return run_checks(kChecks, n);
+}
+
+std::optional<Error> check_parallel_groups(NormalizedConfig& n) {
+  static constexpr Check kChecks[] = {world_divides_by_model_parallel,
+                                      world_divides_by_expert_parallel,
+                                      optimizer_instances_divide_data_parallel};
+  return run_checks(kChecks, n);
+}
+
+}  // namespace megamem::rules

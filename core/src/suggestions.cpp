@@ -1,0 +1,292 @@
+// Nearest valid configurations (suggestions.hpp): each generator proposes changes to how the
+// model runs, a repair step fixes the batch the change breaks, normalize() (the rule book)
+// decides, and the survivors are ranked by how much they change.
+#include "megamem/suggestions.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <optional>
+
+#include "megamem/estimate.hpp"
+
+namespace megamem {
+namespace {
+
+// A whole-number setting a suggestion may change (never a ModelConfig field).
+struct Knob {
+  const char* field;  // Megatron's name, as Error::field uses it
+  const char* label;
+  std::int64_t (*get)(const Config&);
+  void (*set)(Config&, std::int64_t);
+  std::int64_t min;
+};
+
+#define MM_KNOB(field, label, path, min)                                                  \
+  Knob {                                                                                  \
+    field, label, [](const Config& c) -> std::int64_t { return c.path; },                 \
+        [](Config& c, std::int64_t v) { c.path = static_cast<decltype(c.path)>(v); }, min \
+  }
+
+const std::vector<Knob>& knobs() {
+  static const std::vector<Knob> table = {
+      MM_KNOB("tensor_model_parallel_size", "TP", parallel.tensor_parallel, 1),
+      MM_KNOB("pipeline_model_parallel_size", "PP", parallel.pipeline_parallel, 1),
+      MM_KNOB("virtual_stages_per_pipeline_rank", "VPP", parallel.virtual_stages_per_pipeline_rank,
+              1),
+      MM_KNOB("context_parallel_size", "CP", parallel.context_parallel, 1),
+      MM_KNOB("expert_model_parallel_size", "EP", parallel.expert_parallel, 1),
+      MM_KNOB("expert_tensor_parallel_size", "ETP", parallel.expert_tensor_parallel, 1),
+      MM_KNOB("world_size", "GPUs", parallel.world_size, 1),
+      MM_KNOB("micro_batch_size", "micro-batch", training.micro_batch_size, 1),
+      MM_KNOB("global_batch_size", "global batch", training.global_batch_size, 1),
+      MM_KNOB("microbatch_group_size_per_vp_stage", "micro-batch group",
+              parallel.microbatch_group_size_per_vp_stage, 1),
+      MM_KNOB("recompute_num_layers", "recompute layers", training.recompute.num_layers, 0),
+      MM_KNOB("cpu_offloading_num_layers", "offloaded layers",
+              training.offload.cpu_offloading_num_layers, 1),
+      MM_KNOB("num_distributed_optimizer_instances", "optimizer instances",
+              parallel.num_distributed_optimizer_instances, 1),
+  };
+  return table;
+}
+#undef MM_KNOB
+
+struct Candidate {
+  Suggestion suggestion;
+  double cost = 0;
+};
+
+std::int64_t data_parallel_of(const Config& c) {
+  const std::int64_t group = std::int64_t{c.parallel.tensor_parallel} *
+                             c.parallel.context_parallel * c.parallel.pipeline_parallel;
+  return c.parallel.world_size % group == 0 ? c.parallel.world_size / group : 0;
+}
+
+struct ValidConfig {
+  Config config;
+  double stage_imbalance = 0;  // (most - fewest decoder layers per pipeline rank) / mean
+};
+
+double stage_imbalance(const NormalizedConfig& n) {
+  std::vector<int> per_rank(static_cast<std::size_t>(n.config.parallel.pipeline_parallel));
+  for (const StagePlacement& stage : n.stages) {
+    per_rank[static_cast<std::size_t>(stage.pp_rank)] += stage.num_layers;
+  }
+  const auto [fewest, most] = std::minmax_element(per_rank.begin(), per_rank.end());
+  const double mean =
+      static_cast<double>(n.config.model.num_layers) / static_cast<double>(per_rank.size());
+  return static_cast<double>(*most - *fewest) / std::max(1.0, mean);
+}
+
+// A change of layout often breaks the batch (global batch = M x micro-batch x DP, and the
+// interleaved schedule wants M a multiple of PP): raise the global batch to the next size
+// that fits. Other errors stay errors.
+std::optional<ValidConfig> repaired(Config c) {
+  for (int round = 0; round < 2; ++round) {
+    const Expected<NormalizedConfig> n = normalize(c);
+    if (n) return ValidConfig{.config = c, .stage_imbalance = stage_imbalance(*n)};
+    const std::string& field = n.error().field;
+    if (field != "global_batch_size" && field != "microbatch_group_size_per_vp_stage") break;
+    const std::int64_t dp = data_parallel_of(c);
+    if (dp == 0) break;
+    const bool interleaved = c.parallel.virtual_stages_per_pipeline_rank > 1;
+    const std::int64_t step =
+        c.training.micro_batch_size * dp * (interleaved ? c.parallel.pipeline_parallel : 1);
+    const std::int64_t current = std::max<std::int64_t>(c.training.global_batch_size, 1);
+    const std::int64_t fixed = (current + step - 1) / step * step;
+    if (fixed == c.training.global_batch_size &&
+        c.parallel.microbatch_group_size_per_vp_stage == 0) {
+      break;
+    }
+    c.training.global_batch_size = fixed;
+    c.parallel.microbatch_group_size_per_vp_stage = 0;  // Megatron's default, PP
+  }
+  return std::nullopt;
+}
+
+// How much a candidate changes: the relative change of every knob, plus a fixed price for
+// moving away from Megatron's even pipeline split.
+double change_cost(const Config& from, const Config& to) {
+  double cost = 0;
+  for (const Knob& knob : knobs()) {
+    const std::int64_t a = knob.get(from), b = knob.get(to);
+    if (a == b) continue;
+    cost += 0.1 + std::abs(std::log(static_cast<double>(b + 1) / static_cast<double>(a + 1)));
+  }
+  const ParallelConfig &p = from.parallel, &q = to.parallel;
+  if (p.decoder_first_pipeline_num_layers != q.decoder_first_pipeline_num_layers ||
+      p.decoder_last_pipeline_num_layers != q.decoder_last_pipeline_num_layers) {
+    cost += 0.3;
+  }
+  if (p.pipeline_layout != q.pipeline_layout) cost += 0.4;
+  if (p.sequence_parallel != q.sequence_parallel) cost += 0.2;
+  return cost;
+}
+
+// The knobs a candidate changed, as "TP 4, global batch 64".
+std::string changed_knobs_label(const Config& from, const Config& to, std::string& field) {
+  std::string label;
+  for (const Knob& knob : knobs()) {
+    if (knob.get(from) == knob.get(to)) continue;
+    if (field.empty()) field = knob.field;
+    label +=
+        (label.empty() ? "" : ", ") + std::string(knob.label) + " " + std::to_string(knob.get(to));
+  }
+  return label;
+}
+
+void add_candidate(const Config& from, Config to, std::string label, std::string field,
+                   std::vector<Candidate>& out) {
+  const std::optional<ValidConfig> valid = repaired(std::move(to));
+  if (!valid) return;
+  std::string knob_field;
+  const std::string knob_label = changed_knobs_label(from, valid->config, knob_field);
+  if (label.empty()) {
+    label = knob_label;
+    field = knob_field;
+  } else if (!knob_label.empty()) {
+    label += ", " + knob_label;
+  }
+  if (label.empty()) return;
+  // Lopsided pipeline stages cost time: an uneven split ranks by how even it is.
+  out.push_back(Candidate{.suggestion = {.label = label, .field = field, .config = valid->config},
+                          .cost = change_cost(from, valid->config) + 0.2 * valid->stage_imbalance});
+}
+
+}  // namespace
+
+namespace {
+
+// Nearest values of one knob, below and above, that give a valid configuration. Whole GPU
+// counts and batches move in steps of the group they must divide by.
+std::int64_t knob_step(const Knob& knob, const Config& c) {
+  const std::string field = knob.field;
+  const ParallelConfig& p = c.parallel;
+  if (field == "world_size") {
+    return std::lcm(std::int64_t{p.tensor_parallel} * p.context_parallel * p.pipeline_parallel,
+                    std::int64_t{std::max(p.expert_tensor_parallel, p.tensor_parallel)} *
+                        p.expert_parallel * p.pipeline_parallel);
+  }
+  if (field == "global_batch_size") {
+    return std::max<std::int64_t>(1, c.training.micro_batch_size * data_parallel_of(c));
+  }
+  return 1;
+}
+
+void scan_knob(const Config& config, const Knob& knob, std::vector<Candidate>& out) {
+  constexpr int kSteps = 48;  // normalize() is cheap; no estimate is made
+  const std::int64_t current = knob.get(config);
+  const std::int64_t step = knob_step(knob, config);
+  for (const int direction : {-1, 1}) {
+    std::int64_t value = current / step * step;
+    if (direction > 0 || value == current) value += direction * step;
+    for (int i = 0; i < kSteps && value >= knob.min; ++i, value += direction * step) {
+      Config candidate = config;
+      knob.set(candidate, value);
+      const std::size_t before = out.size();
+      add_candidate(config, candidate, "", "", out);
+      if (out.size() > before) break;
+    }
+  }
+}
+
+// Pipeline stages with an uneven first and/or last stage (transformer_block.py,
+// get_num_layers_to_build): the middle stages take k layers each.
+void uneven_pipeline_splits(const Config& config, std::vector<Candidate>& out) {
+  const int layers = config.model.num_layers;
+  const int pp = config.parallel.pipeline_parallel;
+  const int vpp = config.parallel.virtual_stages_per_pipeline_rank;
+  if (pp < 2 || !config.parallel.pipeline_layout.empty()) return;
+  const int even = layers / pp;
+  for (int k = std::max(0, even - 1); k <= even + 1; ++k) {
+    for (const int ends : {2, 1}) {  // both ends uneven, or only the first stage
+      if (pp == 2 && ends == 1) continue;
+      const int rest = layers - (pp - ends) * k;
+      int first = ends == 2 ? rest / 2 / vpp * vpp : rest;
+      const int last = ends == 2 ? rest - first : 0;
+      if (first < 1 || (ends == 2 && last < 1)) continue;
+      Config candidate = config;
+      ParallelConfig& p = candidate.parallel;
+      p.decoder_first_pipeline_num_layers = first;
+      p.decoder_last_pipeline_num_layers = last;
+      p.account_for_embedding_in_pipeline_split = false;
+      p.account_for_loss_in_pipeline_split = false;
+      const std::string label = "uneven pipeline: first stage " + std::to_string(first) +
+                                (last > 0 ? ", last " + std::to_string(last) : "") + " layers";
+      add_candidate(config, candidate, label, "decoder_first_pipeline_num_layers", out);
+    }
+  }
+}
+
+// A --pipeline-model-parallel-layout spreading the layers as evenly as the stage count
+// allows, the spare layers on the middle stages (the first holds the embedding, the last
+// the loss): pipeline_parallel_layer_layout.py syntax, "Et*4|t*5|t*5|t*4mL".
+std::string even_layout(int layers, int stages, int mtp_layers) {
+  const int base = layers / stages;
+  int spare = layers % stages;
+  std::string layout;
+  for (int s = 0; s < stages; ++s) {
+    int count = base;
+    const bool middle = s > 0 && s < stages - 1;
+    if (spare > 0 && (middle || stages <= 2 || spare >= stages - s)) {
+      ++count;
+      --spare;
+    }
+    if (s > 0) layout += "|";
+    if (s == 0) layout += "E";
+    if (count > 0) layout += "t*" + std::to_string(count);
+    if (s == stages - 1) layout += std::string(static_cast<std::size_t>(mtp_layers), 'm') + "L";
+  }
+  return layout;
+}
+
+void pipeline_layout_string(const Config& config, std::vector<Candidate>& out) {
+  const ParallelConfig& p = config.parallel;
+  if (p.pipeline_parallel < 2 || !p.pipeline_layout.empty()) return;
+  const int stages = p.pipeline_parallel * p.virtual_stages_per_pipeline_rank;
+  if (stages > config.model.num_layers) return;
+  Config candidate = config;
+  ParallelConfig& q = candidate.parallel;
+  q.pipeline_layout = even_layout(config.model.num_layers, stages, config.model.mtp_num_layers);
+  q.decoder_first_pipeline_num_layers = 0;
+  q.decoder_last_pipeline_num_layers = 0;
+  q.account_for_embedding_in_pipeline_split = false;
+  q.account_for_loss_in_pipeline_split = false;
+  add_candidate(config, candidate, "layout " + q.pipeline_layout, "pipeline_model_parallel_layout",
+                out);
+}
+
+// MoE with TP needs sequence parallelism (moe_layer.py): switching it on is one click.
+void sequence_parallel_switch(const Config& config, std::vector<Candidate>& out) {
+  if (config.parallel.sequence_parallel || config.parallel.tensor_parallel < 2) return;
+  Config candidate = config;
+  candidate.parallel.sequence_parallel = true;
+  add_candidate(config, candidate, "sequence parallel on", "sequence_parallel", out);
+}
+
+}  // namespace
+
+std::vector<Suggestion> suggest_valid_configs(const Config& config, std::size_t max_count) {
+  if (normalize(config)) return {};
+  std::vector<Candidate> candidates;
+  for (const Knob& knob : knobs()) scan_knob(config, knob, candidates);
+  uneven_pipeline_splits(config, candidates);
+  pipeline_layout_string(config, candidates);
+  sequence_parallel_switch(config, candidates);
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.cost < b.cost; });
+  std::vector<Suggestion> out;
+  for (Candidate& candidate : candidates) {
+    const bool seen = std::any_of(out.begin(), out.end(), [&](const Suggestion& s) {
+      return s.label == candidate.suggestion.label;
+    });
+    if (seen) continue;
+    out.push_back(std::move(candidate.suggestion));
+    if (out.size() == max_count) break;
+  }
+  return out;
+}
+
+}  // namespace megamem
