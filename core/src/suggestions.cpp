@@ -267,7 +267,8 @@ void uneven_pipeline_splits(const Config& config, std::vector<Candidate>& out) {
       const int rest = layers - (pp - ends) * k;
       int first = ends == 2 ? rest / 2 / vpp * vpp : rest;
       const int last = ends == 2 ? rest - first : 0;
-      if (first < 1 || (ends == 2 && last < 1)) continue;
+      const bool even_split = first == k && (ends == 1 || last == k);
+      if (first < 1 || (ends == 2 && last < 1) || even_split) continue;
       Config candidate = config;
       ParallelConfig& p = candidate.parallel;
       p.decoder_first_pipeline_num_layers = first;
@@ -330,12 +331,21 @@ void sequence_parallel_switch(const Config& config, std::vector<Candidate>& out)
 
 }  // namespace
 
+// Errors of the layer placement (layer_placement.cpp), which an uneven split can resolve.
+bool is_placement_error(const std::string& field) {
+  return field == "num_layers" || field == "decoder_first_pipeline_num_layers" ||
+         field == "virtual_stages_per_pipeline_rank" || field == "pipeline_model_parallel_layout";
+}
+
 std::vector<Suggestion> suggest_valid_configs(const Config& config, std::size_t max_count) {
-  if (normalize(config)) return {};
+  const Expected<NormalizedConfig> normalized = normalize(config);
+  if (normalized) return {};
   std::vector<Candidate> candidates;
   for (const Knob& knob : knobs()) scan_knob(config, knob, candidates);
-  uneven_pipeline_splits(config, candidates);
-  pipeline_layout_string(config, candidates);
+  if (is_placement_error(normalized.error().field)) {
+    uneven_pipeline_splits(config, candidates);
+    pipeline_layout_string(config, candidates);
+  }
   sequence_parallel_switch(config, candidates);
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const Candidate& a, const Candidate& b) { return a.cost < b.cost; });
