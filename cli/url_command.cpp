@@ -4,6 +4,7 @@
 //   megamem url decode LINK [--base-url URL] [--json]
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,65 +47,74 @@ int run_encode(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
-int run_decode(std::vector<std::string> args) {
-  // The link may come as the first word or as --link.
-  std::string link;
-  bool have_link = false;
+// The link, given as the first word or as --link (not both); a usage Error otherwise.
+Expected<std::string> link_argument(std::vector<std::string>& args, ParsedOptions& options) {
+  std::optional<std::string> link;
   if (!args.empty() && args[0].rfind("--", 0) != 0) {
     link = args[0];
-    have_link = true;
     args.erase(args.begin());
   }
-  const Expected<ParsedOptions> options = parse_options(args, {"--link", "--base-url"}, {"--json"});
-  if (!options) {
-    print_error(options.error());
-    return kExitUsage;
-  }
-  if (const auto given = options->values.find("--link"); given != options->values.end()) {
-    if (have_link) {
-      print_error({"--link", "the link is given twice"});
-      return kExitUsage;
-    }
+  Expected<ParsedOptions> parsed = parse_options(args, {"--link", "--base-url"}, {"--json"});
+  if (!parsed) return parsed.error();
+  options = std::move(*parsed);
+  if (const auto given = options.values.find("--link"); given != options.values.end()) {
+    if (link) return Error{"--link", "the link is given twice"};
     link = given->second;
-    have_link = true;
   }
-  if (!have_link) {
-    print_error({"link", "is required: megamem url decode 'https://...?v=1&model=...'"});
-    return kExitUsage;
-  }
-  const Expected<SharedConfig> shared = decode_share_link(link);
-  if (!shared) {
-    print_error(shared.error());
-    return kExitError;
-  }
-  const Config& c = shared->config;
-  const std::string canonical = share_link(*shared, base_url(*options));
-  const std::string flags = to_megatron_args(c);
-  const LinkParameters parameters = share_parameters(*shared, true);
-  if (options->switches.count("--json")) {
-    nlohmann::json values = nlohmann::json::object();
-    for (const auto& [key, value] : parameters) values[key] = value;
-    const nlohmann::json document = {{"link", canonical},
-                                     {"model", shared->model_id},
-                                     {"gpu", shared->gpu_id},
-                                     {"world_size", c.parallel.world_size},
-                                     {"parameters", std::move(values)},
-                                     {"config", config_json(c)},
-                                     {"megatron_args", flags}};
-    std::cout << document.dump(2) << "\n";
-    return kExitOk;
-  }
-  std::cout << "model: " << (shared->model_id.empty() ? "custom" : shared->model_id) << " ("
+  if (!link) return Error{"link", "is required: megamem url decode 'https://...?v=1&model=...'"};
+  return *link;
+}
+
+void print_decoded_json(const SharedConfig& shared, const std::string& canonical) {
+  const Config& c = shared.config;
+  nlohmann::json values = nlohmann::json::object();
+  for (const auto& [key, value] : share_parameters(shared, true)) values[key] = value;
+  const nlohmann::json document = {{"link", canonical},
+                                   {"model", shared.model_id},
+                                   {"gpu", shared.gpu_id},
+                                   {"world_size", c.parallel.world_size},
+                                   {"parameters", std::move(values)},
+                                   {"config", config_json(c)},
+                                   {"megatron_args", to_megatron_args(c)}};
+  std::cout << document.dump(2) << "\n";
+}
+
+void print_decoded_text(const SharedConfig& shared, const std::string& canonical) {
+  const Config& c = shared.config;
+  std::cout << "model: " << (shared.model_id.empty() ? "custom" : shared.model_id) << " ("
             << c.model.name << ")\n"
-            << "gpu: " << (shared->gpu_id.empty() ? "custom" : shared->gpu_id) << " ("
+            << "gpu: " << (shared.gpu_id.empty() ? "custom" : shared.gpu_id) << " ("
             << (c.device.name.empty() ? "unnamed" : c.device.name) << ", " << c.device.capacity_gib
             << " GiB)\n"
             << "gpus: " << c.parallel.world_size << "\n"
             << "link: " << canonical << "\n"
             << "parameters (defaults included):\n";
-  for (const auto& [key, value] : parameters) std::cout << "  " << key << "=" << value << "\n";
+  for (const auto& [key, value] : share_parameters(shared, true)) {
+    std::cout << "  " << key << "=" << value << "\n";
+  }
   std::cout << "config:\n" << config_to_json(c) << "\n";
-  std::cout << "megatron args (--world-size " << c.parallel.world_size << "):\n" << flags << "\n";
+  std::cout << "megatron args (--world-size " << c.parallel.world_size << "):\n"
+            << to_megatron_args(c) << "\n";
+}
+
+int run_decode(std::vector<std::string> args) {
+  ParsedOptions options;
+  const Expected<std::string> link = link_argument(args, options);
+  if (!link) {
+    print_error(link.error());
+    return kExitUsage;
+  }
+  const Expected<SharedConfig> shared = decode_share_link(*link);
+  if (!shared) {
+    print_error(shared.error());
+    return kExitError;
+  }
+  const std::string canonical = share_link(*shared, base_url(options));
+  if (options.switches.count("--json")) {
+    print_decoded_json(*shared, canonical);
+  } else {
+    print_decoded_text(*shared, canonical);
+  }
   return kExitOk;
 }
 

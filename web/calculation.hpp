@@ -1,6 +1,6 @@
 // The page's calls into the core: the estimate of the current inputs, the what-if table
 // (deferred while the user drags, it prices a dozen alternatives), and, for an invalid
-// layout, the nearest values of the offending knobs that the core accepts.
+// layout, the nearest valid configurations the core suggests.
 #pragma once
 
 #include <string>
@@ -17,10 +17,8 @@ void recompute(AppState& state, double now_s);
 // Prices the what-if rows of the current estimate (no-op when nothing is pending).
 void finish_what_if(AppState& state);
 
-// Values of the knobs related to the error (the edited one first) nearest to the current
-// ones that resolve it: normalize() accepts the layout or objects to another field. At most
-// one below and one above the current value each.
-std::vector<Suggestion> nearest_valid_values(const Config& config, const Error& error,
-                                             const std::string& edited_key);
+// The core's nearest valid configurations for an invalid one (suggest_valid_configs: each
+// normalizes and keeps the model), cheapest first, at most six.
+std::vector<Suggestion> nearest_valid_values(const Config& config);
 
 }  // namespace megamem::web

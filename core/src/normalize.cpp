@@ -1,5 +1,7 @@
 // normalize(): resolves Megatron's derived defaults, places the layers, and runs the rule book
 // (core/src/rules, one file per topic) on the result.
+#include <string>
+
 #include "megamem/estimate.hpp"
 #include "rules/rule_book.hpp"
 
@@ -11,6 +13,16 @@ std::string str(std::int64_t value) { return std::to_string(value); }
 
 Error rule_error(const char* field, const std::string& message, const char* source) {
   return Error{field, message + " (" + source + ")"};
+}
+
+std::optional<Error> must_divide(const char* field, const char* name, std::int64_t value,
+                                 const char* divisor_name, std::int64_t divisor,
+                                 const char* source) {
+  if (value % divisor == 0) return std::nullopt;
+  return rule_error(field,
+                    std::string(name) + " " + str(value) + " is not divisible by " + divisor_name +
+                        " " + str(divisor),
+                    source);
 }
 
 void policy_warning(NormalizedConfig& n, const std::string& message, const char* source) {

@@ -15,6 +15,8 @@
 namespace megamem {
 namespace {
 
+constexpr double kGB = kBytesPerGB;  // link and HBM bandwidths are decimal GB/s
+
 ModuleFlops module_flops(const NormalizedConfig& n) {
   const ModelConfig& m = n.config.model;
   const double h = m.hidden_size;
@@ -197,7 +199,7 @@ StepTimeModel::LayerCost StepTimeModel::layer_cost(bool moe, double micro_batch)
   }
 
   // Element-wise kernels stream through HBM; without SP they run on all N tokens.
-  const double hbm = cfg_.hbm_bandwidth_gb_per_s * kBytesPerGB * cfg_.elementwise_efficiency;
+  const double hbm = cfg_.hbm_bandwidth_gb_per_s * kGB * cfg_.elementwise_efficiency;
   cost.elementwise_forward =
       (cfg_.elementwise_passes_per_layer * 2.0 * sp_tokens * h + act_bytes + permute_bytes) / hbm;
   const double forward_gemms = projections + mlp + routed + shared + router;
@@ -295,8 +297,8 @@ StepTimeModel::StepTimeModel(const NormalizedConfig& normalized,
   edp_ = static_cast<double>(normalized.expert_data_parallel);
 
   const double node = c.device.gpus_per_node;
-  intra_bw_ = c.device.intra_node_bandwidth_gb_per_s * kBytesPerGB * cfg_.intra_node_efficiency;
-  inter_bw_ = c.device.inter_node_bandwidth_gb_per_s * kBytesPerGB * cfg_.inter_node_efficiency;
+  intra_bw_ = c.device.intra_node_bandwidth_gb_per_s * kGB * cfg_.intra_node_efficiency;
+  inter_bw_ = c.device.inter_node_bandwidth_gb_per_s * kGB * cfg_.inter_node_efficiency;
   // Megatron's rank order tp-cp-ep-dp-pp: a group of `size` ranks `stride` apart stays in
   // one node when size x stride <= GPUs per node. Across nodes, a ring collective crosses
   // each node once per channel, and NCCL spreads its channels over the NICs of the group's
@@ -416,8 +418,7 @@ void StepTimeModel::prepare(int micro_batch) const {
   // Vocabulary-parallel cross entropy: fp32 upcast, max, exp, sum and the gradient, about
   // 24 bytes per logit through HBM over forward and backward.
   const double cross_entropy =
-      24.0 * tokens * vocab /
-      (cfg_.hbm_bandwidth_gb_per_s * kBytesPerGB * cfg_.elementwise_efficiency);
+      24.0 * tokens * vocab / (cfg_.hbm_bandwidth_gb_per_s * kGB * cfg_.elementwise_efficiency);
   const double loss_forward = logits + cross_entropy / 2.0;
   const double loss_backward = 2.0 * logits + cross_entropy / 2.0;
   const double tp_one = collective_s(tp_, hidden_bytes, tp_bw_);
@@ -518,7 +519,7 @@ StepTime StepTimeModel::evaluate(const StepVariant& v) const {
     return t;
   };
   // Host copies of offloaded activations hide behind the layer's own compute.
-  const double host_bw = cfg_.host_bandwidth_gb_per_s * kBytesPerGB;
+  const double host_bw = cfg_.host_bandwidth_gb_per_s * kGB;
   auto offload_s = [&](const LayerCost& l, double bytes_per_sample) {
     const double copy = bytes_per_sample * b / host_bw;
     if (copy <= 0) return 0.0;
@@ -548,7 +549,7 @@ StepTime StepTimeModel::evaluate(const StepVariant& v) const {
   // The optimizer step per rank (Adam from HBM: fp32 master, two moments and the gradient
   // read, three written, the 16-bit weight written: about 30 bytes per parameter of the
   // shard; CPU Adam and the copies for the offloaded share); the slowest rank ends the step.
-  const double hbm = cfg_.hbm_bandwidth_gb_per_s * kBytesPerGB;
+  const double hbm = cfg_.hbm_bandwidth_gb_per_s * kGB;
   const double f = std::clamp(v.optimizer_offload_fraction, 0.0, 1.0);
   double dp_exposed = 0, optimizer = 0;
   for (std::size_t i = 0; i < base_.size(); ++i) {

@@ -80,28 +80,94 @@ double stage_imbalance(const NormalizedConfig& n) {
   return static_cast<double>(*most - *fewest) / std::max(1.0, mean);
 }
 
-// A change of layout often breaks the batch (global batch = M x micro-batch x DP, and the
-// interleaved schedule wants M a multiple of PP): raise the global batch to the next size
-// that fits. Other errors stay errors.
+std::int64_t gpu_step(const Config& c) {
+  const ParallelConfig& p = c.parallel;
+  const int etp = p.expert_tensor_parallel > 0 ? p.expert_tensor_parallel : p.tensor_parallel;
+  return std::lcm(std::int64_t{p.tensor_parallel} * p.context_parallel * p.pipeline_parallel,
+                  std::int64_t{etp} * p.expert_parallel * p.pipeline_parallel);
+}
+
+// The batch a layout change breaks (global batch = M x micro-batch x DP, and the interleaved
+// schedule wants M a multiple of PP): the next global batch that fits.
+bool repair_batch(Config& c) {
+  const std::int64_t dp = data_parallel_of(c);
+  if (dp == 0) return false;
+  const bool interleaved = c.parallel.virtual_stages_per_pipeline_rank > 1;
+  const std::int64_t step =
+      c.training.micro_batch_size * dp * (interleaved ? c.parallel.pipeline_parallel : 1);
+  const std::int64_t current = std::max<std::int64_t>(c.training.global_batch_size, 1);
+  const std::int64_t fixed = (current + step - 1) / step * step;
+  if (fixed == c.training.global_batch_size && c.parallel.microbatch_group_size_per_vp_stage == 0) {
+    return false;
+  }
+  c.training.global_batch_size = fixed;
+  c.parallel.microbatch_group_size_per_vp_stage = 0;  // Megatron's default, PP
+  return true;
+}
+
+// The knob whose smaller values resolve an error on `field` (a size it must divide).
+const char* knob_to_lower(const Config& c, const std::string& field) {
+  if (field == "num_attention_heads" || field == "num_query_groups" || field == "ffn_hidden_size" ||
+      field == "moe_shared_expert_intermediate_size") {
+    return "tensor_model_parallel_size";
+  }
+  if (field == "seq_length") {
+    return c.parallel.context_parallel > 1 ? "context_parallel_size" : "tensor_model_parallel_size";
+  }
+  if (field == "num_experts") return "expert_model_parallel_size";
+  if (field == "moe_ffn_hidden_size") return "expert_tensor_parallel_size";
+  if (field == "num_layers") return "pipeline_model_parallel_size";
+  if (field == "virtual_stages_per_pipeline_rank" || field == "cpu_offloading_num_layers" ||
+      field == "num_distributed_optimizer_instances") {
+    return field.c_str();
+  }
+  return nullptr;
+}
+
+// Lowers that knob to the nearest value where normalize() no longer objects to `field`.
+bool lower_until_resolved(Config& c, const std::string& field) {
+  const char* name = knob_to_lower(c, field);
+  if (!name) return false;
+  const auto knob = std::find_if(knobs().begin(), knobs().end(),
+                                 [&](const Knob& k) { return std::string(k.field) == name; });
+  Config candidate = c;
+  for (std::int64_t value = knob->get(c) - 1; value >= knob->min; --value) {
+    knob->set(candidate, value);
+    const Expected<NormalizedConfig> n = normalize(candidate);
+    if (n || n.error().field != field) {
+      c = candidate;
+      return true;
+    }
+  }
+  return false;
+}
+
+// What a change of one knob often breaks elsewhere, fixed the cheapest way: the batch, the
+// GPU count (next multiple of the groups), sequence parallelism for MoE with TP, or a
+// parallel size lowered until it divides what it splits.
+bool repair_step(Config& c, const std::string& field) {
+  if (field == "global_batch_size" || field == "microbatch_group_size_per_vp_stage") {
+    return repair_batch(c);
+  }
+  if (field == "world_size" || field == "expert_model_parallel_size") {
+    const std::int64_t step = gpu_step(c);
+    const std::int64_t fixed = (c.parallel.world_size + step - 1) / step * step;
+    if (fixed == c.parallel.world_size) return false;
+    c.parallel.world_size = fixed;
+    return true;
+  }
+  if (field == "sequence_parallel" && !c.parallel.sequence_parallel) {
+    c.parallel.sequence_parallel = true;
+    return true;
+  }
+  return lower_until_resolved(c, field);
+}
+
 std::optional<ValidConfig> repaired(Config c) {
-  for (int round = 0; round < 2; ++round) {
+  for (int round = 0; round < 6; ++round) {
     const Expected<NormalizedConfig> n = normalize(c);
     if (n) return ValidConfig{.config = c, .stage_imbalance = stage_imbalance(*n)};
-    const std::string& field = n.error().field;
-    if (field != "global_batch_size" && field != "microbatch_group_size_per_vp_stage") break;
-    const std::int64_t dp = data_parallel_of(c);
-    if (dp == 0) break;
-    const bool interleaved = c.parallel.virtual_stages_per_pipeline_rank > 1;
-    const std::int64_t step =
-        c.training.micro_batch_size * dp * (interleaved ? c.parallel.pipeline_parallel : 1);
-    const std::int64_t current = std::max<std::int64_t>(c.training.global_batch_size, 1);
-    const std::int64_t fixed = (current + step - 1) / step * step;
-    if (fixed == c.training.global_batch_size &&
-        c.parallel.microbatch_group_size_per_vp_stage == 0) {
-      break;
-    }
-    c.training.global_batch_size = fixed;
-    c.parallel.microbatch_group_size_per_vp_stage = 0;  // Megatron's default, PP
+    if (!repair_step(c, n.error().field)) break;
   }
   return std::nullopt;
 }
@@ -163,12 +229,7 @@ namespace {
 // counts and batches move in steps of the group they must divide by.
 std::int64_t knob_step(const Knob& knob, const Config& c) {
   const std::string field = knob.field;
-  const ParallelConfig& p = c.parallel;
-  if (field == "world_size") {
-    return std::lcm(std::int64_t{p.tensor_parallel} * p.context_parallel * p.pipeline_parallel,
-                    std::int64_t{std::max(p.expert_tensor_parallel, p.tensor_parallel)} *
-                        p.expert_parallel * p.pipeline_parallel);
-  }
+  if (field == "world_size") return gpu_step(c);
   if (field == "global_batch_size") {
     return std::max<std::int64_t>(1, c.training.micro_batch_size * data_parallel_of(c));
   }
@@ -206,7 +267,8 @@ void uneven_pipeline_splits(const Config& config, std::vector<Candidate>& out) {
       const int rest = layers - (pp - ends) * k;
       int first = ends == 2 ? rest / 2 / vpp * vpp : rest;
       const int last = ends == 2 ? rest - first : 0;
-      if (first < 1 || (ends == 2 && last < 1)) continue;
+      const bool even_split = first == k && (ends == 1 || last == k);
+      if (first < 1 || (ends == 2 && last < 1) || even_split) continue;
       Config candidate = config;
       ParallelConfig& p = candidate.parallel;
       p.decoder_first_pipeline_num_layers = first;
@@ -214,7 +276,8 @@ void uneven_pipeline_splits(const Config& config, std::vector<Candidate>& out) {
       p.account_for_embedding_in_pipeline_split = false;
       p.account_for_loss_in_pipeline_split = false;
       const std::string label = "uneven pipeline: first stage " + std::to_string(first) +
-                                (last > 0 ? ", last " + std::to_string(last) : "") + " layers";
+                                (last > 0 ? ", last " + std::to_string(last) : "") +
+                                (first == 1 && last <= 1 ? " layer" : " layers");
       add_candidate(config, candidate, label, "decoder_first_pipeline_num_layers", out);
     }
   }
@@ -268,21 +331,35 @@ void sequence_parallel_switch(const Config& config, std::vector<Candidate>& out)
 
 }  // namespace
 
+// Errors of the layer placement (layer_placement.cpp), which an uneven split can resolve.
+bool is_placement_error(const std::string& field) {
+  return field == "num_layers" || field == "decoder_first_pipeline_num_layers" ||
+         field == "virtual_stages_per_pipeline_rank" || field == "pipeline_model_parallel_layout";
+}
+
 std::vector<Suggestion> suggest_valid_configs(const Config& config, std::size_t max_count) {
-  if (normalize(config)) return {};
+  const Expected<NormalizedConfig> normalized = normalize(config);
+  if (normalized) return {};
   std::vector<Candidate> candidates;
   for (const Knob& knob : knobs()) scan_knob(config, knob, candidates);
-  uneven_pipeline_splits(config, candidates);
-  pipeline_layout_string(config, candidates);
+  if (is_placement_error(normalized.error().field)) {
+    uneven_pipeline_splits(config, candidates);
+    pipeline_layout_string(config, candidates);
+  }
   sequence_parallel_switch(config, candidates);
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const Candidate& a, const Candidate& b) { return a.cost < b.cost; });
+  // At most three per field, so one kind of fix does not crowd out the others.
+  constexpr std::ptrdiff_t kPerField = 3;
   std::vector<Suggestion> out;
   for (Candidate& candidate : candidates) {
     const bool seen = std::any_of(out.begin(), out.end(), [&](const Suggestion& s) {
       return s.label == candidate.suggestion.label;
     });
-    if (seen) continue;
+    const std::ptrdiff_t same_field =
+        std::count_if(out.begin(), out.end(),
+                      [&](const Suggestion& s) { return s.field == candidate.suggestion.field; });
+    if (seen || same_field >= kPerField) continue;
     out.push_back(std::move(candidate.suggestion));
     if (out.size() == max_count) break;
   }

@@ -85,7 +85,8 @@ struct ConfigField {
   std::string_view json_key;
 
   // Settings page: label, the Megatron flag as shown, a one-sentence effect on memory, and
-  // the input's lower bound, upper bound (sliders, reals), step and number format.
+  // the input's lower bound, upper bound (integer sliders, reals), step, and number format
+  // (text fields: the placeholder).
   std::string_view label;
   std::string_view flag_help;
   std::string_view tooltip;

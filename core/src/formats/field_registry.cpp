@@ -352,6 +352,11 @@ std::vector<ConfigField> job_rows() {
           .ui("sequence parallel", "",
               "With TP > 1, norms and dropouts keep 1/TP of the sequence (needed for MoE "
               "with TP)."),
+  };
+}
+
+std::vector<ConfigField> batch_rows() {
+  return {
       MM_INT("mbs", "1", training.micro_batch_size, 1, kMaxDim)
           .flag("--micro-batch-size", FlagForm::value)
           .always()
@@ -442,7 +447,8 @@ std::vector<ConfigField> pipeline_rows() {
           .json("pipeline_model_parallel_layout")
           .ui("layout", "",
               "Explicit stages, e.g. Et*4|(t*4|)*14tmL (E embedding, t layer, m MTP, L "
-              "loss)."),
+              "loss).")
+          .range(0, 0, 1, "e.g. Et*4|(t*4|)*14tmL"),
       MM_INT("vpp-group", "0", parallel.microbatch_group_size_per_vp_stage, 0, kMaxDim)
           .flag("--microbatch-group-size-per-virtual-pipeline-stage", FlagForm::value)
           .json("microbatch_group_size_per_vp_stage")
@@ -511,6 +517,11 @@ std::vector<ConfigField> numerics_rows() {
           .writes(write_cross_entropy)
           .ui("cross entropy", "--cross-entropy-loss-fusion / --cross-entropy-fusion-impl",
               "Unfused keeps fp32 logits; fused variants keep less at the loss."),
+  };
+}
+
+std::vector<ConfigField> kernel_rows() {
+  return {
       MM_BOOL("grad-acc-fusion", "1", training.gradient_accumulation_fusion)
           .json("gradient_accumulation_fusion")
           .flag("--no-gradient-accumulation-fusion", FlagForm::store_false)
@@ -612,6 +623,11 @@ std::vector<ConfigField> optimizer_rows() {
           .json("use_precision_aware_optimizer")
           .ui("precision-aware", "",
               "TE FusedAdam: chosen dtypes for main grads, master weights and moments."),
+  };
+}
+
+std::vector<ConfigField> optimizer_state_rows() {
+  return {
       MM_CHOICE("main-grads", "fp32", optimizer.main_grads_dtype)
           .choices(dtype_choices(true, false, false))
           .flag("--main-grads-dtype", FlagForm::value)
@@ -785,6 +801,11 @@ std::vector<ConfigField> model_shape_rows() {
               "MLP weights (two or three hidden x FFN matrices) and the MLP's saved "
               "activations.")
           .range(0, 0, 128),
+  };
+}
+
+std::vector<ConfigField> model_layer_rows() {
+  return {
       MM_CHOICE("m.act", "gelu", model.activation)
           .choices({{"gelu", "gelu", "", "GeLU"},
                     {"swiglu", "swiglu", "", "SwiGLU"},
@@ -821,6 +842,11 @@ std::vector<ConfigField> model_shape_rows() {
           .json("attention_output_gate")
           .ui("attention out gate", "",
               "A gate projection on the attention output: more weights and activations."),
+  };
+}
+
+std::vector<ConfigField> model_embedding_rows() {
+  return {
       MM_CHOICE("m.pos", "learned", model.position_embedding)
           .choices({{"learned", "learned_absolute", "learned_absolute", "learned absolute"},
                     {"rope", "rope", "rope", "RoPE"},
@@ -980,8 +1006,9 @@ std::vector<ConfigField> model_mla_mtp_rows() {
 std::vector<ConfigField> all_rows() {
   std::vector<ConfigField> rows;
   for (std::vector<ConfigField> part :
-       {job_rows(), recompute_rows(), pipeline_rows(), numerics_rows(), moe_training_rows(),
-        optimizer_rows(), offload_rows(), runtime_and_device_rows(), model_shape_rows(),
+       {job_rows(), batch_rows(), recompute_rows(), pipeline_rows(), numerics_rows(), kernel_rows(),
+        moe_training_rows(), optimizer_rows(), optimizer_state_rows(), offload_rows(),
+        runtime_and_device_rows(), model_shape_rows(), model_layer_rows(), model_embedding_rows(),
         model_moe_rows(), model_mla_mtp_rows()}) {
     for (ConfigField& field : part) rows.push_back(std::move(field));
   }

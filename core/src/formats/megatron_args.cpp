@@ -832,6 +832,42 @@ void note_unmodeled_flags(const FlagReader& r, const std::vector<FlagOccurrence>
   }
 }
 
+// Vocabulary: the caller's tokenizer size wins over --vocab-size (the tokenizer provides
+// it). --padded-vocab-size wins over both and is used as is (megatron/training/
+// argument_utils.py gpt_config_from_args: should_pad_vocab=False), i.e. padding to 1.
+std::optional<Error> read_vocabulary(FlagReader& r, ModelConfig& m, std::int64_t vocab_size) {
+  r.read("--vocab-size", m.vocab_size, 1);
+  if (vocab_size > 0) m.vocab_size = vocab_size;
+  if (r.has("--padded-vocab-size")) {
+    r.read("--padded-vocab-size", m.vocab_size, 1);
+    m.make_vocab_size_divisible_by = 1;
+  }
+  if (r.error) return r.error;
+  if (m.vocab_size == 0) {
+    return Error{"--vocab-size",
+                 "the flags name no vocabulary size; pass the tokenizer's "
+                 "vocabulary (e.g. 50257 for GPT-2 BPE)"};
+  }
+  return std::nullopt;
+}
+
+// The flags that need the model first (--moe-layer-freq, the virtual pipeline degree) and
+// the checks on which flags were given together.
+std::optional<Error> read_layout_flags(FlagReader& r, Config& c) {
+  if (const std::string* freq = r.text("--moe-layer-freq")) {
+    Expected<std::vector<std::uint8_t>> pattern = parse_moe_layer_freq(*freq, c.model.num_layers);
+    if (!pattern) return pattern.error();
+    if (freq->find('[') == std::string::npos) {
+      r.read("--moe-layer-freq", c.model.moe_layer_freq, 1);
+    } else {
+      c.model.moe_layer_pattern = std::move(*pattern);
+    }
+  }
+  derive_virtual_stages(r, c);
+  check_flag_combinations(r, c);
+  return r.error;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -1006,36 +1042,8 @@ Expected<MegatronArgs> parse_megatron_args(std::string_view command_line, std::i
   read_recompute(r, c.training.recompute);
   read_offload(r, c.training.offload);
   if (r.error) return *r.error;
-
-  // Vocabulary: the caller's tokenizer size wins over --vocab-size (the tokenizer provides
-  // it). --padded-vocab-size wins over both and is used as is (megatron/training/
-  // argument_utils.py gpt_config_from_args: should_pad_vocab=False), i.e. padding to 1.
-  r.read("--vocab-size", c.model.vocab_size, 1);
-  if (vocab_size > 0) c.model.vocab_size = vocab_size;
-  if (r.has("--padded-vocab-size")) {
-    r.read("--padded-vocab-size", c.model.vocab_size, 1);
-    c.model.make_vocab_size_divisible_by = 1;
-  }
-  if (r.error) return *r.error;
-  if (c.model.vocab_size == 0) {
-    return Error{"--vocab-size",
-                 "the flags name no vocabulary size; pass the tokenizer's "
-                 "vocabulary (e.g. 50257 for GPT-2 BPE)"};
-  }
-
-  if (const std::string* freq = r.text("--moe-layer-freq")) {
-    Expected<std::vector<std::uint8_t>> pattern = parse_moe_layer_freq(*freq, c.model.num_layers);
-    if (!pattern) return pattern.error();
-    if (freq->find('[') == std::string::npos) {
-      r.read("--moe-layer-freq", c.model.moe_layer_freq, 1);
-    } else {
-      c.model.moe_layer_pattern = std::move(*pattern);
-    }
-  }
-
-  derive_virtual_stages(r, c);
-  check_flag_combinations(r, c);
-  if (r.error) return *r.error;
+  if (std::optional<Error> error = read_vocabulary(r, c.model, vocab_size)) return *error;
+  if (std::optional<Error> error = read_layout_flags(r, c)) return *error;
   out.warnings = std::move(r.warnings);
 
   note_unmodeled_flags(r, flags, c.training.params_dtype, out);

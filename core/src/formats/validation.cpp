@@ -264,8 +264,19 @@ Options fast_estimate_options() {
   return options;
 }
 
-CaseResult run_case(const json& entry) {
-  CaseResult result;
+// What a case entry lists; members it lacks stay empty.
+struct CaseEntry {
+  std::string megatron_args;
+  std::optional<std::int64_t> world_size;
+  std::optional<std::int64_t> pp_rank;
+  std::optional<double> measured_static;
+  std::optional<double> measured_peak;
+  std::int64_t vocab = 0;
+};
+
+// Reads an entry; its id, GPU, tags, measured rank and configuration key go into result.
+CaseEntry read_case_entry(const json& entry, CaseResult& result) {
+  CaseEntry e;
   result.id = string_member(entry, "id");
   result.gpu = string_member(entry, "gpu");
   if (const auto tags = entry.find("tags"); tags != entry.end() && tags->is_array()) {
@@ -273,39 +284,60 @@ CaseResult run_case(const json& entry) {
       if (tag.is_string()) result.tags.push_back(tag.get<std::string>());
     }
   }
-  const std::string megatron_args = string_member(entry, "megatron_args");
-  const std::optional<std::int64_t> world_size = integer_member(entry, "world_size");
-  const std::optional<std::int64_t> listed_vocab = integer_member(entry, "vocab_size");
-  std::optional<std::int64_t> pp_rank;
+  e.megatron_args = string_member(entry, "megatron_args");
+  e.world_size = integer_member(entry, "world_size");
   if (const auto rank = entry.find("measured_rank"); rank != entry.end() && rank->is_object()) {
-    pp_rank = integer_member(*rank, "pp_rank");
+    e.pp_rank = integer_member(*rank, "pp_rank");
   }
-  std::optional<double> measured_static;
-  std::optional<double> measured_peak;
   if (const auto measured = entry.find("measured");
       measured != entry.end() && measured->is_object()) {
-    measured_static = number_member(*measured, "static_bytes");
-    measured_peak = number_member(*measured, "peak_bytes");
+    e.measured_static = number_member(*measured, "static_bytes");
+    e.measured_peak = number_member(*measured, "peak_bytes");
   }
-  const std::int64_t vocab =
-      effective_vocab_size(listed_vocab.value_or(0), megatron_args, string_member(entry, "source"));
-  result.pp_rank = static_cast<int>(pp_rank.value_or(0));
-  result.config_key = normalize_spaces(megatron_args) +
-                      " | world_size=" + std::to_string(world_size.value_or(0)) +
-                      " | vocab=" + std::to_string(vocab);
+  e.vocab = effective_vocab_size(integer_member(entry, "vocab_size").value_or(0), e.megatron_args,
+                                 string_member(entry, "source"));
+  result.pp_rank = static_cast<int>(e.pp_rank.value_or(0));
+  result.config_key = normalize_spaces(e.megatron_args) +
+                      " | world_size=" + std::to_string(e.world_size.value_or(0)) +
+                      " | vocab=" + std::to_string(e.vocab);
+  return e;
+}
 
-  const auto fail = [&](std::string detail) {
-    result.status = CaseStatus::error;
-    result.detail = std::move(detail);
-    return result;
-  };
-  if (megatron_args.empty() || !world_size || !pp_rank || !measured_static) {
-    return fail(
-        "entry lacks megatron_args, world_size, measured_rank.pp_rank or "
-        "measured.static_bytes");
+CaseResult failed(CaseResult result, std::string detail) {
+  result.status = CaseStatus::error;
+  result.detail = std::move(detail);
+  return result;
+}
+
+// Estimates a parsed case and compares its measured rank.
+CaseResult score_case(const Config& config, const CaseEntry& e, CaseResult result) {
+  const Expected<Estimate> estimated = estimate(config, fast_estimate_options<EstimateOptions>());
+  if (!estimated) {
+    return failed(std::move(result),
+                  "estimate: " + estimated.error().field + ": " + estimated.error().message);
   }
+  const auto rank = std::find_if(estimated->ranks.begin(), estimated->ranks.end(),
+                                 [&](const RankMemory& r) { return r.pp_rank == *e.pp_rank; });
+  if (rank == estimated->ranks.end()) {
+    return failed(std::move(result), "estimate has no pipeline rank " + std::to_string(*e.pp_rank));
+  }
+  result.status = CaseStatus::scored;
+  result.static_memory = Comparison{static_cast<double>(rank->static_bytes), *e.measured_static};
+  if (const std::optional<double> peak = predicted_peak_bytes(*rank); peak && e.measured_peak) {
+    result.peak_memory = Comparison{*peak, *e.measured_peak};
+  }
+  return result;
+}
 
-  Expected<MegatronArgs> args = parse_megatron_args(megatron_args, *world_size, vocab);
+CaseResult run_case(const json& entry) {
+  CaseResult result;
+  const CaseEntry e = read_case_entry(entry, result);
+  if (e.megatron_args.empty() || !e.world_size || !e.pp_rank || !e.measured_static) {
+    return failed(std::move(result),
+                  "entry lacks megatron_args, world_size, measured_rank.pp_rank or "
+                  "measured.static_bytes");
+  }
+  Expected<MegatronArgs> args = parse_megatron_args(e.megatron_args, *e.world_size, e.vocab);
   const std::vector<std::string> features =
       unmodeled_features_used(result.tags, args ? &*args : nullptr);
   if (!features.empty()) {
@@ -317,26 +349,12 @@ CaseResult run_case(const json& entry) {
     if (args) result.unmodeled_flags = args->unmodeled_flags;
     return result;
   }
-  if (!args) return fail("flags: " + args.error().field + ": " + args.error().message);
+  if (!args) {
+    return failed(std::move(result), "flags: " + args.error().field + ": " + args.error().message);
+  }
   result.unmodeled_flags = args->unmodeled_flags;
   apply_gpu(result.gpu, args.value().config);
-
-  const Expected<Estimate> estimated =
-      estimate(args->config, fast_estimate_options<EstimateOptions>());
-  if (!estimated) {
-    return fail("estimate: " + estimated.error().field + ": " + estimated.error().message);
-  }
-  const auto rank = std::find_if(estimated->ranks.begin(), estimated->ranks.end(),
-                                 [&](const RankMemory& r) { return r.pp_rank == *pp_rank; });
-  if (rank == estimated->ranks.end()) {
-    return fail("estimate has no pipeline rank " + std::to_string(*pp_rank));
-  }
-  result.status = CaseStatus::scored;
-  result.static_memory = Comparison{static_cast<double>(rank->static_bytes), *measured_static};
-  if (const std::optional<double> peak = predicted_peak_bytes(*rank); peak && measured_peak) {
-    result.peak_memory = Comparison{*peak, *measured_peak};
-  }
-  return result;
+  return score_case(args->config, e, std::move(result));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -566,9 +584,10 @@ Expected<ValidationReport> run_validation(std::string_view cases_json) {
   return report;
 }
 
-std::string validation_report_markdown(const ValidationReport& report,
-                                       std::string_view cases_path) {
-  std::string md;
+namespace {
+
+// The title, where the cases come from, and how to read the tables.
+void markdown_intro(std::string& md, const ValidationReport& report, std::string_view cases_path) {
   md += "# Validation against Megatron-LM measurements\n\n";
   md += "<!-- generated by `megamem validate --report docs/validation.md`; do not edit -->\n";
   md += "Generated by `megamem validate --report docs/validation.md` from `" +
@@ -588,7 +607,10 @@ std::string validation_report_markdown(const ValidationReport& report,
       "`torch.cuda.memory_allocated()` after the optimizer step (memory-model.md §10). "
       "Errors are predicted minus measured. A distinct configuration (same flags, world size "
       "and vocabulary) counts once, against the median of its measurements.\n";
+}
 
+// The targets, the case counts and the unsupported features.
+void markdown_targets_and_counts(std::string& md, const ValidationReport& report) {
   md += "\n## Targets\n\n| target | value | status |\n|---|---:|---|\n";
   for (const TargetResult& t : report.targets) {
     md += "| " + escape_cell(t.description) + " | " + percent(t.value) + " | " +
@@ -606,10 +628,16 @@ std::string validation_report_markdown(const ValidationReport& report,
   for (const FeatureCount& f : report.unsupported_by_feature) {
     md += "| " + f.feature + " | " + std::to_string(f.cases) + " |\n";
   }
+}
 
-  markdown_metric(md, report.static_summary);
-  if (report.peak_summary) markdown_metric(md, *report.peak_summary);
+std::string comparison_cells(const std::optional<Comparison>& c) {
+  if (!c) return "– | – | – | – | ";
+  return gib(c->predicted_bytes) + " | " + gib(c->measured_bytes) + " | " + mib(c->error_mib()) +
+         " | " + format("%+.2f", c->relative_error_percent()) + " | ";
+}
 
+// One row per case, with the peak columns when the estimator predicts peaks.
+void markdown_every_case(std::string& md, const ValidationReport& report) {
   const bool with_peak = report.peak_summary.has_value();
   md += "\n## Every case\n\n";
   md +=
@@ -620,11 +648,6 @@ std::string validation_report_markdown(const ValidationReport& report,
   md += " status | notes |\n|---|---|---:|---:|---:|---:|---:|";
   if (with_peak) md += "---:|---:|---:|---:|";
   md += "---|---|\n";
-  const auto comparison_cells = [&](const std::optional<Comparison>& c) {
-    if (!c) return std::string("– | – | – | – | ");
-    return gib(c->predicted_bytes) + " | " + gib(c->measured_bytes) + " | " + mib(c->error_mib()) +
-           " | " + format("%+.2f", c->relative_error_percent()) + " | ";
-  };
   for (const CaseResult& c : report.cases) {
     md += "| " + escape_cell(c.id) + " | " + join(c.tags, ", ") + " | " +
           std::to_string(c.pp_rank) + " | " + comparison_cells(c.static_memory);
@@ -633,6 +656,18 @@ std::string validation_report_markdown(const ValidationReport& report,
     if (c.status != CaseStatus::scored) md += ": " + escape_cell(c.detail);
     md += " | " + join(c.unmodeled_flags, " ") + " |\n";
   }
+}
+
+}  // namespace
+
+std::string validation_report_markdown(const ValidationReport& report,
+                                       std::string_view cases_path) {
+  std::string md;
+  markdown_intro(md, report, cases_path);
+  markdown_targets_and_counts(md, report);
+  markdown_metric(md, report.static_summary);
+  if (report.peak_summary) markdown_metric(md, *report.peak_summary);
+  markdown_every_case(md, report);
   return md;
 }
 

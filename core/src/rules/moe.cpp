@@ -15,11 +15,8 @@ std::optional<Error> experts_divide_by_ep(NormalizedConfig& n) {
                       "expert_model_parallel_size > 1 needs a MoE model (num_experts > 0)",
                       "megatron/core/transformer/transformer_config.py");
   }
-  if (experts % ep == 0) return std::nullopt;
-  return rule_error(
-      "num_experts",
-      "num_experts " + str(experts) + " is not divisible by expert_model_parallel_size " + str(ep),
-      "megatron/core/transformer/moe/moe_layer.py");
+  return must_divide("num_experts", "num_experts", experts, "expert_model_parallel_size", ep,
+                     "megatron/core/transformer/moe/moe_layer.py");
 }
 
 // megatron/core/transformer/moe/router.py: torch.topk over the experts.
@@ -37,26 +34,20 @@ std::optional<Error> router_topk_within_experts(NormalizedConfig& n) {
 // megatron/core/transformer/moe/experts.py: expert FC1/FC2 are split over ETP ranks.
 std::optional<Error> expert_ffn_divides_by_etp(NormalizedConfig& n) {
   const ModelConfig& m = n.config.model;
-  const int etp = n.config.parallel.expert_tensor_parallel;
-  if (m.num_experts == 0 || m.moe_ffn_hidden_size % etp == 0) return std::nullopt;
-  return rule_error("moe_ffn_hidden_size",
-                    "moe_ffn_hidden_size " + str(m.moe_ffn_hidden_size) +
-                        " is not divisible by expert_tensor_parallel_size " + str(etp),
-                    "megatron/core/transformer/moe/experts.py");
+  if (m.num_experts == 0) return std::nullopt;
+  return must_divide("moe_ffn_hidden_size", "moe_ffn_hidden_size", m.moe_ffn_hidden_size,
+                     "expert_tensor_parallel_size", n.config.parallel.expert_tensor_parallel,
+                     "megatron/core/transformer/moe/experts.py");
 }
 
 // megatron/core/transformer/moe/shared_experts.py: a TP-split MLP.
 std::optional<Error> shared_experts_divide_by_tp(NormalizedConfig& n) {
   const ModelConfig& m = n.config.model;
-  const int tp = n.config.parallel.tensor_parallel;
-  if (m.num_experts == 0 || m.moe_shared_expert_intermediate_size % tp == 0) {
-    return std::nullopt;
-  }
-  return rule_error("moe_shared_expert_intermediate_size",
-                    "moe_shared_expert_intermediate_size " +
-                        str(m.moe_shared_expert_intermediate_size) +
-                        " is not divisible by tensor_model_parallel_size " + str(tp),
-                    "megatron/core/transformer/moe/shared_experts.py");
+  if (m.num_experts == 0) return std::nullopt;
+  return must_divide("moe_shared_expert_intermediate_size", "moe_shared_expert_intermediate_size",
+                     m.moe_shared_expert_intermediate_size, "tensor_model_parallel_size",
+                     n.config.parallel.tensor_parallel,
+                     "megatron/core/transformer/moe/shared_experts.py");
 }
 
 // moe_layer.py forward raises in training when TP > 1 runs without sequence parallelism

@@ -34,6 +34,10 @@ std::optional<Error> check_precision(NormalizedConfig& n);          // rules/pre
 std::string str(std::int64_t value);
 // "<message> (<source>)": the rule as Megatron states it and the file it lives in.
 Error rule_error(const char* field, const std::string& message, const char* source);
+// The rule "<name> <value> is not divisible by <divisor_name> <divisor>", unless it divides.
+std::optional<Error> must_divide(const char* field, const char* name, std::int64_t value,
+                                 const char* divisor_name, std::int64_t divisor,
+                                 const char* source);
 // A policy of one launcher or version: recorded as a warning, the estimate goes on.
 void policy_warning(NormalizedConfig& n, const std::string& message, const char* source);
 // Runs checks in order; the first Error stops.

@@ -19,22 +19,17 @@ std::optional<Error> resolve_sequence_parallel(NormalizedConfig& n) {
 
 // transformer_config.py __post_init__: attention heads are split over TP ranks.
 std::optional<Error> heads_divide_by_tp(NormalizedConfig& n) {
-  const int heads = n.config.model.num_attention_heads;
-  const int tp = n.config.parallel.tensor_parallel;
-  if (heads % tp == 0) return std::nullopt;
-  return rule_error("num_attention_heads",
-                    "num_attention_heads " + str(heads) +
-                        " is not divisible by tensor_model_parallel_size " + str(tp),
-                    "megatron/core/transformer/transformer_config.py");
+  return must_divide("num_attention_heads", "num_attention_heads",
+                     n.config.model.num_attention_heads, "tensor_model_parallel_size",
+                     n.config.parallel.tensor_parallel,
+                     "megatron/core/transformer/transformer_config.py");
 }
 
 std::optional<Error> heads_divide_by_query_groups(NormalizedConfig& n) {
   const ModelConfig& m = n.config.model;
-  if (m.num_attention_heads % m.num_query_groups == 0) return std::nullopt;
-  return rule_error("num_query_groups",
-                    "num_attention_heads " + str(m.num_attention_heads) +
-                        " is not divisible by num_query_groups " + str(m.num_query_groups),
-                    "megatron/core/transformer/attention.py");
+  return must_divide("num_query_groups", "num_attention_heads", m.num_attention_heads,
+                     "num_query_groups", m.num_query_groups,
+                     "megatron/core/transformer/attention.py");
 }
 
 // transformer_config.py __post_init__ (core_r0.13 and later; r0.12 needed a multiple): query
@@ -53,13 +48,9 @@ std::optional<Error> query_groups_fit_tp(NormalizedConfig& n) {
 
 // megatron/core/tensor_parallel/layers.py (ColumnParallelLinear: divide()).
 std::optional<Error> ffn_divides_by_tp(NormalizedConfig& n) {
-  const int ffn = n.config.model.ffn_hidden_size;
-  const int tp = n.config.parallel.tensor_parallel;
-  if (ffn % tp == 0) return std::nullopt;
-  return rule_error(
-      "ffn_hidden_size",
-      "ffn_hidden_size " + str(ffn) + " is not divisible by tensor_model_parallel_size " + str(tp),
-      "megatron/core/tensor_parallel/layers.py");
+  return must_divide("ffn_hidden_size", "ffn_hidden_size", n.config.model.ffn_hidden_size,
+                     "tensor_model_parallel_size", n.config.parallel.tensor_parallel,
+                     "megatron/core/tensor_parallel/layers.py");
 }
 
 // megatron/training/tokenizer/tokenizer.py _vocab_size_with_padding.

@@ -1,0 +1,159 @@
+// Nearest valid configurations (suggest_valid_configs): every suggestion normalizes, none
+// changes the model, the cheapest change comes first, and the uneven pipeline split, EP and
+// GPU-count fixes are among them.
+#include <catch2/catch.hpp>
+#include <random>
+
+#include "megamem/estimate.hpp"
+#include "megamem/suggestions.hpp"
+#include "model_fixtures.hpp"
+
+using namespace megamem;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// Every architecture field of the model (what a suggestion must never touch).
+bool same_model(const ModelConfig& a, const ModelConfig& b) {
+  return a.num_layers == b.num_layers && a.hidden_size == b.hidden_size &&
+         a.num_attention_heads == b.num_attention_heads &&
+         a.num_query_groups == b.num_query_groups && a.kv_channels == b.kv_channels &&
+         a.ffn_hidden_size == b.ffn_hidden_size && a.activation == b.activation &&
+         a.vocab_size == b.vocab_size && a.num_experts == b.num_experts &&
+         a.moe_router_topk == b.moe_router_topk && a.moe_ffn_hidden_size == b.moe_ffn_hidden_size &&
+         a.moe_shared_expert_intermediate_size == b.moe_shared_expert_intermediate_size &&
+         a.moe_layer_pattern == b.moe_layer_pattern && a.moe_layer_freq == b.moe_layer_freq &&
+         a.multi_latent_attention == b.multi_latent_attention && a.kv_lora_rank == b.kv_lora_rank &&
+         a.q_lora_rank == b.q_lora_rank && a.mtp_num_layers == b.mtp_num_layers &&
+         a.max_position_embeddings == b.max_position_embeddings &&
+         a.make_vocab_size_divisible_by == b.make_vocab_size_divisible_by;
+}
+
+int pick(std::mt19937& rng, std::initializer_list<int> values) {
+  std::uniform_int_distribution<std::size_t> d(0, values.size() - 1);
+  return *(values.begin() + static_cast<std::ptrdiff_t>(d(rng)));
+}
+
+// A small model with a layout drawn at random, valid or not.
+Config random_layout(std::mt19937& rng) {
+  Config c = pick(rng, {0, 1}) ? fixtures::llama3_70b() : fixtures::qwen3_235b_a22b();
+  c.model.num_layers = pick(rng, {5, 7, 8, 12, 13, 61});
+  if (!c.model.moe_layer_pattern.empty()) c.model.moe_layer_pattern.clear();
+  ParallelConfig& p = c.parallel;
+  p.tensor_parallel = pick(rng, {1, 2, 3, 4, 8});
+  p.pipeline_parallel = pick(rng, {1, 2, 3, 4, 8, 16});
+  p.virtual_stages_per_pipeline_rank = pick(rng, {1, 1, 2, 3});
+  p.context_parallel = pick(rng, {1, 1, 2, 3});
+  p.expert_parallel = c.model.num_experts > 0 ? pick(rng, {1, 2, 6, 8, 16}) : 1;
+  p.expert_tensor_parallel = pick(rng, {0, 1, 2});
+  p.sequence_parallel = pick(rng, {0, 1, 1}) == 1;
+  p.world_size = pick(rng, {8, 12, 24, 62, 64, 96, 128, 256});
+  c.training.micro_batch_size = pick(rng, {1, 2});
+  c.training.global_batch_size = pick(rng, {0, 16, 30, 64, 100});
+  return c;
+}
+
+std::string error_field_of(const Config& c) {
+  const Expected<NormalizedConfig> n = normalize(c);
+  return n ? std::string("(valid)") : n.error().field;
+}
+
+bool offers(const std::vector<Suggestion>& suggestions, const std::string& field) {
+  for (const Suggestion& s : suggestions) {
+    if (s.field == field) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("a valid configuration gets no suggestions") {
+  Config c = fixtures::llama3_70b_tp8_pp4();
+  REQUIRE(normalize(c).has_value());
+  CHECK(suggest_valid_configs(c).empty());
+}
+
+TEST_CASE("DeepSeek-V3 at PP 16 is offered an uneven split and a layout, first") {
+  Config c = fixtures::deepseek_v3();
+  c.parallel.world_size = 256;
+  c.parallel.pipeline_parallel = 16;
+  c.parallel.expert_parallel = 8;
+  c.parallel.pipeline_layout.clear();
+  c.parallel.decoder_first_pipeline_num_layers = 0;
+  c.parallel.decoder_last_pipeline_num_layers = 0;
+  REQUIRE(error_field_of(c) == "num_layers");
+  const std::vector<Suggestion> s = suggest_valid_configs(c);
+  REQUIRE(s.size() >= 2);
+  CHECK(s[0].field == "decoder_first_pipeline_num_layers");
+  CHECK(s[0].config.parallel.pipeline_parallel == 16);
+  bool layout = false;
+  for (const Suggestion& suggestion : s) {
+    layout = layout || suggestion.field == "pipeline_model_parallel_layout";
+  }
+  CHECK(layout);
+}
+
+TEST_CASE("an expert-parallel size the world cannot hold gets EP and GPU-count fixes") {
+  Config c = fixtures::qwen3_235b_a22b();
+  c.parallel.world_size = 64;
+  c.parallel.tensor_parallel = 1;
+  c.parallel.expert_parallel = 6;
+  REQUIRE(error_field_of(c) == "expert_model_parallel_size");
+  const std::vector<Suggestion> s = suggest_valid_configs(c);
+  CHECK(offers(s, "expert_model_parallel_size"));
+  c.parallel.expert_parallel = 8;
+  c.parallel.world_size = 60;
+  REQUIRE(error_field_of(c) == "expert_model_parallel_size");
+  CHECK(offers(suggest_valid_configs(c), "world_size"));
+}
+
+TEST_CASE("a GPU count TP x PP does not divide is offered the nearest GPU counts") {
+  Config c = fixtures::llama3_70b_tp8_pp4();
+  c.parallel.world_size = 31;
+  REQUIRE(error_field_of(c) == "world_size");
+  const std::vector<Suggestion> s = suggest_valid_configs(c);
+  REQUIRE_FALSE(s.empty());
+  CHECK(s[0].label == "GPUs 32");
+}
+
+TEST_CASE("suggestions come cheapest first") {
+  Config c = fixtures::llama3_70b_tp8_pp4();
+  c.parallel.tensor_parallel = 7;
+  const std::vector<Suggestion> s = suggest_valid_configs(c);
+  REQUIRE(s.size() >= 2);
+  CHECK(s[0].label == "TP 8");  // back to the next TP that divides the heads
+}
+
+TEST_CASE("a changed layout that breaks the batch is repaired with the batch") {
+  Config c = fixtures::llama3_70b();
+  c.parallel.world_size = 64;
+  c.parallel.tensor_parallel = 8;
+  c.parallel.pipeline_parallel = 8;
+  c.parallel.virtual_stages_per_pipeline_rank = 3;  // 80 layers: 10 per rank, not 3 chunks
+  c.training.global_batch_size = 8;
+  for (const Suggestion& s : suggest_valid_configs(c)) {
+    CHECK(normalize(s.config).has_value());
+  }
+}
+
+TEST_CASE(
+    "property: for 1,000 random invalid configurations every suggestion is valid and "
+    "keeps the model") {
+  std::mt19937 rng(20261123);
+  int invalid = 0, with_suggestions = 0;
+  while (invalid < 1000) {
+    const Config c = random_layout(rng);
+    if (normalize(c).has_value()) continue;
+    ++invalid;
+    const std::vector<Suggestion> s = suggest_valid_configs(c);
+    if (!s.empty()) ++with_suggestions;
+
+    for (const Suggestion& suggestion : s) {
+      INFO(suggestion.label);
+      CHECK(normalize(suggestion.config).has_value());
+      CHECK(same_model(suggestion.config.model, c.model));
+    }
+  }
+  // Most mistakes have a fix nearby (a few random models admit none, e.g. 3 TP ranks).
+  CHECK(with_suggestions > 900);
+}
