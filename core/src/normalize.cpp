@@ -325,38 +325,16 @@ Expected<NormalizedConfig> normalize(const Config& input) {
                  "distribute_saved_activations cannot be used with sequence parallel"};
   }
   if (recompute.granularity == RecomputeGranularity::selective) {
-    // transformer_config.py: allowed modules and the features each needs.
-    static const char* const kAllowed[] = {"core_attn", "moe_act", "layernorm",     "mla_up_proj",
-                                           "mlp",       "moe",     "shared_experts"};
-    for (const std::string& module : recompute.modules) {
-      if (std::find(std::begin(kAllowed), std::end(kAllowed), module) == std::end(kAllowed)) {
-        return Error{"recompute_modules",
-                     "unknown recompute module '" + module +
-                         "' (known: core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, "
-                         "shared_experts)"};
-      }
-      if (module == "moe_act" && !train.moe_grouped_gemm) {
-        return Error{"recompute_modules", "moe_act recompute needs --moe-grouped-gemm"};
-      }
-      if (module == "mla_up_proj" && !m.multi_latent_attention) {
-        return Error{"recompute_modules", "mla_up_proj recompute needs --multi-latent-attention"};
-      }
+    // transformer_config.py: the features some modules need (modules.hpp names them all).
+    if (recompute.modules.has(RecomputeModule::moe_act) && !train.moe_grouped_gemm) {
+      return Error{"recompute_modules", "moe_act recompute needs --moe-grouped-gemm"};
+    }
+    if (recompute.modules.has(RecomputeModule::mla_up_proj) && !m.multi_latent_attention) {
+      return Error{"recompute_modules", "mla_up_proj recompute needs --multi-latent-attention"};
     }
   }
   const OffloadConfig& offload = train.offload;
   if (offload.fine_grained_activation_offloading) {
-    static const char* const kOffloadable[] = {"attn_norm", "qkv_linear",     "core_attn",
-                                               "attn_proj", "mlp_norm",       "expert_fc1",
-                                               "moe_act",   "fused_group_mlp"};
-    for (const std::string& module : offload.offload_modules) {
-      if (std::find(std::begin(kOffloadable), std::end(kOffloadable), module) ==
-          std::end(kOffloadable)) {
-        return Error{"offload_modules",
-                     "unknown offload module '" + module +
-                         "' (known: attn_norm, qkv_linear, core_attn, attn_proj, mlp_norm, "
-                         "expert_fc1, moe_act, fused_group_mlp)"};
-      }
-    }
     if (offload.cpu_offloading) {
       return Error{"fine_grained_activation_offloading",
                    "fine-grained activation offloading cannot be combined with --cpu-offloading"};

@@ -16,44 +16,6 @@ namespace {
 
 constexpr double kGB = 1e9;
 
-ModuleFlops module_flops(const NormalizedConfig& n) {
-  const ModelConfig& m = n.config.model;
-  const double h = m.hidden_size;
-  const double s = n.config.training.seq_length;
-  const double heads = m.num_attention_heads;
-  const double gated = m.activation == Activation::swiglu ? 3.0 : 2.0;  // ffn_expansion_factor
-  ModuleFlops f;
-  if (m.multi_latent_attention) {
-    const double qk = m.qk_head_dim + m.qk_pos_emb_head_dim;
-    const double q_term =
-        m.q_lora_rank == 0 ? h * heads * qk : m.q_lora_rank * (h + heads * qk + 1.0);
-    const double kv_term = m.kv_lora_rank * (h + heads * (m.qk_head_dim + m.v_head_dim) + 1.0);
-    f.attention_projections =
-        2.0 * (q_term + kv_term + h * m.qk_pos_emb_head_dim + heads * m.v_head_dim * h);
-    f.attention_core = 2.0 * s * (heads * qk / 2.0 + heads * m.v_head_dim / 2.0);
-    f.mla_up_projections = 2.0 * ((m.q_lora_rank > 0 ? m.q_lora_rank * heads * qk : 0.0) +
-                                  m.kv_lora_rank * heads * (m.qk_head_dim + m.v_head_dim));
-  } else {
-    const double q = m.kv_channels * heads;
-    const double kv = m.kv_channels * static_cast<double>(m.num_query_groups);
-    const double gate = m.attention_output_gate ? q : 0.0;
-    f.attention_projections = 2.0 * (h * (q + 2.0 * kv + gate) + q * h);
-    // causal mask halves QK^T and softmax·V; there are two of them.
-    f.attention_core = 2.0 * q * s;
-  }
-  f.dense_mlp = 2.0 * h * m.ffn_hidden_size * gated;
-  if (m.num_experts > 0) {
-    const double routed = static_cast<double>(m.moe_ffn_hidden_size) * m.moe_router_topk * gated;
-    f.moe_routed = m.moe_latent_size > 0
-                       ? 2.0 * h * (routed * m.moe_latent_size / h + 2.0 * m.moe_latent_size)
-                       : 2.0 * h * routed;
-    f.moe_shared = 2.0 * h * m.moe_shared_expert_intermediate_size * gated;
-  }
-  f.logits = 2.0 * h * static_cast<double>(n.padded_vocab_size);
-  f.mtp_extra = 2.0 * (3.0 * h + 2.0 * h * h);
-  return f;
-}
-
 // Decoder and MTP layers that are MoE (training.py counts MTP layers as the last layer's kind).
 void layer_counts(const NormalizedConfig& n, double& dense, double& moe) {
   dense = 0;
@@ -82,7 +44,7 @@ double model_flops_per_step(const NormalizedConfig& normalized) {
   const double tokens = static_cast<double>(normalized.config.training.global_batch_size) *
                         normalized.config.training.seq_length;
   // forward + backward (dgrad, wgrad): 3x the forward GEMMs.
-  return 3.0 * tokens * forward_flops_per_token(normalized, module_flops(normalized));
+  return 3.0 * tokens * forward_flops_per_token(normalized, model_module_flops(normalized));
 }
 
 // [2] -----------------------------------------------------------------------------------------
@@ -380,7 +342,7 @@ StepTimeModel::StepTimeModel(const NormalizedConfig& normalized,
       dense_params_[r] += vocab;
     }
   }
-  const ModuleFlops flops = module_flops(normalized);
+  const ModuleFlops flops = model_module_flops(normalized);
   module_flops_ = flops;
   layer_counts(normalized, dense_layers_, moe_layers_);
   model_flops_per_sequence_ =
@@ -491,44 +453,101 @@ void StepTimeModel::prepare(int micro_batch) const {
   cached_micro_batch_ = micro_batch;
 }
 
+// The forward one layer re-runs under the variant's recompute setting.
+double StepTimeModel::recompute_s(const LayerCost& l, bool is_moe, const StepVariant& v) const {
+  if (v.recompute == RecomputeGranularity::full) {
+    return l.full_recompute + (v.distribute_saved_activations ? l.stash_gather : 0.0);
+  }
+  if (v.recompute != RecomputeGranularity::selective) return 0;
+  const RecomputeModules r = v.recompute_modules;
+  double t = 0;
+  if (r.has(RecomputeModule::core_attn)) t += l.attention_forward + l.cp_forward;
+  if (r.has(RecomputeModule::mlp) && !is_moe) t += l.mlp_forward;
+  if (r.has(RecomputeModule::moe) && is_moe) {
+    t += l.moe_forward;
+  } else {
+    if (r.has(RecomputeModule::shared_experts) && is_moe) t += l.shared_forward;
+    if (r.has(RecomputeModule::moe_act) && is_moe) t += l.moe_act_forward;
+  }
+  if (r.has(RecomputeModule::mla_up_proj)) t += l.mla_up_forward;
+  if (r.has(RecomputeModule::layernorm)) t += l.layernorm_forward;
+  return t;
+}
+
+// Host copies of offloaded activations hide behind the layer's own compute.
+double StepTimeModel::offload_s(const LayerCost& l, double bytes_per_sample, double b) const {
+  const double copy = bytes_per_sample * b / (cfg_.host_bandwidth_gb_per_s * kGB);
+  if (copy <= 0) return 0.0;
+  const double always = cfg_.offload_exposed_fraction * copy;
+  return std::max(always, copy - l.forward) + std::max(always, copy - l.backward);
+}
+
+// The optimizer step per rank (Adam from HBM: fp32 master, two moments and the gradient
+// read, three written, the 16-bit weight written: about 30 bytes per parameter of the
+// shard; CPU Adam and the copies for the offloaded share); the slowest rank ends the step.
+void StepTimeModel::optimizer_step(const StepVariant& v, StepTimeBreakdown& d) const {
+  const double hbm = cfg_.hbm_bandwidth_gb_per_s * kGB;
+  const double host_bw = cfg_.host_bandwidth_gb_per_s * kGB;
+  const double f = std::clamp(v.optimizer_offload_fraction, 0.0, 1.0);
+  d.dp_comm_s = d.optimizer_s = 0;
+  for (std::size_t i = 0; i < base_.size(); ++i) {
+    double step = shard_[i] * (1.0 - f) * 30.0 / hbm;
+    if (f > 0) {
+      step += shard_[i] * f / cfg_.cpu_optimizer_params_per_s +
+              shard_[i] * f * (grad_bytes_ + param_bytes_) / host_bw;
+    }
+    if (dp_exposed_[i] + step > d.dp_comm_s + d.optimizer_s) {
+      d.dp_comm_s = dp_exposed_[i];
+      d.optimizer_s = step;
+    }
+  }
+}
+
+// Recomputed forwards, whole model, per token: the forward FLOPs they repeat (the module
+// specs' FLOPs).
+double StepTimeModel::recomputed_flops_per_token(const StepVariant& v) const {
+  const ModuleFlops& mf = module_flops_;
+  const double layers = dense_layers_ + moe_layers_;
+  if (v.recompute == RecomputeGranularity::full) {
+    return layers * (mf.attention_projections + mf.attention_core) + dense_layers_ * mf.dense_mlp +
+           moe_layers_ * (mf.moe_routed + mf.moe_shared);
+  }
+  if (v.recompute != RecomputeGranularity::selective) return 0;
+  const RecomputeModules r = v.recompute_modules;
+  double per_token = 0;
+  if (r.has(RecomputeModule::core_attn)) per_token += layers * mf.attention_core;
+  if (r.has(RecomputeModule::mlp)) per_token += dense_layers_ * mf.dense_mlp;
+  if (r.has(RecomputeModule::moe)) {
+    per_token += moe_layers_ * (mf.moe_routed + mf.moe_shared);
+  } else if (r.has(RecomputeModule::shared_experts)) {
+    per_token += moe_layers_ * mf.moe_shared;
+  }
+  if (r.has(RecomputeModule::mla_up_proj)) per_token += layers * mf.mla_up_projections;
+  return per_token;
+}
+
+// Throughput as Megatron logs it.
+void StepTimeModel::throughput(const StepVariant& v, StepTime& out) const {
+  const TrainingConfig& train = n_->config.training;
+  const double sequences = static_cast<double>(train.global_batch_size);
+  const double gpus = static_cast<double>(n_->config.parallel.world_size);
+  out.tokens_per_s = sequences * train.seq_length / out.step_time_s;
+  out.tokens_per_s_per_gpu = out.tokens_per_s / gpus;
+  out.model_flops_per_step = model_flops_per_sequence_ * sequences;
+  out.hardware_flops_per_step =
+      out.model_flops_per_step + recomputed_flops_per_token(v) * sequences * train.seq_length;
+  out.model_tflops_per_gpu = out.model_flops_per_step / out.step_time_s / gpus / 1e12;
+  out.hardware_tflops_per_gpu = out.hardware_flops_per_step / out.step_time_s / gpus / 1e12;
+  out.mfu = out.model_tflops_per_gpu * 1e12 / peak_flops_;
+}
+
 StepTime StepTimeModel::evaluate(const StepVariant& v) const {
   prepare(v.micro_batch_size);
-  const Config& c = n_->config;
   const double b = v.micro_batch_size;
-  const LayerCost& dense = cached_dense_;
-  const LayerCost& moe = cached_moe_;
-  const bool full = v.recompute == RecomputeGranularity::full;
-  const std::uint16_t bits =
-      v.recompute == RecomputeGranularity::selective ? v.recompute_bits : std::uint16_t{0};
-
-  // Re-run forward of one layer under the variant's recompute setting.
-  auto recompute_s = [&](const LayerCost& l, bool is_moe) {
-    if (full) return l.full_recompute + (v.distribute_saved_activations ? l.stash_gather : 0.0);
-    double t = 0;
-    if (bits & kRecomputeCoreAttn) t += l.attention_forward + l.cp_forward;
-    if ((bits & kRecomputeMlp) && !is_moe) t += l.mlp_forward;
-    if ((bits & kRecomputeMoe) && is_moe) {
-      t += l.moe_forward;
-    } else {
-      if ((bits & kRecomputeSharedExperts) && is_moe) t += l.shared_forward;
-      if ((bits & kRecomputeMoeAct) && is_moe) t += l.moe_act_forward;
-    }
-    if (bits & kRecomputeMlaUpProj) t += l.mla_up_forward;
-    if (bits & kRecomputeLayernorm) t += l.layernorm_forward;
-    return t;
-  };
-  // Host copies of offloaded activations hide behind the layer's own compute.
-  const double host_bw = cfg_.host_bandwidth_gb_per_s * kGB;
-  auto offload_s = [&](const LayerCost& l, double bytes_per_sample) {
-    const double copy = bytes_per_sample * b / host_bw;
-    if (copy <= 0) return 0.0;
-    const double always = cfg_.offload_exposed_fraction * copy;
-    return std::max(always, copy - l.forward) + std::max(always, copy - l.backward);
-  };
-  const double recompute_dense = recompute_s(dense, false);
-  const double recompute_moe = recompute_s(moe, true);
-  const double offload_dense = offload_s(dense, v.offloaded_bytes_dense);
-  const double offload_moe = offload_s(moe, v.offloaded_bytes_moe);
+  const double recompute_dense = recompute_s(cached_dense_, false, v);
+  const double recompute_moe = recompute_s(cached_moe_, true, v);
+  const double offload_dense = offload_s(cached_dense_, v.offloaded_bytes_dense, b);
+  const double offload_moe = offload_s(cached_moe_, v.offloaded_bytes_moe, b);
 
   // The slowest rank per micro-batch sets the pace of the pipeline.
   std::size_t bottleneck = 0;
@@ -543,25 +562,6 @@ StepTime StepTimeModel::evaluate(const StepVariant& v) const {
   }
   const RankTime& slow = base_[bottleneck];
   const double m_count = static_cast<double>(v.num_microbatches);
-  const double bubble = pp_ > 1 ? micro * (pp_ - 1.0) / vpp_ : 0.0;
-
-  // The optimizer step per rank (Adam from HBM: fp32 master, two moments and the gradient
-  // read, three written, the 16-bit weight written: about 30 bytes per parameter of the
-  // shard; CPU Adam and the copies for the offloaded share); the slowest rank ends the step.
-  const double hbm = cfg_.hbm_bandwidth_gb_per_s * kGB;
-  const double f = std::clamp(v.optimizer_offload_fraction, 0.0, 1.0);
-  double dp_exposed = 0, optimizer = 0;
-  for (std::size_t i = 0; i < base_.size(); ++i) {
-    double step = shard_[i] * (1.0 - f) * 30.0 / hbm;
-    if (f > 0) {
-      step += shard_[i] * f / cfg_.cpu_optimizer_params_per_s +
-              shard_[i] * f * (grad_bytes_ + param_bytes_) / host_bw;
-    }
-    if (dp_exposed_[i] + step > dp_exposed + optimizer) {
-      dp_exposed = dp_exposed_[i];
-      optimizer = step;
-    }
-  }
 
   StepTime out;
   out.bottleneck_pp_rank = static_cast<int>(bottleneck);
@@ -576,39 +576,10 @@ StepTime StepTimeModel::evaluate(const StepVariant& v) const {
   d.pp_comm_s = m_count * slow.pp;
   d.offload_s =
       m_count * (dense_count_[bottleneck] * offload_dense + moe_count_[bottleneck] * offload_moe);
-  d.pipeline_bubble_s = bubble;
-  d.dp_comm_s = dp_exposed;
-  d.optimizer_s = optimizer;
-  out.step_time_s = m_count * micro + bubble + dp_exposed + optimizer;
-
-  // Throughput as Megatron logs it.
-  const TrainingConfig& train = c.training;
-  const double sequences = static_cast<double>(train.global_batch_size);
-  const double gpus = static_cast<double>(c.parallel.world_size);
-  out.tokens_per_s = sequences * train.seq_length / out.step_time_s;
-  out.tokens_per_s_per_gpu = out.tokens_per_s / gpus;
-  out.model_flops_per_step = model_flops_per_sequence_ * sequences;
-  // Recomputed forwards, whole model: the share of the step's forward FLOPs they repeat.
-  const ModuleFlops& mf = module_flops_;
-  double per_token = 0;
-  if (full) {
-    per_token = (dense_layers_ + moe_layers_) * (mf.attention_projections + mf.attention_core) +
-                dense_layers_ * mf.dense_mlp + moe_layers_ * (mf.moe_routed + mf.moe_shared);
-  } else {
-    const double layers = dense_layers_ + moe_layers_;
-    if (bits & kRecomputeCoreAttn) per_token += layers * mf.attention_core;
-    if (bits & kRecomputeMlp) per_token += dense_layers_ * mf.dense_mlp;
-    if (bits & kRecomputeMoe) {
-      per_token += moe_layers_ * (mf.moe_routed + mf.moe_shared);
-    } else if (bits & kRecomputeSharedExperts) {
-      per_token += moe_layers_ * mf.moe_shared;
-    }
-    if (bits & kRecomputeMlaUpProj) per_token += layers * mf.mla_up_projections;
-  }
-  out.hardware_flops_per_step = out.model_flops_per_step + per_token * sequences * train.seq_length;
-  out.model_tflops_per_gpu = out.model_flops_per_step / out.step_time_s / gpus / 1e12;
-  out.hardware_tflops_per_gpu = out.hardware_flops_per_step / out.step_time_s / gpus / 1e12;
-  out.mfu = out.model_tflops_per_gpu * 1e12 / peak_flops_;
+  d.pipeline_bubble_s = pp_ > 1 ? micro * (pp_ - 1.0) / vpp_ : 0.0;
+  optimizer_step(v, d);
+  out.step_time_s = m_count * micro + d.pipeline_bubble_s + d.dp_comm_s + d.optimizer_s;
+  throughput(v, out);
   return out;
 }
 
@@ -630,7 +601,7 @@ StepVariant step_variant(const NormalizedConfig& normalized) {
   v.micro_batch_size = t.micro_batch_size;
   v.num_microbatches = normalized.num_microbatches;
   v.recompute = t.recompute.granularity;
-  v.recompute_bits = recompute_module_bits(normalized);
+  v.recompute_modules = active_recompute_modules(normalized);
   v.distribute_saved_activations = t.recompute.distribute_saved_activations;
   offloaded_layer_bytes(normalized, v.offloaded_bytes_dense, v.offloaded_bytes_moe);
   const OptimizerConfig& o = normalized.config.optimizer;

@@ -408,10 +408,6 @@ std::vector<std::string> module_names(const std::vector<std::string>& words) {
   return names;
 }
 
-bool contains(const std::vector<std::string>& names, std::string_view name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Model, parallelism, training, optimizer, recompute, offload fields
 // ---------------------------------------------------------------------------------------------
@@ -704,9 +700,11 @@ void read_recompute(FlagReader& r, RecomputeConfig& rc, const ModelConfig& m,
     r.read("--recompute-num-layers", value, 1);
     num_layers = value;
   }
-  std::vector<std::string> modules;
+  RecomputeModules modules;
+  std::string unknown;  // checked with selective granularity only, as Megatron does
   if (const std::vector<std::string>* words = r.list("--recompute-modules")) {
-    modules = module_names(*words);
+    const auto set = module_set_from_names<RecomputeModule>(module_names(*words), &unknown);
+    if (set) modules = *set;
   }
   // transformer_config.py: --moe-layer-recompute is the deprecated spelling of selective
   // recompute of the "moe" module.
@@ -715,10 +713,8 @@ void read_recompute(FlagReader& r, RecomputeConfig& rc, const ModelConfig& m,
       r.fail("--moe-layer-recompute", "cannot be combined with full recompute granularity");
     }
     granularity = RecomputeGranularity::selective;
-    if (!contains(modules, "moe")) {
-      if (modules.empty()) modules.push_back("core_attn");  // the default it extends
-      modules.push_back("moe");
-    }
+    if (modules.empty()) modules.insert(RecomputeModule::core_attn);  // the default it extends
+    modules.insert(RecomputeModule::moe);
   }
 
   rc.granularity = granularity.value_or(RecomputeGranularity::none);
@@ -747,21 +743,15 @@ void read_recompute(FlagReader& r, RecomputeConfig& rc, const ModelConfig& m,
       r.fail("--recompute-num-layers",
              "must be unset with selective recompute (transformer_config.py)");
     }
-    static const std::set<std::string, std::less<>> kAllowed = {
-        "core_attn",      "moe_act",      "layernorm",   "mla_up_proj", "mlp", "moe",
-        "shared_experts", "gdn_norm_out", "gdp_in_proj", "gdp_qkv",     "mhc"};
-    for (const std::string& name : rc.modules) {
-      if (!kAllowed.count(name)) {
-        r.fail("--recompute-modules", "invalid module '" + name +
-                                          "' (transformer_config.py allows core_attn, moe_act, "
-                                          "layernorm, mla_up_proj, mlp, moe, shared_experts, "
-                                          "gdn_norm_out, gdp_in_proj, gdp_qkv, mhc)");
-      }
+    if (!unknown.empty()) {
+      r.fail("--recompute-modules", "invalid module '" + unknown +
+                                        "' (transformer_config.py allows " +
+                                        known_module_names<RecomputeModule>() + ")");
     }
-    if (contains(rc.modules, "moe_act") && !t.moe_grouped_gemm) {
+    if (rc.modules.has(RecomputeModule::moe_act) && !t.moe_grouped_gemm) {
       r.fail("--recompute-modules", "moe_act needs --moe-grouped-gemm (transformer_config.py)");
     }
-    if (contains(rc.modules, "mla_up_proj") && !m.multi_latent_attention) {
+    if (rc.modules.has(RecomputeModule::mla_up_proj) && !m.multi_latent_attention) {
       r.fail("--recompute-modules",
              "mla_up_proj needs --multi-latent-attention (transformer_config.py)");
     }
@@ -781,8 +771,10 @@ void read_recompute(FlagReader& r, RecomputeConfig& rc, const ModelConfig& m,
 void read_offload(FlagReader& r, OffloadConfig& o, const TrainingConfig& t,
                   const RecomputeConfig& rc, const ParallelConfig& p, int num_layers) {
   o.fine_grained_activation_offloading = r.has("--fine-grained-activation-offloading");
+  std::string unknown;  // checked with fine-grained offloading only, as Megatron does
   if (const std::vector<std::string>* words = r.list("--offload-modules")) {
-    o.offload_modules = module_names(*words);
+    const auto set = module_set_from_names<OffloadModule>(module_names(*words), &unknown);
+    if (set) o.offload_modules = *set;
   }
   r.read("--activation-offload-fraction", o.activation_offload_fraction, 0.0, 1.0);
   r.read("--cpu-offloading-num-layers", o.cpu_offloading_num_layers, 0);
@@ -794,21 +786,16 @@ void read_offload(FlagReader& r, OffloadConfig& o, const TrainingConfig& t,
     if (t.transformer_impl != TransformerImpl::transformer_engine) {
       r.fail("--fine-grained-activation-offloading", "needs --transformer-impl transformer_engine");
     }
-    if (o.offload_modules.empty()) {
+    if (o.offload_modules.empty() && unknown.empty()) {
       r.fail("--offload-modules", "fine-grained activation offloading needs at least one module");
     }
-    static const std::set<std::string, std::less<>> kAllowed = {
-        "core_attn", "attn_proj", "expert_fc1", "fused_group_mlp", "moe_act",
-        "attn_norm", "mlp_norm",  "qkv_linear", "gdp_qkv"};
-    for (const std::string& name : o.offload_modules) {
-      if (!kAllowed.count(name)) {
-        r.fail("--offload-modules", "invalid module '" + name +
-                                        "' (transformer_config.py allows core_attn, attn_proj, "
-                                        "expert_fc1, fused_group_mlp, moe_act, attn_norm, "
-                                        "mlp_norm, qkv_linear, gdp_qkv)");
-      }
+    if (!unknown.empty()) {
+      r.fail("--offload-modules", "invalid module '" + unknown +
+                                      "' (transformer_config.py allows " +
+                                      known_module_names<OffloadModule>() + ")");
     }
-    if (contains(o.offload_modules, "attn_proj") && !contains(o.offload_modules, "core_attn")) {
+    if (o.offload_modules.has(OffloadModule::attn_proj) &&
+        !o.offload_modules.has(OffloadModule::core_attn)) {
       r.fail("--offload-modules", "attn_proj needs core_attn too (transformer_config.py)");
     }
     if (o.cpu_offloading) {

@@ -260,13 +260,13 @@ void write_training(FlagWriter& w, const TrainingConfig& t) {
     w.value("--recompute-num-layers", rc.num_layers);
   } else if (rc.granularity == RecomputeGranularity::selective) {
     w.value("--recompute-granularity", "selective");
-    if (!rc.modules.empty()) w.list("--recompute-modules", rc.modules);
+    if (!rc.modules.empty()) w.list("--recompute-modules", module_name_list(rc.modules));
   }
   w.flag_if(rc.distribute_saved_activations, "--distribute-saved-activations");
 
   const OffloadConfig& o = t.offload;
   w.flag_if(o.fine_grained_activation_offloading, "--fine-grained-activation-offloading");
-  if (!o.offload_modules.empty()) w.list("--offload-modules", o.offload_modules);
+  if (!o.offload_modules.empty()) w.list("--offload-modules", module_name_list(o.offload_modules));
   w.real_if(o.activation_offload_fraction != 1.0, "--activation-offload-fraction",
             o.activation_offload_fraction);
   w.number_if(o.cpu_offloading_num_layers > 0, "--cpu-offloading-num-layers",

@@ -191,7 +191,9 @@ struct Field {
   std::vector<std::string_view> names;
   // text (max_int = length limit), list, pattern
   std::string* (*text)(Config&) = nullptr;
-  std::vector<std::string>* (*list)(Config&) = nullptr;
+  std::vector<std::string> (*get_list)(const Config&) = nullptr;
+  // false: `unknown` names a module the list's set does not know
+  bool (*set_list)(Config&, const std::vector<std::string>&, std::string& unknown) = nullptr;
   std::vector<std::uint8_t>* (*pattern)(Config&) = nullptr;
 };
 
@@ -249,11 +251,17 @@ Field make_field(std::string_view key, std::string_view default_text, Kind kind)
     f.max_int = limit;                                          \
     return f;                                                   \
   }()
-#define MM_LIST(key, path)                                                   \
-  [] {                                                                       \
-    Field f = make_field(key, "", Kind::list);                               \
-    f.list = [](Config& c) -> std::vector<std::string>* { return &c.path; }; \
-    return f;                                                                \
+#define MM_LIST(key, path)                                                                    \
+  [] {                                                                                        \
+    Field f = make_field(key, "", Kind::list);                                                \
+    f.get_list = [](const Config& c) { return module_name_list(c.path); };                    \
+    f.set_list = [](Config& c, const std::vector<std::string>& names, std::string& unknown) { \
+      using Set = std::remove_reference_t<decltype(c.path)>;                                  \
+      const auto set = module_set_from_names<Set::module_type>(names, &unknown);              \
+      if (set) c.path = *set;                                                                 \
+      return set.has_value();                                                                 \
+    };                                                                                        \
+    return f;                                                                                 \
   }()
 #define MM_PATTERN(key, path)                                                    \
   [] {                                                                           \
@@ -433,7 +441,7 @@ std::string format_field(const Field& field, const Config& config) {
       return *field.text(c);
     case Kind::list: {
       std::string out;
-      for (const std::string& item : *field.list(c)) out += (out.empty() ? "" : ",") + item;
+      for (const std::string& item : field.get_list(c)) out += (out.empty() ? "" : ",") + item;
       return out;
     }
     case Kind::pattern:
@@ -468,7 +476,10 @@ std::optional<Error> parse_list(const Field& field, std::string_view value, Conf
       start = comma + 1;
     }
   }
-  *field.list(config) = std::move(items);
+  std::string unknown;
+  if (!field.set_list(config, items, unknown)) {
+    return Error{std::string(field.key), "unknown module " + display_value(unknown)};
+  }
   return std::nullopt;
 }
 
