@@ -82,116 +82,141 @@ LayerProfiles layer_profiles(const NormalizedConfig& n) {
   return profiles;
 }
 
-ChunkActivations chunk_activations(const NormalizedConfig& n, const StagePlacement& stage,
-                                   const LayerProfiles& profiles) {
-  const Config& c = n.config;
-  const ActivationShape s = activation_shape(n);
-  const RecomputeConfig& recompute = c.training.recompute;
-  ChunkActivations out;
+namespace {
 
-  // Layers of this chunk in order; dense and MoE profiles computed once each.
-  const LayerActivations& dense = profiles.dense;
-  const LayerActivations& moe = profiles.moe;
-  auto layer_at = [&](int index) -> const LayerActivations& {
-    return n.moe_layer_pattern[static_cast<std::size_t>(stage.first_layer + index)] ? moe : dense;
-  };
+// One chunk's phases in forward order: what each keeps saved, its transients, and the
+// backward walk in reverse over them.
+class ChunkWalk {
+ public:
+  ChunkWalk(const NormalizedConfig& n, const StagePlacement& stage, const LayerProfiles& profiles)
+      : n_(n), stage_(stage), profiles_(profiles), s_(activation_shape(n)) {}
 
-  // Forward walk: saved so far, and the peak of (saved so far + transient).
-  double saved = 0;
-  double forward_peak = 0;
-  std::vector<double> backward_free;       // freed by each phase, reverse order later
-  std::vector<double> backward_transient;  // transient of each phase
-  // A phase keeps `kept` bytes on the GPU; `offloaded` bytes are saved too but copied to the
-  // host as the phase ends (they are on the GPU during it, and reloaded for its backward).
-  auto forward_phase = [&](double kept, double transient, double backward_extra,
-                           double offloaded = 0) {
-    forward_peak = std::max(forward_peak, saved + transient + offloaded);
-    saved += kept;
-    out.offloaded_bytes += offloaded;
-    backward_free.push_back(kept);
-    backward_transient.push_back(backward_extra + offloaded);
-  };
-
-  if (stage.has_embedding) {
+  ChunkActivations run() {
     // Embedding dropout mask; the embedding output is layer 0's saved input.
-    forward_phase(embedding_saved_bytes(s), 0, 0);
+    if (stage_.has_embedding) phase(embedding_saved_bytes(s_), 0, 0);
+    for (int i = 0; i < stage_.num_layers; ++i) decoder_layer(i);
+    if (stage_.has_loss) {
+      // gpt_model.py _postprocess: MTP layers and their losses run before the main loss.
+      const LayerActivations& mtp_layer =
+          layer_at(n_.config.model.num_layers - 1 - stage_.first_layer);
+      for (int depth = 0; depth < stage_.num_mtp_layers; ++depth) {
+        // MTP's own tensors (modules/mtp.cpp), then its transformer layer.
+        phase(mtp_saved_bytes(s_), 0, 0);
+        kept_layer(mtp_layer);
+        loss();
+      }
+      loss();
+    }
+    return finish();
   }
 
-  const bool full = recompute.granularity == RecomputeGranularity::full;
-  const double stash = (recompute.distribute_saved_activations && !n.sequence_parallel)
-                           ? 2 * s.tokens * s.h / s.tp
-                           : 2 * s.sp_tokens * s.h;
-  const int group = std::max(1, recompute.num_layers);
-  for (int i = 0; i < stage.num_layers; ++i) {
+ private:
+  // Layers of this chunk in order; dense and MoE profiles computed once each.
+  const LayerActivations& layer_at(int index) const {
+    const auto layer = static_cast<std::size_t>(stage_.first_layer + index);
+    return n_.moe_layer_pattern[layer] ? profiles_.moe : profiles_.dense;
+  }
+
+  // A phase keeps `kept` bytes on the GPU; `offloaded` bytes are saved too but copied to the
+  // host as the phase ends (they are on the GPU during it, and reloaded for its backward).
+  void phase(double kept, double transient, double backward_extra, double offloaded = 0) {
+    forward_peak_ = std::max(forward_peak_, saved_ + transient + offloaded);
+    saved_ += kept;
+    out_.offloaded_bytes += offloaded;
+    backward_free_.push_back(kept);
+    backward_transient_.push_back(backward_extra + offloaded);
+  }
+
+  // Backward of a layer: its activation gradients, selective recompute and the reload of
+  // offloaded inputs.
+  void kept_layer(const LayerActivations& layer) {
+    phase(layer.kept_bytes, layer.forward_transient_bytes,
+          layer.backward_transient_bytes + layer.recompute_bytes, layer.offloaded_bytes);
+  }
+
+  void decoder_layer(int i) {
+    const TrainingConfig& t = n_.config.training;
+    const RecomputeConfig& recompute = t.recompute;
     const LayerActivations& layer = layer_at(i);
-    const bool checkpointed =
-        full && (recompute.method == RecomputeMethod::uniform || i < recompute.num_layers);
     // Legacy --cpu-offloading moves whole layers' activations to the host (PP = 1 only).
-    const bool legacy_offloaded =
-        c.training.offload.cpu_offloading &&
-        stage.first_layer + i < c.training.offload.cpu_offloading_num_layers;
-    if (legacy_offloaded) {
-      forward_phase(0, layer.forward_transient_bytes,
-                    layer.backward_transient_bytes + layer.recompute_bytes,
-                    layer.kept_bytes + layer.offloaded_bytes);
-      continue;
+    if (t.offload.cpu_offloading && stage_.first_layer + i < t.offload.cpu_offloading_num_layers) {
+      phase(0, layer.forward_transient_bytes,
+            layer.backward_transient_bytes + layer.recompute_bytes,
+            layer.kept_bytes + layer.offloaded_bytes);
+      return;
     }
-    if (!checkpointed) {
-      // Backward of a layer: its activation gradients, selective recompute and the reload
-      // of offloaded inputs.
-      forward_phase(layer.kept_bytes, layer.forward_transient_bytes,
-                    layer.backward_transient_bytes + layer.recompute_bytes, layer.offloaded_bytes);
-      continue;
+    const bool checkpointed =
+        recompute.granularity == RecomputeGranularity::full &&
+        (recompute.method == RecomputeMethod::uniform || i < recompute.num_layers);
+    if (checkpointed) {
+      checkpointed_layer(i);
+    } else {
+      kept_layer(layer);
     }
-    // megatron/core/recompute.py: one input stashed per group of recompute_num_layers
-    // (uniform) or per checkpointed layer (block); backward re-runs the group's forward.
-    const bool group_start = recompute.method == RecomputeMethod::block || i % group == 0;
+  }
+
+  // megatron/core/recompute.py: one input stashed per group of recompute_num_layers
+  // (uniform) or per checkpointed layer (block); backward re-runs the group's forward.
+  void checkpointed_layer(int i) {
+    const RecomputeConfig& recompute = n_.config.training.recompute;
+    const double stash = (recompute.distribute_saved_activations && !n_.sequence_parallel)
+                             ? 2 * s_.tokens * s_.h / s_.tp
+                             : 2 * s_.sp_tokens * s_.h;
+    const int group = std::max(1, recompute.num_layers);
+    const bool block = recompute.method == RecomputeMethod::block;
+    const bool group_start = block || i % group == 0;
     double group_full = 0;
-    const int group_layers = recompute.method == RecomputeMethod::block ? 1 : group;
-    const int first = recompute.method == RecomputeMethod::block ? i : i - i % group;
-    for (int k = first; k < std::min(stage.num_layers, first + group_layers); ++k) {
+    const int group_layers = block ? 1 : group;
+    const int first = block ? i : i - i % group;
+    for (int k = first; k < std::min(stage_.num_layers, first + group_layers); ++k) {
       group_full += layer_at(k).full_bytes;
     }
-    forward_phase(group_start ? stash : 0, layer.forward_transient_bytes,
-                  group_full + layer.backward_transient_bytes);
+    const LayerActivations& layer = layer_at(i);
+    phase(group_start ? stash : 0, layer.forward_transient_bytes,
+          group_full + layer.backward_transient_bytes);
   }
 
   // Final norm, output layer, cross entropy (modules/output_loss.cpp).
-  const LossActivations loss = loss_activations(n, s);
-  auto loss_phase = [&]() {
-    out.logits_bytes = loss.logits_bytes;
-    forward_phase(loss.norm_saved, 0, 0);
-    forward_phase(0, 0, loss.output_backward);
-    forward_phase(loss.loss_saved, loss.loss_forward_transient, loss.loss_backward_transient);
-  };
-
-  if (stage.has_loss) {
-    // gpt_model.py _postprocess: MTP layers and their losses run before the main loss.
-    const LayerActivations& mtp_layer = layer_at(c.model.num_layers - 1 - stage.first_layer);
-    for (int depth = 0; depth < stage.num_mtp_layers; ++depth) {
-      // MTP's own tensors (modules/mtp.cpp), then its transformer layer.
-      forward_phase(mtp_saved_bytes(s), 0, 0);
-      forward_phase(mtp_layer.kept_bytes, mtp_layer.forward_transient_bytes,
-                    mtp_layer.backward_transient_bytes + mtp_layer.recompute_bytes,
-                    mtp_layer.offloaded_bytes);
-      loss_phase();
-    }
-    loss_phase();
+  void loss() {
+    const LossActivations loss = loss_activations(n_, s_);
+    out_.logits_bytes = loss.logits_bytes;
+    phase(loss.norm_saved, 0, 0);
+    phase(0, 0, loss.output_backward);
+    phase(loss.loss_saved, loss.loss_forward_transient, loss.loss_backward_transient);
   }
 
   // Backward walk in reverse: each phase's transient on top of what is still saved.
-  double freed = 0;
-  double backward_peak = 0;
-  for (std::size_t k = backward_free.size(); k-- > 0;) {
-    backward_peak = std::max(backward_peak, backward_transient[k] - freed);
-    freed += backward_free[k];
-  }
   // Offloaded inputs sit on the host between their forward and the reload before backward
   // (one layer's reload at a time, counted in that layer's backward transient).
-  out.saved_bytes = saved;
-  out.forward_peak_extra_bytes = std::max(forward_peak, saved);
-  out.backward_peak_extra_bytes = std::max(0.0, backward_peak);
-  return out;
+  ChunkActivations finish() {
+    double freed = 0;
+    double backward_peak = 0;
+    for (std::size_t k = backward_free_.size(); k-- > 0;) {
+      backward_peak = std::max(backward_peak, backward_transient_[k] - freed);
+      freed += backward_free_[k];
+    }
+    out_.saved_bytes = saved_;
+    out_.forward_peak_extra_bytes = std::max(forward_peak_, saved_);
+    out_.backward_peak_extra_bytes = std::max(0.0, backward_peak);
+    return out_;
+  }
+
+  const NormalizedConfig& n_;
+  const StagePlacement& stage_;
+  const LayerProfiles& profiles_;
+  const ActivationShape s_;
+  ChunkActivations out_;
+  double saved_ = 0;                        // saved so far in the forward walk
+  double forward_peak_ = 0;                 // max of (saved so far + transient)
+  std::vector<double> backward_free_;       // freed by each phase
+  std::vector<double> backward_transient_;  // transient of each phase
+};
+
+}  // namespace
+
+ChunkActivations chunk_activations(const NormalizedConfig& n, const StagePlacement& stage,
+                                   const LayerProfiles& profiles) {
+  return ChunkWalk(n, stage, profiles).run();
 }
 
 }  // namespace megamem

@@ -283,6 +283,10 @@ class Planner {
   void apply_row(std::size_t row, Config& config) const;
   bool prepare(LayoutState& state);
   void evaluate_cell(LayoutState& state, std::size_t row, std::size_t column);
+  void activation_peaks(LayoutState& state, std::size_t row, std::size_t column,
+                        std::vector<double>& peaks);
+  void record_peak(LayoutState& state, std::size_t row, std::size_t column, std::uint64_t worst,
+                   int limiting);
   void estimate_cell(LayoutState& state, std::size_t row, std::size_t column);
   void infer(LayoutState& state, std::size_t row, std::size_t column, std::uint64_t peak);
   void classify(LayoutState& state);
@@ -471,47 +475,51 @@ void Planner::infer(LayoutState& state, std::size_t row, std::size_t column, std
   }
 }
 
-// The memory of one cell through the fast path (planner_memory.hpp); the rows that differ
-// only in optimizer offload share the activation part and are filled alongside.
+// Activation peaks per rank of one (column, recompute, activation offload) through the fast
+// path (planner_memory.hpp): stages alike share one chunk_activations().
+void Planner::activation_peaks(LayoutState& state, std::size_t row, std::size_t column,
+                               std::vector<double>& peaks) {
+  ++stats_.memory_evaluations;
+  const NormalizedConfig& n = state.normalized[column];
+  scratch_ = n;
+  apply_row(row, scratch_.config);
+  const auto vpp =
+      static_cast<std::size_t>(std::max(1, n.config.parallel.virtual_stages_per_pipeline_rank));
+  chunks_.assign(static_cast<std::size_t>(state.layout.pp) * vpp, ChunkActivations{});
+  const LayerProfiles layers = layer_profiles(scratch_);
+  alike_.clear();
+  for (const StagePlacement& stage : state.stages) {
+    // Layers of one kind make the chunk's position irrelevant; a mix keeps it.
+    const auto first = n.moe_layer_pattern.begin() + stage.first_layer;
+    const bool uniform =
+        stage.num_layers == 0 || std::all_of(first, first + stage.num_layers,
+                                             [&](std::uint8_t kind) { return kind == *first; });
+    const std::array<int, 5> key = {
+        stage.num_layers, uniform ? (stage.num_layers > 0 ? *first : 0) : 2 + stage.first_layer,
+        stage.has_embedding, stage.has_loss, stage.num_mtp_layers};
+    auto found = std::find_if(alike_.begin(), alike_.end(),
+                              [&](const auto& entry) { return entry.first == key; });
+    if (found == alike_.end()) {
+      alike_.emplace_back(key, chunk_activations(scratch_, stage, layers));
+      found = alike_.end() - 1;
+    }
+    chunks_[static_cast<std::size_t>(stage.pp_rank) * vpp +
+            static_cast<std::size_t>(stage.vpp_chunk)] = found->second;
+  }
+  rank_activation_peaks(chunks_, static_cast<int>(vpp), state.schedules[column], peaks);
+}
+
+// The memory of one cell; the rows that differ only in optimizer offload share the
+// activation part and are filled alongside.
 void Planner::evaluate_cell(LayoutState& state, std::size_t row, std::size_t column) {
   const std::size_t columns = state.columns.size();
   if (state.peak[row * columns + column] != 0) return;
   if (state.cells[row * columns + column] == Cell::invalid) return;
   const std::size_t recompute = recompute_of(row);
   const bool activations = activation_offload(row);
-  const NormalizedConfig& n = state.normalized[column];
   std::vector<double>& peaks =
       state.activation[(column * recompute_.size() + recompute) * 2 + (activations ? 1 : 0)];
-  if (peaks.empty()) {
-    ++stats_.memory_evaluations;
-    scratch_ = n;
-    apply_row(row, scratch_.config);
-    const Layout& l = state.layout;
-    const auto vpp =
-        static_cast<std::size_t>(std::max(1, n.config.parallel.virtual_stages_per_pipeline_rank));
-    chunks_.assign(static_cast<std::size_t>(l.pp) * vpp, ChunkActivations{});
-    const LayerProfiles layers = layer_profiles(scratch_);
-    alike_.clear();
-    for (const StagePlacement& stage : state.stages) {
-      // Layers of one kind make the chunk's position irrelevant; a mix keeps it.
-      const auto first = n.moe_layer_pattern.begin() + stage.first_layer;
-      const bool uniform =
-          stage.num_layers == 0 || std::all_of(first, first + stage.num_layers,
-                                               [&](std::uint8_t kind) { return kind == *first; });
-      const std::array<int, 5> key = {
-          stage.num_layers, uniform ? (stage.num_layers > 0 ? *first : 0) : 2 + stage.first_layer,
-          stage.has_embedding, stage.has_loss, stage.num_mtp_layers};
-      auto found = std::find_if(alike_.begin(), alike_.end(),
-                                [&](const auto& entry) { return entry.first == key; });
-      if (found == alike_.end()) {
-        alike_.emplace_back(key, chunk_activations(scratch_, stage, layers));
-        found = alike_.end() - 1;
-      }
-      chunks_[static_cast<std::size_t>(stage.pp_rank) * vpp +
-              static_cast<std::size_t>(stage.vpp_chunk)] = found->second;
-    }
-    rank_activation_peaks(chunks_, static_cast<int>(vpp), state.schedules[column], peaks);
-  }
+  if (peaks.empty()) activation_peaks(state, row, column, peaks);
   for (std::size_t r = 0; r < rows_; ++r) {
     if (recompute_of(r) != recompute || activation_offload(r) != activations) continue;
     const std::size_t index = r * columns + column;
@@ -521,24 +529,32 @@ void Planner::evaluate_cell(LayoutState& state, std::size_t row, std::size_t col
     std::uint64_t worst = 0;
     int limiting = 0;
     for (std::size_t rank = 0; rank < peaks.size(); ++rank) {
-      const std::uint64_t total =
-          rank_peak_total(n, parameters[rank] + state.fixed[column], peaks[rank]);
+      const std::uint64_t total = rank_peak_total(
+          state.normalized[column], parameters[rank] + state.fixed[column], peaks[rank]);
       if (total > worst) {
         worst = total;
         limiting = static_cast<int>(rank);
       }
     }
-    const Cell before = state.cells[index];
-    state.peak[index] = std::max<std::uint64_t>(1, worst);
-    state.limiting[index] = limiting;
-    state.evaluated.push_back(static_cast<std::uint32_t>(index));
-    state.cells[index] = worst <= limit_bytes_ ? Cell::fits : Cell::out_of_memory;
-    if (counted_) {
-      if (before != Cell::unknown) --stats_.inferred;
-      recount(before, state.cells[index]);
-    } else {
-      infer(state, r, column, worst);
-    }
+    record_peak(state, r, column, worst, limiting);
+  }
+}
+
+// A cell's evaluated peak: its classification, and (before the counts are taken) what it
+// implies for the cells around it.
+void Planner::record_peak(LayoutState& state, std::size_t row, std::size_t column,
+                          std::uint64_t worst, int limiting) {
+  const std::size_t index = row * state.columns.size() + column;
+  const Cell before = state.cells[index];
+  state.peak[index] = std::max<std::uint64_t>(1, worst);
+  state.limiting[index] = limiting;
+  state.evaluated.push_back(static_cast<std::uint32_t>(index));
+  state.cells[index] = worst <= limit_bytes_ ? Cell::fits : Cell::out_of_memory;
+  if (counted_) {
+    if (before != Cell::unknown) --stats_.inferred;
+    recount(before, state.cells[index]);
+  } else {
+    infer(state, row, column, worst);
   }
 }
 
