@@ -9,6 +9,7 @@
 
 #include "activations.hpp"
 #include "layer_placement.hpp"
+#include "parameter_count.hpp"
 #include "step_time_model.hpp"
 
 namespace megamem {
@@ -247,7 +248,6 @@ StepTimeModel::StepTimeModel(const NormalizedConfig& normalized,
     : n_(&normalized), cfg_(config) {
   const Config& c = normalized.config;
   const ParallelConfig& par = c.parallel;
-  const ModelConfig& m = c.model;
   pp_ = par.pipeline_parallel;
   vpp_ = std::max(1, static_cast<int>(stages.size()) / std::max(1, pp_));
   tp_ = par.tensor_parallel;
@@ -256,15 +256,34 @@ StepTimeModel::StepTimeModel(const NormalizedConfig& normalized,
   ep_ = par.expert_parallel;
   etp_ = par.expert_tensor_parallel;
   edp_ = static_cast<double>(normalized.expert_data_parallel);
+  set_bandwidths();
+  peak_flops_ = c.device.peak_bf16_tflops * 1e12;
+  gemm_flops_ = peak_flops_ * cfg_.gemm_efficiency *
+                (c.training.fp8_recipe != Fp8Recipe::none ? cfg_.fp8_gemm_speedup : 1.0);
+  count_chunks(stages);
+  count_parameters(stages);
+  module_flops_ = model_module_flops(normalized);
+  layer_counts(normalized, dense_layers_, moe_layers_);
+  model_flops_per_sequence_ =
+      3.0 * c.training.seq_length * forward_flops_per_token(normalized, module_flops_);
+  // Gradient and parameter bytes on the wire (fp32 main grads unless reduced in 16 bits).
+  const TrainingConfig& train = c.training;
+  grad_bytes_ = train.params_dtype == DType::fp32                                        ? 4.0
+                : (c.optimizer.grad_reduce_in_bf16 || train.params_dtype == DType::fp16) ? 2.0
+                                                                                         : 4.0;
+  param_bytes_ = train.params_dtype == DType::fp32 ? 4.0 : 2.0;
+}
 
-  const double node = c.device.gpus_per_node;
-  intra_bw_ = c.device.intra_node_bandwidth_gb_per_s * kGB * cfg_.intra_node_efficiency;
-  inter_bw_ = c.device.inter_node_bandwidth_gb_per_s * kGB * cfg_.inter_node_efficiency;
-  // Megatron's rank order tp-cp-ep-dp-pp: a group of `size` ranks `stride` apart stays in
-  // one node when size x stride <= GPUs per node. Across nodes, a ring collective crosses
-  // each node once per channel, and NCCL spreads its channels over the NICs of the group's
-  // members in that node: k members per node get k NICs. Point-to-point rings (CP, PP) send
-  // through one NIC.
+// Megatron's rank order tp-cp-ep-dp-pp: a group of `size` ranks `stride` apart stays in one
+// node when size x stride <= GPUs per node. Across nodes, a ring collective crosses each node
+// once per channel, and NCCL spreads its channels over the NICs of the group's members in
+// that node: k members per node get k NICs. Point-to-point rings (CP, PP) send through one
+// NIC.
+void StepTimeModel::set_bandwidths() {
+  const DeviceConfig& device = n_->config.device;
+  const double node = device.gpus_per_node;
+  intra_bw_ = device.intra_node_bandwidth_gb_per_s * kGB * cfg_.intra_node_efficiency;
+  inter_bw_ = device.inter_node_bandwidth_gb_per_s * kGB * cfg_.inter_node_efficiency;
   auto bandwidth = [&](double size, double stride, bool collective) {
     if (size * stride <= node) return intra_bw_;
     const double members = collective ? std::clamp(std::floor(node / stride), 1.0, size) : 1.0;
@@ -282,77 +301,50 @@ StepTimeModel::StepTimeModel(const NormalizedConfig& normalized,
     ep_inter_share_ = (ep_ - local) / ep_;
     ep_nodes_ = ep_ / local;
   }
-  peak_flops_ = c.device.peak_bf16_tflops * 1e12;
-  gemm_flops_ = peak_flops_ * cfg_.gemm_efficiency *
-                (c.training.fp8_recipe != Fp8Recipe::none ? cfg_.fp8_gemm_speedup : 1.0);
+}
 
-  // Layers per chunk, and parameters per GPU of each rank (for DP traffic and the optimizer).
-  const double h = m.hidden_size;
-  const double gated = m.activation == Activation::swiglu ? 2.0 : 1.0;
-  const double heads = m.num_attention_heads / tp_;
-  double attention = 0;
-  if (m.multi_latent_attention) {
-    const double qk = m.qk_head_dim + m.qk_pos_emb_head_dim;
-    attention =
-        (m.q_lora_rank > 0 ? h * m.q_lora_rank + m.q_lora_rank * heads * qk : h * heads * qk) +
-        h * (m.kv_lora_rank + m.qk_pos_emb_head_dim) +
-        m.kv_lora_rank * heads * (m.qk_head_dim + m.v_head_dim) + heads * m.v_head_dim * h;
-  } else {
-    const double groups = std::max(1.0, m.num_query_groups / tp_);
-    const double q = heads * m.kv_channels;
-    attention =
-        h * (q + 2.0 * groups * m.kv_channels + (m.attention_output_gate ? q : 0.0)) + q * h;
-  }
-  const double dense_layer = attention + (gated + 1.0) * h * m.ffn_hidden_size / tp_;
-  const double moe_dense_part = attention + h * m.num_experts +
-                                (gated + 1.0) * h * m.moe_shared_expert_intermediate_size / tp_;
-  const double moe_expert_part =
-      m.num_experts > 0 ? (m.num_experts / ep_) * (gated + 1.0) * h * m.moe_ffn_hidden_size / etp_
-                        : 0.0;
-  const double vocab = static_cast<double>(normalized.padded_vocab_size) * h / tp_;
-  dense_params_.assign(static_cast<std::size_t>(pp_), 0.0);
-  expert_params_.assign(static_cast<std::size_t>(pp_), 0.0);
+// Layers of each kind per chunk and per rank (MTP layers copy the last decoder layer's kind).
+void StepTimeModel::count_chunks(const std::vector<StagePlacement>& stages) {
+  const NormalizedConfig& n = *n_;
   dense_count_.assign(static_cast<std::size_t>(pp_), 0.0);
   moe_count_.assign(static_cast<std::size_t>(pp_), 0.0);
-  const bool last_moe =
-      !normalized.moe_layer_pattern.empty() && normalized.moe_layer_pattern.back() != 0;
+  const bool last_moe = !n.moe_layer_pattern.empty() && n.moe_layer_pattern.back() != 0;
   for (const StagePlacement& stage : stages) {
     Chunk chunk;
     chunk.pp_rank = stage.pp_rank;
     for (int i = 0; i < stage.num_layers; ++i) {
       const auto layer = static_cast<std::size_t>(stage.first_layer + i);
-      (normalized.moe_layer_pattern[layer] ? chunk.moe_layers : chunk.dense_layers) += 1;
+      (n.moe_layer_pattern[layer] ? chunk.moe_layers : chunk.dense_layers) += 1;
     }
     chunk.mtp_layers = stage.num_mtp_layers;
     chunk.mtp_moe = last_moe;
     chunk.embedding = stage.has_embedding;
     chunk.loss = stage.has_loss;
     chunks_.push_back(chunk);
-
     const auto r = static_cast<std::size_t>(stage.pp_rank);
-    const int moe_layers = chunk.moe_layers + (last_moe ? chunk.mtp_layers : 0);
-    const int dense_layers = chunk.dense_layers + (last_moe ? 0 : chunk.mtp_layers);
-    dense_count_[r] += dense_layers;
-    moe_count_[r] += moe_layers;
-    dense_params_[r] += dense_layers * dense_layer + moe_layers * moe_dense_part +
-                        chunk.mtp_layers * 2.0 * h * h / tp_;
-    expert_params_[r] += moe_layers * moe_expert_part;
-    if (chunk.embedding) dense_params_[r] += vocab;
-    if (chunk.loss && (m.untie_embeddings_and_output_weights || pp_ > 1)) {
-      dense_params_[r] += vocab;
+    moe_count_[r] += chunk.moe_layers + (last_moe ? chunk.mtp_layers : 0);
+    dense_count_[r] += chunk.dense_layers + (last_moe ? 0 : chunk.mtp_layers);
+  }
+}
+
+// Parameters per GPU of each rank, from the module specs' tensors (for DP traffic and the
+// optimizer step): dense ones are sharded over DP x CP, routed experts over expert-DP.
+void StepTimeModel::count_parameters(const std::vector<StagePlacement>& stages) {
+  dense_params_.assign(static_cast<std::size_t>(pp_), 0.0);
+  expert_params_.assign(static_cast<std::size_t>(pp_), 0.0);
+  const LayerTemplates templates = layer_templates(*n_);
+  StageParams params;
+  for (const StagePlacement& stage : stages) {
+    stage_params(*n_, stage, templates, params);
+    const auto r = static_cast<std::size_t>(stage.pp_rank);
+    for (const TensorBlock& block : params.blocks) {
+      for (std::size_t i = 0; i < block.count; ++i) {
+        const ParamTensor& tensor = block.tensors[i];
+        const auto elements = static_cast<double>(tensor.elements() * block.repeat);
+        (tensor.expert ? expert_params_[r] : dense_params_[r]) += elements;
+      }
     }
   }
-  const ModuleFlops flops = model_module_flops(normalized);
-  module_flops_ = flops;
-  layer_counts(normalized, dense_layers_, moe_layers_);
-  model_flops_per_sequence_ =
-      3.0 * c.training.seq_length * forward_flops_per_token(normalized, flops);
-  // Gradient and parameter bytes on the wire (fp32 main grads unless reduced in 16 bits).
-  const TrainingConfig& train = c.training;
-  grad_bytes_ = train.params_dtype == DType::fp32                                        ? 4.0
-                : (c.optimizer.grad_reduce_in_bf16 || train.params_dtype == DType::fp16) ? 2.0
-                                                                                         : 4.0;
-  param_bytes_ = train.params_dtype == DType::fp32 ? 4.0 : 2.0;
 }
 
 // [5] -----------------------------------------------------------------------------------------

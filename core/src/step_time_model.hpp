@@ -80,6 +80,9 @@ class StepTimeModel {
     bool loss = false;
   };
 
+  void set_bandwidths();
+  void count_chunks(const std::vector<StagePlacement>& stages);
+  void count_parameters(const std::vector<StagePlacement>& stages);
   LayerCost layer_cost(bool moe, double micro_batch) const;
   double recompute_s(const LayerCost& layer, bool is_moe, const StepVariant& variant) const;
   double offload_s(const LayerCost& layer, double bytes_per_sample, double micro_batch) const;
