@@ -349,20 +349,21 @@ void StepTimeModel::count_parameters(const std::vector<StagePlacement>& stages) 
 
 // [5] -----------------------------------------------------------------------------------------
 
-// The parts of a step that depend on the micro-batch size alone: layer costs, each rank's
-// time per micro-batch without recompute and offload, and its exposed DP traffic.
-void StepTimeModel::prepare(int micro_batch) const {
-  if (cached_micro_batch_ == micro_batch) return;
-  const Config& c = n_->config;
-  const ModelConfig& m = c.model;
-  const double b = micro_batch;
-  cached_dense_ = layer_cost(false, b);
-  cached_moe_ = m.num_experts > 0 ? layer_cost(true, b) : cached_dense_;
-  const LayerCost& dense = cached_dense_;
-  const LayerCost& moe = cached_moe_;
+// Adds `count` layers of one kind to a rank's time per micro-batch.
+void StepTimeModel::RankTime::add_layers(const LayerCost& l, double count) {
+  if (count <= 0) return;
+  compute += count * (l.forward + l.backward);
+  forward += count * l.forward;
+  backward += count * l.backward;
+  tp += count * (l.tp_forward + l.tp_backward);
+  cp += count * (l.cp_forward + l.cp_backward);
+  ep += count * (l.ep_forward + l.ep_backward);
+}
 
-  base_.assign(static_cast<std::size_t>(pp_), RankTime{});
-  const double tokens = b * c.training.seq_length / cp_;
+// One chunk's time per micro-batch on its rank: its layers, MTP, loss, embedding and PP sends.
+void StepTimeModel::add_chunk(const Chunk& chunk, double micro_batch, RankTime& r) const {
+  const ModelConfig& m = n_->config.model;
+  const double tokens = micro_batch * n_->config.training.seq_length / cp_;
   const double hidden_bytes = 2.0 * tokens * m.hidden_size;
   const double tp_exposed =
       n_->sequence_parallel ? cfg_.tp_exposed_fraction : cfg_.tp_all_reduce_exposed_fraction;
@@ -375,46 +376,34 @@ void StepTimeModel::prepare(int micro_batch) const {
   const double loss_forward = logits + cross_entropy / 2.0;
   const double loss_backward = 2.0 * logits + cross_entropy / 2.0;
   const double tp_one = collective_s(tp_, hidden_bytes, tp_bw_);
-  const double p2p = pp_ > 1
-                         ? cfg_.pp_exposed_fraction * 2.0 *
-                               (n_->sequence_parallel ? hidden_bytes / tp_ : hidden_bytes) / pp_bw_
-                         : 0.0;
-  for (const Chunk& chunk : chunks_) {
-    RankTime& r = base_[static_cast<std::size_t>(chunk.pp_rank)];
-    auto add_layers = [&](const LayerCost& l, double count) {
-      if (count <= 0) return;
-      r.compute += count * (l.forward + l.backward);
-      r.forward += count * l.forward;
-      r.backward += count * l.backward;
-      r.tp += count * (l.tp_forward + l.tp_backward);
-      r.cp += count * (l.cp_forward + l.cp_backward);
-      r.ep += count * (l.ep_forward + l.ep_backward);
-    };
-    add_layers(dense, chunk.dense_layers);
-    add_layers(moe, chunk.moe_layers);
-    // MTP: eh_proj, a transformer layer like the last decoder layer, and its own logits.
-    if (chunk.mtp_layers > 0) {
-      add_layers(chunk.mtp_moe ? moe : dense, chunk.mtp_layers);
-      const double eh = gemm_s(tokens, m.hidden_size / tp_, 2.0 * m.hidden_size);
-      r.compute += chunk.mtp_layers * (3.0 * eh + loss_forward + loss_backward);
-      r.forward += chunk.mtp_layers * (eh + loss_forward);
-      r.backward += chunk.mtp_layers * (2.0 * eh + loss_backward);
-    }
-    if (chunk.loss) {
-      r.compute += loss_forward + loss_backward;
-      r.forward += loss_forward;
-      r.backward += loss_backward;
-      r.tp += tp_exposed * 2.0 * tp_one;  // gather the final hidden states, scatter its grad
-    }
-    if (chunk.embedding) r.tp += tp_exposed * 2.0 * tp_one;
-    r.pp += p2p;
+  r.add_layers(cached_dense_, chunk.dense_layers);
+  r.add_layers(cached_moe_, chunk.moe_layers);
+  // MTP: eh_proj, a transformer layer like the last decoder layer, and its own logits.
+  if (chunk.mtp_layers > 0) {
+    r.add_layers(chunk.mtp_moe ? cached_moe_ : cached_dense_, chunk.mtp_layers);
+    const double eh = gemm_s(tokens, m.hidden_size / tp_, 2.0 * m.hidden_size);
+    r.compute += chunk.mtp_layers * (3.0 * eh + loss_forward + loss_backward);
+    r.forward += chunk.mtp_layers * (eh + loss_forward);
+    r.backward += chunk.mtp_layers * (2.0 * eh + loss_backward);
   }
+  if (chunk.loss) {
+    r.compute += loss_forward + loss_backward;
+    r.forward += loss_forward;
+    r.backward += loss_backward;
+    r.tp += tp_exposed * 2.0 * tp_one;  // gather the final hidden states, scatter its grad
+  }
+  if (chunk.embedding) r.tp += tp_exposed * 2.0 * tp_one;
+  if (pp_ > 1) {
+    r.pp += cfg_.pp_exposed_fraction * 2.0 *
+            (n_->sequence_parallel ? hidden_bytes / tp_ : hidden_bytes) / pp_bw_;
+  }
+}
 
-  // Data parallelism per rank: gradient reduce-scatter (all-reduce without the distributed
-  // optimizer) and parameter all-gather, less what one micro-batch's backward (forward)
-  // hides with --overlap-grad-reduce (--overlap-param-gather).
-  const TrainingConfig& train = c.training;
-  const OptimizerConfig& opt = c.optimizer;
+// Data parallelism per rank: gradient reduce-scatter (all-reduce without the distributed
+// optimizer) and parameter all-gather, less what one micro-batch's backward (forward)
+// hides with --overlap-grad-reduce (--overlap-param-gather).
+void StepTimeModel::data_parallel() const {
+  const OptimizerConfig& opt = n_->config.optimizer;
   const double dense_group = dp_ * cp_;
   dp_exposed_.assign(base_.size(), 0.0);
   shard_.assign(base_.size(), 0.0);
@@ -441,7 +430,20 @@ void StepTimeModel::prepare(int micro_batch) const {
     }
     dp_exposed_[i] = reduce + gather;
   }
-  (void)train;
+}
+
+// The parts of a step that depend on the micro-batch size alone: layer costs, each rank's
+// time per micro-batch without recompute and offload, and its exposed DP traffic.
+void StepTimeModel::prepare(int micro_batch) const {
+  if (cached_micro_batch_ == micro_batch) return;
+  const double b = micro_batch;
+  cached_dense_ = layer_cost(false, b);
+  cached_moe_ = n_->config.model.num_experts > 0 ? layer_cost(true, b) : cached_dense_;
+  base_.assign(static_cast<std::size_t>(pp_), RankTime{});
+  for (const Chunk& chunk : chunks_) {
+    add_chunk(chunk, b, base_[static_cast<std::size_t>(chunk.pp_rank)]);
+  }
+  data_parallel();
   cached_micro_batch_ = micro_batch;
 }
 

@@ -69,6 +69,7 @@ class StepTimeModel {
     double compute = 0, recompute = 0, tp = 0, cp = 0, ep = 0, pp = 0, offload = 0;
     double forward = 0, backward = 0;  // compute only, for the DP overlap windows
     double total() const { return compute + recompute + tp + cp + ep + pp + offload; }
+    void add_layers(const LayerCost& layer, double count);
   };
   struct Chunk {
     int pp_rank = 0;
@@ -117,6 +118,8 @@ class StepTimeModel {
   // What one micro-batch size fixes (prepare()); the planner evaluates many variants of one
   // size in a row.
   void prepare(int micro_batch) const;
+  void add_chunk(const Chunk& chunk, double micro_batch, RankTime& rank) const;
+  void data_parallel() const;
   mutable int cached_micro_batch_ = 0;
   mutable LayerCost cached_dense_, cached_moe_;
   mutable std::vector<RankTime> base_;      // per rank, without recompute and offload
