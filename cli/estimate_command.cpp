@@ -168,14 +168,16 @@ int run_estimate(const std::vector<std::string>& args) {
   const SharedConfig& shared = built->shared;
 
   EstimateOptions estimate_options;
-  estimate_options.what_if = true;
   // --timeline: each rank's memory after every forward/backward (JSON only).
   const bool timeline = options->switches.count("--timeline") > 0;
   estimate_options.timeline = timeline;
-  const Expected<Estimate> estimated = estimate(shared.config, estimate_options);
+  Expected<Estimate> estimated = estimate(shared.config, estimate_options);
   if (!estimated) {
     return report_invalid(shared, estimated.error(), base_url(*options),
                           options->switches.count("--json") > 0);
+  }
+  for (const WhatIfOption& option : what_if_options(shared.config)) {
+    estimated.value().what_if.push_back(option);
   }
   for (const std::string& warning : estimated->warnings) {
     std::cerr << "megamem: warning: " << warning << "\n";

@@ -18,9 +18,8 @@ namespace megamem::web {
 void recompute(AppState& state, double now_s) {
   ++state.estimates_computed;
   state.changed_at_s = now_s;
-  EstimateOptions options;
-  options.what_if = false;  // deferred: finish_what_if()
-  Expected<Estimate> result = estimate(state.shared.config, options);
+  // What-if is its own call, deferred: finish_what_if().
+  Expected<Estimate> result = estimate(state.shared.config);
   state.estimate_ms = (now_seconds() - now_s) * 1000.0;
   if (result) {
     state.last_estimate = std::move(result).value();
@@ -40,7 +39,6 @@ void finish_what_if(AppState& state) {
   if (!state.what_if_pending || !state.last_estimate) return;
   state.what_if_pending = false;
   const double started_s = now_seconds();
-  // The rows of estimate(config, {.what_if = true}) are exactly these (estimate.cpp).
   state.what_if = what_if_options(state.estimated.config);
   state.last_estimate->what_if.assign(state.what_if.begin(), state.what_if.end());
   state.what_if_ms = (now_seconds() - started_s) * 1000.0;

@@ -15,54 +15,10 @@
 #include <vector>
 
 #include "layer_placement.hpp"
+#include "modules/module_spec.hpp"
 #include "parameter_count.hpp"
 
 namespace megamem {
-
-// --recompute-modules, as bits.
-enum RecomputeModuleBit : std::uint16_t {
-  kRecomputeCoreAttn = 1u << 0,
-  kRecomputeMoeAct = 1u << 1,
-  kRecomputeLayernorm = 1u << 2,
-  kRecomputeMlaUpProj = 1u << 3,
-  kRecomputeMlp = 1u << 4,
-  kRecomputeMoe = 1u << 5,
-  kRecomputeSharedExperts = 1u << 6,
-};
-
-// --offload-modules of fine-grained activation offloading.
-enum class OffloadModule : std::uint8_t {
-  none,
-  attn_norm,
-  qkv_linear,
-  core_attn,
-  attn_proj,
-  mlp_norm,
-  expert_fc1,
-  moe_act,
-};
-
-// One tensor (or group of tensors) a layer saves for backward.
-struct SavedActivation {
-  const char* tensor = "";
-  ModuleKind module = ModuleKind::self_attention;
-  double bytes = 0;
-  double elements = 0;         // for the offload size threshold
-  std::uint16_t freed_by = 0;  // RecomputeModuleBit set that discards it
-  OffloadModule offload = OffloadModule::none;
-  bool on_host = false;  // set by layer_activations when fine-grained offloading moves it
-};
-
-// One decoder (or MTP transformer) layer, per micro-batch per GPU.
-struct LayerActivations {
-  std::vector<SavedActivation> saved;   // before recompute and offload
-  double full_bytes = 0;                // everything saved without recompute
-  double kept_bytes = 0;                // on the GPU after selective recompute and offload
-  double offloaded_bytes = 0;           // moved to the host by fine-grained offloading
-  double recompute_bytes = 0;           // brought back by selective recompute in backward
-  double forward_transient_bytes = 0;   // largest tensor alive only inside the forward
-  double backward_transient_bytes = 0;  // activation gradients + bf16 weight grads
-};
 
 LayerActivations layer_activations(const NormalizedConfig& normalized, bool moe_layer);
 
@@ -86,7 +42,8 @@ struct ChunkActivations {
 ChunkActivations chunk_activations(const NormalizedConfig& normalized, const StagePlacement& stage,
                                    const LayerProfiles& profiles);
 
-// Bits of config.training.recompute.modules (selective granularity).
-std::uint16_t recompute_module_bits(const NormalizedConfig& normalized);
+// The recompute modules a run uses: config.training.recompute.modules under selective
+// granularity ({core_attn} when empty, transformer_config.py), none otherwise.
+RecomputeModules active_recompute_modules(const NormalizedConfig& normalized);
 
 }  // namespace megamem

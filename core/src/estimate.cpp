@@ -6,7 +6,7 @@
 #include <string>
 
 #include "activations.hpp"
-#include "megamem/what_if.hpp"
+#include "layer_placement.hpp"
 #include "parameter_count.hpp"
 #include "persistent_buffers.hpp"
 #include "runtime_overheads.hpp"
@@ -99,7 +99,7 @@ void add_activation_bytes(const NormalizedConfig& normalized, const LayerProfile
                           ModuleMemory& root) {
   const LayerActivations& dense = profiles.dense;
   const LayerActivations& moe = profiles.moe;
-  const std::uint16_t bits = recompute_module_bits(normalized);
+  const RecomputeModules active = active_recompute_modules(normalized);
   for (ModuleMemory& block : root.children) {
     if (block.children.empty()) continue;
     const bool is_moe = block.name.find("(MoE)") != std::string::npos ||
@@ -107,7 +107,7 @@ void add_activation_bytes(const NormalizedConfig& normalized, const LayerProfile
                                     [](const ModuleMemory& c) { return c.name == "router"; });
     const LayerActivations& layer = is_moe ? moe : dense;
     for (const SavedActivation& item : layer.saved) {
-      if ((item.freed_by & bits) || item.on_host) continue;
+      if (item.freed_by.intersects(active) || item.on_host) continue;
       const std::string module = module_kind_name(item.module);
       auto child = std::find_if(block.children.begin(), block.children.end(),
                                 [&](const ModuleMemory& c) { return c.name == module; });
@@ -224,9 +224,6 @@ Expected<Estimate> estimate(const Config& config, const EstimateOptions& options
       largest = static_cast<double>(rank.peak_total_bytes);
       result.limiting_pp_rank = rank.pp_rank;
     }
-  }
-  if (options.what_if) {
-    for (const WhatIfOption& option : what_if_options(config)) result.what_if.push_back(option);
   }
   return result;
 }

@@ -11,42 +11,9 @@
 
 #include "layer_placement.hpp"
 #include "megamem/estimate.hpp"
+#include "modules/module_spec.hpp"
 
 namespace megamem {
-
-enum class ModuleKind : std::uint8_t {
-  word_embedding,
-  position_embedding,
-  input_layernorm,
-  self_attention,
-  pre_mlp_layernorm,
-  mlp,
-  router,
-  routed_experts,
-  shared_experts,
-  moe_latent_projection,
-  final_layernorm,
-  output_layer,
-  mtp_projection,  // enorm, hnorm, eh_proj
-  mtp_final_layernorm,
-};
-
-const char* module_kind_name(ModuleKind kind);
-
-struct ParamTensor {
-  std::int64_t numel = 0;   // elements of one tensor
-  std::int64_t copies = 1;  // identical tensors in a row (local experts' weights)
-  ModuleKind module = ModuleKind::word_embedding;
-  int layer = -1;                 // decoder layer index, or MTP depth when mtp
-  bool mtp = false;               // part of a multi-token-prediction layer
-  bool moe_layer = false;         // the layer it belongs to is a MoE layer
-  bool expert = false;            // routed expert: sharded over expert-DP
-  bool shared_embedding = false;  // Megatron puts it in a bucket of its own
-  bool gemm_weight = false;       // 2-D GEMM weight (fp8 param gather, Muon)
-  bool embedding_or_output = false;
-
-  std::int64_t elements() const { return numel * copies; }
-};
 
 // A run of tensors repeated `repeat` times in a row (consecutive layers of one kind).
 struct TensorBlock {

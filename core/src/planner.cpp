@@ -22,6 +22,7 @@
 #include "layer_placement.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/units.hpp"
+#include "memory_choices.hpp"
 #include "planner_memory.hpp"
 #include "step_time_model.hpp"
 #include "timeline.hpp"
@@ -29,18 +30,13 @@
 namespace megamem {
 namespace {
 
-std::string join(const std::vector<std::string>& items, const char* separator) {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
-  return out;
-}
 
 // [1] ------------------------------------------------------------------------------------------
 
 struct RecomputeOption {
   std::string label;
   RecomputeConfig config;
-  std::uint16_t bits = 0;  // selective modules
+  RecomputeModules active;  // the modules selective recompute re-runs
 };
 
 struct OffloadOption {
@@ -50,46 +46,34 @@ struct OffloadOption {
   bool as_given = false;  // search_offload off: the request's own settings
 };
 
-// Megatron's recompute choices that apply to the model (what_if.cpp offers the same sets).
+// Megatron's recompute choices that apply to the model (memory_choices.hpp, shared with
+// what-if).
 std::vector<RecomputeOption> recompute_options(const Config& base, bool search) {
-  std::vector<RecomputeOption> out;
-  if (!search) {
-    RecomputeOption given;
-    const RecomputeConfig& r = base.training.recompute;
-    given.config = r;
-    given.label = r.granularity == RecomputeGranularity::none ? "none"
-                  : r.granularity == RecomputeGranularity::selective
-                      ? "selective: " + join(r.modules, ", ")
-                      : "full";
-    out.push_back(given);
+  auto option = [](std::string label, RecomputeGranularity granularity) {
+    RecomputeOption out;
+    out.label = std::move(label);
+    out.config.granularity = granularity;
     return out;
+  };
+  if (!search) {
+    const RecomputeConfig& r = base.training.recompute;
+    RecomputeOption given = option(r.granularity == RecomputeGranularity::none ? "none"
+                                   : r.granularity == RecomputeGranularity::selective
+                                       ? "selective: " + join_module_names(r.modules, ", ")
+                                       : "full",
+                                   r.granularity);
+    given.config = r;
+    return {given};
   }
-  out.push_back({"none", RecomputeConfig{}, 0});
-  const ModelConfig& m = base.model;
-  const bool moe = m.num_experts > 0;
-  std::vector<std::vector<std::string>> sets = {{"core_attn"}};
-  if (m.multi_latent_attention) sets.push_back({"mla_up_proj"});
-  if (m.multi_latent_attention) sets.push_back({"core_attn", "mla_up_proj"});
-  if (moe && base.training.moe_grouped_gemm) sets.push_back({"moe_act", "layernorm"});
-  if (moe && m.moe_shared_expert_intermediate_size > 0) sets.push_back({"shared_experts"});
-  sets.push_back({moe ? "moe" : "mlp"});
-  if (moe && m.multi_latent_attention && m.moe_layer_pattern.size() > 0) {
-    sets.push_back({"mla_up_proj", "mlp"});  // DeepSeek-V3's recipe (dense layers' MLP)
+  std::vector<RecomputeOption> out = {option("none", RecomputeGranularity::none)};
+  for (RecomputeModules modules : selective_recompute_choices(base)) {
+    out.push_back(
+        option("selective: " + join_module_names(modules, ", "), RecomputeGranularity::selective));
+    out.back().config.modules = modules;
   }
-  sets.push_back({"core_attn", moe ? "moe" : "mlp", "layernorm"});
-  for (std::vector<std::string>& modules : sets) {
-    RecomputeOption option;
-    option.label = "selective: " + join(modules, ", ");
-    option.config.granularity = RecomputeGranularity::selective;
-    option.config.modules = std::move(modules);
-    out.push_back(std::move(option));
-  }
-  RecomputeOption full;
-  full.label = "full";
-  full.config.granularity = RecomputeGranularity::full;
-  full.config.method = RecomputeMethod::uniform;
-  full.config.num_layers = 1;
-  out.push_back(full);
+  out.push_back(option("full", RecomputeGranularity::full));
+  out.back().config.method = RecomputeMethod::uniform;
+  out.back().config.num_layers = 1;
   return out;
 }
 
@@ -101,14 +85,6 @@ std::vector<OffloadOption> offload_options(bool search) {
           {"activations + optimizer", true, true, false}};
 }
 
-// Modules fine-grained activation offloading moves (what_if.cpp's set).
-std::vector<std::string> offload_modules(const Config& base) {
-  std::vector<std::string> modules = {"attn_norm", "core_attn", "attn_proj", "mlp_norm"};
-  if (base.model.num_experts > 0) modules.push_back("expert_fc1");
-  if (base.model.num_experts > 0 && base.training.moe_grouped_gemm) modules.push_back("moe_act");
-  return modules;
-}
-
 // a needs at most the memory of b (memory-model order; see planner.hpp).
 bool recompute_le(const RecomputeOption& a, const RecomputeOption& b) {
   const auto ga = a.config.granularity, gb = b.config.granularity;
@@ -116,7 +92,7 @@ bool recompute_le(const RecomputeOption& a, const RecomputeOption& b) {
     return true;
   }
   if (ga == RecomputeGranularity::selective && gb == RecomputeGranularity::selective) {
-    return (a.bits & b.bits) == b.bits;  // a recomputes every module b does
+    return a.active.contains(b.active);  // a recomputes every module b does
   }
   return false;
 }
@@ -127,27 +103,19 @@ bool offload_le(const OffloadOption& a, const OffloadOption& b) {
 
 // [2] ------------------------------------------------------------------------------------------
 
-// Forward FLOPs per token of one decoder layer and of the loss (logits, MTP), to balance
-// pipeline stages.
-double layer_units_of_loss(const Config& base, std::int64_t padded_vocab) {
-  const ModelConfig& m = base.model;
-  const double h = m.hidden_size;
-  const double heads = m.num_attention_heads;
-  const double groups = m.num_query_groups > 0 ? m.num_query_groups : heads;
-  const double dh = m.kv_channels > 0 ? m.kv_channels : h / heads;
-  const double gated = m.activation == Activation::swiglu ? 3.0 : 2.0;
-  double layer = 2.0 * h * dh * (2.0 * heads + 2.0 * groups);
-  const double ffn = m.ffn_hidden_size > 0 ? m.ffn_hidden_size : 4.0 * h;
-  if (m.num_experts > 0) {
-    const double moe_ffn = m.moe_ffn_hidden_size > 0 ? m.moe_ffn_hidden_size : ffn;
-    layer +=
-        2.0 * h * gated * (moe_ffn * m.moe_router_topk + m.moe_shared_expert_intermediate_size);
-  } else {
-    layer += 2.0 * h * gated * ffn;
+// The loss (logits, and each MTP depth's projections, layer and logits) in decoder layers of
+// forward FLOPs, to balance pipeline stages: the module specs' FLOPs per token, as
+// step_time.cpp counts them, over the model's average decoder layer.
+double layer_units_of_loss(const NormalizedConfig& n) {
+  const ModuleFlops f = model_module_flops(n);
+  const double attention = f.attention_projections + f.attention_core;
+  double decoder = 0;
+  for (std::uint8_t moe : n.moe_layer_pattern) {
+    decoder += attention + (moe ? f.moe_routed + f.moe_shared : f.dense_mlp);
   }
-  const double logits = 2.0 * h * static_cast<double>(padded_vocab);
-  const double mtp = m.mtp_num_layers;
-  return ((1.0 + mtp) * logits) / layer + mtp;
+  const double layer = decoder / static_cast<double>(n.moe_layer_pattern.size());
+  const double mtp = n.config.model.mtp_num_layers;
+  return ((1.0 + mtp) * f.logits + mtp * f.mtp_extra) / layer + mtp;
 }
 
 // The pipeline layout string for pp x vpp stages: Megatron's even split when it balances as
@@ -227,7 +195,7 @@ void write_offload(Config& c, const OffloadOption& offload) {
   o = OffloadConfig{};
   if (offload.activations) {
     o.fine_grained_activation_offloading = true;
-    o.offload_modules = offload_modules(c);
+    o.offload_modules = activation_offload_choice(c);
   }
   c.optimizer.optimizer_cpu_offload = offload.optimizer;
   c.optimizer.optimizer_offload_fraction = 1.0;
@@ -315,6 +283,10 @@ class Planner {
   void apply_row(std::size_t row, Config& config) const;
   bool prepare(LayoutState& state);
   void evaluate_cell(LayoutState& state, std::size_t row, std::size_t column);
+  void activation_peaks(LayoutState& state, std::size_t row, std::size_t column,
+                        std::vector<double>& peaks);
+  void record_peak(LayoutState& state, std::size_t row, std::size_t column, std::uint64_t worst,
+                   int limiting);
   void estimate_cell(LayoutState& state, std::size_t row, std::size_t column);
   void infer(LayoutState& state, std::size_t row, std::size_t column, std::uint64_t peak);
   void classify(LayoutState& state);
@@ -324,8 +296,35 @@ class Planner {
   const ScheduleProfile* schedule(const NormalizedConfig& normalized, int rank);
   std::optional<PlanCandidate> candidate(LayoutState& state, std::size_t row, std::size_t column);
 
+  struct Axes {
+    std::vector<int> tps, cps, pps, eps, mbss;
+  };
+  struct Fit {
+    std::uint32_t layout;
+    std::uint16_t row;
+    std::uint16_t column;
+    double time;
+  };
+  Expected<NormalizedConfig> check_request();
+  bool row_below(std::size_t a, std::size_t b) const;
+  void setup_rows();
+  Expected<Axes> axes(const ModelConfig& model) const;
+  void enumerate(const NormalizedConfig& model, const Axes& axes);
+  bool add_columns(LayoutState& state, const std::vector<int>& mbss);
+  void reject_invalid_rows(LayoutState& state);
+  void visit_layout(const Layout& layout, const std::vector<int>& mbss);
+  void time_fits(LayoutState& state, std::uint32_t layout_index);
+  void record_cells(PlanResult& result);
+  void rank_top(PlanResult& result);
+  void rank_pareto(PlanResult& result);
+  void rejections(PlanResult& result) const;
+
   const PlanRequest& req_;
   Config base_;
+  Config plain_;  // the base in its plainest layout (no parallelism, recompute or offload)
+  std::vector<LayoutState> layouts_;
+  std::vector<Fit> fits_;
+  std::vector<PlanCell> recorded_;
   std::vector<RecomputeOption> recompute_;
   std::vector<OffloadOption> offload_;
   std::size_t rows_ = 0;
@@ -476,47 +475,51 @@ void Planner::infer(LayoutState& state, std::size_t row, std::size_t column, std
   }
 }
 
-// The memory of one cell through the fast path (planner_memory.hpp); the rows that differ
-// only in optimizer offload share the activation part and are filled alongside.
+// Activation peaks per rank of one (column, recompute, activation offload) through the fast
+// path (planner_memory.hpp): stages alike share one chunk_activations().
+void Planner::activation_peaks(LayoutState& state, std::size_t row, std::size_t column,
+                               std::vector<double>& peaks) {
+  ++stats_.memory_evaluations;
+  const NormalizedConfig& n = state.normalized[column];
+  scratch_ = n;
+  apply_row(row, scratch_.config);
+  const auto vpp =
+      static_cast<std::size_t>(std::max(1, n.config.parallel.virtual_stages_per_pipeline_rank));
+  chunks_.assign(static_cast<std::size_t>(state.layout.pp) * vpp, ChunkActivations{});
+  const LayerProfiles layers = layer_profiles(scratch_);
+  alike_.clear();
+  for (const StagePlacement& stage : state.stages) {
+    // Layers of one kind make the chunk's position irrelevant; a mix keeps it.
+    const auto first = n.moe_layer_pattern.begin() + stage.first_layer;
+    const bool uniform =
+        stage.num_layers == 0 || std::all_of(first, first + stage.num_layers,
+                                             [&](std::uint8_t kind) { return kind == *first; });
+    const std::array<int, 5> key = {
+        stage.num_layers, uniform ? (stage.num_layers > 0 ? *first : 0) : 2 + stage.first_layer,
+        stage.has_embedding, stage.has_loss, stage.num_mtp_layers};
+    auto found = std::find_if(alike_.begin(), alike_.end(),
+                              [&](const auto& entry) { return entry.first == key; });
+    if (found == alike_.end()) {
+      alike_.emplace_back(key, chunk_activations(scratch_, stage, layers));
+      found = alike_.end() - 1;
+    }
+    chunks_[static_cast<std::size_t>(stage.pp_rank) * vpp +
+            static_cast<std::size_t>(stage.vpp_chunk)] = found->second;
+  }
+  rank_activation_peaks(chunks_, static_cast<int>(vpp), state.schedules[column], peaks);
+}
+
+// The memory of one cell; the rows that differ only in optimizer offload share the
+// activation part and are filled alongside.
 void Planner::evaluate_cell(LayoutState& state, std::size_t row, std::size_t column) {
   const std::size_t columns = state.columns.size();
   if (state.peak[row * columns + column] != 0) return;
   if (state.cells[row * columns + column] == Cell::invalid) return;
   const std::size_t recompute = recompute_of(row);
   const bool activations = activation_offload(row);
-  const NormalizedConfig& n = state.normalized[column];
   std::vector<double>& peaks =
       state.activation[(column * recompute_.size() + recompute) * 2 + (activations ? 1 : 0)];
-  if (peaks.empty()) {
-    ++stats_.memory_evaluations;
-    scratch_ = n;
-    apply_row(row, scratch_.config);
-    const Layout& l = state.layout;
-    const auto vpp =
-        static_cast<std::size_t>(std::max(1, n.config.parallel.virtual_stages_per_pipeline_rank));
-    chunks_.assign(static_cast<std::size_t>(l.pp) * vpp, ChunkActivations{});
-    const LayerProfiles layers = layer_profiles(scratch_);
-    alike_.clear();
-    for (const StagePlacement& stage : state.stages) {
-      // Layers of one kind make the chunk's position irrelevant; a mix keeps it.
-      const auto first = n.moe_layer_pattern.begin() + stage.first_layer;
-      const bool uniform =
-          stage.num_layers == 0 || std::all_of(first, first + stage.num_layers,
-                                               [&](std::uint8_t kind) { return kind == *first; });
-      const std::array<int, 5> key = {
-          stage.num_layers, uniform ? (stage.num_layers > 0 ? *first : 0) : 2 + stage.first_layer,
-          stage.has_embedding, stage.has_loss, stage.num_mtp_layers};
-      auto found = std::find_if(alike_.begin(), alike_.end(),
-                                [&](const auto& entry) { return entry.first == key; });
-      if (found == alike_.end()) {
-        alike_.emplace_back(key, chunk_activations(scratch_, stage, layers));
-        found = alike_.end() - 1;
-      }
-      chunks_[static_cast<std::size_t>(stage.pp_rank) * vpp +
-              static_cast<std::size_t>(stage.vpp_chunk)] = found->second;
-    }
-    rank_activation_peaks(chunks_, static_cast<int>(vpp), state.schedules[column], peaks);
-  }
+  if (peaks.empty()) activation_peaks(state, row, column, peaks);
   for (std::size_t r = 0; r < rows_; ++r) {
     if (recompute_of(r) != recompute || activation_offload(r) != activations) continue;
     const std::size_t index = r * columns + column;
@@ -526,24 +529,32 @@ void Planner::evaluate_cell(LayoutState& state, std::size_t row, std::size_t col
     std::uint64_t worst = 0;
     int limiting = 0;
     for (std::size_t rank = 0; rank < peaks.size(); ++rank) {
-      const std::uint64_t total =
-          rank_peak_total(n, parameters[rank] + state.fixed[column], peaks[rank]);
+      const std::uint64_t total = rank_peak_total(
+          state.normalized[column], parameters[rank] + state.fixed[column], peaks[rank]);
       if (total > worst) {
         worst = total;
         limiting = static_cast<int>(rank);
       }
     }
-    const Cell before = state.cells[index];
-    state.peak[index] = std::max<std::uint64_t>(1, worst);
-    state.limiting[index] = limiting;
-    state.evaluated.push_back(static_cast<std::uint32_t>(index));
-    state.cells[index] = worst <= limit_bytes_ ? Cell::fits : Cell::out_of_memory;
-    if (counted_) {
-      if (before != Cell::unknown) --stats_.inferred;
-      recount(before, state.cells[index]);
-    } else {
-      infer(state, r, column, worst);
-    }
+    record_peak(state, r, column, worst, limiting);
+  }
+}
+
+// A cell's evaluated peak: its classification, and (before the counts are taken) what it
+// implies for the cells around it.
+void Planner::record_peak(LayoutState& state, std::size_t row, std::size_t column,
+                          std::uint64_t worst, int limiting) {
+  const std::size_t index = row * state.columns.size() + column;
+  const Cell before = state.cells[index];
+  state.peak[index] = std::max<std::uint64_t>(1, worst);
+  state.limiting[index] = limiting;
+  state.evaluated.push_back(static_cast<std::uint32_t>(index));
+  state.cells[index] = worst <= limit_bytes_ ? Cell::fits : Cell::out_of_memory;
+  if (counted_) {
+    if (before != Cell::unknown) --stats_.inferred;
+    recount(before, state.cells[index]);
+  } else {
+    infer(state, row, column, worst);
   }
 }
 
@@ -604,7 +615,7 @@ StepVariant Planner::variant_for(LayoutState& state, std::size_t row, std::size_
   v.micro_batch_size = state.columns[column];
   v.num_microbatches = n.num_microbatches;
   v.recompute = recompute.config.granularity;
-  v.recompute_bits = recompute.bits;
+  v.recompute_modules = recompute.active;
   v.distribute_saved_activations = recompute.config.distribute_saved_activations;
   if (activation_offload(row)) {
     auto& bytes = state.offloaded[column * recompute_.size() + recompute_of(row)];
@@ -642,9 +653,11 @@ std::optional<PlanCandidate> Planner::candidate(LayoutState& state, std::size_t 
   return out;
 }
 
-Expected<PlanResult> Planner::run() {
-  const std::int64_t world = base_.parallel.world_size;
-  if (world < 1) return Error{"world_size", "the planner needs at least one GPU"};
+// The request's own checks and the model in its plainest layout (it must be valid).
+Expected<NormalizedConfig> Planner::check_request() {
+  if (base_.parallel.world_size < 1) {
+    return Error{"world_size", "the planner needs at least one GPU"};
+  }
   if (base_.training.global_batch_size < 1) {
     return Error{"global_batch_size", "the planner needs a global batch size (--gbs)"};
   }
@@ -654,37 +667,43 @@ Expected<PlanResult> Planner::run() {
   const double limit = (base_.device.capacity_gib - req_.margin_gib) * kBytesPerGiB;
   if (!(limit > 0)) return Error{"margin_gib", "the margin leaves no memory on the card"};
   limit_bytes_ = static_cast<std::uint64_t>(limit);
+  plain_ = base_;
+  plain_.parallel = ParallelConfig{};
+  plain_.parallel.world_size = 1;
+  plain_.training.global_batch_size = 0;
+  plain_.training.micro_batch_size = 1;
+  plain_.training.recompute = RecomputeConfig{};
+  plain_.training.offload = OffloadConfig{};
+  plain_.optimizer.optimizer_cpu_offload = false;
+  return normalize(plain_);
+}
 
-  // The model itself must be valid: normalize it in the plainest layout.
-  Config plain = base_;
-  plain.parallel = ParallelConfig{};
-  plain.parallel.world_size = 1;
-  plain.training.global_batch_size = 0;
-  plain.training.micro_batch_size = 1;
-  plain.training.recompute = RecomputeConfig{};
-  plain.training.offload = OffloadConfig{};
-  plain.optimizer.optimizer_cpu_offload = false;
-  const Expected<NormalizedConfig> model = normalize(plain);
-  if (!model) return model.error();
-  const ModelConfig& m = model->config.model;
+// a needs at most the memory of b. Full recompute keeps each layer's input, which activation
+// offloading does not move: it is below a lighter recompute only when that row keeps its
+// activations on the GPU (with offloading, selective rows can go below full).
+bool Planner::row_below(std::size_t a, std::size_t b) const {
+  const RecomputeOption& ra = recompute_[recompute_of(a)];
+  const RecomputeOption& rb = recompute_[recompute_of(b)];
+  if (!recompute_le(ra, rb) || !offload_le(offload_of(a), offload_of(b))) return false;
+  const bool a_full = ra.config.granularity == RecomputeGranularity::full;
+  const bool b_full = rb.config.granularity == RecomputeGranularity::full;
+  return !(a_full && !b_full && activation_offload(b));
+}
 
-  // Search options and their memory order.
+// The rows (recompute x offload options), their memory order, least memory first.
+void Planner::setup_rows() {
   recompute_ = recompute_options(base_, req_.space.search_recompute);
   for (RecomputeOption& option : recompute_) {
-    Config c = plain;
+    Config c = plain_;
     c.training.recompute = option.config;
     const Expected<NormalizedConfig> n = normalize(c);
-    option.bits = n ? recompute_module_bits(*n) : 0;
+    option.active = n ? active_recompute_modules(*n) : RecomputeModules{};
   }
   offload_ = offload_options(req_.space.search_offload);
   rows_ = recompute_.size() * offload_.size();
   row_order_.assign(rows_ * rows_, 0);
   for (std::size_t a = 0; a < rows_; ++a) {
-    for (std::size_t b = 0; b < rows_; ++b) {
-      row_order_[a * rows_ + b] =
-          recompute_le(recompute_[recompute_of(a)], recompute_[recompute_of(b)]) &&
-          offload_le(offload_of(a), offload_of(b));
-    }
+    for (std::size_t b = 0; b < rows_; ++b) row_order_[a * rows_ + b] = row_below(a, b);
   }
   // Least memory first: rows below more rows come first.
   row_sequence_.resize(rows_);
@@ -695,194 +714,212 @@ Expected<PlanResult> Planner::run() {
   }
   std::stable_sort(row_sequence_.begin(), row_sequence_.end(),
                    [&](std::size_t a, std::size_t b) { return above[a] > above[b]; });
+}
 
-  // The search space.
+// The search space's axes, defaulted from the model and the cluster.
+Expected<Planner::Axes> Planner::axes(const ModelConfig& m) const {
   const PlannerSearchSpace& space = req_.space;
   const int node = std::max(1, base_.device.gpus_per_node);
-  const auto w = static_cast<int>(std::min<std::int64_t>(world, 1 << 20));
-  const std::vector<int> tps = space.tensor_parallel.empty()
-                                   ? powers_of_two_up_to(std::min(node, w))
-                                   : space.tensor_parallel;
-  const std::vector<int> cps =
+  const auto w = static_cast<int>(std::min<std::int64_t>(base_.parallel.world_size, 1 << 20));
+  Axes a;
+  a.tps = space.tensor_parallel.empty() ? powers_of_two_up_to(std::min(node, w))
+                                        : space.tensor_parallel;
+  a.cps =
       space.context_parallel.empty() ? powers_of_two_up_to(std::min(8, w)) : space.context_parallel;
-  std::vector<int> pps = space.pipeline_parallel;
-  if (pps.empty()) {
-    for (int p = 1; p <= std::min({m.num_layers, 64, w}); ++p) pps.push_back(p);
+  a.pps = space.pipeline_parallel;
+  if (a.pps.empty()) {
+    for (int p = 1; p <= std::min({m.num_layers, 64, w}); ++p) a.pps.push_back(p);
   }
-  std::vector<int> eps = space.expert_parallel;
+  a.eps = space.expert_parallel;
   if (m.num_experts == 0) {
-    eps = {1};
-  } else if (eps.empty()) {
+    a.eps = {1};
+  } else if (a.eps.empty()) {
     for (int e = 1; e <= std::min(m.num_experts, w); ++e) {
-      if (m.num_experts % e == 0) eps.push_back(e);
+      if (m.num_experts % e == 0) a.eps.push_back(e);
     }
   }
-  std::vector<int> mbss =
-      space.micro_batch_sizes.empty() ? std::vector<int>{1, 2, 4, 8} : space.micro_batch_sizes;
-  std::sort(mbss.begin(), mbss.end());
-  mbss.erase(std::unique(mbss.begin(), mbss.end()), mbss.end());
-  if (tps.empty() || cps.empty() || pps.empty() || eps.empty() || mbss.empty()) {
+  a.mbss = space.micro_batch_sizes.empty() ? std::vector<int>{1, 2, 4, 8} : space.micro_batch_sizes;
+  std::sort(a.mbss.begin(), a.mbss.end());
+  a.mbss.erase(std::unique(a.mbss.begin(), a.mbss.end()), a.mbss.end());
+  if (a.tps.empty() || a.cps.empty() || a.pps.empty() || a.eps.empty() || a.mbss.empty()) {
     return Error{"search_space", "the search space is empty"};
   }
-  const double loss_units = layer_units_of_loss(base_, model->padded_vocab_size);
+  return a;
+}
 
-  struct Fit {
-    std::uint32_t layout;
-    std::uint16_t row;
-    std::uint16_t column;
-    double time;
-  };
-  std::vector<LayoutState> layouts;
-  std::vector<Fit> fits;
-  std::vector<PlanCell> recorded;
-
-  for (int tp : tps) {
-    for (int cp : cps) {
-      for (int pp : pps) {
+// [enumerate] Every layout of the search space, handed to visit_layout().
+void Planner::enumerate(const NormalizedConfig& model, const Axes& a) {
+  const ModelConfig& m = model.config.model;
+  const std::int64_t world = base_.parallel.world_size;
+  const double loss_units = layer_units_of_loss(model);
+  for (int tp : a.tps) {
+    for (int cp : a.cps) {
+      for (int pp : a.pps) {
         if (tp < 1 || cp < 1 || pp < 1 || world % (std::int64_t{tp} * cp * pp) != 0) continue;
-        const int max_vpp = pp > 1 ? std::max(1, space.max_virtual_stages) : 1;
+        const int max_vpp = pp > 1 ? std::max(1, req_.space.max_virtual_stages) : 1;
         for (int vpp = 1; vpp <= max_vpp; ++vpp) {
           const std::optional<std::string> split =
               pipeline_split(m.num_layers, m.mtp_num_layers, pp, vpp, loss_units);
           if (!split) continue;
           std::vector<int> etps = {tp};
-          if (m.num_experts > 0 && space.search_expert_tensor_parallel && tp > 1) etps = {1, tp};
-          for (int ep : eps) {
+          if (m.num_experts > 0 && req_.space.search_expert_tensor_parallel && tp > 1) {
+            etps = {1, tp};
+          }
+          for (int ep : a.eps) {
             for (int etp : etps) {
               if (ep < 1 || etp < 1 || world % (std::int64_t{etp} * ep * pp) != 0) continue;
-              LayoutState state;
-              state.layout = Layout{tp, cp, pp, vpp, ep, etp, *split};
-              ++stats_.layouts;
-              // Columns: the micro-batch sizes Megatron accepts for this layout (its own
-              // rules, checked with the least-memory-hungry row's settings cleared).
-              for (int mbs : mbss) {
-                stats_.candidates += static_cast<std::int64_t>(rows_);
-                Expected<NormalizedConfig> n =
-                    normalize(config_for(state.layout, mbs, row_sequence_.back()));
-                if (!n) {
-                  reject(n.error(), static_cast<std::int64_t>(rows_));
-                  stats_.invalid += static_cast<std::int64_t>(rows_);
-                  if (req_.record_cells) {
-                    for (std::size_t row = 0; row < rows_; ++row) {
-                      recorded.push_back({config_for(state.layout, mbs, row),
-                                          PlanCell::Status::invalid, false, 0, 0.0});
-                    }
-                  }
-                  continue;
-                }
-                state.columns.push_back(mbs);
-                state.normalized.push_back(std::move(n).value());
-              }
-              if (state.columns.empty()) continue;
-              const std::size_t columns = state.columns.size();
-              state.cells.assign(rows_ * columns, Cell::unknown);
-              state.peak.assign(rows_ * columns, 0);
-              state.limiting.assign(rows_ * columns, 0);
-              state.exact.assign(rows_ * columns, 0);
-
-              auto& errors = row_errors_[tp > 1 ? 1 : 0];
-              if (!errors) {
-                errors.emplace(rows_);
-                for (std::size_t row = 0; row < rows_; ++row) {
-                  const Expected<NormalizedConfig> n =
-                      normalize(config_for(state.layout, state.columns.front(), row));
-                  if (!n) (*errors)[row] = n.error();
-                }
-              }
-              for (std::size_t row = 0; row < rows_; ++row) {
-                if (!(*errors)[row]) continue;
-                reject(*(*errors)[row], static_cast<std::int64_t>(columns));
-                for (std::size_t col = 0; col < columns; ++col) {
-                  state.cells[row * columns + col] = Cell::invalid;
-                }
-              }
-              if (prepare(state)) {
-                classify(state);
-              } else {
-                ++stats_.static_bound_layouts;
-                for (Cell& cell : state.cells) {
-                  if (cell == Cell::unknown) cell = Cell::out_of_memory;
-                }
-              }
-
-              // Step times of what fits.
-              const auto layout_index = static_cast<std::uint32_t>(layouts.size());
-              std::optional<StepTimeModel> time_model;
-              // Columns outside: the time model keeps one micro-batch size's layer costs.
-              for (std::size_t col = 0; col < columns; ++col) {
-                for (std::size_t row = 0; row < rows_; ++row) {
-                  const std::size_t index = row * columns + col;
-                  const Cell cell = state.cells[index];
-                  if (cell == Cell::invalid) {
-                    ++stats_.invalid;
-                    continue;
-                  }
-                  ++stats_.valid;
-                  if (state.peak[index] == 0) ++stats_.inferred;
-                  if (cell == Cell::out_of_memory) {
-                    ++stats_.out_of_memory;
-                    continue;
-                  }
-                  ++stats_.fitting;
-                  if (!time_model) {
-                    time_model.emplace(state.normalized.front(), state.stages, req_.step_time);
-                  }
-                  const StepTime t = time_model->evaluate(variant_for(state, row, col));
-                  ++stats_.step_time_evaluations;
-                  fits.push_back({layout_index, static_cast<std::uint16_t>(row),
-                                  static_cast<std::uint16_t>(col), t.step_time_s});
-                }
-              }
-              time_model.reset();
-              layouts.push_back(std::move(state));
+              visit_layout(Layout{tp, cp, pp, vpp, ep, etp, *split}, a.mbss);
             }
           }
         }
       }
     }
   }
-  counted_ = true;
+}
 
-  PlanResult result;
-  if (req_.record_cells) {
-    for (LayoutState& state : layouts) {
-      const std::size_t columns = state.columns.size();
-      for (std::size_t col = 0; col < columns; ++col) {
+// Columns: the micro-batch sizes Megatron accepts for this layout (its own rules, checked
+// with the least-memory-hungry row's settings cleared). False: none.
+bool Planner::add_columns(LayoutState& state, const std::vector<int>& mbss) {
+  for (int mbs : mbss) {
+    stats_.candidates += static_cast<std::int64_t>(rows_);
+    Expected<NormalizedConfig> n = normalize(config_for(state.layout, mbs, row_sequence_.back()));
+    if (!n) {
+      reject(n.error(), static_cast<std::int64_t>(rows_));
+      stats_.invalid += static_cast<std::int64_t>(rows_);
+      if (req_.record_cells) {
         for (std::size_t row = 0; row < rows_; ++row) {
-          const std::size_t index = row * columns + col;
-          PlanCell cell;
-          cell.config = config_for(state.layout, state.columns[col], row);
-          cell.status = state.cells[index] == Cell::fits ? PlanCell::Status::fits
-                        : state.cells[index] == Cell::out_of_memory
-                            ? PlanCell::Status::out_of_memory
-                            : PlanCell::Status::invalid;
-          cell.evaluated = state.peak[index] != 0;
-          cell.peak_total_bytes = state.peak[index];
-          if (cell.status == PlanCell::Status::fits) {
-            const StepTimeModel time_model(state.normalized.front(), state.stages, req_.step_time);
-            cell.step_time_s = time_model.evaluate(variant_for(state, row, col)).step_time_s;
-          }
-          recorded.push_back(std::move(cell));
+          recorded_.push_back(
+              {config_for(state.layout, mbs, row), PlanCell::Status::invalid, false, 0, 0.0});
         }
       }
+      continue;
     }
-    result.cells = std::move(recorded);
+    state.columns.push_back(mbs);
+    state.normalized.push_back(std::move(n).value());
   }
-  // Fastest first; equal times keep the enumeration order.
-  std::stable_sort(fits.begin(), fits.end(),
+  return !state.columns.empty();
+}
+
+// Rows a recompute/offload rule rules out (the same for every layout of one SP setting).
+void Planner::reject_invalid_rows(LayoutState& state) {
+  const std::size_t columns = state.columns.size();
+  auto& errors = row_errors_[state.layout.tp > 1 ? 1 : 0];
+  if (!errors) {
+    errors.emplace(rows_);
+    for (std::size_t row = 0; row < rows_; ++row) {
+      const Expected<NormalizedConfig> n =
+          normalize(config_for(state.layout, state.columns.front(), row));
+      if (!n) (*errors)[row] = n.error();
+    }
+  }
+  for (std::size_t row = 0; row < rows_; ++row) {
+    if (!(*errors)[row]) continue;
+    reject(*(*errors)[row], static_cast<std::int64_t>(columns));
+    for (std::size_t col = 0; col < columns; ++col)
+      state.cells[row * columns + col] = Cell::invalid;
+  }
+}
+
+// One layout: its columns, [classify] its cells, [time] what fits.
+void Planner::visit_layout(const Layout& layout, const std::vector<int>& mbss) {
+  LayoutState state;
+  state.layout = layout;
+  ++stats_.layouts;
+  if (!add_columns(state, mbss)) return;
+  const std::size_t cells = rows_ * state.columns.size();
+  state.cells.assign(cells, Cell::unknown);
+  state.peak.assign(cells, 0);
+  state.limiting.assign(cells, 0);
+  state.exact.assign(cells, 0);
+  reject_invalid_rows(state);
+  if (prepare(state)) {
+    classify(state);
+  } else {
+    ++stats_.static_bound_layouts;
+    for (Cell& cell : state.cells) {
+      if (cell == Cell::unknown) cell = Cell::out_of_memory;
+    }
+  }
+  time_fits(state, static_cast<std::uint32_t>(layouts_.size()));
+  layouts_.push_back(std::move(state));
+}
+
+// [time] Counts the layout's cells and times the fitting ones.
+void Planner::time_fits(LayoutState& state, std::uint32_t layout_index) {
+  const std::size_t columns = state.columns.size();
+  // Columns outside: the time model keeps one micro-batch size's layer costs.
+  std::optional<StepTimeModel> time_model;
+  for (std::size_t col = 0; col < columns; ++col) {
+    for (std::size_t row = 0; row < rows_; ++row) {
+      const std::size_t index = row * columns + col;
+      const Cell cell = state.cells[index];
+      if (cell == Cell::invalid) {
+        ++stats_.invalid;
+        continue;
+      }
+      ++stats_.valid;
+      if (state.peak[index] == 0) ++stats_.inferred;
+      if (cell == Cell::out_of_memory) {
+        ++stats_.out_of_memory;
+        continue;
+      }
+      ++stats_.fitting;
+      if (!time_model) time_model.emplace(state.normalized.front(), state.stages, req_.step_time);
+      const StepTime t = time_model->evaluate(variant_for(state, row, col));
+      ++stats_.step_time_evaluations;
+      fits_.push_back({layout_index, static_cast<std::uint16_t>(row),
+                       static_cast<std::uint16_t>(col), t.step_time_s});
+    }
+  }
+}
+
+// Every cell of every layout, with its status (PlanRequest::record_cells).
+void Planner::record_cells(PlanResult& result) {
+  for (LayoutState& state : layouts_) {
+    const std::size_t columns = state.columns.size();
+    for (std::size_t col = 0; col < columns; ++col) {
+      for (std::size_t row = 0; row < rows_; ++row) {
+        const std::size_t index = row * columns + col;
+        PlanCell cell;
+        cell.config = config_for(state.layout, state.columns[col], row);
+        cell.status = state.cells[index] == Cell::fits            ? PlanCell::Status::fits
+                      : state.cells[index] == Cell::out_of_memory ? PlanCell::Status::out_of_memory
+                                                                  : PlanCell::Status::invalid;
+        cell.evaluated = state.peak[index] != 0;
+        cell.peak_total_bytes = state.peak[index];
+        if (cell.status == PlanCell::Status::fits) {
+          const StepTimeModel time_model(state.normalized.front(), state.stages, req_.step_time);
+          cell.step_time_s = time_model.evaluate(variant_for(state, row, col)).step_time_s;
+        }
+        recorded_.push_back(std::move(cell));
+      }
+    }
+  }
+  result.cells = std::move(recorded_);
+}
+
+// [rank] The top list: the fastest fitting candidates (equal times keep the enumeration
+// order).
+void Planner::rank_top(PlanResult& result) {
+  std::stable_sort(fits_.begin(), fits_.end(),
                    [](const Fit& a, const Fit& b) { return a.time < b.time; });
   const auto top = static_cast<std::size_t>(std::max(0, req_.top));
-  for (std::size_t i = 0; i < fits.size() && result.top.size() < top; ++i) {
-    const Fit& f = fits[i];
-    if (auto c = candidate(layouts[f.layout], f.row, f.column)) result.top.push_back(std::move(*c));
+  for (std::size_t i = 0; i < fits_.size() && result.top.size() < top; ++i) {
+    const Fit& f = fits_[i];
+    if (auto c = candidate(layouts_[f.layout], f.row, f.column)) {
+      result.top.push_back(std::move(*c));
+    }
   }
-  // Pareto front: walking from the fastest, a candidate joins when it needs less memory
-  // than every faster one. Evaluated cells below it in its layout's order bound its memory
-  // from below (less the slack), which spares most evaluations.
+}
+
+// [rank] Pareto front: walking from the fastest, a candidate joins when it needs less memory
+// than every faster one. Evaluated cells below it in its layout's order bound its memory
+// from below (less the slack), which spares most evaluations.
+void Planner::rank_pareto(PlanResult& result) {
   std::uint64_t best = ~std::uint64_t{0};
   const std::uint64_t slack = req_.inference_slack_bytes;
-  for (const Fit& f : fits) {
-    LayoutState& state = layouts[f.layout];
+  for (const Fit& f : fits_) {
+    LayoutState& state = layouts_[f.layout];
     const std::size_t columns = state.columns.size();
     const std::size_t index = static_cast<std::size_t>(f.row) * columns + f.column;
     // The layout's least-memory cell bounds all of its cells.
@@ -902,8 +939,10 @@ Expected<PlanResult> Planner::run() {
       result.pareto.push_back(std::move(*c));
     }
   }
+}
 
-  // Why the rest fail.
+// Why the rest fail: out of memory, and Megatron's rules by field, most frequent first.
+void Planner::rejections(PlanResult& result) const {
   if (stats_.out_of_memory > 0) {
     PlanRejection oom;
     oom.reason = "out_of_memory";
@@ -915,10 +954,26 @@ Expected<PlanResult> Planner::run() {
     oom.count = stats_.out_of_memory;
     result.rejections.push_back(oom);
   }
-  for (auto& entry : invalid_) result.rejections.push_back(entry.second);
+  for (const auto& entry : invalid_) result.rejections.push_back(entry.second);
   std::stable_sort(
       result.rejections.begin(), result.rejections.end(),
       [](const PlanRejection& a, const PlanRejection& b) { return a.count > b.count; });
+}
+
+// enumerate -> classify -> time -> rank.
+Expected<PlanResult> Planner::run() {
+  const Expected<NormalizedConfig> model = check_request();
+  if (!model) return model.error();
+  setup_rows();
+  const Expected<Axes> search = axes(model->config.model);
+  if (!search) return search.error();
+  enumerate(*model, *search);
+  counted_ = true;
+  PlanResult result;
+  if (req_.record_cells) record_cells(result);
+  rank_top(result);
+  rank_pareto(result);
+  rejections(result);
   result.stats = stats_;
   return result;
 }

@@ -10,50 +10,13 @@
 #include "activations.hpp"
 #include "layer_placement.hpp"
 #include "megamem/units.hpp"
+#include "parameter_count.hpp"
 #include "step_time_model.hpp"
 
 namespace megamem {
 namespace {
 
 constexpr double kGB = kBytesPerGB;  // link and HBM bandwidths are decimal GB/s
-
-ModuleFlops module_flops(const NormalizedConfig& n) {
-  const ModelConfig& m = n.config.model;
-  const double h = m.hidden_size;
-  const double s = n.config.training.seq_length;
-  const double heads = m.num_attention_heads;
-  const double gated = m.activation == Activation::swiglu ? 3.0 : 2.0;  // ffn_expansion_factor
-  ModuleFlops f;
-  if (m.multi_latent_attention) {
-    const double qk = m.qk_head_dim + m.qk_pos_emb_head_dim;
-    const double q_term =
-        m.q_lora_rank == 0 ? h * heads * qk : m.q_lora_rank * (h + heads * qk + 1.0);
-    const double kv_term = m.kv_lora_rank * (h + heads * (m.qk_head_dim + m.v_head_dim) + 1.0);
-    f.attention_projections =
-        2.0 * (q_term + kv_term + h * m.qk_pos_emb_head_dim + heads * m.v_head_dim * h);
-    f.attention_core = 2.0 * s * (heads * qk / 2.0 + heads * m.v_head_dim / 2.0);
-    f.mla_up_projections = 2.0 * ((m.q_lora_rank > 0 ? m.q_lora_rank * heads * qk : 0.0) +
-                                  m.kv_lora_rank * heads * (m.qk_head_dim + m.v_head_dim));
-  } else {
-    const double q = m.kv_channels * heads;
-    const double kv = m.kv_channels * static_cast<double>(m.num_query_groups);
-    const double gate = m.attention_output_gate ? q : 0.0;
-    f.attention_projections = 2.0 * (h * (q + 2.0 * kv + gate) + q * h);
-    // causal mask halves QK^T and softmax·V; there are two of them.
-    f.attention_core = 2.0 * q * s;
-  }
-  f.dense_mlp = 2.0 * h * m.ffn_hidden_size * gated;
-  if (m.num_experts > 0) {
-    const double routed = static_cast<double>(m.moe_ffn_hidden_size) * m.moe_router_topk * gated;
-    f.moe_routed = m.moe_latent_size > 0
-                       ? 2.0 * h * (routed * m.moe_latent_size / h + 2.0 * m.moe_latent_size)
-                       : 2.0 * h * routed;
-    f.moe_shared = 2.0 * h * m.moe_shared_expert_intermediate_size * gated;
-  }
-  f.logits = 2.0 * h * static_cast<double>(n.padded_vocab_size);
-  f.mtp_extra = 2.0 * (3.0 * h + 2.0 * h * h);
-  return f;
-}
 
 // Decoder and MTP layers that are MoE (training.py counts MTP layers as the last layer's kind).
 void layer_counts(const NormalizedConfig& n, double& dense, double& moe) {
@@ -83,7 +46,7 @@ double model_flops_per_step(const NormalizedConfig& normalized) {
   const double tokens = static_cast<double>(normalized.config.training.global_batch_size) *
                         normalized.config.training.seq_length;
   // forward + backward (dgrad, wgrad): 3x the forward GEMMs.
-  return 3.0 * tokens * forward_flops_per_token(normalized, module_flops(normalized));
+  return 3.0 * tokens * forward_flops_per_token(normalized, model_module_flops(normalized));
 }
 
 // [2] -----------------------------------------------------------------------------------------
@@ -286,7 +249,6 @@ StepTimeModel::StepTimeModel(const NormalizedConfig& normalized,
     : n_(&normalized), cfg_(config) {
   const Config& c = normalized.config;
   const ParallelConfig& par = c.parallel;
-  const ModelConfig& m = c.model;
   pp_ = par.pipeline_parallel;
   vpp_ = std::max(1, static_cast<int>(stages.size()) / std::max(1, pp_));
   tp_ = par.tensor_parallel;
@@ -295,15 +257,34 @@ StepTimeModel::StepTimeModel(const NormalizedConfig& normalized,
   ep_ = par.expert_parallel;
   etp_ = par.expert_tensor_parallel;
   edp_ = static_cast<double>(normalized.expert_data_parallel);
+  set_bandwidths();
+  peak_flops_ = c.device.peak_bf16_tflops * 1e12;
+  gemm_flops_ = peak_flops_ * cfg_.gemm_efficiency *
+                (c.training.fp8_recipe != Fp8Recipe::none ? cfg_.fp8_gemm_speedup : 1.0);
+  count_chunks(stages);
+  count_parameters(stages);
+  module_flops_ = model_module_flops(normalized);
+  layer_counts(normalized, dense_layers_, moe_layers_);
+  model_flops_per_sequence_ =
+      3.0 * c.training.seq_length * forward_flops_per_token(normalized, module_flops_);
+  // Gradient and parameter bytes on the wire (fp32 main grads unless reduced in 16 bits).
+  const TrainingConfig& train = c.training;
+  grad_bytes_ = train.params_dtype == DType::fp32                                        ? 4.0
+                : (c.optimizer.grad_reduce_in_bf16 || train.params_dtype == DType::fp16) ? 2.0
+                                                                                         : 4.0;
+  param_bytes_ = train.params_dtype == DType::fp32 ? 4.0 : 2.0;
+}
 
-  const double node = c.device.gpus_per_node;
-  intra_bw_ = c.device.intra_node_bandwidth_gb_per_s * kGB * cfg_.intra_node_efficiency;
-  inter_bw_ = c.device.inter_node_bandwidth_gb_per_s * kGB * cfg_.inter_node_efficiency;
-  // Megatron's rank order tp-cp-ep-dp-pp: a group of `size` ranks `stride` apart stays in
-  // one node when size x stride <= GPUs per node. Across nodes, a ring collective crosses
-  // each node once per channel, and NCCL spreads its channels over the NICs of the group's
-  // members in that node: k members per node get k NICs. Point-to-point rings (CP, PP) send
-  // through one NIC.
+// Megatron's rank order tp-cp-ep-dp-pp: a group of `size` ranks `stride` apart stays in one
+// node when size x stride <= GPUs per node. Across nodes, a ring collective crosses each node
+// once per channel, and NCCL spreads its channels over the NICs of the group's members in
+// that node: k members per node get k NICs. Point-to-point rings (CP, PP) send through one
+// NIC.
+void StepTimeModel::set_bandwidths() {
+  const DeviceConfig& device = n_->config.device;
+  const double node = device.gpus_per_node;
+  intra_bw_ = device.intra_node_bandwidth_gb_per_s * kGB * cfg_.intra_node_efficiency;
+  inter_bw_ = device.inter_node_bandwidth_gb_per_s * kGB * cfg_.inter_node_efficiency;
   auto bandwidth = [&](double size, double stride, bool collective) {
     if (size * stride <= node) return intra_bw_;
     const double members = collective ? std::clamp(std::floor(node / stride), 1.0, size) : 1.0;
@@ -321,95 +302,69 @@ StepTimeModel::StepTimeModel(const NormalizedConfig& normalized,
     ep_inter_share_ = (ep_ - local) / ep_;
     ep_nodes_ = ep_ / local;
   }
-  peak_flops_ = c.device.peak_bf16_tflops * 1e12;
-  gemm_flops_ = peak_flops_ * cfg_.gemm_efficiency *
-                (c.training.fp8_recipe != Fp8Recipe::none ? cfg_.fp8_gemm_speedup : 1.0);
+}
 
-  // Layers per chunk, and parameters per GPU of each rank (for DP traffic and the optimizer).
-  const double h = m.hidden_size;
-  const double gated = m.activation == Activation::swiglu ? 2.0 : 1.0;
-  const double heads = m.num_attention_heads / tp_;
-  double attention = 0;
-  if (m.multi_latent_attention) {
-    const double qk = m.qk_head_dim + m.qk_pos_emb_head_dim;
-    attention =
-        (m.q_lora_rank > 0 ? h * m.q_lora_rank + m.q_lora_rank * heads * qk : h * heads * qk) +
-        h * (m.kv_lora_rank + m.qk_pos_emb_head_dim) +
-        m.kv_lora_rank * heads * (m.qk_head_dim + m.v_head_dim) + heads * m.v_head_dim * h;
-  } else {
-    const double groups = std::max(1.0, m.num_query_groups / tp_);
-    const double q = heads * m.kv_channels;
-    attention =
-        h * (q + 2.0 * groups * m.kv_channels + (m.attention_output_gate ? q : 0.0)) + q * h;
-  }
-  const double dense_layer = attention + (gated + 1.0) * h * m.ffn_hidden_size / tp_;
-  const double moe_dense_part = attention + h * m.num_experts +
-                                (gated + 1.0) * h * m.moe_shared_expert_intermediate_size / tp_;
-  const double moe_expert_part =
-      m.num_experts > 0 ? (m.num_experts / ep_) * (gated + 1.0) * h * m.moe_ffn_hidden_size / etp_
-                        : 0.0;
-  const double vocab = static_cast<double>(normalized.padded_vocab_size) * h / tp_;
-  dense_params_.assign(static_cast<std::size_t>(pp_), 0.0);
-  expert_params_.assign(static_cast<std::size_t>(pp_), 0.0);
+// Layers of each kind per chunk and per rank (MTP layers copy the last decoder layer's kind).
+void StepTimeModel::count_chunks(const std::vector<StagePlacement>& stages) {
+  const NormalizedConfig& n = *n_;
   dense_count_.assign(static_cast<std::size_t>(pp_), 0.0);
   moe_count_.assign(static_cast<std::size_t>(pp_), 0.0);
-  const bool last_moe =
-      !normalized.moe_layer_pattern.empty() && normalized.moe_layer_pattern.back() != 0;
+  const bool last_moe = !n.moe_layer_pattern.empty() && n.moe_layer_pattern.back() != 0;
   for (const StagePlacement& stage : stages) {
     Chunk chunk;
     chunk.pp_rank = stage.pp_rank;
     for (int i = 0; i < stage.num_layers; ++i) {
       const auto layer = static_cast<std::size_t>(stage.first_layer + i);
-      (normalized.moe_layer_pattern[layer] ? chunk.moe_layers : chunk.dense_layers) += 1;
+      (n.moe_layer_pattern[layer] ? chunk.moe_layers : chunk.dense_layers) += 1;
     }
     chunk.mtp_layers = stage.num_mtp_layers;
     chunk.mtp_moe = last_moe;
     chunk.embedding = stage.has_embedding;
     chunk.loss = stage.has_loss;
     chunks_.push_back(chunk);
-
     const auto r = static_cast<std::size_t>(stage.pp_rank);
-    const int moe_layers = chunk.moe_layers + (last_moe ? chunk.mtp_layers : 0);
-    const int dense_layers = chunk.dense_layers + (last_moe ? 0 : chunk.mtp_layers);
-    dense_count_[r] += dense_layers;
-    moe_count_[r] += moe_layers;
-    dense_params_[r] += dense_layers * dense_layer + moe_layers * moe_dense_part +
-                        chunk.mtp_layers * 2.0 * h * h / tp_;
-    expert_params_[r] += moe_layers * moe_expert_part;
-    if (chunk.embedding) dense_params_[r] += vocab;
-    if (chunk.loss && (m.untie_embeddings_and_output_weights || pp_ > 1)) {
-      dense_params_[r] += vocab;
+    moe_count_[r] += chunk.moe_layers + (last_moe ? chunk.mtp_layers : 0);
+    dense_count_[r] += chunk.dense_layers + (last_moe ? 0 : chunk.mtp_layers);
+  }
+}
+
+// Parameters per GPU of each rank, from the module specs' tensors (for DP traffic and the
+// optimizer step): dense ones are sharded over DP x CP, routed experts over expert-DP.
+void StepTimeModel::count_parameters(const std::vector<StagePlacement>& stages) {
+  dense_params_.assign(static_cast<std::size_t>(pp_), 0.0);
+  expert_params_.assign(static_cast<std::size_t>(pp_), 0.0);
+  const LayerTemplates templates = layer_templates(*n_);
+  StageParams params;
+  for (const StagePlacement& stage : stages) {
+    stage_params(*n_, stage, templates, params);
+    const auto r = static_cast<std::size_t>(stage.pp_rank);
+    for (const TensorBlock& block : params.blocks) {
+      for (std::size_t i = 0; i < block.count; ++i) {
+        const ParamTensor& tensor = block.tensors[i];
+        const auto elements = static_cast<double>(tensor.elements() * block.repeat);
+        (tensor.expert ? expert_params_[r] : dense_params_[r]) += elements;
+      }
     }
   }
-  const ModuleFlops flops = module_flops(normalized);
-  module_flops_ = flops;
-  layer_counts(normalized, dense_layers_, moe_layers_);
-  model_flops_per_sequence_ =
-      3.0 * c.training.seq_length * forward_flops_per_token(normalized, flops);
-  // Gradient and parameter bytes on the wire (fp32 main grads unless reduced in 16 bits).
-  const TrainingConfig& train = c.training;
-  grad_bytes_ = train.params_dtype == DType::fp32                                        ? 4.0
-                : (c.optimizer.grad_reduce_in_bf16 || train.params_dtype == DType::fp16) ? 2.0
-                                                                                         : 4.0;
-  param_bytes_ = train.params_dtype == DType::fp32 ? 4.0 : 2.0;
 }
 
 // [5] -----------------------------------------------------------------------------------------
 
-// The parts of a step that depend on the micro-batch size alone: layer costs, each rank's
-// time per micro-batch without recompute and offload, and its exposed DP traffic.
-void StepTimeModel::prepare(int micro_batch) const {
-  if (cached_micro_batch_ == micro_batch) return;
-  const Config& c = n_->config;
-  const ModelConfig& m = c.model;
-  const double b = micro_batch;
-  cached_dense_ = layer_cost(false, b);
-  cached_moe_ = m.num_experts > 0 ? layer_cost(true, b) : cached_dense_;
-  const LayerCost& dense = cached_dense_;
-  const LayerCost& moe = cached_moe_;
+// Adds `count` layers of one kind to a rank's time per micro-batch.
+void StepTimeModel::RankTime::add_layers(const LayerCost& l, double count) {
+  if (count <= 0) return;
+  compute += count * (l.forward + l.backward);
+  forward += count * l.forward;
+  backward += count * l.backward;
+  tp += count * (l.tp_forward + l.tp_backward);
+  cp += count * (l.cp_forward + l.cp_backward);
+  ep += count * (l.ep_forward + l.ep_backward);
+}
 
-  base_.assign(static_cast<std::size_t>(pp_), RankTime{});
-  const double tokens = b * c.training.seq_length / cp_;
+// One chunk's time per micro-batch on its rank: its layers, MTP, loss, embedding and PP sends.
+void StepTimeModel::add_chunk(const Chunk& chunk, double micro_batch, RankTime& r) const {
+  const ModelConfig& m = n_->config.model;
+  const double tokens = micro_batch * n_->config.training.seq_length / cp_;
   const double hidden_bytes = 2.0 * tokens * m.hidden_size;
   const double tp_exposed =
       n_->sequence_parallel ? cfg_.tp_exposed_fraction : cfg_.tp_all_reduce_exposed_fraction;
@@ -422,46 +377,34 @@ void StepTimeModel::prepare(int micro_batch) const {
   const double loss_forward = logits + cross_entropy / 2.0;
   const double loss_backward = 2.0 * logits + cross_entropy / 2.0;
   const double tp_one = collective_s(tp_, hidden_bytes, tp_bw_);
-  const double p2p = pp_ > 1
-                         ? cfg_.pp_exposed_fraction * 2.0 *
-                               (n_->sequence_parallel ? hidden_bytes / tp_ : hidden_bytes) / pp_bw_
-                         : 0.0;
-  for (const Chunk& chunk : chunks_) {
-    RankTime& r = base_[static_cast<std::size_t>(chunk.pp_rank)];
-    auto add_layers = [&](const LayerCost& l, double count) {
-      if (count <= 0) return;
-      r.compute += count * (l.forward + l.backward);
-      r.forward += count * l.forward;
-      r.backward += count * l.backward;
-      r.tp += count * (l.tp_forward + l.tp_backward);
-      r.cp += count * (l.cp_forward + l.cp_backward);
-      r.ep += count * (l.ep_forward + l.ep_backward);
-    };
-    add_layers(dense, chunk.dense_layers);
-    add_layers(moe, chunk.moe_layers);
-    // MTP: eh_proj, a transformer layer like the last decoder layer, and its own logits.
-    if (chunk.mtp_layers > 0) {
-      add_layers(chunk.mtp_moe ? moe : dense, chunk.mtp_layers);
-      const double eh = gemm_s(tokens, m.hidden_size / tp_, 2.0 * m.hidden_size);
-      r.compute += chunk.mtp_layers * (3.0 * eh + loss_forward + loss_backward);
-      r.forward += chunk.mtp_layers * (eh + loss_forward);
-      r.backward += chunk.mtp_layers * (2.0 * eh + loss_backward);
-    }
-    if (chunk.loss) {
-      r.compute += loss_forward + loss_backward;
-      r.forward += loss_forward;
-      r.backward += loss_backward;
-      r.tp += tp_exposed * 2.0 * tp_one;  // gather the final hidden states, scatter its grad
-    }
-    if (chunk.embedding) r.tp += tp_exposed * 2.0 * tp_one;
-    r.pp += p2p;
+  r.add_layers(cached_dense_, chunk.dense_layers);
+  r.add_layers(cached_moe_, chunk.moe_layers);
+  // MTP: eh_proj, a transformer layer like the last decoder layer, and its own logits.
+  if (chunk.mtp_layers > 0) {
+    r.add_layers(chunk.mtp_moe ? cached_moe_ : cached_dense_, chunk.mtp_layers);
+    const double eh = gemm_s(tokens, m.hidden_size / tp_, 2.0 * m.hidden_size);
+    r.compute += chunk.mtp_layers * (3.0 * eh + loss_forward + loss_backward);
+    r.forward += chunk.mtp_layers * (eh + loss_forward);
+    r.backward += chunk.mtp_layers * (2.0 * eh + loss_backward);
   }
+  if (chunk.loss) {
+    r.compute += loss_forward + loss_backward;
+    r.forward += loss_forward;
+    r.backward += loss_backward;
+    r.tp += tp_exposed * 2.0 * tp_one;  // gather the final hidden states, scatter its grad
+  }
+  if (chunk.embedding) r.tp += tp_exposed * 2.0 * tp_one;
+  if (pp_ > 1) {
+    r.pp += cfg_.pp_exposed_fraction * 2.0 *
+            (n_->sequence_parallel ? hidden_bytes / tp_ : hidden_bytes) / pp_bw_;
+  }
+}
 
-  // Data parallelism per rank: gradient reduce-scatter (all-reduce without the distributed
-  // optimizer) and parameter all-gather, less what one micro-batch's backward (forward)
-  // hides with --overlap-grad-reduce (--overlap-param-gather).
-  const TrainingConfig& train = c.training;
-  const OptimizerConfig& opt = c.optimizer;
+// Data parallelism per rank: gradient reduce-scatter (all-reduce without the distributed
+// optimizer) and parameter all-gather, less what one micro-batch's backward (forward)
+// hides with --overlap-grad-reduce (--overlap-param-gather).
+void StepTimeModel::data_parallel() const {
+  const OptimizerConfig& opt = n_->config.optimizer;
   const double dense_group = dp_ * cp_;
   dp_exposed_.assign(base_.size(), 0.0);
   shard_.assign(base_.size(), 0.0);
@@ -488,48 +431,118 @@ void StepTimeModel::prepare(int micro_batch) const {
     }
     dp_exposed_[i] = reduce + gather;
   }
-  (void)train;
+}
+
+// The parts of a step that depend on the micro-batch size alone: layer costs, each rank's
+// time per micro-batch without recompute and offload, and its exposed DP traffic.
+void StepTimeModel::prepare(int micro_batch) const {
+  if (cached_micro_batch_ == micro_batch) return;
+  const double b = micro_batch;
+  cached_dense_ = layer_cost(false, b);
+  cached_moe_ = n_->config.model.num_experts > 0 ? layer_cost(true, b) : cached_dense_;
+  base_.assign(static_cast<std::size_t>(pp_), RankTime{});
+  for (const Chunk& chunk : chunks_) {
+    add_chunk(chunk, b, base_[static_cast<std::size_t>(chunk.pp_rank)]);
+  }
+  data_parallel();
   cached_micro_batch_ = micro_batch;
+}
+
+// The forward one layer re-runs under the variant's recompute setting.
+double StepTimeModel::recompute_s(const LayerCost& l, bool is_moe, const StepVariant& v) const {
+  if (v.recompute == RecomputeGranularity::full) {
+    return l.full_recompute + (v.distribute_saved_activations ? l.stash_gather : 0.0);
+  }
+  if (v.recompute != RecomputeGranularity::selective) return 0;
+  const RecomputeModules r = v.recompute_modules;
+  double t = 0;
+  if (r.has(RecomputeModule::core_attn)) t += l.attention_forward + l.cp_forward;
+  if (r.has(RecomputeModule::mlp) && !is_moe) t += l.mlp_forward;
+  if (r.has(RecomputeModule::moe) && is_moe) {
+    t += l.moe_forward;
+  } else {
+    if (r.has(RecomputeModule::shared_experts) && is_moe) t += l.shared_forward;
+    if (r.has(RecomputeModule::moe_act) && is_moe) t += l.moe_act_forward;
+  }
+  if (r.has(RecomputeModule::mla_up_proj)) t += l.mla_up_forward;
+  if (r.has(RecomputeModule::layernorm)) t += l.layernorm_forward;
+  return t;
+}
+
+// Host copies of offloaded activations hide behind the layer's own compute.
+double StepTimeModel::offload_s(const LayerCost& l, double bytes_per_sample, double b) const {
+  const double copy = bytes_per_sample * b / (cfg_.host_bandwidth_gb_per_s * kGB);
+  if (copy <= 0) return 0.0;
+  const double always = cfg_.offload_exposed_fraction * copy;
+  return std::max(always, copy - l.forward) + std::max(always, copy - l.backward);
+}
+
+// The optimizer step per rank (Adam from HBM: fp32 master, two moments and the gradient
+// read, three written, the 16-bit weight written: about 30 bytes per parameter of the
+// shard; CPU Adam and the copies for the offloaded share); the slowest rank ends the step.
+void StepTimeModel::optimizer_step(const StepVariant& v, StepTimeBreakdown& d) const {
+  const double hbm = cfg_.hbm_bandwidth_gb_per_s * kGB;
+  const double host_bw = cfg_.host_bandwidth_gb_per_s * kGB;
+  const double f = std::clamp(v.optimizer_offload_fraction, 0.0, 1.0);
+  d.dp_comm_s = d.optimizer_s = 0;
+  for (std::size_t i = 0; i < base_.size(); ++i) {
+    double step = shard_[i] * (1.0 - f) * 30.0 / hbm;
+    if (f > 0) {
+      step += shard_[i] * f / cfg_.cpu_optimizer_params_per_s +
+              shard_[i] * f * (grad_bytes_ + param_bytes_) / host_bw;
+    }
+    if (dp_exposed_[i] + step > d.dp_comm_s + d.optimizer_s) {
+      d.dp_comm_s = dp_exposed_[i];
+      d.optimizer_s = step;
+    }
+  }
+}
+
+// Recomputed forwards, whole model, per token: the forward FLOPs they repeat (the module
+// specs' FLOPs).
+double StepTimeModel::recomputed_flops_per_token(const StepVariant& v) const {
+  const ModuleFlops& mf = module_flops_;
+  const double layers = dense_layers_ + moe_layers_;
+  if (v.recompute == RecomputeGranularity::full) {
+    return layers * (mf.attention_projections + mf.attention_core) + dense_layers_ * mf.dense_mlp +
+           moe_layers_ * (mf.moe_routed + mf.moe_shared);
+  }
+  if (v.recompute != RecomputeGranularity::selective) return 0;
+  const RecomputeModules r = v.recompute_modules;
+  double per_token = 0;
+  if (r.has(RecomputeModule::core_attn)) per_token += layers * mf.attention_core;
+  if (r.has(RecomputeModule::mlp)) per_token += dense_layers_ * mf.dense_mlp;
+  if (r.has(RecomputeModule::moe)) {
+    per_token += moe_layers_ * (mf.moe_routed + mf.moe_shared);
+  } else if (r.has(RecomputeModule::shared_experts)) {
+    per_token += moe_layers_ * mf.moe_shared;
+  }
+  if (r.has(RecomputeModule::mla_up_proj)) per_token += layers * mf.mla_up_projections;
+  return per_token;
+}
+
+// Throughput as Megatron logs it.
+void StepTimeModel::throughput(const StepVariant& v, StepTime& out) const {
+  const TrainingConfig& train = n_->config.training;
+  const double sequences = static_cast<double>(train.global_batch_size);
+  const double gpus = static_cast<double>(n_->config.parallel.world_size);
+  out.tokens_per_s = sequences * train.seq_length / out.step_time_s;
+  out.tokens_per_s_per_gpu = out.tokens_per_s / gpus;
+  out.model_flops_per_step = model_flops_per_sequence_ * sequences;
+  out.hardware_flops_per_step =
+      out.model_flops_per_step + recomputed_flops_per_token(v) * sequences * train.seq_length;
+  out.model_tflops_per_gpu = out.model_flops_per_step / out.step_time_s / gpus / 1e12;
+  out.hardware_tflops_per_gpu = out.hardware_flops_per_step / out.step_time_s / gpus / 1e12;
+  out.mfu = out.model_tflops_per_gpu * 1e12 / peak_flops_;
 }
 
 StepTime StepTimeModel::evaluate(const StepVariant& v) const {
   prepare(v.micro_batch_size);
-  const Config& c = n_->config;
   const double b = v.micro_batch_size;
-  const LayerCost& dense = cached_dense_;
-  const LayerCost& moe = cached_moe_;
-  const bool full = v.recompute == RecomputeGranularity::full;
-  const std::uint16_t bits =
-      v.recompute == RecomputeGranularity::selective ? v.recompute_bits : std::uint16_t{0};
-
-  // Re-run forward of one layer under the variant's recompute setting.
-  auto recompute_s = [&](const LayerCost& l, bool is_moe) {
-    if (full) return l.full_recompute + (v.distribute_saved_activations ? l.stash_gather : 0.0);
-    double t = 0;
-    if (bits & kRecomputeCoreAttn) t += l.attention_forward + l.cp_forward;
-    if ((bits & kRecomputeMlp) && !is_moe) t += l.mlp_forward;
-    if ((bits & kRecomputeMoe) && is_moe) {
-      t += l.moe_forward;
-    } else {
-      if ((bits & kRecomputeSharedExperts) && is_moe) t += l.shared_forward;
-      if ((bits & kRecomputeMoeAct) && is_moe) t += l.moe_act_forward;
-    }
-    if (bits & kRecomputeMlaUpProj) t += l.mla_up_forward;
-    if (bits & kRecomputeLayernorm) t += l.layernorm_forward;
-    return t;
-  };
-  // Host copies of offloaded activations hide behind the layer's own compute.
-  const double host_bw = cfg_.host_bandwidth_gb_per_s * kGB;
-  auto offload_s = [&](const LayerCost& l, double bytes_per_sample) {
-    const double copy = bytes_per_sample * b / host_bw;
-    if (copy <= 0) return 0.0;
-    const double always = cfg_.offload_exposed_fraction * copy;
-    return std::max(always, copy - l.forward) + std::max(always, copy - l.backward);
-  };
-  const double recompute_dense = recompute_s(dense, false);
-  const double recompute_moe = recompute_s(moe, true);
-  const double offload_dense = offload_s(dense, v.offloaded_bytes_dense);
-  const double offload_moe = offload_s(moe, v.offloaded_bytes_moe);
+  const double recompute_dense = recompute_s(cached_dense_, false, v);
+  const double recompute_moe = recompute_s(cached_moe_, true, v);
+  const double offload_dense = offload_s(cached_dense_, v.offloaded_bytes_dense, b);
+  const double offload_moe = offload_s(cached_moe_, v.offloaded_bytes_moe, b);
 
   // The slowest rank per micro-batch sets the pace of the pipeline.
   std::size_t bottleneck = 0;
@@ -544,25 +557,6 @@ StepTime StepTimeModel::evaluate(const StepVariant& v) const {
   }
   const RankTime& slow = base_[bottleneck];
   const double m_count = static_cast<double>(v.num_microbatches);
-  const double bubble = pp_ > 1 ? micro * (pp_ - 1.0) / vpp_ : 0.0;
-
-  // The optimizer step per rank (Adam from HBM: fp32 master, two moments and the gradient
-  // read, three written, the 16-bit weight written: about 30 bytes per parameter of the
-  // shard; CPU Adam and the copies for the offloaded share); the slowest rank ends the step.
-  const double hbm = cfg_.hbm_bandwidth_gb_per_s * kGB;
-  const double f = std::clamp(v.optimizer_offload_fraction, 0.0, 1.0);
-  double dp_exposed = 0, optimizer = 0;
-  for (std::size_t i = 0; i < base_.size(); ++i) {
-    double step = shard_[i] * (1.0 - f) * 30.0 / hbm;
-    if (f > 0) {
-      step += shard_[i] * f / cfg_.cpu_optimizer_params_per_s +
-              shard_[i] * f * (grad_bytes_ + param_bytes_) / host_bw;
-    }
-    if (dp_exposed_[i] + step > dp_exposed + optimizer) {
-      dp_exposed = dp_exposed_[i];
-      optimizer = step;
-    }
-  }
 
   StepTime out;
   out.bottleneck_pp_rank = static_cast<int>(bottleneck);
@@ -577,39 +571,10 @@ StepTime StepTimeModel::evaluate(const StepVariant& v) const {
   d.pp_comm_s = m_count * slow.pp;
   d.offload_s =
       m_count * (dense_count_[bottleneck] * offload_dense + moe_count_[bottleneck] * offload_moe);
-  d.pipeline_bubble_s = bubble;
-  d.dp_comm_s = dp_exposed;
-  d.optimizer_s = optimizer;
-  out.step_time_s = m_count * micro + bubble + dp_exposed + optimizer;
-
-  // Throughput as Megatron logs it.
-  const TrainingConfig& train = c.training;
-  const double sequences = static_cast<double>(train.global_batch_size);
-  const double gpus = static_cast<double>(c.parallel.world_size);
-  out.tokens_per_s = sequences * train.seq_length / out.step_time_s;
-  out.tokens_per_s_per_gpu = out.tokens_per_s / gpus;
-  out.model_flops_per_step = model_flops_per_sequence_ * sequences;
-  // Recomputed forwards, whole model: the share of the step's forward FLOPs they repeat.
-  const ModuleFlops& mf = module_flops_;
-  double per_token = 0;
-  if (full) {
-    per_token = (dense_layers_ + moe_layers_) * (mf.attention_projections + mf.attention_core) +
-                dense_layers_ * mf.dense_mlp + moe_layers_ * (mf.moe_routed + mf.moe_shared);
-  } else {
-    const double layers = dense_layers_ + moe_layers_;
-    if (bits & kRecomputeCoreAttn) per_token += layers * mf.attention_core;
-    if (bits & kRecomputeMlp) per_token += dense_layers_ * mf.dense_mlp;
-    if (bits & kRecomputeMoe) {
-      per_token += moe_layers_ * (mf.moe_routed + mf.moe_shared);
-    } else if (bits & kRecomputeSharedExperts) {
-      per_token += moe_layers_ * mf.moe_shared;
-    }
-    if (bits & kRecomputeMlaUpProj) per_token += layers * mf.mla_up_projections;
-  }
-  out.hardware_flops_per_step = out.model_flops_per_step + per_token * sequences * train.seq_length;
-  out.model_tflops_per_gpu = out.model_flops_per_step / out.step_time_s / gpus / 1e12;
-  out.hardware_tflops_per_gpu = out.hardware_flops_per_step / out.step_time_s / gpus / 1e12;
-  out.mfu = out.model_tflops_per_gpu * 1e12 / peak_flops_;
+  d.pipeline_bubble_s = pp_ > 1 ? micro * (pp_ - 1.0) / vpp_ : 0.0;
+  optimizer_step(v, d);
+  out.step_time_s = m_count * micro + d.pipeline_bubble_s + d.dp_comm_s + d.optimizer_s;
+  throughput(v, out);
   return out;
 }
 
@@ -631,7 +596,7 @@ StepVariant step_variant(const NormalizedConfig& normalized) {
   v.micro_batch_size = t.micro_batch_size;
   v.num_microbatches = normalized.num_microbatches;
   v.recompute = t.recompute.granularity;
-  v.recompute_bits = recompute_module_bits(normalized);
+  v.recompute_modules = active_recompute_modules(normalized);
   v.distribute_saved_activations = t.recompute.distribute_saved_activations;
   offloaded_layer_bytes(normalized, v.offloaded_bytes_dense, v.offloaded_bytes_moe);
   const OptimizerConfig& o = normalized.config.optimizer;

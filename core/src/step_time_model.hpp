@@ -10,27 +10,15 @@
 
 #include "layer_placement.hpp"
 #include "megamem/step_time.hpp"
+#include "modules/module_spec.hpp"
 
 namespace megamem {
-
-// Forward FLOPs per token of each module, whole layer (all TP ranks): the terms of
-// megatron/training/training.py num_floating_point_operations (transformer_flops).
-struct ModuleFlops {
-  double attention_projections = 0;  // QKV (or MLA down/up) and output projection
-  double attention_core = 0;         // QK^T and softmax·V, causal, at the full sequence
-  double mla_up_projections = 0;     // part of attention_projections (--recompute mla_up_proj)
-  double dense_mlp = 0;
-  double moe_routed = 0;  // top-k experts (and the latent projections)
-  double moe_shared = 0;
-  double logits = 0;     // one output layer
-  double mtp_extra = 0;  // one MTP block's norms and eh_proj
-};
 
 struct StepVariant {
   int micro_batch_size = 1;
   std::int64_t num_microbatches = 1;
   RecomputeGranularity recompute = RecomputeGranularity::none;
-  std::uint16_t recompute_bits = 0;  // selective modules (activations.hpp RecomputeModuleBit)
+  RecomputeModules recompute_modules;  // selective granularity: the modules it re-runs
   bool distribute_saved_activations = false;
   // Bytes fine-grained offloading copies to the host per layer and micro-batch of size 1
   // (scaled by micro_batch_size).
@@ -81,6 +69,7 @@ class StepTimeModel {
     double compute = 0, recompute = 0, tp = 0, cp = 0, ep = 0, pp = 0, offload = 0;
     double forward = 0, backward = 0;  // compute only, for the DP overlap windows
     double total() const { return compute + recompute + tp + cp + ep + pp + offload; }
+    void add_layers(const LayerCost& layer, double count);
   };
   struct Chunk {
     int pp_rank = 0;
@@ -92,7 +81,15 @@ class StepTimeModel {
     bool loss = false;
   };
 
+  void set_bandwidths();
+  void count_chunks(const std::vector<StagePlacement>& stages);
+  void count_parameters(const std::vector<StagePlacement>& stages);
   LayerCost layer_cost(bool moe, double micro_batch) const;
+  double recompute_s(const LayerCost& layer, bool is_moe, const StepVariant& variant) const;
+  double offload_s(const LayerCost& layer, double bytes_per_sample, double micro_batch) const;
+  void optimizer_step(const StepVariant& variant, StepTimeBreakdown& breakdown) const;
+  double recomputed_flops_per_token(const StepVariant& variant) const;
+  void throughput(const StepVariant& variant, StepTime& out) const;
   double gemm_s(double m, double n, double k) const;
   double collective_s(double group, double bytes, double bandwidth) const;
   double all_to_all_s(double tokens, double token_bytes, double topk, bool deepep) const;
@@ -121,6 +118,8 @@ class StepTimeModel {
   // What one micro-batch size fixes (prepare()); the planner evaluates many variants of one
   // size in a row.
   void prepare(int micro_batch) const;
+  void add_chunk(const Chunk& chunk, double micro_batch, RankTime& rank) const;
+  void data_parallel() const;
   mutable int cached_micro_batch_ = 0;
   mutable LayerCost cached_dense_, cached_moe_;
   mutable std::vector<RankTime> base_;      // per rank, without recompute and offload

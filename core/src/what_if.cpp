@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "memory_choices.hpp"
+
 namespace megamem {
 namespace {
 
@@ -14,10 +16,10 @@ struct Choice {
 
 RecomputeConfig no_recompute() { return RecomputeConfig{}; }
 
-RecomputeConfig selective(std::vector<std::string> modules) {
+RecomputeConfig selective(RecomputeModules modules) {
   RecomputeConfig r;
   r.granularity = RecomputeGranularity::selective;
-  r.modules = std::move(modules);
+  r.modules = modules;
   return r;
 }
 
@@ -27,12 +29,6 @@ RecomputeConfig full(RecomputeMethod method, int layers) {
   r.method = method;
   r.num_layers = layers;
   return r;
-}
-
-std::string join(const std::vector<std::string>& items, const char* separator) {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
-  return out;
 }
 
 bool same_recompute(const RecomputeConfig& a, const RecomputeConfig& b) {
@@ -51,22 +47,10 @@ std::vector<Choice> recompute_choices(const Config& base) {
     out.push_back({std::move(label), std::move(flags), std::move(c)});
   };
   add("recompute: none", "", no_recompute());
-  std::vector<std::vector<std::string>> module_sets = {{"core_attn"}};
-  const bool moe = base.model.num_experts > 0;
-  if (base.model.multi_latent_attention) module_sets.push_back({"core_attn", "mla_up_proj"});
-  if (moe && base.training.moe_grouped_gemm) module_sets.push_back({"moe_act"});
-  if (moe && base.model.moe_shared_expert_intermediate_size > 0) {
-    module_sets.push_back({"shared_experts"});
-  }
-  if (moe) {
-    module_sets.push_back({"moe"});
-  } else {
-    module_sets.push_back({"mlp"});
-  }
-  module_sets.push_back({"core_attn", moe ? "moe" : "mlp", "layernorm"});
-  for (const auto& modules : module_sets) {
-    add("selective: " + join(modules, ", "),
-        "--recompute-granularity selective --recompute-modules " + join(modules, " "),
+  // The planner's selective sets (memory_choices.hpp).
+  for (RecomputeModules modules : selective_recompute_choices(base)) {
+    add("selective: " + join_module_names(modules, ", "),
+        "--recompute-granularity selective --recompute-modules " + join_module_names(modules, " "),
         selective(modules));
   }
   add("full, uniform, 1 layer per group",
@@ -80,23 +64,15 @@ std::vector<Choice> recompute_choices(const Config& base) {
 
 std::vector<Choice> offload_choices(const Config& base) {
   std::vector<Choice> out;
-  const bool moe = base.model.num_experts > 0;
   if (!base.training.offload.fine_grained_activation_offloading) {
     Config c = base;
     c.training.offload.fine_grained_activation_offloading = true;
-    // Every module that holds saved tensors for this architecture: standalone norms only
-    // exist in MLA (input) and MoE (pre-MLP) layers or the local spec.
-    const bool local = base.training.transformer_impl == TransformerImpl::local;
-    std::vector<std::string>& offloaded = c.training.offload.offload_modules;
-    offloaded.clear();
-    if (local || base.model.multi_latent_attention) offloaded.push_back("attn_norm");
-    offloaded.insert(offloaded.end(), {"qkv_linear", "core_attn", "attn_proj"});
-    if (local || moe) offloaded.push_back("mlp_norm");
-    if (moe) offloaded.push_back("expert_fc1");
-    if (moe && base.training.moe_grouped_gemm) offloaded.push_back("moe_act");
-    const std::string modules = join(c.training.offload.offload_modules, " ");
-    out.push_back({"activation offload: " + join(c.training.offload.offload_modules, ", "),
-                   "--fine-grained-activation-offloading --offload-modules " + modules, c});
+    c.training.offload.offload_modules = activation_offload_choice(base);
+    const OffloadModules modules = c.training.offload.offload_modules;
+    out.push_back({"activation offload: " + join_module_names(modules, ", "),
+                   "--fine-grained-activation-offloading --offload-modules " +
+                       join_module_names(modules, " "),
+                   c});
   }
   for (double fraction : {0.5, 1.0}) {
     const OptimizerConfig& opt = base.optimizer;

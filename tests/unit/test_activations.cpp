@@ -66,7 +66,7 @@ TEST_CASE("selective core_attn recompute frees only the softmax statistics under
 TEST_CASE("selective mlp recompute frees the LN output, fc1 and activation outputs") {
   Config c = fixtures::llama3_70b_tp8_pp4();
   c.training.recompute.granularity = RecomputeGranularity::selective;
-  c.training.recompute.modules = {"mlp"};
+  c.training.recompute.modules = {RecomputeModule::mlp};
   const LayerActivations layer = layer_activations(normalized(c), false);
   CHECK(layer.kept_bytes == Approx(140'640'256.0 - 8'388'608.0 - 58'720'256.0 - 29'360'128.0));
 }
@@ -159,7 +159,7 @@ TEST_CASE("legacy CPU offloading moves the first layers' activations to the host
 TEST_CASE("fine-grained offloading moves every tensor saved inside the module to the host") {
   Config c = fixtures::llama3_70b_tp8_pp4();
   c.training.offload.fine_grained_activation_offloading = true;
-  c.training.offload.offload_modules = {"core_attn"};
+  c.training.offload.offload_modules = {OffloadModule::core_attn};
   const Estimate e = run(c);
   // Inside core attention: Q, K, V, 2 N (n + 2g) dh / t = 10,485,760 bytes (5,242,880
   // elements, over the 1 Mi threshold); the 65,536-element statistics stay on the GPU.

@@ -49,7 +49,7 @@ bool has_accessors(const ConfigField& field) {
     case FieldKind::text:
       return field.text != nullptr;
     case FieldKind::module_list:
-      return field.list != nullptr;
+      return field.get_list && field.set_list;
     case FieldKind::pattern:
       return field.pattern != nullptr;
   }

@@ -476,16 +476,18 @@ TEST_CASE("recompute flags: selective takes modules, neither method nor layer co
                             "--recompute-modules core_attn moe_act layernorm --bf16")
                        .config;
   CHECK(c.training.recompute.granularity == RecomputeGranularity::selective);
-  CHECK(c.training.recompute.modules ==
-        std::vector<std::string>{"core_attn", "moe_act", "layernorm"});
+  CHECK(c.training.recompute.modules == RecomputeModules{RecomputeModule::core_attn,
+                                                         RecomputeModule::moe_act,
+                                                         RecomputeModule::layernorm});
   CHECK(c.training.params_dtype == DType::bf16);  // the list stopped at the next flag
   const Config bracketed = parse_ok(kBase +
                                     "--num-experts 4 --moe-grouped-gemm "
                                     "--recompute-granularity selective "
                                     "--recompute-modules \"[layernorm mlp moe_act]\"")
                                .config;
-  CHECK(bracketed.training.recompute.modules ==
-        std::vector<std::string>{"layernorm", "mlp", "moe_act"});
+  CHECK(bracketed.training.recompute.modules == RecomputeModules{RecomputeModule::layernorm,
+                                                                 RecomputeModule::mlp,
+                                                                 RecomputeModule::moe_act});
   CHECK(parse_ok(kBase + "--recompute-activations").config.training.recompute.granularity ==
         RecomputeGranularity::selective);
   // arguments.py's policy only: a warning, selective recompute ignores the method.
@@ -493,9 +495,9 @@ TEST_CASE("recompute flags: selective takes modules, neither method nor layer co
             .warnings.size() == 1);
   CHECK(parse_error(kBase + "--recompute-granularity selective --recompute-num-layers 1").field ==
         "--recompute-num-layers");
-  CHECK(
-      rule_error(kBase + "--recompute-granularity selective --recompute-modules attention").field ==
-      "recompute_modules");
+  // An unknown module is malformed input (no Config can hold it): the parser names the flag.
+  CHECK(parse_error(kBase + "--recompute-granularity selective --recompute-modules attention")
+            .field == "--recompute-modules");
   CHECK(rule_error(kBase + "--num-experts 4 --recompute-granularity selective "
                            "--recompute-modules moe_act")
             .field == "recompute_modules");  // moe_act needs grouped GEMM
@@ -509,8 +511,9 @@ TEST_CASE("offload flags: fine-grained offloading takes TE and known modules") {
                "\"[core_attn attn_proj qkv_linear]\" --activation-offload-fraction 0.5")
           .config;
   CHECK(c.training.offload.fine_grained_activation_offloading);
-  CHECK(c.training.offload.offload_modules ==
-        std::vector<std::string>{"core_attn", "attn_proj", "qkv_linear"});
+  CHECK(c.training.offload.offload_modules == OffloadModules{OffloadModule::core_attn,
+                                                             OffloadModule::attn_proj,
+                                                             OffloadModule::qkv_linear});
   CHECK_THAT(c.training.offload.activation_offload_fraction, Catch::Matchers::WithinRel(0.5));
   CHECK(rule_error(kBase + "--fine-grained-activation-offloading").field == "offload_modules");
   CHECK(rule_error(kBase + "--fine-grained-activation-offloading --offload-modules attn_proj")
@@ -1049,9 +1052,11 @@ TEST_CASE("to_megatron_args round-trips an MLA MoE model with a layer pattern an
   c.training.moe_expert_capacity_factor = 1.25;
   c.training.moe_pad_expert_input_to_capacity = true;
   c.training.recompute.granularity = RecomputeGranularity::selective;
-  c.training.recompute.modules = {"layernorm", "mla_up_proj", "moe_act"};
+  c.training.recompute.modules = {RecomputeModule::layernorm, RecomputeModule::mla_up_proj,
+                                  RecomputeModule::moe_act};
   c.training.offload.fine_grained_activation_offloading = true;
-  c.training.offload.offload_modules = {"expert_fc1", "moe_act", "core_attn", "attn_proj"};
+  c.training.offload.offload_modules = {OffloadModule::expert_fc1, OffloadModule::moe_act,
+                                        OffloadModule::core_attn, OffloadModule::attn_proj};
   c.training.offload.activation_offload_fraction = 0.75;
   c.optimizer.use_distributed_optimizer = true;
   c.optimizer.use_precision_aware_optimizer = true;
@@ -1209,7 +1214,7 @@ TEST_CASE("CI command lines map onto the expected fields") {
         std::vector<std::uint8_t>{0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1});
   CHECK(a.config.model.mtp_num_layers == 1);
   CHECK(a.config.training.fp8_recipe == Fp8Recipe::blockwise);
-  CHECK(a.config.training.recompute.modules == std::vector<std::string>{"moe_act"});
+  CHECK(a.config.training.recompute.modules == RecomputeModules{RecomputeModule::moe_act});
   CHECK(listed(a.unmodeled_flags, "--cuda-graph-impl"));
   CHECK(listed(a.unmodeled_flags, "--first-last-layers-bf16"));
   CHECK(listed(a.ignored_flags, "--moe-router-load-balancing-type"));
@@ -1242,7 +1247,7 @@ TEST_CASE("layout flags are the layout's, recompute's and offload's flags, shell
   config.parallel.pipeline_layout = "Et*19|t*20|t*20|t*21L";
   config.training.micro_batch_size = 2;
   config.training.recompute.granularity = RecomputeGranularity::selective;
-  config.training.recompute.modules = {"core_attn", "mlp"};
+  config.training.recompute.modules = {RecomputeModule::core_attn, RecomputeModule::mlp};
   const std::string flags = layout_megatron_args(config);
   CHECK(flags ==
         "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 4 "

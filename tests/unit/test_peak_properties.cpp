@@ -52,7 +52,8 @@ TEST_CASE("more recompute never raises the activation peak") {
     auto none = estimate(c);
     REQUIRE(none.has_value());
     c.training.recompute.granularity = RecomputeGranularity::selective;
-    c.training.recompute.modules = {"core_attn", "mlp", "moe"};
+    c.training.recompute.modules = {RecomputeModule::core_attn, RecomputeModule::mlp,
+                                    RecomputeModule::moe};
     auto selective = estimate(c);
     c.training.recompute.granularity = RecomputeGranularity::full;
     auto full = estimate(c);

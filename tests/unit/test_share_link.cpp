@@ -152,9 +152,10 @@ class RandomConfig {
     t.recompute.method = static_cast<RecomputeMethod>(pick(2));
     t.recompute.num_layers = size(0, 64);
     t.recompute.distribute_saved_activations = coin();
-    t.recompute.modules = words({"core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp"});
+    t.recompute.modules = RecomputeModules::from_bits(static_cast<std::uint32_t>(pick(1u << 11)));
     t.offload.fine_grained_activation_offloading = coin();
-    t.offload.offload_modules = words({"attn_norm", "qkv_linear", "core_attn", "expert_fc1"});
+    t.offload.offload_modules =
+        OffloadModules::from_bits(static_cast<std::uint32_t>(pick(1u << 9)));
     t.offload.activation_offload_fraction = fraction();
     t.offload.cpu_offloading = coin();
     t.offload.cpu_offloading_num_layers = size(0, 32);
@@ -200,13 +201,6 @@ class RandomConfig {
   int size(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
   double real(double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng_); }
   double fraction() { return coin() ? 0.0 : real(0.0, 1.0); }
-  std::vector<std::string> words(const std::vector<std::string>& pool) {
-    std::vector<std::string> out;
-    for (const std::string& word : pool) {
-      if (coin()) out.push_back(word);
-    }
-    return out;
-  }
   // Names with spaces, punctuation and UTF-8, to exercise percent-encoding.
   std::string text() {
     static const std::vector<std::string> pieces = {"H100", " ", "80GB", "&", "=", "%",   "+",

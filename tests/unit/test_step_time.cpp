@@ -66,7 +66,7 @@ TEST_CASE("the breakdown adds up to the step time") {
   c.parallel.context_parallel = 2;
   c.parallel.virtual_stages_per_pipeline_rank = 2;
   c.training.recompute.granularity = RecomputeGranularity::selective;
-  c.training.recompute.modules = {"core_attn"};
+  c.training.recompute.modules = {RecomputeModule::core_attn};
   const StepTime t = time_of(c);
   CHECK(sum_of(t.breakdown) == Approx(t.step_time_s).epsilon(1e-12));
   Config moe = fixtures::deepseek_v3();
@@ -108,7 +108,7 @@ TEST_CASE("full recompute re-runs one forward; model FLOPs leave it out") {
   CHECK(full.model_tflops_per_gpu < plain.model_tflops_per_gpu);
   // Selective core_attn recompute re-runs only flash attention: far cheaper.
   c.training.recompute.granularity = RecomputeGranularity::selective;
-  c.training.recompute.modules = {"core_attn"};
+  c.training.recompute.modules = {RecomputeModule::core_attn};
   const StepTime attn = time_of(c);
   CHECK(attn.breakdown.recompute_s > 0);
   CHECK(attn.breakdown.recompute_s < full.breakdown.recompute_s / 5);
@@ -179,7 +179,8 @@ TEST_CASE("FP8 speeds up the GEMMs, not the attention") {
 TEST_CASE("offloading costs only what the layer's compute does not hide") {
   Config c = llama(64, 8, 4, 128);
   c.training.offload.fine_grained_activation_offloading = true;
-  c.training.offload.offload_modules = {"attn_norm", "core_attn", "attn_proj", "mlp_norm"};
+  c.training.offload.offload_modules = {OffloadModule::attn_norm, OffloadModule::core_attn,
+                                        OffloadModule::attn_proj, OffloadModule::mlp_norm};
   StepTimeConfig model;
   const double hidden = time_of(c, model).breakdown.offload_s;
   model.host_bandwidth_gb_per_s = 0.5;  // a slow link: copies outlast the compute
@@ -297,7 +298,7 @@ TEST_CASE("calibration: Qwen3-235B on 256 H100s with DeepEP, within 15%") {
   c.training.moe_grouped_gemm = true;
   c.training.moe_token_dispatcher = TokenDispatcher::flex;
   c.training.recompute.granularity = RecomputeGranularity::selective;
-  c.training.recompute.modules = {"moe_act", "layernorm"};
+  c.training.recompute.modules = {RecomputeModule::moe_act, RecomputeModule::layernorm};
   const StepTime plain = time_of(c);
   CHECK(std::abs(plain.step_time_s / 19.7 - 1) <= 0.15);
   c.training.overlap_moe_expert_parallel_comm = true;

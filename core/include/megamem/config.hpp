@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "megamem/modules.hpp"
+
 namespace megamem {
 
 enum class Activation { gelu, swiglu, squared_relu };
@@ -136,14 +138,14 @@ struct RecomputeConfig {
   RecomputeMethod method = RecomputeMethod::uniform;
   int num_layers = 1;                         // --recompute-num-layers
   bool distribute_saved_activations = false;  // --distribute-saved-activations
-  // --recompute-modules for selective granularity; empty with selective = {"core_attn"}.
-  std::vector<std::string> modules;
+  // --recompute-modules for selective granularity; empty with selective = {core_attn}.
+  RecomputeModules modules;
 };
 
 // Activation offloading settings.
 struct OffloadConfig {
   bool fine_grained_activation_offloading = false;  // --fine-grained-activation-offloading
-  std::vector<std::string> offload_modules;         // --offload-modules
+  OffloadModules offload_modules;                   // --offload-modules
   double activation_offload_fraction = 1.0;
   bool cpu_offloading = false;        // legacy --cpu-offloading
   int cpu_offloading_num_layers = 0;  // --cpu-offloading-num-layers

@@ -143,13 +143,14 @@ struct Estimate {
   std::vector<RankMemory> ranks;  // one per pipeline rank
   int limiting_pp_rank = 0;       // rank with the largest peak_total_bytes
   std::vector<std::string> warnings;
-  std::vector<WhatIfRow> what_if;  // empty unless EstimateOptions::what_if
+  // Not filled by estimate(): what_if_options() (what_if.hpp) is its own call, which front
+  // ends that show the table put here for the JSON output.
+  std::vector<WhatIfRow> what_if;
 };
 
 struct EstimateOptions {
   bool module_tree = true;  // build ChunkMemory::modules (off for fast searches)
   bool timeline = true;     // keep RankMemory::timeline (off for fast searches)
-  bool what_if = false;     // fill Estimate::what_if (each recompute/offload choice priced)
 };
 
 // Resolves defaults, places the layers and runs the rule book (core/src/rules): the Error

@@ -101,7 +101,10 @@ struct ConfigField {
   double (*get_real)(const Config&) = nullptr;
   void (*set_real)(Config&, double) = nullptr;
   std::string* (*text)(Config&) = nullptr;
-  std::vector<std::string>* (*list)(Config&) = nullptr;
+  // module_list: the set's names in table order; set_list returns false and names the first
+  // name the set does not know in `unknown` (modules.hpp is the one names table).
+  std::vector<std::string> (*get_list)(const Config&) = nullptr;
+  bool (*set_list)(Config&, const std::vector<std::string>&, std::string& unknown) = nullptr;
   std::vector<std::uint8_t>* (*pattern)(Config&) = nullptr;
 };
 

@@ -145,11 +145,18 @@ class Row {
     r.field().max_int = limit;                                          \
     return r;                                                           \
   }()
-#define MM_LIST(key, path)                                                           \
-  [] {                                                                               \
-    Row r(#path, FieldKind::module_list, key, "");                                   \
-    r.field().list = [](Config& c) -> std::vector<std::string>* { return &c.path; }; \
-    return r;                                                                        \
+#define MM_LIST(key, path)                                                                  \
+  [] {                                                                                      \
+    Row r(#path, FieldKind::module_list, key, "");                                          \
+    r.field().get_list = [](const Config& c) { return module_name_list(c.path); };          \
+    r.field().set_list = [](Config& c, const std::vector<std::string>& names,               \
+                            std::string& unknown) {                                         \
+      using Set = std::remove_reference_t<decltype(c.path)>;                                \
+      const auto set = module_set_from_names<typename Set::module_type>(names, &unknown);   \
+      if (set) c.path = *set;                                                               \
+      return set.has_value();                                                               \
+    };                                                                                      \
+    return r;                                                                               \
   }()
 #define MM_PATTERN(key, path)                                                            \
   [] {                                                                                   \
@@ -280,13 +287,13 @@ void write_recompute(const Config& c, std::vector<MegatronFlag>& flags) {
     add_flag(flags, "--recompute-num-layers", std::to_string(rc.num_layers));
   } else if (rc.granularity == RecomputeGranularity::selective) {
     add_flag(flags, "--recompute-granularity", "selective");
-    if (!rc.modules.empty()) flags.push_back({"--recompute-modules", rc.modules});
+    if (!rc.modules.empty()) flags.push_back({"--recompute-modules", module_name_list(rc.modules)});
   }
 }
 
 void write_offload_modules(const Config& c, std::vector<MegatronFlag>& flags) {
-  const std::vector<std::string>& modules = c.training.offload.offload_modules;
-  if (!modules.empty()) flags.push_back({"--offload-modules", modules});
+  const OffloadModules& modules = c.training.offload.offload_modules;
+  if (!modules.empty()) flags.push_back({"--offload-modules", module_name_list(modules)});
 }
 
 // Only bf16 params reduce gradients in bf16 on request (arguments.py validate_args).
@@ -1098,7 +1105,7 @@ std::string field_link_text(const ConfigField& field, const Config& config) {
       return *field.text(c);
     case FieldKind::module_list: {
       std::string out;
-      for (const std::string& item : *field.list(c)) out += (out.empty() ? "" : ",") + item;
+      for (const std::string& item : field.get_list(config)) out += (out.empty() ? "" : ",") + item;
       return out;
     }
     case FieldKind::pattern:

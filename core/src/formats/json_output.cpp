@@ -90,7 +90,7 @@ json field_json(const ConfigField& field, const Config& config) {
     case FieldKind::text:
       return *field.text(c);
     case FieldKind::module_list:
-      return *field.list(c);
+      return field.get_list(config);
     case FieldKind::pattern:
       return field_link_text(field, config);
   }

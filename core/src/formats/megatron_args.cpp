@@ -427,10 +427,6 @@ std::vector<std::string> module_names(const std::vector<std::string>& words) {
   return names;
 }
 
-bool contains(const std::vector<std::string>& names, std::string_view name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Model, parallelism, training, optimizer, recompute, offload fields
 // ---------------------------------------------------------------------------------------------
@@ -624,6 +620,26 @@ void read_optimizer(FlagReader& r, OptimizerConfig& o, DType params_dtype) {
 }
 
 // The recompute flags as given (unset stays unset: some rules are about what was given).
+// A module list as a typed set (modules.hpp names the modules). An unknown name is an
+// error where Megatron checks the list, else it is dropped with a warning.
+template <class Module>
+ModuleSet<Module> read_module_set(FlagReader& r, std::string_view flag,
+                                  const std::vector<std::string>& names, bool checked) {
+  ModuleSet<Module> set;
+  for (const std::string& name : names) {
+    if (const std::optional<Module> module = module_from_name<Module>(name)) {
+      set.insert(*module);
+    } else if (checked) {
+      r.fail(flag, "invalid module '" + name + "' (transformer_config.py allows " +
+                       known_module_names<Module>() + ")");
+    } else {
+      r.warnings.push_back(std::string(flag) + " names an unknown module '" + name +
+                           "'; unused here, so ignored");
+    }
+  }
+  return set;
+}
+
 struct RecomputeFlags {
   std::optional<RecomputeGranularity> granularity;
   std::optional<RecomputeMethod> method;
@@ -703,7 +719,7 @@ void read_recompute(FlagReader& r, RecomputeConfig& rc) {
       r.fail("--moe-layer-recompute", "cannot be combined with full recompute granularity");
     }
     f.granularity = RecomputeGranularity::selective;
-    if (!contains(f.modules, "moe")) {
+    if (std::find(f.modules.begin(), f.modules.end(), "moe") == f.modules.end()) {
       if (f.modules.empty()) f.modules.push_back("core_attn");  // the default it extends
       f.modules.push_back("moe");
     }
@@ -713,14 +729,18 @@ void read_recompute(FlagReader& r, RecomputeConfig& rc) {
   if (f.method) rc.method = *f.method;
   if (f.num_layers) rc.num_layers = *f.num_layers;
   rc.distribute_saved_activations = r.has("--distribute-saved-activations");
-  rc.modules = f.modules;
+  // transformer_config.py checks the module names only with selective granularity.
+  const bool checked = rc.granularity == RecomputeGranularity::selective;
+  rc.modules = read_module_set<RecomputeModule>(r, "--recompute-modules", f.modules, checked);
 }
 
 // The offload flags; their rules live in the rule book (core/src/rules/recompute_offload.cpp).
 void read_offload(FlagReader& r, OffloadConfig& o) {
   o.fine_grained_activation_offloading = r.has("--fine-grained-activation-offloading");
   if (const std::vector<std::string>* words = r.list("--offload-modules")) {
-    o.offload_modules = module_names(*words);
+    // transformer_config.py checks the module names only with fine-grained offloading.
+    o.offload_modules = read_module_set<OffloadModule>(r, "--offload-modules", module_names(*words),
+                                                       o.fine_grained_activation_offloading);
   }
   r.read("--activation-offload-fraction", o.activation_offload_fraction, 0.0, 1.0);
   r.read("--cpu-offloading-num-layers", o.cpu_offloading_num_layers, 0);

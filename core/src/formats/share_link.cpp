@@ -210,7 +210,10 @@ std::optional<Error> parse_list(const Field& field, std::string_view value, Conf
       start = comma + 1;
     }
   }
-  *field.list(config) = std::move(items);
+  std::string unknown;
+  if (!field.set_list(config, items, unknown)) {
+    return Error{std::string(field.link_key), "unknown module " + display_value(unknown)};
+  }
   return std::nullopt;
 }
 

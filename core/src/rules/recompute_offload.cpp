@@ -11,10 +11,6 @@ namespace {
 
 constexpr const char* kTransformerConfig = "megatron/core/transformer/transformer_config.py";
 
-bool has(const std::vector<std::string>& names, const char* name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
 // transformer_block.py _checkpointed_forward: "uniform" steps through the layers in groups
 // of recompute_num_layers (0 never advances); "block" recomputes the first
 // recompute_num_layers layers of each stage, so 0 recomputes none (real launch scripts pass
@@ -51,44 +47,34 @@ std::optional<Error> distributed_saved_activations(NormalizedConfig& n) {
   return std::nullopt;
 }
 
-// transformer_config.py __post_init__: the recompute modules and what each needs. Modules of
+// transformer_config.py __post_init__: the recompute modules. Unknown names never reach a
+// Config (the parsers refuse them, naming the known ones from modules.hpp); modules of
 // architectures megamem does not build (gated delta net, mHC) are accepted with a warning.
 std::optional<Error> selective_recompute_modules(NormalizedConfig& n) {
-  const TrainingConfig& train = n.config.training;
-  if (train.recompute.granularity != RecomputeGranularity::selective) return std::nullopt;
-  static const char* const kModeled[] = {"core_attn", "moe_act", "layernorm",     "mla_up_proj",
-                                         "mlp",       "moe",     "shared_experts"};
-  static const char* const kOtherArchitectures[] = {"gdn_norm_out", "gdp_in_proj", "gdp_qkv",
-                                                    "mhc"};
-  for (const std::string& module : train.recompute.modules) {
-    const auto known = [&](const auto& list) {
-      return std::find(std::begin(list), std::end(list), module) != std::end(list);
-    };
-    if (known(kOtherArchitectures)) {
-      policy_warning(n,
-                     "recompute module '" + module +
-                         "' belongs to a layer megamem does not "
-                         "model; it changes nothing here",
-                     kTransformerConfig);
-    } else if (!known(kModeled)) {
-      return rule_error("recompute_modules",
-                        "unknown recompute module '" + module +
-                            "' (known: core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, "
-                            "shared_experts, gdn_norm_out, gdp_in_proj, gdp_qkv, mhc)",
-                        kTransformerConfig);
-    }
+  const RecomputeConfig& recompute = n.config.training.recompute;
+  if (recompute.granularity != RecomputeGranularity::selective) return std::nullopt;
+  const RecomputeModules other_architectures = {
+      RecomputeModule::gdn_norm_out, RecomputeModule::gdp_in_proj, RecomputeModule::gdp_qkv,
+      RecomputeModule::mhc};
+  for (const RecomputeModule module : (recompute.modules & other_architectures).members()) {
+    policy_warning(n,
+                   "recompute module '" + std::string(module_name(module)) +
+                       "' belongs to a layer megamem does not model; it changes nothing here",
+                   kTransformerConfig);
   }
   return std::nullopt;
 }
 
+// transformer_config.py __post_init__: what some recompute modules need.
 std::optional<Error> recompute_module_prerequisites(NormalizedConfig& n) {
   const TrainingConfig& train = n.config.training;
   if (train.recompute.granularity != RecomputeGranularity::selective) return std::nullopt;
-  if (has(train.recompute.modules, "moe_act") && !train.moe_grouped_gemm) {
+  if (train.recompute.modules.has(RecomputeModule::moe_act) && !train.moe_grouped_gemm) {
     return rule_error("recompute_modules", "moe_act recompute needs --moe-grouped-gemm",
                       kTransformerConfig);
   }
-  if (has(train.recompute.modules, "mla_up_proj") && !n.config.model.multi_latent_attention) {
+  if (train.recompute.modules.has(RecomputeModule::mla_up_proj) &&
+      !n.config.model.multi_latent_attention) {
     return rule_error("recompute_modules", "mla_up_proj recompute needs --multi-latent-attention",
                       kTransformerConfig);
   }
@@ -99,25 +85,13 @@ std::optional<Error> recompute_module_prerequisites(NormalizedConfig& n) {
 std::optional<Error> fine_grained_offload_modules(NormalizedConfig& n) {
   const OffloadConfig& offload = n.config.training.offload;
   if (!offload.fine_grained_activation_offloading) return std::nullopt;
-  static const char* const kOffloadable[] = {"attn_norm", "qkv_linear",      "core_attn",
-                                             "attn_proj", "mlp_norm",        "expert_fc1",
-                                             "moe_act",   "fused_group_mlp", "gdp_qkv"};
-  for (const std::string& module : offload.offload_modules) {
-    if (std::find(std::begin(kOffloadable), std::end(kOffloadable), module) ==
-        std::end(kOffloadable)) {
-      return rule_error("offload_modules",
-                        "unknown offload module '" + module +
-                            "' (known: attn_norm, qkv_linear, core_attn, attn_proj, mlp_norm, "
-                            "expert_fc1, moe_act, fused_group_mlp, gdp_qkv)",
-                        kTransformerConfig);
-    }
-  }
   if (offload.offload_modules.empty()) {
     return rule_error("offload_modules",
                       "fine-grained activation offloading needs at least one module",
                       kTransformerConfig);
   }
-  if (has(offload.offload_modules, "attn_proj") && !has(offload.offload_modules, "core_attn")) {
+  if (offload.offload_modules.has(OffloadModule::attn_proj) &&
+      !offload.offload_modules.has(OffloadModule::core_attn)) {
     return rule_error("offload_modules",
                       "attn_proj offload needs core_attn too (its input is core_attn's output)",
                       kTransformerConfig);

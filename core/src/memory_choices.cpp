@@ -1,0 +1,36 @@
+// Recompute and offload choices; see memory_choices.hpp.
+#include "memory_choices.hpp"
+
+namespace megamem {
+
+std::vector<RecomputeModules> selective_recompute_choices(const Config& base) {
+  using R = RecomputeModule;
+  const ModelConfig& m = base.model;
+  const bool moe = m.num_experts > 0;
+  const R mlp = moe ? R::moe : R::mlp;
+  std::vector<RecomputeModules> sets = {{R::core_attn}};
+  if (m.multi_latent_attention) sets.push_back({R::mla_up_proj});
+  if (m.multi_latent_attention) sets.push_back({R::core_attn, R::mla_up_proj});
+  if (moe && base.training.moe_grouped_gemm) sets.push_back({R::moe_act, R::layernorm});
+  if (moe && m.moe_shared_expert_intermediate_size > 0) sets.push_back({R::shared_experts});
+  sets.push_back({mlp});
+  if (moe && m.multi_latent_attention && !m.moe_layer_pattern.empty()) {
+    sets.push_back({R::mla_up_proj, R::mlp});  // DeepSeek-V3's recipe (dense layers' MLP)
+  }
+  sets.push_back({R::core_attn, mlp, R::layernorm});
+  return sets;
+}
+
+OffloadModules activation_offload_choice(const Config& base) {
+  using O = OffloadModule;
+  const bool moe = base.model.num_experts > 0;
+  const bool local = base.training.transformer_impl == TransformerImpl::local;
+  OffloadModules out = {O::qkv_linear, O::core_attn, O::attn_proj};
+  if (local || base.model.multi_latent_attention) out.insert(O::attn_norm);
+  if (local || moe) out.insert(O::mlp_norm);
+  if (moe) out.insert(O::expert_fc1);
+  if (moe && base.training.moe_grouped_gemm) out.insert(O::moe_act);
+  return out;
+}
+
+}  // namespace megamem

@@ -1,0 +1,116 @@
+// Module spec: multi-head / grouped-query self-attention with its input norm
+// (megatron/core/transformer/attention.py SelfAttention, TE DotProductAttention).
+//   parameters: input norm (replicated); fused QKV [(q (x2 with the output gate) + 2 kv) x h]
+//     /TP, column parallel, bias with --add-bias-linear or --add-qkv-bias; optional per-head
+//     q/k norms (replicated); output projection [h x q] /TP, row parallel (bias replicated).
+//     Dense bucket.
+//   saved: input norm input/output (offload qkv_linear, or attn_norm when standalone), q/k
+//     norm inputs (qkv_linear), Q/K/V copies (core_attn offload), flash attention's fp32
+//     log-sum-exp (freed by core_attn recompute) or, unfused, the probabilities and dropout
+//     (core_attn recompute), linear_proj input (attn_proj offload).
+//   FLOPs: training.py transformer_flops: 2h(q + 2kv + gate) + 2qh projections; causal core
+//     attention 2qs (QK^T and softmax·V at half the sequence each).
+#include <algorithm>
+
+#include "module_spec.hpp"
+
+namespace megamem {
+namespace {
+
+bool present(const ModuleContext& c) { return !c.model.multi_latent_attention; }
+
+void params(const ModuleContext& c, ParamSink& sink) {
+  const ModelConfig& m = c.model;
+  const std::int64_t tp = c.config.parallel.tensor_parallel;
+  const std::int64_t h = m.hidden_size;
+  const std::int64_t q = std::int64_t{m.num_attention_heads} * m.kv_channels;
+  const std::int64_t kv = std::int64_t{m.num_query_groups} * m.kv_channels;
+  const std::int64_t qkv_out = q * (m.attention_output_gate ? 2 : 1) + 2 * kv;
+  const bool qkv_bias = m.add_bias_linear || m.add_qkv_bias;
+  const ModuleKind attn = ModuleKind::self_attention;
+  sink.norm(ModuleKind::input_layernorm, h);
+  sink.linear(attn, qkv_out * h / tp, qkv_bias ? qkv_out / tp : 0);
+  if (m.qk_layernorm) {
+    sink.norm(attn, m.kv_channels);  // q_layernorm
+    sink.norm(attn, m.kv_channels);  // k_layernorm
+  }
+  sink.linear(attn, q * h / tp, m.add_bias_linear ? h : 0);
+}
+
+// megatron/core/transformer/dot_product_attention.py: baddbmm scores, fused (or torch)
+// masked softmax, attention dropout, bmm with V. K and V are expanded to all heads.
+void unfused_core_attention(const ModuleContext& c, const ActivationShape& s, SavedSink& sink,
+                            double heads, double groups) {
+  const ModuleKind attn = ModuleKind::self_attention;
+  const double dh = c.model.kv_channels;
+  const double n = s.tokens;
+  const double scores = s.batch * heads * s.seq * s.seq;
+  const bool expanded = heads > groups;
+  const RecomputeModules core_attn = {RecomputeModule::core_attn};
+  const OffloadModules offload = {OffloadModule::core_attn};
+  sink.add("Q (core attention input)", attn, n * heads * dh, 2, {}, offload);
+  sink.add("K, V (expanded to all heads)", attn, n * 2 * (expanded ? heads : groups) * dh, 2, {},
+           offload);
+  sink.add("attention probabilities", attn, scores, 2, core_attn, offload);
+  if (c.model.attention_dropout > 0) {
+    sink.add("attention dropout mask and output", attn, scores, 3, core_attn, offload);
+  }
+  // The raw bf16 scores live until the softmax kernel has run.
+  sink.forward_transient(2 * scores + (c.config.training.masked_softmax_fusion ? 0 : 4 * scores));
+  // In backward the probabilities' gradient and the scores' gradient (the softmax
+  // backward's output) are both alive next to the saved probabilities.
+  sink.backward_transient(2 * 2 * scores);
+}
+
+void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
+  const ModelConfig& m = c.model;
+  input_norm_saved(c, s, sink);
+  const double heads = m.num_attention_heads / s.tp;
+  // With fewer query groups than TP ranks each rank keeps one group (attention.py).
+  const double groups = std::max(1.0, m.num_query_groups / s.tp);
+  const double dh = m.kv_channels;
+  const double n = s.tokens;
+  const ModuleKind attn = ModuleKind::self_attention;
+  // The fused QKV output is copied into contiguous Q, K, V; only the copies are saved.
+  sink.forward_transient(2 * n * (heads + 2 * groups) * dh);
+  if (m.qk_layernorm) {
+    sink.add("q/k layernorm inputs", attn, n * (heads + groups) * dh, 2, {},
+             {OffloadModule::qkv_linear});
+  }
+  if (unfused_attention(c.config)) {
+    unfused_core_attention(c, s, sink, heads, groups);
+  } else {
+    sink.add("Q, K, V (core attention inputs)", attn, n * (heads + 2 * groups) * dh, 2, {},
+             {OffloadModule::core_attn});
+    // Flash/cuDNN keep the fp32 log-sum-exp per head and token.
+    sink.add("softmax statistics (fp32)", attn, n * heads, 4, {RecomputeModule::core_attn},
+             {OffloadModule::core_attn});
+  }
+  sink.add("attention output (linear_proj input)", attn, n * heads * dh, 2, {},
+           {OffloadModule::attn_proj});
+}
+
+void flops(const ModuleContext& c, ModuleFlops& f) {
+  const ModelConfig& m = c.model;
+  const double h = m.hidden_size;
+  const double s = c.config.training.seq_length;
+  const double q = m.kv_channels * static_cast<double>(m.num_attention_heads);
+  const double kv = m.kv_channels * static_cast<double>(m.num_query_groups);
+  const double gate = m.attention_output_gate ? q : 0.0;
+  f.attention_projections = 2.0 * (h * (q + 2.0 * kv + gate) + q * h);
+  // causal mask halves QK^T and softmax·V; there are two of them.
+  f.attention_core = 2.0 * q * s;
+}
+
+}  // namespace
+
+extern const LayerModuleSpec kGqaAttentionSpec = {
+    .name = "attention (MHA/GQA)",
+    .block = LayerBlock::attention,
+    .present = present,
+    .params = params,
+    .saved = saved,
+    .flops = flops,
+};
+
+}  // namespace megamem

@@ -1,0 +1,125 @@
+// Module spec: multi-latent attention with its input norm
+// (megatron/core/transformer/multi_latent_attention.py MLASelfAttention).
+//   parameters: input norm (replicated); q down-projection [h x q_lora] replicated (every TP
+//     rank duplicates the down-projections), q norm with --qk-layernorm
+//     (mla_qk_norm_config.py), q up-projection [q_lora x heads (qk + rope)] /TP (or one
+//     linear_q_proj /TP without q_lora); kv down-projection [h x (kv_lora + rope)] replicated,
+//     kv norm, kv up-projection [kv_lora x heads (qk + v)] /TP; output projection /TP.
+//     Dense bucket.
+//   saved: input norm (standalone: attn_norm offload; its output freed by layernorm
+//     recompute), down-projection outputs and their norms (qkv_linear; the norm outputs freed
+//     by mla_up_proj), Q/K/V (mla_up_proj; core_attn offload), softmax statistics or unfused
+//     probabilities (core_attn), linear_proj input (attn_proj), the RoPE slice mla_up_proj
+//     keeps as its checkpoint input.
+//   FLOPs: training.py transformer_flops, the MLA branch.
+#include "module_spec.hpp"
+
+namespace megamem {
+namespace {
+
+bool present(const ModuleContext& c) { return c.model.multi_latent_attention; }
+
+void params(const ModuleContext& c, ParamSink& sink) {
+  const ModelConfig& m = c.model;
+  const std::int64_t tp = c.config.parallel.tensor_parallel;
+  const std::int64_t h = m.hidden_size;
+  const std::int64_t heads = m.num_attention_heads;
+  const std::int64_t q_head = std::int64_t{m.qk_head_dim} + m.qk_pos_emb_head_dim;
+  const std::int64_t kv_down = std::int64_t{m.kv_lora_rank} + m.qk_pos_emb_head_dim;
+  const std::int64_t bias = m.add_bias_linear ? 1 : 0;
+  const ModuleKind kind = ModuleKind::self_attention;
+  sink.norm(ModuleKind::input_layernorm, h);
+  if (m.q_lora_rank > 0) {
+    sink.linear(kind, h * m.q_lora_rank, bias * m.q_lora_rank);
+    if (m.qk_layernorm) sink.norm(kind, m.q_lora_rank);
+    sink.linear(kind, m.q_lora_rank * heads * q_head / tp, bias * heads * q_head / tp);
+  } else {
+    sink.linear(kind, h * heads * q_head / tp, bias * heads * q_head / tp);
+  }
+  sink.linear(kind, h * kv_down, bias * kv_down);
+  if (m.qk_layernorm) sink.norm(kind, m.kv_lora_rank);
+  const std::int64_t kv_up = heads * (std::int64_t{m.qk_head_dim} + m.v_head_dim);
+  sink.linear(kind, m.kv_lora_rank * kv_up / tp, bias * kv_up / tp);
+  sink.linear(kind, heads * m.v_head_dim * h / tp, bias * h);
+}
+
+// The compressed latents, their norms and the up-projected Q, K, V.
+void latents_saved(const ModelConfig& m, const ActivationShape& s, SavedSink& sink) {
+  const ModuleKind attn = ModuleKind::self_attention;
+  const double heads = m.num_attention_heads / s.tp;
+  const double n = s.tokens;
+  const double nsp = s.sp_tokens;
+  const double q_head = static_cast<double>(m.qk_head_dim) + m.qk_pos_emb_head_dim;
+  const double norm_outputs = m.qk_layernorm ? 1 : 0;
+  const RecomputeModules up_proj = {RecomputeModule::mla_up_proj};
+  const OffloadModules qkv_linear = {OffloadModule::qkv_linear};
+  const OffloadModules core_attn = {OffloadModule::core_attn};
+  if (m.q_lora_rank > 0) {
+    sink.add("q_down output", attn, nsp * m.q_lora_rank, 2, {}, qkv_linear);
+    sink.add("q norm output", attn, nsp * m.q_lora_rank * norm_outputs, 2, up_proj, qkv_linear);
+  }
+  sink.add("kv_down output", attn,
+           nsp * (static_cast<double>(m.kv_lora_rank) + m.qk_pos_emb_head_dim), 2, {}, qkv_linear);
+  sink.add("kv norm output", attn, nsp * m.kv_lora_rank * norm_outputs, 2, up_proj, qkv_linear);
+  sink.add("Q, K (core attention inputs)", attn, 2 * n * heads * q_head, 2, up_proj, core_attn);
+  sink.add("V (core attention input)", attn, n * heads * m.v_head_dim, 2, up_proj, core_attn);
+}
+
+void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
+  const ModelConfig& m = c.model;
+  const ModuleKind attn = ModuleKind::self_attention;
+  const double heads = m.num_attention_heads / s.tp;
+  const double n = s.tokens;
+  const double q_head = static_cast<double>(m.qk_head_dim) + m.qk_pos_emb_head_dim;
+  const RecomputeModules core_attn = {RecomputeModule::core_attn};
+  const OffloadModules offload_core = {OffloadModule::core_attn};
+  input_norm_saved(c, s, sink);
+  latents_saved(m, s, sink);
+  if (unfused_attention(c.config)) {
+    const double scores = s.batch * heads * s.seq * s.seq;
+    sink.add("attention probabilities", attn, scores, 2, core_attn, offload_core);
+    if (m.attention_dropout > 0) {
+      sink.add("attention dropout mask and output", attn, scores, 3, core_attn, offload_core);
+    }
+    sink.forward_transient(2 * scores);
+    sink.backward_transient(2 * 2 * scores);
+  } else {
+    sink.add("softmax statistics (fp32)", attn, n * heads, 4, core_attn, offload_core);
+  }
+  sink.add("attention output (linear_proj input)", attn, n * heads * m.v_head_dim, 2, {},
+           {OffloadModule::attn_proj});
+  // mla_up_proj keeps the gathered RoPE slice as a checkpoint input.
+  if (sink.active_recompute().has(RecomputeModule::mla_up_proj)) {
+    sink.add("RoPE slice (mla_up_proj checkpoint input)", attn, n * m.qk_pos_emb_head_dim, 2);
+  }
+  sink.forward_transient(2 * n * heads * (2 * q_head + m.v_head_dim));
+}
+
+void flops(const ModuleContext& c, ModuleFlops& f) {
+  const ModelConfig& m = c.model;
+  const double h = m.hidden_size;
+  const double s = c.config.training.seq_length;
+  const double heads = m.num_attention_heads;
+  const double qk = m.qk_head_dim + m.qk_pos_emb_head_dim;
+  const double q_term =
+      m.q_lora_rank == 0 ? h * heads * qk : m.q_lora_rank * (h + heads * qk + 1.0);
+  const double kv_term = m.kv_lora_rank * (h + heads * (m.qk_head_dim + m.v_head_dim) + 1.0);
+  f.attention_projections =
+      2.0 * (q_term + kv_term + h * m.qk_pos_emb_head_dim + heads * m.v_head_dim * h);
+  f.attention_core = 2.0 * s * (heads * qk / 2.0 + heads * m.v_head_dim / 2.0);
+  f.mla_up_projections = 2.0 * ((m.q_lora_rank > 0 ? m.q_lora_rank * heads * qk : 0.0) +
+                                m.kv_lora_rank * heads * (m.qk_head_dim + m.v_head_dim));
+}
+
+}  // namespace
+
+extern const LayerModuleSpec kMlaAttentionSpec = {
+    .name = "attention (MLA)",
+    .block = LayerBlock::attention,
+    .present = present,
+    .params = params,
+    .saved = saved,
+    .flops = flops,
+};
+
+}  // namespace megamem

@@ -1,0 +1,228 @@
+// Module specs: what each Megatron-Core module of a layer allocates, saves for backward and
+// computes, declared once per module in core/src/modules/<module>.cpp.
+//
+// A layer module (attention, MLP, MoE router, routed and shared experts) is a
+// LayerModuleSpec: the parameter tensors it registers (shape as this GPU holds them: /TP,
+// /EP x ETP or replicated, with its bucket flags), the tensors it saves for backward (shape,
+// dtype, the recompute modules that free each and the offload module that moves it) and its
+// forward FLOPs per token (backward is 2x, training.py's factor of 3). Parameter counts,
+// activations, step-time FLOPs, the planner's stage balance and what-if loop over
+// layer_module_specs() (registry.cpp); adding a module is one file plus one line there.
+// Embedding, output layer with its loss, and MTP sit outside the decoder layers and declare
+// the same three facts through the functions at the end of this header.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "megamem/estimate.hpp"
+#include "megamem/modules.hpp"
+
+namespace megamem {
+
+enum class ModuleKind : std::uint8_t {
+  word_embedding,
+  position_embedding,
+  input_layernorm,
+  self_attention,
+  pre_mlp_layernorm,
+  mlp,
+  router,
+  routed_experts,
+  shared_experts,
+  moe_latent_projection,
+  final_layernorm,
+  output_layer,
+  mtp_projection,  // enorm, hnorm, eh_proj
+  mtp_final_layernorm,
+};
+
+const char* module_kind_name(ModuleKind kind);
+
+// ---------------------------------------------------------------------------------------------
+// Parameters
+
+struct ParamTensor {
+  std::int64_t numel = 0;   // elements of one tensor
+  std::int64_t copies = 1;  // identical tensors in a row (local experts' weights)
+  ModuleKind module = ModuleKind::word_embedding;
+  int layer = -1;                 // decoder layer index, or MTP depth when mtp
+  bool mtp = false;               // part of a multi-token-prediction layer
+  bool moe_layer = false;         // the layer it belongs to is a MoE layer
+  bool expert = false;            // routed expert: sharded over expert-DP (expert bucket)
+  bool shared_embedding = false;  // Megatron puts it in a bucket of its own
+  bool gemm_weight = false;       // 2-D GEMM weight (fp8 param gather, Muon)
+  bool embedding_or_output = false;
+
+  std::int64_t elements() const { return numel * copies; }
+};
+
+// Where a module's tensors go: appends them tagged with the layer they belong to.
+class ParamSink {
+ public:
+  ParamSink(std::vector<ParamTensor>& out, const ModelConfig& model, ParamTensor tag)
+      : out_(out), model_(model), tag_(tag) {}
+  // One tensor of `numel` elements (as this GPU holds it); empty tensors are skipped.
+  void tensor(ModuleKind module, std::int64_t numel, bool gemm_weight = false);
+  // A linear layer's weight (GEMM) and bias, already divided as the layer shards them.
+  void linear(ModuleKind module, std::int64_t weight, std::int64_t bias);
+  // `copies` local experts' weight and bias (routed experts: expert bucket, /EP x ETP).
+  void experts(ModuleKind module, std::int64_t weight, std::int64_t bias, std::int64_t copies);
+  // LayerNorm has a weight and a bias, RMSNorm a weight (megatron/core/transformer/torch_norm.py).
+  void norm(ModuleKind module, std::int64_t width);
+  // The vocabulary matrices (word embedding, output layer) and the position embedding.
+  void embedding_or_output(ModuleKind module, std::int64_t numel, bool gemm, bool shared);
+
+ private:
+  void push(ParamTensor tensor);
+  std::vector<ParamTensor>& out_;
+  const ModelConfig& model_;
+  ParamTensor tag_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Saved-for-backward tensors
+
+// One tensor (or group of tensors) a layer saves for backward.
+struct SavedActivation {
+  const char* tensor = "";
+  ModuleKind module = ModuleKind::self_attention;
+  double bytes = 0;
+  double elements = 0;        // for the offload size threshold
+  RecomputeModules freed_by;  // selective recompute of any of these discards it
+  OffloadModules offload;     // fine-grained offloading of this module moves it (one or none)
+  bool on_host = false;       // set by layer_activations when fine-grained offloading moves it
+};
+
+// One decoder (or MTP transformer) layer, per micro-batch per GPU.
+struct LayerActivations {
+  std::vector<SavedActivation> saved;   // before recompute and offload
+  double full_bytes = 0;                // everything saved without recompute
+  double kept_bytes = 0;                // on the GPU after selective recompute and offload
+  double offloaded_bytes = 0;           // moved to the host by fine-grained offloading
+  double recompute_bytes = 0;           // brought back by selective recompute in backward
+  double forward_transient_bytes = 0;   // largest tensor alive only inside the forward
+  double backward_transient_bytes = 0;  // activation gradients + bf16 weight grads
+};
+
+// One micro-batch's token shape on this GPU.
+struct ActivationShape {
+  double tokens = 0;     // N: tokens of one micro-batch on this CP rank
+  double sp_tokens = 0;  // N/TP under sequence parallel, else N
+  double tp = 1;
+  double h = 0;
+  double batch = 0;
+  double seq = 0;           // per CP rank
+  double dropout_mask = 0;  // 1 byte per element when hidden dropout is on
+};
+
+ActivationShape activation_shape(const NormalizedConfig& normalized);
+
+// Where a module's saved tensors and transients go.
+class SavedSink {
+ public:
+  SavedSink(LayerActivations& out, RecomputeModules active) : out_(out), active_(active) {}
+  void add(const char* tensor, ModuleKind module, double elements, double bytes_per_element,
+           RecomputeModules freed_by = {}, OffloadModules offload = {});
+  // The largest tensor alive only inside the module's forward.
+  void forward_transient(double bytes);
+  // A module-specific backward working set beyond its activation gradients.
+  void backward_transient(double bytes);
+  double extra_backward() const { return extra_backward_; }
+  // The selective recompute modules this run uses (some change what a module saves).
+  RecomputeModules active_recompute() const { return active_; }
+
+ private:
+  LayerActivations& out_;
+  RecomputeModules active_;
+  double extra_backward_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// FLOPs
+
+// Forward FLOPs per token of each module, whole layer (all TP ranks): the terms of
+// megatron/training/training.py num_floating_point_operations (transformer_flops).
+struct ModuleFlops {
+  double attention_projections = 0;  // QKV (or MLA down/up) and output projection
+  double attention_core = 0;         // QK^T and softmax·V, causal, at the full sequence
+  double mla_up_projections = 0;     // part of attention_projections (--recompute mla_up_proj)
+  double dense_mlp = 0;
+  double moe_routed = 0;  // top-k experts (and the latent projections)
+  double moe_shared = 0;
+  double logits = 0;     // one output layer
+  double mtp_extra = 0;  // one MTP block's norms and eh_proj
+};
+
+// ---------------------------------------------------------------------------------------------
+// Layer modules
+
+struct ModuleContext {
+  const NormalizedConfig& normalized;
+  const ModelConfig& model;
+  const Config& config;
+  bool moe_layer = false;
+};
+
+ModuleContext module_context(const NormalizedConfig& normalized, bool moe_layer);
+
+// The two halves of transformer_layer.py, each closed by a bias-dropout-add.
+enum class LayerBlock : std::uint8_t { attention, mlp };
+
+struct LayerModuleSpec {
+  const char* name;
+  LayerBlock block;
+  bool (*present)(const ModuleContext&);
+  void (*params)(const ModuleContext&, ParamSink&);
+  void (*saved)(const ModuleContext&, const ActivationShape&, SavedSink&);
+  void (*flops)(const ModuleContext&, ModuleFlops&);  // adds its forward FLOPs per token
+};
+
+// Every layer module, in Megatron's registration order within a layer (registry.cpp).
+std::span<const LayerModuleSpec* const> layer_module_specs();
+
+// One transformer layer as the loop over its modules (transformer_layer.py).
+void layer_params(const ModuleContext& context, ParamSink& sink);
+void layer_saved(const ModuleContext& context, const ActivationShape& shape, SavedSink& sink);
+void layer_flops(const ModuleContext& context, ModuleFlops& flops);
+
+// Shared by both attention specs: the input norm's saved tensors (transformer_layer.py), and
+// whether core attention runs unfused (scores materialised; dot_product_attention.py).
+void input_norm_saved(const ModuleContext& context, const ActivationShape& shape, SavedSink& sink);
+bool unfused_attention(const Config& config);
+
+// ---------------------------------------------------------------------------------------------
+// Embedding, output layer and loss, MTP
+
+// embedding.cpp: word (and learned position) embeddings, its dropout mask.
+void embedding_params(const NormalizedConfig& normalized, bool shared, ParamSink& sink);
+double embedding_saved_bytes(const ActivationShape& shape);
+
+// output_loss.cpp: final norm, output layer, cross entropy.
+void final_norm_params(const NormalizedConfig& normalized, ParamSink& sink);
+void output_layer_params(const NormalizedConfig& normalized, bool shared, ParamSink& sink);
+// The loss as the three backward phases chunk_activations walks: final norm, output layer
+// (logits), cross entropy.
+struct LossActivations {
+  double logits_bytes = 0;  // bf16 logits (diagnostic)
+  double norm_saved = 0;
+  double output_backward = 0;
+  double loss_saved = 0;
+  double loss_forward_transient = 0;
+  double loss_backward_transient = 0;
+};
+LossActivations loss_activations(const NormalizedConfig& normalized, const ActivationShape& shape);
+double logits_flops(const NormalizedConfig& normalized);
+
+// mtp.cpp: MultiTokenPredictionLayer's own tensors around its transformer layer.
+void mtp_projection_params(const NormalizedConfig& normalized, ParamSink& sink);
+void mtp_final_norm_params(const NormalizedConfig& normalized, ParamSink& sink);
+double mtp_saved_bytes(const ActivationShape& shape);
+double mtp_extra_flops(const ModelConfig& model);
+
+// Forward FLOPs per token of every module kind of the model (dense and MoE layer modules,
+// logits, MTP).
+ModuleFlops model_module_flops(const NormalizedConfig& normalized);
+
+}  // namespace megamem

@@ -1,0 +1,47 @@
+// Module spec: a MoE layer's pre-MLP norm and router (megatron/core/transformer/moe/router.py).
+//   parameters: pre-MLP norm and the router weight [E x h] (bias with --add-bias-linear),
+//     replicated on every rank; dense bucket (static_memory.cpp keeps the router out of
+//     the FP8/Muon GEMM sets).
+//   saved: the norm's input (mlp_norm offload) and output (freed by layernorm or moe
+//     recompute); two fp32 score tensors over all experts, one for the aux loss and one for
+//     the score function (moe recompute); top-k keeps indices only.
+//   FLOPs: none in training.py's count (the router GEMM is left out there).
+#include "module_spec.hpp"
+
+namespace megamem {
+namespace {
+
+bool present(const ModuleContext& c) { return c.moe_layer; }
+
+void params(const ModuleContext& c, ParamSink& sink) {
+  const ModelConfig& m = c.model;
+  const std::int64_t h = m.hidden_size;
+  const std::int64_t experts = m.num_experts;
+  sink.norm(ModuleKind::pre_mlp_layernorm, h);
+  sink.linear(ModuleKind::router, experts * h, m.add_bias_linear ? experts : 0);
+}
+
+void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
+  const double nsp = s.sp_tokens;
+  sink.add("pre_mlp_layernorm input", ModuleKind::pre_mlp_layernorm, nsp * s.h, 2, {},
+           {OffloadModule::mlp_norm});
+  sink.add("pre_mlp_layernorm output", ModuleKind::pre_mlp_layernorm, nsp * s.h, 2,
+           {RecomputeModule::layernorm, RecomputeModule::moe});
+  sink.add("router scores (fp32)", ModuleKind::router, 2 * nsp * c.model.num_experts, 4,
+           {RecomputeModule::moe});
+}
+
+void flops(const ModuleContext&, ModuleFlops&) {}
+
+}  // namespace
+
+extern const LayerModuleSpec kMoeRouterSpec = {
+    .name = "MoE router",
+    .block = LayerBlock::mlp,
+    .present = present,
+    .params = params,
+    .saved = saved,
+    .flops = flops,
+};
+
+}  // namespace megamem

@@ -1,0 +1,55 @@
+// Module spec: the final norm, the output layer and the loss (megatron/core/models/gpt/
+// gpt_model.py, megatron/core/tensor_parallel/cross_entropy.py,
+// megatron/core/fusions/fused_cross_entropy.py, TE's fused cross entropy).
+//   parameters: final norm (replicated); output layer [padded vocab x h] /TP, column
+//     parallel, no bias (skipped where tied to a local embedding; its own bucket when shared).
+//   saved: final norm input and output (bf16 [N/SP, h] each); the cross entropy's fp32
+//     softmax [N, V/TP] (TE's fused CE keeps the bf16 logits instead).
+//   FLOPs: training.py: 2h x padded vocab per token for the logits.
+#include "module_spec.hpp"
+
+namespace megamem {
+
+void final_norm_params(const NormalizedConfig& n, ParamSink& sink) {
+  sink.norm(ModuleKind::final_layernorm, n.config.model.hidden_size);
+}
+
+void output_layer_params(const NormalizedConfig& n, bool shared, ParamSink& sink) {
+  const std::int64_t tp = n.config.parallel.tensor_parallel;
+  sink.embedding_or_output(ModuleKind::output_layer,
+                           n.padded_vocab_size * n.config.model.hidden_size / tp, true, shared);
+}
+
+LossActivations loss_activations(const NormalizedConfig& n, const ActivationShape& s) {
+  const TrainingConfig& t = n.config.training;
+  // tensor_parallel/cross_entropy.py: fp32 upcast of the bf16 logits, softmax in place
+  // and saved; the bf16 logits die after the forward. TE's fused CE (up to TE 2.17)
+  // keeps the bf16 logits and writes the gradient into them.
+  const double logits = s.tokens * static_cast<double>(n.padded_vocab_size) / s.tp;
+  const bool te_ce = t.cross_entropy == CrossEntropyImpl::te_fused;
+  // fusions/fused_cross_entropy.py (--cross-entropy-loss-fusion, impl native) runs the same
+  // steps inside jit-fused functions, where the in-place subtract/exp and the in-place
+  // gradient become new tensors: one more fp32 logits copy at both peaks. [calibrate]
+  // Megatron CI (gpt3_mcore_te_tp2_pp2_cross_entropy_loss_fusion): +4 bytes per logit.
+  const double jit_copy = t.cross_entropy == CrossEntropyImpl::native_fused ? 4 : 0;
+  LossActivations out;
+  out.logits_bytes = 2 * logits;
+  out.norm_saved = 4 * s.sp_tokens * s.h;  // final norm input and output
+  out.loss_saved = te_ce ? 2 * logits : 4 * logits;
+  out.loss_forward_transient = te_ce ? 2 * logits : (6 + jit_copy) * logits;
+  // Backward: the bf16 logits gradient on top of the saved softmax.
+  out.loss_backward_transient = te_ce ? 0 : (2 + jit_copy) * logits;
+  // Output layer backward: the logits gradient and, without gradient-accumulation
+  // fusion, the bf16 weight gradient of the output layer, after the softmax is freed.
+  const double output_wgrad = t.gradient_accumulation_fusion
+                                  ? 0
+                                  : 2 * static_cast<double>(n.padded_vocab_size) * s.h / s.tp;
+  out.output_backward = (te_ce ? out.loss_saved : 2 * logits) + output_wgrad;
+  return out;
+}
+
+double logits_flops(const NormalizedConfig& n) {
+  return 2.0 * n.config.model.hidden_size * static_cast<double>(n.padded_vocab_size);
+}
+
+}  // namespace megamem

@@ -1,0 +1,181 @@
+// One transformer layer as the loop over its module specs, and the sinks specs write into;
+// see module_spec.hpp.
+#include <algorithm>
+
+#include "module_spec.hpp"
+
+namespace megamem {
+
+const char* module_kind_name(ModuleKind kind) {
+  static constexpr const char* kNames[] = {"word_embeddings",
+                                           "position_embeddings",
+                                           "input_layernorm",
+                                           "self_attention",
+                                           "pre_mlp_layernorm",
+                                           "mlp",
+                                           "router",
+                                           "experts",
+                                           "shared_experts",
+                                           "latent_projections",
+                                           "final_layernorm",
+                                           "output_layer",
+                                           "mtp_projection",
+                                           "mtp_final_layernorm"};
+  return kNames[static_cast<std::size_t>(kind)];
+}
+
+void ParamSink::push(ParamTensor tensor) {
+  if (tensor.numel <= 0 || tensor.copies <= 0) return;
+  out_.push_back(tensor);
+}
+
+void ParamSink::tensor(ModuleKind module, std::int64_t numel, bool gemm_weight) {
+  ParamTensor t = tag_;
+  t.module = module;
+  t.numel = numel;
+  t.gemm_weight = gemm_weight;
+  push(t);
+}
+
+void ParamSink::linear(ModuleKind module, std::int64_t weight, std::int64_t bias) {
+  tensor(module, weight, true);
+  tensor(module, bias, false);
+}
+
+void ParamSink::experts(ModuleKind module, std::int64_t weight, std::int64_t bias,
+                        std::int64_t copies) {
+  ParamTensor t = tag_;
+  t.module = module;
+  t.expert = true;
+  t.copies = copies;
+  t.numel = weight;
+  t.gemm_weight = true;
+  push(t);
+  t.numel = bias;
+  t.gemm_weight = false;
+  push(t);
+}
+
+void ParamSink::norm(ModuleKind module, std::int64_t width) {
+  tensor(module, model_.normalization == Normalization::layernorm ? 2 * width : width);
+}
+
+void ParamSink::embedding_or_output(ModuleKind module, std::int64_t numel, bool gemm, bool shared) {
+  ParamTensor t = tag_;
+  t.module = module;
+  t.numel = numel;
+  t.gemm_weight = gemm;
+  t.shared_embedding = shared;
+  t.embedding_or_output = true;
+  push(t);
+}
+
+ActivationShape activation_shape(const NormalizedConfig& n) {
+  const Config& c = n.config;
+  ActivationShape s;
+  s.tp = c.parallel.tensor_parallel;
+  s.batch = c.training.micro_batch_size;
+  s.seq = static_cast<double>(c.training.seq_length) / c.parallel.context_parallel;
+  s.tokens = s.batch * s.seq;
+  s.sp_tokens = n.sequence_parallel ? s.tokens / s.tp : s.tokens;
+  s.h = c.model.hidden_size;
+  s.dropout_mask = c.model.hidden_dropout > 0 ? 1.0 : 0.0;
+  return s;
+}
+
+void SavedSink::add(const char* tensor, ModuleKind module, double elements,
+                    double bytes_per_element, RecomputeModules freed_by, OffloadModules offload) {
+  if (elements <= 0 || bytes_per_element <= 0) return;
+  out_.saved.push_back(SavedActivation{
+      .tensor = tensor,
+      .module = module,
+      .bytes = elements * bytes_per_element,
+      .elements = elements,
+      .freed_by = freed_by,
+      .offload = offload,
+  });
+}
+
+void SavedSink::forward_transient(double bytes) {
+  out_.forward_transient_bytes = std::max(out_.forward_transient_bytes, bytes);
+}
+
+void SavedSink::backward_transient(double bytes) {
+  extra_backward_ = std::max(extra_backward_, bytes);
+}
+
+ModuleContext module_context(const NormalizedConfig& normalized, bool moe_layer) {
+  return ModuleContext{.normalized = normalized,
+                       .model = normalized.config.model,
+                       .config = normalized.config,
+                       .moe_layer = moe_layer};
+}
+
+bool unfused_attention(const Config& c) {
+  return c.training.transformer_impl == TransformerImpl::local ||
+         c.training.attention_backend == AttentionBackend::unfused ||
+         c.training.attention_backend == AttentionBackend::local;
+}
+
+void input_norm_saved(const ModuleContext& context, const ActivationShape& s, SavedSink& sink) {
+  const bool te = context.config.training.transformer_impl == TransformerImpl::transformer_engine;
+  const bool mla = context.model.multi_latent_attention;
+  // The TE spec fuses the input norm into linear_qkv (TELayerNormColumnParallelLinear),
+  // which saves the norm input and, under SP, its local output shard (layernorm_linear.py,
+  // ln_out_needs_gather). MLA keeps a standalone input norm (gpt_layer_specs.py).
+  const bool standalone_norm = !te || mla;
+  // Offloading hooks every tensor saved inside the named module's forward
+  // (fine_grained_activation_offload.py, saved_tensors_hooks): a fused norm's input is saved
+  // inside qkv_linear; attn_norm offloads only a standalone norm.
+  sink.add("input_layernorm input", ModuleKind::input_layernorm, s.sp_tokens * s.h, 2, {},
+           {standalone_norm ? OffloadModule::attn_norm : OffloadModule::qkv_linear});
+  sink.add(
+      "input_layernorm output", ModuleKind::input_layernorm, s.sp_tokens * s.h, 2,
+      standalone_norm && mla ? RecomputeModules{RecomputeModule::layernorm} : RecomputeModules{},
+      {OffloadModule::qkv_linear});
+}
+
+void layer_params(const ModuleContext& context, ParamSink& sink) {
+  for (const LayerModuleSpec* spec : layer_module_specs()) {
+    if (spec->present(context)) spec->params(context, sink);
+  }
+}
+
+// megatron/core/transformer/transformer_layer.py: each block ends in a bias-dropout-add whose
+// dropout saves a 1-byte mask of the (SP-sharded) hidden states.
+void layer_saved(const ModuleContext& context, const ActivationShape& shape, SavedSink& sink) {
+  for (LayerBlock block : {LayerBlock::attention, LayerBlock::mlp}) {
+    for (const LayerModuleSpec* spec : layer_module_specs()) {
+      if (spec->block == block && spec->present(context)) spec->saved(context, shape, sink);
+    }
+    const bool attention = block == LayerBlock::attention;
+    const ModuleKind owner = attention           ? ModuleKind::self_attention
+                             : context.moe_layer ? ModuleKind::routed_experts
+                                                 : ModuleKind::mlp;
+    const char* name = attention           ? "attention dropout mask"
+                       : context.moe_layer ? "MoE dropout mask"
+                                           : "MLP dropout mask";
+    sink.add(name, owner, shape.sp_tokens * shape.h, shape.dropout_mask);
+  }
+}
+
+void layer_flops(const ModuleContext& context, ModuleFlops& flops) {
+  for (const LayerModuleSpec* spec : layer_module_specs()) {
+    if (spec->present(context)) spec->flops(context, flops);
+  }
+}
+
+ModuleFlops model_module_flops(const NormalizedConfig& normalized) {
+  // Megatron's count prices every module of both layer kinds, whatever the layer pattern.
+  ModuleFlops dense, moe;
+  layer_flops(module_context(normalized, false), dense);
+  if (normalized.config.model.num_experts > 0) layer_flops(module_context(normalized, true), moe);
+  ModuleFlops out = dense;
+  out.moe_routed = moe.moe_routed;
+  out.moe_shared = moe.moe_shared;
+  out.logits = logits_flops(normalized);
+  out.mtp_extra = mtp_extra_flops(normalized.config.model);
+  return out;
+}
+
+}  // namespace megamem
