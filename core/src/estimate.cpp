@@ -204,9 +204,7 @@ Expected<Estimate> estimate(const Config& config, const EstimateOptions& options
     rank.host_activation_bytes =
         static_cast<std::uint64_t>(std::llround(peak.host_activation_bytes));
     rank.max_inflight_microbatches = peak.max_inflight;
-    rank.runtime_overhead_bytes = static_cast<std::uint64_t>(
-        std::llround(runtime_overhead_bytes(n, peak.peak_allocated_bytes)));
-    rank.peak_total_bytes = rank.peak_allocated_bytes + rank.runtime_overhead_bytes;
+    set_device_memory(n, rank);
     if (options.module_tree) {
       for (ChunkMemory& chunk : rank.chunks) add_activation_bytes(n, profiles, chunk.modules);
     }

@@ -109,8 +109,7 @@ void rank_activation_peaks(const std::vector<ChunkActivations>& chunks, int virt
 std::uint64_t rank_peak_total(const NormalizedConfig& n, std::uint64_t static_bytes,
                               double activation_peak) {
   const double peak = static_cast<double>(static_bytes) + activation_peak;
-  return static_cast<std::uint64_t>(std::llround(peak)) +
-         static_cast<std::uint64_t>(std::llround(runtime_overhead_bytes(n, peak)));
+  return device_total_bytes(n, static_cast<std::uint64_t>(std::llround(peak)));
 }
 
 }  // namespace megamem
