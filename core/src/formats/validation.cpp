@@ -688,7 +688,7 @@ std::string validation_reports_markdown(const ValidationReport& ci, std::string_
                                         std::string_view community_path) {
   std::string md = validation_report_markdown(ci, ci_path);
   md += "\n## Outside Megatron's CI: community runs\n\n";
-  md += "From `" + std::string(community_path) +
+  md += "Scored from `" + std::string(community_path) +
         "`: public measurements of Megatron-Core runs that are not in Megatron-LM's CI, each "
         "on the pipeline rank its source logged. Runs whose logs give no static figure are "
         "scored on the peak alone; `reserved` compares `peak_reserved_bytes` with "
