@@ -141,6 +141,7 @@ Expected<Estimate> estimate(const Config& config, const EstimateOptions& options
   const LayerTemplates templates = layer_templates(n);
   StageParams params;
   std::vector<ParamTensor> tensors;
+  std::vector<std::vector<std::int64_t>> dummy_shapes(static_cast<std::size_t>(pp));
   for (const StagePlacement& stage : *stages) {
     stage_params(n, stage, templates, params);
     // distributed_data_parallel.py: only the first pipeline rank's first chunk buckets.
@@ -173,6 +174,12 @@ Expected<Estimate> estimate(const Config& config, const EstimateOptions& options
     rank.host_optimizer_bytes += bytes.host_optimizer_bytes;
     rank.persistent_buffer_bytes +=
         static_cast<std::uint64_t>(std::llround(expert_bias_buffer_bytes(n, params.blocks)));
+    collect_te_dummy_wgrad_shapes(n, params.blocks,
+                                  dummy_shapes[static_cast<std::size_t>(rank.pp_rank)]);
+  }
+  for (RankMemory& rank : result.ranks) {
+    rank.persistent_buffer_bytes += static_cast<std::uint64_t>(std::llround(
+        te_dummy_wgrad_bytes(n, dummy_shapes[static_cast<std::size_t>(rank.pp_rank)])));
   }
 
   // Persistent allocations: C_fixed per GPU and Megatron's global memory buffer.

@@ -111,3 +111,28 @@ TEST_CASE("the flex dispatcher adds DeepEP's buffers") {
   CHECK(overheads.back().name == "deepep_buffers");
   CHECK(overheads.back().bytes == kGiB);
 }
+
+TEST_CASE("Transformer Engine keeps one dummy wgrad per distinct weight shape") {
+  // TP8, h 1024, 16 heads, GeLU MLP 4h: per rank qkv 393,216, proj 131,072, fc1 524,288 and
+  // fc2 524,288 elements (transposed shapes, two cache entries); bf16, 4 layers, one set.
+  Config c = dense_config();
+  c.training.gradient_accumulation_fusion = false;
+  const Expected<Estimate> without = estimate(c);
+  c.training.gradient_accumulation_fusion = true;
+  const Expected<Estimate> with = estimate(c);
+  REQUIRE(without.has_value());
+  REQUIRE(with.has_value());
+  const std::uint64_t expected = (393216 + 131072 + 2 * 524288) * 2;
+  for (std::size_t r = 0; r < with->ranks.size(); ++r) {
+    CHECK(with->ranks[r].persistent_buffer_bytes - without->ranks[r].persistent_buffer_bytes ==
+          expected);
+  }
+  // The local spec's linears are Megatron's own, without the cache.
+  c.training.transformer_impl = TransformerImpl::local;
+  const Expected<Estimate> local = estimate(c);
+  c.training.gradient_accumulation_fusion = false;
+  const Expected<Estimate> local_without = estimate(c);
+  REQUIRE(local.has_value());
+  REQUIRE(local_without.has_value());
+  CHECK(local->ranks[0].persistent_buffer_bytes == local_without->ranks[0].persistent_buffer_bytes);
+}
