@@ -177,10 +177,6 @@ Expected<Estimate> estimate(const Config& config, const EstimateOptions& options
     collect_te_dummy_wgrad_shapes(n, params.blocks,
                                   dummy_shapes[static_cast<std::size_t>(rank.pp_rank)]);
   }
-  for (RankMemory& rank : result.ranks) {
-    rank.persistent_buffer_bytes += static_cast<std::uint64_t>(std::llround(
-        te_dummy_wgrad_bytes(n, dummy_shapes[static_cast<std::size_t>(rank.pp_rank)])));
-  }
 
   // Persistent allocations: C_fixed per GPU and Megatron's global memory buffer.
   const double fixed_bytes = workspace_bytes(n) + global_buffer_bytes(n);
@@ -192,7 +188,9 @@ Expected<Estimate> estimate(const Config& config, const EstimateOptions& options
   }
   double largest = -1;
   for (RankMemory& rank : result.ranks) {
-    rank.persistent_buffer_bytes += static_cast<std::uint64_t>(std::llround(fixed_bytes));
+    rank.persistent_buffer_bytes += static_cast<std::uint64_t>(
+        std::llround(fixed_bytes + te_dummy_wgrad_bytes(
+                                       n, dummy_shapes[static_cast<std::size_t>(rank.pp_rank)])));
     rank.static_bytes = rank.weight_bytes + rank.gradient_bytes + rank.optimizer_bytes +
                         rank.persistent_buffer_bytes;
     const auto& chunks = chunk_activation[static_cast<std::size_t>(rank.pp_rank)];
