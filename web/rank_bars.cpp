@@ -36,6 +36,22 @@ void legend() {
   ImGui::NewLine();
 }
 
+// The device-level terms of a rank: the allocator's reserve, then each overhead outside the
+// allocator with the source of its size (runtime_overheads.cpp).
+void device_memory_lines(const RankMemory& rank) {
+  ImGui::Text("reserved by the allocator %s (allocator peak %s)",
+              gib_text(rank.peak_reserved_bytes).c_str(),
+              gib_text(rank.peak_allocated_bytes).c_str());
+  for (const DeviceOverhead& overhead : rank.device_overheads) {
+    ImGui::Text("+ %.*s %s", static_cast<int>(overhead.name.size()), overhead.name.data(),
+                gib_text(overhead.bytes).c_str());
+    ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
+    ImGui::TextUnformatted(overhead.source.data(), overhead.source.data() + overhead.source.size());
+    ImGui::PopTextWrapPos();
+    ImGui::PopStyleColor();
+  }
+}
 }  // namespace
 
 void draw_rank_bars(AppState& state, const Estimate& estimate) {
@@ -93,6 +109,7 @@ void draw_rank_bars(AppState& state, const Estimate& estimate) {
         ImGui::TextUnformatted(category.rule);
         ImGui::PopTextWrapPos();
         ImGui::PopStyleColor();
+        if (category.bytes == &RankMemory::runtime_overhead_bytes) device_memory_lines(rank);
         ImGui::EndTooltip();
       }
       x += width_px;
@@ -114,8 +131,8 @@ void draw_rank_bars(AppState& state, const Estimate& estimate) {
       ImGui::BeginTooltip();
       ImGui::Text("PP rank %d peak: %s (%s bytes)", rank.pp_rank,
                   gib_text(rank.peak_total_bytes).c_str(), grouped(rank.peak_total_bytes).c_str());
-      ImGui::Text("allocator peak %s, static %s", gib_text(rank.peak_allocated_bytes).c_str(),
-                  gib_text(rank.static_bytes).c_str());
+      ImGui::Text("static %s", gib_text(rank.static_bytes).c_str());
+      device_memory_lines(rank);
       ImGui::EndTooltip();
     }
     ImGui::PopID();

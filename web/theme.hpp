@@ -59,8 +59,8 @@ inline constexpr Category kCategories[] = {
      "working set, activation gradients",
      kTransientsColor, &RankMemory::transient_bytes},
     {"runtime", "runtime_overhead_bytes",
-     "outside the allocator: CUDA context, NCCL communicators, fragmentation (settings under "
-     "RUNTIME OVERHEADS)",
+     "the caching allocator's reserve above its peak, and memory outside the allocator: CUDA "
+     "context, NCCL communicators, DeepEP buffers (settings under RUNTIME OVERHEADS)",
      kRuntimeColor, &RankMemory::runtime_overhead_bytes},
 };
 

@@ -129,6 +129,7 @@ void add_stage_static_memory(const NormalizedConfig& n, const EstimateOptions& o
   const LayerTemplates templates = layer_templates(n);
   StageParams params;
   std::vector<ParamTensor> tensors;
+  std::vector<std::vector<std::int64_t>> dummy_shapes(result.ranks.size());
   for (const StagePlacement& stage : n.stages) {
     stage_params(n, stage, templates, params);
     // distributed_data_parallel.py: only the first pipeline rank's first chunk buckets.
@@ -161,6 +162,13 @@ void add_stage_static_memory(const NormalizedConfig& n, const EstimateOptions& o
     rank.host_optimizer_bytes += bytes.host_optimizer_bytes;
     rank.persistent_buffer_bytes +=
         static_cast<std::uint64_t>(std::llround(expert_bias_buffer_bytes(n, params.blocks)));
+    collect_te_dummy_wgrad_shapes(n, params.blocks,
+                                  dummy_shapes[static_cast<std::size_t>(rank.pp_rank)]);
+  }
+  // TE's dummy weight gradients are cached once per distinct weight shape on the rank.
+  for (RankMemory& rank : result.ranks) {
+    rank.persistent_buffer_bytes += static_cast<std::uint64_t>(std::llround(
+        te_dummy_wgrad_bytes(n, dummy_shapes[static_cast<std::size_t>(rank.pp_rank)])));
   }
 }
 
@@ -185,9 +193,7 @@ void add_rank_peak(const NormalizedConfig& n, const EstimateOptions& options,
   rank.transient_bytes = rank.peak_allocated_bytes - rank.static_bytes - rank.activation_peak_bytes;
   rank.host_activation_bytes = static_cast<std::uint64_t>(std::llround(peak.host_activation_bytes));
   rank.max_inflight_microbatches = peak.max_inflight;
-  rank.runtime_overhead_bytes = static_cast<std::uint64_t>(
-      std::llround(runtime_overhead_bytes(n, peak.peak_allocated_bytes)));
-  rank.peak_total_bytes = rank.peak_allocated_bytes + rank.runtime_overhead_bytes;
+  set_device_memory(n, rank);
   if (options.module_tree) {
     for (ChunkMemory& chunk : rank.chunks) add_activation_bytes(n, profiles, chunk.modules);
   }

@@ -76,4 +76,66 @@ double expert_bias_buffer_bytes(const NormalizedConfig& n, const std::vector<Ten
   return routers * 2 * 4 * model.num_experts;
 }
 
+namespace {
+
+// A dummy-wgrad shape key: element count x kShapeKeyScale + module x 4 + ordinal (< 4).
+constexpr std::int64_t kShapeKeyScale = 256;
+
+// The modules whose GEMMs are Transformer Engine linears (TE spec): attention and MLA
+// projections, dense and shared-expert MLPs, grouped or sequential experts, MoE latent
+// projections and MTP's eh_proj. The router and the output layer are Megatron's own.
+bool is_te_linear(const ParamTensor& tensor) {
+  if (!tensor.gemm_weight || tensor.embedding_or_output) return false;
+  switch (tensor.module) {
+    case ModuleKind::self_attention:
+    case ModuleKind::mlp:
+    case ModuleKind::routed_experts:
+    case ModuleKind::shared_experts:
+    case ModuleKind::moe_latent_projection:
+    case ModuleKind::mtp_projection:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+void collect_te_dummy_wgrad_shapes(const NormalizedConfig& n,
+                                   const std::vector<TensorBlock>& blocks,
+                                   std::vector<std::int64_t>& shapes) {
+  const TrainingConfig& t = n.config.training;
+  if (t.transformer_impl != TransformerImpl::transformer_engine ||
+      !t.gradient_accumulation_fusion) {
+    return;
+  }
+  // The cache is keyed by shape; a tensor list does not carry shapes, so a weight is told apart
+  // by its module, element count and its rank among equal counts of that module in the layer
+  // (fc1 and fc2 of a non-gated MLP have equal counts but transposed shapes).
+  for (const TensorBlock& block : blocks) {
+    for (std::size_t i = 0; i < block.count; ++i) {
+      const ParamTensor& tensor = block.tensors[i];
+      if (!is_te_linear(tensor)) continue;
+      std::int64_t ordinal = 0;
+      for (std::size_t j = 0; j < i; ++j) {
+        const ParamTensor& earlier = block.tensors[j];
+        ordinal += is_te_linear(earlier) && earlier.module == tensor.module &&
+                   earlier.numel == tensor.numel;
+      }
+      shapes.push_back(tensor.numel * kShapeKeyScale +
+                       static_cast<std::int64_t>(tensor.module) * 4 +
+                       std::min<std::int64_t>(ordinal, 3));
+    }
+  }
+}
+
+double te_dummy_wgrad_bytes(const NormalizedConfig& n, std::vector<std::int64_t> shapes) {
+  std::sort(shapes.begin(), shapes.end());
+  shapes.erase(std::unique(shapes.begin(), shapes.end()), shapes.end());
+  double elements = 0;
+  for (const std::int64_t key : shapes) elements += static_cast<double>(key / kShapeKeyScale);
+  // The placeholder has the weight's dtype: fp32, or bf16/fp16 with --bf16/--fp16.
+  return elements * (n.config.training.params_dtype == DType::fp32 ? 4.0 : 2.0);
+}
+
 }  // namespace megamem

@@ -3,6 +3,7 @@
 // buffers and a small calibrated remainder (memory-model.md 3.6, C_fixed).
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "megamem/estimate.hpp"
@@ -21,5 +22,18 @@ double global_buffer_bytes(const NormalizedConfig& normalized);
 // (megatron/core/transformer/moe/router.py).
 double expert_bias_buffer_bytes(const NormalizedConfig& normalized,
                                 const std::vector<TensorBlock>& blocks);
+
+// Transformer Engine's cached dummy weight gradients (transformer_engine/pytorch/module/base.py,
+// get_dummy_wgrad): with --gradient-accumulation-fusion under Megatron's DDP (which marks each
+// parameter with grad_added_to_main_grad, megatron/core/distributed/distributed_data_parallel.py)
+// every TE linear returns a placeholder wgrad of its weight's shape and dtype, kept in a
+// module-level cache keyed by shape and dtype for the rest of the run. Adds a key per TE GEMM
+// weight in `blocks` to `shapes` (one rank collects over all its chunks).
+void collect_te_dummy_wgrad_shapes(const NormalizedConfig& normalized,
+                                   const std::vector<TensorBlock>& blocks,
+                                   std::vector<std::int64_t>& shapes);
+
+// Bytes of the cache for the shapes one rank collected: one tensor per distinct shape.
+double te_dummy_wgrad_bytes(const NormalizedConfig& normalized, std::vector<std::int64_t> shapes);
 
 }  // namespace megamem

@@ -20,6 +20,7 @@ std::vector<std::uint64_t> rank_parameter_bytes(const NormalizedConfig& n,
   std::vector<std::uint64_t> out(static_cast<std::size_t>(n.config.parallel.pipeline_parallel), 0);
   const LayerTemplates templates = layer_templates(n);
   StageParams params;
+  std::vector<std::vector<std::int64_t>> dummy_shapes(out.size());
   for (const StagePlacement& stage : stages) {
     stage_params(n, stage, templates, params);
     // distributed_data_parallel.py: only the first pipeline rank's first chunk buckets.
@@ -28,6 +29,12 @@ std::vector<std::uint64_t> rank_parameter_bytes(const NormalizedConfig& n,
     out[static_cast<std::size_t>(stage.pp_rank)] +=
         bytes.weight_bytes + bytes.gradient_bytes + bytes.optimizer_bytes +
         static_cast<std::uint64_t>(std::llround(expert_bias_buffer_bytes(n, params.blocks)));
+    collect_te_dummy_wgrad_shapes(n, params.blocks,
+                                  dummy_shapes[static_cast<std::size_t>(stage.pp_rank)]);
+  }
+  for (std::size_t rank = 0; rank < out.size(); ++rank) {
+    out[rank] +=
+        static_cast<std::uint64_t>(std::llround(te_dummy_wgrad_bytes(n, dummy_shapes[rank])));
   }
   return out;
 }
@@ -109,8 +116,7 @@ void rank_activation_peaks(const std::vector<ChunkActivations>& chunks, int virt
 std::uint64_t rank_peak_total(const NormalizedConfig& n, std::uint64_t static_bytes,
                               double activation_peak) {
   const double peak = static_cast<double>(static_bytes) + activation_peak;
-  return static_cast<std::uint64_t>(std::llround(peak)) +
-         static_cast<std::uint64_t>(std::llround(runtime_overhead_bytes(n, peak)));
+  return device_total_bytes(n, static_cast<std::uint64_t>(std::llround(peak)));
 }
 
 }  // namespace megamem

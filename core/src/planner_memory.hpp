@@ -4,7 +4,7 @@
 // estimate() (estimate.cpp) prices each rank as
 //   static  = weights + gradients + optimizer + expert-bias buffers + fixed buffers
 //   peak    = simulate_rank(static) = static + the schedule's worst (saved + transient)
-//   total   = peak + runtime_overhead_bytes(peak)
+//   total   = device_total_bytes(peak): reserved + overheads outside the allocator
 // Static memory depends on the layout and the optimizer settings only; the fixed buffers on
 // the micro-batch size; the schedule part on micro-batch size, recompute and activation
 // offload. The planner memoizes each at its level. Every planned candidate it reports is

@@ -1,42 +1,102 @@
-// Runtime overheads; see runtime_overheads.hpp.
+// Device memory beyond the allocator peak; see runtime_overheads.hpp.
 #include "runtime_overheads.hpp"
+
+#include <algorithm>
+#include <cmath>
 
 #include "megamem/units.hpp"
 
 namespace megamem {
+namespace {
 
-int active_communicators(const NormalizedConfig& n) {
+// c10/cuda/CUDACachingAllocator.cpp: allocations above kSmallSize (1 MiB) come from the large
+// pool; with expandable segments each pool's segment grows by mapping whole pages of
+// kLargeBuffer (20 MiB, large pool) or kSmallBuffer (2 MiB, small pool).
+constexpr double kLargeBuffer = 20.0 * kBytesPerMiB;
+constexpr double kSmallBuffer = 2.0 * kBytesPerMiB;
+
+constexpr std::string_view kNcclSource =
+    "NCCL_BUFFSIZE 4 MiB x NCCL_MAX_NCHANNELS 32 x 2 ring peers (NCCL environment variables); "
+    "groups from megatron/core/parallel_state.py";
+
+}  // namespace
+
+std::vector<std::string_view> active_communicators(const NormalizedConfig& n) {
   const ParallelConfig& p = n.config.parallel;
   const bool moe = n.config.model.num_experts > 0;
-  int count = 0;
+  std::vector<std::string_view> names;
   // megatron/core/parallel_state.py: TP, CP, PP, DP x CP, and for MoE EP, expert-TP and
   // expert-DP; the embedding group ties first and last stages.
-  count += p.tensor_parallel > 1;
-  count += p.context_parallel > 1;
-  count += p.pipeline_parallel > 1;
-  count += n.data_parallel * p.context_parallel > 1;
-  if (moe) {
-    count += p.expert_parallel > 1;
-    count += p.expert_tensor_parallel > 1 && p.expert_tensor_parallel != p.tensor_parallel;
-    count += n.expert_data_parallel > 1;
+  if (p.tensor_parallel > 1) names.push_back("nccl_tp");
+  if (p.context_parallel > 1) names.push_back("nccl_cp");
+  if (p.pipeline_parallel > 1) names.push_back("nccl_pp");
+  if (n.data_parallel * p.context_parallel > 1) names.push_back("nccl_dp");
+  if (moe && p.expert_parallel > 1) names.push_back("nccl_ep");
+  if (moe && p.expert_tensor_parallel > 1 && p.expert_tensor_parallel != p.tensor_parallel) {
+    names.push_back("nccl_expert_tp");
   }
+  if (moe && n.expert_data_parallel > 1) names.push_back("nccl_expert_dp");
   const bool embedding_group =
       p.pipeline_parallel > 1 &&
       (!n.config.model.untie_embeddings_and_output_weights || n.config.model.mtp_num_layers > 0);
-  count += embedding_group;
-  return count;
+  if (embedding_group) names.push_back("nccl_embedding");
+  return names;
 }
 
-double runtime_overhead_bytes(const NormalizedConfig& n, double peak_allocated_bytes) {
+std::uint64_t peak_reserved_bytes(const NormalizedConfig& n, std::uint64_t peak_allocated_bytes) {
   const RuntimeOverheadConfig& r = n.config.runtime;
-  double bytes = r.cuda_context_gib * kBytesPerGiB;
-  bytes += r.nccl_gib_per_communicator * kBytesPerGiB * active_communicators(n);
-  bytes += r.fragmentation_fraction * peak_allocated_bytes;
+  const auto allocated = static_cast<double>(peak_allocated_bytes);
+  double reserved = 0;
+  if (r.expandable_segments) {
+    // One expandable segment per pool: the mapped range ends on a page boundary, and blocks
+    // freed at its end are reused by the next request, so only the last pages are spare.
+    reserved = std::ceil(allocated / kLargeBuffer) * kLargeBuffer + kSmallBuffer;
+  } else {
+    // Without expandable segments segments are never released during training and a cached
+    // block serves only requests no larger than itself (best fit, split when more than
+    // kSmallSize remains), so freed blocks later requests do not fit stay reserved:
+    // fragmentation_fraction of the allocator peak (memory-model.md 7.2 says why a share of
+    // the peak rather than of the freed bytes).
+    reserved = allocated * (1.0 + r.fragmentation_fraction);
+  }
+  return std::max(peak_allocated_bytes, static_cast<std::uint64_t>(std::llround(reserved)));
+}
+
+std::vector<DeviceOverhead> device_overheads(const NormalizedConfig& n) {
+  const RuntimeOverheadConfig& r = n.config.runtime;
+  std::vector<DeviceOverhead> out;
+  const auto add = [&](std::string_view name, double bytes, std::string_view source) {
+    if (bytes > 0) out.push_back({name, static_cast<std::uint64_t>(std::llround(bytes)), source});
+  };
+  add("cuda_context", r.cuda_context_gib * kBytesPerGiB,
+      "CUDA context with lazy module loading (CUDA Programming Guide, Lazy Loading: "
+      "CUDA_MODULE_LOADING=LAZY, default on Linux since CUDA 12.2, set by torch/cuda/__init__.py)");
+  for (const std::string_view name : active_communicators(n)) {
+    add(name, r.nccl_gib_per_communicator * kBytesPerGiB, kNcclSource);
+  }
   if (n.config.model.num_experts > 0 &&
       n.config.training.moe_token_dispatcher == TokenDispatcher::flex) {
-    bytes += r.deepep_buffer_gib * kBytesPerGiB;
+    add("deepep_buffers", r.deepep_buffer_gib * kBytesPerGiB,
+        "DeepEP Buffer NVLink and RDMA buffers of the flex dispatcher "
+        "(megatron/core/transformer/moe/fused_a2a.py, get_buffer)");
   }
-  return bytes;
+  return out;
+}
+
+std::uint64_t device_total_bytes(const NormalizedConfig& n, std::uint64_t peak_allocated_bytes) {
+  std::uint64_t total = peak_reserved_bytes(n, peak_allocated_bytes);
+  for (const DeviceOverhead& overhead : device_overheads(n)) total += overhead.bytes;
+  return total;
+}
+
+void set_device_memory(const NormalizedConfig& n, RankMemory& rank) {
+  rank.peak_reserved_bytes = peak_reserved_bytes(n, rank.peak_allocated_bytes);
+  rank.device_overheads = device_overheads(n);
+  rank.peak_total_bytes = rank.peak_reserved_bytes;
+  for (const DeviceOverhead& overhead : rank.device_overheads) {
+    rank.peak_total_bytes += overhead.bytes;
+  }
+  rank.runtime_overhead_bytes = rank.peak_total_bytes - rank.peak_allocated_bytes;
 }
 
 }  // namespace megamem

@@ -1,16 +1,36 @@
-// Device memory outside PyTorch's allocator (memory-model.md 7.3): the CUDA context, NCCL
-// buffers of each communicator a rank actually uses, allocator fragmentation, and the
-// DeepEP/HybridEP buffers of the flex dispatcher. All are user-set constants
-// (RuntimeOverheadConfig); the CI measurements contain none of them.
+// Device memory beyond torch.cuda.memory_allocated() (memory-model.md 7.2 and 7.3).
+//
+// Inside the allocator: PyTorch's CUDA caching allocator reserves whole segments and keeps
+// freed blocks cached, so torch.cuda.max_memory_reserved() exceeds the allocator peak
+// (c10/cuda/CUDACachingAllocator.cpp). Outside it, nvidia-smi also counts the CUDA context,
+// the NCCL buffers of every communicator a rank uses and library buffers such as DeepEP's.
+// Every size is a RuntimeOverheadConfig setting; the CI measurements contain none of them.
 #pragma once
+
+#include <vector>
 
 #include "megamem/estimate.hpp"
 
 namespace megamem {
 
-// The number of NCCL communicators with more than one member that a rank uses.
-int active_communicators(const NormalizedConfig& normalized);
+// The NCCL communicators with more than one member that a rank uses, by name
+// ("nccl_tp", "nccl_dp", ...), in megatron/core/parallel_state.py's order.
+std::vector<std::string_view> active_communicators(const NormalizedConfig& normalized);
 
-double runtime_overhead_bytes(const NormalizedConfig& normalized, double peak_allocated_bytes);
+// torch.cuda.max_memory_reserved() for an allocator peak (memory_allocated at its highest).
+std::uint64_t peak_reserved_bytes(const NormalizedConfig& normalized,
+                                  std::uint64_t peak_allocated_bytes);
+
+// The itemized memory outside the allocator, per GPU (the same on every pipeline rank).
+std::vector<DeviceOverhead> device_overheads(const NormalizedConfig& normalized);
+
+// What nvidia-smi shows for an allocator peak: the reserved bytes plus every device overhead.
+// estimate() and the planner's fast path both use it, so they agree to the byte.
+std::uint64_t device_total_bytes(const NormalizedConfig& normalized,
+                                 std::uint64_t peak_allocated_bytes);
+
+// Fills a rank's peak_reserved_bytes, device_overheads, runtime_overhead_bytes and
+// peak_total_bytes from its peak_allocated_bytes.
+void set_device_memory(const NormalizedConfig& normalized, RankMemory& rank);
 
 }  // namespace megamem

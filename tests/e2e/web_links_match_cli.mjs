@@ -66,7 +66,7 @@ try {
                                        '--base-url', baseUrl]);
     const query = encoded.query;
     const state = await checkLink(query, `recipe ${recipe.id}`);
-    if (state && recipe.id === 'deepseek-v3-h800-2048') {
+    if (state && recipe.id === 'deepseek-v3-h100-1024') {
       await moveMouseAway(page);
       await page.screenshot({ path: join(opts.artifacts, 'links-recipe-deepseek-v3.png') });
     }

@@ -72,7 +72,10 @@ TEST_CASE("the issue's models, GPUs and recipes are presets") {
     INFO(id);
     CHECK(presets.find_gpu(id) != nullptr);
   }
-  CHECK(presets.find_recipe("deepseek-v3-h800-2048") != nullptr);
+  CHECK(presets.find_recipe("deepseek-v3-h100-1024") != nullptr);
+  // The technical report's DualPipe run gave way to Megatron-Bridge's recipe; its id stays.
+  CHECK(presets.find_recipe("deepseek-v3-h800-2048") ==
+        presets.find_recipe("deepseek-v3-h100-1024"));
   CHECK(presets.find_recipe("qwen3-235b-a22b-h100-256") != nullptr);
   CHECK(presets.find_recipe("qwen3-30b-a3b-rl-h100-8") != nullptr);
 }
@@ -216,20 +219,28 @@ TEST_CASE("every recipe estimates") {
   }
 }
 
-TEST_CASE("the DeepSeek-V3 recipe is the published layout") {
+TEST_CASE("the DeepSeek-V3 recipe is Megatron-Bridge's published Megatron-Core layout") {
   const Expected<SharedConfig> shared =
-      recipe_config(*catalog().find_recipe("deepseek-v3-h800-2048"));
+      recipe_config(*catalog().find_recipe("deepseek-v3-h100-1024"));
   REQUIRE(shared.has_value());
   const Config& c = shared->config;
-  CHECK(c.parallel.world_size == 2048);
-  CHECK(c.parallel.tensor_parallel == 1);
-  CHECK(c.parallel.pipeline_parallel == 16);
+  CHECK(c.parallel.world_size == 1024);
+  CHECK(c.parallel.tensor_parallel == 2);
+  CHECK(c.parallel.pipeline_parallel == 8);
+  CHECK(c.parallel.virtual_stages_per_pipeline_rank == 4);
   CHECK(c.parallel.expert_parallel == 64);
   CHECK(c.optimizer.use_distributed_optimizer);
   CHECK(c.training.seq_length == 4096);
-  CHECK(c.training.fp8_recipe == Fp8Recipe::blockwise);
+  CHECK(c.training.fp8_recipe == Fp8Recipe::none);
+  CHECK(c.training.moe_token_dispatcher == TokenDispatcher::flex);
   CHECK(c.optimizer.exp_avg_dtype == DType::bf16);
-  CHECK(c.device.name == "H800 80GB");
+  CHECK(c.device.name == "H100 80GB");
+  // A run that trained fits.
+  const Expected<Estimate> e = estimate(c);
+  REQUIRE(e.has_value());
+  CHECK(static_cast<double>(
+            e->ranks[static_cast<std::size_t>(e->limiting_pp_rank)].peak_total_bytes) <=
+        c.device.capacity_gib * 1024.0 * 1024.0 * 1024.0);
 }
 
 TEST_CASE("presets_to_json lists every preset with an id") {

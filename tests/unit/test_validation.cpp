@@ -325,3 +325,31 @@ TEST_CASE("a malformed cases file is an error") {
   CHECK(report->cases[0].status == CaseStatus::error);
   CHECK(report->errors == 1);
 }
+
+TEST_CASE("a run without a static figure is scored on the peak, and reserved where measured") {
+  const std::string entry =
+      "{\"id\": \"outside/peak_only\", \"gpu\": \"B200\", \"world_size\": 8, "
+      "\"measured_rank\": {\"pp_rank\": 0}, \"megatron_args\": \"" +
+      kFlags +
+      "\", \"vocab_size\": 50257, \"measured\": {\"static_bytes\": null, "
+      "\"peak_bytes\": 4294967296, \"max_reserved_bytes\": 4509715660}}";
+  Expected<ValidationReport> report = run_validation(cases_file({entry}), kCommunityTargets);
+  REQUIRE(report.has_value());
+  REQUIRE(report->cases.size() == 1);
+  const CaseResult& c = report->cases[0];
+  CHECK(c.status == CaseStatus::scored);
+  CHECK_FALSE(c.static_memory.has_value());
+  REQUIRE(c.peak_memory.has_value());
+  REQUIRE(c.reserved_memory.has_value());
+  CHECK(c.reserved_memory->measured_bytes == 4509715660.0);
+  CHECK(c.reserved_memory->predicted_bytes >= c.peak_memory->predicted_bytes);
+  REQUIRE(report->reserved_summary.has_value());
+  CHECK_FALSE(report->targets_gate);
+  // Issue 12's targets for outside runs: peak median 2 %, every run within 5 % + 256 MiB.
+  CHECK(report->peak_summary->target.median_percent == 2.0);
+  CHECK(report->peak_summary->target.tolerance_mib == 256.0);
+  const std::string md = validation_reports_markdown(*report, "ci.json", *report, "outside.json");
+  CHECK_THAT(md, Contains("## Outside Megatron's CI: community runs"));
+  CHECK_THAT(md, Contains("### reserved memory"));
+  CHECK_THAT(md, Contains("reserved predicted"));
+}

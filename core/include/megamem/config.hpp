@@ -152,12 +152,19 @@ struct OffloadConfig {
   bool cpu_offloading_weights = false;
 };
 
-// Runtime costs outside the PyTorch allocator (CUDA context, NCCL, fragmentation).
+// Device memory beyond torch.cuda.memory_allocated() (runtime_overheads.cpp has the sources):
+// the caching allocator's reserve, and what nvidia-smi counts outside the allocator.
 struct RuntimeOverheadConfig {
-  double cuda_context_gib = 0.5;
+  double cuda_context_gib = 0.5;  // CUDA context and lazily loaded kernel modules
+  // NCCL_BUFFSIZE (4 MiB) x NCCL_MAX_NCHANNELS (32) x 2 ring peers, per communicator.
   double nccl_gib_per_communicator = 0.25;
-  double fragmentation_fraction = 0.05;  // of the allocator peak
-  double deepep_buffer_gib = 1.0;        // only with the flex dispatcher
+  // Cached blocks the allocator cannot reuse, as a fraction of the allocator peak; applies
+  // without expandable segments.
+  double fragmentation_fraction = 0.05;
+  double deepep_buffer_gib = 1.0;  // only with the flex dispatcher
+  // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (Megatron-Bridge's launchers set it):
+  // one growing segment per pool, reserved = the allocator peak rounded up to its page.
+  bool expandable_segments = false;
 };
 
 // The GPU: its capacity, and the allocator-resident memory no parameter formula covers.

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "megamem/config.hpp"
@@ -91,6 +92,14 @@ constexpr std::string_view timeline_event_name(TimelineEvent::Kind kind) {
   return "forward";
 }
 
+// One term of device memory outside PyTorch's caching allocator (memory-model.md 7.3):
+// what nvidia-smi shows beyond torch.cuda.memory_reserved(). Names and sources are static text.
+struct DeviceOverhead {
+  std::string_view name;    // "cuda_context", "nccl_buffers", "deepep_buffers", ...
+  std::uint64_t bytes = 0;  // per GPU
+  std::string_view source;  // the file or document the size comes from
+};
+
 // Everything one pipeline rank holds, per GPU.
 struct RankMemory {
   int pp_rank = 0;
@@ -108,9 +117,13 @@ struct RankMemory {
   // saved activations of all in-flight micro-batches and that operation's transients.
   std::uint64_t activation_peak_bytes = 0;
   std::uint64_t transient_bytes = 0;
-  std::uint64_t peak_allocated_bytes = 0;             // torch.cuda.max_memory_allocated()
-  std::uint64_t runtime_overhead_bytes = 0;           // CUDA context, NCCL, fragmentation, DeepEP
-  std::uint64_t peak_total_bytes = 0;                 // what the card must hold
+  std::uint64_t peak_allocated_bytes = 0;  // torch.cuda.max_memory_allocated()
+  // torch.cuda.max_memory_reserved(): the caching allocator's segments at the peak, with its
+  // block rounding and the cached blocks it cannot reuse (memory-model.md 7.2).
+  std::uint64_t peak_reserved_bytes = 0;
+  std::vector<DeviceOverhead> device_overheads;       // outside the allocator, itemized
+  std::uint64_t runtime_overhead_bytes = 0;           // peak_total - peak_allocated
+  std::uint64_t peak_total_bytes = 0;                 // what nvidia-smi shows: reserved + overheads
   std::uint64_t activation_bytes_per_microbatch = 0;  // all chunks, one micro-batch each
   std::uint64_t host_activation_bytes = 0;            // offloaded activations at the peak
   int max_inflight_microbatches = 0;                  // chunk-forwards outstanding at most

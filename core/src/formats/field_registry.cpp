@@ -725,6 +725,11 @@ std::vector<ConfigField> runtime_and_device_rows() {
           .ui("fragmentation", "(megamem setting, fraction of the peak)",
               "Allocator fragmentation, as a fraction of the allocator peak.")
           .range(0.0, 1.0, 0.01, "%.2f"),
+      MM_BOOL("rt.expandable", "0", runtime.expandable_segments)
+          .json("expandable_segments")
+          .ui("expandable segments", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+              "The caching allocator maps pages into one growing segment per pool, so the "
+              "reserve is the peak rounded to 20 MiB pages instead of a fragmentation share."),
       MM_REAL("rt.deepep", "1", runtime.deepep_buffer_gib, 0.0, kMaxReal)
           .json("deepep_buffer_gib")
           .ui("DeepEP buffers (GiB)", "(megamem setting, flex dispatcher)",

@@ -47,6 +47,15 @@ json timeline_json(const std::vector<TimelineEvent>& timeline) {
   return events;
 }
 
+// Memory outside the caching allocator, one entry per term with its source.
+json device_overheads_json(const std::vector<DeviceOverhead>& overheads) {
+  json items = json::array();
+  for (const DeviceOverhead& o : overheads) {
+    items.push_back({{"name", o.name}, {"bytes", o.bytes}, {"source", o.source}});
+  }
+  return items;
+}
+
 json rank_json(const RankMemory& rank, bool include_timeline) {
   json chunks = json::array();
   for (const ChunkMemory& chunk : rank.chunks) chunks.push_back(chunk_json(chunk));
@@ -62,6 +71,8 @@ json rank_json(const RankMemory& rank, bool include_timeline) {
                {"activation_peak_bytes", rank.activation_peak_bytes},
                {"transient_bytes", rank.transient_bytes},
                {"peak_allocated_bytes", rank.peak_allocated_bytes},
+               {"peak_reserved_bytes", rank.peak_reserved_bytes},
+               {"device_overheads", device_overheads_json(rank.device_overheads)},
                {"runtime_overhead_bytes", rank.runtime_overhead_bytes},
                {"peak_total_bytes", rank.peak_total_bytes},
                {"activation_bytes_per_microbatch", rank.activation_bytes_per_microbatch},

@@ -1,0 +1,138 @@
+// Device-level memory (runtime_overheads.hpp): the caching allocator's reserve and the terms
+// outside it, one TEST_CASE per rule with hand-computed bytes.
+#include <catch2/catch.hpp>
+#include <string_view>
+
+#include "megamem/estimate.hpp"
+#include "runtime_overheads.hpp"
+
+using namespace megamem;
+
+namespace {
+
+constexpr std::uint64_t kMiB = 1024 * 1024;
+constexpr std::uint64_t kGiB = 1024 * kMiB;
+
+// A dense model on 64 GPUs: TP8 PP2 gives DP4 (TP, PP and DP communicators, tied embeddings).
+Config dense_config() {
+  Config c;
+  c.model.num_layers = 4;
+  c.model.hidden_size = 1024;
+  c.model.num_attention_heads = 16;
+  c.model.vocab_size = 32000;
+  c.training.seq_length = 1024;
+  c.training.params_dtype = DType::bf16;
+  c.parallel.world_size = 64;
+  c.parallel.tensor_parallel = 8;
+  c.parallel.pipeline_parallel = 2;
+  return c;
+}
+
+NormalizedConfig normalized(const Config& c) {
+  Expected<NormalizedConfig> n = normalize(c);
+  REQUIRE(n.has_value());
+  return *n;
+}
+
+}  // namespace
+
+TEST_CASE("without expandable segments the reserve is the fragmentation share of the peak") {
+  Config c = dense_config();
+  c.runtime.fragmentation_fraction = 0.05;
+  const NormalizedConfig n = normalized(c);
+  CHECK(peak_reserved_bytes(n, 40 * kGiB) == 42 * kGiB);
+  c.runtime.fragmentation_fraction = 0.0;
+  CHECK(peak_reserved_bytes(normalized(c), 40 * kGiB + 1) == 40 * kGiB + 1);
+}
+
+TEST_CASE("expandable segments round the peak up to a 20 MiB page plus a 2 MiB small page") {
+  Config c = dense_config();
+  c.runtime.expandable_segments = true;
+  const NormalizedConfig n = normalized(c);
+  // 1000 MiB + 1 byte -> 51 pages of 20 MiB = 1020 MiB, + 2 MiB for the small pool.
+  CHECK(peak_reserved_bytes(n, 1000 * kMiB + 1) == 1022 * kMiB);
+  CHECK(peak_reserved_bytes(n, 1000 * kMiB) == 1002 * kMiB);
+}
+
+TEST_CASE("every communicator with more than one member is an itemized NCCL term") {
+  const NormalizedConfig n = normalized(dense_config());
+  const std::vector<DeviceOverhead> overheads = device_overheads(n);
+  // cuda_context, nccl_tp, nccl_pp, nccl_dp, nccl_embedding (tied embeddings across PP).
+  REQUIRE(overheads.size() == 5);
+  CHECK(overheads[0].name == "cuda_context");
+  CHECK(overheads[0].bytes == kGiB / 2);
+  CHECK(overheads[1].name == "nccl_tp");
+  CHECK(overheads[2].name == "nccl_pp");
+  CHECK(overheads[3].name == "nccl_dp");
+  CHECK(overheads[4].name == "nccl_embedding");
+  for (const DeviceOverhead& o : overheads) CHECK_FALSE(o.source.empty());
+  CHECK(overheads[1].bytes == kGiB / 4);
+}
+
+TEST_CASE("peak_total_bytes is reserved plus the overheads, and the planner's path agrees") {
+  Config c = dense_config();
+  const Expected<Estimate> e = estimate(c);
+  REQUIRE(e.has_value());
+  const NormalizedConfig n = normalized(c);
+  for (const RankMemory& rank : e->ranks) {
+    std::uint64_t outside = 0;
+    for (const DeviceOverhead& o : rank.device_overheads) outside += o.bytes;
+    CHECK(rank.peak_reserved_bytes >= rank.peak_allocated_bytes);
+    CHECK(rank.peak_total_bytes == rank.peak_reserved_bytes + outside);
+    CHECK(rank.runtime_overhead_bytes == rank.peak_total_bytes - rank.peak_allocated_bytes);
+    CHECK(device_total_bytes(n, rank.peak_allocated_bytes) == rank.peak_total_bytes);
+  }
+}
+
+TEST_CASE("expandable segments replace the fragmentation reserve with page rounding") {
+  Config c = dense_config();
+  c.runtime.fragmentation_fraction = 0.5;  // far above one 20 MiB page of this small model
+  const Expected<Estimate> caching = estimate(c);
+  c.runtime.expandable_segments = true;
+  const Expected<Estimate> expandable = estimate(c);
+  REQUIRE(caching.has_value());
+  REQUIRE(expandable.has_value());
+  const RankMemory& a = caching->ranks[0];
+  const RankMemory& b = expandable->ranks[0];
+  CHECK(a.peak_allocated_bytes == b.peak_allocated_bytes);
+  CHECK(b.peak_reserved_bytes < a.peak_reserved_bytes);
+  CHECK(b.peak_reserved_bytes - b.peak_allocated_bytes <= 22 * kMiB);
+}
+
+TEST_CASE("the flex dispatcher adds DeepEP's buffers") {
+  Config c = dense_config();
+  c.model.num_experts = 8;
+  c.model.moe_router_topk = 2;
+  c.parallel.expert_parallel = 8;
+  c.parallel.tensor_parallel = 1;
+  c.training.moe_token_dispatcher = TokenDispatcher::flex;
+  const std::vector<DeviceOverhead> overheads = device_overheads(normalized(c));
+  REQUIRE_FALSE(overheads.empty());
+  CHECK(overheads.back().name == "deepep_buffers");
+  CHECK(overheads.back().bytes == kGiB);
+}
+
+TEST_CASE("Transformer Engine keeps one dummy wgrad per distinct weight shape") {
+  // TP8, h 1024, 16 heads, GeLU MLP 4h: per rank qkv 393,216, proj 131,072, fc1 524,288 and
+  // fc2 524,288 elements (transposed shapes, two cache entries); bf16, 4 layers, one set.
+  Config c = dense_config();
+  c.training.gradient_accumulation_fusion = false;
+  const Expected<Estimate> without = estimate(c);
+  c.training.gradient_accumulation_fusion = true;
+  const Expected<Estimate> with = estimate(c);
+  REQUIRE(without.has_value());
+  REQUIRE(with.has_value());
+  const std::uint64_t expected = (393216 + 131072 + 2 * 524288) * 2;
+  for (std::size_t r = 0; r < with->ranks.size(); ++r) {
+    CHECK(with->ranks[r].persistent_buffer_bytes - without->ranks[r].persistent_buffer_bytes ==
+          expected);
+  }
+  // The local spec's linears are Megatron's own, without the cache.
+  c.training.transformer_impl = TransformerImpl::local;
+  const Expected<Estimate> local = estimate(c);
+  c.training.gradient_accumulation_fusion = false;
+  const Expected<Estimate> local_without = estimate(c);
+  REQUIRE(local.has_value());
+  REQUIRE(local_without.has_value());
+  CHECK(local->ranks[0].persistent_buffer_bytes == local_without->ranks[0].persistent_buffer_bytes);
+}
