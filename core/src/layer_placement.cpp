@@ -140,103 +140,125 @@ Expected<std::vector<StagePlacement>> place_from_layout(const NormalizedConfig& 
   return stages;
 }
 
-}  // namespace
+constexpr const char* kTransformerConfig = " (megatron/core/transformer/transformer_config.py)";
+constexpr const char* kTransformerBlock = " (megatron/core/transformer/transformer_block.py)";
 
-Expected<std::vector<StagePlacement>> place_layers(const NormalizedConfig& normalized) {
-  const ParallelConfig& par = normalized.config.parallel;
-  const ModelConfig& model = normalized.config.model;
-  if (!par.pipeline_layout.empty()) return place_from_layout(normalized);
-
-  const int pp = par.pipeline_parallel;
-  const int vpp = par.virtual_stages_per_pipeline_rank;
-  const int first = par.decoder_first_pipeline_num_layers;
-  const int last = par.decoder_last_pipeline_num_layers;
-  const bool uneven = first > 0 || last > 0;
-  const bool account_embedding = par.account_for_embedding_in_pipeline_split;
-  const bool account_loss = par.account_for_loss_in_pipeline_split;
-
-  // Decoder layers per pipeline rank (all its chunks together).
-  std::vector<int> rank_layers(static_cast<std::size_t>(pp));
-  if (uneven) {
-    if (account_embedding || account_loss) {
-      return Error{"decoder_first_pipeline_num_layers",
-                   "uneven pipeline stages cannot be combined with "
-                   "account_for_embedding/loss_in_pipeline_split"};
-    }
-    if (pp == 1) {
-      return Error{"decoder_first_pipeline_num_layers",
-                   "uneven first/last pipeline stages need pipeline_model_parallel_size > 1"};
-    }
-    int remaining = model.num_layers - first - last;
-    const int middle = pp - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
-    if (remaining < 0) {
-      return Error{"decoder_first_pipeline_num_layers",
-                   "first + last pipeline stage layers exceed num_layers " + str(model.num_layers)};
-    }
-    // transformer_block.py: the leftover layers must split evenly over the middle stages.
-    if (middle > 0 && remaining % middle != 0) {
-      return Error{"decoder_first_pipeline_num_layers",
-                   "the " + str(remaining) +
-                       " layers left after the first/last stages do not "
-                       "divide over the " +
-                       str(middle) + " middle pipeline stages"};
-    }
-    if (middle == 0 && remaining != 0) {
-      return Error{"decoder_first_pipeline_num_layers",
-                   "first + last pipeline stage layers must add up to num_layers " +
-                       str(model.num_layers) + " when there are no middle stages"};
-    }
-    const int per_middle = middle > 0 ? remaining / middle : 0;
-    for (int r = 0; r < pp; ++r) rank_layers[static_cast<std::size_t>(r)] = per_middle;
-    if (first > 0) rank_layers.front() = first;
-    if (last > 0) rank_layers.back() = last;
-  } else {
-    const int counted = model.num_layers + (account_embedding ? 1 : 0) + (account_loss ? 1 : 0);
-    if (counted % pp != 0) {
-      return Error{
-          "num_layers",
-          "num_layers " + str(model.num_layers) +
-              (account_embedding || account_loss ? " (plus the embedding/loss accounted as layers)"
-                                                 : "") +
-              " is not divisible by pipeline_model_parallel_size " + str(pp)};
-    }
-    for (int& layers : rank_layers) layers = counted / pp;
-  }
-
-  std::vector<StagePlacement> stages(static_cast<std::size_t>(pp * vpp));
-  for (int r = 0; r < pp; ++r) {
-    if (rank_layers[static_cast<std::size_t>(r)] % vpp != 0) {
-      return Error{"virtual_stages_per_pipeline_rank",
-                   "pipeline rank " + str(r) + " has " +
-                       str(rank_layers[static_cast<std::size_t>(r)]) +
-                       " layer slots, not divisible by " + str(vpp) + " virtual stages"};
-    }
-    for (int j = 0; j < vpp; ++j) {
-      StagePlacement& stage = stages[static_cast<std::size_t>(j * pp + r)];
-      stage.pp_rank = r;
-      stage.vpp_chunk = j;
-      stage.num_layers = rank_layers[static_cast<std::size_t>(r)] / vpp;
-      stage.has_embedding = r == 0 && j == 0;
-      stage.has_loss = r == pp - 1 && j == vpp - 1;
-      // The embedding (loss) takes one layer slot of the first (last) stage when accounted.
-      if (account_embedding && stage.has_embedding) --stage.num_layers;
-      if (account_loss && stage.has_loss) --stage.num_layers;
-      if (stage.num_layers < 0) {
-        return Error{"num_layers", "not enough layers for the embedding/loss accounted stages"};
-      }
-      if (stage.has_loss) stage.num_mtp_layers = model.mtp_num_layers;
-    }
-  }
+// Global index of each stage's first layer, in Megatron's stage order; the stages must hold
+// exactly the model's layers.
+Expected<std::vector<StagePlacement>> number_layers(std::vector<StagePlacement> stages,
+                                                    int num_layers) {
   int offset = 0;
   for (StagePlacement& stage : stages) {
     stage.first_layer = offset;
     offset += stage.num_layers;
   }
-  if (offset != model.num_layers) {
+  if (offset != num_layers) {
     return Error{"num_layers", "pipeline stages hold " + str(offset) + " layers, not num_layers " +
-                                   str(model.num_layers)};
+                                   str(num_layers)};
   }
   return stages;
+}
+
+// Decoder layers per pipeline rank with --decoder-first/last-pipeline-num-layers: the rest
+// splits evenly over the middle stages (transformer_config.py __post_init__).
+Expected<std::vector<int>> uneven_rank_layers(const NormalizedConfig& normalized) {
+  const ParallelConfig& par = normalized.config.parallel;
+  const int layers = normalized.config.model.num_layers;
+  const int pp = par.pipeline_parallel;
+  const int first = par.decoder_first_pipeline_num_layers;
+  const int last = par.decoder_last_pipeline_num_layers;
+  const char* field = "decoder_first_pipeline_num_layers";
+  if (par.account_for_embedding_in_pipeline_split || par.account_for_loss_in_pipeline_split) {
+    return Error{field, std::string("uneven pipeline stages cannot be combined with "
+                                    "account_for_embedding/loss_in_pipeline_split") +
+                            kTransformerConfig};
+  }
+  if (pp == 1) {
+    return Error{field,
+                 std::string("uneven first/last pipeline stages need pipeline_model_parallel_size "
+                             "> 1") +
+                     kTransformerConfig};
+  }
+  const int remaining = layers - first - last;
+  const int middle = pp - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
+  if (remaining < 0) {
+    return Error{field, "first + last pipeline stage layers exceed num_layers " + str(layers) +
+                            kTransformerConfig};
+  }
+  if (middle > 0 && remaining % middle != 0) {
+    return Error{field, "the " + str(remaining) +
+                            " layers left after the first/last stages do not divide over the " +
+                            str(middle) + " middle pipeline stages" + kTransformerConfig};
+  }
+  if (middle == 0 && remaining != 0) {
+    return Error{field, "first + last pipeline stage layers must add up to num_layers " +
+                            str(layers) + " when there are no middle stages" + kTransformerConfig};
+  }
+  std::vector<int> rank_layers(static_cast<std::size_t>(pp), middle > 0 ? remaining / middle : 0);
+  if (first > 0) rank_layers.front() = first;
+  if (last > 0) rank_layers.back() = last;
+  return rank_layers;
+}
+
+// Decoder-layer slots per pipeline rank of the even split: L (+ embedding, + loss when
+// accounted as layers) over PP (transformer_block.py get_num_layers_to_build).
+Expected<std::vector<int>> even_rank_layers(const NormalizedConfig& normalized) {
+  const ParallelConfig& par = normalized.config.parallel;
+  const int layers = normalized.config.model.num_layers;
+  const int pp = par.pipeline_parallel;
+  const bool accounted =
+      par.account_for_embedding_in_pipeline_split || par.account_for_loss_in_pipeline_split;
+  const int counted = layers + (par.account_for_embedding_in_pipeline_split ? 1 : 0) +
+                      (par.account_for_loss_in_pipeline_split ? 1 : 0);
+  if (counted % pp != 0) {
+    return Error{"num_layers",
+                 "num_layers " + str(layers) +
+                     (accounted ? " (plus the embedding/loss accounted as layers)" : "") +
+                     " is not divisible by pipeline_model_parallel_size " + str(pp) +
+                     kTransformerBlock};
+  }
+  return std::vector<int>(static_cast<std::size_t>(pp), counted / pp);
+}
+
+}  // namespace
+
+Expected<std::vector<StagePlacement>> place_layers(const NormalizedConfig& normalized) {
+  const ParallelConfig& par = normalized.config.parallel;
+  if (!par.pipeline_layout.empty()) return place_from_layout(normalized);
+  const bool uneven =
+      par.decoder_first_pipeline_num_layers > 0 || par.decoder_last_pipeline_num_layers > 0;
+  Expected<std::vector<int>> rank_layers =
+      uneven ? uneven_rank_layers(normalized) : even_rank_layers(normalized);
+  if (!rank_layers) return rank_layers.error();
+
+  const int pp = par.pipeline_parallel;
+  const int vpp = par.virtual_stages_per_pipeline_rank;
+  std::vector<StagePlacement> stages(static_cast<std::size_t>(pp * vpp));
+  for (int r = 0; r < pp; ++r) {
+    const int slots = (*rank_layers)[static_cast<std::size_t>(r)];
+    if (slots % vpp != 0) {
+      return Error{"virtual_stages_per_pipeline_rank",
+                   "pipeline rank " + str(r) + " has " + str(slots) +
+                       " layer slots, not divisible by " + str(vpp) + " virtual stages" +
+                       kTransformerBlock};
+    }
+    for (int j = 0; j < vpp; ++j) {
+      StagePlacement& stage = stages[static_cast<std::size_t>(j * pp + r)];
+      stage.pp_rank = r;
+      stage.vpp_chunk = j;
+      stage.num_layers = slots / vpp;
+      stage.has_embedding = r == 0 && j == 0;
+      stage.has_loss = r == pp - 1 && j == vpp - 1;
+      // The embedding (loss) takes one layer slot of the first (last) stage when accounted.
+      if (par.account_for_embedding_in_pipeline_split && stage.has_embedding) --stage.num_layers;
+      if (par.account_for_loss_in_pipeline_split && stage.has_loss) --stage.num_layers;
+      if (stage.num_layers < 0) {
+        return Error{"num_layers", "not enough layers for the embedding/loss accounted stages"};
+      }
+      if (stage.has_loss) stage.num_mtp_layers = normalized.config.model.mtp_num_layers;
+    }
+  }
+  return number_layers(std::move(stages), normalized.config.model.num_layers);
 }
 
 }  // namespace megamem

@@ -19,7 +19,6 @@
 #include <utility>
 
 #include "activations.hpp"
-#include "layer_placement.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/units.hpp"
 #include "memory_choices.hpp"
@@ -402,9 +401,7 @@ void Planner::recount(Cell before, Cell after) {
 // the whole layout out (then every valid cell is out of memory).
 bool Planner::prepare(LayoutState& state) {
   const NormalizedConfig& first = state.normalized.front();
-  const Expected<std::vector<StagePlacement>> stages = place_layers(first);
-  if (!stages) return false;
-  state.stages = *stages;
+  state.stages = first.stages;  // placed once, by normalize()
   const bool optimizer_rows = std::any_of(offload_.begin(), offload_.end(),
                                           [](const OffloadOption& o) { return o.optimizer; });
   if (optimizer_rows) {

@@ -607,9 +607,7 @@ StepVariant step_variant(const NormalizedConfig& normalized) {
 Expected<StepTime> estimate_step_time(const Config& config, const StepTimeConfig& model) {
   auto normalized = normalize(config);
   if (!normalized) return normalized.error();
-  auto stages = place_layers(*normalized);
-  if (!stages) return stages.error();
-  const StepTimeModel step_model(*normalized, *stages, model);
+  const StepTimeModel step_model(*normalized, normalized->stages, model);  // placed once
   return step_model.evaluate(step_variant(*normalized));
 }
 

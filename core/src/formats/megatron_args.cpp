@@ -6,13 +6,14 @@
 //   [SECTION] Grouping words into flags and sorting them
 //   [SECTION] FlagReader: typed access with errors naming the flag
 //   [SECTION] Model, parallelism, training, optimizer, recompute, offload fields
-//   [SECTION] Megatron's argument checks that change what is allocated
+//   [SECTION] Derived flags (VPP degree) and checks on which flags were given together
 //   [SECTION] parse_moe_layer_freq, parse_megatron_args
 //
 // Rules cite the Megatron-LM file they come from (NVIDIA/Megatron-LM d98e8a6); "arguments.py"
 // is megatron/training/arguments.py and "transformer_config.py" is
-// megatron/core/transformer/transformer_config.py. The checks here are the ones Megatron makes
-// while parsing arguments; layout rules that the core enforces (normalize()) are not repeated.
+// megatron/core/transformer/transformer_config.py. The parser reports what is malformed and
+// the few rules about which flags were given together (a Config cannot hold "unset"); every
+// rule on the values is the rule book's (normalize(), core/src/rules).
 #include "megamem/megatron_args.hpp"
 
 #include <algorithm>
@@ -749,7 +750,7 @@ void read_offload(FlagReader& r, OffloadConfig& o) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// [SECTION] Megatron's argument checks that change what is allocated
+// [SECTION] Derived flags (VPP degree) and checks on which flags were given together
 // ---------------------------------------------------------------------------------------------
 
 // --num-layers-per-virtual-pipeline-stage x: (L + [emb] + [loss]) / PP layers per rank, in
