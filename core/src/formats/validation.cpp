@@ -322,9 +322,10 @@ CaseResult score_case(const Config& config, const CaseEntry& e, CaseResult resul
     return failed(std::move(result), "estimate has no pipeline rank " + std::to_string(*e.pp_rank));
   }
   result.status = CaseStatus::scored;
-  result.static_memory = Comparison{static_cast<double>(rank->static_bytes), *e.measured_static};
+  result.static_memory = Comparison{.predicted_bytes = static_cast<double>(rank->static_bytes),
+                                    .measured_bytes = *e.measured_static};
   if (const std::optional<double> peak = predicted_peak_bytes(*rank); peak && e.measured_peak) {
-    result.peak_memory = Comparison{*peak, *e.measured_peak};
+    result.peak_memory = Comparison{.predicted_bytes = *peak, .measured_bytes = *e.measured_peak};
   }
   return result;
 }
