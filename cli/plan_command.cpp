@@ -171,11 +171,16 @@ std::optional<Error> apply_plan_numbers(const ParsedOptions& options, PlanReques
     const char* option;
     double* target;
     bool zero_allowed;
-  } numbers[] = {{"--margin-gib", &request.margin_gib, true},
-                 {"--gpu-memory-gib", &device.capacity_gib, false},
-                 {"--intra-node-gb-s", &device.intra_node_bandwidth_gb_per_s, false},
-                 {"--inter-node-gb-s", &device.inter_node_bandwidth_gb_per_s, false},
-                 {"--peak-tflops", &device.peak_bf16_tflops, false}};
+  } numbers[] = {
+      {.option = "--margin-gib", .target = &request.margin_gib, .zero_allowed = true},
+      {.option = "--gpu-memory-gib", .target = &device.capacity_gib, .zero_allowed = false},
+      {.option = "--intra-node-gb-s",
+       .target = &device.intra_node_bandwidth_gb_per_s,
+       .zero_allowed = false},
+      {.option = "--inter-node-gb-s",
+       .target = &device.inter_node_bandwidth_gb_per_s,
+       .zero_allowed = false},
+      {.option = "--peak-tflops", .target = &device.peak_bf16_tflops, .zero_allowed = false}};
   for (const auto& number : numbers) {
     const auto it = options.values.find(number.option);
     if (it == options.values.end()) continue;
@@ -186,9 +191,9 @@ std::optional<Error> apply_plan_numbers(const ParsedOptions& options, PlanReques
   const struct {
     const char* option;
     int* target;
-  } integers[] = {{"--top", &request.top},
-                  {"--gpus-per-node", &device.gpus_per_node},
-                  {"--vpp-max", &request.space.max_virtual_stages}};
+  } integers[] = {{.option = "--top", .target = &request.top},
+                  {.option = "--gpus-per-node", .target = &device.gpus_per_node},
+                  {.option = "--vpp-max", .target = &request.space.max_virtual_stages}};
   for (const auto& integer : integers) {
     const auto it = options.values.find(integer.option);
     if (it == options.values.end()) continue;

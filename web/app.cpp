@@ -158,26 +158,11 @@ void app_clipboard_text(int target, const std::string& text) {
   if (target == kMegatronFlagsBox) state.flags_import.text = text;
 }
 
-bool app_frame(float display_width_px, float display_height_px, float pixel_ratio) {
-  if (pixel_ratio != layout.pixel_ratio) {
-    layout.pixel_ratio = pixel_ratio;
-    apply_theme(state.light, pixel_ratio);
-  }
-  const double now = now_seconds();
-  struct FrameTimer {
-    double started_s;
-    ~FrameTimer() {
-      const double ms = (now_seconds() - started_s) * 1000.0;
-      state.frame_ms = state.frame_ms == 0.0 ? ms : state.frame_ms * 0.9 + ms * 0.1;
-      state.frame_worst_ms = std::max(state.frame_worst_ms, ms);
-    }
-  } timer{now};
-  run_pending_plan(state);
-  const bool narrow = display_width_px / pixel_ratio < kNarrowCssPx;
-  bool changed = false;
-  state.input_rects.clear();
+namespace {
 
-  // Top bar: as tall as its content.
+// The top bar, as tall as its content; applies its theme, settings and copy buttons.
+// Returns whether the configuration changed.
+bool top_bar_window(float display_width_px, float display_height_px, bool narrow, double now) {
   ImGui::SetNextWindowPos(ImVec2(0.0f, 0.0f));
   ImGui::SetNextWindowSizeConstraints(ImVec2(display_width_px, 0.0f),
                                       ImVec2(display_width_px, display_height_px * 0.5f));
@@ -185,11 +170,10 @@ bool app_frame(float display_width_px, float display_height_px, float pixel_rati
   const TopBarActions actions = draw_top_bar(state, narrow);
   layout.top_bar_height_px = ImGui::GetWindowHeight();
   ImGui::End();
-  changed |= actions.changed;
   if (actions.toggle_settings) state.show_settings_on_phone = !state.show_settings_on_phone;
   if (actions.toggle_theme) {
     state.light = !state.light;
-    apply_theme(state.light, pixel_ratio);
+    apply_theme(state.light, layout.pixel_ratio);
   }
   if (actions.copy_link) {
     copy_to_clipboard(state.base_url + "?" + state.query);
@@ -197,23 +181,27 @@ bool app_frame(float display_width_px, float display_height_px, float pixel_rati
     state.link_copied_at_s = now;
   }
   if (state.link_copied && now - state.link_copied_at_s > 2.0) state.link_copied = false;
+  return actions.changed;
+}
 
+// The settings and results windows below the top bar: side by side, or one of them on a
+// phone. Returns whether the configuration changed.
+bool body_windows(float display_width_px, float display_height_px, bool narrow) {
+  bool changed = false;
   const float top = layout.top_bar_height_px;
   const float body_height = std::max(display_height_px - top, 1.0f);
-  const bool show_inputs = !narrow || state.show_settings_on_phone;
-  const bool show_results = !narrow || !state.show_settings_on_phone;
   const float em = ImGui::GetFontSize();
   const float inputs_width = narrow ? display_width_px
                                     : std::clamp(display_width_px * 0.34f, em * 24.0f,
                                                  std::min(em * 34.0f, display_width_px * 0.5f));
-  if (show_inputs) {
+  if (!narrow || state.show_settings_on_phone) {
     ImGui::SetNextWindowPos(ImVec2(0.0f, top));
     ImGui::SetNextWindowSize(ImVec2(inputs_width, body_height));
     ImGui::Begin("settings", nullptr, kPanelFlags);
     changed |= draw_inputs_panel(state);
     ImGui::End();
   }
-  if (show_results) {
+  if (!narrow || !state.show_settings_on_phone) {
     const float left = narrow ? 0.0f : inputs_width;
     ImGui::SetNextWindowPos(ImVec2(left, top));
     ImGui::SetNextWindowSize(ImVec2(display_width_px - left, body_height));
@@ -224,7 +212,33 @@ bool app_frame(float display_width_px, float display_height_px, float pixel_rati
     ImGui::End();
     ImGui::PopStyleColor();
   }
+  return changed;
+}
 
+// Adds the frame's time to the smoothed and worst frame times when the frame ends.
+struct FrameTimer {
+  double started_s;
+  ~FrameTimer() {
+    const double ms = (now_seconds() - started_s) * 1000.0;
+    state.frame_ms = state.frame_ms == 0.0 ? ms : state.frame_ms * 0.9 + ms * 0.1;
+    state.frame_worst_ms = std::max(state.frame_worst_ms, ms);
+  }
+};
+
+}  // namespace
+
+bool app_frame(float display_width_px, float display_height_px, float pixel_ratio) {
+  if (pixel_ratio != layout.pixel_ratio) {
+    layout.pixel_ratio = pixel_ratio;
+    apply_theme(state.light, pixel_ratio);
+  }
+  const double now = now_seconds();
+  const FrameTimer timer{now};
+  run_pending_plan(state);
+  const bool narrow = display_width_px / pixel_ratio < kNarrowCssPx;
+  state.input_rects.clear();
+  bool changed = top_bar_window(display_width_px, display_height_px, narrow, now);
+  changed |= body_windows(display_width_px, display_height_px, narrow);
   if (changed) {
     state.link_error.reset();
     configuration_changed();

@@ -96,6 +96,48 @@ void node(const ModuleMemory& module, const Sort& sort, int depth) {
   ImGui::TreePop();
 }
 
+// Narrow screens (a phone) drop the gradient and optimizer columns so names stay readable.
+void setup_columns(float number_px, bool compact) {
+  const ImGuiTableColumnFlags wide_only = compact ? ImGuiTableColumnFlags_Disabled : 0;
+  const ImGuiTableColumnFlags number =
+      ImGuiTableColumnFlags_WidthFixed | ImGuiTableColumnFlags_PreferSortDescending;
+  ImGui::TableSetupColumn("module",
+                          ImGuiTableColumnFlags_WidthStretch | ImGuiTableColumnFlags_NoHide);
+  ImGui::TableSetupColumn("params", number, number_px);
+  ImGui::TableSetupColumn("weights", number, number_px);
+  ImGui::TableSetupColumn("gradients", number | wide_only, number_px);
+  ImGui::TableSetupColumn("optimizer", number | wide_only, number_px);
+  ImGui::TableSetupColumn("act/µbatch", number, number_px);
+  ImGui::TableSetupScrollFreeze(0, 1);
+}
+
+// Headers one by one, so each records its rectangle (tests click on them).
+void header_row(AppState& state) {
+  ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
+  for (int column = 0; column < kColumns; ++column) {
+    ImGui::TableSetColumnIndex(column);
+    const char* name = ImGui::TableGetColumnName(column);
+    ImGui::TableHeader(name);
+    describe_item(state, (std::string("modules header ") + name).c_str(), "header",
+                  "sort by this column",
+                  "Click to sort; again to reverse; a third time for model order.");
+  }
+}
+
+// The table's sort, also kept in the state for tests ("weights descending").
+Sort current_sort(AppState& state) {
+  Sort sort;
+  if (const ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs();
+      specs && specs->SpecsCount > 0) {
+    sort.column = specs->Specs[0].ColumnIndex;
+    sort.descending = specs->Specs[0].SortDirection == ImGuiSortDirection_Descending;
+  }
+  state.modules_sort = sort.column < 0 ? std::string()
+                                       : std::string(ImGui::TableGetColumnName(sort.column)) +
+                                             (sort.descending ? " descending" : " ascending");
+  return sort;
+}
+
 }  // namespace
 
 void draw_module_tree(AppState& state, const Estimate& estimate) {
@@ -108,50 +150,12 @@ void draw_module_tree(AppState& state, const Estimate& estimate) {
                                      ImGuiTableFlags_Sortable | ImGuiTableFlags_SortTristate |
                                      ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_Resizable;
   const float number_px = ImGui::CalcTextSize("000.00 GiB").x + ImGui::GetFontSize() * 0.5f;
-  // Narrow screens (a phone) drop the gradient and optimizer columns so names stay readable.
   const bool compact =
       ImGui::GetContentRegionAvail().x < number_px * 5.0f + ImGui::GetFontSize() * 12.0f;
-  const ImGuiTableColumnFlags wide_only = compact ? ImGuiTableColumnFlags_Disabled : 0;
   if (!ImGui::BeginTable("modules", kColumns, kFlags)) return;
-  ImGui::TableSetupColumn("module",
-                          ImGuiTableColumnFlags_WidthStretch | ImGuiTableColumnFlags_NoHide);
-  ImGui::TableSetupColumn(
-      "params", ImGuiTableColumnFlags_WidthFixed | ImGuiTableColumnFlags_PreferSortDescending,
-      number_px);
-  ImGui::TableSetupColumn(
-      "weights", ImGuiTableColumnFlags_WidthFixed | ImGuiTableColumnFlags_PreferSortDescending,
-      number_px);
-  ImGui::TableSetupColumn(
-      "gradients",
-      ImGuiTableColumnFlags_WidthFixed | ImGuiTableColumnFlags_PreferSortDescending | wide_only,
-      number_px);
-  ImGui::TableSetupColumn(
-      "optimizer",
-      ImGuiTableColumnFlags_WidthFixed | ImGuiTableColumnFlags_PreferSortDescending | wide_only,
-      number_px);
-  ImGui::TableSetupColumn(
-      "act/µbatch", ImGuiTableColumnFlags_WidthFixed | ImGuiTableColumnFlags_PreferSortDescending,
-      number_px);
-  ImGui::TableSetupScrollFreeze(0, 1);
-  // Headers one by one, so each records its rectangle (tests click on them).
-  ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
-  for (int column = 0; column < kColumns; ++column) {
-    ImGui::TableSetColumnIndex(column);
-    const char* name = ImGui::TableGetColumnName(column);
-    ImGui::TableHeader(name);
-    describe_item(state, (std::string("modules header ") + name).c_str(), "header",
-                  "sort by this column",
-                  "Click to sort; again to reverse; a third time for model order.");
-  }
-  Sort sort;
-  if (const ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs();
-      specs && specs->SpecsCount > 0) {
-    sort.column = specs->Specs[0].ColumnIndex;
-    sort.descending = specs->Specs[0].SortDirection == ImGuiSortDirection_Descending;
-  }
-  state.modules_sort = sort.column < 0 ? std::string()
-                                       : std::string(ImGui::TableGetColumnName(sort.column)) +
-                                             (sort.descending ? " descending" : " ascending");
+  setup_columns(number_px, compact);
+  header_row(state);
+  const Sort sort = current_sort(state);
   for (const ChunkMemory& chunk : memory.chunks) {
     ImGui::PushID(chunk.vpp_chunk);
     if (chunk.modules.name.empty()) {

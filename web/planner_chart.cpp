@@ -40,19 +40,22 @@ void dashed_line(ImDrawList* draw, ImVec2 from, float to_x, ImU32 color) {
   }
 }
 
-}  // namespace
-
-bool draw_plan_chart(AppState& state, const PlanResult& result) {
-  const PlannerState& planner = state.planner;
+// Pareto points first (their index is the test label's), then the fastest layouts.
+std::vector<Point> chart_points(const PlannerState& planner, const PlanResult& result) {
   std::vector<Point> points;
   for (std::size_t i = 0; i < result.pareto.size(); ++i) {
-    points.push_back({&result.pareto[i], &planner.pareto_queries[i], false});
+    points.push_back(
+        {.candidate = &result.pareto[i], .query = &planner.pareto_queries[i], .fastest = false});
   }
   for (std::size_t i = 0; i < result.top.size(); ++i) {
-    points.push_back({&result.top[i], &planner.top_queries[i], true});
+    points.push_back(
+        {.candidate = &result.top[i], .query = &planner.top_queries[i], .fastest = true});
   }
-  if (points.empty()) return false;
-  const double limit_gib = planner.request->base.device.capacity_gib - planner.request->margin_gib;
+  return points;
+}
+
+// The value ranges: every point and the limit, padded (screen placement comes later).
+Axes value_ranges(const std::vector<Point>& points, double limit_gib) {
   Axes axes{};
   axes.time_min_s = axes.time_max_s = points.front().candidate->time.step_time_s;
   axes.memory_min_gib = axes.memory_max_gib = limit_gib;
@@ -67,6 +70,107 @@ bool draw_plan_chart(AppState& state, const PlanResult& result) {
   axes.time_max_s += time_pad_s;
   axes.memory_min_gib = std::max(0.0, axes.memory_min_gib - memory_pad_gib);
   axes.memory_max_gib += memory_pad_gib;
+  return axes;
+}
+
+// Through GetColorU32 the colours take the style's alpha: a stale search is drawn dimmed.
+struct ChartColors {
+  ImU32 grid = ImGui::GetColorU32(ImGuiCol_Separator);
+  ImU32 muted = ImGui::GetColorU32(muted_text_color());
+  ImU32 front = ImGui::GetColorU32(kWeightsColor);
+  ImU32 fastest = ImGui::GetColorU32(kFitsColor);
+  ImU32 limit = ImGui::GetColorU32(kOverColor);
+  ImU32 strong = ImGui::GetColorU32(strong_text_color());
+};
+
+// Axes with their end values; value labels start at left_x.
+void draw_axes(ImDrawList* draw, const Axes& axes, float left_x, const ChartColors& colors) {
+  const float em = ImGui::GetFontSize();
+  const ImVec2 bottom_left(axes.origin.x, axes.origin.y + axes.size.y);
+  draw->AddLine(axes.origin, bottom_left, colors.grid);
+  draw->AddLine(bottom_left, ImVec2(axes.origin.x + axes.size.x, bottom_left.y), colors.grid);
+  char text[48];
+  for (const double gib : {axes.memory_min_gib, axes.memory_max_gib}) {
+    std::snprintf(text, sizeof text, "%.1f GiB", gib);
+    const ImVec2 at = axes.at(axes.time_min_s, gib);
+    draw->AddText(ImVec2(left_x, at.y - em * 0.5f), colors.muted, text);
+  }
+  for (const double seconds : {axes.time_min_s, axes.time_max_s}) {
+    std::snprintf(text, sizeof text, "%.2f s", seconds);
+    const ImVec2 at = axes.at(seconds, axes.memory_min_gib);
+    const float text_px = ImGui::CalcTextSize(text).x;
+    draw->AddText(ImVec2(std::min(at.x, axes.origin.x + axes.size.x - text_px), at.y + em * 0.2f),
+                  colors.muted, text);
+  }
+  const char* x_title = "step time";
+  draw->AddText(ImVec2(axes.origin.x + (axes.size.x - ImGui::CalcTextSize(x_title).x) * 0.5f,
+                       bottom_left.y + em * 0.2f),
+                colors.muted, x_title);
+}
+
+// The memory limit, dashed and labelled; then the front as a staircase: from each point,
+// memory holds until the next (slower) point.
+void draw_limit_and_front(ImDrawList* draw, const Axes& axes, double limit_gib,
+                          const std::vector<PlanCandidate>& pareto, const ChartColors& colors) {
+  const float em = ImGui::GetFontSize();
+  const ImVec2 limit_at = axes.at(axes.time_min_s, limit_gib);
+  dashed_line(draw, limit_at, axes.origin.x + axes.size.x, colors.limit);
+  char text[48];
+  std::snprintf(text, sizeof text, "limit %.2f GiB", limit_gib);
+  draw->AddText(
+      ImVec2(axes.origin.x + axes.size.x - ImGui::CalcTextSize(text).x, limit_at.y - em * 1.1f),
+      colors.limit, text);
+  for (std::size_t i = 0; i + 1 < pareto.size(); ++i) {
+    const PlanCandidate& a = pareto[i];
+    const PlanCandidate& b = pareto[i + 1];
+    const ImVec2 from = axes.at(a.time.step_time_s, to_gib(a.peak_total_bytes));
+    const ImVec2 to = axes.at(b.time.step_time_s, to_gib(b.peak_total_bytes));
+    draw->AddLine(from, ImVec2(to.x, from.y), colors.front, 1.5f);
+    draw->AddLine(ImVec2(to.x, from.y), to, colors.front, 1.5f);
+  }
+}
+
+ImVec2 point_at(const Axes& axes, const Point& p) {
+  return axes.at(p.candidate->time.step_time_s, to_gib(p.candidate->peak_total_bytes));
+}
+
+// Points; returns the one under the mouse: the nearest within half a line.
+const Point* draw_points(AppState& state, ImDrawList* draw, const Axes& axes,
+                         const std::vector<Point>& points, bool hovered,
+                         const ChartColors& colors) {
+  const float em = ImGui::GetFontSize();
+  const Point* nearest = nullptr;
+  float nearest_px2 = em * em * 0.36f;
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const Point& p = points[i];
+    const ImVec2 at = point_at(axes, p);
+    draw->AddCircleFilled(at, em * 0.22f, p.fastest ? colors.fastest : colors.front);
+    if (!p.fastest) {  // for tests: "plan point 3" is result.pareto[3]
+      char label[32];
+      std::snprintf(label, sizeof label, "plan point %zu", i);
+      const float r = em * 0.22f;
+      state.input_rects[label] = WidgetRect{
+          .x = at.x - r, .y = at.y - r, .width = 2 * r, .height = 2 * r, .kind = "point"};
+    }
+    if (*p.query == state.query) draw->AddCircle(at, em * 0.45f, colors.strong, 0, 2.0f);
+    const float dx = at.x - mouse.x, dy = at.y - mouse.y;
+    if (hovered && dx * dx + dy * dy < nearest_px2) {
+      nearest_px2 = dx * dx + dy * dy;
+      nearest = &p;
+    }
+  }
+  return nearest;
+}
+
+}  // namespace
+
+bool draw_plan_chart(AppState& state, const PlanResult& result) {
+  const PlannerState& planner = state.planner;
+  const std::vector<Point> points = chart_points(planner, result);
+  if (points.empty()) return false;
+  const double limit_gib = planner.request->base.device.capacity_gib - planner.request->margin_gib;
+  Axes axes = value_ranges(points, limit_gib);
 
   const float em = ImGui::GetFontSize();
   const ImVec2 corner = ImGui::GetCursorScreenPos();
@@ -80,79 +184,12 @@ bool draw_plan_chart(AppState& state, const PlanResult& result) {
   const bool hovered = ImGui::IsItemHovered();
   const bool clicked = ImGui::IsItemClicked();
   ImDrawList* draw = ImGui::GetWindowDrawList();
-  // Through GetColorU32 the colours take the style's alpha: a stale search is drawn dimmed.
-  const ImU32 grid = ImGui::GetColorU32(ImGuiCol_Separator);
-  const ImU32 muted = ImGui::GetColorU32(muted_text_color());
-  const ImU32 front = ImGui::GetColorU32(kWeightsColor);
-  const ImU32 fastest = ImGui::GetColorU32(kFitsColor);
-  const ImU32 limit = ImGui::GetColorU32(kOverColor);
-  const ImU32 strong = ImGui::GetColorU32(strong_text_color());
-
-  // Axes with their end values.
-  const ImVec2 bottom_left(axes.origin.x, axes.origin.y + axes.size.y);
-  draw->AddLine(axes.origin, bottom_left, grid);
-  draw->AddLine(bottom_left, ImVec2(axes.origin.x + axes.size.x, bottom_left.y), grid);
-  char text[48];
-  for (const double gib : {axes.memory_min_gib, axes.memory_max_gib}) {
-    std::snprintf(text, sizeof text, "%.1f GiB", gib);
-    const ImVec2 at = axes.at(axes.time_min_s, gib);
-    draw->AddText(ImVec2(corner.x, at.y - em * 0.5f), muted, text);
-  }
-  for (const double seconds : {axes.time_min_s, axes.time_max_s}) {
-    std::snprintf(text, sizeof text, "%.2f s", seconds);
-    const ImVec2 at = axes.at(seconds, axes.memory_min_gib);
-    const float text_px = ImGui::CalcTextSize(text).x;
-    draw->AddText(ImVec2(std::min(at.x, axes.origin.x + axes.size.x - text_px), at.y + em * 0.2f),
-                  muted, text);
-  }
-  const char* x_title = "step time";
-  draw->AddText(ImVec2(axes.origin.x + (axes.size.x - ImGui::CalcTextSize(x_title).x) * 0.5f,
-                       bottom_left.y + em * 0.2f),
-                muted, x_title);
-
-  // The limit.
-  const ImVec2 limit_at = axes.at(axes.time_min_s, limit_gib);
-  dashed_line(draw, limit_at, axes.origin.x + axes.size.x, limit);
-  std::snprintf(text, sizeof text, "limit %.2f GiB", limit_gib);
-  draw->AddText(
-      ImVec2(axes.origin.x + axes.size.x - ImGui::CalcTextSize(text).x, limit_at.y - em * 1.1f),
-      limit, text);
-
-  // The front as a staircase: from each point, memory holds until the next (slower) point.
-  for (std::size_t i = 0; i + 1 < result.pareto.size(); ++i) {
-    const PlanCandidate& a = result.pareto[i];
-    const PlanCandidate& b = result.pareto[i + 1];
-    const ImVec2 from = axes.at(a.time.step_time_s, to_gib(a.peak_total_bytes));
-    const ImVec2 to = axes.at(b.time.step_time_s, to_gib(b.peak_total_bytes));
-    draw->AddLine(from, ImVec2(to.x, from.y), front, 1.5f);
-    draw->AddLine(ImVec2(to.x, from.y), to, front, 1.5f);
-  }
-
-  // Points; the one under the mouse is the nearest within half a line.
-  const Point* nearest = nullptr;
-  float nearest_px2 = em * em * 0.36f;
-  const ImVec2 mouse = ImGui::GetIO().MousePos;
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    const Point& p = points[i];
-    const ImVec2 at = axes.at(p.candidate->time.step_time_s, to_gib(p.candidate->peak_total_bytes));
-    draw->AddCircleFilled(at, em * 0.22f, p.fastest ? fastest : front);
-    if (!p.fastest) {  // for tests: "plan point 3" is result.pareto[3]
-      char label[32];
-      std::snprintf(label, sizeof label, "plan point %zu", i);
-      const float r = em * 0.22f;
-      state.input_rects[label] = WidgetRect{at.x - r, at.y - r, 2 * r, 2 * r, "point"};
-    }
-    if (*p.query == state.query) draw->AddCircle(at, em * 0.45f, strong, 0, 2.0f);
-    const float dx = at.x - mouse.x, dy = at.y - mouse.y;
-    if (hovered && dx * dx + dy * dy < nearest_px2) {
-      nearest_px2 = dx * dx + dy * dy;
-      nearest = &p;
-    }
-  }
+  const ChartColors colors;
+  draw_axes(draw, axes, corner.x, colors);
+  draw_limit_and_front(draw, axes, limit_gib, result.pareto, colors);
+  const Point* nearest = draw_points(state, draw, axes, points, hovered, colors);
   if (!nearest) return false;
-  const ImVec2 at =
-      axes.at(nearest->candidate->time.step_time_s, to_gib(nearest->candidate->peak_total_bytes));
-  draw->AddCircle(at, em * 0.4f, strong, 0, 1.5f);
+  draw->AddCircle(point_at(axes, *nearest), em * 0.4f, colors.strong, 0, 1.5f);
   plan_candidate_tooltip(*nearest->candidate, planner.stale);
   return clicked && *nearest->query != state.query &&
          apply_plan_candidate(state, *nearest->candidate);

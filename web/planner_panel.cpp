@@ -11,6 +11,7 @@
 
 #include "format.hpp"
 #include "imgui.h"
+#include "megamem/layout_label.hpp"
 #include "megamem/megatron_args.hpp"
 #include "planner_views.hpp"
 #include "planning.hpp"
@@ -101,16 +102,7 @@ void draw_summary(const AppState& state) {
 }
 
 // The rows; returns true when one was applied (state.shared changed).
-bool draw_candidates(AppState& state, const std::vector<PlanCandidate>& rows,
-                     const std::vector<std::string>& queries) {
-  const bool wide = ImGui::GetContentRegionAvail().x > ImGui::GetFontSize() * 44.0f;
-  constexpr ImGuiTableFlags kFlags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH |
-                                     ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_ScrollY;
-  // At most a dozen rows on screen; a longer list (the Pareto front) scrolls inside.
-  const float row_px = ImGui::GetTextLineHeightWithSpacing() + ImGui::GetStyle().CellPadding.y;
-  const float height_px =
-      row_px * (static_cast<float>(std::min<std::size_t>(rows.size(), 12)) + 1.4f);
-  if (!ImGui::BeginTable("planner", wide ? 9 : 6, kFlags, ImVec2(0.0f, height_px))) return false;
+void setup_candidate_columns(bool wide) {
   ImGui::TableSetupScrollFreeze(0, 1);
   const auto fixed = [](const char* name, const char* widest) {
     ImGui::TableSetupColumn(name, ImGuiTableColumnFlags_WidthFixed,
@@ -126,43 +118,63 @@ bool draw_candidates(AppState& state, const std::vector<PlanCandidate>& rows,
   if (wide) fixed("tokens/s/GPU", "tokens/s/GPU");
   if (wide) fixed("MFU", "00.0 %");
   ImGui::TableHeadersRow();
+}
+
+// One candidate's row; true when clicked and applied.
+bool candidate_row(AppState& state, const PlanCandidate& c, std::size_t i, bool current,
+                   bool wide) {
+  bool applied = false;
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  char index[16];
+  std::snprintf(index, sizeof index, "%zu", i + 1);
+  if (ImGui::Selectable(index, current, ImGuiSelectableFlags_SpanAllColumns) && !current) {
+    applied = apply_plan_candidate(state, c);
+  }
+  char rect_label[32];
+  std::snprintf(rect_label, sizeof rect_label, "plan row %zu", i);
+  record_item(state, rect_label, "row");
+  if (ImGui::IsItemHovered()) plan_candidate_tooltip(c, state.planner.stale);
+  ImGui::TableNextColumn();
+  const std::string layout = layout_label(c.config.parallel);
+  ImGui::TextUnformatted(current ? (layout + "  (current)").c_str() : layout.c_str());
+  ImGui::TableNextColumn();
+  ImGui::Text("%d", c.config.training.micro_batch_size);
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted(c.recompute.c_str());
+  if (wide) {
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(c.offload.c_str());
+  }
+  ImGui::TableNextColumn();
+  ImGui::Text("%.2f GiB", to_gib(c.peak_total_bytes));
+  ImGui::TableNextColumn();
+  ImGui::Text("%.3f s", c.time.step_time_s);
+  if (wide) {
+    ImGui::TableNextColumn();
+    ImGui::Text("%.0f", c.time.tokens_per_s_per_gpu);
+    ImGui::TableNextColumn();
+    ImGui::Text("%.1f %%", 100.0 * c.time.mfu);
+  }
+  return applied;
+}
+
+bool draw_candidates(AppState& state, const std::vector<PlanCandidate>& rows,
+                     const std::vector<std::string>& queries) {
+  const bool wide = ImGui::GetContentRegionAvail().x > ImGui::GetFontSize() * 44.0f;
+  constexpr ImGuiTableFlags kFlags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH |
+                                     ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_ScrollY;
+  // At most a dozen rows on screen; a longer list (the Pareto front) scrolls inside.
+  const float row_px = ImGui::GetTextLineHeightWithSpacing() + ImGui::GetStyle().CellPadding.y;
+  const float height_px =
+      row_px * (static_cast<float>(std::min<std::size_t>(rows.size(), 12)) + 1.4f);
+  if (!ImGui::BeginTable("planner", wide ? 9 : 6, kFlags, ImVec2(0.0f, height_px))) return false;
+  setup_candidate_columns(wide);
   bool applied = false;
   for (std::size_t i = 0; i < rows.size() && !applied; ++i) {
-    const PlanCandidate& c = rows[i];
     const bool current = i < queries.size() && queries[i] == state.query;
-    ImGui::TableNextRow();
-    ImGui::TableNextColumn();
     ImGui::PushID(static_cast<int>(i));
-    char index[16];
-    std::snprintf(index, sizeof index, "%zu", i + 1);
-    if (ImGui::Selectable(index, current, ImGuiSelectableFlags_SpanAllColumns) && !current) {
-      applied = apply_plan_candidate(state, c);
-    }
-    char rect_label[32];
-    std::snprintf(rect_label, sizeof rect_label, "plan row %zu", i);
-    record_item(state, rect_label, "row");
-    if (ImGui::IsItemHovered()) plan_candidate_tooltip(c, state.planner.stale);
-    ImGui::TableNextColumn();
-    const std::string layout = c.label.substr(0, c.label.find(" \u00b7 "));
-    ImGui::TextUnformatted(current ? (layout + "  (current)").c_str() : layout.c_str());
-    ImGui::TableNextColumn();
-    ImGui::Text("%d", c.config.training.micro_batch_size);
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(c.recompute.c_str());
-    if (wide) {
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(c.offload.c_str());
-    }
-    ImGui::TableNextColumn();
-    ImGui::Text("%.2f GiB", to_gib(c.peak_total_bytes));
-    ImGui::TableNextColumn();
-    ImGui::Text("%.3f s", c.time.step_time_s);
-    if (wide) {
-      ImGui::TableNextColumn();
-      ImGui::Text("%.0f", c.time.tokens_per_s_per_gpu);
-      ImGui::TableNextColumn();
-      ImGui::Text("%.1f %%", 100.0 * c.time.mfu);
-    }
+    applied = candidate_row(state, rows[i], i, current, wide);
     ImGui::PopID();
   }
   ImGui::EndTable();

@@ -87,6 +87,91 @@ void update_cache(const AppState& state, const Estimate& estimate, int rank_inde
   ++cache.chart.version;
 }
 
+// The chart's plot area (screen pixels) and its vertical scale.
+struct Plot {
+  ImVec2 origin, min, max;  // origin: the gutter's top left; min/max: the plot area
+  double scale_bytes = 1.0;
+  float y_of(double bytes) const {
+    return max.y - static_cast<float>(bytes / scale_bytes) * (max.y - min.y);
+  }
+};
+
+// Gridlines every "nice" number of GiB, labelled in the gutter.
+void draw_gridlines(ImDrawList* draw, const Plot& plot, ImU32 axis) {
+  const double top_gib = to_gib(plot.scale_bytes);
+  double step_gib = 1.0;
+  for (const double candidate : {1.0, 2.0, 5.0, 10.0, 20.0, 25.0, 50.0, 100.0, 200.0, 500.0}) {
+    step_gib = candidate;
+    if (top_gib / candidate <= 6.0) break;
+  }
+  for (double g = 0.0; g <= top_gib; g += step_gib) {
+    const float y = plot.y_of(g * kBytesPerGiB);
+    draw->AddLine(ImVec2(plot.min.x, y), ImVec2(plot.max.x, y), axis & 0x30FFFFFF);
+    char label[24];
+    std::snprintf(label, sizeof label, "%.0f GiB", g);
+    draw->AddText(ImVec2(plot.origin.x, y - ImGui::GetTextLineHeight() * 0.5f), axis, label);
+  }
+}
+
+// The card's capacity, dashed.
+void draw_capacity(ImDrawList* draw, const Plot& plot, double capacity_bytes) {
+  const float capacity_y = plot.y_of(capacity_bytes);
+  for (float x = plot.min.x; x < plot.max.x; x += 8.0f) {
+    draw->AddLine(ImVec2(x, capacity_y), ImVec2(std::min(x + 4.0f, plot.max.x), capacity_y),
+                  ImGui::GetColorU32(strong_text_color()), 1.5f);
+  }
+  draw->AddText(ImVec2(plot.min.x + 4.0f, capacity_y - ImGui::GetTextLineHeight()),
+                ImGui::GetColorU32(strong_text_color()), "capacity");
+}
+
+// The peak: a triangle above its column and its value.
+void draw_peak(ImDrawList* draw, const Plot& plot, const RankMemory& rank, float column_px) {
+  const float em = ImGui::GetFontSize();
+  const float peak_x = plot.min.x + (static_cast<float>(cache.peak_index) + 0.5f) * column_px;
+  const float peak_y = plot.y_of(static_cast<double>(rank.peak_total_bytes));
+  const float s = em * 0.35f;
+  draw->AddTriangleFilled(
+      ImVec2(peak_x, peak_y - 2.0f), ImVec2(peak_x - s, peak_y - 2.0f - s * 1.6f),
+      ImVec2(peak_x + s, peak_y - 2.0f - s * 1.6f), ImGui::GetColorU32(strong_text_color()));
+  char peak_label[64];
+  std::snprintf(peak_label, sizeof peak_label, "peak %.2f GiB", to_gib(rank.peak_total_bytes));
+  const float label_w = ImGui::CalcTextSize(peak_label).x;
+  const float label_x = std::clamp(peak_x - label_w * 0.5f, plot.min.x, plot.max.x - label_w);
+  draw->AddText(ImVec2(label_x, peak_y - 4.0f - s * 1.6f - ImGui::GetTextLineHeight()),
+                ImGui::GetColorU32(strong_text_color()), peak_label);
+}
+
+void event_tooltip(const TimelineEvent& event, const RankMemory& rank) {
+  ImGui::BeginTooltip();
+  if (event.kind == TimelineEvent::Kind::optimizer_step) {
+    ImGui::TextUnformatted("optimizer step");
+  } else {
+    ImGui::Text("%s of micro-batch %lld, chunk %d", kind_text(event.kind).c_str(),
+                static_cast<long long>(event.microbatch), event.vpp_chunk);
+  }
+  ImGui::Text("allocated after: %s (%s bytes)", gib_text(event.allocated_after_bytes).c_str(),
+              grouped(event.allocated_after_bytes).c_str());
+  ImGui::Text("peak inside: %s (%s bytes)", gib_text(event.peak_during_bytes).c_str(),
+              grouped(event.peak_during_bytes).c_str());
+  ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+  ImGui::Text("+ runtime overheads %s outside the allocator",
+              gib_text(rank.runtime_overhead_bytes).c_str());
+  ImGui::PopStyleColor();
+  ImGui::EndTooltip();
+}
+
+// The column under the mouse: a marker line and its event's tooltip.
+void hover_column(ImDrawList* draw, const Plot& plot, const RankMemory& rank, float column_px) {
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  if (mouse.x < plot.min.x || mouse.x >= plot.max.x) return;
+  const auto index = std::min(rank.timeline.size() - 1,
+                              static_cast<std::size_t>((mouse.x - plot.min.x) / column_px));
+  const float x = plot.min.x + (static_cast<float>(index) + 0.5f) * column_px;
+  draw->AddLine(ImVec2(x, plot.min.y), ImVec2(x, plot.max.y),
+                ImGui::GetColorU32(strong_text_color()) & 0x80FFFFFF);
+  event_tooltip(rank.timeline[index], rank);
+}
+
 }  // namespace
 
 void draw_timeline(AppState& state, const Estimate& estimate, float dim) {
@@ -109,94 +194,30 @@ void draw_timeline(AppState& state, const Estimate& estimate, float dim) {
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float width_px = std::max(ImGui::GetContentRegionAvail().x, em * 10.0f);
   const float height_px = std::clamp(width_px * 0.28f, em * 9.0f, em * 16.0f);
-  const ImVec2 min(origin.x + gutter_px, origin.y + em * 0.4f);
-  const ImVec2 max(origin.x + width_px, origin.y + height_px);
+  const Plot plot{.origin = origin,
+                  .min = ImVec2(origin.x + gutter_px, origin.y + em * 0.4f),
+                  .max = ImVec2(origin.x + width_px, origin.y + height_px),
+                  .scale_bytes = cache.scale_bytes};
   ImGui::InvisibleButton("timeline", ImVec2(width_px, height_px + em * 1.4f));
   const bool hovered = ImGui::IsItemHovered();
   record_item(state, "timeline", "chart");
   ImDrawList* draw = ImGui::GetWindowDrawList();
-  draw->AddRectFilled(min, max, ImGui::GetColorU32(ImGuiCol_FrameBg));
+  draw->AddRectFilled(plot.min, plot.max, ImGui::GetColorU32(ImGuiCol_FrameBg));
   if (timeline_renderer_error().empty()) {
-    add_timeline_chart(draw, &cache.chart, min, max);
+    add_timeline_chart(draw, &cache.chart, plot.min, plot.max);
   } else {
-    draw->AddText(ImVec2(min.x + em, min.y + em), ImGui::GetColorU32(kErrorColor),
+    draw->AddText(ImVec2(plot.min.x + em, plot.min.y + em), ImGui::GetColorU32(kErrorColor),
                   ("timeline shader failed: " + timeline_renderer_error()).c_str());
   }
-
-  const auto y_of = [&](double bytes) {
-    return max.y - static_cast<float>(bytes / cache.scale_bytes) * (max.y - min.y);
-  };
   const ImU32 axis = ImGui::GetColorU32(muted_text_color());
-  // Gridlines every "nice" number of GiB, labelled in the gutter.
-  const double top_gib = cache.scale_bytes / kBytesPerGiB;
-  double step_gib = 1.0;
-  for (const double candidate : {1.0, 2.0, 5.0, 10.0, 20.0, 25.0, 50.0, 100.0, 200.0, 500.0}) {
-    step_gib = candidate;
-    if (top_gib / candidate <= 6.0) break;
-  }
-  for (double g = 0.0; g <= top_gib; g += step_gib) {
-    const float y = y_of(g * kBytesPerGiB);
-    draw->AddLine(ImVec2(min.x, y), ImVec2(max.x, y), axis & 0x30FFFFFF);
-    char label[24];
-    std::snprintf(label, sizeof label, "%.0f GiB", g);
-    draw->AddText(ImVec2(origin.x, y - ImGui::GetTextLineHeight() * 0.5f), axis, label);
-  }
-  // Capacity, dashed.
-  const double capacity = estimate.normalized.config.device.capacity_gib * kBytesPerGiB;
-  const float capacity_y = y_of(capacity);
-  for (float x = min.x; x < max.x; x += 8.0f) {
-    draw->AddLine(ImVec2(x, capacity_y), ImVec2(std::min(x + 4.0f, max.x), capacity_y),
-                  ImGui::GetColorU32(strong_text_color()), 1.5f);
-  }
-  draw->AddText(ImVec2(min.x + 4.0f, capacity_y - ImGui::GetTextLineHeight()),
-                ImGui::GetColorU32(strong_text_color()), "capacity");
-
-  // The peak: a triangle above its column and its value.
-  const float column_px = (max.x - min.x) / static_cast<float>(rank.timeline.size());
-  const float peak_x = min.x + (static_cast<float>(cache.peak_index) + 0.5f) * column_px;
-  const float peak_y = y_of(static_cast<double>(rank.peak_total_bytes));
-  const float s = em * 0.35f;
-  draw->AddTriangleFilled(
-      ImVec2(peak_x, peak_y - 2.0f), ImVec2(peak_x - s, peak_y - 2.0f - s * 1.6f),
-      ImVec2(peak_x + s, peak_y - 2.0f - s * 1.6f), ImGui::GetColorU32(strong_text_color()));
-  char peak_label[64];
-  std::snprintf(peak_label, sizeof peak_label, "peak %.2f GiB", to_gib(rank.peak_total_bytes));
-  const float label_w = ImGui::CalcTextSize(peak_label).x;
-  const float label_x = std::clamp(peak_x - label_w * 0.5f, min.x, max.x - label_w);
-  draw->AddText(ImVec2(label_x, peak_y - 4.0f - s * 1.6f - ImGui::GetTextLineHeight()),
-                ImGui::GetColorU32(strong_text_color()), peak_label);
-
+  draw_gridlines(draw, plot, axis);
+  draw_capacity(draw, plot, estimate.normalized.config.device.capacity_gib * kBytesPerGiB);
+  const float column_px = (plot.max.x - plot.min.x) / static_cast<float>(rank.timeline.size());
+  draw_peak(draw, plot, rank, column_px);
   // The x axis: schedule order, with the step's phases named.
-  draw->AddText(ImVec2(min.x, max.y + em * 0.2f), axis,
+  draw->AddText(ImVec2(plot.min.x, plot.max.y + em * 0.2f), axis,
                 "schedule order: forwards, backwards (darker), optimizer step");
-
-  if (hovered) {
-    const ImVec2 mouse = ImGui::GetIO().MousePos;
-    if (mouse.x >= min.x && mouse.x < max.x) {
-      const auto index = std::min(rank.timeline.size() - 1,
-                                  static_cast<std::size_t>((mouse.x - min.x) / column_px));
-      const TimelineEvent& event = rank.timeline[index];
-      const float x = min.x + (static_cast<float>(index) + 0.5f) * column_px;
-      draw->AddLine(ImVec2(x, min.y), ImVec2(x, max.y),
-                    ImGui::GetColorU32(strong_text_color()) & 0x80FFFFFF);
-      ImGui::BeginTooltip();
-      if (event.kind == TimelineEvent::Kind::optimizer_step) {
-        ImGui::TextUnformatted("optimizer step");
-      } else {
-        ImGui::Text("%s of micro-batch %lld, chunk %d", kind_text(event.kind).c_str(),
-                    static_cast<long long>(event.microbatch), event.vpp_chunk);
-      }
-      ImGui::Text("allocated after: %s (%s bytes)", gib_text(event.allocated_after_bytes).c_str(),
-                  grouped(event.allocated_after_bytes).c_str());
-      ImGui::Text("peak inside: %s (%s bytes)", gib_text(event.peak_during_bytes).c_str(),
-                  grouped(event.peak_during_bytes).c_str());
-      ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-      ImGui::Text("+ runtime overheads %s outside the allocator",
-                  gib_text(rank.runtime_overhead_bytes).c_str());
-      ImGui::PopStyleColor();
-      ImGui::EndTooltip();
-    }
-  }
+  if (hovered) hover_column(draw, plot, rank, column_px);
 }
 
 }  // namespace megamem::web

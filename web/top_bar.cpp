@@ -232,6 +232,67 @@ bool recipe_picker(AppState& state, const char* label) {
   return changed;
 }
 
+namespace {
+
+// A phone's top bar: the verdict, then what is being estimated and the settings button.
+void narrow_row(AppState& state, TopBarActions& actions) {
+  verdict(state, true);
+  ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+  ImGui::AlignTextToFramePadding();
+  ImGui::Text("%s on %lld x %s", model_title(state).c_str(),
+              static_cast<long long>(state.shared.config.parallel.world_size),
+              gpu_title(state).c_str());
+  ImGui::PopStyleColor();
+  if (ImGui::Button(state.show_settings_on_phone ? "Results" : "Settings")) {
+    actions.toggle_settings = true;
+  }
+  describe_item(state, "Settings", "button", "settings", "Shows the settings or the results.");
+  ImGui::SameLine();
+}
+
+bool gpus_input(AppState& state) {
+  std::int64_t gpus = state.shared.config.parallel.world_size;
+  bool changed = false;
+  if (ImGui::InputScalar("##top gpus", ImGuiDataType_S64, &gpus, nullptr, nullptr, "%lld") &&
+      gpus >= 1 && gpus != state.shared.config.parallel.world_size) {
+    state.shared.config.parallel.world_size = gpus;
+    state.edited_key = "gpus";
+    changed = true;
+  }
+  describe_item(state, "top GPUs", "input", "world size (WORLD_SIZE)",
+                "Data parallel = GPUs / (TP x CP x PP).");
+  return changed;
+}
+
+// A wide top bar: model on GPUs x GPU, recipes, then the verdict.
+void wide_row(AppState& state, TopBarActions& actions) {
+  const float em = ImGui::GetFontSize();
+  ImGui::SetNextItemWidth(em * 13.0f);
+  actions.changed |= model_picker(state, "top model");
+  ImGui::SameLine();
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("on");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(em * 4.5f);
+  actions.changed |= gpus_input(state);
+  ImGui::SameLine();
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("\xc3\x97");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(em * 9.0f);
+  actions.changed |= gpu_picker(state, "top GPU");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(em * 6.5f);
+  actions.changed |= recipe_picker(state, "recipes");
+  ImGui::SameLine(0.0f, em * 1.5f);
+  // The verdict takes the rest of the row; wrap it when the row is short.
+  if (ImGui::GetContentRegionAvail().x < em * 34.0f) ImGui::NewLine();
+  verdict(state, false);
+  ImGui::SameLine(0.0f, em);
+}
+
+}  // namespace
+
 TopBarActions draw_top_bar(AppState& state, bool narrow) {
   TopBarActions actions;
   const float em = ImGui::GetFontSize();
@@ -240,54 +301,11 @@ TopBarActions draw_top_bar(AppState& state, bool narrow) {
   ImGui::TextUnformatted("megamem");
   if (large_font()) ImGui::PopFont();
   ImGui::SameLine(0.0f, em);
-
   if (narrow) {
-    verdict(state, true);
-    // Second row: what is being estimated, and the buttons.
-    ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-    ImGui::AlignTextToFramePadding();
-    ImGui::Text("%s on %lld x %s", model_title(state).c_str(),
-                static_cast<long long>(state.shared.config.parallel.world_size),
-                gpu_title(state).c_str());
-    ImGui::PopStyleColor();
-    if (ImGui::Button(state.show_settings_on_phone ? "Results" : "Settings")) {
-      actions.toggle_settings = true;
-    }
-    describe_item(state, "Settings", "button", "settings", "Shows the settings or the results.");
-    ImGui::SameLine();
+    narrow_row(state, actions);
   } else {
-    ImGui::SetNextItemWidth(em * 13.0f);
-    actions.changed |= model_picker(state, "top model");
-    ImGui::SameLine();
-    ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted("on");
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(em * 4.5f);
-    std::int64_t gpus = state.shared.config.parallel.world_size;
-    if (ImGui::InputScalar("##top gpus", ImGuiDataType_S64, &gpus, nullptr, nullptr, "%lld") &&
-        gpus >= 1 && gpus != state.shared.config.parallel.world_size) {
-      state.shared.config.parallel.world_size = gpus;
-      state.edited_key = "gpus";
-      actions.changed = true;
-    }
-    describe_item(state, "top GPUs", "input", "world size (WORLD_SIZE)",
-                  "Data parallel = GPUs / (TP x CP x PP).");
-    ImGui::SameLine();
-    ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted("\xc3\x97");
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(em * 9.0f);
-    actions.changed |= gpu_picker(state, "top GPU");
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(em * 6.5f);
-    actions.changed |= recipe_picker(state, "recipes");
-    ImGui::SameLine(0.0f, em * 1.5f);
-    // The verdict takes the rest of the row; wrap it when the row is short.
-    if (ImGui::GetContentRegionAvail().x < em * 34.0f) ImGui::NewLine();
-    verdict(state, false);
-    ImGui::SameLine(0.0f, em);
+    wide_row(state, actions);
   }
-
   const char* copy_label = state.link_copied ? "Copied" : "Copy link";
   const float buttons_px = ImGui::CalcTextSize("Copy link").x + ImGui::CalcTextSize("Light").x +
                            ImGui::GetStyle().FramePadding.x * 4 + ImGui::GetStyle().ItemSpacing.x;

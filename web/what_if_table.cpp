@@ -12,6 +12,73 @@
 
 namespace megamem::web {
 
+namespace {
+
+void setup_columns() {
+  const float number_px = ImGui::CalcTextSize("-000.00 GiB").x + ImGui::GetFontSize() * 0.5f;
+  ImGui::TableSetupColumn("choice", ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableSetupColumn("peak", ImGuiTableColumnFlags_WidthFixed, number_px);
+  ImGui::TableSetupColumn("saving", ImGuiTableColumnFlags_WidthFixed, number_px);
+  ImGui::TableSetupColumn("fits", ImGuiTableColumnFlags_WidthFixed,
+                          ImGui::CalcTextSize("does not fit").x + ImGui::GetFontSize() * 0.5f);
+  ImGui::TableHeadersRow();
+}
+
+// The row's label, clickable when it is a valid change; true when clicked (and applied).
+bool choice_cell(AppState& state, const WhatIfOption& row, std::size_t index) {
+  bool applied = false;
+  const std::string label = row.current ? row.label + "  (current)" : row.label;
+  const bool clickable = row.valid && !row.current;
+  if (!row.valid) ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+  if (ImGui::Selectable(label.c_str(), row.current, ImGuiSelectableFlags_SpanAllColumns) &&
+      clickable) {
+    state.shared.config = row.config;
+    state.edited_key.clear();
+    applied = true;
+  }
+  if (!row.valid) ImGui::PopStyleColor();
+  char rect_label[32];
+  std::snprintf(rect_label, sizeof rect_label, "what-if %zu", index);
+  describe_item(state, rect_label, "row",
+                row.megatron_flags.empty() ? "(the current flags)" : row.megatron_flags.c_str(),
+                row.valid
+                    ? (row.current ? "The configuration as given." : "Click to apply this setting.")
+                    : row.error.c_str());
+  return applied;
+}
+
+// Peak, saving against the current setting, and whether it fits.
+void number_cells(const WhatIfOption& row, double capacity_bytes) {
+  ImGui::TableNextColumn();
+  if (!row.valid) {
+    ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+    ImGui::TextUnformatted("not allowed");
+    ImGui::PopStyleColor();
+    ImGui::TableNextColumn();
+    ImGui::TableNextColumn();
+    return;
+  }
+  ImGui::Text("%.2f GiB", to_gib(row.peak_total_bytes));
+  ImGui::TableNextColumn();
+  if (row.current) {
+    ImGui::TextUnformatted("-");
+  } else {
+    const double saving_gib = to_gib(row.saving_bytes);
+    ImGui::PushStyleColor(ImGuiCol_Text, saving_gib > 0.005    ? kFitsColor
+                                         : saving_gib < -0.005 ? kOverColor
+                                                               : muted_text_color());
+    ImGui::Text("%+.2f GiB", -saving_gib);
+    ImGui::PopStyleColor();
+  }
+  ImGui::TableNextColumn();
+  const bool fits = static_cast<double>(row.peak_total_bytes) <= capacity_bytes;
+  ImGui::PushStyleColor(ImGuiCol_Text, fits ? kFitsColor : kOverColor);
+  ImGui::TextUnformatted(fits ? "fits" : "does not fit");
+  ImGui::PopStyleColor();
+}
+
+}  // namespace
+
 bool draw_what_if_table(AppState& state, const Estimate& estimate) {
   results_heading("WHAT-IF",
                   "peak of the limiting rank under each choice; click a row to apply it");
@@ -26,65 +93,15 @@ bool draw_what_if_table(AppState& state, const Estimate& estimate) {
       ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingStretchProp;
   bool applied = false;
   if (!ImGui::BeginTable("what-if", 4, kFlags)) return false;
-  const float number_px = ImGui::CalcTextSize("-000.00 GiB").x + ImGui::GetFontSize() * 0.5f;
-  ImGui::TableSetupColumn("choice", ImGuiTableColumnFlags_WidthStretch);
-  ImGui::TableSetupColumn("peak", ImGuiTableColumnFlags_WidthFixed, number_px);
-  ImGui::TableSetupColumn("saving", ImGuiTableColumnFlags_WidthFixed, number_px);
-  ImGui::TableSetupColumn("fits", ImGuiTableColumnFlags_WidthFixed,
-                          ImGui::CalcTextSize("does not fit").x + ImGui::GetFontSize() * 0.5f);
-  ImGui::TableHeadersRow();
-  for (std::size_t i = 0; i < state.what_if.size(); ++i) {
+  setup_columns();
+  for (std::size_t i = 0; i < state.what_if.size() && !applied; ++i) {
     const WhatIfOption& row = state.what_if[i];
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     ImGui::PushID(static_cast<int>(i));
-    const std::string label = row.current ? row.label + "  (current)" : row.label;
-    const bool clickable = row.valid && !row.current;
-    if (!row.valid) ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-    if (ImGui::Selectable(label.c_str(), row.current, ImGuiSelectableFlags_SpanAllColumns) &&
-        clickable) {
-      state.shared.config = row.config;
-      state.edited_key.clear();
-      applied = true;
-    }
-    if (!row.valid) ImGui::PopStyleColor();
-    char rect_label[32];
-    std::snprintf(rect_label, sizeof rect_label, "what-if %zu", i);
-    describe_item(
-        state, rect_label, "row",
-        row.megatron_flags.empty() ? "(the current flags)" : row.megatron_flags.c_str(),
-        row.valid ? (row.current ? "The configuration as given." : "Click to apply this setting.")
-                  : row.error.c_str());
-    if (!row.valid) {
-      ImGui::TableNextColumn();
-      ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-      ImGui::TextUnformatted("not allowed");
-      ImGui::PopStyleColor();
-      ImGui::TableNextColumn();
-      ImGui::TableNextColumn();
-      ImGui::PopID();
-      continue;
-    }
-    ImGui::TableNextColumn();
-    ImGui::Text("%.2f GiB", to_gib(row.peak_total_bytes));
-    ImGui::TableNextColumn();
-    if (row.current) {
-      ImGui::TextUnformatted("-");
-    } else {
-      const double saving_gib = static_cast<double>(row.saving_bytes) / kBytesPerGiB;
-      ImGui::PushStyleColor(ImGuiCol_Text, saving_gib > 0.005    ? kFitsColor
-                                           : saving_gib < -0.005 ? kOverColor
-                                                                 : muted_text_color());
-      ImGui::Text("%+.2f GiB", -saving_gib);
-      ImGui::PopStyleColor();
-    }
-    ImGui::TableNextColumn();
-    const bool fits = static_cast<double>(row.peak_total_bytes) <= capacity_bytes;
-    ImGui::PushStyleColor(ImGuiCol_Text, fits ? kFitsColor : kOverColor);
-    ImGui::TextUnformatted(fits ? "fits" : "does not fit");
-    ImGui::PopStyleColor();
+    applied = choice_cell(state, row, i);
+    number_cells(row, capacity_bytes);
     ImGui::PopID();
-    if (applied) break;
   }
   ImGui::EndTable();
   return applied;

@@ -55,7 +55,8 @@ void wrapped_text(ImU32 color, const std::string& text) {
 void record_item(AppState& state, const char* label, const char* kind) {
   const ImVec2 min = ImGui::GetItemRectMin();
   const ImVec2 max = ImGui::GetItemRectMax();
-  state.input_rects[label] = WidgetRect{min.x, min.y, max.x - min.x, max.y - min.y, kind};
+  state.input_rects[label] = WidgetRect{
+      .x = min.x, .y = min.y, .width = max.x - min.x, .height = max.y - min.y, .kind = kind};
 }
 
 void describe_item(AppState& state, const char* label, const char* kind, const char* flag,

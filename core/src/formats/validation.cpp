@@ -331,14 +331,16 @@ CaseResult score_case(const Config& config, const CaseEntry& e, CaseResult resul
   }
   result.status = CaseStatus::scored;
   if (e.measured_static) {
-    result.static_memory = Comparison{static_cast<double>(rank->static_bytes), *e.measured_static};
+    result.static_memory = Comparison{.predicted_bytes = static_cast<double>(rank->static_bytes),
+                                      .measured_bytes = *e.measured_static};
   }
   if (const std::optional<double> peak = predicted_peak_bytes(*rank); peak && e.measured_peak) {
-    result.peak_memory = Comparison{*peak, *e.measured_peak};
+    result.peak_memory = Comparison{.predicted_bytes = *peak, .measured_bytes = *e.measured_peak};
   }
   if (e.measured_reserved) {
     result.reserved_memory =
-        Comparison{static_cast<double>(rank->peak_reserved_bytes), *e.measured_reserved};
+        Comparison{.predicted_bytes = static_cast<double>(rank->peak_reserved_bytes),
+                   .measured_bytes = *e.measured_reserved};
   }
   return result;
 }
