@@ -1,9 +1,6 @@
-// Parameter tensors each pipeline stage allocates, per GPU, in Megatron's module order.
-//
-// Shapes follow megatron/core/models/gpt/gpt_model.py, gpt_layer_specs.py and
-// megatron/core/transformer/{attention.py, multi_latent_attention.py, mlp.py, moe/,
-// multi_token_prediction.py}: column- and row-parallel weights divided by TP, routed
-// experts by EP x ETP, norms, routers and MLA down-projections replicated.
+// Parameter tensors each pipeline stage allocates, per GPU, in Megatron's module order:
+// each module's tensors come from its spec (core/src/modules/), this file puts them in
+// stage order (embedding, decoder layers, final norm, MTP, output layer).
 #pragma once
 
 #include <cstdint>

@@ -83,159 +83,182 @@ double StepTimeModel::all_to_all_s(double tokens, double token_bytes, double top
   return std::max(intra / intra_bw_, inter / inter_bw_) / efficiency;
 }
 
-StepTimeModel::LayerCost StepTimeModel::layer_cost(bool moe, double micro_batch) const {
-  const Config& c = n_->config;
-  const ModelConfig& m = c.model;
-  const double h = m.hidden_size;
-  const double s = c.training.seq_length;
-  const double tp = tp_;
-  const double tokens = micro_batch * s / cp_;                            // N on this CP rank
-  const double sp_tokens = n_->sequence_parallel ? tokens / tp : tokens;  // Nsp
-  const double heads = m.num_attention_heads / tp;
-  const double hidden_bytes = 2.0 * tokens * h;  // one bf16 [N, h] activation
-  const bool sp = n_->sequence_parallel;
-  LayerCost cost;
+StepTimeModel::LayerShape StepTimeModel::layer_shape(double micro_batch) const {
+  LayerShape l;
+  l.tokens = micro_batch * n_->config.training.seq_length / cp_;    // N on this CP rank
+  l.sp_tokens = n_->sequence_parallel ? l.tokens / tp_ : l.tokens;  // Nsp
+  l.heads = n_->config.model.num_attention_heads / tp_;
+  l.hidden_bytes = 2.0 * l.tokens * n_->config.model.hidden_size;  // one bf16 [N, h]
+  return l;
+}
 
-  // --- attention ---
-  double projections = 0, up_projections = 0, core_flops = 0, kv_bytes_per_token = 0;
-  double tp_attention_bytes = hidden_bytes;  // all-gathered input (SP)
-  if (m.multi_latent_attention) {
-    const double qk = m.qk_head_dim + m.qk_pos_emb_head_dim;
-    const double down_tokens = sp ? sp_tokens : tokens;  // duplicated down-projections
-    double q = 0;
-    if (m.q_lora_rank > 0) {
-      q = gemm_s(down_tokens, m.q_lora_rank, h) + gemm_s(tokens, heads * qk, m.q_lora_rank);
-      up_projections += gemm_s(tokens, heads * qk, m.q_lora_rank);
-    } else {
-      q = gemm_s(tokens, heads * qk, h);
-    }
-    const double kv_up = gemm_s(tokens, heads * (m.qk_head_dim + m.v_head_dim), m.kv_lora_rank);
-    up_projections += kv_up;
-    projections = q + gemm_s(down_tokens, m.kv_lora_rank + m.qk_pos_emb_head_dim, h) + kv_up +
-                  gemm_s(tokens, h, heads * m.v_head_dim);
-    core_flops = tokens * s * heads * (qk + m.v_head_dim);
-    kv_bytes_per_token = 2.0 * heads * (qk + m.v_head_dim);
-    // SP gathers the compressed latents instead of the hidden states.
-    tp_attention_bytes = 2.0 * tokens * (m.q_lora_rank + m.kv_lora_rank + m.qk_pos_emb_head_dim);
+// MLA: the down-projections run duplicated on every TP rank (on the SP shard).
+StepTimeModel::AttentionGemms StepTimeModel::mla_gemms(const LayerShape& l) const {
+  const ModelConfig& m = n_->config.model;
+  const double h = m.hidden_size;
+  const double qk = m.qk_head_dim + m.qk_pos_emb_head_dim;
+  const double down_tokens = n_->sequence_parallel ? l.sp_tokens : l.tokens;
+  AttentionGemms a;
+  double q = 0;
+  if (m.q_lora_rank > 0) {
+    q = gemm_s(down_tokens, m.q_lora_rank, h) + gemm_s(l.tokens, l.heads * qk, m.q_lora_rank);
+    a.up_projections += gemm_s(l.tokens, l.heads * qk, m.q_lora_rank);
   } else {
-    const double dh = m.kv_channels;
-    const double groups = std::max(1.0, m.num_query_groups / tp);  // replicated when g < TP
-    const double q = heads * dh;
-    const double gate = m.attention_output_gate ? q : 0.0;
-    projections = gemm_s(tokens, q + 2.0 * groups * dh + gate, h) + gemm_s(tokens, h, q);
-    core_flops = 2.0 * tokens * s * heads * dh;  // causal: queries see s/2 keys on average
-    kv_bytes_per_token = 2.0 * 2.0 * groups * dh;
+    q = gemm_s(l.tokens, l.heads * qk, h);
   }
+  const double kv_up = gemm_s(l.tokens, l.heads * (m.qk_head_dim + m.v_head_dim), m.kv_lora_rank);
+  a.up_projections += kv_up;
+  a.projections = q + gemm_s(down_tokens, m.kv_lora_rank + m.qk_pos_emb_head_dim, h) + kv_up +
+                  gemm_s(l.tokens, h, l.heads * m.v_head_dim);
+  a.core_flops = l.tokens * n_->config.training.seq_length * l.heads * (qk + m.v_head_dim);
+  a.kv_bytes_per_token = 2.0 * l.heads * (qk + m.v_head_dim);
+  // SP gathers the compressed latents instead of the hidden states.
+  a.tp_gather_bytes = 2.0 * l.tokens * (m.q_lora_rank + m.kv_lora_rank + m.qk_pos_emb_head_dim);
+  return a;
+}
+
+StepTimeModel::AttentionGemms StepTimeModel::attention_gemms(const LayerShape& l) const {
+  const ModelConfig& m = n_->config.model;
+  if (m.multi_latent_attention) return mla_gemms(l);
+  const double h = m.hidden_size;
+  const double dh = m.kv_channels;
+  const double groups = std::max(1.0, m.num_query_groups / tp_);  // replicated when g < TP
+  const double q = l.heads * dh;
+  const double gate = m.attention_output_gate ? q : 0.0;
+  AttentionGemms a;
+  a.projections = gemm_s(l.tokens, q + 2.0 * groups * dh + gate, h) + gemm_s(l.tokens, h, q);
+  // causal: queries see s/2 keys on average
+  a.core_flops = 2.0 * l.tokens * n_->config.training.seq_length * l.heads * dh;
+  a.kv_bytes_per_token = 2.0 * 2.0 * groups * dh;
+  a.tp_gather_bytes = l.hidden_bytes;  // all-gathered input (SP)
+  return a;
+}
+
+StepTimeModel::MlpGemms StepTimeModel::mlp_gemms(bool moe, const LayerShape& l) const {
+  const ModelConfig& m = n_->config.model;
+  const double h = m.hidden_size;
+  const double gated = m.activation == Activation::swiglu ? 2.0 : 1.0;
+  MlpGemms g;
+  if (!moe) {
+    const double f = m.ffn_hidden_size / tp_;
+    g.mlp = gemm_s(l.tokens, gated * f, h) + gemm_s(l.tokens, h, f);
+    g.act_bytes = 2.0 * l.tokens * f * (gated + 1.0);  // read fc1 output, write activation
+    return g;
+  }
+  const double experts = m.num_experts;
+  const double local_experts = experts / ep_;
+  const double imbalance = std::max(1.0, n_->config.training.moe_imbalance_factor);
+  // Token slots this GPU's experts process: its dispatched top-k copies, gathered over ETP.
+  const double slots = l.sp_tokens * m.moe_router_topk * etp_ * imbalance;
+  const double per_expert = slots / local_experts;
+  const double f = m.moe_ffn_hidden_size / etp_;
+  const double in = m.moe_latent_size > 0 ? m.moe_latent_size : h;
+  g.routed = local_experts * (gemm_s(per_expert, gated * f, in) + gemm_s(per_expert, in, f));
+  if (m.moe_latent_size > 0) g.routed += 2.0 * gemm_s(l.sp_tokens, m.moe_latent_size, h);
+  g.router = gemm_s(l.sp_tokens, experts, h);
+  if (m.moe_shared_expert_intermediate_size > 0) {
+    const double fs = m.moe_shared_expert_intermediate_size / tp_;
+    g.shared = gemm_s(l.tokens, gated * fs, h) + gemm_s(l.tokens, h, fs);
+    g.act_bytes = 2.0 * l.tokens * fs * (gated + 1.0);
+  }
+  g.moe_act_bytes = 2.0 * slots * f * (gated + 1.0);  // read fc1 output, write activation
+  g.act_bytes += g.moe_act_bytes;
+  g.permute_bytes = 2.0 * 2.0 * 2.0 * slots * h;  // permute and unpermute, read + write
+  return g;
+}
+
+// TP per layer: Megatron's SP all-gather before each column-parallel block and
+// reduce-scatter after each row-parallel one; backward mirrors them and re-gathers the
+// column-parallel inputs for the weight gradients. Without SP, one all-reduce per block.
+// Returns the MLP block's forward share (re-run by mlp/moe/shared_experts recompute).
+double StepTimeModel::tp_times(bool mlp_block, const LayerShape& l, const AttentionGemms& a,
+                               LayerCost& cost) const {
+  if (tp_ <= 1) return 0;
+  const bool sp = n_->sequence_parallel;
+  const double gather = collective_s(tp_, a.tp_gather_bytes, tp_bw_);
+  const double scatter = collective_s(tp_, l.hidden_bytes, tp_bw_);
+  double attn_fwd = 0, attn_bwd = 0, mlp_fwd = 0, mlp_bwd = 0;
+  if (sp) {
+    const double exposed = cfg_.tp_exposed_fraction;
+    // MLA's down-projections stay local.
+    const bool regather = !n_->config.model.multi_latent_attention;
+    attn_fwd = exposed * (gather + scatter);
+    attn_bwd = exposed * (gather + scatter + (regather ? gather : 0.0));
+    if (mlp_block) {
+      mlp_fwd = exposed * 2.0 * scatter;
+      mlp_bwd = exposed * 3.0 * scatter;
+    }
+  } else {
+    const double exposed = cfg_.tp_all_reduce_exposed_fraction;
+    attn_fwd = attn_bwd = exposed * 2.0 * scatter;
+    if (mlp_block) mlp_fwd = mlp_bwd = exposed * 2.0 * scatter;
+    // --distribute-saved-activations (no SP): the stashed input is re-gathered at recompute.
+    cost.stash_gather = scatter;
+  }
+  cost.tp_forward = attn_fwd + mlp_fwd;
+  cost.tp_backward = attn_bwd + mlp_bwd;
+  return mlp_fwd;
+}
+
+// EP: dispatch and combine forward, their gradients backward.
+void StepTimeModel::ep_times(const LayerShape& l, LayerCost& cost) const {
+  const TrainingConfig& t = n_->config.training;
+  const double h = n_->config.model.hidden_size;
+  const double token_bytes = 2.0 * h * std::max(1.0, t.moe_imbalance_factor);
+  const double topk = n_->config.model.moe_router_topk;
+  double one_way = 0;
+  if (t.moe_token_dispatcher == TokenDispatcher::allgather) {
+    // MoEAllGatherTokenDispatcher: gather every token over the TP x EP group, scatter back.
+    const double group = etp_ * ep_;
+    one_way = collective_s(group, group * 2.0 * l.sp_tokens * h, gather_bw_);
+  } else {
+    const bool deepep = t.moe_token_dispatcher == TokenDispatcher::flex;
+    one_way = all_to_all_s(l.sp_tokens, token_bytes, topk, deepep);
+    // ETP > 1: the received tokens are all-gathered over the expert-TP group.
+    if (etp_ > 1) one_way += collective_s(etp_, l.sp_tokens * token_bytes * topk * etp_, tp_bw_);
+  }
+  const double exposed = t.overlap_moe_expert_parallel_comm ? cfg_.ep_overlapped_exposed_fraction
+                                                            : cfg_.ep_exposed_fraction;
+  cost.ep_forward = exposed * 2.0 * one_way;
+  cost.ep_backward = exposed * 2.0 * one_way;
+}
+
+StepTimeModel::LayerCost StepTimeModel::layer_cost(bool moe, double micro_batch) const {
+  const LayerShape l = layer_shape(micro_batch);
+  const double s = n_->config.training.seq_length;
+  const double h = n_->config.model.hidden_size;
+  const AttentionGemms a = attention_gemms(l);
+  const MlpGemms g = mlp_gemms(moe, l);
+  LayerCost cost;
   const double attention_efficiency =
       cfg_.attention_efficiency * saturation(s / cp_, cfg_.gemm_half_efficiency_dim);
-  cost.attention_forward = core_flops / (peak_flops_ * attention_efficiency);
+  cost.attention_forward = a.core_flops / (peak_flops_ * attention_efficiency);
   cost.attention_backward = cost.attention_forward * cfg_.attention_backward_factor;
-
-  // --- MLP / MoE ---
-  const double gated = m.activation == Activation::swiglu ? 2.0 : 1.0;
-  double mlp = 0, routed = 0, shared = 0, router = 0, moe_act_bytes = 0, act_bytes = 0;
-  double permute_bytes = 0;
-  if (!moe) {
-    const double f = m.ffn_hidden_size / tp;
-    mlp = gemm_s(tokens, gated * f, h) + gemm_s(tokens, h, f);
-    act_bytes = 2.0 * tokens * f * (gated + 1.0);  // read fc1 output, write activation
-  } else {
-    const double experts = m.num_experts;
-    const double local_experts = experts / ep_;
-    const double imbalance = std::max(1.0, c.training.moe_imbalance_factor);
-    // Token slots this GPU's experts process: its dispatched top-k copies, gathered over ETP.
-    const double slots = sp_tokens * m.moe_router_topk * etp_ * imbalance;
-    const double per_expert = slots / local_experts;
-    const double f = m.moe_ffn_hidden_size / etp_;
-    const double in = m.moe_latent_size > 0 ? m.moe_latent_size : h;
-    routed = local_experts * (gemm_s(per_expert, gated * f, in) + gemm_s(per_expert, in, f));
-    if (m.moe_latent_size > 0) routed += 2.0 * gemm_s(sp_tokens, m.moe_latent_size, h);
-    router = gemm_s(sp_tokens, experts, h);
-    if (m.moe_shared_expert_intermediate_size > 0) {
-      const double fs = m.moe_shared_expert_intermediate_size / tp;
-      shared = gemm_s(tokens, gated * fs, h) + gemm_s(tokens, h, fs);
-      act_bytes = 2.0 * tokens * fs * (gated + 1.0);
-    }
-    moe_act_bytes = 2.0 * slots * f * (gated + 1.0);  // read fc1 output, write activation
-    act_bytes += moe_act_bytes;
-    permute_bytes = 2.0 * 2.0 * 2.0 * slots * h;  // permute and unpermute, read + write
-  }
-
   // Element-wise kernels stream through HBM; without SP they run on all N tokens.
   const double hbm = cfg_.hbm_bandwidth_gb_per_s * kGB * cfg_.elementwise_efficiency;
   cost.elementwise_forward =
-      (cfg_.elementwise_passes_per_layer * 2.0 * sp_tokens * h + act_bytes + permute_bytes) / hbm;
-  const double forward_gemms = projections + mlp + routed + shared + router;
+      (cfg_.elementwise_passes_per_layer * 2.0 * l.sp_tokens * h + g.act_bytes + g.permute_bytes) /
+      hbm;
+  const double forward_gemms = a.projections + g.mlp + g.routed + g.shared + g.router;
   cost.forward = forward_gemms + cost.attention_forward + cost.elementwise_forward;
   cost.backward = 2.0 * (forward_gemms + cost.elementwise_forward) + cost.attention_backward;
-  cost.mla_up_forward = up_projections;
-  cost.moe_act_forward = moe_act_bytes / hbm;
-  cost.layernorm_forward = 2.0 * 2.0 * 2.0 * sp_tokens * h / hbm;  // two norms, read + write
-
-  // --- TP: per layer, Megatron's SP all-gather before each column-parallel block and
-  // reduce-scatter after each row-parallel one; backward mirrors them and re-gathers the
-  // column-parallel inputs for the weight gradients. Without SP, one all-reduce per block.
-  double tp_attn_fwd = 0, tp_attn_bwd = 0, tp_mlp_fwd = 0, tp_mlp_bwd = 0;
-  if (tp > 1) {
-    const double gather = collective_s(tp, tp_attention_bytes, tp_bw_);
-    const double scatter = collective_s(tp, hidden_bytes, tp_bw_);
-    const bool mlp_block = !moe || shared > 0;
-    if (sp) {
-      const double exposed = cfg_.tp_exposed_fraction;
-      const bool regather = !m.multi_latent_attention;  // MLA's down-projections stay local
-      tp_attn_fwd = exposed * (gather + scatter);
-      tp_attn_bwd = exposed * (gather + scatter + (regather ? gather : 0.0));
-      if (mlp_block) {
-        tp_mlp_fwd = exposed * 2.0 * scatter;
-        tp_mlp_bwd = exposed * 3.0 * scatter;
-      }
-    } else {
-      const double exposed = cfg_.tp_all_reduce_exposed_fraction;
-      tp_attn_fwd = tp_attn_bwd = exposed * 2.0 * scatter;
-      if (mlp_block) tp_mlp_fwd = tp_mlp_bwd = exposed * 2.0 * scatter;
-    }
-    // --distribute-saved-activations (no SP): the stashed input is re-gathered at recompute.
-    if (!sp) cost.stash_gather = scatter;
-  }
-  cost.tp_forward = tp_attn_fwd + tp_mlp_fwd;
-  cost.tp_backward = tp_attn_bwd + tp_mlp_bwd;
-
-  // --- CP: the ring passes K/V (forward) and K/V with their gradients (backward) around
-  // CP - 1 steps, each overlapping one step of attention.
+  cost.mla_up_forward = a.up_projections;
+  cost.moe_act_forward = g.moe_act_bytes / hbm;
+  cost.layernorm_forward = 2.0 * 2.0 * 2.0 * l.sp_tokens * h / hbm;  // two norms, read + write
+  const double tp_mlp_fwd = tp_times(!moe || g.shared > 0, l, a, cost);
+  // CP: the ring passes K/V (forward) and K/V with their gradients (backward) around CP - 1
+  // steps, each overlapping one step of attention.
   if (cp_ > 1) {
-    const double ring = (cp_ - 1.0) * tokens * kv_bytes_per_token / cp_bw_;
+    const double ring = (cp_ - 1.0) * l.tokens * a.kv_bytes_per_token / cp_bw_;
     const double hidden = (cp_ - 1.0) / cp_;
     cost.cp_forward = std::max(0.0, ring - hidden * cost.attention_forward);
     cost.cp_backward = std::max(0.0, 2.0 * ring - hidden * cost.attention_backward);
   }
-
-  // --- EP: dispatch and combine forward, their gradients backward.
-  if (moe) {
-    const double imbalance = std::max(1.0, c.training.moe_imbalance_factor);
-    const double token_bytes = 2.0 * h * imbalance;
-    const double topk = m.moe_router_topk;
-    double one_way = 0;
-    if (c.training.moe_token_dispatcher == TokenDispatcher::allgather) {
-      // MoEAllGatherTokenDispatcher: gather every token over the TP x EP group, scatter back.
-      const double group = etp_ * ep_;
-      one_way = collective_s(group, group * 2.0 * sp_tokens * h, gather_bw_);
-    } else {
-      const bool deepep = c.training.moe_token_dispatcher == TokenDispatcher::flex;
-      one_way = all_to_all_s(sp_tokens, token_bytes, topk, deepep);
-      // ETP > 1: the received tokens are all-gathered over the expert-TP group.
-      if (etp_ > 1) one_way += collective_s(etp_, sp_tokens * token_bytes * topk * etp_, tp_bw_);
-    }
-    const double exposed = c.training.overlap_moe_expert_parallel_comm
-                               ? cfg_.ep_overlapped_exposed_fraction
-                               : cfg_.ep_exposed_fraction;
-    cost.ep_forward = exposed * 2.0 * one_way;
-    cost.ep_backward = exposed * 2.0 * one_way;
-  }
-
-  cost.mlp_forward = moe ? 0.0 : mlp + tp_mlp_fwd + act_bytes / hbm;
-  cost.shared_forward = shared + (shared > 0 ? tp_mlp_fwd : 0.0);
-  cost.moe_forward = moe ? routed + shared + router + tp_mlp_fwd + cost.ep_forward +
-                               (act_bytes + permute_bytes) / hbm
+  if (moe) ep_times(l, cost);
+  cost.mlp_forward = moe ? 0.0 : g.mlp + tp_mlp_fwd + g.act_bytes / hbm;
+  cost.shared_forward = g.shared + (g.shared > 0 ? tp_mlp_fwd : 0.0);
+  cost.moe_forward = moe ? g.routed + g.shared + g.router + tp_mlp_fwd + cost.ep_forward +
+                               (g.act_bytes + g.permute_bytes) / hbm
                          : 0.0;
   cost.full_recompute = cost.forward + cost.tp_forward + cost.cp_forward + cost.ep_forward;
   return cost;

@@ -84,6 +84,25 @@ class StepTimeModel {
   void set_bandwidths();
   void count_chunks(const std::vector<StagePlacement>& stages);
   void count_parameters(const std::vector<StagePlacement>& stages);
+  // One layer's tokens and the GEMM times of its attention and MLP (layer_cost's parts).
+  struct LayerShape {
+    double tokens = 0, sp_tokens = 0, heads = 0, hidden_bytes = 0;
+  };
+  struct AttentionGemms {
+    double projections = 0, up_projections = 0, core_flops = 0;
+    double kv_bytes_per_token = 0, tp_gather_bytes = 0;
+  };
+  struct MlpGemms {
+    double mlp = 0, routed = 0, shared = 0, router = 0;
+    double moe_act_bytes = 0, act_bytes = 0, permute_bytes = 0;
+  };
+  LayerShape layer_shape(double micro_batch) const;
+  AttentionGemms attention_gemms(const LayerShape& shape) const;
+  AttentionGemms mla_gemms(const LayerShape& shape) const;
+  MlpGemms mlp_gemms(bool moe, const LayerShape& shape) const;
+  double tp_times(bool mlp_block, const LayerShape& shape, const AttentionGemms& attention,
+                  LayerCost& cost) const;
+  void ep_times(const LayerShape& shape, LayerCost& cost) const;
   LayerCost layer_cost(bool moe, double micro_batch) const;
   double recompute_s(const LayerCost& layer, bool is_moe, const StepVariant& variant) const;
   double offload_s(const LayerCost& layer, double bytes_per_sample, double micro_batch) const;

@@ -104,13 +104,6 @@ void flops(const ModuleContext& c, ModuleFlops& f) {
 
 }  // namespace
 
-extern const LayerModuleSpec kGqaAttentionSpec = {
-    .name = "attention (MHA/GQA)",
-    .block = LayerBlock::attention,
-    .present = present,
-    .params = params,
-    .saved = saved,
-    .flops = flops,
-};
+MEGAMEM_LAYER_MODULE_SPEC(kGqaAttentionSpec, "attention (MHA/GQA)", LayerBlock::attention);
 
 }  // namespace megamem

@@ -113,13 +113,6 @@ void flops(const ModuleContext& c, ModuleFlops& f) {
 
 }  // namespace
 
-extern const LayerModuleSpec kMlaAttentionSpec = {
-    .name = "attention (MLA)",
-    .block = LayerBlock::attention,
-    .present = present,
-    .params = params,
-    .saved = saved,
-    .flops = flops,
-};
+MEGAMEM_LAYER_MODULE_SPEC(kMlaAttentionSpec, "attention (MLA)", LayerBlock::attention);
 
 }  // namespace megamem

@@ -4,26 +4,17 @@
 //   saved: the norm's input (mlp_norm offload only for a standalone norm: under TE it is fused
 //     into fc1) and output, fc1 output and activation output; all but the norm input freed by
 //     mlp recompute.
-//   FLOPs: training.py: 2h x ffn x (2 + glu) — fc1 (x2 for GLU) and fc2.
+//   FLOPs: training.py: 2h x ffn x (1 + glu) — fc1 (x2 for GLU) and fc2.
 #include "module_spec.hpp"
 
 namespace megamem {
 namespace {
 
-double glu(const ModelConfig& m) { return m.activation == Activation::swiglu ? 2.0 : 1.0; }
-
 bool present(const ModuleContext& c) { return !c.moe_layer; }
 
 void params(const ModuleContext& c, ParamSink& sink) {
-  const ModelConfig& m = c.model;
-  const std::int64_t tp = c.config.parallel.tensor_parallel;
-  const std::int64_t h = m.hidden_size;
-  const std::int64_t ffn = m.ffn_hidden_size;
-  const std::int64_t fc1_out = (m.activation == Activation::swiglu ? 2 : 1) * ffn;
-  const std::int64_t bias = m.add_bias_linear ? 1 : 0;
-  sink.norm(ModuleKind::pre_mlp_layernorm, h);
-  sink.linear(ModuleKind::mlp, fc1_out * h / tp, bias * fc1_out / tp);
-  sink.linear(ModuleKind::mlp, ffn * h / tp, bias * h);
+  sink.norm(ModuleKind::pre_mlp_layernorm, c.model.hidden_size);
+  tp_mlp_params(c, ModuleKind::mlp, c.model.ffn_hidden_size, sink);
 }
 
 void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
@@ -37,24 +28,28 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
            standalone_norm ? OffloadModules{OffloadModule::mlp_norm} : OffloadModules{});
   sink.add("pre_mlp_layernorm output", ModuleKind::pre_mlp_layernorm, s.sp_tokens * s.h, 2,
            recompute);
-  sink.add("fc1 output (activation input)", mlp, s.tokens * glu(m) * ffn, 2, recompute);
+  sink.add("fc1 output (activation input)", mlp, s.tokens * glu_factor(m) * ffn, 2, recompute);
   sink.add("activation output (fc2 input)", mlp, s.tokens * ffn, 2, recompute);
 }
 
 void flops(const ModuleContext& c, ModuleFlops& f) {
   const ModelConfig& m = c.model;
-  f.dense_mlp = 2.0 * m.hidden_size * static_cast<double>(m.ffn_hidden_size) * (1.0 + glu(m));
+  f.dense_mlp =
+      2.0 * m.hidden_size * static_cast<double>(m.ffn_hidden_size) * (1.0 + glu_factor(m));
 }
 
 }  // namespace
 
-extern const LayerModuleSpec kDenseMlpSpec = {
-    .name = "dense MLP",
-    .block = LayerBlock::mlp,
-    .present = present,
-    .params = params,
-    .saved = saved,
-    .flops = flops,
-};
+void tp_mlp_params(const ModuleContext& c, ModuleKind kind, std::int64_t ffn, ParamSink& sink) {
+  const ModelConfig& m = c.model;
+  const std::int64_t tp = c.config.parallel.tensor_parallel;
+  const std::int64_t h = m.hidden_size;
+  const std::int64_t fc1_out = (m.activation == Activation::swiglu ? 2 : 1) * ffn;
+  const std::int64_t bias = m.add_bias_linear ? 1 : 0;
+  sink.linear(kind, fc1_out * h / tp, bias * fc1_out / tp);
+  sink.linear(kind, ffn * h / tp, bias * h);
+}
+
+MEGAMEM_LAYER_MODULE_SPEC(kDenseMlpSpec, "dense MLP", LayerBlock::mlp);
 
 }  // namespace megamem

@@ -179,6 +179,21 @@ struct LayerModuleSpec {
   void (*flops)(const ModuleContext&, ModuleFlops&);  // adds its forward FLOPs per token
 };
 
+// Defines `spec` from its file's present/params/saved/flops functions (after the file's
+// anonymous namespace, inside namespace megamem).
+#define MEGAMEM_LAYER_MODULE_SPEC(spec, name_text, block_kind) \
+  extern const LayerModuleSpec spec = {name_text, block_kind, present, params, saved, flops}
+
+// GLU activations (SwiGLU) double fc1's output: 2, else 1 (megatron/core/transformer/mlp.py).
+inline double glu_factor(const ModelConfig& model) {
+  return model.activation == Activation::swiglu ? 2.0 : 1.0;
+}
+
+// fc1 [glu x ffn x h] and fc2 [h x ffn] of a TP MLP (mlp.py), as the dense MLP and the shared
+// experts register them (dense_mlp.cpp).
+void tp_mlp_params(const ModuleContext& context, ModuleKind kind, std::int64_t ffn,
+                   ParamSink& sink);
+
 // Every layer module, in Megatron's registration order within a layer (registry.cpp).
 std::span<const LayerModuleSpec* const> layer_module_specs();
 

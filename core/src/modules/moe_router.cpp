@@ -35,13 +35,6 @@ void flops(const ModuleContext&, ModuleFlops&) {}
 
 }  // namespace
 
-extern const LayerModuleSpec kMoeRouterSpec = {
-    .name = "MoE router",
-    .block = LayerBlock::mlp,
-    .present = present,
-    .params = params,
-    .saved = saved,
-    .flops = flops,
-};
+MEGAMEM_LAYER_MODULE_SPEC(kMoeRouterSpec, "MoE router", LayerBlock::mlp);
 
 }  // namespace megamem

@@ -16,8 +16,6 @@
 namespace megamem {
 namespace {
 
-double glu(const ModelConfig& m) { return m.activation == Activation::swiglu ? 2.0 : 1.0; }
-
 bool present(const ModuleContext& c) { return c.moe_layer; }
 
 void params(const ModuleContext& c, ParamSink& sink) {
@@ -63,7 +61,7 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const RecomputeModules moe_act = {RecomputeModule::moe, RecomputeModule::moe_act};
   sink.add("dispatched tokens (expert fc1 input)", experts, routed * width, 2, moe,
            {OffloadModule::expert_fc1});
-  sink.add("expert fc1 output", experts, routed * glu(m) * expert_ffn, 2, moe,
+  sink.add("expert fc1 output", experts, routed * glu_factor(m) * expert_ffn, 2, moe,
            {OffloadModule::moe_act});
   sink.add("expert activation output", experts, routed * expert_ffn, 2, moe_act);
   // experts.py bias_act_func: only the fused weighted SwiGLU folds the routing
@@ -73,7 +71,7 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const bool fused = m.activation == Activation::swiglu && c.config.training.bias_activation_fusion;
   if (!fused) {
     sink.add("expert activation output (probs-weighted copies)", experts,
-             glu(m) * routed * expert_ffn, 2, moe_act);
+             glu_factor(m) * routed * expert_ffn, 2, moe_act);
   }
   // token_dispatcher.py: permute output, exchange buffers and their sorted copies exist
   // only inside the layer's forward (and again in backward).
@@ -85,7 +83,7 @@ void flops(const ModuleContext& c, ModuleFlops& f) {
   const ModelConfig& m = c.model;
   const double h = m.hidden_size;
   const double routed =
-      static_cast<double>(m.moe_ffn_hidden_size) * m.moe_router_topk * (1.0 + glu(m));
+      static_cast<double>(m.moe_ffn_hidden_size) * m.moe_router_topk * (1.0 + glu_factor(m));
   f.moe_routed = m.moe_latent_size > 0
                      ? 2.0 * h * (routed * m.moe_latent_size / h + 2.0 * m.moe_latent_size)
                      : 2.0 * h * routed;
@@ -93,13 +91,6 @@ void flops(const ModuleContext& c, ModuleFlops& f) {
 
 }  // namespace
 
-extern const LayerModuleSpec kRoutedExpertsSpec = {
-    .name = "MoE routed experts",
-    .block = LayerBlock::mlp,
-    .present = present,
-    .params = params,
-    .saved = saved,
-    .flops = flops,
-};
+MEGAMEM_LAYER_MODULE_SPEC(kRoutedExpertsSpec, "MoE routed experts", LayerBlock::mlp);
 
 }  // namespace megamem
