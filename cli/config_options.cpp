@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "bridge_options.hpp"
 #include "commands.hpp"
 #include "megamem/hf_config.hpp"
 #include "megamem/megatron_args.hpp"
@@ -83,7 +84,7 @@ const std::set<std::string>& config_value_options() {
   static const std::set<std::string> names = [] {
     std::set<std::string> out = {"--recipe",     "--url", "--megatron-args", "--preset",
                                  "--hf-config",  "--gpu", "--gpus",          "--world-size",
-                                 "--vocab-size", "--set", "--base-url"};
+                                 "--vocab-size", "--set", "--base-url",      "--bridge-config"};
     for (const auto& [option, key] : override_options()) out.insert(option);
     return out;
   }();
@@ -107,12 +108,14 @@ Expected<ConfigFromOptions> config_from_options(const ParsedOptions& options) {
   const auto flags = value_of(options, "--megatron-args");
   const auto preset = value_of(options, "--preset");
   const auto hf_config = value_of(options, "--hf-config");
+  const auto bridge = value_of(options, "--bridge-config");
 
   // Where the configuration starts: at most one whole-configuration source.
   std::vector<std::string> starts;
   if (recipe_id) starts.push_back("--recipe");
   if (url) starts.push_back("--url");
   if (flags) starts.push_back("--megatron-args");
+  if (bridge) starts.push_back("--bridge-config");
   if (starts.size() > 1) {
     return Error{starts[1], starts[0] + " and " + starts[1] +
                                 " each give a whole configuration; use one of them"};
@@ -175,6 +178,12 @@ Expected<ConfigFromOptions> config_from_options(const ParsedOptions& options) {
                              " changes memory but is not modeled; the estimate leaves it out");
     }
     out.shared = with_detected_presets(parsed->config);
+  } else if (bridge) {  // a Megatron-Bridge run_config.yaml (bridge_options.hpp)
+    if (!world_size) return Error{"--world-size", "is required (the number of GPUs)"};
+    Expected<BridgeFileConfig> imported = config_from_bridge_file(*bridge, *world_size);
+    if (!imported) return imported.error();
+    out.shared = std::move(imported.value().shared);
+    out.warnings = std::move(imported.value().warnings);
   }
 
   if (hf_config) {
@@ -199,7 +208,8 @@ Expected<ConfigFromOptions> config_from_options(const ParsedOptions& options) {
   std::vector<Change> changes;
   if (preset) changes.push_back({"--preset", "model", *preset});
   if (const auto gpu = value_of(options, "--gpu")) changes.push_back({"--gpu", "gpu", *gpu});
-  if (world_size && !flags) changes.push_back({"--gpus", "gpus", std::to_string(*world_size)});
+  if (world_size && !flags && !bridge)
+    changes.push_back({"--gpus", "gpus", std::to_string(*world_size)});
   if (vocab_size && !flags) {
     changes.push_back({"--vocab-size", "m.vocab", std::to_string(*vocab_size)});
   }
@@ -229,7 +239,8 @@ Expected<ConfigFromOptions> config_from_options(const ParsedOptions& options) {
 }
 
 std::optional<Error> missing_model(const ParsedOptions& options) {
-  for (const char* source : {"--megatron-args", "--preset", "--recipe", "--url", "--hf-config"}) {
+  for (const char* source :
+       {"--megatron-args", "--preset", "--recipe", "--url", "--hf-config", "--bridge-config"}) {
     if (options.values.count(source)) return std::nullopt;
   }
   return Error{"--preset",

@@ -11,6 +11,7 @@
 #include "cli_options.hpp"
 #include "commands.hpp"
 #include "config_options.hpp"
+#include "megamem/bridge_config.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/json_output.hpp"
 #include "megamem/megatron_args.hpp"
@@ -131,7 +132,7 @@ void print_table(const Estimate& estimate, const std::string& link) {
 
 int run_estimate(const std::vector<std::string>& args) {
   std::set<std::string> switches = config_switch_options();
-  switches.insert({"--json", "--print-megatron-args", "--timeline"});
+  switches.insert({"--json", "--print-megatron-args", "--print-bridge-overrides", "--timeline"});
   const Expected<ParsedOptions> options = parse_options(args, config_value_options(), switches);
   if (!options) {
     print_error(options.error());
@@ -160,14 +161,19 @@ int run_estimate(const std::vector<std::string>& args) {
   }
   const std::string link = share_link(shared, base_url(*options));
   const bool print_flags = options->switches.count("--print-megatron-args") > 0;
+  const bool print_overrides = options->switches.count("--print-bridge-overrides") > 0;
   if (options->switches.count("--json")) {
     nlohmann::json document = nlohmann::json::parse(estimate_to_json(*estimated, -1, timeline));
     document["link"] = link;
     if (print_flags) document["megatron_args"] = to_megatron_args(shared.config);
+    if (print_overrides) document["bridge_overrides"] = to_bridge_overrides(shared.config);
     std::cout << document.dump(2) << "\n";
   } else {
     print_table(*estimated, link);
     if (print_flags) std::cout << "megatron args: " << to_megatron_args(shared.config) << "\n";
+    if (print_overrides) {
+      std::cout << "bridge overrides: " << to_bridge_overrides(shared.config) << "\n";
+    }
   }
   return kExitOk;
 }

@@ -55,7 +55,6 @@ constexpr Dependency kDependencies[] = {
     {"recompute_method", "recompute_granularity", "full"},
     {"recompute_num_layers", "recompute_granularity", "full"},
     {"recompute_modules", "recompute_granularity", "selective"},
-    {"cpu_offloading_num_layers", "cpu_offloading", "True"},
     {"offload_modules", "fine_grained_activation_offloading", "True"},
     {"activation_offload_fraction", "fine_grained_activation_offloading", "True"},
     {"optimizer_offload_fraction", "optimizer_cpu_offload", "True"},
@@ -247,6 +246,10 @@ Expected<MegatronArgs> parse_dumped_flags(const DumpedFlags& flags, std::int64_t
 }
 
 bool is_megatron_destination(const std::string& name) {
+  if (std::find(std::begin(kReadDirectly), std::end(kReadDirectly), name) !=
+      std::end(kReadDirectly)) {
+    return true;
+  }
   if (lookup(kRenamedFlags, name) || lookup(kRenamedFalseFlags, name) ||
       lookup(kLegacyFp8Flags, name)) {
     return true;
