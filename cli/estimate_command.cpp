@@ -16,6 +16,7 @@
 #include "megamem/json_output.hpp"
 #include "megamem/megatron_args.hpp"
 #include "megamem/share_link.hpp"
+#include "snapshot_option.hpp"
 
 namespace megamem::cli {
 namespace {
@@ -133,7 +134,9 @@ void print_table(const Estimate& estimate, const std::string& link) {
 int run_estimate(const std::vector<std::string>& args) {
   std::set<std::string> switches = config_switch_options();
   switches.insert({"--json", "--print-megatron-args", "--print-bridge-overrides", "--timeline"});
-  const Expected<ParsedOptions> options = parse_options(args, config_value_options(), switches);
+  std::set<std::string> values = config_value_options();
+  values.insert({"--snapshot", "--rank"});  // snapshot_option.hpp
+  const Expected<ParsedOptions> options = parse_options(args, values, switches);
   if (!options) {
     print_error(options.error());
     return kExitUsage;
@@ -150,7 +153,7 @@ int run_estimate(const std::vector<std::string>& args) {
   estimate_options.what_if = true;
   // --timeline: each rank's memory after every forward/backward (JSON only).
   const bool timeline = options->switches.count("--timeline") > 0;
-  estimate_options.timeline = timeline;
+  estimate_options.timeline = timeline || options->values.count("--snapshot") > 0;
   const Expected<Estimate> estimated = estimate(shared.config, estimate_options);
   if (!estimated) {
     print_error(estimated.error());
@@ -158,6 +161,9 @@ int run_estimate(const std::vector<std::string>& args) {
   }
   for (const std::string& warning : estimated->warnings) {
     std::cerr << "megamem: warning: " << warning << "\n";
+  }
+  if (const int exit_code = write_snapshot_option(*options, *estimated); exit_code != kExitOk) {
+    return exit_code;
   }
   const std::string link = share_link(shared, base_url(*options));
   const bool print_flags = options->switches.count("--print-megatron-args") > 0;
