@@ -38,14 +38,21 @@ namespace megamem {
 
 // A YAML value: null, a scalar (its text; `quoted` when it was a quoted string), a sequence
 // or a mapping (in file order).
+struct BridgeEntry;
+
 struct BridgeNode {
   enum class Kind { null, scalar, sequence, map };
   Kind kind = Kind::null;
   std::string scalar;
   bool quoted = false;
   std::vector<BridgeNode> items;
-  std::vector<std::pair<std::string, BridgeNode>> entries;
-  std::size_t line = 0;  // 1-based, 0 = not from a file
+  std::vector<BridgeEntry> entries;  // a mapping's keys and values, in file order
+  std::size_t line = 0;              // 1-based, 0 = not from a file
+};
+
+struct BridgeEntry {
+  std::string key;
+  BridgeNode value;
 };
 
 inline BridgeNode bridge_node(BridgeNode::Kind kind, std::size_t line = 0) {

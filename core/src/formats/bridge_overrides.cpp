@@ -24,8 +24,8 @@ BridgeNode& child(BridgeNode& map, const std::string& key) {
   for (auto& [name, value] : map.entries) {
     if (name == key) return value;
   }
-  map.entries.emplace_back(key, bridge_node(BridgeNode::Kind::map));
-  return map.entries.back().second;
+  map.entries.push_back(BridgeEntry{key, bridge_node(BridgeNode::Kind::map)});
+  return map.entries.back().value;
 }
 
 // A YAML-like scalar, a quoted string or a [a, b] list.

@@ -91,7 +91,7 @@ class TreeBuilder : public YAML::EventHandler {
     } else if (!parent.key) {
       add_key(parent, node);
     } else {
-      parent.node.entries.emplace_back(std::move(*parent.key), std::move(node));
+      parent.node.entries.push_back(BridgeEntry{std::move(*parent.key), std::move(node)});
       parent.key.reset();
     }
   }

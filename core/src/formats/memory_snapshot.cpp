@@ -20,6 +20,8 @@ namespace {
 // [SECTION] A minimal pickle writer
 // ---------------------------------------------------------------------------------------------
 
+struct PyEntry;
+
 // A Python value: int, str, list or dict with str keys (all a snapshot holds).
 struct PyValue {
   enum class Kind { integer, text, list, dict };
@@ -27,7 +29,12 @@ struct PyValue {
   std::int64_t integer = 0;
   std::string text;
   std::vector<PyValue> items;
-  std::vector<std::pair<std::string, PyValue>> entries;
+  std::vector<PyEntry> entries;
+};
+
+struct PyEntry {
+  std::string key;
+  PyValue value;
 };
 
 PyValue py_int(std::int64_t value) {
@@ -50,7 +57,7 @@ PyValue py_list(std::vector<PyValue> items = {}) {
   return v;
 }
 
-PyValue py_dict(std::vector<std::pair<std::string, PyValue>> entries) {
+PyValue py_dict(std::vector<PyEntry> entries) {
   PyValue v;
   v.kind = PyValue::Kind::dict;
   v.entries = std::move(entries);
