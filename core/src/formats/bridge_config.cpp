@@ -25,6 +25,8 @@
 namespace megamem {
 namespace {
 
+using formats::lookup;
+
 using formats::DumpedArgument;
 
 // ---------------------------------------------------------------------------------------------
@@ -146,14 +148,6 @@ const std::vector<PrecisionRecipe>& precision_recipes() {
       {"bf16_with_nvfp4_mixed", with(bf16, nvfp4)},
   };
   return recipes;
-}
-
-template <class Table>
-std::optional<std::string_view> lookup(const Table& table, std::string_view name) {
-  for (const auto& [key, value] : table) {
-    if (key == name) return value;
-  }
-  return std::nullopt;
 }
 
 bool contains(const auto& list, std::string_view name) {

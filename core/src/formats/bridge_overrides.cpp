@@ -13,12 +13,15 @@
 #include <utility>
 #include <vector>
 
+#include "formats/megatron_dump_flags.hpp"
 #include "megamem/bridge_config.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/megatron_args.hpp"
 
 namespace megamem {
 namespace {
+
+using formats::lookup;
 
 BridgeNode& child(BridgeNode& map, const std::string& key) {
   for (auto& [name, value] : map.entries) {
@@ -109,14 +112,6 @@ constexpr std::string_view kOptimizerFlags[] = {
     "optimizer",        "muon-scalar-optimizer", "use-precision-aware-optimizer",
     "main-grads-dtype", "main-params-dtype",     "exp-avg-dtype",
     "exp-avg-sq-dtype", "optimizer-cpu-offload", "optimizer-offload-fraction"};
-
-template <class Table>
-std::optional<std::string_view> lookup(const Table& table, std::string_view name) {
-  for (const auto& [key, value] : table) {
-    if (key == name) return value;
-  }
-  return std::nullopt;
-}
 
 std::string underscored(std::string_view flag) {
   std::string out(flag);

@@ -68,14 +68,6 @@ std::string dashed(std::string_view name) {
   return out;
 }
 
-template <class Table>
-std::optional<std::string_view> lookup(const Table& table, std::string_view name) {
-  for (const auto& [key, value] : table) {
-    if (key == name) return value;
-  }
-  return std::nullopt;
-}
-
 // torch dtypes (arguments.py maps --main-grads-dtype etc. to torch dtypes; fp8 is uint8) and
 // enum reprs ("AttnBackend.auto") back to the flag's choice names.
 std::string choice_name(const std::string& value) {

@@ -20,6 +20,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "megamem/expected.hpp"
@@ -48,6 +49,15 @@ std::string command_line_of(const std::vector<std::string>& words);
 // parse_megatron_args() of the flags; an Error on a flag names the source of its argument.
 Expected<MegatronArgs> parse_dumped_flags(const DumpedFlags& flags, std::int64_t world_size,
                                           std::int64_t vocab_size);
+
+// The value of a (name, value) table's entry for name, if any.
+template <class Table>
+std::optional<std::string_view> lookup(const Table& table, std::string_view name) {
+  for (const auto& [key, value] : table) {
+    if (key == name) return value;
+  }
+  return std::nullopt;
+}
 
 // True when some Megatron-LM flag sets this destination (directly, negated or renamed).
 bool is_megatron_destination(const std::string& name);
