@@ -24,6 +24,9 @@ int run_presets(const std::vector<std::string>& args);
 // megamem validate [--cases PATH] [--report PATH] [--json] [--strict]
 int run_validate(const std::vector<std::string>& args);
 
+// megamem compare LOG [--json] [--vocab-size V] [--gpu ID] [--base-url URL]
+int run_compare(const std::vector<std::string>& args);
+
 // Exit codes shared by the subcommands.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;        // the input is valid CLI syntax but fails

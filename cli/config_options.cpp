@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "bridge_options.hpp"
 #include "commands.hpp"
 #include "megamem/hf_config.hpp"
 #include "megamem/megatron_args.hpp"
@@ -77,11 +78,12 @@ struct Change {
 
 // At most one whole-configuration source, and one model source.
 std::optional<Error> check_sources(const ParsedOptions& options) {
-  const bool flags = value_of(options, "--megatron-args").has_value();
+  const bool flags = value_of(options, "--megatron-args").has_value() ||
+                     value_of(options, "--bridge-config").has_value();
   const bool preset = value_of(options, "--preset").has_value();
   const bool hf_config = value_of(options, "--hf-config").has_value();
   std::vector<std::string> starts;
-  for (const char* source : {"--recipe", "--url", "--megatron-args"}) {
+  for (const char* source : {"--recipe", "--url", "--megatron-args", "--bridge-config"}) {
     if (value_of(options, source)) starts.emplace_back(source);
   }
   if (starts.size() > 1) {
@@ -160,6 +162,13 @@ Expected<ConfigFromOptions> start_config(const ParsedOptions& options, const Siz
     }
     out.warnings.insert(out.warnings.end(), parsed->warnings.begin(), parsed->warnings.end());
     out.shared = with_detected_presets(parsed->config);
+  } else if (const auto bridge = value_of(options, "--bridge-config")) {
+    // A Megatron-Bridge run_config.yaml (bridge_options.hpp); it does not hold the world size.
+    if (!sizes.world_size) return Error{"--world-size", "is required (the number of GPUs)"};
+    Expected<BridgeFileConfig> imported = config_from_bridge_file(*bridge, *sizes.world_size);
+    if (!imported) return imported.error();
+    out.shared = std::move(imported.value().shared);
+    out.warnings = std::move(imported.value().warnings);
   }
   return out;
 }
@@ -220,7 +229,7 @@ const std::set<std::string>& config_value_options() {
   static const std::set<std::string> names = [] {
     std::set<std::string> out = {"--recipe",     "--url", "--megatron-args", "--preset",
                                  "--hf-config",  "--gpu", "--gpus",          "--world-size",
-                                 "--vocab-size", "--set", "--base-url"};
+                                 "--vocab-size", "--set", "--base-url",      "--bridge-config"};
     for (const std::string& key : shortcut_keys()) out.insert("--" + key);
     return out;
   }();

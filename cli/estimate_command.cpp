@@ -11,6 +11,7 @@
 #include "cli_options.hpp"
 #include "commands.hpp"
 #include "config_options.hpp"
+#include "megamem/bridge_config.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/json_output.hpp"
 #include "megamem/layout_label.hpp"
@@ -18,6 +19,7 @@
 #include "megamem/share_link.hpp"
 #include "megamem/suggestions.hpp"
 #include "megamem/units.hpp"
+#include "snapshot_option.hpp"
 
 namespace megamem::cli {
 namespace {
@@ -153,8 +155,10 @@ int report_invalid(const SharedConfig& shared, const Error& error, const std::st
 
 int run_estimate(const std::vector<std::string>& args) {
   std::set<std::string> switches = config_switch_options();
-  switches.insert({"--json", "--print-megatron-args", "--timeline"});
-  const Expected<ParsedOptions> options = parse_options(args, config_value_options(), switches);
+  switches.insert({"--json", "--print-megatron-args", "--print-bridge-overrides", "--timeline"});
+  std::set<std::string> values = config_value_options();
+  values.insert({"--snapshot", "--rank"});  // snapshot_option.hpp
+  const Expected<ParsedOptions> options = parse_options(args, values, switches);
   if (!options) {
     print_error(options.error());
     return kExitUsage;
@@ -170,7 +174,7 @@ int run_estimate(const std::vector<std::string>& args) {
   EstimateOptions estimate_options;
   // --timeline: each rank's memory after every forward/backward (JSON only).
   const bool timeline = options->switches.count("--timeline") > 0;
-  estimate_options.timeline = timeline;
+  estimate_options.timeline = timeline || options->values.count("--snapshot") > 0;
   Expected<Estimate> estimated = estimate(shared.config, estimate_options);
   if (!estimated) {
     return report_invalid(shared, estimated.error(), base_url(*options),
@@ -182,16 +186,24 @@ int run_estimate(const std::vector<std::string>& args) {
   for (const std::string& warning : estimated->warnings) {
     std::cerr << "megamem: warning: " << warning << "\n";
   }
+  if (const int exit_code = write_snapshot_option(*options, *estimated); exit_code != kExitOk) {
+    return exit_code;
+  }
   const std::string link = share_link(shared, base_url(*options));
   const bool print_flags = options->switches.count("--print-megatron-args") > 0;
+  const bool print_overrides = options->switches.count("--print-bridge-overrides") > 0;
   if (options->switches.count("--json")) {
     nlohmann::json document = estimate_json(*estimated, timeline);
     document["link"] = link;
     if (print_flags) document["megatron_args"] = to_megatron_args(shared.config);
+    if (print_overrides) document["bridge_overrides"] = to_bridge_overrides(shared.config);
     std::cout << document.dump(2) << "\n";
   } else {
     print_table(*estimated, link);
     if (print_flags) std::cout << "megatron args: " << to_megatron_args(shared.config) << "\n";
+    if (print_overrides) {
+      std::cout << "bridge overrides: " << to_bridge_overrides(shared.config) << "\n";
+    }
   }
   return kExitOk;
 }

@@ -5,6 +5,7 @@
 //   megamem plan <configuration options> --gpus N --gbs B [--top K] [--margin-gib G] [--json]
 //   megamem presets [--json]
 //   megamem validate [--cases PATH] [--report PATH] [--json] [--strict]
+//   megamem compare LOG [--json] [--vocab-size V] [--gpu ID]
 //
 // A thin front end: it reads argv and files, calls the core, and prints text or JSON.
 #include <iostream>
@@ -27,7 +28,10 @@ constexpr const char* kUsage =
     "        --recompute none|selective|full --recompute-method --recompute-layers --dtype\n"
     "        --fp8 --dist-opt/--no-dist-opt --sp/--no-sp --vocab-size V\n"
     "        --set \"key=value&...\" (any share-link key, docs/share-links.md).\n"
-    "      --print-megatron-args prints the Megatron-LM flags of the configuration;\n"
+    "      --print-megatron-args prints the Megatron-LM flags of the configuration,\n"
+    "      --print-bridge-overrides its Megatron-Bridge recipe overrides;\n"
+    "      --bridge-config run_config.yaml --world-size N starts from a Megatron-Bridge run;\n"
+    "      --snapshot FILE [--rank P] writes rank P's step as a PyTorch memory snapshot;\n"
     "      --timeline adds each rank's memory after every forward/backward to --json.\n"
     "  megamem url encode <configuration> [--json] [--base-url URL]\n"
     "  megamem url decode LINK [--json] [--base-url URL]\n"
@@ -49,7 +53,10 @@ constexpr const char* kUsage =
     "      Compare estimates with measured Megatron-LM runs (default cases file:\n"
     "      ../shared/validation/megatron-ci.json next to the repository, or\n"
     "      $MEGAMEM_SHARED/validation/megatron-ci.json). --report writes a Markdown report;\n"
-    "      --strict exits with 3 when an accuracy target fails.\n";
+    "      --strict exits with 3 when an accuracy target fails.\n"
+    "  megamem compare LOG [--json] [--vocab-size V] [--gpu ID] [--base-url URL]\n"
+    "      A Megatron-LM training log: the configuration of its argument dump estimated\n"
+    "      beside each printed rank's measured memory, and which lines were read.\n";
 
 }  // namespace
 
@@ -65,6 +72,7 @@ int main(int argc, char** argv) {
   if (args[0] == "plan") return megamem::cli::run_plan(rest);
   if (args[0] == "presets") return megamem::cli::run_presets(rest);
   if (args[0] == "validate") return megamem::cli::run_validate(rest);
+  if (args[0] == "compare") return megamem::cli::run_compare(rest);
   std::cerr << "megamem: error: command: unknown command '" << args[0] << "'\n" << kUsage;
   return megamem::cli::kExitUsage;
 }

@@ -30,6 +30,7 @@ apt_packages=(
   emscripten          # emcc 3.1.6 (clang-14, lld, binaryen, node-acorn)
   catch2              # Catch2 2.13, header catch2/catch.hpp
   nlohmann-json3-dev  # nlohmann/json.hpp
+  libyaml-cpp-dev     # Megatron-Bridge run_config.yaml (core megamem_bridge_yaml, native only)
   dpkg-dev            # apt-get source (Dear ImGui sources)
   clang-format
   universal-ctags     # tests/function_length: lists functions with their first and last lines

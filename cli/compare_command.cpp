@@ -1,0 +1,242 @@
+// megamem compare LOG: a Megatron-LM training log's measured memory beside the estimate of the
+// configuration the log's argument dump describes (megatron_log.hpp does the reading).
+//
+//   megamem compare LOG [--json] [--vocab-size V] [--gpu ID] [--base-url URL]
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_options.hpp"
+#include "commands.hpp"
+#include "config_options.hpp"
+#include "megamem/estimate.hpp"
+#include "megamem/megatron_log.hpp"
+#include "megamem/share_link.hpp"
+
+namespace megamem::cli {
+namespace {
+
+constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
+
+Expected<std::string> read_log(const std::string& path) {
+  std::error_code error;
+  const auto size = std::filesystem::file_size(path, error);
+  if (error) return Error{"LOG", "cannot read '" + path + "': " + error.message()};
+  if (size > kMaxMegatronLogBytes) {
+    return Error{"LOG", "'" + path + "' is " + std::to_string(size >> 20) +
+                            " MiB; megamem reads logs up to " +
+                            std::to_string(kMaxMegatronLogBytes >> 20) +
+                            " MiB (keep the first part: the argument dump and the memory "
+                            "reports are near the start)"};
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{"LOG", "cannot read '" + path + "'"};
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Everything compare prints, built once.
+struct Comparison {
+  MegatronLog log;
+  LogConfig config;
+  SharedConfig shared;
+  Estimate estimate;
+  std::vector<RankComparison> ranks;
+};
+
+Expected<Comparison> build(const ParsedOptions& options, const std::string& text) {
+  Comparison out;
+  Expected<MegatronLog> log = read_megatron_log(text);
+  if (!log) return log.error();
+  out.log = std::move(*log);
+  std::int64_t vocab_size = 0;
+  if (const auto it = options.values.find("--vocab-size"); it != options.values.end()) {
+    const Expected<std::int64_t> parsed = positive_integer("--vocab-size", it->second);
+    if (!parsed) return parsed.error();
+    vocab_size = *parsed;
+  }
+  Expected<LogConfig> config = log_config(out.log, vocab_size);
+  if (!config) return config.error();
+  out.config = std::move(*config);
+  out.shared = with_detected_presets(out.config.args.config);
+  if (const auto gpu = options.values.find("--gpu"); gpu != options.values.end()) {
+    Expected<SharedConfig> applied = apply_share_parameters(out.shared, {{"gpu", gpu->second}});
+    if (!applied) return Error{"--gpu", applied.error().message};
+    out.shared = std::move(*applied);
+  }
+  Expected<Estimate> estimated = estimate(out.shared.config);
+  if (!estimated) return estimated.error();
+  out.estimate = std::move(*estimated);
+  return out;
+}
+
+std::string gib(std::uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.2f", static_cast<double>(bytes) / kBytesPerGiB);
+  return text;
+}
+
+// "estimated - measured" in GiB and in % of the measurement.
+std::string difference(std::uint64_t estimated, std::uint64_t measured) {
+  const double delta = (static_cast<double>(estimated) - static_cast<double>(measured));
+  char text[64];
+  if (measured == 0) {
+    std::snprintf(text, sizeof(text), "%+8.2f", delta / kBytesPerGiB);
+  } else {
+    std::snprintf(text, sizeof(text), "%+8.2f  %+6.1f %%", delta / kBytesPerGiB,
+                  100.0 * delta / static_cast<double>(measured));
+  }
+  return text;
+}
+
+void print_row(const char* label, std::uint64_t measured, std::uint64_t estimated) {
+  char text[160];
+  std::snprintf(text, sizeof(text), "  %-34s %9s %10s  %s\n", label, gib(measured).c_str(),
+                gib(estimated).c_str(), difference(estimated, measured).c_str());
+  std::cout << text;
+}
+
+void print_parameters(const RankComparison& row) {
+  std::cout << "  parameters                          ";
+  if (row.logged_params == 0) {
+    std::cout << "(not in the log)  estimated " << row.estimated_params << "\n";
+    return;
+  }
+  std::cout << row.logged_params << " logged, " << row.estimated_params << " estimated";
+  if (row.logged_params == row.estimated_params) {
+    std::cout << " (same)\n";
+  } else {
+    std::cout << " (" << (row.estimated_params - row.logged_params) << ")\n";
+  }
+}
+
+void print_text(const Comparison& c, const std::string& link) {
+  std::cout << "lines read:\n";
+  for (const LogLineRead& read : c.log.lines_read) {
+    std::cout << "  line " << read.line << ": " << read.what << "\n";
+  }
+  for (const std::string& note : c.log.notes) std::cout << "  skipped " << note << "\n";
+  const Config& config = c.shared.config;
+  std::cout << "configuration: " << config.parallel.world_size << " GPUs · TP"
+            << config.parallel.tensor_parallel << " PP" << config.parallel.pipeline_parallel
+            << " CP" << config.parallel.context_parallel << " EP" << config.parallel.expert_parallel
+            << " · mbs " << config.training.micro_batch_size << " · seq "
+            << config.training.seq_length << "\n";
+  std::cout << "\n                                     measured  estimated  estimated - measured\n";
+  for (const RankComparison& row : c.ranks) {
+    std::cout << "rank " << row.global_rank << " (pipeline rank " << row.pp_rank << ", after "
+              << row.measured.iteration << " iterations), GiB:\n";
+    print_row("allocated vs static", row.measured.allocated_bytes, row.estimated->static_bytes);
+    print_row("max allocated vs peak allocated", row.measured.max_allocated_bytes,
+              row.estimated->peak_allocated_bytes);
+    std::cout << "  max reserved (measured; no reserved estimate yet) "
+              << gib(row.measured.max_reserved_bytes) << "\n";
+    print_parameters(row);
+  }
+  if (c.log.theoretical.line > 0) {
+    std::cout << "Megatron's own theoretical footprint (line " << c.log.theoretical.line
+              << "): weight and optimizer " << c.log.theoretical.weight_and_optimizer_mib
+              << " MiB\n";
+  }
+  std::cout << "link: " << link << "\n";
+}
+
+nlohmann::json to_json(const Comparison& c, const std::string& link) {
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const RankComparison& row : c.ranks) {
+    const LogMemoryReport& m = row.measured;
+    ranks.push_back(
+        {{"pp_rank", row.pp_rank},
+         {"global_rank", row.global_rank},
+         {"iteration", m.iteration},
+         {"line", m.line},
+         {"measured",
+          {{"allocated_bytes", m.allocated_bytes},
+           {"max_allocated_bytes", m.max_allocated_bytes},
+           {"reserved_bytes", m.reserved_bytes},
+           {"max_reserved_bytes", m.max_reserved_bytes}}},
+         {"estimate",
+          {{"static_bytes", row.estimated->static_bytes},
+           {"peak_allocated_bytes", row.estimated->peak_allocated_bytes},
+           {"peak_total_bytes", row.estimated->peak_total_bytes}}},
+         {"params", {{"logged", row.logged_params}, {"estimated", row.estimated_params}}}});
+  }
+  nlohmann::json lines = nlohmann::json::array();
+  for (const LogLineRead& read : c.log.lines_read) {
+    lines.push_back({{"line", read.line}, {"what", read.what}});
+  }
+  return {{"ranks", ranks},
+          {"lines_read", lines},
+          {"skipped", c.log.notes},
+          {"link", link},
+          {"megatron_args", c.config.megatron_flags},
+          {"unused_arguments", c.config.unused_arguments}};
+}
+
+void print_warnings(const Comparison& c) {
+  for (const std::string& flag : c.config.args.unmodeled_flags) {
+    std::cerr << "megamem: warning: " << flag
+              << " changes memory but is not modeled; the estimate leaves it out\n";
+  }
+  for (const std::string& warning : c.estimate.warnings) {
+    std::cerr << "megamem: warning: " << warning << "\n";
+  }
+  if (!c.config.unused_arguments.empty()) {
+    std::string names;
+    for (const std::string& name : c.config.unused_arguments) names += " " + name;
+    std::cerr << "megamem: note: dumped values that are no flag of this Megatron-LM version "
+                 "(derived, or from another version), not used:"
+              << names << "\n";
+  }
+}
+
+}  // namespace
+
+int run_compare(const std::vector<std::string>& args) {
+  std::vector<std::string> rest = args;
+  if (rest.empty() || rest[0].rfind("--", 0) == 0) {
+    print_error({"LOG", "the training log to read is required: megamem compare LOG"});
+    return kExitUsage;
+  }
+  const std::string path = rest[0];
+  rest.erase(rest.begin());
+  const Expected<ParsedOptions> options =
+      parse_options(rest, {"--vocab-size", "--gpu", "--base-url"}, {"--json"});
+  if (!options) {
+    print_error(options.error());
+    return kExitUsage;
+  }
+  const Expected<std::string> text = read_log(path);
+  if (!text) {
+    print_error(text.error());
+    return kExitError;
+  }
+  Expected<Comparison> built = build(*options, *text);
+  if (!built) {
+    print_error(built.error());
+    return kExitError;
+  }
+  Comparison& c = built.value();
+  Expected<std::vector<RankComparison>> ranks = compare_log(c.log, c.config, c.estimate);
+  if (!ranks) {
+    print_error(ranks.error());
+    return kExitError;
+  }
+  c.ranks = std::move(*ranks);
+  print_warnings(c);
+  const std::string link = share_link(c.shared, base_url(*options));
+  if (options->switches.count("--json")) {
+    std::cout << to_json(c, link).dump(2) << "\n";
+  } else {
+    print_text(c, link);
+  }
+  return kExitOk;
+}
+
+}  // namespace megamem::cli

@@ -1,0 +1,23 @@
+// YAML text -> BridgeNode tree, with yaml-cpp (the event parser, so every value keeps its line
+// and nothing is expanded behind the reader's back).
+//
+// What Megatron-Bridge's ConfigContainer.to_yaml() writes is plain block YAML: mappings,
+// sequences and scalars, one document. Refused with an Error naming the line: YAML syntax errors
+// (tabs for indentation among them, as yaml-cpp reports them), aliases (*name: to_yaml() never
+// writes them, and expanding them is how a small file becomes a huge one), repeated keys, more
+// than one document, nesting deeper than 64 levels, and texts over kMaxBridgeYamlBytes.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+#include "megamem/bridge_config.hpp"
+#include "megamem/expected.hpp"
+
+namespace megamem {
+
+inline constexpr std::size_t kMaxBridgeYamlBytes = std::size_t{16} << 20;
+
+Expected<BridgeNode> parse_bridge_yaml(std::string_view text);
+
+}  // namespace megamem

@@ -1,0 +1,229 @@
+// Megatron-Bridge recipe overrides ("model.tensor_model_parallel_size=4 ...") <-> BridgeNode and
+// Config (see bridge_config.hpp). Bridge's launch scripts (scripts/training/run_recipe.py and
+// the recipes' CLI) apply Hydra-style dotted overrides onto a recipe's ConfigContainer.
+//
+// to_bridge_overrides() is written from to_megatron_args() (the one home of which fields a
+// configuration exports), each Megatron flag turned into the Bridge field that sets it; the
+// parallel layout, batch, recompute and precision fields are always written so a recipe's own
+// values for them cannot leak into the run.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "formats/megatron_dump_flags.hpp"
+#include "megamem/bridge_config.hpp"
+#include "megamem/estimate.hpp"
+#include "megamem/megatron_args.hpp"
+
+namespace megamem {
+namespace {
+
+using formats::lookup;
+
+BridgeNode& child(BridgeNode& map, const std::string& key) {
+  for (auto& [name, value] : map.entries) {
+    if (name == key) return value;
+  }
+  map.entries.push_back(BridgeEntry{key, bridge_node(BridgeNode::Kind::map)});
+  return map.entries.back().value;
+}
+
+// A YAML-like scalar, a quoted string or a [a, b] list.
+BridgeNode override_value(std::string_view text) {
+  if (text.size() >= 2 && (text.front() == '\'' || text.front() == '"') &&
+      text.back() == text.front()) {
+    return bridge_scalar(std::string(text.substr(1, text.size() - 2)), true);
+  }
+  if (text == "null" || text == "None" || text == "~") return BridgeNode{};
+  if (text.size() >= 2 && text.front() == '[' && text.back() == ']') {
+    BridgeNode list = bridge_node(BridgeNode::Kind::sequence);
+    std::string item;
+    for (const char c : text.substr(1, text.size() - 2)) {
+      if (c == ',') {
+        if (!item.empty()) list.items.push_back(override_value(item));
+        item.clear();
+      } else if (c != ' ') {
+        item += c;
+      }
+    }
+    if (!item.empty()) list.items.push_back(override_value(item));
+    return list;
+  }
+  return bridge_scalar(std::string(text), false);
+}
+
+std::vector<std::string_view> split_words(std::string_view text) {
+  std::vector<std::string_view> words;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    while (start < text.size() && (text[start] == ' ' || text[start] == '\n' ||
+                                   text[start] == '\t' || text[start] == '\r')) {
+      ++start;
+    }
+    std::size_t end = start;
+    while (end < text.size() && text[end] != ' ' && text[end] != '\n' && text[end] != '\t' &&
+           text[end] != '\r') {
+      ++end;
+    }
+    if (end > start) words.push_back(text.substr(start, end - start));
+    start = end;
+  }
+  return words;
+}
+
+// Megatron flag (without "--") -> Bridge field, where it is not model.<destination>.
+constexpr std::pair<std::string_view, std::string_view> kFlagFields[] = {
+    {"num-experts", "model.num_moe_experts"},
+    {"decoder-first-pipeline-num-layers", "model.num_layers_in_first_pipeline_stage"},
+    {"decoder-last-pipeline-num-layers", "model.num_layers_in_last_pipeline_stage"},
+    {"micro-batch-size", "train.micro_batch_size"},
+    {"global-batch-size", "train.global_batch_size"},
+    {"seq-length", "model.seq_length"},
+    {"fp8-format", "mixed_precision.fp8"},
+    {"fp8-recipe", "mixed_precision.fp8_recipe"},
+    {"fp8-param-gather", "mixed_precision.fp8_param_gather"},
+    {"overlap-grad-reduce", "ddp.overlap_grad_reduce"},
+    {"ddp-bucket-size", "ddp.bucket_size"},
+    {"num-distributed-optimizer-instances", "ddp.num_distributed_optimizer_instances"},
+    {"vocab-size", "model.vocab_size"},
+};
+
+// Switches whose Bridge field is the negation or another field.
+constexpr std::pair<std::string_view, std::string_view> kSwitchFields[] = {
+    {"untie-embeddings-and-output-weights", "model.share_embeddings_and_output_weights=false"},
+    {"disable-bias-linear", "model.add_bias_linear=false"},
+    {"swiglu", "model.gated_linear_unit=true"},
+    {"squared-relu", "model.activation_func=squared_relu"},
+    {"group-query-attention", ""},  // model.num_query_groups carries it
+    {"grad-reduce-in-bf16", "mixed_precision.grad_reduce_in_fp32=false"},
+    {"no-bias-swiglu-fusion", "model.bias_activation_fusion=false"},
+    {"no-bias-gelu-fusion", "model.bias_activation_fusion=false"},
+    {"no-create-attention-mask-in-dataloader", "dataset.create_attention_mask=false"},
+    {"use-distributed-optimizer",
+     "ddp.use_distributed_optimizer=true optimizer.use_distributed_optimizer=true"},
+    {"overlap-grad-reduce", "ddp.overlap_grad_reduce=true"},
+    {"fp8-param-gather", "mixed_precision.fp8_param_gather=true"},
+};
+
+constexpr std::string_view kOptimizerFlags[] = {
+    "optimizer",        "muon-scalar-optimizer", "use-precision-aware-optimizer",
+    "main-grads-dtype", "main-params-dtype",     "exp-avg-dtype",
+    "exp-avg-sq-dtype", "optimizer-cpu-offload", "optimizer-offload-fraction"};
+
+std::string underscored(std::string_view flag) {
+  std::string out(flag);
+  std::replace(out.begin(), out.end(), '-', '_');
+  return out;
+}
+
+// One flag with its values as override words.
+std::string flag_override(std::string_view flag, const std::vector<std::string>& values) {
+  if (values.empty()) {
+    if (const auto field = lookup(kSwitchFields, flag)) return std::string(*field);
+    if (flag == "bf16" || flag == "fp16") return "mixed_precision." + std::string(flag) + "=true";
+    if (std::find(std::begin(kOptimizerFlags), std::end(kOptimizerFlags), flag) !=
+        std::end(kOptimizerFlags)) {
+      return "optimizer." + underscored(flag) + "=true";
+    }
+    if (flag.rfind("no-", 0) == 0) return "model." + underscored(flag.substr(3)) + "=false";
+    return "model." + underscored(flag) + "=true";
+  }
+  std::string value = values.front();
+  if (values.size() > 1 || flag == "recompute-modules" || flag == "offload-modules") {
+    value = "[";
+    for (const std::string& item : values) value += (value.size() > 1 ? "," : "") + item;
+    value += "]";
+  }
+  if (value.find_first_of(" '\"()*+|") != std::string::npos) value = "'" + value + "'";
+  std::string field;
+  if (const auto mapped = lookup(kFlagFields, flag)) {
+    field = *mapped;
+  } else if (std::find(std::begin(kOptimizerFlags), std::end(kOptimizerFlags), flag) !=
+             std::end(kOptimizerFlags)) {
+    field = "optimizer." + underscored(flag);
+  } else {
+    field = "model." + underscored(flag);
+  }
+  return field + "=" + value;
+}
+
+}  // namespace
+
+Expected<BridgeNode> parse_bridge_overrides(std::string_view overrides) {
+  BridgeNode root = bridge_node(BridgeNode::Kind::map);
+  for (std::string_view word : split_words(overrides)) {
+    if (!word.empty() && word.front() == '+') word.remove_prefix(1);  // Hydra's "add" prefix
+    const std::size_t equals = word.find('=');
+    if (equals == std::string_view::npos || equals == 0) {
+      return Error{std::string(word),
+                   "expects key=value (e.g. model.tensor_model_parallel_size=4)"};
+    }
+    BridgeNode* node = &root;
+    std::string_view key = word.substr(0, equals);
+    for (std::size_t dot = key.find('.'); dot != std::string_view::npos; dot = key.find('.')) {
+      node = &child(*node, std::string(key.substr(0, dot)));
+      if (node->kind != BridgeNode::Kind::map) {
+        return Error{std::string(word.substr(0, equals)), "sets a field inside a value"};
+      }
+      key.remove_prefix(dot + 1);
+    }
+    BridgeNode& target = child(*node, std::string(key));
+    target = override_value(word.substr(equals + 1));
+  }
+  return root;
+}
+
+std::string to_bridge_overrides(const Config& config) {
+  std::vector<std::string> out;
+  const Expected<std::vector<std::string>> words = split_command_line(to_megatron_args(config));
+  for (std::size_t i = 0; words && i < words->size();) {
+    const std::string flag = (*words)[i].substr(2);
+    std::vector<std::string> values;
+    for (++i; i < words->size() && (*words)[i].rfind("--", 0) != 0; ++i) {
+      values.push_back((*words)[i]);
+    }
+    if (flag == "num-virtual-stages-per-pipeline-rank" ||
+        flag == "num-layers-per-virtual-pipeline-stage") {
+      continue;  // written from the Config below
+    }
+    if (flag == "moe-layer-freq" && !config.model.moe_layer_pattern.empty()) {
+      // Bridge takes the pattern as a list (TransformerConfig.moe_layer_freq: int | list).
+      std::string list;
+      for (const std::uint8_t layer : config.model.moe_layer_pattern) {
+        list += (list.empty() ? "[" : ",") + std::to_string(layer);
+      }
+      out.push_back("model.moe_layer_freq=" + list + "]");
+      continue;
+    }
+    const std::string text = flag_override(flag, values);
+    if (!text.empty()) out.push_back(text);
+  }
+  if (config.model.vocab_size > 0) out.push_back("model.should_pad_vocab=true");
+  if (!config.optimizer.store_param_remainders) {
+    out.push_back("optimizer.store_param_remainders=false");
+  }
+  const ParallelConfig& p = config.parallel;
+  // Always written: what recipes set and a run must not inherit.
+  const int vpp = p.virtual_stages_per_pipeline_rank;
+  for (const std::string& fixed :
+       {"model.tensor_model_parallel_size=" + std::to_string(p.tensor_parallel),
+        "model.pipeline_model_parallel_size=" + std::to_string(p.pipeline_parallel),
+        "model.virtual_pipeline_model_parallel_size=" +
+            (vpp > 1 && p.pipeline_layout.empty() ? std::to_string(vpp) : "null"),
+        "model.context_parallel_size=" + std::to_string(p.context_parallel),
+        "model.expert_model_parallel_size=" + std::to_string(p.expert_parallel),
+        "train.micro_batch_size=" + std::to_string(config.training.micro_batch_size)}) {
+    const std::string key = fixed.substr(0, fixed.find('='));
+    const bool present = std::any_of(
+        out.begin(), out.end(), [&](const std::string& o) { return o.rfind(key + "=", 0) == 0; });
+    if (!present) out.push_back(fixed);
+  }
+  std::string text;
+  for (const std::string& o : out) text += (text.empty() ? "" : " ") + o;
+  return text;
+}
+
+}  // namespace megamem

@@ -1,0 +1,254 @@
+// Megatron-LM arguments (destination, printed value) -> flags (see megatron_dump_flags.hpp).
+#include "formats/megatron_dump_flags.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "formats/megatron_flag_names.hpp"
+
+namespace megamem::formats {
+namespace {
+
+// Dump names whose flag is spelt differently (arguments.py dest=...).
+constexpr std::pair<std::string_view, std::string_view> kRenamedFlags[] = {
+    {"fp8", "fp8-format"},
+    {"fp4", "fp4-format"},
+    {"microbatch_group_size_per_vp_stage", "microbatch-group-size-per-virtual-pipeline-stage"},
+};
+
+// store_false flags whose destination is not the flag's name.
+constexpr std::pair<std::string_view, std::string_view> kRenamedFalseFlags[] = {
+    {"add_bias_linear", "disable-bias-linear"},
+    {"add_position_embedding", "no-position-embedding"},
+    {"overlap_p2p_comm", "no-overlap-p2p-communication"},
+    {"apply_rope_fusion", "no-rope-fusion"},
+};
+
+// Megatron-LM before --fp8-format (2023): --fp8-e4m3 and --fp8-hybrid switches.
+constexpr std::pair<std::string_view, std::string_view> kLegacyFp8Flags[] = {
+    {"fp8_e4m3", "e4m3"},
+    {"fp8_hybrid", "hybrid"},
+};
+
+// Values validate_args derives; read directly instead of as flags.
+constexpr std::string_view kReadDirectly[] = {
+    "world_size",
+    "padded_vocab_size",
+    "virtual_pipeline_model_parallel_size",
+    "num_layers_per_virtual_pipeline_stage",
+    "num_virtual_stages_per_pipeline_rank",
+};
+
+// Arguments that only mean something when another one has a value; the dump prints their
+// defaults regardless, and Megatron ignores them then, so they are left out.
+struct Dependency {
+  std::string_view name;
+  std::string_view needs;
+  std::string_view value;  // the needed argument's printed value
+};
+constexpr Dependency kDependencies[] = {
+    {"recompute_method", "recompute_granularity", "full"},
+    {"recompute_num_layers", "recompute_granularity", "full"},
+    {"recompute_modules", "recompute_granularity", "selective"},
+    {"offload_modules", "fine_grained_activation_offloading", "True"},
+    {"activation_offload_fraction", "fine_grained_activation_offloading", "True"},
+    {"optimizer_offload_fraction", "optimizer_cpu_offload", "True"},
+    {"cross_entropy_fusion_impl", "cross_entropy_loss_fusion", "True"},
+    {"fp8_recipe", "fp8", "!None"},
+};
+
+std::string dashed(std::string_view name) {
+  std::string out(name);
+  std::replace(out.begin(), out.end(), '_', '-');
+  return out;
+}
+
+// torch dtypes (arguments.py maps --main-grads-dtype etc. to torch dtypes; fp8 is uint8) and
+// enum reprs ("AttnBackend.auto") back to the flag's choice names.
+std::string choice_name(const std::string& value) {
+  static const std::pair<std::string_view, std::string_view> kDtypes[] = {
+      {"torch.float32", "fp32"},
+      {"torch.bfloat16", "bf16"},
+      {"torch.float16", "fp16"},
+      {"torch.uint8", "fp8"}};
+  if (const auto name = lookup(kDtypes, value)) return std::string(*name);
+  const std::size_t dot = value.find('.');
+  const bool is_enum = dot != std::string::npos && dot > 0 && value[0] >= 'A' && value[0] <= 'Z' &&
+                       value.find_first_of(" /[(,'\"") == std::string::npos;
+  return is_enum ? value.substr(dot + 1) : value;
+}
+
+// "['core_attn', 'mlp']" -> {"core_attn", "mlp"}.
+std::vector<std::string> list_words(std::string_view value) {
+  std::vector<std::string> words;
+  std::string current;
+  for (const char c : value.substr(1)) {
+    if (c == ',' || c == ']') {
+      if (!current.empty()) words.push_back(current);
+      current.clear();
+    } else if (c != ' ' && c != '\'' && c != '"') {
+      current += c;
+    }
+  }
+  return words;
+}
+
+std::string shell_quote(const std::string& word) {
+  if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX"
+                                              "YZ0123456789-_.,/=:+") == std::string::npos) {
+    return word;
+  }
+  std::string out = "'";
+  for (const char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+using Dump = std::map<std::string, const DumpedArgument*, std::less<>>;
+
+bool dependency_met(const Dump& dump, std::string_view name) {
+  for (const Dependency& d : kDependencies) {
+    if (d.name != name) continue;
+    const auto it = dump.find(d.needs);
+    const std::string value = it == dump.end() ? "None" : it->second->value;
+    if (d.value == "!None" ? value == "None" : value != d.value) return false;
+  }
+  return true;
+}
+
+// The flag words of one boolean argument; nullopt when no flag sets it.
+std::optional<std::vector<std::string>> boolean_flag(std::string_view name, bool value) {
+  const std::string flag = dashed(name);
+  if (const auto legacy = lookup(kLegacyFp8Flags, name)) {
+    if (!value) return std::vector<std::string>{};
+    return std::vector<std::string>{"--fp8-format", std::string(*legacy)};
+  }
+  if (value) {
+    if (formats::is_megatron_flag(flag)) return std::vector<std::string>{"--" + flag};
+    if (lookup(kRenamedFalseFlags, name)) return std::vector<std::string>{};  // the default
+    if (formats::is_megatron_flag("no-" + flag) || formats::is_megatron_flag("disable-" + flag)) {
+      return std::vector<std::string>{};  // a store_false flag's default
+    }
+    return std::nullopt;
+  }
+  if (const auto renamed = lookup(kRenamedFalseFlags, name)) {
+    return std::vector<std::string>{"--" + std::string(*renamed)};
+  }
+  for (const std::string prefix : {"no-", "disable-"}) {
+    if (formats::is_megatron_flag(prefix + flag)) {
+      return std::vector<std::string>{"--" + prefix + flag};
+    }
+  }
+  if (formats::is_megatron_flag(flag)) return std::vector<std::string>{};  // store_true unset
+  return std::nullopt;
+}
+
+// The flag words of one dumped argument; nullopt when it is not a flag's destination.
+std::optional<std::vector<std::string>> argument_flag(const Dump& dump, const DumpedArgument& a) {
+  if (a.value == "True" || a.value == "False") return boolean_flag(a.name, a.value == "True");
+  const std::string flag = std::string(lookup(kRenamedFlags, a.name).value_or(dashed(a.name)));
+  if (!formats::is_megatron_flag(flag)) return std::nullopt;
+  if (a.value == "None" || !dependency_met(dump, a.name)) return std::vector<std::string>{};
+  std::vector<std::string> words = {"--" + flag};
+  if (!a.value.empty() && a.value.front() == '[' && a.name != "moe_layer_freq") {
+    const std::vector<std::string> items = list_words(a.value);
+    if (items.empty()) return std::vector<std::string>{};  // an empty nargs='+' list
+    for (const std::string& item : items) words.push_back(choice_name(item));
+  } else {
+    words.push_back(choice_name(a.value));
+  }
+  return words;
+}
+
+std::optional<std::int64_t> integer_of(const Dump& dump, std::string_view name) {
+  const auto it = dump.find(name);
+  if (it == dump.end()) return std::nullopt;
+  const std::string& text = it->second->value;
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos ||
+      text.size() > 15) {
+    return std::nullopt;
+  }
+  return std::stoll(text);
+}
+
+// Virtual pipeline stages and the layout, from what validate_args derived.
+Expected<std::vector<std::string>> pipeline_flags(const Dump& dump) {
+  const auto layout = dump.find("pipeline_model_parallel_layout");
+  if (layout != dump.end() && layout->second->value != "None") {
+    if (layout->second->value.rfind('<', 0) == 0) {
+      return Error{"pipeline_model_parallel_layout",
+                   layout->second->source +
+                       ": the value is an object, not the layout string; give the run's flags "
+                       "with --megatron-args instead"};
+    }
+    return std::vector<std::string>{};  // the generic path writes the layout flag
+  }
+  const std::optional<std::int64_t> stages =
+      integer_of(dump, "virtual_pipeline_model_parallel_size");
+  if (stages && *stages > 1) {
+    return std::vector<std::string>{"--num-virtual-stages-per-pipeline-rank",
+                                    std::to_string(*stages)};
+  }
+  return std::vector<std::string>{};
+}
+
+}  // namespace
+
+Expected<DumpedFlags> dumped_arguments_to_flags(const std::vector<DumpedArgument>& arguments) {
+  Dump dump;
+  for (const DumpedArgument& argument : arguments) dump[argument.name] = &argument;
+  DumpedFlags out;
+  for (const DumpedArgument& argument : arguments) {
+    if (std::find(std::begin(kReadDirectly), std::end(kReadDirectly), argument.name) !=
+        std::end(kReadDirectly)) {
+      continue;
+    }
+    const std::optional<std::vector<std::string>> words = argument_flag(dump, argument);
+    if (!words) {
+      out.unused.push_back(argument.name);
+      continue;
+    }
+    if (!words->empty()) out.flag_sources[words->front()] = argument.source;
+    out.words.insert(out.words.end(), words->begin(), words->end());
+  }
+  Expected<std::vector<std::string>> pipeline = pipeline_flags(dump);
+  if (!pipeline) return pipeline.error();
+  out.words.insert(out.words.end(), pipeline->begin(), pipeline->end());
+  return out;
+}
+
+std::string command_line_of(const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& word : words) out += (out.empty() ? "" : " ") + shell_quote(word);
+  return out;
+}
+
+Expected<MegatronArgs> parse_dumped_flags(const DumpedFlags& flags, std::int64_t world_size,
+                                          std::int64_t vocab_size) {
+  Expected<MegatronArgs> parsed =
+      parse_megatron_args(command_line_of(flags.words), world_size, vocab_size);
+  if (parsed) return parsed;
+  const auto source = flags.flag_sources.find(parsed.error().field);
+  if (source == flags.flag_sources.end()) return parsed.error();
+  return Error{parsed.error().field, source->second + ": " + parsed.error().message};
+}
+
+bool is_megatron_destination(const std::string& name) {
+  if (std::find(std::begin(kReadDirectly), std::end(kReadDirectly), name) !=
+      std::end(kReadDirectly)) {
+    return true;
+  }
+  if (lookup(kRenamedFlags, name) || lookup(kRenamedFalseFlags, name) ||
+      lookup(kLegacyFp8Flags, name)) {
+    return true;
+  }
+  const std::string flag = dashed(name);
+  return is_megatron_flag(flag) || is_megatron_flag("no-" + flag) ||
+         is_megatron_flag("disable-" + flag);
+}
+
+}  // namespace megamem::formats

@@ -1,0 +1,117 @@
+// Megatron-Bridge configurations (bridge_config.hpp): recipe overrides out and back in, mixed
+// precision recipes, unknown keys and unusable values. The YAML reader is tested natively in
+// test_bridge_yaml.cpp (yaml-cpp is not part of the wasm build).
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "megamem/bridge_config.hpp"
+#include "megamem/share_link.hpp"
+#include "random_megatron_config.hpp"
+
+using namespace megamem;
+
+namespace {
+
+BridgeImport import_overrides(const std::string& overrides, std::int64_t world_size) {
+  const Expected<BridgeNode> tree = parse_bridge_overrides(overrides);
+  if (!tree) FAIL(tree.error().field + ": " + tree.error().message);
+  const Expected<BridgeImport> imported = import_bridge_config(*tree, world_size);
+  if (!imported) FAIL(imported.error().field + ": " + imported.error().message);
+  return *imported;
+}
+
+Error import_error(const std::string& overrides) {
+  const Expected<BridgeNode> tree = parse_bridge_overrides(overrides);
+  REQUIRE(tree.has_value());
+  const Expected<BridgeImport> imported = import_bridge_config(*tree, 8);
+  REQUIRE_FALSE(imported.has_value());
+  return imported.error();
+}
+
+const std::string kSmallGpt =
+    "model.num_layers=4 model.hidden_size=512 model.num_attention_heads=8 model.seq_length=1024 "
+    "model.vocab_size=50257 train.micro_batch_size=1 ";
+
+}  // namespace
+
+TEST_CASE("Bridge overrides of a configuration read back to the same configuration") {
+  testing::RandomMegatronConfig random(4242);
+  for (int i = 0; i < 200; ++i) {
+    const Config original = random.next();
+    const std::string overrides = to_bridge_overrides(original);
+    INFO(overrides);
+    const BridgeImport imported = import_overrides(overrides, original.parallel.world_size);
+    CHECK(imported.warnings.empty());
+    const Config back = testing::with_unexported_fields(imported.args.config, original);
+    CHECK(share_link_differences(original, back).empty());
+  }
+}
+
+TEST_CASE("Bridge overrides name the fields recipes take") {
+  Config c = share_link_defaults();
+  c.model.num_layers = 4;
+  c.model.hidden_size = 512;
+  c.model.num_attention_heads = 8;
+  c.model.vocab_size = 50257;
+  c.parallel.world_size = 8;
+  c.parallel.tensor_parallel = 4;
+  const std::string overrides = to_bridge_overrides(c);
+  CHECK(overrides.find("model.tensor_model_parallel_size=4") != std::string::npos);
+  CHECK(overrides.find("train.micro_batch_size=1") != std::string::npos);
+  CHECK(overrides.find("mixed_precision.bf16=true") != std::string::npos);
+  CHECK(overrides.find("ddp.use_distributed_optimizer=true") != std::string::npos);
+}
+
+TEST_CASE("a mixed-precision recipe name sets the precision fields it sets in Bridge") {
+  // training/mixed_precision.py: bf16_with_fp8_current_scaling_mixed is hybrid FP8 with
+  // per-tensor current scaling and fp8_param_gather (which needs the distributed optimizer).
+  const BridgeImport fp8 =
+      import_overrides(kSmallGpt +
+                           "ddp.use_distributed_optimizer=true "
+                           "mixed_precision=bf16_with_fp8_current_scaling_mixed",
+                       8);
+  CHECK(fp8.args.config.training.params_dtype == DType::bf16);
+  CHECK(fp8.args.config.training.fp8_recipe == Fp8Recipe::tensorwise);
+  CHECK(fp8.args.config.training.fp8_param_gather);
+  // first_last_layers_bf16 changes memory but is not modeled: a warning, not silence.
+  CHECK(std::any_of(fp8.warnings.begin(), fp8.warnings.end(), [](const std::string& w) {
+    return w.find("first-last-layers-bf16") != std::string::npos;
+  }));
+  const BridgeImport fp16 = import_overrides(kSmallGpt + "mixed_precision=fp16-mixed", 8);
+  CHECK(fp16.args.config.training.params_dtype == DType::fp16);
+}
+
+TEST_CASE("mixed_precision fields override the model's, as MixedPrecisionConfig.setup does") {
+  const BridgeImport imported = import_overrides(kSmallGpt +
+                                                     "model.bf16=true mixed_precision.bf16=false "
+                                                     "mixed_precision.fp16=true",
+                                                 8);
+  CHECK(imported.args.config.training.params_dtype == DType::fp16);
+}
+
+TEST_CASE("an unknown Bridge key is a warning naming it") {
+  const BridgeImport imported = import_overrides(kSmallGpt + "model.hiden_size=12", 8);
+  REQUIRE(imported.warnings.size() == 1);
+  CHECK(imported.warnings.front().find("model.hiden_size") == 0);
+}
+
+TEST_CASE("a Bridge value megamem cannot use is an error naming the key") {
+  CHECK(import_error(kSmallGpt + "model.num_layers=four").message.find("model.num_layers") == 0);
+  CHECK(import_error(kSmallGpt + "mixed_precision=bf17_mixed").message.find("unknown recipe") !=
+        std::string::npos);
+}
+
+TEST_CASE("Bridge's unpadded vocabulary is used as is unless should_pad_vocab") {
+  // models/gpt_provider.py provide(): should_pad_vocab defaults to False.
+  const BridgeImport plain = import_overrides(kSmallGpt, 8);
+  CHECK(plain.args.config.model.make_vocab_size_divisible_by == 1);
+  const BridgeImport padded = import_overrides(kSmallGpt + "model.should_pad_vocab=true", 8);
+  CHECK(padded.args.config.model.make_vocab_size_divisible_by == 128);
+}
+
+TEST_CASE("malformed overrides name the word") {
+  const Expected<BridgeNode> tree = parse_bridge_overrides("model.num_layers");
+  REQUIRE_FALSE(tree.has_value());
+  CHECK(tree.error().field == "model.num_layers");
+}
