@@ -269,12 +269,13 @@ Expected<ConfigFromOptions> config_from_options(const ParsedOptions& options) {
 }
 
 std::optional<Error> missing_model(const ParsedOptions& options) {
-  for (const char* source : {"--megatron-args", "--preset", "--recipe", "--url", "--hf-config"}) {
+  for (const char* source :
+       {"--megatron-args", "--preset", "--recipe", "--url", "--hf-config", "--bridge-config"}) {
     if (options.values.count(source)) return std::nullopt;
   }
   return Error{"--preset",
-               "a model is required: --preset, --recipe, --url, --hf-config or "
-               "--megatron-args (`megamem presets` lists the presets)"};
+               "a model is required: --preset, --recipe, --url, --hf-config, --megatron-args or "
+               "--bridge-config (`megamem presets` lists the presets)"};
 }
 
 int report_config(const Expected<ConfigFromOptions>& built) {
