@@ -5,6 +5,8 @@
 #include <cmath>
 #include <string_view>
 
+#include "attention_backend.hpp"
+
 namespace megamem {
 namespace {
 
@@ -36,9 +38,8 @@ Shape shape_of(const NormalizedConfig& n) {
 }
 
 bool unfused_attention(const Config& c) {
-  return c.training.transformer_impl == TransformerImpl::local ||
-         c.training.attention_backend == AttentionBackend::unfused ||
-         c.training.attention_backend == AttentionBackend::local;
+  const AttentionBackend backend = resolved_attention_backend(c);
+  return backend == AttentionBackend::unfused || backend == AttentionBackend::local;
 }
 
 class LayerBuilder {

@@ -4,8 +4,9 @@
 #include <cmath>
 #include <numeric>
 
+#include "fsdp_memory.hpp"
+
 namespace megamem {
-namespace {
 
 double dtype_bytes(DType dtype) {
   switch (dtype) {
@@ -20,6 +21,8 @@ double dtype_bytes(DType dtype) {
   }
   return 4;
 }
+
+namespace {
 
 std::int64_t round_up(std::int64_t value, std::int64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
@@ -177,6 +180,7 @@ ParamBytes param_bytes(const NormalizedConfig& normalized, const ParamTensor& te
 
 ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
                                     const std::vector<TensorBlock>& blocks, bool bucketing) {
+  if (uses_fsdp(normalized)) return fsdp_chunk_static_bytes(normalized, blocks);
   const OptimizerConfig& opt = normalized.config.optimizer;
   ChunkStaticBytes out;
   std::int64_t bucket_size = 0;  // 0 = one bucket

@@ -15,6 +15,9 @@
 
 namespace megamem {
 
+// Bytes of one element of a dtype.
+double dtype_bytes(DType dtype);
+
 // Bytes one parameter of a kind costs: weight and gradient on every GPU that holds it,
 // optimizer state divided among the shard group (GPU and host parts).
 struct ParamBytes {
