@@ -40,6 +40,7 @@ void add_deferred_embedding_wgrad(const NormalizedConfig& normalized, double sta
   if (held.at_flush <= 0) return;
   const double during = peak.peak_allocated_bytes + held.during_schedule;
   const double flush = static_bytes + held.at_flush;
+  if (flush > during) peak.activation_bytes = 0;  // the drain runs after the last backward
   peak.transient_bytes += std::max(during, flush) - peak.peak_allocated_bytes;
   peak.peak_allocated_bytes = std::max(during, flush);
 }

@@ -213,6 +213,7 @@ Expected<Estimate> estimate(const Config& config, const EstimateOptions& options
                     [](const ChunkMemory& c) { return c.has_output_layer; })) {
       add_deferred_embedding_wgrad(n, static_cast<double>(rank.static_bytes), peak);
     }
+    add_fsdp_initialization(fsdp_working, *stages, rank.pp_rank, peak);
     rank.peak_allocated_bytes = static_cast<std::uint64_t>(std::llround(peak.peak_allocated_bytes));
     rank.activation_peak_bytes = static_cast<std::uint64_t>(std::llround(peak.activation_bytes));
     rank.activation_peak_bytes =

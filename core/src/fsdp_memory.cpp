@@ -43,6 +43,8 @@ bool in_unit(const NormalizedConfig& n, const ParamTensor& tensor) {
 struct UnitSizes {
   double root = 0;            // elements outside FSDP units
   std::vector<double> units;  // elements of each unit, in forward order
+  double total_units = 0;
+  double largest_unit = 0;
 };
 
 UnitSizes unit_sizes(const NormalizedConfig& n, const std::vector<TensorBlock>& blocks) {
@@ -64,17 +66,20 @@ UnitSizes unit_sizes(const NormalizedConfig& n, const std::vector<TensorBlock>& 
       sizes.units.insert(sizes.units.end(), static_cast<std::size_t>(block.repeat), layer_unit);
     }
   }
+  for (const double unit : sizes.units) {
+    sizes.total_units += unit;
+    sizes.largest_unit = std::max(sizes.largest_unit, unit);
+  }
   return sizes;
 }
 
 // Elements of the units all-gathered at once by Megatron-FSDP: the current unit and the
 // following ones until the prefetched size reaches the bound (AllGatherPipeline.
 // all_gather_params); two units with --fsdp-double-buffer (need_skip_prefetch).
-double gathered_units(const FsdpConfig& fsdp, const std::vector<double>& units) {
+double gathered_units(const FsdpConfig& fsdp, const UnitSizes& sizes) {
+  const std::vector<double>& units = sizes.units;
   if (units.empty()) return 0;
-  double total = 0;
-  for (const double unit : units) total += unit;
-  const double average = total / static_cast<double>(units.size());
+  const double average = sizes.total_units / static_cast<double>(units.size());
   const double unit_size = fsdp.communication_unit_elements > 0
                                ? static_cast<double>(fsdp.communication_unit_elements)
                                : std::max(kDefaultCommunicationUnitElements, 2 * average);
@@ -97,14 +102,12 @@ FsdpWorkingSet megatron_fsdp_working_set(const NormalizedConfig& n, const UnitSi
   const FsdpConfig& fsdp = n.config.parallel.fsdp;
   const double weight = dtype_bytes(n.config.training.params_dtype);
   const double grad = dtype_bytes(fsdp.main_grads_dtype);
-  const double largest =
-      sizes.units.empty() ? 0 : *std::max_element(sizes.units.begin(), sizes.units.end());
   FsdpWorkingSet working;
   if (fsdp.sharding == FsdpSharding::optim_grads_params) {
     // Root-group parameters stay unsharded through forward and backward; FSDP units are
     // resharded after their forward (_post_forward) and gathered again, with prefetch, in
     // backward.
-    const double gathered = gathered_units(fsdp, sizes.units);
+    const double gathered = gathered_units(fsdp, sizes);
     working.forward_bytes = weight * sizes.root;
     working.forward_start_bytes = weight * (sizes.root + gathered);
     working.backward_bytes = weight * (sizes.root + gathered);
@@ -113,7 +116,7 @@ FsdpWorkingSet megatron_fsdp_working_set(const NormalizedConfig& n, const UnitSi
       fsdp.sharding == FsdpSharding::optim_grads_params) {
     // Gradients are reduced from a full-size temporary bucket: the root group's through the
     // whole backward (its embedding gradient comes last), one unit's at a time.
-    working.backward_bytes += grad * (sizes.root + largest);
+    working.backward_bytes += grad * (sizes.root + sizes.largest_unit);
   }
   return working;
 }
@@ -123,13 +126,9 @@ FsdpWorkingSet megatron_fsdp_working_set(const NormalizedConfig& n, const UnitSi
 // stays unsharded from its forward to its backward.
 FsdpWorkingSet torch_fsdp2_working_set(const NormalizedConfig& n, const UnitSizes& sizes) {
   const double weight = dtype_bytes(n.config.training.params_dtype);
-  double total = 0;
-  double largest = 0;
-  for (const double unit : sizes.units) {
-    total += unit;
-    largest = std::max(largest, unit);
-  }
-  const double unsharded = n.config.parallel.fsdp.reshard_after_forward ? 2 * largest : total;
+  const double largest = sizes.largest_unit;
+  const double unsharded =
+      n.config.parallel.fsdp.reshard_after_forward ? 2 * largest : sizes.total_units;
   FsdpWorkingSet working;
   working.forward_bytes = weight * unsharded;
   working.forward_start_bytes = weight * 2 * largest;
@@ -198,16 +197,40 @@ ChunkStaticBytes fsdp_chunk_static_bytes(const NormalizedConfig& normalized,
 FsdpWorkingSet fsdp_working_set(const NormalizedConfig& normalized,
                                 const std::vector<TensorBlock>& blocks) {
   const UnitSizes sizes = unit_sizes(normalized, blocks);
-  if (normalized.config.parallel.fsdp.impl == FsdpImpl::torch_fsdp2) {
-    return torch_fsdp2_working_set(normalized, sizes);
+  FsdpWorkingSet working = normalized.config.parallel.fsdp.impl == FsdpImpl::torch_fsdp2
+                               ? torch_fsdp2_working_set(normalized, sizes)
+                               : megatron_fsdp_working_set(normalized, sizes);
+  if (!normalized.config.parallel.fsdp.init_model_with_meta_device) {
+    // training.py get_model: model_module.cuda() before the FSDP wrapper; the wrapper then
+    // copies group by group into its buffers through a full-size bucket and frees the
+    // originals (param_and_grad_buffer.py _init_each_parameter_group_buffers).
+    const double weight = dtype_bytes(normalized.config.training.params_dtype);
+    working.initial_params_bytes = weight * (sizes.root + sizes.total_units);
+    working.initial_bucket_bytes = weight * std::max(sizes.root, sizes.largest_unit);
   }
-  return megatron_fsdp_working_set(normalized, sizes);
+  return working;
 }
 
 void add_fsdp_working_set(const FsdpWorkingSet& working, ChunkActivations& chunk) {
   chunk.forward_peak_extra_bytes =
       std::max(chunk.forward_peak_extra_bytes + working.forward_bytes, working.forward_start_bytes);
   chunk.backward_peak_extra_bytes += working.backward_bytes;
+}
+
+void add_fsdp_initialization(const std::vector<FsdpWorkingSet>& working,
+                             const std::vector<StagePlacement>& stages, int pp_rank,
+                             RankPeak& peak) {
+  double params = 0;
+  double bucket = 0;
+  for (std::size_t s = 0; s < working.size() && s < stages.size(); ++s) {
+    if (stages[s].pp_rank != pp_rank) continue;
+    params += working[s].initial_params_bytes;
+    bucket = std::max(bucket, working[s].initial_bucket_bytes);
+  }
+  const double initial = params + bucket;
+  if (initial <= peak.peak_allocated_bytes) return;
+  peak.peak_allocated_bytes = initial;  // before any activation exists
+  peak.activation_bytes = 0;
 }
 
 }  // namespace megamem

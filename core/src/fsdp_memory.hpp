@@ -18,6 +18,7 @@
 #include "activations.hpp"
 #include "parameter_count.hpp"
 #include "static_memory.hpp"
+#include "timeline.hpp"
 
 namespace megamem {
 
@@ -44,6 +45,10 @@ struct FsdpWorkingSet {
   double forward_bytes = 0;
   double forward_start_bytes = 0;
   double backward_bytes = 0;
+  // Before the first step, without --init-model-with-meta-device: the chunk's parameters
+  // unsharded, and its largest parameter group's temporary bucket while it is sharded.
+  double initial_params_bytes = 0;
+  double initial_bucket_bytes = 0;
 };
 
 FsdpWorkingSet fsdp_working_set(const NormalizedConfig& normalized,
@@ -51,5 +56,11 @@ FsdpWorkingSet fsdp_working_set(const NormalizedConfig& normalized,
 
 // Adds the working set to the chunk's forward and backward peaks.
 void add_fsdp_working_set(const FsdpWorkingSet& working, ChunkActivations& chunk);
+
+// Raises the rank's peak to its initialization peak: all its chunks' parameters unsharded
+// plus one parameter group's bucket (working: one entry per stage, in `stages` order).
+void add_fsdp_initialization(const std::vector<FsdpWorkingSet>& working,
+                             const std::vector<StagePlacement>& stages, int pp_rank,
+                             RankPeak& peak);
 
 }  // namespace megamem

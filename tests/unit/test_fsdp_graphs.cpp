@@ -142,6 +142,25 @@ TEST_CASE("FSDP2 unshards the current and next unit, or every unit without resha
   CHECK(w.backward_bytes == 2 * (1400 + 1000));
 }
 
+TEST_CASE("without meta-device init the whole model is first built unsharded") {
+  // training.py get_model: model_module.cuda() before wrapping; then one group's bucket.
+  NormalizedConfig n = normalized(kTiny + "--use-megatron-fsdp");
+  const TinyBlocks tiny;
+  FsdpWorkingSet w = fsdp_working_set(n, tiny.blocks());
+  CHECK(w.initial_params_bytes == 2 * 1400);
+  CHECK(w.initial_bucket_bytes == 2 * 1000);
+  const std::vector<StagePlacement> stages(2, StagePlacement{});  // both on pipeline rank 0
+  RankPeak peak{.peak_allocated_bytes = 1000};
+  add_fsdp_initialization({w, w}, stages, 0, peak);
+  CHECK(peak.peak_allocated_bytes == 2 * 1400 * 2 + 2 * 1000);
+  CHECK(peak.activation_bytes == 0);
+  n.config.parallel.fsdp.init_model_with_meta_device = true;
+  w = fsdp_working_set(n, tiny.blocks());
+  CHECK(w.initial_params_bytes == 0);
+  CHECK(parse(kTiny + "--use-megatron-fsdp --init-model-with-meta-device")
+            .config.parallel.fsdp.init_model_with_meta_device);
+}
+
 TEST_CASE("FSDP's working set raises the peak, not the static memory") {
   const RankMemory ddp = rank0(kTiny + "--use-distributed-optimizer");
   const RankMemory fsdp = rank0(kTiny + "--use-megatron-fsdp");

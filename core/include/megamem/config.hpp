@@ -111,6 +111,9 @@ struct FsdpConfig {
   // --suggested-communication-unit-size (elements); 0 = Megatron's default.
   std::int64_t communication_unit_elements = 0;
   bool reshard_after_forward = true;  // FSDP2; --torch-fsdp2-no-reshard-after-forward
+  // --init-model-with-meta-device: without it the whole model is built unsharded on the GPU
+  // before FSDP shards it (megatron/training/training.py get_model).
+  bool init_model_with_meta_device = false;
 };
 
 // How the model is split over GPUs.

@@ -179,6 +179,7 @@ constexpr FlagSpec kModeledFlags[] = {
     {"--fsdp-double-buffer", Arity::none},
     {"--suggested-communication-unit-size", Arity::one},
     {"--torch-fsdp2-no-reshard-after-forward", Arity::none},
+    {"--init-model-with-meta-device", Arity::none},
     {"--defer-embedding-wgrad-compute", Arity::none},
     {"--wgrad-deferral-limit", Arity::one},
 };
@@ -718,6 +719,7 @@ void read_fsdp(FlagReader& r, FsdpConfig& f, OptimizerConfig& o, DType params_dt
   f.double_buffer = r.has("--fsdp-double-buffer") || r.has("--use-nccl-ub");
   r.read("--suggested-communication-unit-size", f.communication_unit_elements, 1);
   f.reshard_after_forward = !r.has("--torch-fsdp2-no-reshard-after-forward");
+  f.init_model_with_meta_device = r.has("--init-model-with-meta-device");
 }
 
 void read_recompute(FlagReader& r, RecomputeConfig& rc, const ModelConfig& m,
