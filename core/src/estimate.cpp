@@ -195,7 +195,7 @@ Expected<Estimate> estimate(const Config& config, const EstimateOptions& options
   for (std::size_t s = 0; s < stages->size(); ++s) {
     const StagePlacement& stage = (*stages)[s];
     ChunkActivations chunk = chunk_activations(n, stage, profiles);
-    if (s < fsdp_working.size()) add_fsdp_working_set(fsdp_working[s], chunk);
+    add_fsdp_working_set(fsdp_working, *stages, s, chunk);
     chunk_activation[static_cast<std::size_t>(stage.pp_rank)].push_back(chunk);
   }
   double largest = -1;

@@ -211,10 +211,21 @@ FsdpWorkingSet fsdp_working_set(const NormalizedConfig& normalized,
   return working;
 }
 
-void add_fsdp_working_set(const FsdpWorkingSet& working, ChunkActivations& chunk) {
+void add_fsdp_working_set(const std::vector<FsdpWorkingSet>& working,
+                          const std::vector<StagePlacement>& stages, std::size_t stage,
+                          ChunkActivations& chunk) {
+  if (stage >= working.size() || stage >= stages.size()) return;
+  double other_roots = 0;
+  for (std::size_t s = 0; s < working.size() && s < stages.size(); ++s) {
+    if (s != stage && stages[s].pp_rank == stages[stage].pp_rank) {
+      other_roots += working[s].forward_bytes;
+    }
+  }
+  const FsdpWorkingSet& own = working[stage];
   chunk.forward_peak_extra_bytes =
-      std::max(chunk.forward_peak_extra_bytes + working.forward_bytes, working.forward_start_bytes);
-  chunk.backward_peak_extra_bytes += working.backward_bytes;
+      other_roots +
+      std::max(chunk.forward_peak_extra_bytes + own.forward_bytes, own.forward_start_bytes);
+  chunk.backward_peak_extra_bytes += other_roots + own.backward_bytes;
 }
 
 void add_fsdp_initialization(const std::vector<FsdpWorkingSet>& working,

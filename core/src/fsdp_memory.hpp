@@ -54,8 +54,12 @@ struct FsdpWorkingSet {
 FsdpWorkingSet fsdp_working_set(const NormalizedConfig& normalized,
                                 const std::vector<TensorBlock>& blocks);
 
-// Adds the working set to the chunk's forward and backward peaks.
-void add_fsdp_working_set(const FsdpWorkingSet& working, ChunkActivations& chunk);
+// Adds the working set of stage `stage` to its chunk's forward and backward peaks, with the
+// root groups of the rank's other chunks (unsharded from their forward to their backward,
+// so through this chunk's ops too). working: one entry per stage, in `stages` order.
+void add_fsdp_working_set(const std::vector<FsdpWorkingSet>& working,
+                          const std::vector<StagePlacement>& stages, std::size_t stage,
+                          ChunkActivations& chunk);
 
 // Raises the rank's peak to its initialization peak: all its chunks' parameters unsharded
 // plus one parameter group's bucket (working: one entry per stage, in `stages` order).

@@ -161,6 +161,18 @@ TEST_CASE("without meta-device init the whole model is first built unsharded") {
             .config.parallel.fsdp.init_model_with_meta_device);
 }
 
+TEST_CASE("with several chunks on a rank, the other chunks' root groups stay unsharded") {
+  FsdpWorkingSet first{.forward_bytes = 10, .forward_start_bytes = 30, .backward_bytes = 50};
+  FsdpWorkingSet second{.forward_bytes = 7, .forward_start_bytes = 9, .backward_bytes = 11};
+  std::vector<StagePlacement> stages(3);
+  stages[1].pp_rank = 1;  // another rank's stage does not count
+  ChunkActivations chunk{
+      .saved_bytes = 100, .forward_peak_extra_bytes = 100, .backward_peak_extra_bytes = 40};
+  add_fsdp_working_set({first, {.forward_bytes = 1000}, second}, stages, 0, chunk);
+  CHECK(chunk.forward_peak_extra_bytes == 7 + 100 + 10);
+  CHECK(chunk.backward_peak_extra_bytes == 40 + 7 + 50);
+}
+
 TEST_CASE("FSDP's working set raises the peak, not the static memory") {
   const RankMemory ddp = rank0(kTiny + "--use-distributed-optimizer");
   const RankMemory fsdp = rank0(kTiny + "--use-megatron-fsdp");
