@@ -6,6 +6,8 @@
 #include <string>
 
 #include "activations.hpp"
+#include "deferred_embedding_wgrad.hpp"
+#include "fsdp_memory.hpp"
 #include "layer_placement.hpp"
 #include "parameter_count.hpp"
 #include "persistent_buffers.hpp"
@@ -40,6 +42,16 @@ void add_bytes(ModuleMemory& node, std::int64_t params, double weight, double gr
   node.expert = node.expert || expert;
 }
 
+// Bytes per element of a tensor on this GPU: FSDP's shards, or the DDP buffers with the
+// distributed optimizer's sharded states.
+ShardedTensorBytes sharded_tensor_bytes(const NormalizedConfig& normalized,
+                                        const ParamTensor& tensor) {
+  if (uses_fsdp(normalized)) return fsdp_tensor_bytes(normalized, tensor);
+  const ParamBytes bytes = param_bytes(normalized, tensor);
+  const auto shard = static_cast<double>(optimizer_shard_group(normalized, tensor.expert));
+  return {bytes.weight, bytes.gradient, bytes.optimizer_state / shard};
+}
+
 // The chunk's module tree: top-level blocks in model order (embedding, layer i, final norm,
 // MTP, output layer), each with its modules; DDP padding as its own entry so the tree adds
 // up to the chunk totals.
@@ -56,12 +68,11 @@ ModuleMemory build_module_tree(const NormalizedConfig& normalized,
       current = top;
     }
     ModuleMemory& block = root.children.back();
-    const ParamBytes bytes = param_bytes(normalized, tensor);
+    const ShardedTensorBytes bytes = sharded_tensor_bytes(normalized, tensor);
     const auto numel = static_cast<double>(tensor.elements());
-    const auto shard = static_cast<double>(optimizer_shard_group(normalized, tensor.expert));
     const double weight = bytes.weight * numel;
     const double gradient = bytes.gradient * numel;
-    const double optimizer = bytes.optimizer_state * numel / shard;
+    const double optimizer = bytes.optimizer * numel;
     const bool leaf_block = tensor.layer < 0 && !tensor.mtp;
     if (!leaf_block) {
       const std::string module = module_kind_name(tensor.module);
@@ -124,17 +135,21 @@ void add_activation_bytes(const NormalizedConfig& normalized, const LayerProfile
 
 // Each stage's parameters priced as the DDP buffers and the optimizer hold them, summed
 // into its rank (and its module tree when asked for).
-void add_stage_static_memory(const NormalizedConfig& n, const EstimateOptions& options,
-                             Estimate& result) {
+// Returns each stage's FSDP working set (empty without FSDP).
+std::vector<FsdpWorkingSet> add_stage_static_memory(const NormalizedConfig& n,
+                                                    const EstimateOptions& options,
+                                                    Estimate& result) {
   const LayerTemplates templates = layer_templates(n);
   StageParams params;
   std::vector<ParamTensor> tensors;
   std::vector<std::vector<std::int64_t>> dummy_shapes(result.ranks.size());
+  std::vector<FsdpWorkingSet> fsdp_working;  // per stage, with FSDP
   for (const StagePlacement& stage : n.stages) {
     stage_params(n, stage, templates, params);
     // distributed_data_parallel.py: only the first pipeline rank's first chunk buckets.
     const bool bucketing = stage.pp_rank == 0 && stage.vpp_chunk == 0;
     const ChunkStaticBytes bytes = chunk_static_bytes(n, params.blocks, bucketing);
+    if (uses_fsdp(n)) fsdp_working.push_back(fsdp_working_set(n, params.blocks));
 
     RankMemory& rank = result.ranks[static_cast<std::size_t>(stage.pp_rank)];
     rank.pp_rank = stage.pp_rank;
@@ -170,22 +185,30 @@ void add_stage_static_memory(const NormalizedConfig& n, const EstimateOptions& o
     rank.persistent_buffer_bytes += static_cast<std::uint64_t>(std::llround(
         te_dummy_wgrad_bytes(n, dummy_shapes[static_cast<std::size_t>(rank.pp_rank)])));
   }
+  return fsdp_working;
 }
 
 // One rank's step: persistent buffers, its chunks' activations through the schedule, the
 // peak and the runtime overheads on top.
 void add_rank_peak(const NormalizedConfig& n, const EstimateOptions& options,
                    const LayerProfiles& profiles, double fixed_bytes,
-                   const std::vector<ChunkActivations>& chunks, RankMemory& rank) {
+                   const std::vector<ChunkActivations>& chunks,
+                   const std::vector<FsdpWorkingSet>& fsdp_working, RankMemory& rank) {
   rank.persistent_buffer_bytes += static_cast<std::uint64_t>(std::llround(fixed_bytes));
   rank.static_bytes =
       rank.weight_bytes + rank.gradient_bytes + rank.optimizer_bytes + rank.persistent_buffer_bytes;
   double per_microbatch = 0;
   for (const ChunkActivations& chunk : chunks) per_microbatch += chunk.saved_bytes;
   rank.activation_bytes_per_microbatch = static_cast<std::uint64_t>(std::llround(per_microbatch));
-  const RankPeak peak =
-      simulate_rank(n, rank.pp_rank, chunks, static_cast<double>(rank.static_bytes),
-                    options.timeline ? &rank.timeline : nullptr);
+  RankPeak peak = simulate_rank(n, rank.pp_rank, chunks, static_cast<double>(rank.static_bytes),
+                                options.timeline ? &rank.timeline : nullptr);
+  // The last stage's deferred output-layer wgrad inputs (tensor_parallel/layers.py) and
+  // FSDP's unsharded model at initialization (fsdp_memory.hpp).
+  if (std::any_of(rank.chunks.begin(), rank.chunks.end(),
+                  [](const ChunkMemory& c) { return c.has_output_layer; })) {
+    add_deferred_embedding_wgrad(n, static_cast<double>(rank.static_bytes), peak);
+  }
+  add_fsdp_initialization(fsdp_working, n.stages, rank.pp_rank, peak);
   rank.peak_allocated_bytes = static_cast<std::uint64_t>(std::llround(peak.peak_allocated_bytes));
   rank.activation_peak_bytes = static_cast<std::uint64_t>(std::llround(peak.activation_bytes));
   rank.activation_peak_bytes =
@@ -212,20 +235,22 @@ Expected<Estimate> estimate(const Config& config, const EstimateOptions& options
   const int pp = n.config.parallel.pipeline_parallel;
   result.totals = count_model_totals(n);
   result.ranks.resize(static_cast<std::size_t>(pp));
-  add_stage_static_memory(n, options, result);
+  const std::vector<FsdpWorkingSet> fsdp_working = add_stage_static_memory(n, options, result);
 
   // Persistent allocations: C_fixed per GPU and Megatron's global memory buffer.
   const double fixed_bytes = workspace_bytes(n) + global_buffer_bytes(n);
   const LayerProfiles profiles = layer_profiles(n);
   std::vector<std::vector<ChunkActivations>> chunk_activation(static_cast<std::size_t>(pp));
-  for (const StagePlacement& stage : n.stages) {
-    chunk_activation[static_cast<std::size_t>(stage.pp_rank)].push_back(
-        chunk_activations(n, stage, profiles));
+  for (std::size_t s = 0; s < n.stages.size(); ++s) {
+    const StagePlacement& stage = n.stages[s];
+    ChunkActivations chunk = chunk_activations(n, stage, profiles);
+    add_fsdp_working_set(fsdp_working, n.stages, s, chunk);
+    chunk_activation[static_cast<std::size_t>(stage.pp_rank)].push_back(chunk);
   }
   double largest = -1;
   for (RankMemory& rank : result.ranks) {
     add_rank_peak(n, options, profiles, fixed_bytes,
-                  chunk_activation[static_cast<std::size_t>(rank.pp_rank)], rank);
+                  chunk_activation[static_cast<std::size_t>(rank.pp_rank)], fsdp_working, rank);
     if (static_cast<double>(rank.peak_total_bytes) > largest) {
       largest = static_cast<double>(rank.peak_total_bytes);
       result.limiting_pp_rank = rank.pp_rank;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "fsdp_memory.hpp"
 #include "megamem/units.hpp"
 
 namespace megamem {
@@ -165,6 +166,7 @@ ParamBytes param_bytes(const NormalizedConfig& normalized, const ParamTensor& te
 
 ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
                                     const std::vector<TensorBlock>& blocks, bool bucketing) {
+  if (uses_fsdp(normalized)) return fsdp_chunk_static_bytes(normalized, blocks);
   const OptimizerConfig& opt = normalized.config.optimizer;
   ChunkStaticBytes out;
   std::int64_t bucket_size = 0;  // 0 = one bucket

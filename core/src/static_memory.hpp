@@ -11,9 +11,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "megamem/units.hpp"
 #include "parameter_count.hpp"
 
 namespace megamem {
+
+// Bytes of one element of a dtype.
 
 // Bytes one parameter of a kind costs: weight and gradient on every GPU that holds it,
 // optimizer state divided among the shard group (GPU and host parts).

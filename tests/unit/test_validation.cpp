@@ -189,12 +189,10 @@ TEST_CASE("a case using an unmodeled feature is unsupported and names the featur
 
 TEST_CASE("unmodeled features are also found from the flags, not only the tags") {
   const std::vector<std::pair<std::string, std::string>> flag_features = {
-      {"--use-megatron-fsdp", "fsdp"},
       {"--optimizer muon", "optimizer_muon"},
       {"--cuda-graph-impl transformer_engine", "cuda_graph"},
       {"--fp8-format hybrid", "fp8"},
       {"--fine-grained-activation-offloading --offload-modules core_attn", "activation_offload"},
-      {"--defer-embedding-wgrad-compute", "defer_embedding_wgrad"},
       {"--export-te-mcore-model", "modelopt"},
   };
   const std::vector<std::string>& unmodeled = unmodeled_validation_features();

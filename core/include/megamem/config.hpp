@@ -29,6 +29,11 @@ enum class RecomputeGranularity { none, selective, full };
 enum class RecomputeMethod { uniform, block };
 enum class CrossEntropyImpl { unfused, native_fused, te_fused };
 enum class Fp8Recipe { none, delayed, tensorwise, mxfp8, blockwise };
+// Fully sharded data parallelism instead of DDP: --use-megatron-fsdp or --use-torch-fsdp2.
+enum class FsdpImpl { none, megatron, torch_fsdp2 };
+// --data-parallel-sharding-strategy of Megatron-FSDP: what is sharded over the DP group
+// (ZeRO-0 .. ZeRO-3).
+enum class FsdpSharding { no_shard, optim, optim_grads, optim_grads_params };
 
 // Megatron's name of a dtype (--main-grads-dtype fp32, ...), as flags and JSON write it.
 constexpr std::string_view dtype_name(DType dtype) {
@@ -95,6 +100,24 @@ struct ModelConfig {
   double attention_dropout = 0.1;  // --attention-dropout
 };
 
+// Megatron-FSDP / PyTorch FSDP2 (megatron/core/distributed/fsdp/,
+// torch_fully_sharded_data_parallel.py; flags in megatron/training/arguments.py).
+struct FsdpConfig {
+  FsdpImpl impl = FsdpImpl::none;
+  FsdpSharding sharding = FsdpSharding::optim_grads_params;  // --data-parallel-sharding-strategy
+  DType main_params_dtype = DType::fp32;                     // --megatron-fsdp-main-params-dtype
+  // --megatron-fsdp-main-grads-dtype; without the flag fp32 (Megatron-Core <= 0.15 always
+  // reduced in fp32 unless --grad-reduce-in-bf16; later releases default to the param dtype).
+  DType main_grads_dtype = DType::fp32;
+  bool double_buffer = false;  // --fsdp-double-buffer (implied by --use-nccl-ub)
+  // --suggested-communication-unit-size (elements); 0 = Megatron's default.
+  std::int64_t communication_unit_elements = 0;
+  bool reshard_after_forward = true;  // FSDP2; --torch-fsdp2-no-reshard-after-forward
+  // --init-model-with-meta-device: without it the whole model is built unsharded on the GPU
+  // before FSDP shards it (megatron/training/training.py get_model).
+  bool init_model_with_meta_device = false;
+};
+
 // How the model is split over GPUs.
 struct ParallelConfig {
   std::int64_t world_size = 1;                // number of GPUs in the job
@@ -112,6 +135,7 @@ struct ParallelConfig {
   std::string pipeline_layout;  // --pipeline-model-parallel-layout; empty = not set
   int num_distributed_optimizer_instances = 1;
   int microbatch_group_size_per_vp_stage = 0;  // 0 = pipeline_parallel
+  FsdpConfig fsdp;
 };
 
 // Optimizer and its state precision.
@@ -179,6 +203,9 @@ struct DeviceConfig {
   // earlier GPUs (transformer_engine/pytorch/cpp_extensions/gemm.py,
   // get_cublas_workspace_size_bytes).
   double te_cublas_workspace_mib = 32.0;
+  // CUDA compute capability x 10 (80 = A100, 90 = H100, 100 = B200): Transformer Engine picks
+  // its attention backend by it.
+  int compute_capability = 90;
   // RNG tracker states, rotary caches and other small persistent allocations no formula
   // covers (memory-model.md 3.6, the rest of C_fixed); calibrated on Megatron's CI.
   double fixed_allocated_mib = 10.0;
@@ -208,6 +235,13 @@ struct TrainingConfig {
   // cuBLAS workspace per handle instead of the default 8 MiB.
   bool deterministic_mode = false;
   bool masked_softmax_fusion = true;  // --no-masked-softmax-fusion clears it (unfused path)
+  // flash-attn >= 2.4.1 is installed (an environment fact, not a flag). Transformer Engine
+  // needs it on GPUs before Hopper in deterministic mode, or falls back to unfused attention.
+  bool flash_attn_available = true;
+  // --defer-embedding-wgrad-compute with --wgrad-deferral-limit (0 = no limit): the output
+  // layer keeps inputs and output gradients of micro-batches until the pipeline flush.
+  bool defer_embedding_wgrad_compute = false;
+  int wgrad_deferral_limit = 0;
   // --no-bias-gelu-fusion / --no-bias-swiglu-fusion clear it: unfused activations keep
   // extra copies (MoE experts: megatron/core/transformer/moe/experts.py, bias_act_func).
   bool bias_activation_fusion = true;

@@ -258,6 +258,16 @@ void write_fp8(const Config& c, std::vector<MegatronFlag>& flags) {
   if (recipe == Fp8Recipe::blockwise) add_flag(flags, "--fp8-recipe", "blockwise");
 }
 
+// Megatron-FSDP or torch FSDP2 and the Megatron-FSDP settings that differ from the
+// defaults read_fsdp() assumes (megatron/training/arguments.py, _add_distributed_args).
+void write_fsdp(const Config& c, std::vector<MegatronFlag>& flags) {
+  const FsdpConfig& f = c.parallel.fsdp;
+  if (f.impl == FsdpImpl::none) return;
+  add_flag(flags, f.impl == FsdpImpl::megatron ? "--use-megatron-fsdp" : "--use-torch-fsdp2");
+  add_flag(flags, "--megatron-fsdp-main-params-dtype", std::string(dtype_name(f.main_params_dtype)));
+  add_flag(flags, "--megatron-fsdp-main-grads-dtype", std::string(dtype_name(f.main_grads_dtype)));
+}
+
 void write_cross_entropy(const Config& c, std::vector<MegatronFlag>& flags) {
   if (c.training.cross_entropy != CrossEntropyImpl::unfused) {
     add_flag(flags, "--cross-entropy-loss-fusion");
@@ -1005,6 +1015,79 @@ std::vector<ConfigField> model_mla_mtp_rows() {
   };
 }
 
+// Megatron-FSDP / torch FSDP2 (megatron/core/distributed/fsdp/, arguments.py).
+std::vector<ConfigField> fsdp_rows() {
+  const std::vector<FieldChoice> dtypes = {{"fp32", "fp32", "fp32", "fp32"},
+                                           {"bf16", "bf16", "bf16", "bf16"},
+                                           {"fp16", "fp16", "fp16", "fp16"}};
+  return {
+      MM_CHOICE("fsdp", "none", parallel.fsdp.impl)
+          .choices({{"none", "none", "", "none"},
+                    {"megatron", "megatron", "", "Megatron-FSDP"},
+                    {"torch", "torch_fsdp2", "", "torch FSDP2"}})
+          .read_by_code("--use-megatron-fsdp")
+          .writes(write_fsdp)
+          .json("fsdp")
+          .ui("FSDP", "--use-megatron-fsdp / --use-torch-fsdp2",
+              "Shards parameters, gradients and optimizer states over DP (see the sharding "
+              "strategy); the current and prefetched layers are gathered unsharded."),
+      MM_CHOICE("fsdp-shard", "optim_grads_params", parallel.fsdp.sharding)
+          .choices({{"no_shard", "no_shard", "no_shard", "no_shard (ZeRO-0)"},
+                    {"optim", "optim", "optim", "optim (ZeRO-1)"},
+                    {"optim_grads", "optim_grads", "optim_grads", "optim_grads (ZeRO-2)"},
+                    {"optim_grads_params", "optim_grads_params", "optim_grads_params",
+                     "optim_grads_params (ZeRO-3)"}})
+          .read_by_code("--data-parallel-sharding-strategy", FlagForm::value)
+          .json("data_parallel_sharding_strategy")
+          .ui("FSDP sharding", "", "What Megatron-FSDP shards over the data-parallel group."),
+      MM_CHOICE("fsdp-main-params", "fp32", parallel.fsdp.main_params_dtype)
+          .choices(dtypes)
+          .read_by_code("--megatron-fsdp-main-params-dtype")
+          .json("megatron_fsdp_main_params_dtype"),
+      MM_CHOICE("fsdp-main-grads", "fp32", parallel.fsdp.main_grads_dtype)
+          .choices(dtypes)
+          .read_by_code("--megatron-fsdp-main-grads-dtype")
+          .json("megatron_fsdp_main_grads_dtype"),
+      MM_BOOL("fsdp-double-buffer", "0", parallel.fsdp.double_buffer)
+          .read_by_code("--fsdp-double-buffer", FlagForm::store_true)
+          .json("fsdp_double_buffer"),
+      MM_INT("fsdp-unit", "0", parallel.fsdp.communication_unit_elements, 0, kMaxCount)
+          .read_by_code("--suggested-communication-unit-size", FlagForm::value)
+          .json("suggested_communication_unit_size"),
+      MM_BOOL("fsdp2-reshard", "1", parallel.fsdp.reshard_after_forward)
+          .read_by_code("--torch-fsdp2-no-reshard-after-forward", FlagForm::store_false)
+          .json("torch_fsdp2_reshard_after_forward"),
+      MM_BOOL("meta-init", "0", parallel.fsdp.init_model_with_meta_device)
+          .read_by_code("--init-model-with-meta-device", FlagForm::store_true)
+          .json("init_model_with_meta_device"),
+  };
+}
+
+// Deferred output-layer wgrad (tensor_parallel/layers.py) and what decides TE's attention
+// backend (attention_backend.hpp).
+std::vector<ConfigField> wgrad_and_backend_rows() {
+  return {
+      MM_BOOL("defer-wgrad", "0", training.defer_embedding_wgrad_compute)
+          .flag("--defer-embedding-wgrad-compute", FlagForm::store_true)
+          .json("defer_embedding_wgrad_compute")
+          .ui("defer embedding wgrad", "",
+              "The output layer keeps each micro-batch's input and output gradient until the "
+              "deferred weight-gradient GEMMs run."),
+      MM_INT("wgrad-limit", "0", training.wgrad_deferral_limit, 0, kMaxDim)
+          .flag("--wgrad-deferral-limit", FlagForm::value, 0.0)
+          .json("wgrad_deferral_limit"),
+      MM_BOOL("flash-attn", "1", training.flash_attn_available)
+          .json("flash_attn_available")
+          .ui("flash-attn installed", "(environment)",
+              "Without flash-attn, deterministic TE training below sm90 falls back to unfused "
+              "attention and keeps the s x s scores."),
+      MM_INT("g.sm", "90", device.compute_capability, 10, 1000)
+          .json("compute_capability")
+          .ui("compute capability", "(80 = A100, 90 = H100, 100 = B200)",
+              "Decides which attention kernels TE may pick."),
+  };
+}
+
 #undef MM_INT
 #undef MM_BOOL
 #undef MM_CHOICE
@@ -1021,7 +1104,8 @@ std::vector<ConfigField> all_rows() {
        {job_rows(), batch_rows(), recompute_rows(), pipeline_rows(), numerics_rows(), kernel_rows(),
         moe_training_rows(), optimizer_rows(), optimizer_state_rows(), offload_rows(),
         runtime_and_device_rows(), model_shape_rows(), model_layer_rows(), model_embedding_rows(),
-        model_moe_rows(), model_mla_mtp_rows()}) {
+        model_moe_rows(), model_mla_mtp_rows(), fsdp_rows(),
+        wgrad_and_backend_rows()}) {
     for (ConfigField& field : part) rows.push_back(std::move(field));
   }
   return rows;

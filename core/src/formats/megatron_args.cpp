@@ -172,14 +172,24 @@ constexpr FlagSpec kModeledFlags[] = {
     {"--offload-modules", Arity::list},
     {"--activation-offload-fraction", Arity::one},
     {"--cpu-offloading-num-layers", Arity::one},
+    // Fully sharded data parallelism (arguments.py _add_distributed_args, Megatron-FSDP args).
+    {"--use-megatron-fsdp", Arity::none},
+    {"--use-torch-fsdp2", Arity::none},
+    {"--data-parallel-sharding-strategy", Arity::one},
+    {"--megatron-fsdp-main-params-dtype", Arity::one},
+    {"--megatron-fsdp-main-grads-dtype", Arity::one},
+    {"--fsdp-double-buffer", Arity::none},
+    {"--suggested-communication-unit-size", Arity::one},
+    {"--torch-fsdp2-no-reshard-after-forward", Arity::none},
+    {"--init-model-with-meta-device", Arity::none},
+    {"--defer-embedding-wgrad-compute", Arity::none},
+    {"--wgrad-deferral-limit", Arity::one},
 };
 
 // Flags that change what is allocated but have no Config field yet. They are accepted and
 // listed in MegatronArgs::unmodeled_flags so front ends can say the estimate leaves them out.
 // Some only matter with certain values; those are decided in note_unmodeled_flags().
 constexpr std::string_view kUnmodeledFlags[] = {
-    "--use-megatron-fsdp",                    // shards weights and grads; own buffers
-    "--use-torch-fsdp2",                      // same, PyTorch FSDP2
     "--cuda-graph-impl",                      // graph pools keep activations (unless "none")
     "--enable-cuda-graph",                    // deprecated spelling of --cuda-graph-impl local
     "--external-cuda-graph",                  // deprecated spelling of --cuda-graph-impl te
@@ -187,7 +197,6 @@ constexpr std::string_view kUnmodeledFlags[] = {
     "--fp4-param-gather",                     // NVFP4 parameter buffer
     "--first-last-layers-bf16",               // FP8 weight caches skip some layers
     "--tp-comm-overlap",                      // Userbuffers staging buffers
-    "--defer-embedding-wgrad-compute",        // output layer keeps its inputs for deferred wgrad
     "--delay-wgrad-compute",                  // weight gradients held until later
     "--moe-shared-expert-overlap",            // shared experts on a side stream
     "--use-nccl-ub",                          // grad/param buffers from an NCCL pool
@@ -620,7 +629,6 @@ void read_optimizer(FlagReader& r, OptimizerConfig& o, DType params_dtype) {
   }
 }
 
-// The recompute flags as given (unset stays unset: some rules are about what was given).
 // A module list as a typed set (modules.hpp names the modules). An unknown name is an
 // error where Megatron checks the list, else it is dropped with a warning.
 template <class Module>
@@ -641,6 +649,46 @@ ModuleSet<Module> read_module_set(FlagReader& r, std::string_view flag,
   return set;
 }
 
+// FSDP-specific dtypes: "auto" is the params dtype; without the flag Megatron-Core <= 0.15
+// reduced in fp32 unless --grad-reduce-in-bf16 (param_and_grad_buffer.py grad_reduce_in_fp32).
+DType read_fsdp_dtype(FlagReader& r, std::string_view flag, DType params_dtype, DType absent) {
+  if (!r.has(flag)) return absent;
+  DType dtype = params_dtype;
+  r.choose<DType>(flag, dtype,
+                  {{"fp32", DType::fp32},
+                   {"bf16", DType::bf16},
+                   {"fp16", DType::fp16},
+                   {"auto", params_dtype}});
+  return dtype;
+}
+
+void read_fsdp(FlagReader& r, FsdpConfig& f, OptimizerConfig& o, DType params_dtype) {
+  if (r.has("--use-megatron-fsdp")) {
+    f.impl = FsdpImpl::megatron;
+    o.use_distributed_optimizer = true;  // arguments.py: Megatron-FSDP v1 requires it
+  } else if (r.has("--use-torch-fsdp2")) {
+    f.impl = FsdpImpl::torch_fsdp2;
+  }
+  r.choose<FsdpSharding>("--data-parallel-sharding-strategy", f.sharding,
+                         {{"no_shard", FsdpSharding::no_shard},
+                          {"optim", FsdpSharding::optim},
+                          {"optim_grads", FsdpSharding::optim_grads},
+                          {"optim_grads_params", FsdpSharding::optim_grads_params}});
+  if (f.impl == FsdpImpl::none) return;  // the FSDP settings mean nothing without FSDP
+  f.main_params_dtype =
+      read_fsdp_dtype(r, "--megatron-fsdp-main-params-dtype", params_dtype, DType::fp32);
+  const DType legacy_grads =
+      params_dtype == DType::bf16 && !o.grad_reduce_in_bf16 ? DType::fp32 : params_dtype;
+  f.main_grads_dtype =
+      read_fsdp_dtype(r, "--megatron-fsdp-main-grads-dtype", params_dtype, legacy_grads);
+  // param_and_grad_buffer.py: NCCL user buffers always use the FSDP double buffer.
+  f.double_buffer = r.has("--fsdp-double-buffer") || r.has("--use-nccl-ub");
+  r.read("--suggested-communication-unit-size", f.communication_unit_elements, 1);
+  f.reshard_after_forward = !r.has("--torch-fsdp2-no-reshard-after-forward");
+  f.init_model_with_meta_device = r.has("--init-model-with-meta-device");
+}
+
+// The recompute flags as given (unset stays unset: some rules are about what was given).
 struct RecomputeFlags {
   std::optional<RecomputeGranularity> granularity;
   std::optional<RecomputeMethod> method;
@@ -1062,6 +1110,7 @@ Expected<MegatronArgs> parse_megatron_args(std::string_view command_line, std::i
   read_optimizer(r, c.optimizer, c.training.params_dtype);
   read_recompute(r, c.training.recompute);
   read_offload(r, c.training.offload);
+  read_fsdp(r, c.parallel.fsdp, c.optimizer, c.training.params_dtype);
   if (r.error) return *r.error;
   if (std::optional<Error> error = read_vocabulary(r, c.model, vocab_size)) return *error;
   if (std::optional<Error> error = read_layout_flags(r, c)) return *error;

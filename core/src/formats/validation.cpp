@@ -33,7 +33,9 @@ using nlohmann::json;
 // THE list of features the estimator does not model yet (memory-model.md §10.3, item 5).
 // Remove a name here once the estimator handles it; its cases are then scored.
 const std::vector<std::string> kUnmodeledFeatures = {
-    "fsdp", "cuda_graph", "fp8", "defer_embedding_wgrad", "modelopt",
+    "cuda_graph",
+    "fp8",
+    "modelopt",
 };
 
 bool has(const std::vector<std::string>& list, std::string_view item) {
@@ -48,11 +50,6 @@ struct FeatureRule {
 };
 
 constexpr FeatureRule kFeatureRules[] = {
-    {"fsdp", "fsdp",
-     [](const MegatronArgs& a) {
-       return has(a.unmodeled_flags, "--use-megatron-fsdp") ||
-              has(a.unmodeled_flags, "--use-torch-fsdp2");
-     }},
     {"optimizer_muon", "optimizer_muon",
      [](const MegatronArgs& a) { return a.config.optimizer.kind == OptimizerKind::muon; }},
     {"cuda_graph", "cuda_graph",
@@ -66,12 +63,6 @@ constexpr FeatureRule kFeatureRules[] = {
      [](const MegatronArgs& a) {
        return a.config.training.fp8_recipe != Fp8Recipe::none ||
               has(a.unmodeled_flags, "--fp4-format");
-     }},
-    // Per micro-batch buffers of the output layer's input and gradient kept until the
-    // pipeline flush (tensor_parallel/layers.py, defer_embedding_wgrad_compute).
-    {"defer_embedding_wgrad", "defer_embedding_wgrad",
-     [](const MegatronArgs& a) {
-       return has(a.unmodeled_flags, "--defer-embedding-wgrad-compute");
      }},
     // ModelOpt runs (here: distillation, whose teacher model lives outside the flags).
     {"modelopt", "modelopt",
@@ -212,8 +203,22 @@ void apply_gpu(std::string_view gpu, Config& config) {
   for (const std::string_view name : kBeforeHopper) {
     if (gpu.rfind(name, 0) == 0) {
       config.device.te_cublas_workspace_mib = 4.0;
+      config.device.compute_capability = 80;  // below 90: all TE's backend choice asks
       return;
     }
+  }
+}
+
+// The LTS container of Megatron's lts_dgxa100_dracooci platforms runs Transformer Engine
+// without flash-attn: its deterministic A100 runs with the auto attention backend measure
+// exactly unfused attention's saved scores (5 bytes x b x heads/TP x s^2 per layer and
+// micro-batch in flight), and runs with an explicit backend match the other platforms. An
+// environment fact read from the measurements, not from Megatron's source.
+void apply_platform(std::string_view case_id, Config& config) {
+  const std::size_t at = case_id.rfind('@');
+  if (at == std::string_view::npos) return;
+  if (case_id.substr(at + 1).rfind("lts_dgxa100_dracooci", 0) == 0) {
+    config.training.flash_attn_available = false;
   }
 }
 
@@ -372,6 +377,7 @@ CaseResult run_case(const json& entry) {
   }
   result.unmodeled_flags = args->unmodeled_flags;
   apply_gpu(result.gpu, args.value().config);
+  apply_platform(result.id, args.value().config);
   return score_case(args->config, e, std::move(result));
 }
 

@@ -2,6 +2,7 @@
 // see module_spec.hpp.
 #include <algorithm>
 
+#include "attention_backend.hpp"
 #include "module_spec.hpp"
 
 namespace megamem {
@@ -111,10 +112,11 @@ ModuleContext module_context(const NormalizedConfig& normalized, bool moe_layer)
                        .moe_layer = moe_layer};
 }
 
+// The backend TE resolves "auto" to (attention_backend.hpp) decides whether the s x s
+// scores are kept.
 bool unfused_attention(const Config& c) {
-  return c.training.transformer_impl == TransformerImpl::local ||
-         c.training.attention_backend == AttentionBackend::unfused ||
-         c.training.attention_backend == AttentionBackend::local;
+  const AttentionBackend backend = resolved_attention_backend(c);
+  return backend == AttentionBackend::unfused || backend == AttentionBackend::local;
 }
 
 void input_norm_saved(const ModuleContext& context, const ActivationShape& s, SavedSink& sink) {

@@ -1,0 +1,251 @@
+// Megatron-FSDP / FSDP2 sharding and working set, Transformer Engine's attention backend
+// choice, and deferred embedding wgrad buffers: one hand-computed case per rule
+// (/work/notes/fsdp-graphs.md has the sources).
+#include <array>
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "attention_backend.hpp"
+#include "deferred_embedding_wgrad.hpp"
+#include "fsdp_memory.hpp"
+#include "megamem/estimate.hpp"
+#include "megamem/megatron_args.hpp"
+#include "megamem/validation.hpp"
+
+using namespace megamem;
+using Catch::Matchers::WithinAbs;
+
+namespace {
+
+// 4 layers, h = 512, tied embeddings, bf16, world 8 (DP 8 without TP/PP).
+const std::string kTiny =
+    "--num-layers 4 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 "
+    "--max-position-embeddings 1024 --micro-batch-size 4 --global-batch-size 32 "
+    "--vocab-size 50257 --bf16 ";
+
+MegatronArgs parse(const std::string& flags) {
+  Expected<MegatronArgs> args = parse_megatron_args(flags, 8);
+  INFO((args ? std::string() : args.error().field + ": " + args.error().message));
+  REQUIRE(args.has_value());
+  return args.value();
+}
+
+RankMemory rank0(const std::string& flags) {
+  Expected<Estimate> e = estimate(parse(flags).config);
+  INFO((e ? std::string() : e.error().field + ": " + e.error().message));
+  REQUIRE(e.has_value());
+  return e->ranks[0];
+}
+
+NormalizedConfig normalized(const std::string& flags) {
+  Expected<NormalizedConfig> n = normalize(parse(flags).config);
+  REQUIRE(n.has_value());
+  return n.value();
+}
+
+// A root tensor of 1000 elements (the word embedding) and 4 identical layers of 100.
+struct TinyBlocks {
+  std::array<ParamTensor, 1> root{ParamTensor{
+      .numel = 1000, .module = ModuleKind::word_embedding, .embedding_or_output = true}};
+  std::array<ParamTensor, 1> layer{
+      ParamTensor{.numel = 100, .module = ModuleKind::mlp, .layer = 0, .gemm_weight = true}};
+  std::vector<TensorBlock> blocks() const {
+    return {TensorBlock{root.data(), 1, 1}, TensorBlock{layer.data(), 1, 4}};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("Megatron-FSDP shards weights, main grads and main weights per strategy") {
+  // param_and_grad_buffer.py _init_each_parameter_group_buffers; bf16 weight 2, fp32 main
+  // grad 4, fp32 main weight 4 + Adam 8 bytes per parameter, DP = 8.
+  struct Row {
+    const char* strategy;
+    double weight_shard, grad_shard, optimizer_shard;
+  };
+  for (const Row& row : {Row{"no_shard", 1, 1, 1}, Row{"optim", 1, 1, 8},
+                         Row{"optim_grads", 1, 8, 8}, Row{"optim_grads_params", 8, 8, 8}}) {
+    INFO(row.strategy);
+    const RankMemory r =
+        rank0(kTiny + "--use-megatron-fsdp --data-parallel-sharding-strategy " + row.strategy);
+    const auto p = static_cast<double>(r.dense_params);
+    CHECK_THAT(static_cast<double>(r.weight_bytes), WithinAbs(2 * p / row.weight_shard, 1));
+    CHECK_THAT(static_cast<double>(r.gradient_bytes), WithinAbs(4 * p / row.grad_shard, 1));
+    CHECK_THAT(static_cast<double>(r.optimizer_bytes), WithinAbs(12 * p / row.optimizer_shard, 1));
+  }
+}
+
+TEST_CASE("Megatron-FSDP main dtypes follow their flags; auto is the params dtype") {
+  const std::string fsdp = kTiny + "--use-megatron-fsdp ";
+  CHECK(parse(fsdp).config.parallel.fsdp.main_grads_dtype == DType::fp32);
+  CHECK(parse(fsdp + "--grad-reduce-in-bf16").config.parallel.fsdp.main_grads_dtype == DType::bf16);
+  CHECK(
+      parse(fsdp + "--megatron-fsdp-main-grads-dtype auto").config.parallel.fsdp.main_grads_dtype ==
+      DType::bf16);
+  CHECK(parse(fsdp + "--megatron-fsdp-main-params-dtype bf16")
+            .config.parallel.fsdp.main_params_dtype == DType::bf16);
+  const RankMemory r = rank0(fsdp + "--megatron-fsdp-main-grads-dtype bf16");
+  CHECK_THAT(static_cast<double>(r.gradient_bytes),
+             WithinAbs(2.0 * static_cast<double>(r.dense_params) / 8, 1));
+  // arguments.py: Megatron-FSDP v1 runs with the distributed optimizer.
+  CHECK(parse(fsdp).config.optimizer.use_distributed_optimizer);
+  CHECK(parse(fsdp + "--use-nccl-ub").config.parallel.fsdp.double_buffer);
+}
+
+TEST_CASE("PyTorch FSDP2 shards everything over DP with fp32 masters and grad copies") {
+  // torch_fully_sharded_data_parallel.py + Float16OptimizerWithFloat16Params: bf16 shard 2,
+  // fp32 grad copy 4, fp32 master 4 + Adam 8 bytes per parameter, all over DP = 8.
+  const RankMemory r = rank0(kTiny + "--use-torch-fsdp2 --untie-embeddings-and-output-weights");
+  const auto p = static_cast<double>(r.dense_params);
+  CHECK_THAT(static_cast<double>(r.weight_bytes), WithinAbs(2 * p / 8, 1));
+  CHECK_THAT(static_cast<double>(r.gradient_bytes), WithinAbs(4 * p / 8, 1));
+  CHECK_THAT(static_cast<double>(r.optimizer_bytes), WithinAbs(12 * p / 8, 1));
+}
+
+TEST_CASE("Megatron-FSDP ZeRO-3 holds the root group and the prefetched units unsharded") {
+  NormalizedConfig n = normalized(kTiny + "--use-megatron-fsdp");
+  const TinyBlocks tiny;
+  // Default prefetch bound 5e8 elements: all 4 units gathered. bf16 weights, fp32 grads.
+  FsdpWorkingSet w = fsdp_working_set(n, tiny.blocks());
+  CHECK(w.forward_bytes == 2 * 1000);
+  CHECK(w.forward_start_bytes == 2 * (1000 + 400));
+  CHECK(w.backward_bytes == 2 * (1000 + 400) + 4 * (1000 + 100));
+  // --fsdp-double-buffer: two units at a time.
+  n.config.parallel.fsdp.double_buffer = true;
+  w = fsdp_working_set(n, tiny.blocks());
+  CHECK(w.forward_start_bytes == 2 * (1000 + 200));
+  // --suggested-communication-unit-size 202: prefetch until 101 elements, i.e. two more units.
+  n.config.parallel.fsdp.double_buffer = false;
+  n.config.parallel.fsdp.communication_unit_elements = 202;
+  w = fsdp_working_set(n, tiny.blocks());
+  CHECK(w.forward_start_bytes == 2 * (1000 + 300));
+  // optim_grads (ZeRO-2): weights are whole; only the gradient buckets are temporary.
+  n.config.parallel.fsdp.sharding = FsdpSharding::optim_grads;
+  w = fsdp_working_set(n, tiny.blocks());
+  CHECK(w.forward_start_bytes == 0);
+  CHECK(w.backward_bytes == 4 * (1000 + 100));
+  n.config.parallel.fsdp.sharding = FsdpSharding::optim;
+  CHECK(fsdp_working_set(n, tiny.blocks()).backward_bytes == 0);
+}
+
+TEST_CASE("FSDP2 unshards the current and next unit, or every unit without resharding") {
+  NormalizedConfig n =
+      normalized(kTiny + "--use-torch-fsdp2 --untie-embeddings-and-output-weights");
+  const TinyBlocks tiny;
+  // The embedding is a unit of its own (1000), the largest; layers are units of 100.
+  FsdpWorkingSet w = fsdp_working_set(n, tiny.blocks());
+  CHECK(w.forward_bytes == 2 * 2000);
+  CHECK(w.backward_bytes == 2 * (2000 + 1000));
+  n.config.parallel.fsdp.reshard_after_forward = false;
+  w = fsdp_working_set(n, tiny.blocks());
+  CHECK(w.forward_bytes == 2 * 1400);
+  CHECK(w.backward_bytes == 2 * (1400 + 1000));
+}
+
+TEST_CASE("without meta-device init the whole model is first built unsharded") {
+  // training.py get_model: model_module.cuda() before wrapping; then one group's bucket.
+  NormalizedConfig n = normalized(kTiny + "--use-megatron-fsdp");
+  const TinyBlocks tiny;
+  FsdpWorkingSet w = fsdp_working_set(n, tiny.blocks());
+  CHECK(w.initial_params_bytes == 2 * 1400);
+  CHECK(w.initial_bucket_bytes == 2 * 1000);
+  const std::vector<StagePlacement> stages(2, StagePlacement{});  // both on pipeline rank 0
+  RankPeak peak{.peak_allocated_bytes = 1000};
+  add_fsdp_initialization({w, w}, stages, 0, peak);
+  CHECK(peak.peak_allocated_bytes == 2 * 1400 * 2 + 2 * 1000);
+  CHECK(peak.activation_bytes == 0);
+  n.config.parallel.fsdp.init_model_with_meta_device = true;
+  w = fsdp_working_set(n, tiny.blocks());
+  CHECK(w.initial_params_bytes == 0);
+  CHECK(parse(kTiny + "--use-megatron-fsdp --init-model-with-meta-device")
+            .config.parallel.fsdp.init_model_with_meta_device);
+}
+
+TEST_CASE("with several chunks on a rank, the other chunks' root groups stay unsharded") {
+  FsdpWorkingSet first{.forward_bytes = 10, .forward_start_bytes = 30, .backward_bytes = 50};
+  FsdpWorkingSet second{.forward_bytes = 7, .forward_start_bytes = 9, .backward_bytes = 11};
+  std::vector<StagePlacement> stages(3);
+  stages[1].pp_rank = 1;  // another rank's stage does not count
+  ChunkActivations chunk{
+      .saved_bytes = 100, .forward_peak_extra_bytes = 100, .backward_peak_extra_bytes = 40};
+  add_fsdp_working_set({first, {.forward_bytes = 1000}, second}, stages, 0, chunk);
+  CHECK(chunk.forward_peak_extra_bytes == 7 + 100 + 10);
+  CHECK(chunk.backward_peak_extra_bytes == 40 + 7 + 50);
+}
+
+TEST_CASE("FSDP's working set raises the peak, not the static memory") {
+  const RankMemory ddp = rank0(kTiny + "--use-distributed-optimizer");
+  const RankMemory fsdp = rank0(kTiny + "--use-megatron-fsdp");
+  CHECK(fsdp.static_bytes < ddp.static_bytes);
+  CHECK(fsdp.peak_allocated_bytes - fsdp.static_bytes >
+        ddp.peak_allocated_bytes - ddp.static_bytes);
+}
+
+TEST_CASE("Transformer Engine's auto backend below sm90 in deterministic mode") {
+  // utils.py get_attention_backend, "Filter: Determinism".
+  Config c = parse(kTiny).config;
+  CHECK(resolved_attention_backend(c) == AttentionBackend::fused);
+  c.training.deterministic_mode = true;
+  CHECK(resolved_attention_backend(c) == AttentionBackend::fused);  // sm90: fused stays
+  c.device.compute_capability = 80;
+  CHECK(resolved_attention_backend(c) == AttentionBackend::flash);
+  c.training.flash_attn_available = false;
+  CHECK(resolved_attention_backend(c) == AttentionBackend::unfused);
+  c.training.attention_backend = AttentionBackend::flash;
+  CHECK(resolved_attention_backend(c) == AttentionBackend::flash);  // explicit wins
+  c.training.transformer_impl = TransformerImpl::local;
+  CHECK(resolved_attention_backend(c) == AttentionBackend::local);
+}
+
+TEST_CASE("the unfused fallback keeps 5 bytes per attention score on A100 without flash-attn") {
+  // Saved softmax (2) + dropout mask (1) + dropout output (2) per b x heads x s^2 element,
+  // instead of flash's fp32 log-sum-exp per token and head, for 4 layers of one micro-batch:
+  // (5 x 4 x 8 x 1024^2 - 4 x 4096 x 8) x 4.
+  Config c = parse(kTiny + "--deterministic-mode").config;
+  c.device.compute_capability = 80;
+  const Expected<Estimate> flash = estimate(c);
+  c.training.flash_attn_available = false;
+  const Expected<Estimate> unfused = estimate(c);
+  REQUIRE(flash.has_value());
+  REQUIRE(unfused.has_value());
+  const double saved = static_cast<double>(unfused->ranks[0].activation_bytes_per_microbatch) -
+                       static_cast<double>(flash->ranks[0].activation_bytes_per_microbatch);
+  CHECK_THAT(saved, WithinAbs((5.0 * 4 * 8 * 1024 * 1024 - 4.0 * 4096 * 8) * 4, 1));
+}
+
+TEST_CASE("deferred embedding wgrad holds output gradients and inputs per micro-batch") {
+  // tp 2, pp 2, M = 32 / (4 x 2) = 4 micro-batches; padded vocabulary 50432 (divisible by
+  // 128 x TP); per micro-batch 2 x (4096 x 50432 / 2 + 4096 x 512) bytes.
+  const std::string flags = kTiny +
+                            "--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 "
+                            "--defer-embedding-wgrad-compute ";
+  const double per_microbatch = 2.0 * (4096.0 * 50432 / 2 + 4096.0 * 512);
+  DeferredWgradBytes held =
+      deferred_embedding_wgrad_bytes(normalized(flags + "--wgrad-deferral-limit 2"));
+  CHECK(held.during_schedule == 2 * per_microbatch);
+  CHECK(held.at_flush == 2 * per_microbatch);
+  held = deferred_embedding_wgrad_bytes(normalized(flags));  // no limit: all 4 deferred
+  CHECK(held.during_schedule == 3 * per_microbatch);
+  CHECK(held.at_flush == 4 * per_microbatch);
+  CHECK(deferred_embedding_wgrad_bytes(normalized(kTiny)).at_flush == 0);
+}
+
+TEST_CASE("validation runs lts_dgxa100_dracooci without flash-attn, other platforms with it") {
+  const std::string flags = kTiny + "--deterministic-mode";
+  const auto entry = [&](const std::string& id) {
+    return "{\"id\": \"" + id +
+           "\", \"source\": \"test\", \"gpu\": \"A100\", \"world_size\": 8, "
+           "\"measured_rank\": {\"pp_rank\": 0}, \"megatron_args\": \"" +
+           flags + "\", \"vocab_size\": 50257, \"measured\": {\"static_bytes\": 1e9, " +
+           "\"peak_bytes\": 4e9}, \"tags\": []}";
+  };
+  const Expected<ValidationReport> report =
+      run_validation("{\"cases\": [" + entry("gpt/x@lts_dgxa100_dracooci") + ", " +
+                     entry("gpt/x@dev_dgx_a100") + "]}");
+  REQUIRE(report.has_value());
+  REQUIRE(report->cases.size() == 2);
+  REQUIRE(report->cases[0].peak_memory.has_value());
+  REQUIRE(report->cases[1].peak_memory.has_value());
+  CHECK(report->cases[0].peak_memory->predicted_bytes >
+        report->cases[1].peak_memory->predicted_bytes);
+}
