@@ -87,7 +87,8 @@ void print_table(const Estimate& estimate, const std::string& link) {
             << c.training.seq_length << "\n";
 
   // Per rank: the static parts, the step's activations and transients at the peak, the
-  // runtime overheads outside the allocator, the peak the card must hold, and the headroom.
+  // runtime (allocator reserve and memory outside the allocator), the peak the card must hold,
+  // and the headroom.
   const double capacity_gib = c.device.capacity_gib;
   char fits_header[32];
   std::snprintf(fits_header, sizeof(fits_header), "fits (%.1f GiB)", capacity_gib);
@@ -121,7 +122,9 @@ void print_table(const Estimate& estimate, const std::string& link) {
     }
     std::cout << line << "\n";
   }
-  std::cout << "GiB per GPU; peak = static + activations + transients + runtime overheads\n";
+  std::cout << "GiB per GPU; peak = static + activations + transients + runtime (the caching "
+               "allocator's reserve, CUDA context, NCCL and library buffers: what nvidia-smi "
+               "shows)\n";
   std::cout << "link: " << link << "\n";
   print_what_if(estimate);
 }
