@@ -209,13 +209,19 @@ void parallel_rows(InputContext& ctx) {
                "dist-opt-instances"});
     ImGui::TreePop();
   }
+  row(ctx, "fsdp");
+  if (ctx.state.shared.config.parallel.fsdp.impl != FsdpImpl::none) {
+    rows(ctx, {"fsdp-shard", "fsdp-main-params", "fsdp-main-grads", "fsdp-double-buffer",
+               "fsdp-unit", "fsdp2-reshard", "meta-init"});
+  }
 }
 
 // ---- [training] -------------------------------------------------------------------------------
 
 void training_rows(InputContext& ctx) {
-  rows(ctx, {"mbs", "gbs", "seq", "dtype", "fp8", "fp8-param-gather", "impl", "attn", "ce",
-             "grad-acc-fusion", "softmax-fusion", "mask-in-loader", "deterministic"});
+  rows(ctx,
+       {"mbs", "gbs", "seq", "dtype", "fp8", "fp8-param-gather", "impl", "attn", "ce",
+        "grad-acc-fusion", "softmax-fusion", "mask-in-loader", "deterministic", "defer-wgrad"});
   if (ctx.state.shared.config.model.num_experts > 0 &&
       ImGui::TreeNodeEx("MoE dispatch", ImGuiTreeNodeFlags_DefaultOpen)) {
     rows(ctx, {"dispatcher", "grouped-gemm", "router-fp32", "capacity", "pad-capacity", "imbalance",
@@ -262,7 +268,8 @@ void optimizer_rows(InputContext& ctx) {
 // ---- [runtime] --------------------------------------------------------------------------------
 
 void runtime_rows(InputContext& ctx) {
-  rows(ctx, {"rt.ctx", "rt.nccl", "rt.frag", "rt.deepep", "g.cublas", "g.fixed"});
+  rows(ctx, {"rt.expandable", "rt.frag", "rt.ctx", "rt.nccl", "rt.deepep", "g.cublas", "g.fixed",
+             "g.sm", "flash-attn"});
 }
 
 }  // namespace

@@ -145,18 +145,18 @@ class Row {
     r.field().max_int = limit;                                          \
     return r;                                                           \
   }()
-#define MM_LIST(key, path)                                                                  \
-  [] {                                                                                      \
-    Row r(#path, FieldKind::module_list, key, "");                                          \
-    r.field().get_list = [](const Config& c) { return module_name_list(c.path); };          \
-    r.field().set_list = [](Config& c, const std::vector<std::string>& names,               \
-                            std::string& unknown) {                                         \
-      using Set = std::remove_reference_t<decltype(c.path)>;                                \
-      const auto set = module_set_from_names<typename Set::module_type>(names, &unknown);   \
-      if (set) c.path = *set;                                                               \
-      return set.has_value();                                                               \
-    };                                                                                      \
-    return r;                                                                               \
+#define MM_LIST(key, path)                                                                \
+  [] {                                                                                    \
+    Row r(#path, FieldKind::module_list, key, "");                                        \
+    r.field().get_list = [](const Config& c) { return module_name_list(c.path); };        \
+    r.field().set_list = [](Config& c, const std::vector<std::string>& names,             \
+                            std::string& unknown) {                                       \
+      using Set = std::remove_reference_t<decltype(c.path)>;                              \
+      const auto set = module_set_from_names<typename Set::module_type>(names, &unknown); \
+      if (set) c.path = *set;                                                             \
+      return set.has_value();                                                             \
+    };                                                                                    \
+    return r;                                                                             \
   }()
 #define MM_PATTERN(key, path)                                                            \
   [] {                                                                                   \
@@ -264,7 +264,8 @@ void write_fsdp(const Config& c, std::vector<MegatronFlag>& flags) {
   const FsdpConfig& f = c.parallel.fsdp;
   if (f.impl == FsdpImpl::none) return;
   add_flag(flags, f.impl == FsdpImpl::megatron ? "--use-megatron-fsdp" : "--use-torch-fsdp2");
-  add_flag(flags, "--megatron-fsdp-main-params-dtype", std::string(dtype_name(f.main_params_dtype)));
+  add_flag(flags, "--megatron-fsdp-main-params-dtype",
+           std::string(dtype_name(f.main_params_dtype)));
   add_flag(flags, "--megatron-fsdp-main-grads-dtype", std::string(dtype_name(f.main_grads_dtype)));
 }
 
@@ -1043,23 +1044,37 @@ std::vector<ConfigField> fsdp_rows() {
       MM_CHOICE("fsdp-main-params", "fp32", parallel.fsdp.main_params_dtype)
           .choices(dtypes)
           .read_by_code("--megatron-fsdp-main-params-dtype")
-          .json("megatron_fsdp_main_params_dtype"),
+          .json("megatron_fsdp_main_params_dtype")
+          .ui("FSDP main params", "", "Dtype of the sharded master weights."),
       MM_CHOICE("fsdp-main-grads", "fp32", parallel.fsdp.main_grads_dtype)
           .choices(dtypes)
           .read_by_code("--megatron-fsdp-main-grads-dtype")
-          .json("megatron_fsdp_main_grads_dtype"),
+          .json("megatron_fsdp_main_grads_dtype")
+          .ui("FSDP main grads", "",
+              "Dtype of the gradient buffers and of the reduce-scatter (fp32 unless set; later "
+              "Megatron-Core releases default to the parameter dtype)."),
       MM_BOOL("fsdp-double-buffer", "0", parallel.fsdp.double_buffer)
           .read_by_code("--fsdp-double-buffer", FlagForm::store_true)
-          .json("fsdp_double_buffer"),
+          .json("fsdp_double_buffer")
+          .ui("FSDP double buffer", "--fsdp-double-buffer (or --use-nccl-ub)",
+              "A fixed pool of two units' all-gather buffers instead of prefetching up to the "
+              "communication size."),
       MM_INT("fsdp-unit", "0", parallel.fsdp.communication_unit_elements, 0, kMaxCount)
           .read_by_code("--suggested-communication-unit-size", FlagForm::value)
-          .json("suggested_communication_unit_size"),
+          .json("suggested_communication_unit_size")
+          .ui("FSDP unit size", "(elements; 0 = Megatron's default)",
+              "Caps how many parameters are prefetched unsharded at once."),
       MM_BOOL("fsdp2-reshard", "1", parallel.fsdp.reshard_after_forward)
           .read_by_code("--torch-fsdp2-no-reshard-after-forward", FlagForm::store_false)
-          .json("torch_fsdp2_reshard_after_forward"),
+          .json("torch_fsdp2_reshard_after_forward")
+          .ui("FSDP2 reshard after forward", "",
+              "Off keeps every layer's gathered weights from forward to backward."),
       MM_BOOL("meta-init", "0", parallel.fsdp.init_model_with_meta_device)
           .read_by_code("--init-model-with-meta-device", FlagForm::store_true)
-          .json("init_model_with_meta_device"),
+          .json("init_model_with_meta_device")
+          .ui("meta-device init", "",
+              "Without it the whole model is first built unsharded on the GPU, which can set "
+              "the peak."),
   };
 }
 
@@ -1104,8 +1119,7 @@ std::vector<ConfigField> all_rows() {
        {job_rows(), batch_rows(), recompute_rows(), pipeline_rows(), numerics_rows(), kernel_rows(),
         moe_training_rows(), optimizer_rows(), optimizer_state_rows(), offload_rows(),
         runtime_and_device_rows(), model_shape_rows(), model_layer_rows(), model_embedding_rows(),
-        model_moe_rows(), model_mla_mtp_rows(), fsdp_rows(),
-        wgrad_and_backend_rows()}) {
+        model_moe_rows(), model_mla_mtp_rows(), fsdp_rows(), wgrad_and_backend_rows()}) {
     for (ConfigField& field : part) rows.push_back(std::move(field));
   }
   return rows;
