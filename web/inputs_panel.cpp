@@ -110,7 +110,11 @@ void rows(InputContext& ctx, std::initializer_list<const char*> keys) {
 // Module names as checkboxes; the names a module list offers are the page's layout.
 void modules_row(InputContext& ctx, const char* key, const std::vector<const char*>& known) {
   const ConfigField& field = field_of(key);
-  row_modules(ctx, spec_of(field), field.list(ctx.state.shared.config), known);
+  std::vector<std::string> names = field.get_list(ctx.state.shared.config);
+  std::string unknown;  // the checkboxes offer only names the set knows
+  if (row_modules(ctx, spec_of(field), &names, known)) {
+    field.set_list(ctx.state.shared.config, names, unknown);
+  }
 }
 
 // A collapsible group, open when one of its fields differs from link version 1's default.

@@ -9,7 +9,6 @@
 
 #include "app_state.hpp"
 #include "imgui.h"
-#include "megamem/modules.hpp"
 
 namespace megamem::web {
 
@@ -52,15 +51,6 @@ bool row_enum(InputContext& ctx, const InputSpec& spec, Enum* value,
 // A set of module names as checkboxes (--recompute-modules, --offload-modules).
 bool row_modules(InputContext& ctx, const InputSpec& spec, std::vector<std::string>* modules,
                  const std::vector<const char*>& known);
-// The same over a typed module set (RecomputeConfig::modules, OffloadConfig::offload_modules).
-template <class Module>
-bool row_modules(InputContext& ctx, const InputSpec& spec, ModuleSet<Module>* modules,
-                 const std::vector<const char*>& known) {
-  std::vector<std::string> names = module_name_list(*modules);
-  if (!row_modules(ctx, spec, &names, known)) return false;
-  *modules = module_set_from_names<Module>(names).value_or(*modules);
-  return true;
-}
 
 // A muted line under a row ("-> DP 32, expert-DP 1").
 void row_note(InputContext& ctx, const char* text);
