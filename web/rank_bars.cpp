@@ -52,99 +52,142 @@ void device_memory_lines(const RankMemory& rank) {
     ImGui::PopStyleColor();
   }
 }
-}  // namespace
 
-void draw_rank_bars(AppState& state, const Estimate& estimate) {
-  const double capacity_bytes = estimate.normalized.config.device.capacity_gib * kBytesPerGiB;
+// Where the bars go: one row per rank, a label column, the bars on a common scale, a value
+// column; the same for every row.
+struct BarGeometry {
+  ImDrawList* draw;
+  double capacity_bytes;
+  double scale_bytes;  // the width of a full bar: the capacity or the largest peak
+  float label_px;
+  float bar_height_px;
+  float origin_x;
+  float bar_width_px;
+};
+
+// Bars scale to the card's capacity, or to the largest peak when one exceeds it.
+double bar_scale_bytes(const Estimate& estimate, double capacity_bytes) {
   double scale_bytes = capacity_bytes;
   for (const RankMemory& rank : estimate.ranks) {
     scale_bytes = std::max(scale_bytes, static_cast<double>(rank.peak_total_bytes));
   }
+  return scale_bytes;
+}
+
+void segment_tooltip(const RankMemory& rank, const Category& category, std::uint64_t bytes) {
+  ImGui::BeginTooltip();
+  ImGui::Text("PP rank %d %s: %s", rank.pp_rank, category.name, gib_text(bytes).c_str());
+  ImGui::Text("%s bytes", grouped(bytes).c_str());
+  ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
+  ImGui::TextUnformatted(category.rule);
+  ImGui::PopTextWrapPos();
+  ImGui::PopStyleColor();
+  if (category.bytes == &RankMemory::runtime_overhead_bytes) device_memory_lines(rank);
+  ImGui::EndTooltip();
+}
+
+// The rank's bar, one segment per category; returns where the bar ends.
+float draw_segments(const BarGeometry& g, const RankMemory& rank, ImVec2 row, bool row_hovered) {
+  float x = g.origin_x + g.label_px;
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  for (const Category& category : kCategories) {
+    const std::uint64_t bytes = rank.*category.bytes;
+    const float width_px =
+        g.bar_width_px * static_cast<float>(static_cast<double>(bytes) / g.scale_bytes);
+    const ImVec2 min(x, row.y);
+    const ImVec2 max(x + width_px, row.y + g.bar_height_px);
+    // GetColorU32 applies the style alpha, so a stale result dims like the text around it.
+    g.draw->AddRectFilled(min, max, ImGui::GetColorU32(category.color));
+    if (row_hovered && mouse.x >= min.x && mouse.x < max.x) segment_tooltip(rank, category, bytes);
+    x += width_px;
+  }
+  return x;
+}
+
+// The peak, with the headroom or the overshoot.
+void draw_peak(const BarGeometry& g, const RankMemory& rank, ImVec2 row, bool row_hovered,
+               float bar_end_x) {
+  const double peak_gib = to_gib(rank.peak_total_bytes);
+  const double capacity_gib = g.capacity_bytes / kBytesPerGiB;
+  char value[48];
+  std::snprintf(value, sizeof value, "%.2f GiB", peak_gib);
+  const ImU32 color = static_cast<double>(rank.peak_total_bytes) > g.capacity_bytes
+                          ? kOverColor
+                          : (peak_gib > capacity_gib * 0.95 ? tight_color() : strong_text_color());
+  // Values in their own column right of the scale, so the capacity line never crosses one.
+  const float value_x = g.origin_x + g.label_px + g.bar_width_px + ImGui::GetFontSize() * 0.5f;
+  g.draw->AddText(ImVec2(value_x, row.y + (g.bar_height_px - ImGui::GetTextLineHeight()) * 0.5f),
+                  ImGui::GetColorU32(color), value);
+  if (row_hovered && ImGui::GetIO().MousePos.x >= bar_end_x) {
+    ImGui::BeginTooltip();
+    ImGui::Text("PP rank %d peak: %s (%s bytes)", rank.pp_rank,
+                gib_text(rank.peak_total_bytes).c_str(), grouped(rank.peak_total_bytes).c_str());
+    ImGui::Text("static %s", gib_text(rank.static_bytes).c_str());
+    device_memory_lines(rank);
+    ImGui::EndTooltip();
+  }
+}
+
+void draw_rank_row(AppState& state, const Estimate& estimate, const BarGeometry& g,
+                   const RankMemory& rank, int shown) {
+  ImGui::PushID(rank.pp_rank);
+  const ImVec2 row = ImGui::GetCursorScreenPos();
+  // The whole row selects the rank.
+  if (ImGui::Selectable("##rank", rank.pp_rank == shown && estimate.ranks.size() > 1,
+                        ImGuiSelectableFlags_AllowItemOverlap, ImVec2(0.0f, g.bar_height_px))) {
+    state.selected_rank = rank.pp_rank;
+  }
+  const bool row_hovered = ImGui::IsItemHovered();
+  g.draw->AddText(
+      ImVec2(row.x, row.y + (g.bar_height_px - ImGui::GetTextLineHeight()) * 0.5f),
+      ImGui::GetColorU32(rank.pp_rank == estimate.limiting_pp_rank ? strong_text_color()
+                                                                   : muted_text_color()),
+      ("PP rank " + std::to_string(rank.pp_rank)).c_str());
+  const float bar_end_x = draw_segments(g, rank, row, row_hovered);
+  draw_peak(g, rank, row, row_hovered, bar_end_x);
+  ImGui::PopID();
+}
+
+// The capacity line across all rows.
+void draw_capacity_line(const BarGeometry& g, float first_row_y) {
+  const float capacity_x = g.origin_x + g.label_px +
+                           g.bar_width_px * static_cast<float>(g.capacity_bytes / g.scale_bytes);
+  const float last_row_y = ImGui::GetCursorScreenPos().y - ImGui::GetStyle().ItemSpacing.y;
+  for (float y = first_row_y - 2.0f; y < last_row_y + 2.0f; y += 6.0f) {
+    g.draw->AddLine(ImVec2(capacity_x, y),
+                    ImVec2(capacity_x, std::min(y + 3.0f, last_row_y + 2.0f)),
+                    ImGui::GetColorU32(strong_text_color()), 1.5f);
+  }
+}
+
+}  // namespace
+
+void draw_rank_bars(AppState& state, const Estimate& estimate) {
+  const double capacity_bytes = estimate.normalized.config.device.capacity_gib * kBytesPerGiB;
   char note[96];
   std::snprintf(note, sizeof note, "limiting: PP rank %d   capacity %.2f GiB",
                 estimate.limiting_pp_rank, estimate.normalized.config.device.capacity_gib);
   results_heading("PER GPU, BY PIPELINE RANK", note);
   legend();
 
-  ImDrawList* draw = ImGui::GetWindowDrawList();
   const float label_px = ImGui::CalcTextSize("PP rank 000 ").x;
   const float value_px = ImGui::CalcTextSize("000.00 GiB  over").x;
-  const float bar_height_px = ImGui::GetTextLineHeight() * 1.25f;
+  const BarGeometry geometry{
+      .draw = ImGui::GetWindowDrawList(),
+      .capacity_bytes = capacity_bytes,
+      .scale_bytes = bar_scale_bytes(estimate, capacity_bytes),
+      .label_px = label_px,
+      .bar_height_px = ImGui::GetTextLineHeight() * 1.25f,
+      .origin_x = ImGui::GetCursorScreenPos().x,
+      .bar_width_px = std::max(ImGui::GetContentRegionAvail().x - label_px - value_px,
+                               ImGui::GetFontSize() * 6),
+  };
   const int shown = shown_rank(state);
-  const float origin_x = ImGui::GetCursorScreenPos().x;
-  const float bar_width_px =
-      std::max(ImGui::GetContentRegionAvail().x - label_px - value_px, ImGui::GetFontSize() * 6);
   const float first_row_y = ImGui::GetCursorScreenPos().y;
-
-  for (const RankMemory& rank : estimate.ranks) {
-    ImGui::PushID(rank.pp_rank);
-    const ImVec2 row = ImGui::GetCursorScreenPos();
-    // The whole row selects the rank.
-    if (ImGui::Selectable("##rank", rank.pp_rank == shown && estimate.ranks.size() > 1,
-                          ImGuiSelectableFlags_AllowItemOverlap, ImVec2(0.0f, bar_height_px))) {
-      state.selected_rank = rank.pp_rank;
-    }
-    const bool row_hovered = ImGui::IsItemHovered();
-    draw->AddText(
-        ImVec2(row.x, row.y + (bar_height_px - ImGui::GetTextLineHeight()) * 0.5f),
-        ImGui::GetColorU32(rank.pp_rank == estimate.limiting_pp_rank ? strong_text_color()
-                                                                     : muted_text_color()),
-        ("PP rank " + std::to_string(rank.pp_rank)).c_str());
-    float x = origin_x + label_px;
-    const ImVec2 mouse = ImGui::GetIO().MousePos;
-    for (const Category& category : kCategories) {
-      const std::uint64_t bytes = rank.*category.bytes;
-      const float width_px =
-          bar_width_px * static_cast<float>(static_cast<double>(bytes) / scale_bytes);
-      const ImVec2 min(x, row.y);
-      const ImVec2 max(x + width_px, row.y + bar_height_px);
-      // GetColorU32 applies the style alpha, so a stale result dims like the text around it.
-      draw->AddRectFilled(min, max, ImGui::GetColorU32(category.color));
-      if (row_hovered && mouse.x >= min.x && mouse.x < max.x) {
-        ImGui::BeginTooltip();
-        ImGui::Text("PP rank %d %s: %s", rank.pp_rank, category.name, gib_text(bytes).c_str());
-        ImGui::Text("%s bytes", grouped(bytes).c_str());
-        ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
-        ImGui::TextUnformatted(category.rule);
-        ImGui::PopTextWrapPos();
-        ImGui::PopStyleColor();
-        if (category.bytes == &RankMemory::runtime_overhead_bytes) device_memory_lines(rank);
-        ImGui::EndTooltip();
-      }
-      x += width_px;
-    }
-    // The peak, with the headroom or the overshoot.
-    const double peak_gib = to_gib(rank.peak_total_bytes);
-    const double capacity_gib = capacity_bytes / kBytesPerGiB;
-    char value[48];
-    std::snprintf(value, sizeof value, "%.2f GiB", peak_gib);
-    const ImU32 color =
-        static_cast<double>(rank.peak_total_bytes) > capacity_bytes
-            ? kOverColor
-            : (peak_gib > capacity_gib * 0.95 ? tight_color() : strong_text_color());
-    // Values in their own column right of the scale, so the capacity line never crosses one.
-    const float value_x = origin_x + label_px + bar_width_px + ImGui::GetFontSize() * 0.5f;
-    draw->AddText(ImVec2(value_x, row.y + (bar_height_px - ImGui::GetTextLineHeight()) * 0.5f),
-                  ImGui::GetColorU32(color), value);
-    if (row_hovered && mouse.x >= x) {
-      ImGui::BeginTooltip();
-      ImGui::Text("PP rank %d peak: %s (%s bytes)", rank.pp_rank,
-                  gib_text(rank.peak_total_bytes).c_str(), grouped(rank.peak_total_bytes).c_str());
-      ImGui::Text("static %s", gib_text(rank.static_bytes).c_str());
-      device_memory_lines(rank);
-      ImGui::EndTooltip();
-    }
-    ImGui::PopID();
-  }
-  // The capacity line across all rows.
-  const float capacity_x =
-      origin_x + label_px + bar_width_px * static_cast<float>(capacity_bytes / scale_bytes);
-  const float last_row_y = ImGui::GetCursorScreenPos().y - ImGui::GetStyle().ItemSpacing.y;
-  for (float y = first_row_y - 2.0f; y < last_row_y + 2.0f; y += 6.0f) {
-    draw->AddLine(ImVec2(capacity_x, y), ImVec2(capacity_x, std::min(y + 3.0f, last_row_y + 2.0f)),
-                  ImGui::GetColorU32(strong_text_color()), 1.5f);
-  }
+  for (const RankMemory& rank : estimate.ranks)
+    draw_rank_row(state, estimate, geometry, rank, shown);
+  draw_capacity_line(geometry, first_row_y);
 }
 
 }  // namespace megamem::web

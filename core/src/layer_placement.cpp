@@ -2,7 +2,9 @@
 // stages, and the even split with embedding/loss accounting.
 #include "layer_placement.hpp"
 
+#include <optional>
 #include <string>
+#include <utility>
 
 namespace megamem {
 namespace {
@@ -73,63 +75,89 @@ Expected<std::string> expand_layout(const std::string& layout) {
   return pass2;
 }
 
-Expected<std::vector<StagePlacement>> place_from_layout(const NormalizedConfig& normalized) {
-  const ParallelConfig& par = normalized.config.parallel;
-  const ModelConfig& model = normalized.config.model;
-  const char* field = "pipeline_model_parallel_layout";
-  auto expanded = expand_layout(par.pipeline_layout);
-  if (!expanded) return expanded.error();
+constexpr const char* kLayoutField = "pipeline_model_parallel_layout";
 
-  std::vector<StagePlacement> stages(1);
+// The stages of an expanded layout and how many of each layer kind it holds.
+struct LayoutStages {
+  std::vector<StagePlacement> stages;
   int embeddings = 0, losses = 0, decoders = 0, mtps = 0;
-  for (char ch : *expanded) {
-    StagePlacement& stage = stages.back();
+};
+
+// One stage per '|'-separated group of the expanded layout, in Megatron's stage order.
+Expected<LayoutStages> parse_layout_stages(const std::string& expanded) {
+  const char* field = kLayoutField;
+  LayoutStages layout;
+  layout.stages.emplace_back();
+  for (char ch : expanded) {
+    StagePlacement& stage = layout.stages.back();
     switch (ch) {
       case '|':
-        stages.emplace_back();
+        layout.stages.emplace_back();
         break;
       case 'E':
         stage.has_embedding = true;
-        ++embeddings;
+        ++layout.embeddings;
         break;
       case 'L':
         stage.has_loss = true;
-        ++losses;
+        ++layout.losses;
         break;
       case 't':
-        if (mtps > 0) return Error{field, "decoder layers ('t') must come before MTP layers ('m')"};
+        if (layout.mtps > 0) {
+          return Error{field, "decoder layers ('t') must come before MTP layers ('m')"};
+        }
         ++stage.num_layers;
-        ++decoders;
+        ++layout.decoders;
         break;
       case 'm':
         ++stage.num_mtp_layers;
-        ++mtps;
+        ++layout.mtps;
         break;
       default:
         return Error{field, std::string("invalid layer character '") + ch +
                                 "' (known: E embedding, L loss, t decoder, m MTP, | stage)"};
     }
   }
+  return layout;
+}
+
+// The layout must fill whole pipeline ranks and hold exactly the model's layers.
+std::optional<Error> check_layout(const LayoutStages& layout, const ParallelConfig& par,
+                                  const ModelConfig& model) {
+  const char* field = kLayoutField;
   const auto pp = static_cast<std::size_t>(par.pipeline_parallel);
-  if (stages.size() % pp != 0) {
-    return Error{field, "layout has " + str(static_cast<std::int64_t>(stages.size())) +
+  if (layout.stages.size() % pp != 0) {
+    return Error{field, "layout has " + str(static_cast<std::int64_t>(layout.stages.size())) +
                             " stages, not a multiple of pipeline_model_parallel_size " +
                             str(par.pipeline_parallel)};
   }
-  if (embeddings != 1 || !stages.front().has_embedding) {
+  if (layout.embeddings != 1 || !layout.stages.front().has_embedding) {
     return Error{field, "the layout must start with exactly one embedding 'E'"};
   }
-  if (losses != 1 || !stages.back().has_loss) {
+  if (layout.losses != 1 || !layout.stages.back().has_loss) {
     return Error{field, "the layout must end with exactly one loss 'L'"};
   }
-  if (decoders != model.num_layers) {
-    return Error{field, "layout has " + str(decoders) + " decoder layers ('t') but num_layers is " +
-                            str(model.num_layers)};
+  if (layout.decoders != model.num_layers) {
+    return Error{field, "layout has " + str(layout.decoders) +
+                            " decoder layers ('t') but num_layers is " + str(model.num_layers)};
   }
-  if (mtps != model.mtp_num_layers) {
-    return Error{field, "layout has " + str(mtps) + " MTP layers ('m') but mtp_num_layers is " +
-                            str(model.mtp_num_layers)};
+  if (layout.mtps != model.mtp_num_layers) {
+    return Error{field, "layout has " + str(layout.mtps) +
+                            " MTP layers ('m') but mtp_num_layers is " + str(model.mtp_num_layers)};
   }
+  return std::nullopt;
+}
+
+Expected<std::vector<StagePlacement>> place_from_layout(const NormalizedConfig& normalized) {
+  const ParallelConfig& par = normalized.config.parallel;
+  auto expanded = expand_layout(par.pipeline_layout);
+  if (!expanded) return expanded.error();
+  Expected<LayoutStages> layout = parse_layout_stages(*expanded);
+  if (!layout) return layout.error();
+  if (auto error = check_layout(*layout, par, normalized.config.model)) return *error;
+
+  std::vector<StagePlacement> stages = std::move(layout).value().stages;
+  const auto pp = static_cast<std::size_t>(par.pipeline_parallel);
   int offset = 0;
   for (std::size_t s = 0; s < stages.size(); ++s) {
     stages[s].pp_rank = static_cast<int>(s % pp);

@@ -111,9 +111,8 @@ std::optional<Family> family_of(const std::string& model_type) {
   return std::nullopt;
 }
 
-// The attention and MLP shared by every family (dense part).
-std::optional<Error> read_common(const Reader& r, Family family, HfImport& out) {
-  ModelConfig& m = out.model;
+// Layer count, widths and vocabulary, which every family has.
+std::optional<Error> read_dimensions(const Reader& r, ModelConfig& m) {
   std::int64_t layers = 0, hidden = 0, heads = 0, ffn = 0, vocab = 0;
   MM_READ(layers, r.integer("num_hidden_layers", 1, kMaxSize));
   MM_READ(hidden, r.integer("hidden_size", 1, kMaxSize));
@@ -125,7 +124,11 @@ std::optional<Error> read_common(const Reader& r, Family family, HfImport& out) 
   m.num_attention_heads = static_cast<int>(heads);
   m.ffn_hidden_size = static_cast<int>(ffn);
   m.vocab_size = vocab;
+  return std::nullopt;
+}
 
+// Activation, normalization, position embedding, embedding tying and dropout.
+std::optional<Error> read_layer_style(const Reader& r, ModelConfig& m) {
   // Every family here uses a gated MLP: act(gate_proj(x)) * up_proj(x) -> Megatron SwiGLU.
   std::string act;
   MM_READ(act, r.text("hidden_act", "silu"));
@@ -155,9 +158,13 @@ std::optional<Error> read_common(const Reader& r, Family family, HfImport& out) 
   m.attention_dropout = attention_dropout;
   m.hidden_dropout = 0.0;
   m.add_bias_linear = false;
+  return std::nullopt;
+}
 
-  if (family == Family::deepseek) return std::nullopt;  // attention is MLA, read separately
-
+// Query groups and head dimension of (non-MLA) attention, and Qwen3's per-head q/k norms.
+std::optional<Error> read_attention_heads(const Reader& r, Family family, ModelConfig& m) {
+  const std::int64_t hidden = m.hidden_size;
+  const std::int64_t heads = m.num_attention_heads;
   std::int64_t kv_heads = 0;
   MM_READ(kv_heads, r.integer("num_key_value_heads", 1, kMaxSize, heads));
   if (kv_heads != heads) m.num_query_groups = static_cast<int>(kv_heads);
@@ -176,26 +183,37 @@ std::optional<Error> read_common(const Reader& r, Family family, HfImport& out) 
   if (family == Family::qwen3 || family == Family::qwen3_moe) {
     m.qk_layernorm = true;  // modeling_qwen3.py: q_norm and k_norm per head
   }
+  return std::nullopt;
+}
+
+// Linear-layer biases: fixed by the Qwen2 families, attention_bias/mlp_bias elsewhere.
+std::optional<Error> read_biases(const Reader& r, Family family, HfImport& out) {
+  ModelConfig& m = out.model;
   if (family == Family::qwen2 || family == Family::qwen2_moe) {
     m.add_qkv_bias = true;  // modeling_qwen2.py: q/k/v_proj with bias=True, o_proj without
-  } else {
-    bool attention_bias = false, mlp_bias = false;
-    MM_READ(attention_bias, r.boolean("attention_bias", false));
-    MM_READ(mlp_bias, r.boolean("mlp_bias", false));
-    if (attention_bias && mlp_bias) {
-      m.add_bias_linear = true;
-    } else if (attention_bias) {
-      m.add_qkv_bias = true;
-      out.notes.push_back(
-          "attention_bias also biases o_proj; Megatron's --add-qkv-bias covers "
-          "q, k and v only, so hidden_size parameters per layer are left out");
-    } else if (mlp_bias) {
-      m.add_bias_linear = true;
-      out.notes.push_back(
-          "mlp_bias without attention_bias has no Megatron flag; "
-          "--add-bias-linear also adds the attention biases");
-    }
+    return std::nullopt;
   }
+  bool attention_bias = false, mlp_bias = false;
+  MM_READ(attention_bias, r.boolean("attention_bias", false));
+  MM_READ(mlp_bias, r.boolean("mlp_bias", false));
+  if (attention_bias && mlp_bias) {
+    m.add_bias_linear = true;
+  } else if (attention_bias) {
+    m.add_qkv_bias = true;
+    out.notes.push_back(
+        "attention_bias also biases o_proj; Megatron's --add-qkv-bias covers "
+        "q, k and v only, so hidden_size parameters per layer are left out");
+  } else if (mlp_bias) {
+    m.add_bias_linear = true;
+    out.notes.push_back(
+        "mlp_bias without attention_bias has no Megatron flag; "
+        "--add-bias-linear also adds the attention biases");
+  }
+  return std::nullopt;
+}
+
+// Sliding-window attention is not modelled; say so when the config uses it.
+std::optional<Error> note_sliding_window(const Reader& r, HfImport& out) {
   // Qwen gates the window with use_sliding_window; Mistral and Mixtral use any sliding_window.
   bool sliding = false;
   MM_READ(sliding, r.boolean("use_sliding_window", false));
@@ -207,6 +225,16 @@ std::optional<Error> read_common(const Reader& r, Family family, HfImport& out) 
     out.notes.push_back("sliding-window attention is estimated as full causal attention");
   }
   return std::nullopt;
+}
+
+// The attention and MLP shared by every family (dense part).
+std::optional<Error> read_common(const Reader& r, Family family, HfImport& out) {
+  if (auto error = read_dimensions(r, out.model)) return error;
+  if (auto error = read_layer_style(r, out.model)) return error;
+  if (family == Family::deepseek) return std::nullopt;  // attention is MLA, read separately
+  if (auto error = read_attention_heads(r, family, out.model)) return error;
+  if (auto error = read_biases(r, family, out)) return error;
+  return note_sliding_window(r, out);
 }
 
 // MoE layers of the Qwen MoE families: every decoder_sparse_step-th layer, except
@@ -321,6 +349,40 @@ std::optional<Error> read_deepseek(const Reader& r, HfImport& out) {
   return std::nullopt;
 }
 
+// Family-specific fields after the common ones: experts, MLA.
+std::optional<Error> read_family(const Reader& reader, Family family, HfImport& out) {
+  switch (family) {
+    case Family::qwen2_moe:
+    case Family::qwen3_moe:
+      return read_qwen_moe(reader, family, out);
+    case Family::mixtral:
+      return read_mixtral(reader, out);
+    case Family::deepseek:
+      return read_deepseek(reader, out);
+    case Family::llama:
+    case Family::qwen2:
+    case Family::qwen3:
+      break;
+  }
+  return std::nullopt;
+}
+
+// The model's name from _name_or_path, and a note when the checkpoint is quantized.
+void read_provenance(const Reader& reader, HfImport& out) {
+  if (const json* name = reader.find("_name_or_path"); name && name->is_string()) {
+    std::string path = name->get<std::string>();
+    if (const std::size_t slash = path.find_last_of('/'); slash != std::string::npos) {
+      path = path.substr(slash + 1);
+    }
+    out.model.name = path;
+  }
+  if (reader.find("quantization_config")) {
+    out.notes.push_back(
+        "the checkpoint is quantized (quantization_config); training precision "
+        "is a separate setting");
+  }
+}
+
 #undef MM_READ
 
 }  // namespace
@@ -334,76 +396,64 @@ const std::vector<std::string>& supported_hf_model_types() {
   return types;
 }
 
-Expected<HfImport> import_hf_config(std::string_view config_json) {
-  const json document = json::parse(config_json.begin(), config_json.end(), nullptr, false);
-  if (document.is_discarded()) return Error{"config.json", "is not valid JSON"};
-  if (!document.is_object()) return Error{"config.json", "is not a JSON object"};
+namespace {
 
-  const json* root = &document;
+// The object holding the language model and its model_type.
+struct LanguageModelJson {
+  const json* root = nullptr;
   std::string model_type;
+};
+
+Expected<LanguageModelJson> find_language_model(const json& document) {
+  LanguageModelJson found{.root = &document, .model_type = ""};
   {
     const auto it = document.find("model_type");
     if (it == document.end() || !it->is_string()) {
       return Error{"model_type", "is missing from config.json (it names the model family)"};
     }
-    model_type = it->get<std::string>();
+    found.model_type = it->get<std::string>();
   }
   // Multimodal wrappers (Kimi-K2.5, ...) keep the language model in text_config.
-  if (!family_of(model_type)) {
+  if (!family_of(found.model_type)) {
     const auto text = document.find("text_config");
     if (text != document.end() && text->is_object()) {
       const auto inner = text->find("model_type");
       if (inner != text->end() && inner->is_string() && family_of(inner->get<std::string>())) {
-        root = &*text;
-        model_type = inner->get<std::string>();
+        found.root = &*text;
+        found.model_type = inner->get<std::string>();
       }
     }
   }
-  const std::optional<Family> family = family_of(model_type);
-  if (!family) {
-    std::string known;
-    for (const std::string& name : supported_hf_model_types()) {
-      known += (known.empty() ? "" : ", ") + name;
-    }
-    return Error{"model_type",
-                 "'" + model_type + "' is not a supported family (supported: " + known + ")"};
+  return found;
+}
+
+Error unsupported_family(const std::string& model_type) {
+  std::string known;
+  for (const std::string& name : supported_hf_model_types()) {
+    known += (known.empty() ? "" : ", ") + name;
   }
+  return Error{"model_type",
+               "'" + model_type + "' is not a supported family (supported: " + known + ")"};
+}
+
+}  // namespace
+
+Expected<HfImport> import_hf_config(std::string_view config_json) {
+  const json document = json::parse(config_json.begin(), config_json.end(), nullptr, false);
+  if (document.is_discarded()) return Error{"config.json", "is not valid JSON"};
+  if (!document.is_object()) return Error{"config.json", "is not a JSON object"};
+
+  const Expected<LanguageModelJson> language_model = find_language_model(document);
+  if (!language_model) return language_model.error();
+  const std::optional<Family> family = family_of(language_model->model_type);
+  if (!family) return unsupported_family(language_model->model_type);
 
   HfImport out;
-  out.model_type = model_type;
-  const Reader reader(*root);  // read_common() looks at out.model_type
+  out.model_type = language_model->model_type;
+  const Reader reader(*language_model->root);  // read_common() looks at out.model_type
   if (auto error = read_common(reader, *family, out)) return *error;
-  std::optional<Error> error;
-  switch (*family) {
-    case Family::qwen2_moe:
-    case Family::qwen3_moe:
-      error = read_qwen_moe(reader, *family, out);
-      break;
-    case Family::mixtral:
-      error = read_mixtral(reader, out);
-      break;
-    case Family::deepseek:
-      error = read_deepseek(reader, out);
-      break;
-    case Family::llama:
-    case Family::qwen2:
-    case Family::qwen3:
-      break;
-  }
-  if (error) return *error;
-
-  if (const json* name = reader.find("_name_or_path"); name && name->is_string()) {
-    std::string path = name->get<std::string>();
-    if (const std::size_t slash = path.find_last_of('/'); slash != std::string::npos) {
-      path = path.substr(slash + 1);
-    }
-    out.model.name = path;
-  }
-  if (reader.find("quantization_config")) {
-    out.notes.push_back(
-        "the checkpoint is quantized (quantization_config); training precision "
-        "is a separate setting");
-  }
+  if (auto error = read_family(reader, *family, out)) return *error;
+  read_provenance(reader, out);
   return out;
 }
 

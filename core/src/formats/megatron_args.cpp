@@ -989,6 +989,51 @@ Expected<std::vector<std::uint8_t>> parse_moe_layer_freq(std::string_view value,
   return pattern;
 }
 
+namespace {
+
+// A '...' quote starting at `open`: everything up to the next ' is literal. Returns the index
+// after the closing quote.
+Expected<std::size_t> append_single_quoted(std::string_view command_line, std::size_t open,
+                                           std::string& word) {
+  const std::size_t close = command_line.find('\'', open + 1);
+  if (close == std::string_view::npos) {
+    return Error{"megatron_args",
+                 "unterminated ' quote starting at character " + std::to_string(open + 1)};
+  }
+  word.append(command_line.substr(open + 1, close - open - 1));
+  return close + 1;
+}
+
+// A "..." quote starting at `open`. Returns the index after the closing quote.
+Expected<std::size_t> append_double_quoted(std::string_view command_line, std::size_t open,
+                                           std::string& word) {
+  const std::size_t n = command_line.size();
+  std::size_t j = open + 1;
+  while (j < n) {
+    const char d = command_line[j];
+    if (d == '"') return j + 1;
+    // Inside double quotes a backslash only escapes " \ $ ` and newline (POSIX).
+    if (d == '\\' && j + 1 < n) {
+      const char e = command_line[j + 1];
+      if (e == '"' || e == '\\' || e == '$' || e == '`') {
+        word += e;
+        j += 2;
+        continue;
+      }
+      if (e == '\n') {
+        j += 2;
+        continue;
+      }
+    }
+    word += d;
+    ++j;
+  }
+  return Error{"megatron_args",
+               "unterminated \" quote starting at character " + std::to_string(open + 1)};
+}
+
+}  // namespace
+
 Expected<std::vector<std::string>> split_command_line(std::string_view command_line) {
   std::vector<std::string> words;
   std::string word;
@@ -1012,46 +1057,13 @@ Expected<std::vector<std::string>> split_command_line(std::string_view command_l
       } else {
         ++i;  // a trailing backslash escapes nothing
       }
-    } else if (c == '\'') {
-      const std::size_t close = command_line.find('\'', i + 1);
-      if (close == std::string_view::npos) {
-        return Error{"megatron_args",
-                     "unterminated ' quote starting at character " + std::to_string(i + 1)};
-      }
-      word.append(command_line.substr(i + 1, close - i - 1));
+    } else if (c == '\'' || c == '"') {
+      const Expected<std::size_t> after_quote = c == '\''
+                                                    ? append_single_quoted(command_line, i, word)
+                                                    : append_double_quoted(command_line, i, word);
+      if (!after_quote) return after_quote.error();
       in_word = true;
-      i = close + 1;
-    } else if (c == '"') {
-      std::size_t j = i + 1;
-      bool closed = false;
-      while (j < n) {
-        const char d = command_line[j];
-        if (d == '"') {
-          closed = true;
-          break;
-        }
-        // Inside double quotes a backslash only escapes " \ $ ` and newline (POSIX).
-        if (d == '\\' && j + 1 < n) {
-          const char e = command_line[j + 1];
-          if (e == '"' || e == '\\' || e == '$' || e == '`') {
-            word += e;
-            j += 2;
-            continue;
-          }
-          if (e == '\n') {
-            j += 2;
-            continue;
-          }
-        }
-        word += d;
-        ++j;
-      }
-      if (!closed) {
-        return Error{"megatron_args",
-                     "unterminated \" quote starting at character " + std::to_string(i + 1)};
-      }
-      in_word = true;
-      i = j + 1;
+      i = *after_quote;
     } else {
       word += c;
       in_word = true;
