@@ -13,6 +13,7 @@
 #include "bridge_options.hpp"
 #include "commands.hpp"
 #include "megamem/hf_config.hpp"
+#include "megamem/import_merge.hpp"
 #include "megamem/megatron_args.hpp"
 #include "megamem/presets.hpp"
 
@@ -161,7 +162,7 @@ Expected<ConfigFromOptions> start_config(const ParsedOptions& options, const Siz
                              " changes memory but is not modeled; the estimate leaves it out");
     }
     out.warnings.insert(out.warnings.end(), parsed->warnings.begin(), parsed->warnings.end());
-    out.shared = with_detected_presets(parsed->config);
+    out.shared = merge_megatron_flags(out.shared, parsed->config);
   } else if (const auto bridge = value_of(options, "--bridge-config")) {
     // A Megatron-Bridge run_config.yaml (bridge_options.hpp); it does not hold the world size.
     if (!sizes.world_size) return Error{"--world-size", "is required (the number of GPUs)"};
@@ -180,12 +181,7 @@ std::optional<Error> apply_hf_config(const std::string& path, ConfigFromOptions&
   const Expected<HfImport> imported = import_hf_config(*text);
   if (!imported) return Error{"--hf-config: " + imported.error().field, imported.error().message};
   for (const std::string& note : imported->notes) out.warnings.push_back("note: " + note);
-  Config config = out.shared.config;
-  config.model = imported->model;
-  const SharedConfig detected = with_detected_presets(config);
-  out.shared.model_id = detected.model_id;
-  out.shared.config.model = detected.config.model;
-  if (out.shared.config.model.name.empty()) out.shared.config.model.name = name_from_path(path);
+  out.shared = merge_hf_model(out.shared, imported->model, name_from_path(path));
   return std::nullopt;
 }
 

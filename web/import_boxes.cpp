@@ -6,8 +6,8 @@
 
 #include "imgui.h"
 #include "megamem/hf_config.hpp"
+#include "megamem/import_merge.hpp"
 #include "megamem/megatron_args.hpp"
-#include "megamem/share_link.hpp"
 #include "platform.hpp"
 #include "theme.hpp"
 #include "widgets.hpp"
@@ -89,14 +89,7 @@ bool import_hf_config_text(AppState& state, const std::string& text) {
     box.error = imported.error().field + ": " + imported.error().message;
     return false;
   }
-  Config config = state.shared.config;
-  config.model = imported->model;
-  const SharedConfig detected = with_detected_presets(config);
-  state.shared.model_id = detected.model_id;
-  state.shared.config.model = detected.config.model;
-  if (state.shared.config.model.name.empty()) {
-    state.shared.config.model.name = "imported " + imported->model_type;
-  }
+  state.shared = merge_hf_model(state.shared, imported->model, "imported " + imported->model_type);
   box.notes = imported->notes;
   box.notes.insert(box.notes.begin(),
                    "imported a " + imported->model_type + " model" +
@@ -117,14 +110,7 @@ bool import_megatron_flags_text(AppState& state, const std::string& text) {
     box.error = parsed.error().field + ": " + parsed.error().message;
     return false;
   }
-  // The flags say nothing about the GPU or the runtime overheads: keep those.
-  Config config = parsed->config;
-  config.device = state.shared.config.device;
-  config.runtime = state.shared.config.runtime;
-  SharedConfig shared = with_detected_presets(config);
-  shared.gpu_id = state.shared.gpu_id;
-  shared.config.device = state.shared.config.device;
-  state.shared = std::move(shared);
+  state.shared = merge_megatron_flags(state.shared, parsed->config);
   const auto list = [&](const std::vector<std::string>& flags, const char* what) {
     if (flags.empty()) return;
     std::string joined;
@@ -139,7 +125,7 @@ bool import_megatron_flags_text(AppState& state, const std::string& text) {
   }
   box.notes.insert(box.notes.begin(), "applied on " +
                                           std::to_string(state.shared.config.parallel.world_size) +
-                                          " GPUs (GPU and runtime settings kept)");
+                                          " GPUs (GPU, runtime and environment settings kept)");
   state.edited_key.clear();
   return true;
 }

@@ -1,7 +1,13 @@
-// Published architectures used as test fixtures (memory-model.md section 9 worked examples).
+// Published architectures used as test fixtures (memory-model.md section 9 worked examples),
+// read from the model presets.
 #pragma once
 
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
 #include "megamem/config.hpp"
+#include "megamem/presets.hpp"
 
 namespace megamem::fixtures {
 
@@ -15,82 +21,46 @@ inline Config bf16_training(Config config) {
   return config;
 }
 
-// Llama-3-70B: 80 layers, GQA 64/8, SwiGLU 28672, RMSNorm, no biases, untied, V = 128256.
-inline Config llama3_70b() {
+// The architecture of a model preset (presets/models/<id>.json, embedded in the core), so a
+// fixture is the preset and not a re-typed copy of it. A missing preset is a broken build.
+inline ModelConfig preset_model(std::string_view id) {
+  const Expected<PresetCatalog>& catalog = builtin_presets();
+  const ModelPreset* preset = catalog ? catalog->find_model(id) : nullptr;
+  if (!preset) {
+    std::fprintf(stderr, "model preset '%.*s' is not embedded\n", static_cast<int>(id.size()),
+                 id.data());
+    std::abort();
+  }
+  return preset->model;
+}
+
+// A preset's model in bf16 training at sequence length 4096.
+inline Config preset_training(std::string_view id) {
   Config c;
-  c.model.name = "Llama-3-70B";
-  c.model.num_layers = 80;
-  c.model.hidden_size = 8192;
-  c.model.num_attention_heads = 64;
-  c.model.num_query_groups = 8;
-  c.model.kv_channels = 128;
-  c.model.ffn_hidden_size = 28672;
-  c.model.activation = Activation::swiglu;
-  c.model.normalization = Normalization::rmsnorm;
-  c.model.add_bias_linear = false;
-  c.model.position_embedding = PositionEmbedding::rope;
-  c.model.untie_embeddings_and_output_weights = true;
-  c.model.vocab_size = 128256;
+  c.model = preset_model(id);
   c.training.seq_length = 4096;
   return bf16_training(c);
 }
+
+// Llama-3-70B: 80 layers, GQA 64/8, SwiGLU 28672, RMSNorm, no biases, untied, V = 128256.
+inline Config llama3_70b() { return preset_training("llama-3-70b"); }
 
 // Qwen3-235B-A22B: 94 MoE layers, GQA 64/4 with dh 128, qk-norm, 128 experts top-8.
 inline Config qwen3_235b_a22b() {
-  Config c;
-  c.model.name = "Qwen3-235B-A22B";
-  c.model.num_layers = 94;
-  c.model.hidden_size = 4096;
-  c.model.num_attention_heads = 64;
-  c.model.num_query_groups = 4;
-  c.model.kv_channels = 128;
-  c.model.ffn_hidden_size = 12288;
-  c.model.activation = Activation::swiglu;
-  c.model.normalization = Normalization::rmsnorm;
-  c.model.qk_layernorm = true;
-  c.model.add_bias_linear = false;
-  c.model.position_embedding = PositionEmbedding::rope;
-  c.model.untie_embeddings_and_output_weights = true;
-  c.model.vocab_size = 151936;
-  c.model.num_experts = 128;
-  c.model.moe_router_topk = 8;
-  c.model.moe_ffn_hidden_size = 1536;
-  c.training.seq_length = 4096;
+  Config c = preset_training("qwen3-235b-a22b");
   c.training.moe_token_dispatcher = TokenDispatcher::alltoall;
-  return bf16_training(c);
+  return c;
 }
 
 // DeepSeek-V3: 61 layers (3 dense, 58 MoE), MLA, 256 experts top-8 + 1 shared, 1 MTP layer.
+// The worked examples use plain RoPE and no router expert bias, where the preset (the
+// released config.json) has YaRN and the aux-loss-free bias.
 inline Config deepseek_v3() {
-  Config c;
-  c.model.name = "DeepSeek-V3";
-  c.model.num_layers = 61;
-  c.model.hidden_size = 7168;
-  c.model.num_attention_heads = 128;
-  c.model.ffn_hidden_size = 18432;
-  c.model.activation = Activation::swiglu;
-  c.model.normalization = Normalization::rmsnorm;
-  c.model.qk_layernorm = true;
-  c.model.add_bias_linear = false;
+  Config c = preset_training("deepseek-v3");
   c.model.position_embedding = PositionEmbedding::rope;
-  c.model.untie_embeddings_and_output_weights = true;
-  c.model.vocab_size = 129280;
-  c.model.multi_latent_attention = true;
-  c.model.q_lora_rank = 1536;
-  c.model.kv_lora_rank = 512;
-  c.model.qk_head_dim = 128;
-  c.model.qk_pos_emb_head_dim = 64;
-  c.model.v_head_dim = 128;
-  c.model.num_experts = 256;
-  c.model.moe_router_topk = 8;
-  c.model.moe_ffn_hidden_size = 2048;
-  c.model.moe_shared_expert_intermediate_size = 2048;
-  c.model.moe_layer_pattern.assign(61, 1);
-  for (int i = 0; i < 3; ++i) c.model.moe_layer_pattern[static_cast<std::size_t>(i)] = 0;
-  c.model.mtp_num_layers = 1;
-  c.training.seq_length = 4096;
+  c.model.moe_router_enable_expert_bias = false;
   c.training.moe_token_dispatcher = TokenDispatcher::alltoall;
-  return bf16_training(c);
+  return c;
 }
 
 // memory-model.md 9.2: Llama-3-70B on 64 GPUs, TP8 with SP, PP4, DP2, mbs 1, gbs 128 (M = 64).

@@ -1,0 +1,78 @@
+// The import-merge policy (import_merge.hpp), driven by the field registry.
+#include "megamem/import_merge.hpp"
+
+#include <string>
+
+namespace megamem {
+namespace {
+
+// Copies one registry field's value from `from` into `to`.
+void copy_field(const ConfigField& field, Config& from, Config& to) {
+  switch (field.kind) {
+    case FieldKind::integer:
+    case FieldKind::boolean:
+    case FieldKind::choice:
+      field.set_int(to, field.get_int(from));
+      return;
+    case FieldKind::real:
+      field.set_real(to, field.get_real(from));
+      return;
+    case FieldKind::text:
+      *field.text(to) = *field.text(from);
+      return;
+    case FieldKind::module_list: {
+      std::string unknown;  // names from a Config are always known
+      field.set_list(to, field.get_list(from), unknown);
+      return;
+    }
+    case FieldKind::pattern:
+      *field.pattern(to) = *field.pattern(from);
+      return;
+  }
+}
+
+// `into` with every field for which keep(field) holds taken from `kept`.
+template <typename Keep>
+Config keep_fields(Config into, Config kept, Keep keep) {
+  for (const ConfigField& field : config_fields()) {
+    if (keep(field)) copy_field(field, kept, into);
+  }
+  return into;
+}
+
+// The merged configuration's presets; a GPU that had a preset keeps it (the device stays).
+SharedConfig detect_presets(const Config& merged, const SharedConfig& current) {
+  SharedConfig shared = with_detected_presets(merged);
+  if (!current.gpu_id.empty()) shared.gpu_id = current.gpu_id;
+  return shared;
+}
+
+}  // namespace
+
+bool megatron_flags_cannot_say(const ConfigField& field) {
+  if (field.group == FieldGroup::device || field.group == FieldGroup::runtime) return true;
+  // The other groups' fields without a Megatron flag are mostly spelt by a flag the parser
+  // derives them from (cpu_offloading from --cpu-offloading-num-layers) or by Megatron's
+  // default; only these two are facts of the machine or megamem's own knob.
+  return field.name == "training.flash_attn_available" ||
+         field.name == "training.moe_imbalance_factor";
+}
+
+SharedConfig merge_hf_model(const SharedConfig& current, const ModelConfig& imported,
+                            std::string_view fallback_name) {
+  Config from_hf = current.config;
+  from_hf.model = imported;
+  const Config merged = keep_fields(current.config, from_hf, [](const ConfigField& field) {
+    return field.group == FieldGroup::model;
+  });
+  SharedConfig shared = detect_presets(merged, current);
+  if (shared.config.model.name.empty()) shared.config.model.name = std::string(fallback_name);
+  return shared;
+}
+
+SharedConfig merge_megatron_flags(const SharedConfig& current, const Config& parsed) {
+  const Config merged = keep_fields(parsed, current.config, megatron_flags_cannot_say);
+  return detect_presets(merged, current);
+}
+
+}  // namespace megamem
