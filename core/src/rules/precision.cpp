@@ -25,6 +25,20 @@ std::optional<Error> fp8_param_gather_needs_fp8(NormalizedConfig& n) {
   return std::nullopt;
 }
 
+// transformer_config.py __post_init__ refuses --first-last-layers-bf16 with delayed scaling
+// ("Delayed scaling does not support first / last layer in BF16").
+std::optional<Error> bf16_layers_need_current_scaling(NormalizedConfig& n) {
+  const TrainingConfig& t = n.config.training;
+  if (t.fp8_recipe != Fp8Recipe::delayed ||
+      t.fp8_bf16_layers_at_start + t.fp8_bf16_layers_at_end == 0) {
+    return std::nullopt;
+  }
+  return rule_error("fp8_bf16_layers_at_start",
+                    "--first-last-layers-bf16 is not supported with delayed scaling (use "
+                    "--fp8-recipe tensorwise, mxfp8 or blockwise)",
+                    "megatron/core/transformer/transformer_config.py");
+}
+
 // megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py: the hybrid device optimizer
 // runs on the precision-aware optimizer's code path (arguments.py says so when it asserts).
 std::optional<Error> optimizer_offload_needs_precision_aware(NormalizedConfig& n) {
@@ -59,8 +73,9 @@ std::optional<Error> te_cross_entropy_fusion(NormalizedConfig& n) {
 }  // namespace
 
 std::optional<Error> check_precision(NormalizedConfig& n) {
-  static constexpr Check kChecks[] = {
-      fp8_param_gather_needs_fp8, optimizer_offload_needs_precision_aware, te_cross_entropy_fusion};
+  static constexpr Check kChecks[] = {fp8_param_gather_needs_fp8, bf16_layers_need_current_scaling,
+                                      optimizer_offload_needs_precision_aware,
+                                      te_cross_entropy_fusion};
   return run_checks(kChecks, n);
 }
 
