@@ -34,6 +34,7 @@ using nlohmann::json;
 const std::vector<std::string> kUnmodeledFeatures = {
     "cuda_graph",
     "fp4",
+    "fp8_fsdp",
     "modelopt",
 };
 
@@ -60,6 +61,13 @@ constexpr FeatureRule kFeatureRules[] = {
      }},
     // NVFP4 weights and caches (--fp4-format); FP8 is modeled (fp8_memory.hpp).
     {"fp4", "fp4", [](const MegatronArgs& a) { return has(a.unmodeled_flags, "--fp4-format"); }},
+    // FP8 under Megatron-FSDP / FSDP2: TE's FP8 weight copies of the sharded parameters are
+    // not modeled (static_memory.cpp adds them to the DDP buffers only).
+    {"fp8_fsdp", "",
+     [](const MegatronArgs& a) {
+       return a.config.training.fp8_recipe != Fp8Recipe::none &&
+              a.config.parallel.fsdp.impl != FsdpImpl::none;
+     }},
     // ModelOpt runs (here: distillation, whose teacher model lives outside the flags).
     {"modelopt", "modelopt",
      [](const MegatronArgs& a) { return has(a.ignored_flags, "--export-te-mcore-model"); }},
