@@ -537,6 +537,12 @@ std::vector<ConfigField> numerics_rows() {
           .ui("FP8: last layers in bf16", "--first-last-layers-bf16 --num-layers-at-end-in-bf16",
               "These trailing decoder layers keep bf16 activations and no FP8 weight copies.")
           .range(0.0, 64.0, 1.0),
+  };
+}
+
+// The transformer implementation and its fused kernels' choices.
+std::vector<ConfigField> implementation_rows() {
+  return {
       MM_CHOICE("impl", "te", training.transformer_impl)
           .json("transformer_impl")
           .choices({{"te", "transformer_engine", "transformer_engine", "Transformer Engine"},
@@ -1141,10 +1147,11 @@ std::vector<ConfigField> wgrad_and_backend_rows() {
 std::vector<ConfigField> all_rows() {
   std::vector<ConfigField> rows;
   for (std::vector<ConfigField> part :
-       {job_rows(), batch_rows(), recompute_rows(), pipeline_rows(), numerics_rows(), kernel_rows(),
-        moe_training_rows(), optimizer_rows(), optimizer_state_rows(), offload_rows(),
-        runtime_and_device_rows(), model_shape_rows(), model_layer_rows(), model_embedding_rows(),
-        model_moe_rows(), model_mla_mtp_rows(), fsdp_rows(), wgrad_and_backend_rows()}) {
+       {job_rows(), batch_rows(), recompute_rows(), pipeline_rows(), numerics_rows(),
+        implementation_rows(), kernel_rows(), moe_training_rows(), optimizer_rows(),
+        optimizer_state_rows(), offload_rows(), runtime_and_device_rows(), model_shape_rows(),
+        model_layer_rows(), model_embedding_rows(), model_moe_rows(), model_mla_mtp_rows(),
+        fsdp_rows(), wgrad_and_backend_rows()}) {
     for (ConfigField& field : part) rows.push_back(std::move(field));
   }
   return rows;

@@ -63,7 +63,7 @@ constexpr FeatureRule kFeatureRules[] = {
     {"fp4", "fp4", [](const MegatronArgs& a) { return has(a.unmodeled_flags, "--fp4-format"); }},
     // FP8 under Megatron-FSDP / FSDP2: TE's FP8 weight copies of the sharded parameters are
     // not modeled (static_memory.cpp adds them to the DDP buffers only).
-    {"fp8_fsdp", "",
+    {"fp8_fsdp", "fp8_fsdp",
      [](const MegatronArgs& a) {
        return a.config.training.fp8_recipe != Fp8Recipe::none &&
               a.config.parallel.fsdp.impl != FsdpImpl::none;
