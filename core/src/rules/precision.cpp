@@ -39,6 +39,20 @@ std::optional<Error> bf16_layers_need_current_scaling(NormalizedConfig& n) {
                     "megatron/core/transformer/transformer_config.py");
 }
 
+// Under Megatron-FSDP / FSDP2 Transformer Engine's FP8 copies of the (all-gathered) weights
+// are not counted: static_memory.cpp adds them beside the DDP buffers only. Said, not hidden.
+std::optional<Error> fp8_under_fsdp_not_counted(NormalizedConfig& n) {
+  const Config& c = n.config;
+  if (c.training.fp8_recipe == Fp8Recipe::none || c.parallel.fsdp.impl == FsdpImpl::none) {
+    return std::nullopt;
+  }
+  policy_warning(n,
+                 "FP8 under FSDP: Transformer Engine's FP8 weight copies are not counted "
+                 "(megamem models them with DDP only); weights may be underestimated",
+                 "transformer_engine/pytorch/module/base.py (_fp8_workspaces)");
+  return std::nullopt;
+}
+
 // megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py: the hybrid device optimizer
 // runs on the precision-aware optimizer's code path (arguments.py says so when it asserts).
 std::optional<Error> optimizer_offload_needs_precision_aware(NormalizedConfig& n) {
@@ -73,9 +87,9 @@ std::optional<Error> te_cross_entropy_fusion(NormalizedConfig& n) {
 }  // namespace
 
 std::optional<Error> check_precision(NormalizedConfig& n) {
-  static constexpr Check kChecks[] = {fp8_param_gather_needs_fp8, bf16_layers_need_current_scaling,
-                                      optimizer_offload_needs_precision_aware,
-                                      te_cross_entropy_fusion};
+  static constexpr Check kChecks[] = {
+      fp8_param_gather_needs_fp8, bf16_layers_need_current_scaling, fp8_under_fsdp_not_counted,
+      optimizer_offload_needs_precision_aware, te_cross_entropy_fusion};
   return run_checks(kChecks, n);
 }
 
