@@ -5,6 +5,8 @@
 #include <cmath>
 #include <string_view>
 
+#include "fp8_memory.hpp"
+
 namespace megamem {
 namespace {
 
@@ -43,11 +45,12 @@ RecomputeModules active_recompute_modules(const NormalizedConfig& n) {
   return recompute.modules;
 }
 
-LayerActivations layer_activations(const NormalizedConfig& n, bool moe_layer) {
+LayerActivations layer_activations(const NormalizedConfig& n, bool moe_layer, bool bf16_layer) {
+  const bool fp8 = !bf16_layer && fp8_enabled(n.config.training);
   LayerActivations out;
   const RecomputeModules active = active_recompute_modules(n);
   SavedSink sink(out, active);
-  layer_saved(module_context(n, moe_layer), activation_shape(n), sink);
+  layer_saved(module_context(n, moe_layer, fp8), activation_shape(n), sink);
   // Normal checkpoints (core_attn, mlp, moe, shared_experts) recompute one module at a time
   // in backward; output-discarding ones (moe_act, layernorm, mla_up_proj) bring back their
   // outputs just before the layer's backward: take the larger of the two.
@@ -69,17 +72,37 @@ LayerActivations layer_activations(const NormalizedConfig& n, bool moe_layer) {
     out.kept_bytes += item.bytes;
   }
   out.recompute_bytes = std::max(recompute_normal, recompute_discarding);
-  // [calibrate] activation gradients in a layer's backward: the size of what it saved.
+  // [calibrate] activation gradients in a layer's backward: the size of what it saved in
+  // bf16. Under FP8 the gradients stay bf16 (TE's dgrad outputs), so the bf16 sizes count.
+  const double saved_bf16 = fp8 ? layer_activations(n, moe_layer, true).full_bytes : out.full_bytes;
   out.backward_transient_bytes =
-      std::max(out.full_bytes, sink.extra_backward()) + largest_weight_grad_bytes(n, moe_layer);
+      std::max(saved_bf16, sink.extra_backward()) + largest_weight_grad_bytes(n, moe_layer);
   return out;
 }
 
 LayerProfiles layer_profiles(const NormalizedConfig& n) {
   LayerProfiles profiles;
+  const bool moe = n.config.model.num_experts > 0;
   profiles.dense = layer_activations(n, false);
-  profiles.moe = n.config.model.num_experts > 0 ? layer_activations(n, true) : profiles.dense;
+  profiles.moe = moe ? layer_activations(n, true) : profiles.dense;
+  const TrainingConfig& t = n.config.training;
+  const bool bf16_layers =
+      fp8_enabled(t) && t.fp8_bf16_layers_at_start + t.fp8_bf16_layers_at_end > 0;
+  profiles.dense_bf16 = bf16_layers ? layer_activations(n, false, true) : profiles.dense;
+  profiles.moe_bf16 = bf16_layers && moe ? layer_activations(n, true, true) : profiles.moe;
   return profiles;
+}
+
+// MTP layers are built like the last decoder layer, always in the global FP8 context
+// (multi_token_prediction.py).
+const LayerActivations& profile_of_layer(const NormalizedConfig& n, const LayerProfiles& profiles,
+                                         int layer, bool mtp) {
+  const TrainingConfig& t = n.config.training;
+  const bool moe = n.moe_layer_pattern[static_cast<std::size_t>(layer)] != 0;
+  if (!mtp && fp8_enabled(t) && !fp8_layer(t, n.config.model.num_layers, layer)) {
+    return moe ? profiles.moe_bf16 : profiles.dense_bf16;
+  }
+  return moe ? profiles.moe : profiles.dense;
 }
 
 namespace {
@@ -98,7 +121,7 @@ class ChunkWalk {
     if (stage_.has_loss) {
       // gpt_model.py _postprocess: MTP layers and their losses run before the main loss.
       const LayerActivations& mtp_layer =
-          layer_at(n_.config.model.num_layers - 1 - stage_.first_layer);
+          profile_of_layer(n_, profiles_, n_.config.model.num_layers - 1, true);
       for (int depth = 0; depth < stage_.num_mtp_layers; ++depth) {
         // MTP's own tensors (modules/mtp.cpp), then its transformer layer.
         phase(mtp_saved_bytes(s_), 0, 0);
@@ -111,10 +134,9 @@ class ChunkWalk {
   }
 
  private:
-  // Layers of this chunk in order; dense and MoE profiles computed once each.
+  // Layers of this chunk in order; each kind's profile computed once.
   const LayerActivations& layer_at(int index) const {
-    const auto layer = static_cast<std::size_t>(stage_.first_layer + index);
-    return n_.moe_layer_pattern[layer] ? profiles_.moe : profiles_.dense;
+    return profile_of_layer(n_, profiles_, stage_.first_layer + index, false);
   }
 
   // A phase keeps `kept` bytes on the GPU; `offloaded` bytes are saved too but copied to the

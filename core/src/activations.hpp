@@ -7,8 +7,8 @@
 // saved tensors (layernorm_linear.py, dot_product_attention), megatron/core/
 // tensor_parallel/cross_entropy.py, megatron/core/recompute.py and
 // megatron/core/pipeline_parallel/fine_grained_activation_offload.py.
-// Not modeled: CP ring-attention transients beyond the saved set, FP8 activation caches,
-// CUDA-graph pools.
+// FP8 GEMM inputs follow Transformer Engine (fp8_memory.hpp). Not modeled: CP ring-attention
+// transients beyond the saved set, CUDA-graph pools.
 #pragma once
 
 #include <cstdint>
@@ -20,15 +20,25 @@
 
 namespace megamem {
 
-LayerActivations layer_activations(const NormalizedConfig& normalized, bool moe_layer);
+// bf16_layer: one of --first-last-layers-bf16's layers, outside FP8 (else FP8 follows the
+// config's recipe: FP8 GEMM inputs are saved in FP8, fp8_memory.hpp).
+LayerActivations layer_activations(const NormalizedConfig& normalized, bool moe_layer,
+                                   bool bf16_layer = false);
 
-// The two layer kinds of a model, computed once per estimate.
+// The layer kinds of a model, computed once per estimate.
 struct LayerProfiles {
   LayerActivations dense;
-  LayerActivations moe;  // equal to dense for a dense model
+  LayerActivations moe;         // equal to dense for a dense model
+  LayerActivations dense_bf16;  // --first-last-layers-bf16 layers; equal to dense without them
+  LayerActivations moe_bf16;
 };
 
 LayerProfiles layer_profiles(const NormalizedConfig& normalized);
+
+// Decoder layer `layer`'s (global index) profile: MoE or dense; FP8, or bf16 for
+// --first-last-layers-bf16's layers. mtp: an MTP layer built like layer `layer`.
+const LayerActivations& profile_of_layer(const NormalizedConfig& normalized,
+                                         const LayerProfiles& profiles, int layer, bool mtp);
 
 // One chunk (its embedding, layers, loss and MTP), per micro-batch per GPU.
 struct ChunkActivations {

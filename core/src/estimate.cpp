@@ -2,6 +2,7 @@
 #include "megamem/estimate.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <string>
 
@@ -49,7 +50,7 @@ ShardedTensorBytes sharded_tensor_bytes(const NormalizedConfig& normalized,
   if (uses_fsdp(normalized)) return fsdp_tensor_bytes(normalized, tensor);
   const ParamBytes bytes = param_bytes(normalized, tensor);
   const auto shard = static_cast<double>(optimizer_shard_group(normalized, tensor.expert));
-  return {bytes.weight, bytes.gradient, bytes.optimizer_state / shard};
+  return {bytes.weight + bytes.fp8_weight_copies, bytes.gradient, bytes.optimizer_state / shard};
 }
 
 // The chunk's module tree: top-level blocks in model order (embedding, layer i, final norm,
@@ -104,19 +105,24 @@ ModuleMemory build_module_tree(const NormalizedConfig& normalized,
   return root;
 }
 
+// The activation profile of a top-level block named "layer N[ (MoE)]" or "mtp D"
+// (top_level_name); MTP layers are built like the last decoder layer.
+const LayerActivations& block_profile(const NormalizedConfig& normalized,
+                                      const LayerProfiles& profiles, const std::string& name) {
+  int layer = normalized.config.model.num_layers - 1;
+  const bool mtp = name.rfind("mtp ", 0) == 0;
+  if (!mtp) std::from_chars(name.data() + 6, name.data() + name.size(), layer);
+  return profile_of_layer(normalized, profiles, layer, mtp);
+}
+
 // Adds each decoder/MTP layer module's saved bytes per micro-batch (after recompute and
 // offload) to the tree.
 void add_activation_bytes(const NormalizedConfig& normalized, const LayerProfiles& profiles,
                           ModuleMemory& root) {
-  const LayerActivations& dense = profiles.dense;
-  const LayerActivations& moe = profiles.moe;
   const RecomputeModules active = active_recompute_modules(normalized);
   for (ModuleMemory& block : root.children) {
     if (block.children.empty()) continue;
-    const bool is_moe = block.name.find("(MoE)") != std::string::npos ||
-                        std::any_of(block.children.begin(), block.children.end(),
-                                    [](const ModuleMemory& c) { return c.name == "router"; });
-    const LayerActivations& layer = is_moe ? moe : dense;
+    const LayerActivations& layer = block_profile(normalized, profiles, block.name);
     for (const SavedActivation& item : layer.saved) {
       if (item.freed_by.intersects(active) || item.on_host) continue;
       const std::string module = module_kind_name(item.module);

@@ -2,6 +2,9 @@
 #include "parameter_count.hpp"
 
 #include <algorithm>
+#include <utility>
+
+#include "fp8_memory.hpp"
 
 namespace megamem {
 namespace {
@@ -17,9 +20,10 @@ class StageBuilder {
     embedding_params(n_, shared, sink);
   }
 
-  void decoder_layer(int layer, bool moe) {
-    ParamSink sink = sink_for(layer, false, moe);
-    layer_params(module_context(n_, moe), sink);
+  // fp8: the layer's GEMM weights run in FP8 (fp8_memory.hpp fp8_layer).
+  void decoder_layer(int layer, bool moe, bool fp8) {
+    ParamSink sink = sink_for(layer, false, moe, fp8);
+    layer_params(module_context(n_, moe, fp8), sink);
   }
 
   void final_layernorm() {
@@ -33,19 +37,22 @@ class StageBuilder {
   }
 
   // megatron/core/transformer/multi_token_prediction.py: MultiTokenPredictionLayer.
+  // It runs the whole MTP layer in the global FP8 context.
   void mtp_layer(int depth, bool moe) {
-    ParamSink sink = sink_for(depth, true, moe);
+    const bool fp8 = fp8_enabled(n_.config.training);
+    ParamSink sink = sink_for(depth, true, moe, fp8);
     mtp_projection_params(n_, sink);
-    layer_params(module_context(n_, moe), sink);
+    layer_params(module_context(n_, moe, fp8), sink);
     mtp_final_norm_params(n_, sink);
   }
 
  private:
-  ParamSink sink_for(int layer, bool mtp, bool moe) {
+  ParamSink sink_for(int layer, bool mtp, bool moe, bool fp8 = false) {
     ParamTensor tag;
     tag.layer = layer;
     tag.mtp = mtp;
     tag.moe_layer = moe;
+    tag.fp8 = fp8;
     return ParamSink(out_, n_.config.model, tag);
   }
 
@@ -55,6 +62,10 @@ class StageBuilder {
 
 bool layer_is_moe(const NormalizedConfig& normalized, int layer) {
   return normalized.moe_layer_pattern[static_cast<std::size_t>(layer)] != 0;
+}
+
+bool layer_is_fp8(const NormalizedConfig& normalized, int layer) {
+  return fp8_layer(normalized.config.training, normalized.config.model.num_layers, layer);
 }
 
 }  // namespace
@@ -72,7 +83,7 @@ void append_stage_tensors(const NormalizedConfig& normalized, const StagePlaceme
   if (stage.has_embedding || embedding_copy) builder.embedding(shared);
   for (int i = 0; i < stage.num_layers; ++i) {
     const int layer = stage.first_layer + i;
-    builder.decoder_layer(layer, layer_is_moe(normalized, layer));
+    builder.decoder_layer(layer, layer_is_moe(normalized, layer), layer_is_fp8(normalized, layer));
   }
   if (stage.has_loss) builder.final_layernorm();
   // megatron/core/transformer/multi_token_prediction.py: MTP layers use the spec of the last
@@ -88,11 +99,15 @@ void append_stage_tensors(const NormalizedConfig& normalized, const StagePlaceme
 
 LayerTemplates layer_templates(const NormalizedConfig& normalized) {
   LayerTemplates templates;
-  StageBuilder dense(normalized, templates.dense);
-  dense.decoder_layer(0, false);
-  if (normalized.config.model.num_experts > 0) {
-    StageBuilder moe(normalized, templates.moe);
-    moe.decoder_layer(0, true);
+  const TrainingConfig& t = normalized.config.training;
+  const bool fp8 = fp8_enabled(t);
+  const bool bf16_layers = fp8 && t.fp8_bf16_layers_at_start + t.fp8_bf16_layers_at_end > 0;
+  const bool moe = normalized.config.model.num_experts > 0;
+  StageBuilder(normalized, templates.dense).decoder_layer(0, false, fp8);
+  if (moe) StageBuilder(normalized, templates.moe).decoder_layer(0, true, fp8);
+  if (bf16_layers) StageBuilder(normalized, templates.dense_bf16).decoder_layer(0, false, false);
+  if (bf16_layers && moe) {
+    StageBuilder(normalized, templates.moe_bf16).decoder_layer(0, true, false);
   }
   return templates;
 }
@@ -117,15 +132,24 @@ void stage_params(const NormalizedConfig& normalized, const StagePlacement& stag
       out.blocks.push_back({tensors.data(), tensors.size(), repeat});
   };
   add(out.head, 1);
+  // Runs of layers of one kind: MoE or dense, FP8 or kept in bf16 (--first-last-layers-bf16).
+  auto kind = [&](int layer) {
+    return std::pair{layer_is_moe(normalized, layer), layer_is_fp8(normalized, layer)};
+  };
+  const bool fp8 = fp8_enabled(normalized.config.training);
   int i = 0;
   while (i < stage.num_layers) {
-    const bool moe = layer_is_moe(normalized, stage.first_layer + i);
+    const auto [moe, layer_fp8] = kind(stage.first_layer + i);
     int run = 1;
     while (i + run < stage.num_layers &&
-           layer_is_moe(normalized, stage.first_layer + i + run) == moe) {
+           kind(stage.first_layer + i + run) == kind(stage.first_layer + i)) {
       ++run;
     }
-    add(moe ? templates.moe : templates.dense, run);
+    if (layer_fp8 == fp8) {
+      add(moe ? templates.moe : templates.dense, run);
+    } else {
+      add(moe ? templates.moe_bf16 : templates.dense_bf16, run);
+    }
     i += run;
   }
   add(out.tail, 1);
@@ -169,10 +193,10 @@ ModelTotals count_model_totals(const NormalizedConfig& normalized) {
   builder.final_layernorm();
   if (model.untie_embeddings_and_output_weights) builder.output_layer(false);
   count(1);
-  builder.decoder_layer(0, false);
+  builder.decoder_layer(0, false, false);
   count(dense_layers);
   if (moe_layers > 0) {
-    builder.decoder_layer(0, true);
+    builder.decoder_layer(0, true, false);
     count(moe_layers);
   }
   builder.mtp_layer(0, layer_is_moe(normalized, model.num_layers - 1));

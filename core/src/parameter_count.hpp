@@ -24,6 +24,9 @@ struct TensorBlock {
 struct LayerTemplates {
   std::vector<ParamTensor> dense;
   std::vector<ParamTensor> moe;
+  // The same layers kept in bf16 by --first-last-layers-bf16 (empty when there are none).
+  std::vector<ParamTensor> dense_bf16;
+  std::vector<ParamTensor> moe_bf16;
 };
 
 LayerTemplates layer_templates(const NormalizedConfig& normalized);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "fp8_memory.hpp"
 #include "fsdp_memory.hpp"
 #include "megamem/units.hpp"
 
@@ -15,10 +16,9 @@ std::int64_t round_up(std::int64_t value, std::int64_t multiple) {
 }
 
 bool uses_fp8_param_buffer(const NormalizedConfig& normalized, const ParamTensor& tensor) {
-  const TrainingConfig& train = normalized.config.training;
-  // TE fp8 weights are only the transformer GEMMs; embedding and output stay 16-bit.
-  return train.fp8_param_gather && train.fp8_recipe != Fp8Recipe::none && tensor.gemm_weight &&
-         !tensor.embedding_or_output && tensor.module != ModuleKind::router;
+  // TE fp8 weights are only the GEMMs of FP8 layers; embedding, output layer, router and
+  // --first-last-layers-bf16 layers stay 16-bit (fp8_utils.py, get_fp8_context is_init).
+  return normalized.config.training.fp8_param_gather && tensor.fp8;
 }
 
 // Megatron's Muon handles 2-D weights that are not the embedding or output layer
@@ -103,6 +103,22 @@ std::int64_t padded_buffer_elements(const NormalizedConfig& normalized,
   return bucket_start;
 }
 
+// Transformer Engine's FP8 copies of the chunk's weights, beside the DDP buffers
+// (ParamBytes::fp8_weight_copies).
+double fp8_weight_copies(const NormalizedConfig& normalized,
+                         const std::vector<TensorBlock>& blocks) {
+  double bytes = 0;
+  for (const TensorBlock& block : blocks) {
+    for (std::size_t t = 0; t < block.count; ++t) {
+      const ParamTensor& tensor = block.tensors[t];
+      if (!tensor.fp8) continue;
+      bytes += param_bytes(normalized, tensor).fp8_weight_copies *
+               static_cast<double>(tensor.elements() * block.repeat);
+    }
+  }
+  return bytes;
+}
+
 }  // namespace
 
 std::int64_t optimizer_shard_group(const NormalizedConfig& normalized, bool expert) {
@@ -118,8 +134,15 @@ ParamBytes param_bytes(const NormalizedConfig& normalized, const ParamTensor& te
   const OptimizerConfig& opt = normalized.config.optimizer;
   const DType params_dtype = normalized.config.training.params_dtype;
   const bool half_params = params_dtype != DType::fp32;
+  const Fp8Recipe fp8_recipe = normalized.config.training.fp8_recipe;
+  const bool fp8_param = uses_fp8_param_buffer(normalized, tensor);
   ParamBytes bytes;
-  bytes.weight = uses_fp8_param_buffer(normalized, tensor) ? 1.0 : dtype_bytes(params_dtype);
+  bytes.weight =
+      fp8_param ? fp8_param_buffer_bytes_per_param(fp8_recipe) : dtype_bytes(params_dtype);
+  if (tensor.fp8) {
+    bytes.fp8_weight_copies = fp8_weight_copy_bytes_per_param(
+        fp8_recipe, fp8_param, normalized.config.device.fp8_gemm_any_layout);
+  }
 
   if (opt.use_precision_aware_optimizer) {
     // megatron/core/optimizer/optimizer_config.py: TE FusedAdam keeps states in the chosen
@@ -184,17 +207,17 @@ ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
     bool used = false;
     ParamBytes first;
   } sums[2][2];
-  // Bytes depend only on the buffer, whether the tensor is a GEMM weight, and whether it is
-  // the embedding/output layer or the router (param_bytes' only inputs).
-  ParamBytes by_kind[2][2][3];
-  bool known[2][2][3] = {};
+  // Bytes depend only on the buffer, whether the tensor is a GEMM weight (of an FP8 layer),
+  // and whether it is the embedding/output layer or the router (param_bytes' only inputs).
+  ParamBytes by_kind[2][3][3];
+  bool known[2][3][3] = {};
   for (const TensorBlock& block : blocks) {
     for (std::size_t t = 0; t < block.count; ++t) {
       const ParamTensor& tensor = block.tensors[t];
       const std::int64_t elements = tensor.elements() * block.repeat;
       (tensor.expert ? out.expert_params : out.dense_params) += elements;
       const BufferKey key = buffer_of(normalized, tensor);
-      const int gemm = tensor.gemm_weight ? 1 : 0;
+      const int gemm = tensor.gemm_weight ? (tensor.fp8 ? 2 : 1) : 0;
       const int edge = tensor.embedding_or_output ? 1 : tensor.module == ModuleKind::router ? 2 : 0;
       ParamBytes& bytes = by_kind[key.expert][gemm][edge];
       if (!known[key.expert][gemm][edge]) {
@@ -209,7 +232,7 @@ ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
       sum.host += bytes.host_optimizer_state * static_cast<double>(elements);
     }
   }
-  double weight = 0, gradient = 0, optimizer = 0, host = 0;
+  double weight = fp8_weight_copies(normalized, blocks), gradient = 0, optimizer = 0, host = 0;
   for (int expert = 0; expert < 2; ++expert) {
     for (int fp8 = 0; fp8 < 2; ++fp8) {
       const BufferSums& sum = sums[expert][fp8];

@@ -25,6 +25,7 @@ struct ParamBytes {
   double gradient = 0;
   double optimizer_state = 0;       // before sharding; on the GPU
   double host_optimizer_state = 0;  // before sharding; offloaded to the CPU
+  double fp8_weight_copies = 0;     // TE's FP8 copies of the weight, beside the buffer
 };
 
 ParamBytes param_bytes(const NormalizedConfig& normalized, const ParamTensor& tensor);

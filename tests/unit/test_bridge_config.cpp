@@ -74,10 +74,9 @@ TEST_CASE("a mixed-precision recipe name sets the precision fields it sets in Br
   CHECK(fp8.args.config.training.params_dtype == DType::bf16);
   CHECK(fp8.args.config.training.fp8_recipe == Fp8Recipe::tensorwise);
   CHECK(fp8.args.config.training.fp8_param_gather);
-  // first_last_layers_bf16 changes memory but is not modeled: a warning, not silence.
-  CHECK(std::any_of(fp8.warnings.begin(), fp8.warnings.end(), [](const std::string& w) {
-    return w.find("first-last-layers-bf16") != std::string::npos;
-  }));
+  // first_last_layers_bf16: one bf16 layer at each end (transformer_config.py defaults).
+  CHECK(fp8.args.config.training.fp8_bf16_layers_at_start == 1);
+  CHECK(fp8.args.config.training.fp8_bf16_layers_at_end == 1);
   const BridgeImport fp16 = import_overrides(kSmallGpt + "mixed_precision=fp16-mixed", 8);
   CHECK(fp16.args.config.training.params_dtype == DType::fp16);
 }

@@ -1216,7 +1216,8 @@ TEST_CASE("CI command lines map onto the expected fields") {
   CHECK(a.config.training.fp8_recipe == Fp8Recipe::blockwise);
   CHECK(a.config.training.recompute.modules == RecomputeModules{RecomputeModule::moe_act});
   CHECK(listed(a.unmodeled_flags, "--cuda-graph-impl"));
-  CHECK(listed(a.unmodeled_flags, "--first-last-layers-bf16"));
+  CHECK(a.config.training.fp8_bf16_layers_at_start == 1);  // --first-last-layers-bf16
+  CHECK(a.config.training.fp8_bf16_layers_at_end == 1);
   CHECK(listed(a.ignored_flags, "--moe-router-load-balancing-type"));
   // gpt/gpt3_7b_tp1_pp4_memory_speed: 32 layers, PP 4, one layer per virtual stage -> VPP 8.
   for (const CiCommandLine& ci : kCiCommandLines) {

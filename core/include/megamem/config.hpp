@@ -203,6 +203,10 @@ struct DeviceConfig {
   // earlier GPUs (transformer_engine/pytorch/cpp_extensions/gemm.py,
   // get_cublas_workspace_size_bytes).
   double te_cublas_workspace_mib = 32.0;
+  // Blackwell and later run FP8 GEMMs in any layout, so Transformer Engine keeps no transposed
+  // copy of tensor-scaled FP8 weights (transformer_engine/pytorch/utils.py,
+  // is_non_tn_fp8_gemm_supported; tensor/float8_tensor.py).
+  bool fp8_gemm_any_layout = false;
   // CUDA compute capability x 10 (80 = A100, 90 = H100, 100 = B200): Transformer Engine picks
   // its attention backend by it.
   int compute_capability = 90;
@@ -219,11 +223,17 @@ struct TrainingConfig {
   DType params_dtype = DType::fp32;        // --bf16 / --fp16 (Megatron's default is fp32)
   Fp8Recipe fp8_recipe = Fp8Recipe::none;  // --fp8-format with --fp8-recipe
   bool fp8_param_gather = false;           // --fp8-param-gather
+  // --first-last-layers-bf16 with --num-layers-at-start-in-bf16 / --num-layers-at-end-in-bf16
+  // (1 each by default; transformer_config.py): these decoder layers run, and keep their
+  // weights, in bf16 (fp8_utils.py, is_first_last_bf16_layer).
+  int fp8_bf16_layers_at_start = 0;
+  int fp8_bf16_layers_at_end = 0;
   TransformerImpl transformer_impl = TransformerImpl::transformer_engine;
   AttentionBackend attention_backend = AttentionBackend::auto_select;
   TokenDispatcher moe_token_dispatcher = TokenDispatcher::allgather;
-  bool moe_grouped_gemm = false;  // --moe-grouped-gemm
-  bool moe_router_fp32 = false;   // --moe-router-dtype fp32 (router scores kept in fp32)
+  bool moe_grouped_gemm = false;    // --moe-grouped-gemm
+  bool moe_permute_fusion = false;  // --moe-permute-fusion (TE's fused permute kernels)
+  bool moe_router_fp32 = false;     // --moe-router-dtype fp32 (router scores kept in fp32)
   bool overlap_moe_expert_parallel_comm = false;  // one extra warm-up micro-batch (VPP)
   double moe_expert_capacity_factor = 0.0;        // 0 = dropless
   bool moe_pad_expert_input_to_capacity = false;

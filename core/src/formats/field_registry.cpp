@@ -282,6 +282,19 @@ void write_router_dtype(const Config& c, std::vector<MegatronFlag>& flags) {
   if (c.training.moe_router_fp32) add_flag(flags, "--moe-router-dtype", "fp32");
 }
 
+// transformer_config.py: --first-last-layers-bf16 with the two layer counts (1 by default);
+// meaningful only under FP8.
+void write_fp8_bf16_layers(const Config& c, std::vector<MegatronFlag>& flags) {
+  const TrainingConfig& t = c.training;
+  if (t.fp8_recipe == Fp8Recipe::none ||
+      t.fp8_bf16_layers_at_start + t.fp8_bf16_layers_at_end == 0) {
+    return;
+  }
+  add_flag(flags, "--first-last-layers-bf16");
+  add_flag(flags, "--num-layers-at-start-in-bf16", std::to_string(t.fp8_bf16_layers_at_start));
+  add_flag(flags, "--num-layers-at-end-in-bf16", std::to_string(t.fp8_bf16_layers_at_end));
+}
+
 // Either spelling means the same once read back (arguments.py picks by --swiglu).
 void write_bias_activation_fusion(const Config& c, std::vector<MegatronFlag>& flags) {
   if (c.training.bias_activation_fusion) return;
@@ -503,11 +516,33 @@ std::vector<ConfigField> numerics_rows() {
           .read_by_code("--fp8-recipe")
           .writes(write_fp8)
           .ui("FP8 recipe", "--fp8-format with --fp8-recipe",
-              "FP8 GEMMs; megamem changes only weight bytes with --fp8-param-gather."),
+              "FP8 GEMMs: 1-byte saved GEMM inputs and cached FP8 weight copies (Transformer "
+              "Engine)."),
       MM_BOOL("fp8-param-gather", "0", training.fp8_param_gather)
           .json("fp8_param_gather")
           .flag("--fp8-param-gather", FlagForm::store_true)
           .ui("FP8 param gather", "", "GEMM weights stored in 1 byte."),
+      // transformer_config.py: --first-last-layers-bf16 keeps --num-layers-at-start-in-bf16 and
+      // --num-layers-at-end-in-bf16 decoder layers (1 each by default) out of FP8.
+      MM_INT("fp8-bf16-first", "0", training.fp8_bf16_layers_at_start, 0, kMaxDim)
+          .json("fp8_bf16_layers_at_start")
+          .read_by_code("--num-layers-at-start-in-bf16")
+          .writes(write_fp8_bf16_layers)
+          .ui("FP8: first layers in bf16", "--first-last-layers-bf16 --num-layers-at-start-in-bf16",
+              "These leading decoder layers keep bf16 activations and no FP8 weight copies.")
+          .range(0.0, 64.0, 1.0),
+      MM_INT("fp8-bf16-last", "0", training.fp8_bf16_layers_at_end, 0, kMaxDim)
+          .json("fp8_bf16_layers_at_end")
+          .read_by_code("--num-layers-at-end-in-bf16")
+          .ui("FP8: last layers in bf16", "--first-last-layers-bf16 --num-layers-at-end-in-bf16",
+              "These trailing decoder layers keep bf16 activations and no FP8 weight copies.")
+          .range(0.0, 64.0, 1.0),
+  };
+}
+
+// The transformer implementation and its fused kernels' choices.
+std::vector<ConfigField> implementation_rows() {
+  return {
       MM_CHOICE("impl", "te", training.transformer_impl)
           .json("transformer_impl")
           .choices({{"te", "transformer_engine", "transformer_engine", "Transformer Engine"},
@@ -594,6 +629,12 @@ std::vector<ConfigField> moe_training_rows() {
           .read_by_code("--moe-router-dtype")
           .writes(write_router_dtype)
           .ui("router in fp32", "--moe-router-dtype fp32", "Router scores kept in fp32."),
+      MM_BOOL("permute-fusion", "0", training.moe_permute_fusion)
+          .json("moe_permute_fusion")
+          .flag("--moe-permute-fusion", FlagForm::store_true)
+          .ui("permute fusion", "",
+              "alltoall: TE's fused permutation keeps an int32 row map instead of int64 "
+              "indices."),
       MM_BOOL("moe-overlap", "0", training.overlap_moe_expert_parallel_comm)
           .json("overlap_moe_expert_parallel_comm")
           .flag("--overlap-moe-expert-parallel-comm", FlagForm::store_true)
@@ -768,6 +809,10 @@ std::vector<ConfigField> runtime_and_device_rows() {
               "Transformer Engine's cuBLAS workspace per stream: 32 MiB on Hopper, 4 MiB "
               "before.")
           .range(0.0, 1024.0, 1.0, "%.1f"),
+      MM_BOOL("g.fp8-any-layout", "0", device.fp8_gemm_any_layout)
+          .json("fp8_gemm_any_layout")
+          .ui("FP8 GEMMs any layout", "(GPU property)",
+              "Blackwell: Transformer Engine keeps no transposed FP8 weight copy."),
       MM_REAL("g.fixed", "10", device.fixed_allocated_mib, 0.0, kMaxReal)
           .json("fixed_allocated_mib")
           .ui("fixed buffers (MiB)", "(calibrated)",
@@ -1116,10 +1161,11 @@ std::vector<ConfigField> wgrad_and_backend_rows() {
 std::vector<ConfigField> all_rows() {
   std::vector<ConfigField> rows;
   for (std::vector<ConfigField> part :
-       {job_rows(), batch_rows(), recompute_rows(), pipeline_rows(), numerics_rows(), kernel_rows(),
-        moe_training_rows(), optimizer_rows(), optimizer_state_rows(), offload_rows(),
-        runtime_and_device_rows(), model_shape_rows(), model_layer_rows(), model_embedding_rows(),
-        model_moe_rows(), model_mla_mtp_rows(), fsdp_rows(), wgrad_and_backend_rows()}) {
+       {job_rows(), batch_rows(), recompute_rows(), pipeline_rows(), numerics_rows(),
+        implementation_rows(), kernel_rows(), moe_training_rows(), optimizer_rows(),
+        optimizer_state_rows(), offload_rows(), runtime_and_device_rows(), model_shape_rows(),
+        model_layer_rows(), model_embedding_rows(), model_moe_rows(), model_mla_mtp_rows(),
+        fsdp_rows(), wgrad_and_backend_rows()}) {
     for (ConfigField& field : part) rows.push_back(std::move(field));
   }
   return rows;

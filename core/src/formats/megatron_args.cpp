@@ -148,6 +148,10 @@ constexpr FlagSpec kModeledFlags[] = {
     {"--fp8-format", Arity::one},
     {"--fp8-recipe", Arity::one},
     {"--fp8-param-gather", Arity::none},
+    {"--first-last-layers-bf16", Arity::none},
+    {"--num-layers-at-start-in-bf16", Arity::one},
+    {"--num-layers-at-end-in-bf16", Arity::one},
+    {"--moe-permute-fusion", Arity::none},
     {"--transformer-impl", Arity::one},
     {"--attention-backend", Arity::one},
     {"--cross-entropy-loss-fusion", Arity::none},
@@ -195,7 +199,6 @@ constexpr std::string_view kUnmodeledFlags[] = {
     "--external-cuda-graph",                  // deprecated spelling of --cuda-graph-impl te
     "--fp4-format",                           // NVFP4 weights and caches
     "--fp4-param-gather",                     // NVFP4 parameter buffer
-    "--first-last-layers-bf16",               // FP8 weight caches skip some layers
     "--tp-comm-overlap",                      // Userbuffers staging buffers
     "--delay-wgrad-compute",                  // weight gradients held until later
     "--moe-shared-expert-overlap",            // shared experts on a side stream
@@ -547,6 +550,18 @@ void read_parallel(FlagReader& r, ParallelConfig& p) {
   }
 }
 
+// transformer_config.py: --first-last-layers-bf16 keeps --num-layers-at-start-in-bf16 and
+// --num-layers-at-end-in-bf16 layers (1 each by default) out of FP8; it means nothing without
+// FP8 (fp8_utils.py, is_first_last_bf16_layer). Its refusal with delayed scaling is a rule
+// (rules/precision.cpp).
+void read_fp8_bf16_layers(FlagReader& r, TrainingConfig& t) {
+  if (!r.has("--first-last-layers-bf16") || t.fp8_recipe == Fp8Recipe::none) return;
+  t.fp8_bf16_layers_at_start = 1;
+  t.fp8_bf16_layers_at_end = 1;
+  r.read("--num-layers-at-start-in-bf16", t.fp8_bf16_layers_at_start, 0);
+  r.read("--num-layers-at-end-in-bf16", t.fp8_bf16_layers_at_end, 0);
+}
+
 void read_training(FlagReader& r, TrainingConfig& t) {
   // arguments.py validate_args: params_dtype is fp32 unless --fp16 or --bf16, which exclude
   // each other ("assert not args.bf16").
@@ -573,6 +588,8 @@ void read_training(FlagReader& r, TrainingConfig& t) {
                          {"mxfp8", Fp8Recipe::mxfp8},
                          {"blockwise", Fp8Recipe::blockwise}});
   }
+
+  read_fp8_bf16_layers(r, t);
 
   // transformer_config.py moe_router_dtype: None (the params dtype), fp32 or fp64. fp64
   // router scores are not modeled (listed as unmodeled in note_unmodeled_flags).

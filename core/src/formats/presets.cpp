@@ -524,7 +524,8 @@ std::string presets_to_json(const PresetCatalog& catalog, int indent) {
                     {"intra_node_bandwidth_gb_per_s", d.intra_node_bandwidth_gb_per_s},
                     {"inter_node_bandwidth_gb_per_s", d.inter_node_bandwidth_gb_per_s},
                     {"peak_bf16_tflops", d.peak_bf16_tflops},
-                    {"te_cublas_workspace_mib", d.te_cublas_workspace_mib}});
+                    {"te_cublas_workspace_mib", d.te_cublas_workspace_mib},
+                    {"fp8_gemm_any_layout", d.fp8_gemm_any_layout}});
   }
   json recipes = json::array();
   for (const RecipePreset& p : catalog.recipes) {

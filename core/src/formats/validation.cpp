@@ -25,7 +25,6 @@ namespace {
 
 using nlohmann::json;
 
-
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Unmodeled features (the one list) and how a case is seen to use them
 // ---------------------------------------------------------------------------------------------
@@ -34,7 +33,8 @@ using nlohmann::json;
 // Remove a name here once the estimator handles it; its cases are then scored.
 const std::vector<std::string> kUnmodeledFeatures = {
     "cuda_graph",
-    "fp8",
+    "fp4",
+    "fp8_fsdp",
     "modelopt",
 };
 
@@ -59,10 +59,14 @@ constexpr FeatureRule kFeatureRules[] = {
               has(a.unmodeled_flags, "--enable-cuda-graph") ||
               has(a.unmodeled_flags, "--external-cuda-graph");
      }},
-    {"fp8", "fp8",
+    // NVFP4 weights and caches (--fp4-format); FP8 is modeled (fp8_memory.hpp).
+    {"fp4", "fp4", [](const MegatronArgs& a) { return has(a.unmodeled_flags, "--fp4-format"); }},
+    // FP8 under Megatron-FSDP / FSDP2: TE's FP8 weight copies of the sharded parameters are
+    // not modeled (static_memory.cpp adds them to the DDP buffers only).
+    {"fp8_fsdp", "fp8_fsdp",
      [](const MegatronArgs& a) {
-       return a.config.training.fp8_recipe != Fp8Recipe::none ||
-              has(a.unmodeled_flags, "--fp4-format");
+       return a.config.training.fp8_recipe != Fp8Recipe::none &&
+              a.config.parallel.fsdp.impl != FsdpImpl::none;
      }},
     // ModelOpt runs (here: distillation, whose teacher model lives outside the flags).
     {"modelopt", "modelopt",
@@ -198,6 +202,8 @@ std::int64_t effective_vocab_size(std::int64_t listed, std::string_view megatron
 // capability 9) on, 4 MiB before (transformer_engine/pytorch/cpp_extensions/gemm.py,
 // get_cublas_workspace_size_bytes). Unknown or missing GPUs keep the Config default.
 void apply_gpu(std::string_view gpu, Config& config) {
+  // Blackwell runs FP8 GEMMs in any layout (fp8_gemm_any_layout in config.hpp).
+  config.device.fp8_gemm_any_layout = gpu.rfind("GB", 0) == 0 || gpu.rfind("B", 0) == 0;
   constexpr std::string_view kBeforeHopper[] = {"A100", "A800", "A40",  "A10", "A30",
                                                 "L40",  "L4",   "V100", "T4"};
   for (const std::string_view name : kBeforeHopper) {

@@ -88,6 +88,8 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   }
   sink.add("attention output (linear_proj input)", attn, n * heads * dh, 2, {},
            {OffloadModule::attn_proj});
+  delayed_scaling_copy(c, sink, "attention output FP8 copy (linear_proj input)", attn,
+                       n * heads * dh, {OffloadModule::attn_proj});
 }
 
 void flops(const ModuleContext& c, ModuleFlops& f) {

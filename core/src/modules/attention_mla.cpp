@@ -44,7 +44,11 @@ void params(const ModuleContext& c, ParamSink& sink) {
 }
 
 // The compressed latents, their norms and the up-projected Q, K, V.
-void latents_saved(const ModelConfig& m, const ActivationShape& s, SavedSink& sink) {
+// The q/kv norms' outputs are the up-projections' GEMM inputs, FP8 in an FP8 layer
+// (linear.py, saved_inputmat).
+void latents_saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
+  const ModelConfig& m = c.model;
+  const double gemm_input = gemm_input_bytes(c);
   const ModuleKind attn = ModuleKind::self_attention;
   const double heads = m.num_attention_heads / s.tp;
   const double n = s.tokens;
@@ -56,11 +60,13 @@ void latents_saved(const ModelConfig& m, const ActivationShape& s, SavedSink& si
   const OffloadModules core_attn = {OffloadModule::core_attn};
   if (m.q_lora_rank > 0) {
     sink.add("q_down output", attn, nsp * m.q_lora_rank, 2, {}, qkv_linear);
-    sink.add("q norm output", attn, nsp * m.q_lora_rank * norm_outputs, 2, up_proj, qkv_linear);
+    sink.add("q norm output", attn, nsp * m.q_lora_rank * norm_outputs, gemm_input, up_proj,
+             qkv_linear);
   }
   sink.add("kv_down output", attn,
            nsp * (static_cast<double>(m.kv_lora_rank) + m.qk_pos_emb_head_dim), 2, {}, qkv_linear);
-  sink.add("kv norm output", attn, nsp * m.kv_lora_rank * norm_outputs, 2, up_proj, qkv_linear);
+  sink.add("kv norm output", attn, nsp * m.kv_lora_rank * norm_outputs, gemm_input, up_proj,
+           qkv_linear);
   sink.add("Q, K (core attention inputs)", attn, 2 * n * heads * q_head, 2, up_proj, core_attn);
   sink.add("V (core attention input)", attn, n * heads * m.v_head_dim, 2, up_proj, core_attn);
 }
@@ -74,7 +80,7 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const RecomputeModules core_attn = {RecomputeModule::core_attn};
   const OffloadModules offload_core = {OffloadModule::core_attn};
   input_norm_saved(c, s, sink);
-  latents_saved(m, s, sink);
+  latents_saved(c, s, sink);
   if (unfused_attention(c.config)) {
     const double scores = s.batch * heads * s.seq * s.seq;
     sink.add("attention probabilities", attn, scores, 2, core_attn, offload_core);
@@ -88,6 +94,8 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   }
   sink.add("attention output (linear_proj input)", attn, n * heads * m.v_head_dim, 2, {},
            {OffloadModule::attn_proj});
+  delayed_scaling_copy(c, sink, "attention output FP8 copy (linear_proj input)", attn,
+                       n * heads * m.v_head_dim, {OffloadModule::attn_proj});
   // mla_up_proj keeps the gathered RoPE slice as a checkpoint input.
   if (sink.active_recompute().has(RecomputeModule::mla_up_proj)) {
     sink.add("RoPE slice (mla_up_proj checkpoint input)", attn, n * m.qk_pos_emb_head_dim, 2);

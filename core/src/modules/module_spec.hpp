@@ -54,6 +54,7 @@ struct ParamTensor {
   bool shared_embedding = false;  // Megatron puts it in a bucket of its own
   bool gemm_weight = false;       // 2-D GEMM weight (fp8 param gather, Muon)
   bool embedding_or_output = false;
+  bool fp8 = false;  // GEMM weight Transformer Engine runs in FP8 (fp8_memory.hpp)
 
   std::int64_t elements() const { return numel * copies; }
 };
@@ -163,9 +164,23 @@ struct ModuleContext {
   const ModelConfig& model;
   const Config& config;
   bool moe_layer = false;
+  // The layer runs inside Transformer Engine's FP8 autocast: its GEMM inputs are saved in FP8
+  // and its GEMM weights keep FP8 copies (fp8_memory.hpp). Off for --first-last-layers-bf16
+  // layers.
+  bool fp8 = false;
 };
 
-ModuleContext module_context(const NormalizedConfig& normalized, bool moe_layer);
+ModuleContext module_context(const NormalizedConfig& normalized, bool moe_layer, bool fp8 = false);
+
+// Bytes per element of a GEMM input a TE linear saves for backward: FP8 (1 byte plus its
+// scales) in an FP8 layer, else bf16 (fp8_memory.hpp).
+double gemm_input_bytes(const ModuleContext& context);
+
+// Under delayed scaling a TE linear whose input another module already saves in bf16 keeps its
+// own FP8 copy: Megatron sets save_original_input only for the other recipes (attention.py
+// and moe/shared_experts.py, set_save_original_input).
+void delayed_scaling_copy(const ModuleContext& context, SavedSink& sink, const char* tensor,
+                          ModuleKind module, double elements, OffloadModules offload);
 
 // The two halves of transformer_layer.py, each closed by a bias-dropout-add.
 enum class LayerBlock : std::uint8_t { attention, mlp };

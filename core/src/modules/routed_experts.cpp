@@ -4,9 +4,10 @@
 //     E/EP local experts (TEGroupedMLP: one fc1 [glu x ffn x width] and fc2 [width x ffn]
 //     weight, and bias, per expert) split /ETP: expert bucket, sharded over expert-DP.
 //   saved: the dispatched tokens (expert_fc1 offload), fc1 output (moe_act offload),
-//     activation output (moe_act recompute), and without the fused weighted SwiGLU the
-//     probability-weighted copies; all freed by moe recompute. The permute and exchange
-//     buffers are forward transients.
+//     activation output (moe_act recompute), the permuted probabilities, and without the fused
+//     weighted SwiGLU the probability-weighted copies; the alltoall dispatcher's permutation
+//     maps; all freed by moe recompute. In an FP8 layer fc1's and fc2's inputs are saved in
+//     FP8. The permute and exchange buffers are forward transients.
 //   FLOPs: training.py: top-k experts' 2h x moe_ffn x (1 + glu) per token, and the latent
 //     projections.
 #include <algorithm>
@@ -51,6 +52,37 @@ double routed_tokens(const ModuleContext& c, const ActivationShape& s) {
   return share * balanced;
 }
 
+// grouped_linear.py saves the grouped FP8 input (columnwise only); offloading expert_fc1
+// makes Megatron save the bf16 original instead, except under MXFP8 (moe/experts.py,
+// TEGroupedMLP.__init__).
+double expert_fc1_input_bytes(const ModuleContext& c) {
+  const TrainingConfig& t = c.config.training;
+  const bool offloaded = t.offload.fine_grained_activation_offloading &&
+                         t.offload.offload_modules.intersects({OffloadModule::expert_fc1});
+  return offloaded && t.fp8_recipe != Fp8Recipe::mxfp8 ? 2.0 : gemm_input_bytes(c);
+}
+
+// The alltoall dispatcher's permutation maps (token_dispatcher.py MoEAlltoAllTokenDispatcher;
+// moe_utils.py permute, sort_chunks_by_idxs). Fused (TE permutation.py): an int32 row_id_map
+// [Nsp, 2E+1] shared by permute and unpermute (triton/permutation.py make_row_id_map), and one
+// int32 map per token for each of the two chunk sorts between local experts. Unfused: the
+// int64 indices of index_select and of the probabilities' gather.
+void alltoall_indices_saved(const ModuleContext& c, const ActivationShape& s, double routed,
+                            SavedSink& sink) {
+  const ModelConfig& m = c.model;
+  const ModuleKind experts = ModuleKind::routed_experts;
+  const RecomputeModules moe = {RecomputeModule::moe};
+  const double local_experts =
+      static_cast<double>(m.num_experts) / c.config.parallel.expert_parallel;
+  if (c.config.training.moe_permute_fusion) {
+    sink.add("permutation row_id_map (int32)", experts, s.sp_tokens * (2.0 * m.num_experts + 1), 4,
+             moe);
+    if (local_experts > 1) sink.add("chunk sort maps (int32)", experts, 2 * routed, 4, moe);
+  } else {
+    sink.add("permutation indices (int64)", experts, 2 * m.moe_router_topk * s.sp_tokens, 8, moe);
+  }
+}
+
 void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const ModelConfig& m = c.model;
   const double width = m.moe_latent_size > 0 ? m.moe_latent_size : m.hidden_size;
@@ -59,23 +91,31 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const ModuleKind experts = ModuleKind::routed_experts;
   const RecomputeModules moe = {RecomputeModule::moe};
   const RecomputeModules moe_act = {RecomputeModule::moe, RecomputeModule::moe_act};
-  sink.add("dispatched tokens (expert fc1 input)", experts, routed * width, 2, moe,
-           {OffloadModule::expert_fc1});
+  sink.add("dispatched tokens (expert fc1 input)", experts, routed * width,
+           expert_fc1_input_bytes(c), moe, {OffloadModule::expert_fc1});
   sink.add("expert fc1 output", experts, routed * glu_factor(m) * expert_ffn, 2, moe,
            {OffloadModule::moe_act});
-  sink.add("expert activation output", experts, routed * expert_ffn, 2, moe_act);
+  sink.add("expert activation output", experts, routed * expert_ffn, gemm_input_bytes(c), moe_act);
   // experts.py bias_act_func: only the fused weighted SwiGLU folds the routing
   // probabilities into the activation kernel. Otherwise the activation output is saved by
   // the multiplication with the probabilities and their product again by fc2 (a GLU also
   // keeps its silu output).
   const bool fused = m.activation == Activation::swiglu && c.config.training.bias_activation_fusion;
+  // The permuted probabilities, in the router's dtype, saved by the weighted activation
+  // (fusions/fused_bias_swiglu.py, WeightedSwiGLUFunction) or by the product with them; a
+  // moe_act checkpoint keeps them as its input.
+  sink.add("permuted probabilities", experts, routed, c.config.training.moe_router_fp32 ? 4 : 2,
+           moe);
   if (!fused) {
     sink.add("expert activation output (probs-weighted copies)", experts,
              glu_factor(m) * routed * expert_ffn, 2, moe_act);
   }
+  const bool allgather = c.config.training.moe_token_dispatcher == TokenDispatcher::allgather;
+  if (c.config.training.moe_token_dispatcher == TokenDispatcher::alltoall) {
+    alltoall_indices_saved(c, s, routed, sink);
+  }
   // token_dispatcher.py: permute output, exchange buffers and their sorted copies exist
   // only inside the layer's forward (and again in backward).
-  const bool allgather = c.config.training.moe_token_dispatcher == TokenDispatcher::allgather;
   sink.forward_transient((allgather ? 2 : 2 * 2) * routed * width);
 }
 

@@ -2,7 +2,8 @@
 // TP MLP of --moe-shared-expert-intermediate-size beside the routed experts.
 //   parameters: fc1 [glu x shared x h] /TP, fc2 [h x shared] /TP (bias replicated), the
 //     optional gate [h] (--moe-shared-expert-gate). Dense bucket.
-//   saved: fc1 output and activation output, freed by moe or shared_experts recompute.
+//   saved: fc1 output and activation output (fc2's FP8 input in an FP8 layer), freed by moe
+//     or shared_experts recompute; under delayed scaling fc1's own FP8 input copy.
 //   FLOPs: training.py: 2h x shared x (1 + glu) per token.
 #include "module_spec.hpp"
 
@@ -24,8 +25,11 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const RecomputeModules recompute = {RecomputeModule::moe, RecomputeModule::shared_experts};
   sink.add("shared expert fc1 output", ModuleKind::shared_experts,
            s.tokens * glu_factor(c.model) * shared_ffn, 2, recompute);
-  sink.add("shared expert activation output", ModuleKind::shared_experts, s.tokens * shared_ffn, 2,
-           recompute);
+  sink.add("shared expert activation output", ModuleKind::shared_experts, s.tokens * shared_ffn,
+           gemm_input_bytes(c), recompute);
+  // fc1's input is the pre-MLP norm output the router already saves in bf16.
+  delayed_scaling_copy(c, sink, "shared expert fc1 FP8 input copy", ModuleKind::shared_experts,
+                       s.sp_tokens * s.h, {});
 }
 
 void flops(const ModuleContext& c, ModuleFlops& f) {

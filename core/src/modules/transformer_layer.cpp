@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "attention_backend.hpp"
+#include "fp8_memory.hpp"
 #include "module_spec.hpp"
 
 namespace megamem {
@@ -35,6 +36,8 @@ void ParamSink::tensor(ModuleKind module, std::int64_t numel, bool gemm_weight) 
   t.module = module;
   t.numel = numel;
   t.gemm_weight = gemm_weight;
+  // TE modules quantize their GEMM weights; the router is Megatron's own GEMM.
+  t.fp8 = tag_.fp8 && gemm_weight && module != ModuleKind::router;
   push(t);
 }
 
@@ -51,9 +54,11 @@ void ParamSink::experts(ModuleKind module, std::int64_t weight, std::int64_t bia
   t.copies = copies;
   t.numel = weight;
   t.gemm_weight = true;
+  t.fp8 = tag_.fp8;
   push(t);
   t.numel = bias;
   t.gemm_weight = false;
+  t.fp8 = false;
   push(t);
 }
 
@@ -68,6 +73,7 @@ void ParamSink::embedding_or_output(ModuleKind module, std::int64_t numel, bool 
   t.gemm_weight = gemm;
   t.shared_embedding = shared;
   t.embedding_or_output = true;
+  t.fp8 = false;  // embedding and output layer stay 16-bit (fp8_utils.py)
   push(t);
 }
 
@@ -105,11 +111,24 @@ void SavedSink::backward_transient(double bytes) {
   extra_backward_ = std::max(extra_backward_, bytes);
 }
 
-ModuleContext module_context(const NormalizedConfig& normalized, bool moe_layer) {
+ModuleContext module_context(const NormalizedConfig& normalized, bool moe_layer, bool fp8) {
   return ModuleContext{.normalized = normalized,
                        .model = normalized.config.model,
                        .config = normalized.config,
-                       .moe_layer = moe_layer};
+                       .moe_layer = moe_layer,
+                       .fp8 = fp8};
+}
+
+double gemm_input_bytes(const ModuleContext& context) {
+  return fp8_saved_input_bytes_per_element(context.fp8 ? context.config.training.fp8_recipe
+                                                       : Fp8Recipe::none);
+}
+
+void delayed_scaling_copy(const ModuleContext& context, SavedSink& sink, const char* tensor,
+                          ModuleKind module, double elements, OffloadModules offload) {
+  if (context.fp8 && context.config.training.fp8_recipe == Fp8Recipe::delayed) {
+    sink.add(tensor, module, elements, gemm_input_bytes(context), {}, offload);
+  }
 }
 
 // The backend TE resolves "auto" to (attention_backend.hpp) decides whether the s x s
@@ -131,8 +150,14 @@ void input_norm_saved(const ModuleContext& context, const ActivationShape& s, Sa
   // inside qkv_linear; attn_norm offloads only a standalone norm.
   sink.add("input_layernorm input", ModuleKind::input_layernorm, s.sp_tokens * s.h, 2, {},
            {standalone_norm ? OffloadModule::attn_norm : OffloadModule::qkv_linear});
+  // Under TE linear_qkv saves the fused norm's output as its GEMM input, FP8 in an FP8 layer
+  // (layernorm_linear.py, with_quantized_norm). A standalone norm's (MLA) output is saved by
+  // its consumers: under FP8 the two down-projections (q_down or q_proj, and kv_down) each
+  // keep an FP8 copy (linear.py, saved_inputmat).
+  const double output_bytes =
+      !context.fp8 ? 2.0 : (standalone_norm ? 2.0 : 1.0) * gemm_input_bytes(context);
   sink.add(
-      "input_layernorm output", ModuleKind::input_layernorm, s.sp_tokens * s.h, 2,
+      "input_layernorm output", ModuleKind::input_layernorm, s.sp_tokens * s.h, output_bytes,
       standalone_norm && mla ? RecomputeModules{RecomputeModule::layernorm} : RecomputeModules{},
       {OffloadModule::qkv_linear});
 }

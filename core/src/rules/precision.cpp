@@ -25,6 +25,34 @@ std::optional<Error> fp8_param_gather_needs_fp8(NormalizedConfig& n) {
   return std::nullopt;
 }
 
+// transformer_config.py __post_init__ refuses --first-last-layers-bf16 with delayed scaling
+// ("Delayed scaling does not support first / last layer in BF16").
+std::optional<Error> bf16_layers_need_current_scaling(NormalizedConfig& n) {
+  const TrainingConfig& t = n.config.training;
+  if (t.fp8_recipe != Fp8Recipe::delayed ||
+      t.fp8_bf16_layers_at_start + t.fp8_bf16_layers_at_end == 0) {
+    return std::nullopt;
+  }
+  return rule_error("fp8_bf16_layers_at_start",
+                    "--first-last-layers-bf16 is not supported with delayed scaling (use "
+                    "--fp8-recipe tensorwise, mxfp8 or blockwise)",
+                    "megatron/core/transformer/transformer_config.py");
+}
+
+// Under Megatron-FSDP / FSDP2 Transformer Engine's FP8 copies of the (all-gathered) weights
+// are not counted: static_memory.cpp adds them beside the DDP buffers only. Said, not hidden.
+std::optional<Error> fp8_under_fsdp_not_counted(NormalizedConfig& n) {
+  const Config& c = n.config;
+  if (c.training.fp8_recipe == Fp8Recipe::none || c.parallel.fsdp.impl == FsdpImpl::none) {
+    return std::nullopt;
+  }
+  policy_warning(n,
+                 "FP8 under FSDP: Transformer Engine's FP8 weight copies are not counted "
+                 "(megamem models them with DDP only); weights may be underestimated",
+                 "transformer_engine/pytorch/module/base.py (_fp8_workspaces)");
+  return std::nullopt;
+}
+
 // megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py: the hybrid device optimizer
 // runs on the precision-aware optimizer's code path (arguments.py says so when it asserts).
 std::optional<Error> optimizer_offload_needs_precision_aware(NormalizedConfig& n) {
@@ -60,7 +88,8 @@ std::optional<Error> te_cross_entropy_fusion(NormalizedConfig& n) {
 
 std::optional<Error> check_precision(NormalizedConfig& n) {
   static constexpr Check kChecks[] = {
-      fp8_param_gather_needs_fp8, optimizer_offload_needs_precision_aware, te_cross_entropy_fusion};
+      fp8_param_gather_needs_fp8, bf16_layers_need_current_scaling, fp8_under_fsdp_not_counted,
+      optimizer_offload_needs_precision_aware, te_cross_entropy_fusion};
   return run_checks(kChecks, n);
 }
 
