@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "format.hpp"
 #include "imgui.h"
@@ -129,6 +130,42 @@ void verdict(const AppState& state, bool compact) {
   }
 }
 
+// What a preset picker (model, GPU) shows and what picking a row does.
+template <typename Preset>
+struct PresetCombo {
+  std::string title;                   // the closed combo's text
+  std::string* filter;                 // the picker's filter text in AppState
+  const std::vector<Preset>* presets;  // null when the catalog did not load
+  std::string* selected_id;            // the link's preset id (model=, gpu=)
+  const char* edited_key;              // AppState::edited_key after a pick
+  std::string (*search_text)(const Preset&);
+  std::string (*row_text)(const Preset&);
+  void (*apply)(const Preset&, Config&);  // puts the preset's section into the config
+};
+
+// The combo with its filter and the presets matching it; true when a row was picked.
+template <typename Preset>
+bool preset_combo(AppState& state, const char* label, const PresetCombo<Preset>& combo) {
+  bool changed = false;
+  const std::string id = std::string("##") + label;
+  if (ImGui::BeginCombo(id.c_str(), combo.title.c_str(), ImGuiComboFlags_HeightLarge)) {
+    filter_field(combo.filter);
+    for (std::size_t i = 0; combo.presets && i < combo.presets->size(); ++i) {
+      const Preset& preset = (*combo.presets)[i];
+      if (!contains_ignoring_case(combo.search_text(preset), *combo.filter)) continue;
+      const bool selected = preset.id == *combo.selected_id;
+      if (ImGui::Selectable(combo.row_text(preset).c_str(), selected)) {
+        *combo.selected_id = preset.id;
+        combo.apply(preset, state.shared.config);
+        state.edited_key = combo.edited_key;
+        changed = true;
+      }
+    }
+    ImGui::EndCombo();
+  }
+  return changed;
+}
+
 }  // namespace
 
 int verdict_level(const Estimate& estimate) {
@@ -142,27 +179,22 @@ int verdict_level(const Estimate& estimate) {
 
 bool model_picker(AppState& state, const char* label) {
   const Expected<PresetCatalog>& catalog = builtin_presets();
-  bool changed = false;
-  const std::string id = std::string("##") + label;
-  if (ImGui::BeginCombo(id.c_str(), model_title(state).c_str(), ImGuiComboFlags_HeightLarge)) {
-    filter_field(&state.model_filter);
-    if (catalog) {
-      for (const ModelPreset& preset : catalog->models) {
-        if (!contains_ignoring_case(preset.id + " " + preset.name, state.model_filter)) continue;
-        const bool selected = preset.id == state.shared.model_id;
-        char row[160];
-        std::snprintf(row, sizeof row, "%s  (%s params)", preset.name.c_str(),
-                      count_text(preset.published_params).c_str());
-        if (ImGui::Selectable(row, selected)) {
-          state.shared.model_id = preset.id;
-          state.shared.config.model = preset.model;
-          state.edited_key = "model";
-          changed = true;
-        }
-      }
-    }
-    ImGui::EndCombo();
-  }
+  const bool changed = preset_combo<ModelPreset>(
+      state, label,
+      {.title = model_title(state),
+       .filter = &state.model_filter,
+       .presets = catalog ? &catalog->models : nullptr,
+       .selected_id = &state.shared.model_id,
+       .edited_key = "model",
+       .search_text = [](const ModelPreset& preset) { return preset.id + " " + preset.name; },
+       .row_text =
+           [](const ModelPreset& preset) {
+             char row[160];
+             std::snprintf(row, sizeof row, "%s  (%s params)", preset.name.c_str(),
+                           count_text(preset.published_params).c_str());
+             return std::string(row);
+           },
+       .apply = [](const ModelPreset& preset, Config& config) { config.model = preset.model; }});
   describe_item(state, label, "combo", "model preset (link: model=<id>)",
                 "A published architecture; every field stays editable below.");
   return changed;
@@ -170,29 +202,22 @@ bool model_picker(AppState& state, const char* label) {
 
 bool gpu_picker(AppState& state, const char* label) {
   const Expected<PresetCatalog>& catalog = builtin_presets();
-  bool changed = false;
-  const std::string id = std::string("##") + label;
-  if (ImGui::BeginCombo(id.c_str(), gpu_title(state).c_str(), ImGuiComboFlags_HeightLarge)) {
-    filter_field(&state.gpu_filter);
-    if (catalog) {
-      for (const GpuPreset& preset : catalog->gpus) {
-        if (!contains_ignoring_case(preset.id + " " + preset.device.name, state.gpu_filter)) {
-          continue;
-        }
-        const bool selected = preset.id == state.shared.gpu_id;
-        char row[160];
-        std::snprintf(row, sizeof row, "%s  (%.2f GiB)", preset.device.name.c_str(),
-                      preset.device.capacity_gib);
-        if (ImGui::Selectable(row, selected)) {
-          state.shared.gpu_id = preset.id;
-          state.shared.config.device = preset.device;
-          state.edited_key = "gpu";
-          changed = true;
-        }
-      }
-    }
-    ImGui::EndCombo();
-  }
+  const bool changed = preset_combo<GpuPreset>(
+      state, label,
+      {.title = gpu_title(state),
+       .filter = &state.gpu_filter,
+       .presets = catalog ? &catalog->gpus : nullptr,
+       .selected_id = &state.shared.gpu_id,
+       .edited_key = "gpu",
+       .search_text = [](const GpuPreset& preset) { return preset.id + " " + preset.device.name; },
+       .row_text =
+           [](const GpuPreset& preset) {
+             char row[160];
+             std::snprintf(row, sizeof row, "%s  (%.2f GiB)", preset.device.name.c_str(),
+                           preset.device.capacity_gib);
+             return std::string(row);
+           },
+       .apply = [](const GpuPreset& preset, Config& config) { config.device = preset.device; }});
   describe_item(state, label, "combo", "GPU preset (link: gpu=<id>)",
                 "The card's usable memory, node size and workspace sizes.");
   return changed;
