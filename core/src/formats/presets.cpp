@@ -509,40 +509,37 @@ const Expected<PresetCatalog>& builtin_presets() {
   return catalog;
 }
 
-// The keys every preset kind lists: id, name, aliases, source; then `details`.
-template <typename Preset>
-json preset_json(const Preset& preset, const std::string& name, const json& details) {
-  json entry = {
-      {"id", preset.id}, {"name", name}, {"aliases", preset.aliases}, {"source", preset.source}};
-  entry.update(details);
-  return entry;
-}
-
 std::string presets_to_json(const PresetCatalog& catalog, int indent) {
   json models = json::array();
   for (const ModelPreset& p : catalog.models) {
     const ModelConfig& m = p.model;
-    models.push_back(preset_json(p, p.name,
-                                 {{"published_params", p.published_params},
-                                  {"published_mtp_params", p.published_mtp_params},
-                                  {"published_params_exact", p.published_params_exact},
-                                  {"published_params_text", p.published_params_text},
-                                  {"published_params_tolerance", p.published_params_tolerance},
-                                  {"num_layers", m.num_layers},
-                                  {"hidden_size", m.hidden_size},
-                                  {"num_experts", m.num_experts},
-                                  {"multi_latent_attention", m.multi_latent_attention}}));
+    models.push_back({{"id", p.id},
+                      {"name", p.name},
+                      {"aliases", p.aliases},
+                      {"source", p.source},
+                      {"published_params", p.published_params},
+                      {"published_mtp_params", p.published_mtp_params},
+                      {"published_params_exact", p.published_params_exact},
+                      {"published_params_text", p.published_params_text},
+                      {"published_params_tolerance", p.published_params_tolerance},
+                      {"num_layers", m.num_layers},
+                      {"hidden_size", m.hidden_size},
+                      {"num_experts", m.num_experts},
+                      {"multi_latent_attention", m.multi_latent_attention}});
   }
   json gpus = json::array();
   for (const GpuPreset& p : catalog.gpus) {
     const DeviceConfig& d = p.device;
-    gpus.push_back(preset_json(p, d.name,
-                               {{"capacity_gib", d.capacity_gib},
-                                {"gpus_per_node", d.gpus_per_node},
-                                {"intra_node_bandwidth_gb_per_s", d.intra_node_bandwidth_gb_per_s},
-                                {"inter_node_bandwidth_gb_per_s", d.inter_node_bandwidth_gb_per_s},
-                                {"peak_bf16_tflops", d.peak_bf16_tflops},
-                                {"te_cublas_workspace_mib", d.te_cublas_workspace_mib}}));
+    gpus.push_back({{"id", p.id},
+                    {"name", d.name},
+                    {"aliases", p.aliases},
+                    {"source", p.source},
+                    {"capacity_gib", d.capacity_gib},
+                    {"gpus_per_node", d.gpus_per_node},
+                    {"intra_node_bandwidth_gb_per_s", d.intra_node_bandwidth_gb_per_s},
+                    {"inter_node_bandwidth_gb_per_s", d.inter_node_bandwidth_gb_per_s},
+                    {"peak_bf16_tflops", d.peak_bf16_tflops},
+                    {"te_cublas_workspace_mib", d.te_cublas_workspace_mib}});
   }
   json recipes = json::array();
   for (const RecipePreset& p : catalog.recipes) {
