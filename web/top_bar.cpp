@@ -130,39 +130,58 @@ void verdict(const AppState& state, bool compact) {
   }
 }
 
-// What a preset picker (model, GPU) shows and what picking a row does.
-template <typename Preset>
-struct PresetCombo {
-  std::string title;                   // the closed combo's text
-  std::string* filter;                 // the picker's filter text in AppState
-  const std::vector<Preset>* presets;  // null when the catalog did not load
-  std::string* selected_id;            // the link's preset id (model=, gpu=)
-  const char* edited_key;              // AppState::edited_key after a pick
-  std::string (*search_text)(const Preset&);
-  std::string (*row_text)(const Preset&);
-  void (*apply)(const Preset&, Config&);  // puts the preset's section into the config
-};
+// What the model and GPU pickers differ in, by preset kind: the text the filter searches,
+// the row shown, and what picking the row changes.
+std::string search_text(const ModelPreset& preset) { return preset.id + " " + preset.name; }
+std::string search_text(const GpuPreset& preset) { return preset.id + " " + preset.device.name; }
 
-// The combo with its filter and the presets matching it; true when a row was picked.
+std::string row_text(const ModelPreset& preset) {
+  char row[160];
+  std::snprintf(row, sizeof row, "%s  (%s params)", preset.name.c_str(),
+                count_text(preset.published_params).c_str());
+  return row;
+}
+std::string row_text(const GpuPreset& preset) {
+  char row[160];
+  std::snprintf(row, sizeof row, "%s  (%.2f GiB)", preset.device.name.c_str(),
+                preset.device.capacity_gib);
+  return row;
+}
+
+void pick(const ModelPreset& preset, AppState& state) {
+  state.shared.model_id = preset.id;
+  state.shared.config.model = preset.model;
+  state.edited_key = "model";
+}
+void pick(const GpuPreset& preset, AppState& state) {
+  state.shared.gpu_id = preset.id;
+  state.shared.config.device = preset.device;
+  state.edited_key = "gpu";
+}
+
+// A preset picker: the combo titled `title`, its filter and the catalog's `presets` matching
+// it (`selected_id` marked), then its description. True when a row was picked.
 template <typename Preset>
-bool preset_combo(AppState& state, const char* label, const PresetCombo<Preset>& combo) {
+bool preset_combo(AppState& state, const char* label,
+                  const std::vector<Preset> PresetCatalog::*presets, const std::string& title,
+                  std::string* filter, const std::string& selected_id, const char* what,
+                  const char* help) {
+  const Expected<PresetCatalog>& catalog = builtin_presets();
   bool changed = false;
   const std::string id = std::string("##") + label;
-  if (ImGui::BeginCombo(id.c_str(), combo.title.c_str(), ImGuiComboFlags_HeightLarge)) {
-    filter_field(combo.filter);
-    for (std::size_t i = 0; combo.presets && i < combo.presets->size(); ++i) {
-      const Preset& preset = (*combo.presets)[i];
-      if (!contains_ignoring_case(combo.search_text(preset), *combo.filter)) continue;
-      const bool selected = preset.id == *combo.selected_id;
-      if (ImGui::Selectable(combo.row_text(preset).c_str(), selected)) {
-        *combo.selected_id = preset.id;
-        combo.apply(preset, state.shared.config);
-        state.edited_key = combo.edited_key;
+  if (ImGui::BeginCombo(id.c_str(), title.c_str(), ImGuiComboFlags_HeightLarge)) {
+    filter_field(filter);
+    for (std::size_t i = 0; catalog && i < ((*catalog).*presets).size(); ++i) {
+      const Preset& preset = ((*catalog).*presets)[i];
+      if (!contains_ignoring_case(search_text(preset), *filter)) continue;
+      if (ImGui::Selectable(row_text(preset).c_str(), preset.id == selected_id)) {
+        pick(preset, state);
         changed = true;
       }
     }
     ImGui::EndCombo();
   }
+  describe_item(state, label, "combo", what, help);
   return changed;
 }
 
@@ -178,49 +197,15 @@ int verdict_level(const Estimate& estimate) {
 }
 
 bool model_picker(AppState& state, const char* label) {
-  const Expected<PresetCatalog>& catalog = builtin_presets();
-  const bool changed = preset_combo<ModelPreset>(
-      state, label,
-      {.title = model_title(state),
-       .filter = &state.model_filter,
-       .presets = catalog ? &catalog->models : nullptr,
-       .selected_id = &state.shared.model_id,
-       .edited_key = "model",
-       .search_text = [](const ModelPreset& preset) { return preset.id + " " + preset.name; },
-       .row_text =
-           [](const ModelPreset& preset) {
-             char row[160];
-             std::snprintf(row, sizeof row, "%s  (%s params)", preset.name.c_str(),
-                           count_text(preset.published_params).c_str());
-             return std::string(row);
-           },
-       .apply = [](const ModelPreset& preset, Config& config) { config.model = preset.model; }});
-  describe_item(state, label, "combo", "model preset (link: model=<id>)",
-                "A published architecture; every field stays editable below.");
-  return changed;
+  return preset_combo(state, label, &PresetCatalog::models, model_title(state), &state.model_filter,
+                      state.shared.model_id, "model preset (link: model=<id>)",
+                      "A published architecture; every field stays editable below.");
 }
 
 bool gpu_picker(AppState& state, const char* label) {
-  const Expected<PresetCatalog>& catalog = builtin_presets();
-  const bool changed = preset_combo<GpuPreset>(
-      state, label,
-      {.title = gpu_title(state),
-       .filter = &state.gpu_filter,
-       .presets = catalog ? &catalog->gpus : nullptr,
-       .selected_id = &state.shared.gpu_id,
-       .edited_key = "gpu",
-       .search_text = [](const GpuPreset& preset) { return preset.id + " " + preset.device.name; },
-       .row_text =
-           [](const GpuPreset& preset) {
-             char row[160];
-             std::snprintf(row, sizeof row, "%s  (%.2f GiB)", preset.device.name.c_str(),
-                           preset.device.capacity_gib);
-             return std::string(row);
-           },
-       .apply = [](const GpuPreset& preset, Config& config) { config.device = preset.device; }});
-  describe_item(state, label, "combo", "GPU preset (link: gpu=<id>)",
-                "The card's usable memory, node size and workspace sizes.");
-  return changed;
+  return preset_combo(state, label, &PresetCatalog::gpus, gpu_title(state), &state.gpu_filter,
+                      state.shared.gpu_id, "GPU preset (link: gpu=<id>)",
+                      "The card's usable memory, node size and workspace sizes.");
 }
 
 bool recipe_picker(AppState& state, const char* label) {
