@@ -48,4 +48,9 @@ void print_error(const Error& error) {
   std::cerr << "megamem: error: " << error.field << ": " << error.message << "\n";
 }
 
+int fail(const Error& error, int exit_code) {
+  print_error(error);
+  return exit_code;
+}
+
 }  // namespace megamem::cli

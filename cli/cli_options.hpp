@@ -29,4 +29,7 @@ Expected<std::int64_t> positive_integer(const std::string& option, const std::st
 // Prints "megamem: error: <field>: <message>" to stderr.
 void print_error(const Error& error);
 
+// Prints the error (as print_error does) and returns `exit_code`: `return fail(e, kExitUsage);`.
+int fail(const Error& error, int exit_code);
+
 }  // namespace megamem::cli

@@ -22,15 +22,9 @@ int run_encode(const std::vector<std::string>& args) {
   std::set<std::string> switches = config_switch_options();
   switches.insert("--json");
   const Expected<ParsedOptions> options = parse_options(args, config_value_options(), switches);
-  if (!options) {
-    print_error(options.error());
-    return kExitUsage;
-  }
+  if (!options) return fail(options.error(), kExitUsage);
   const Expected<ConfigFromOptions> built = config_from_options(*options);
-  if (!built) {
-    print_error(built.error());
-    return kExitError;
-  }
+  if (!built) return fail(built.error(), kExitError);
   for (const std::string& warning : built->warnings) {
     std::cerr << "megamem: warning: " << warning << "\n";
   }
@@ -100,15 +94,9 @@ void print_decoded_text(const SharedConfig& shared, const std::string& canonical
 int run_decode(std::vector<std::string> args) {
   ParsedOptions options;
   const Expected<std::string> link = link_argument(args, options);
-  if (!link) {
-    print_error(link.error());
-    return kExitUsage;
-  }
+  if (!link) return fail(link.error(), kExitUsage);
   const Expected<SharedConfig> shared = decode_share_link(*link);
-  if (!shared) {
-    print_error(shared.error());
-    return kExitError;
-  }
+  if (!shared) return fail(shared.error(), kExitError);
   const std::string canonical = share_link(*shared, base_url(options));
   if (options.switches.count("--json")) {
     print_decoded_json(*shared, canonical);
@@ -121,11 +109,10 @@ int run_decode(std::vector<std::string> args) {
 }  // namespace
 
 int run_url(const std::vector<std::string>& args) {
-  if (args.empty() || (args[0] != "encode" && args[0] != "decode")) {
-    print_error({"url", args.empty() ? std::string("needs 'encode' or 'decode'")
-                                     : "unknown subcommand '" + args[0] + "' (encode, decode)"});
-    return kExitUsage;
-  }
+  if (args.empty() || (args[0] != "encode" && args[0] != "decode"))
+    return fail({"url", args.empty() ? std::string("needs 'encode' or 'decode'")
+                                     : "unknown subcommand '" + args[0] + "' (encode, decode)"},
+                kExitUsage);
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   return args[0] == "encode" ? run_encode(rest) : run_decode(rest);
 }

@@ -126,22 +126,13 @@ std::string report_markdown(const ScoredFiles& s) {
 int run_validate(const std::vector<std::string>& args) {
   Expected<ParsedOptions> options =
       parse_options(args, {"--cases", "--report"}, {"--json", "--strict"});
-  if (!options) {
-    print_error(options.error());
-    return kExitUsage;
-  }
+  if (!options) return fail(options.error(), kExitUsage);
   const Expected<ScoredFiles> scored = score_files(*options);
-  if (!scored) {
-    print_error(scored.error());
-    return kExitError;
-  }
+  if (!scored) return fail(scored.error(), kExitError);
   if (const auto path = options->values.find("--report"); path != options->values.end()) {
     std::ofstream out(path->second, std::ios::binary);
     out << report_markdown(*scored);
-    if (!out) {
-      print_error({"--report", "cannot write " + path->second});
-      return kExitError;
-    }
+    if (!out) return fail({"--report", "cannot write " + path->second}, kExitError);
   }
   const bool json = options->switches.count("--json") > 0;
   if (json && scored->community_report) {

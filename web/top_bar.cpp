@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "format.hpp"
 #include "imgui.h"
@@ -129,6 +130,61 @@ void verdict(const AppState& state, bool compact) {
   }
 }
 
+// What the model and GPU pickers differ in, by preset kind: the text the filter searches,
+// the row shown, and what picking the row changes.
+std::string search_text(const ModelPreset& preset) { return preset.id + " " + preset.name; }
+std::string search_text(const GpuPreset& preset) { return preset.id + " " + preset.device.name; }
+
+std::string row_text(const ModelPreset& preset) {
+  char row[160];
+  std::snprintf(row, sizeof row, "%s  (%s params)", preset.name.c_str(),
+                count_text(preset.published_params).c_str());
+  return row;
+}
+std::string row_text(const GpuPreset& preset) {
+  char row[160];
+  std::snprintf(row, sizeof row, "%s  (%.2f GiB)", preset.device.name.c_str(),
+                preset.device.capacity_gib);
+  return row;
+}
+
+void pick(const ModelPreset& preset, AppState& state) {
+  state.shared.model_id = preset.id;
+  state.shared.config.model = preset.model;
+  state.edited_key = "model";
+}
+void pick(const GpuPreset& preset, AppState& state) {
+  state.shared.gpu_id = preset.id;
+  state.shared.config.device = preset.device;
+  state.edited_key = "gpu";
+}
+
+// A preset picker: the combo titled `title`, its filter and the catalog's `presets` matching
+// it (`selected_id` marked), then its description. True when a row was picked.
+template <typename Preset>
+bool preset_combo(AppState& state, const char* label,
+                  const std::vector<Preset> PresetCatalog::*presets, const std::string& title,
+                  std::string* filter, const std::string& selected_id, const char* what,
+                  const char* help) {
+  const Expected<PresetCatalog>& catalog = builtin_presets();
+  bool changed = false;
+  const std::string id = std::string("##") + label;
+  if (ImGui::BeginCombo(id.c_str(), title.c_str(), ImGuiComboFlags_HeightLarge)) {
+    filter_field(filter);
+    for (std::size_t i = 0; catalog && i < ((*catalog).*presets).size(); ++i) {
+      const Preset& preset = ((*catalog).*presets)[i];
+      if (!contains_ignoring_case(search_text(preset), *filter)) continue;
+      if (ImGui::Selectable(row_text(preset).c_str(), preset.id == selected_id)) {
+        pick(preset, state);
+        changed = true;
+      }
+    }
+    ImGui::EndCombo();
+  }
+  describe_item(state, label, "combo", what, help);
+  return changed;
+}
+
 }  // namespace
 
 int verdict_level(const Estimate& estimate) {
@@ -141,61 +197,15 @@ int verdict_level(const Estimate& estimate) {
 }
 
 bool model_picker(AppState& state, const char* label) {
-  const Expected<PresetCatalog>& catalog = builtin_presets();
-  bool changed = false;
-  const std::string id = std::string("##") + label;
-  if (ImGui::BeginCombo(id.c_str(), model_title(state).c_str(), ImGuiComboFlags_HeightLarge)) {
-    filter_field(&state.model_filter);
-    if (catalog) {
-      for (const ModelPreset& preset : catalog->models) {
-        if (!contains_ignoring_case(preset.id + " " + preset.name, state.model_filter)) continue;
-        const bool selected = preset.id == state.shared.model_id;
-        char row[160];
-        std::snprintf(row, sizeof row, "%s  (%s params)", preset.name.c_str(),
-                      count_text(preset.published_params).c_str());
-        if (ImGui::Selectable(row, selected)) {
-          state.shared.model_id = preset.id;
-          state.shared.config.model = preset.model;
-          state.edited_key = "model";
-          changed = true;
-        }
-      }
-    }
-    ImGui::EndCombo();
-  }
-  describe_item(state, label, "combo", "model preset (link: model=<id>)",
-                "A published architecture; every field stays editable below.");
-  return changed;
+  return preset_combo(state, label, &PresetCatalog::models, model_title(state), &state.model_filter,
+                      state.shared.model_id, "model preset (link: model=<id>)",
+                      "A published architecture; every field stays editable below.");
 }
 
 bool gpu_picker(AppState& state, const char* label) {
-  const Expected<PresetCatalog>& catalog = builtin_presets();
-  bool changed = false;
-  const std::string id = std::string("##") + label;
-  if (ImGui::BeginCombo(id.c_str(), gpu_title(state).c_str(), ImGuiComboFlags_HeightLarge)) {
-    filter_field(&state.gpu_filter);
-    if (catalog) {
-      for (const GpuPreset& preset : catalog->gpus) {
-        if (!contains_ignoring_case(preset.id + " " + preset.device.name, state.gpu_filter)) {
-          continue;
-        }
-        const bool selected = preset.id == state.shared.gpu_id;
-        char row[160];
-        std::snprintf(row, sizeof row, "%s  (%.2f GiB)", preset.device.name.c_str(),
-                      preset.device.capacity_gib);
-        if (ImGui::Selectable(row, selected)) {
-          state.shared.gpu_id = preset.id;
-          state.shared.config.device = preset.device;
-          state.edited_key = "gpu";
-          changed = true;
-        }
-      }
-    }
-    ImGui::EndCombo();
-  }
-  describe_item(state, label, "combo", "GPU preset (link: gpu=<id>)",
-                "The card's usable memory, node size and workspace sizes.");
-  return changed;
+  return preset_combo(state, label, &PresetCatalog::gpus, gpu_title(state), &state.gpu_filter,
+                      state.shared.gpu_id, "GPU preset (link: gpu=<id>)",
+                      "The card's usable memory, node size and workspace sizes.");
 }
 
 bool recipe_picker(AppState& state, const char* label) {

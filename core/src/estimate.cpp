@@ -43,6 +43,15 @@ void add_bytes(ModuleMemory& node, std::int64_t params, double weight, double gr
   node.expert = node.expert || expert;
 }
 
+// The child of `block` named `name`, appended (empty) the first time it is asked for; the
+// reference holds until the next call adds a child.
+ModuleMemory& child_named(ModuleMemory& block, const std::string& name) {
+  auto child = std::find_if(block.children.begin(), block.children.end(),
+                            [&](const ModuleMemory& c) { return c.name == name; });
+  if (child != block.children.end()) return *child;
+  return block.children.emplace_back(ModuleMemory{name, 0, false, 0, 0, 0, 0, {}});
+}
+
 // Bytes per element of a tensor on this GPU: FSDP's shards, or the DDP buffers with the
 // distributed optimizer's sharded states.
 ShardedTensorBytes sharded_tensor_bytes(const NormalizedConfig& normalized,
@@ -77,13 +86,8 @@ ModuleMemory build_module_tree(const NormalizedConfig& normalized,
     const bool leaf_block = tensor.layer < 0 && !tensor.mtp;
     if (!leaf_block) {
       const std::string module = module_kind_name(tensor.module);
-      auto child = std::find_if(block.children.begin(), block.children.end(),
-                                [&](const ModuleMemory& c) { return c.name == module; });
-      if (child == block.children.end()) {
-        block.children.push_back(ModuleMemory{module, 0, false, 0, 0, 0, 0, {}});
-        child = block.children.end() - 1;
-      }
-      add_bytes(*child, tensor.elements(), weight, gradient, optimizer, tensor.expert);
+      ModuleMemory& child = child_named(block, module);
+      add_bytes(child, tensor.elements(), weight, gradient, optimizer, tensor.expert);
     }
     add_bytes(block, tensor.elements(), weight, gradient, optimizer, tensor.expert);
     add_bytes(root, tensor.elements(), weight, gradient, optimizer, tensor.expert);
@@ -126,14 +130,9 @@ void add_activation_bytes(const NormalizedConfig& normalized, const LayerProfile
     for (const SavedActivation& item : layer.saved) {
       if (item.freed_by.intersects(active) || item.on_host) continue;
       const std::string module = module_kind_name(item.module);
-      auto child = std::find_if(block.children.begin(), block.children.end(),
-                                [&](const ModuleMemory& c) { return c.name == module; });
-      if (child == block.children.end()) {
-        block.children.push_back(ModuleMemory{module, 0, false, 0, 0, 0, 0, {}});
-        child = block.children.end() - 1;
-      }
+      ModuleMemory& child = child_named(block, module);
       const auto bytes = static_cast<std::uint64_t>(std::llround(item.bytes));
-      child->activation_bytes += bytes;
+      child.activation_bytes += bytes;
       block.activation_bytes += bytes;
     }
   }

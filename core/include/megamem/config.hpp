@@ -7,6 +7,8 @@
 // means "use Megatron's derivation"; normalize() in estimator.hpp resolves it.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -35,19 +37,14 @@ enum class FsdpImpl { none, megatron, torch_fsdp2 };
 // (ZeRO-0 .. ZeRO-3).
 enum class FsdpSharding { no_shard, optim, optim_grads, optim_grads_params };
 
-// Megatron's name of a dtype (--main-grads-dtype fp32, ...), as flags and JSON write it.
+// Megatron's names of the dtypes (--main-grads-dtype fp32, ...), as flags and JSON write them,
+// in DType order.
+inline constexpr std::array<std::string_view, 4> kDTypeNames = {"fp32", "bf16", "fp16", "fp8"};
+static_assert(kDTypeNames.size() == static_cast<std::size_t>(DType::fp8) + 1);
+
 constexpr std::string_view dtype_name(DType dtype) {
-  switch (dtype) {
-    case DType::fp32:
-      return "fp32";
-    case DType::bf16:
-      return "bf16";
-    case DType::fp16:
-      return "fp16";
-    case DType::fp8:
-      return "fp8";
-  }
-  return "fp32";
+  const auto index = static_cast<std::size_t>(dtype);
+  return index < kDTypeNames.size() ? kDTypeNames[index] : kDTypeNames[0];
 }
 
 // The network architecture (independent of how it is parallelised).

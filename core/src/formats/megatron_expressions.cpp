@@ -30,26 +30,27 @@ class PatternParser {
   }
 
  private:
-  std::optional<PatternValue> parse_expr() {
-    std::optional<PatternValue> left = parse_term();
-    while (left && peek() == '+') {
+  using Parse = std::optional<PatternValue> (PatternParser::*)();
+  using Combine = std::optional<PatternValue> (PatternParser::*)(PatternValue, PatternValue);
+
+  // operand (op operand)*, folded from the left with `combine` (Python's left associativity).
+  std::optional<PatternValue> parse_chain(char op, Parse operand, Combine combine) {
+    std::optional<PatternValue> left = (this->*operand)();
+    while (left && peek() == op) {
       ++pos_;
-      std::optional<PatternValue> right = parse_term();
+      std::optional<PatternValue> right = (this->*operand)();
       if (!right) return std::nullopt;
-      left = add(std::move(*left), std::move(*right));
+      left = (this->*combine)(std::move(*left), std::move(*right));
     }
     return left;
   }
 
+  std::optional<PatternValue> parse_expr() {
+    return parse_chain('+', &PatternParser::parse_term, &PatternParser::add);
+  }
+
   std::optional<PatternValue> parse_term() {
-    std::optional<PatternValue> left = parse_atom();
-    while (left && peek() == '*') {
-      ++pos_;
-      std::optional<PatternValue> right = parse_atom();
-      if (!right) return std::nullopt;
-      left = multiply(std::move(*left), std::move(*right));
-    }
-    return left;
+    return parse_chain('*', &PatternParser::parse_atom, &PatternParser::multiply);
   }
 
   std::optional<PatternValue> parse_atom() {

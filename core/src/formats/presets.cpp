@@ -217,46 +217,73 @@ bool read_identity_key(const std::string& key, const json& value, const PresetId
   return false;
 }
 
+// Reads an object-valued key (`model`, `device`, `settings`) entry by entry through
+// `read_entry`; a bad entry's problem is reported at "<key>.<entry>" (into *problem_key).
+template <typename ReadEntry>
+Problem read_object_key(const json& value, const char* expects, std::string& problem_key,
+                        ReadEntry read_entry) {
+  if (!value.is_object()) return std::string("expects an object of ") + expects;
+  for (const auto& [entry, entry_value] : value.items()) {
+    if (Problem problem = read_entry(entry, entry_value)) {
+      problem_key += "." + entry;
+      return problem;
+    }
+  }
+  return std::nullopt;
+}
+
+// Reads every key of a preset file: the common ones (`identity`) here, the others through
+// `read_key(key, value, problem_key)`, which names where a problem lies (the key by default).
+template <typename ReadKey>
+std::optional<Error> read_preset_keys(const std::string& path, const json& document,
+                                      const PresetIdentity& identity, ReadKey read_key) {
+  for (const auto& [key, value] : document.items()) {
+    Problem problem;
+    std::string problem_key = key;
+    if (!read_identity_key(key, value, identity, problem)) {
+      problem = read_key(key, value, problem_key);
+    }
+    if (problem) return file_error(path, problem_key, *problem);
+  }
+  return std::nullopt;
+}
+
+// The model preset's keys besides the common ones.
+Problem read_model_preset_key(const std::string& key, const json& value, std::string& problem_key,
+                              ModelPreset& preset, bool& has_model, std::string& moe_layer_freq) {
+  constexpr std::int64_t kMaxCount = std::numeric_limits<std::int64_t>::max();
+  if (key == "params_source") return read_text(value, preset.params_source);
+  if (key == "published_params") return read_integer(value, preset.published_params, 1, kMaxCount);
+  if (key == "published_mtp_params") {
+    return read_integer(value, preset.published_mtp_params, 0, kMaxCount);
+  }
+  if (key == "published_params_exact") return read_bool(value, preset.published_params_exact);
+  if (key == "published_params_tolerance") {
+    return read_real(value, preset.published_params_tolerance, 0.0, 0.05);
+  }
+  if (key == "published_params_text") return read_text(value, preset.published_params_text);
+  if (key != "model") return "is not a model preset key";
+  has_model = value.is_object();
+  return read_object_key(value, "ModelConfig fields", problem_key,
+                         [&](const std::string& field, const json& field_value) {
+                           return read_model_field(field, field_value, preset.model,
+                                                   moe_layer_freq);
+                         });
+}
+
 Expected<ModelPreset> parse_model(const std::string& path, const json& document) {
   ModelPreset preset;
   bool has_model = false;
   std::string moe_layer_freq_expression;
   const PresetIdentity identity{&preset.id, &preset.name, &preset.source, &preset.notes,
                                 &preset.aliases};
-  for (const auto& [key, value] : document.items()) {
-    Problem problem;
-    if (read_identity_key(key, value, identity, problem)) {
-      // id, name, source, notes, aliases
-    } else if (key == "params_source") {
-      problem = read_text(value, preset.params_source);
-    } else if (key == "published_params") {
-      problem =
-          read_integer(value, preset.published_params, 1, std::numeric_limits<std::int64_t>::max());
-    } else if (key == "published_mtp_params") {
-      problem = read_integer(value, preset.published_mtp_params, 0,
-                             std::numeric_limits<std::int64_t>::max());
-    } else if (key == "published_params_exact") {
-      problem = read_bool(value, preset.published_params_exact);
-    } else if (key == "published_params_tolerance") {
-      problem = read_real(value, preset.published_params_tolerance, 0.0, 0.05);
-    } else if (key == "published_params_text") {
-      problem = read_text(value, preset.published_params_text);
-    } else if (key == "model") {
-      if (!value.is_object()) {
-        problem = "expects an object of ModelConfig fields";
-      } else {
-        has_model = true;
-        for (const auto& [field, field_value] : value.items()) {
-          if (Problem p =
-                  read_model_field(field, field_value, preset.model, moe_layer_freq_expression)) {
-            return file_error(path, "model." + field, *p);
-          }
-        }
-      }
-    } else {
-      problem = "is not a model preset key";
-    }
-    if (problem) return file_error(path, key, *problem);
+  if (std::optional<Error> error = read_preset_keys(
+          path, document, identity,
+          [&](const std::string& key, const json& value, std::string& problem_key) {
+            return read_model_preset_key(key, value, problem_key, preset, has_model,
+                                         moe_layer_freq_expression);
+          })) {
+    return *error;
   }
   if (!has_model) return file_error(path, "model", "is required");
   if (preset.published_params == 0) return file_error(path, "published_params", "is required");
@@ -273,27 +300,20 @@ Expected<ModelPreset> parse_model(const std::string& path, const json& document)
 Expected<GpuPreset> parse_gpu(const std::string& path, const json& document) {
   GpuPreset preset;
   bool has_device = false;
+  // name is the device's
   const PresetIdentity identity{&preset.id, &preset.device.name, &preset.source, &preset.notes,
                                 &preset.aliases};
-  for (const auto& [key, value] : document.items()) {
-    Problem problem;
-    if (read_identity_key(key, value, identity, problem)) {
-      // id, name (the device's), source, notes, aliases
-    } else if (key == "device") {
-      if (!value.is_object()) {
-        problem = "expects an object of DeviceConfig fields";
-      } else {
-        has_device = true;
-        for (const auto& [field, field_value] : value.items()) {
-          if (Problem p = read_device_field(field, field_value, preset.device)) {
-            return file_error(path, "device." + field, *p);
-          }
-        }
-      }
-    } else {
-      problem = "is not a GPU preset key";
-    }
-    if (problem) return file_error(path, key, *problem);
+  if (std::optional<Error> error = read_preset_keys(
+          path, document, identity,
+          [&](const std::string& key, const json& value, std::string& problem_key) -> Problem {
+            if (key != "device") return "is not a GPU preset key";
+            has_device = value.is_object();
+            return read_object_key(value, "DeviceConfig fields", problem_key,
+                                   [&](const std::string& field, const json& field_value) {
+                                     return read_device_field(field, field_value, preset.device);
+                                   });
+          })) {
+    return *error;
   }
   if (!has_device) return file_error(path, "device", "is required");
   if (preset.source.empty()) return file_error(path, "source", "is required");
@@ -301,40 +321,35 @@ Expected<GpuPreset> parse_gpu(const std::string& path, const json& document) {
   return preset;
 }
 
+// The recipe's keys besides the common ones.
+Problem read_recipe_key(const std::string& key, const json& value, std::string& problem_key,
+                        RecipePreset& preset) {
+  if (key == "model") return read_text(value, preset.model_id);
+  if (key == "gpu") return read_text(value, preset.gpu_id);
+  if (key == "gpus") return read_integer(value, preset.gpus, 1, std::int64_t{1} << 20);
+  if (key != "settings") return "is not a recipe key";
+  return read_object_key(value, "share-link parameters", problem_key,
+                         [&](const std::string& name, const json& setting) -> Problem {
+                           if (name == "v" || name == "model" || name == "gpu" || name == "gpus") {
+                             return "belongs at the top level of the recipe, not in settings";
+                           }
+                           std::string text;
+                           if (Problem problem = setting_text(setting, text)) return problem;
+                           preset.settings.emplace_back(name, std::move(text));
+                           return std::nullopt;
+                         });
+}
+
 Expected<RecipePreset> parse_recipe(const std::string& path, const json& document) {
   RecipePreset preset;
   const PresetIdentity identity{&preset.id, &preset.name, &preset.source, &preset.notes,
                                 &preset.aliases};
-  for (const auto& [key, value] : document.items()) {
-    Problem problem;
-    if (read_identity_key(key, value, identity, problem)) {
-      // id, name, source, notes, aliases
-    } else if (key == "model") {
-      problem = read_text(value, preset.model_id);
-    } else if (key == "gpu") {
-      problem = read_text(value, preset.gpu_id);
-    } else if (key == "gpus") {
-      problem = read_integer(value, preset.gpus, 1, std::int64_t{1} << 20);
-    } else if (key == "settings") {
-      if (!value.is_object()) {
-        problem = "expects an object of share-link parameters";
-      } else {
-        for (const auto& [name, setting] : value.items()) {
-          if (name == "v" || name == "model" || name == "gpu" || name == "gpus") {
-            return file_error(path, "settings." + name,
-                              "belongs at the top level of the recipe, not in settings");
-          }
-          std::string text;
-          if (Problem p = setting_text(setting, text)) {
-            return file_error(path, "settings." + name, *p);
-          }
-          preset.settings.emplace_back(name, std::move(text));
-        }
-      }
-    } else {
-      problem = "is not a recipe key";
-    }
-    if (problem) return file_error(path, key, *problem);
+  if (std::optional<Error> error = read_preset_keys(
+          path, document, identity,
+          [&](const std::string& key, const json& value, std::string& problem_key) {
+            return read_recipe_key(key, value, problem_key, preset);
+          })) {
+    return *error;
   }
   const std::pair<const char*, const std::string*> required[] = {{"model", &preset.model_id},
                                                                  {"gpu", &preset.gpu_id},

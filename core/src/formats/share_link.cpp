@@ -578,34 +578,41 @@ std::vector<std::string> share_link_differences(const Config& a, const Config& b
   return keys;
 }
 
+namespace {
+
+// Config `config` matches a preset when putting the preset's section (`section`) in place of
+// its own changes no field of `in_group` but the display name.
+template <typename Preset, typename Section>
+const Preset* detect_preset(const Config& config, const std::vector<Preset>& presets,
+                            Section Config::*section, const Section Preset::*preset_section,
+                            bool (*in_group)(const Field&)) {
+  for (const Preset& preset : presets) {
+    Config candidate = config;
+    candidate.*section = preset.*preset_section;
+    const bool same = std::all_of(fields().begin(), fields().end(), [&](const Field& field) {
+      return !in_group(field) || is_display_name(field) ||
+             format_field(field, config) == format_field(field, candidate);
+    });
+    if (same) return &preset;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 SharedConfig with_detected_presets(const Config& config) {
   SharedConfig shared{config, "", ""};
   const Expected<PresetCatalog>& catalog = builtin_presets();
   if (!catalog) return shared;
-  const auto same = [](const Config& a, const Config& b, bool (*in_group)(const Field&)) {
-    for (const Field& field : fields()) {
-      if (!in_group(field) || is_display_name(field)) continue;
-      if (format_field(field, a) != format_field(field, b)) return false;
-    }
-    return true;
-  };
-  for (const ModelPreset& preset : catalog->models) {
-    Config candidate = config;
-    candidate.model = preset.model;
-    if (same(config, candidate, is_model_field)) {
-      shared.model_id = preset.id;
-      if (shared.config.model.name.empty()) shared.config.model.name = preset.model.name;
-      break;
-    }
+  if (const ModelPreset* preset = detect_preset(config, catalog->models, &Config::model,
+                                                &ModelPreset::model, is_model_field)) {
+    shared.model_id = preset->id;
+    if (shared.config.model.name.empty()) shared.config.model.name = preset->model.name;
   }
-  for (const GpuPreset& preset : catalog->gpus) {
-    Config candidate = config;
-    candidate.device = preset.device;
-    if (same(config, candidate, is_device_field)) {
-      shared.gpu_id = preset.id;
-      if (shared.config.device.name.empty()) shared.config.device.name = preset.device.name;
-      break;
-    }
+  if (const GpuPreset* preset = detect_preset(config, catalog->gpus, &Config::device,
+                                              &GpuPreset::device, is_device_field)) {
+    shared.gpu_id = preset->id;
+    if (shared.config.device.name.empty()) shared.config.device.name = preset->device.name;
   }
   return shared;
 }

@@ -14,28 +14,50 @@ constexpr int kMaxDimension = 1 << 22;  // hidden sizes, heads, layers: sanity, 
 struct SizeField {
   const char* field;
   std::int64_t value;
+  bool zero_means_default;  // 0 is "Megatron's default"; otherwise at least 1 is required
 };
 
-// Integer fields that must be >= 1 (and below a sanity bound), with their Megatron names.
-std::optional<Error> sizes_are_positive(NormalizedConfig& n) {
+// Integer fields with their Megatron names: the required ones must be >= 1 (and below a sanity
+// bound), the optional ones where 0 means "Megatron's default" must not be negative.
+std::optional<Error> sizes_are_in_range(NormalizedConfig& n) {
   const Config& c = n.config;
-  const SizeField required[] = {
-      {"num_layers", c.model.num_layers},
-      {"hidden_size", c.model.hidden_size},
-      {"num_attention_heads", c.model.num_attention_heads},
-      {"vocab_size", c.model.vocab_size},
-      {"make_vocab_size_divisible_by", c.model.make_vocab_size_divisible_by},
-      {"seq_length", c.training.seq_length},
-      {"micro_batch_size", c.training.micro_batch_size},
-      {"world_size", c.parallel.world_size},
-      {"tensor_model_parallel_size", c.parallel.tensor_parallel},
-      {"pipeline_model_parallel_size", c.parallel.pipeline_parallel},
-      {"virtual_stages_per_pipeline_rank", c.parallel.virtual_stages_per_pipeline_rank},
-      {"context_parallel_size", c.parallel.context_parallel},
-      {"expert_model_parallel_size", c.parallel.expert_parallel},
-      {"num_distributed_optimizer_instances", c.parallel.num_distributed_optimizer_instances},
+  const SizeField sizes[] = {
+      {"num_layers", c.model.num_layers, false},
+      {"hidden_size", c.model.hidden_size, false},
+      {"num_attention_heads", c.model.num_attention_heads, false},
+      {"vocab_size", c.model.vocab_size, false},
+      {"make_vocab_size_divisible_by", c.model.make_vocab_size_divisible_by, false},
+      {"seq_length", c.training.seq_length, false},
+      {"micro_batch_size", c.training.micro_batch_size, false},
+      {"world_size", c.parallel.world_size, false},
+      {"tensor_model_parallel_size", c.parallel.tensor_parallel, false},
+      {"pipeline_model_parallel_size", c.parallel.pipeline_parallel, false},
+      {"virtual_stages_per_pipeline_rank", c.parallel.virtual_stages_per_pipeline_rank, false},
+      {"context_parallel_size", c.parallel.context_parallel, false},
+      {"expert_model_parallel_size", c.parallel.expert_parallel, false},
+      {"num_distributed_optimizer_instances", c.parallel.num_distributed_optimizer_instances,
+       false},
+      {"num_query_groups", c.model.num_query_groups, true},
+      {"kv_channels", c.model.kv_channels, true},
+      {"ffn_hidden_size", c.model.ffn_hidden_size, true},
+      {"num_experts", c.model.num_experts, true},
+      {"moe_ffn_hidden_size", c.model.moe_ffn_hidden_size, true},
+      {"moe_shared_expert_intermediate_size", c.model.moe_shared_expert_intermediate_size, true},
+      {"moe_latent_size", c.model.moe_latent_size, true},
+      {"q_lora_rank", c.model.q_lora_rank, true},
+      {"mtp_num_layers", c.model.mtp_num_layers, true},
+      {"max_position_embeddings", c.model.max_position_embeddings, true},
+      {"expert_tensor_parallel_size", c.parallel.expert_tensor_parallel, true},
+      {"global_batch_size", c.training.global_batch_size, true},
+      {"decoder_first_pipeline_num_layers", c.parallel.decoder_first_pipeline_num_layers, true},
+      {"decoder_last_pipeline_num_layers", c.parallel.decoder_last_pipeline_num_layers, true},
   };
-  for (const SizeField& item : required) {
+  for (const SizeField& item : sizes) {
+    if (item.zero_means_default && item.value < 0) {
+      return Error{item.field, std::string(item.field) + " must not be negative, got " +
+                                   str(item.value) + " (0 means Megatron's default)"};
+    }
+    if (item.zero_means_default) continue;
     if (item.value < 1) {
       return Error{item.field,
                    std::string(item.field) + " must be at least 1, got " + str(item.value)};
@@ -44,34 +66,6 @@ std::optional<Error> sizes_are_positive(NormalizedConfig& n) {
       return Error{item.field, std::string(item.field) + " = " + str(item.value) +
                                    " is beyond any real model or job (limit " + str(kMaxDimension) +
                                    ")"};
-    }
-  }
-  return std::nullopt;
-}
-
-// Fields where 0 means "Megatron's default"; negative values mean nothing.
-std::optional<Error> optional_sizes_are_not_negative(NormalizedConfig& n) {
-  const Config& c = n.config;
-  const SizeField optional_sizes[] = {
-      {"num_query_groups", c.model.num_query_groups},
-      {"kv_channels", c.model.kv_channels},
-      {"ffn_hidden_size", c.model.ffn_hidden_size},
-      {"num_experts", c.model.num_experts},
-      {"moe_ffn_hidden_size", c.model.moe_ffn_hidden_size},
-      {"moe_shared_expert_intermediate_size", c.model.moe_shared_expert_intermediate_size},
-      {"moe_latent_size", c.model.moe_latent_size},
-      {"q_lora_rank", c.model.q_lora_rank},
-      {"mtp_num_layers", c.model.mtp_num_layers},
-      {"max_position_embeddings", c.model.max_position_embeddings},
-      {"expert_tensor_parallel_size", c.parallel.expert_tensor_parallel},
-      {"global_batch_size", c.training.global_batch_size},
-      {"decoder_first_pipeline_num_layers", c.parallel.decoder_first_pipeline_num_layers},
-      {"decoder_last_pipeline_num_layers", c.parallel.decoder_last_pipeline_num_layers},
-  };
-  for (const SizeField& item : optional_sizes) {
-    if (item.value < 0) {
-      return Error{item.field, std::string(item.field) + " must not be negative, got " +
-                                   str(item.value) + " (0 means Megatron's default)"};
     }
   }
   return std::nullopt;
@@ -163,8 +157,7 @@ std::optional<Error> position_table_covers_sequence(NormalizedConfig& n) {
     return rule_error("max_position_embeddings", message,
                       "megatron/core/models/common/embeddings/language_model_embedding.py");
   }
-  policy_warning(n, message + ": Megatron-LM refuses it (--max-position-embeddings)",
-                 "megatron/training/arguments.py validate_args");
+  arguments_policy(n, message + ": Megatron-LM refuses it (--max-position-embeddings)");
   return std::nullopt;
 }
 
@@ -174,10 +167,9 @@ std::optional<Error> mtp_position_embedding(NormalizedConfig& n) {
   const ModelConfig& m = n.config.model;
   // (yarn is the rope of MLA models: DeepSeek scripts pass rope and set the rope type.)
   if (m.mtp_num_layers > 0 && m.position_embedding == PositionEmbedding::learned_absolute) {
-    policy_warning(n,
-                   "Megatron-LM refuses --mtp-num-layers with learned absolute position "
-                   "embeddings (it wants --position-embedding-type rope or none)",
-                   "megatron/training/arguments.py validate_args");
+    arguments_policy(n,
+                     "Megatron-LM refuses --mtp-num-layers with learned absolute position "
+                     "embeddings (it wants --position-embedding-type rope or none)");
   }
   return std::nullopt;
 }
@@ -185,10 +177,9 @@ std::optional<Error> mtp_position_embedding(NormalizedConfig& n) {
 // arguments.py refuses --moe-latent-size on a dense model; nothing is built for it there.
 std::optional<Error> moe_latent_needs_experts(NormalizedConfig& n) {
   if (n.config.model.moe_latent_size > 0 && n.config.model.num_experts == 0) {
-    policy_warning(n,
-                   "--moe-latent-size applies only to MoE models; Megatron-LM refuses it on a "
-                   "dense model (megamem ignores it)",
-                   "megatron/training/arguments.py validate_args");
+    arguments_policy(n,
+                     "--moe-latent-size applies only to MoE models; Megatron-LM refuses it on a "
+                     "dense model (megamem ignores it)");
   }
   return std::nullopt;
 }
@@ -197,8 +188,7 @@ std::optional<Error> moe_latent_needs_experts(NormalizedConfig& n) {
 
 std::optional<Error> check_model(NormalizedConfig& n) {
   static constexpr Check kChecks[] = {
-      sizes_are_positive,
-      optional_sizes_are_not_negative,
+      sizes_are_in_range,
       job_is_within_bounds,
       fractions_are_fractions,
       resolve_model_defaults,

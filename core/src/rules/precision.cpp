@@ -5,8 +5,6 @@
 namespace megamem::rules {
 namespace {
 
-constexpr const char* kArguments = "megatron/training/arguments.py validate_args";
-
 // transformer_config.py __post_init__: "fp8_param must be used together with fp8 mode"; only
 // the distributed optimizer (or FSDP) all-gathers FP8 parameters
 // (megatron/core/optimizer/distrib_optimizer.py; arguments.py asserts it).
@@ -64,10 +62,9 @@ std::optional<Error> optimizer_offload_needs_precision_aware(NormalizedConfig& n
                       "megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py");
   }
   if (n.config.training.fp8_param_gather && n.config.training.fp8_recipe != Fp8Recipe::delayed) {
-    policy_warning(n,
-                   "Megatron-LM asks for --fp8-recipe delayed when --optimizer-cpu-offload "
-                   "meets --fp8-param-gather",
-                   kArguments);
+    arguments_policy(n,
+                     "Megatron-LM asks for --fp8-recipe delayed when --optimizer-cpu-offload "
+                     "meets --fp8-param-gather");
   }
   return std::nullopt;
 }
@@ -77,10 +74,9 @@ std::optional<Error> optimizer_offload_needs_precision_aware(NormalizedConfig& n
 // it, and its memory is modeled.
 std::optional<Error> te_cross_entropy_fusion(NormalizedConfig& n) {
   if (n.config.training.cross_entropy != CrossEntropyImpl::te_fused) return std::nullopt;
-  policy_warning(n,
-                 "--cross-entropy-fusion-impl te: Megatron-LM core_r0.18 and later refuse it "
-                 "(earlier releases and Megatron-Bridge run it)",
-                 kArguments);
+  arguments_policy(n,
+                   "--cross-entropy-fusion-impl te: Megatron-LM core_r0.18 and later refuse it "
+                   "(earlier releases and Megatron-Bridge run it)");
   return std::nullopt;
 }
 

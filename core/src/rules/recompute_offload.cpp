@@ -39,10 +39,9 @@ std::optional<Error> distributed_saved_activations(NormalizedConfig& n) {
   }
   if (n.config.parallel.tensor_parallel == 1 ||
       recompute.granularity != RecomputeGranularity::full) {
-    policy_warning(n,
-                   "--distribute-saved-activations needs TP > 1 and full recompute in "
-                   "Megatron-LM; it changes nothing here",
-                   "megatron/training/arguments.py validate_args");
+    arguments_policy(n,
+                     "--distribute-saved-activations needs TP > 1 and full recompute in "
+                     "Megatron-LM; it changes nothing here");
   }
   return std::nullopt;
 }
@@ -53,9 +52,9 @@ std::optional<Error> distributed_saved_activations(NormalizedConfig& n) {
 std::optional<Error> selective_recompute_modules(NormalizedConfig& n) {
   const RecomputeConfig& recompute = n.config.training.recompute;
   if (recompute.granularity != RecomputeGranularity::selective) return std::nullopt;
-  const RecomputeModules other_architectures = {
-      RecomputeModule::gdn_norm_out, RecomputeModule::gdp_in_proj, RecomputeModule::gdp_qkv,
-      RecomputeModule::mhc};
+  const RecomputeModules other_architectures = {RecomputeModule::gdn_norm_out,
+                                                RecomputeModule::gdp_in_proj,
+                                                RecomputeModule::gdp_qkv, RecomputeModule::mhc};
   for (const RecomputeModule module : (recompute.modules & other_architectures).members()) {
     policy_warning(n,
                    "recompute module '" + std::string(module_name(module)) +

@@ -40,6 +40,10 @@ std::optional<Error> must_divide(const char* field, const char* name, std::int64
                                  const char* source);
 // A policy of one launcher or version: recorded as a warning, the estimate goes on.
 void policy_warning(NormalizedConfig& n, const std::string& message, const char* source);
+// The usual policy: one Megatron-LM's arguments.py asserts (validate_args).
+inline void arguments_policy(NormalizedConfig& n, const std::string& message) {
+  policy_warning(n, message, "megatron/training/arguments.py validate_args");
+}
 // Runs checks in order; the first Error stops.
 template <std::size_t N>
 std::optional<Error> run_checks(const Check (&checks)[N], NormalizedConfig& n) {

@@ -61,35 +61,38 @@ std::optional<Error> pad_vocabulary(NormalizedConfig& n) {
   return std::nullopt;
 }
 
-// megatron/core/parallel_state.py initialize_model_parallel: W = TP x CP x DP x PP.
+// megatron/core/parallel_state.py initialize_model_parallel: the world factors into a group
+// (named by `group_name`) times the data-parallel size it leaves, written to `data_parallel`.
+std::optional<Error> world_divides_by(const ParallelConfig& par, const char* field,
+                                      const char* group_name, std::int64_t group,
+                                      std::int64_t& data_parallel) {
+  if (par.world_size % group != 0) {
+    return rule_error(field,
+                      "world_size " + str(par.world_size) + " is not divisible by " + group_name +
+                          " = " + str(group),
+                      "megatron/core/parallel_state.py");
+  }
+  data_parallel = par.world_size / group;
+  return std::nullopt;
+}
+
+// W = TP x CP x DP x PP.
 std::optional<Error> world_divides_by_model_parallel(NormalizedConfig& n) {
   const ParallelConfig& par = n.config.parallel;
-  const std::int64_t group =
-      std::int64_t{par.tensor_parallel} * par.context_parallel * par.pipeline_parallel;
-  if (par.world_size % group != 0) {
-    return rule_error(
-        "world_size",
-        "world_size " + str(par.world_size) + " is not divisible by TP x CP x PP = " + str(group),
-        "megatron/core/parallel_state.py");
-  }
-  n.data_parallel = par.world_size / group;
-  return std::nullopt;
+  return world_divides_by(
+      par, "world_size", "TP x CP x PP",
+      std::int64_t{par.tensor_parallel} * par.context_parallel * par.pipeline_parallel,
+      n.data_parallel);
 }
 
 // parallel_state.py (expert groups, "parallel folding"): W = ETP x EP x expert-DP x PP.
 std::optional<Error> world_divides_by_expert_parallel(NormalizedConfig& n) {
   ParallelConfig& par = n.config.parallel;
   if (par.expert_tensor_parallel == 0) par.expert_tensor_parallel = par.tensor_parallel;
-  const std::int64_t group =
-      std::int64_t{par.expert_tensor_parallel} * par.expert_parallel * par.pipeline_parallel;
-  if (par.world_size % group != 0) {
-    return rule_error(
-        "expert_model_parallel_size",
-        "world_size " + str(par.world_size) + " is not divisible by ETP x EP x PP = " + str(group),
-        "megatron/core/parallel_state.py");
-  }
-  n.expert_data_parallel = par.world_size / group;
-  return std::nullopt;
+  return world_divides_by(
+      par, "expert_model_parallel_size", "ETP x EP x PP",
+      std::int64_t{par.expert_tensor_parallel} * par.expert_parallel * par.pipeline_parallel,
+      n.expert_data_parallel);
 }
 
 // parallel_state.py: the distributed-optimizer instances split DP x CP and expert-DP.
