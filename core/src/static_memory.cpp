@@ -187,26 +187,36 @@ ParamBytes param_bytes(const NormalizedConfig& normalized, const ParamTensor& te
   return bytes;
 }
 
-ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
-                                    const std::vector<TensorBlock>& blocks, bool bucketing) {
-  if (uses_fsdp(normalized)) return fsdp_chunk_static_bytes(normalized, blocks);
+namespace {
+
+// Per DDP buffer (expert or dense, fp8 or not): elements, optimizer bytes (Muon/SGD mix
+// optimizers inside one buffer, so each tensor is priced), and the bytes of the buffer's
+// first tensor for its padding.
+struct BufferSums {
+  std::int64_t elements = 0;
+  double optimizer = 0;
+  double host = 0;
+  bool used = false;
+  ParamBytes first;
+};
+struct BufferGrid {
+  BufferSums sums[2][2];  // [expert][fp8]
+};
+
+// distributed_data_parallel.py: buckets of --ddp-bucket-size, or max(4e7, 1e6 x DP) elements,
+// only with --overlap-grad-reduce on the bucketed chunk; 0 = one bucket.
+std::int64_t ddp_bucket_elements(const NormalizedConfig& normalized, bool bucketing) {
   const OptimizerConfig& opt = normalized.config.optimizer;
-  ChunkStaticBytes out;
-  std::int64_t bucket_size = 0;  // 0 = one bucket
-  if (bucketing && opt.overlap_grad_reduce) {
-    bucket_size = opt.ddp_bucket_size_elements > 0
-                      ? opt.ddp_bucket_size_elements
-                      : std::max<std::int64_t>(40000000, 1000000 * normalized.data_parallel);
-  }
-  // Per buffer: elements, optimizer bytes (Muon/SGD mix optimizers inside one buffer, so
-  // each tensor is priced), and the bytes of the buffer's first tensor for its padding.
-  struct BufferSums {
-    std::int64_t elements = 0;
-    double optimizer = 0;
-    double host = 0;
-    bool used = false;
-    ParamBytes first;
-  } sums[2][2];
+  if (!bucketing || !opt.overlap_grad_reduce) return 0;
+  return opt.ddp_bucket_size_elements > 0
+             ? opt.ddp_bucket_size_elements
+             : std::max<std::int64_t>(40000000, 1000000 * normalized.data_parallel);
+}
+
+// Sums the chunk's tensors into their buffers and counts its dense and expert parameters.
+BufferGrid sum_buffers(const NormalizedConfig& normalized, const std::vector<TensorBlock>& blocks,
+                       ChunkStaticBytes& out) {
+  BufferGrid grid;
   // Bytes depend only on the buffer, whether the tensor is a GEMM weight (of an FP8 layer),
   // and whether it is the embedding/output layer or the router (param_bytes' only inputs).
   ParamBytes by_kind[2][3][3];
@@ -224,7 +234,7 @@ ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
         bytes = param_bytes(normalized, tensor);
         known[key.expert][gemm][edge] = true;
       }
-      BufferSums& sum = sums[key.expert][key.fp8];
+      BufferSums& sum = grid.sums[key.expert][key.fp8];
       if (!sum.used) sum.first = bytes;
       sum.used = true;
       sum.elements += elements;
@@ -232,10 +242,22 @@ ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
       sum.host += bytes.host_optimizer_state * static_cast<double>(elements);
     }
   }
+  return grid;
+}
+
+}  // namespace
+
+ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
+                                    const std::vector<TensorBlock>& blocks, bool bucketing) {
+  if (uses_fsdp(normalized)) return fsdp_chunk_static_bytes(normalized, blocks);
+  const OptimizerConfig& opt = normalized.config.optimizer;
+  ChunkStaticBytes out;
+  const std::int64_t bucket_size = ddp_bucket_elements(normalized, bucketing);
+  const BufferGrid grid = sum_buffers(normalized, blocks, out);
   double weight = fp8_weight_copies(normalized, blocks), gradient = 0, optimizer = 0, host = 0;
   for (int expert = 0; expert < 2; ++expert) {
     for (int fp8 = 0; fp8 < 2; ++fp8) {
-      const BufferSums& sum = sums[expert][fp8];
+      const BufferSums& sum = grid.sums[expert][fp8];
       if (!sum.used) continue;
       const std::int64_t shard_group = optimizer_shard_group(normalized, expert == 1);
       const std::int64_t elements =
