@@ -1083,7 +1083,7 @@ std::vector<ConfigField> fsdp_rows() {
                     {"optim_grads", "optim_grads", "optim_grads", "optim_grads (ZeRO-2)"},
                     {"optim_grads_params", "optim_grads_params", "optim_grads_params",
                      "optim_grads_params (ZeRO-3)"}})
-          .read_by_code("--data-parallel-sharding-strategy", FlagForm::value)
+          .flag("--data-parallel-sharding-strategy", FlagForm::value)
           .json("data_parallel_sharding_strategy")
           .ui("FSDP sharding", "", "What Megatron-FSDP shards over the data-parallel group."),
       MM_CHOICE("fsdp-main-params", "fp32", parallel.fsdp.main_params_dtype)
@@ -1219,21 +1219,11 @@ const ConfigField* field_by_json_key(FieldGroup group, std::string_view key) {
 }
 
 std::string_view field_group_name(FieldGroup group) {
-  switch (group) {
-    case FieldGroup::model:
-      return "model";
-    case FieldGroup::parallel:
-      return "parallel";
-    case FieldGroup::training:
-      return "training";
-    case FieldGroup::optimizer:
-      return "optimizer";
-    case FieldGroup::runtime:
-      return "runtime";
-    case FieldGroup::device:
-      return "device";
-  }
-  return "model";
+  // In FieldGroup's order (fields.hpp).
+  static constexpr std::string_view kNames[] = {"model",     "parallel", "training",
+                                                "optimizer", "runtime",  "device"};
+  const auto index = static_cast<std::size_t>(group);
+  return index < std::size(kNames) ? kNames[index] : kNames[0];
 }
 
 std::string field_link_text(const ConfigField& field, const Config& config) {

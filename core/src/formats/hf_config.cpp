@@ -55,33 +55,30 @@ class Reader {
   }
 
   Expected<bool> boolean(const char* key, bool fallback) const {
-    const json* value = find(key);
-    if (!value) return fallback;
-    if (!value->is_boolean()) {
-      return Error{key, std::string("expects true or false, got ") + value->type_name()};
-    }
-    return value->get<bool>();
+    return typed<bool>(key, fallback, &json::is_boolean, "true or false");
   }
 
   Expected<std::string> text(const char* key, const std::string& fallback) const {
-    const json* value = find(key);
-    if (!value) return fallback;
-    if (!value->is_string()) {
-      return Error{key, std::string("expects a string, got ") + value->type_name()};
-    }
-    return value->get<std::string>();
+    return typed<std::string>(key, fallback, &json::is_string, "a string");
   }
 
   Expected<double> number(const char* key, double fallback) const {
-    const json* value = find(key);
-    if (!value) return fallback;
-    if (!value->is_number()) {
-      return Error{key, std::string("expects a number, got ") + value->type_name()};
-    }
-    return value->get<double>();
+    return typed<double>(key, fallback, &json::is_number, "a number");
   }
 
  private:
+  // A value of one JSON type; missing -> the fallback, another type -> an Error naming it.
+  template <class T>
+  Expected<T> typed(const char* key, const T& fallback, bool (json::*is_type)() const noexcept,
+                    const char* expected) const {
+    const json* value = find(key);
+    if (!value) return fallback;
+    if (!(value->*is_type)()) {
+      return Error{key, std::string("expects ") + expected + ", got " + value->type_name()};
+    }
+    return value->get<T>();
+  }
+
   const json& object_;
 };
 

@@ -686,11 +686,7 @@ void read_fsdp(FlagReader& r, FsdpConfig& f, OptimizerConfig& o, DType params_dt
   } else if (r.has("--use-torch-fsdp2")) {
     f.impl = FsdpImpl::torch_fsdp2;
   }
-  r.choose<FsdpSharding>("--data-parallel-sharding-strategy", f.sharding,
-                         {{"no_shard", FsdpSharding::no_shard},
-                          {"optim", FsdpSharding::optim},
-                          {"optim_grads", FsdpSharding::optim_grads},
-                          {"optim_grads_params", FsdpSharding::optim_grads_params}});
+  // --data-parallel-sharding-strategy is read by the registry (field_registry.cpp).
   if (f.impl == FsdpImpl::none) return;  // the FSDP settings mean nothing without FSDP
   f.main_params_dtype =
       read_fsdp_dtype(r, "--megatron-fsdp-main-params-dtype", params_dtype, DType::fp32);

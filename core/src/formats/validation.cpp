@@ -507,15 +507,10 @@ std::string mib(double value) { return format("%+.1f", value); }
 std::string gib(double bytes) { return format("%.3f", bytes / kBytesPerGiB); }
 
 std::string status_name(CaseStatus status) {
-  switch (status) {
-    case CaseStatus::scored:
-      return "scored";
-    case CaseStatus::unsupported:
-      return "unsupported";
-    case CaseStatus::error:
-      return "error";
-  }
-  return "error";
+  // In CaseStatus's order (validation.hpp).
+  static constexpr const char* kNames[] = {"scored", "unsupported", "error"};
+  const auto index = static_cast<std::size_t>(status);
+  return index < std::size(kNames) ? kNames[index] : "error";
 }
 
 std::string stats_cells(const ErrorStats& s) {
