@@ -177,17 +177,12 @@ ChunkStaticBytes fsdp_chunk_static_bytes(const NormalizedConfig& normalized,
                                          const std::vector<TensorBlock>& blocks) {
   ChunkStaticBytes out;
   double weight = 0, gradient = 0, optimizer = 0;
-  for (const TensorBlock& block : blocks) {
-    for (std::size_t t = 0; t < block.count; ++t) {
-      const ParamTensor& tensor = block.tensors[t];
-      const std::int64_t elements = tensor.elements() * block.repeat;
-      (tensor.expert ? out.expert_params : out.dense_params) += elements;
-      const ShardedTensorBytes bytes = fsdp_tensor_bytes(normalized, tensor);
-      weight += bytes.weight * static_cast<double>(elements);
-      gradient += bytes.gradient * static_cast<double>(elements);
-      optimizer += bytes.optimizer * static_cast<double>(elements);
-    }
-  }
+  visit_chunk_tensors(blocks, out, [&](const ParamTensor& tensor, std::int64_t elements) {
+    const ShardedTensorBytes bytes = fsdp_tensor_bytes(normalized, tensor);
+    weight += bytes.weight * static_cast<double>(elements);
+    gradient += bytes.gradient * static_cast<double>(elements);
+    optimizer += bytes.optimizer * static_cast<double>(elements);
+  });
   out.weight_bytes = static_cast<std::uint64_t>(std::llround(weight));
   out.gradient_bytes = static_cast<std::uint64_t>(std::llround(gradient));
   out.optimizer_bytes = static_cast<std::uint64_t>(std::llround(optimizer));

@@ -221,27 +221,22 @@ BufferGrid sum_buffers(const NormalizedConfig& normalized, const std::vector<Ten
   // and whether it is the embedding/output layer or the router (param_bytes' only inputs).
   ParamBytes by_kind[2][3][3];
   bool known[2][3][3] = {};
-  for (const TensorBlock& block : blocks) {
-    for (std::size_t t = 0; t < block.count; ++t) {
-      const ParamTensor& tensor = block.tensors[t];
-      const std::int64_t elements = tensor.elements() * block.repeat;
-      (tensor.expert ? out.expert_params : out.dense_params) += elements;
-      const BufferKey key = buffer_of(normalized, tensor);
-      const int gemm = tensor.gemm_weight ? (tensor.fp8 ? 2 : 1) : 0;
-      const int edge = tensor.embedding_or_output ? 1 : tensor.module == ModuleKind::router ? 2 : 0;
-      ParamBytes& bytes = by_kind[key.expert][gemm][edge];
-      if (!known[key.expert][gemm][edge]) {
-        bytes = param_bytes(normalized, tensor);
-        known[key.expert][gemm][edge] = true;
-      }
-      BufferSums& sum = grid.sums[key.expert][key.fp8];
-      if (!sum.used) sum.first = bytes;
-      sum.used = true;
-      sum.elements += elements;
-      sum.optimizer += bytes.optimizer_state * static_cast<double>(elements);
-      sum.host += bytes.host_optimizer_state * static_cast<double>(elements);
+  visit_chunk_tensors(blocks, out, [&](const ParamTensor& tensor, std::int64_t elements) {
+    const BufferKey key = buffer_of(normalized, tensor);
+    const int gemm = tensor.gemm_weight ? (tensor.fp8 ? 2 : 1) : 0;
+    const int edge = tensor.embedding_or_output ? 1 : tensor.module == ModuleKind::router ? 2 : 0;
+    ParamBytes& bytes = by_kind[key.expert][gemm][edge];
+    if (!known[key.expert][gemm][edge]) {
+      bytes = param_bytes(normalized, tensor);
+      known[key.expert][gemm][edge] = true;
     }
-  }
+    BufferSums& sum = grid.sums[key.expert][key.fp8];
+    if (!sum.used) sum.first = bytes;
+    sum.used = true;
+    sum.elements += elements;
+    sum.optimizer += bytes.optimizer_state * static_cast<double>(elements);
+    sum.host += bytes.host_optimizer_state * static_cast<double>(elements);
+  });
   return grid;
 }
 

@@ -44,6 +44,21 @@ struct ChunkStaticBytes {
   std::int64_t padding_elements = 0;  // DDP alignment and bucket padding
 };
 
+// Calls visit(tensor, elements) for every tensor of the blocks, counting the chunk's dense
+// and expert parameters into out (DDP and FSDP price the same walk differently).
+template <class Visit>
+void visit_chunk_tensors(const std::vector<TensorBlock>& blocks, ChunkStaticBytes& out,
+                         Visit visit) {
+  for (const TensorBlock& block : blocks) {
+    for (std::size_t t = 0; t < block.count; ++t) {
+      const ParamTensor& tensor = block.tensors[t];
+      const std::int64_t elements = tensor.elements() * block.repeat;
+      (tensor.expert ? out.expert_params : out.dense_params) += elements;
+      visit(tensor, elements);
+    }
+  }
+}
+
 // The chunk's buffers priced exactly, padding included. bucketing: whether DDP splits this
 // chunk's buffers into buckets (overlap_grad_reduce, first pipeline rank, first chunk).
 ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,

@@ -77,6 +77,8 @@ class ParamSink {
 
  private:
   void push(ParamTensor tensor);
+  // The sink's tag with this module, size and GEMM-weight flag.
+  ParamTensor tagged(ModuleKind module, std::int64_t numel, bool gemm_weight) const;
   std::vector<ParamTensor>& out_;
   const ModelConfig& model_;
   ParamTensor tag_;

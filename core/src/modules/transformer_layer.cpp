@@ -31,11 +31,16 @@ void ParamSink::push(ParamTensor tensor) {
   out_.push_back(tensor);
 }
 
-void ParamSink::tensor(ModuleKind module, std::int64_t numel, bool gemm_weight) {
+ParamTensor ParamSink::tagged(ModuleKind module, std::int64_t numel, bool gemm_weight) const {
   ParamTensor t = tag_;
   t.module = module;
   t.numel = numel;
   t.gemm_weight = gemm_weight;
+  return t;
+}
+
+void ParamSink::tensor(ModuleKind module, std::int64_t numel, bool gemm_weight) {
+  ParamTensor t = tagged(module, numel, gemm_weight);
   // TE modules quantize their GEMM weights; the router is Megatron's own GEMM.
   t.fp8 = tag_.fp8 && gemm_weight && module != ModuleKind::router;
   push(t);
@@ -48,14 +53,10 @@ void ParamSink::linear(ModuleKind module, std::int64_t weight, std::int64_t bias
 
 void ParamSink::experts(ModuleKind module, std::int64_t weight, std::int64_t bias,
                         std::int64_t copies) {
-  ParamTensor t = tag_;
-  t.module = module;
+  ParamTensor t = tagged(module, weight, true);
   t.expert = true;
   t.copies = copies;
-  t.numel = weight;
-  t.gemm_weight = true;
-  t.fp8 = tag_.fp8;
-  push(t);
+  push(t);  // t.fp8 is the layer's (tag_)
   t.numel = bias;
   t.gemm_weight = false;
   t.fp8 = false;
@@ -67,10 +68,7 @@ void ParamSink::norm(ModuleKind module, std::int64_t width) {
 }
 
 void ParamSink::embedding_or_output(ModuleKind module, std::int64_t numel, bool gemm, bool shared) {
-  ParamTensor t = tag_;
-  t.module = module;
-  t.numel = numel;
-  t.gemm_weight = gemm;
+  ParamTensor t = tagged(module, numel, gemm);
   t.shared_embedding = shared;
   t.embedding_or_output = true;
   t.fp8 = false;  // embedding and output layer stay 16-bit (fp8_utils.py)
