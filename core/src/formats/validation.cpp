@@ -64,10 +64,7 @@ constexpr FeatureRule kFeatureRules[] = {
     // FP8 under Megatron-FSDP / FSDP2: TE's FP8 weight copies of the sharded parameters are
     // not modeled (static_memory.cpp adds them to the DDP buffers only).
     {"fp8_fsdp", "fp8_fsdp",
-     [](const MegatronArgs& a) {
-       return a.config.training.fp8_recipe != Fp8Recipe::none &&
-              a.config.parallel.fsdp.impl != FsdpImpl::none;
-     }},
+     [](const MegatronArgs& a) { return fp8_weights_under_fsdp_unmodeled(a.config); }},
     // ModelOpt runs (here: distillation, whose teacher model lives outside the flags).
     {"modelopt", "modelopt",
      [](const MegatronArgs& a) { return has(a.ignored_flags, "--export-te-mcore-model"); }},

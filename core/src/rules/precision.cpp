@@ -40,10 +40,7 @@ std::optional<Error> bf16_layers_need_current_scaling(NormalizedConfig& n) {
 // Under Megatron-FSDP / FSDP2 Transformer Engine's FP8 copies of the (all-gathered) weights
 // are not counted: static_memory.cpp adds them beside the DDP buffers only. Said, not hidden.
 std::optional<Error> fp8_under_fsdp_not_counted(NormalizedConfig& n) {
-  const Config& c = n.config;
-  if (c.training.fp8_recipe == Fp8Recipe::none || c.parallel.fsdp.impl == FsdpImpl::none) {
-    return std::nullopt;
-  }
+  if (!fp8_weights_under_fsdp_unmodeled(n.config)) return std::nullopt;
   policy_warning(n,
                  "FP8 under FSDP: Transformer Engine's FP8 weight copies are not counted "
                  "(megamem models them with DDP only); weights may be underestimated",
@@ -90,3 +87,12 @@ std::optional<Error> check_precision(NormalizedConfig& n) {
 }
 
 }  // namespace megamem::rules
+
+namespace megamem {
+
+bool fp8_weights_under_fsdp_unmodeled(const Config& config) {
+  return config.training.fp8_recipe != Fp8Recipe::none &&
+         config.parallel.fsdp.impl != FsdpImpl::none;
+}
+
+}  // namespace megamem
