@@ -2,26 +2,19 @@
 #include <catch2/catch.hpp>
 
 #include "activations.hpp"
+#include "estimate_helpers.hpp"
 #include "megamem/estimate.hpp"
 #include "model_fixtures.hpp"
 
 using namespace megamem;
 using Catch::Matchers::WithinRel;
 
+using testing::normalized;
+using testing::run;
+
 namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-NormalizedConfig normalized(const Config& c) {
-  auto n = normalize(c);
-  REQUIRE(n.has_value());
-  return n.value();
-}
-Estimate run(const Config& c) {
-  auto e = estimate(c);
-  INFO((e ? std::string() : e.error().field + ": " + e.error().message));
-  REQUIRE(e.has_value());
-  return e.value();
-}
 double gib(std::uint64_t bytes) { return static_cast<double>(bytes) / kGiB; }
 // The worked examples leave out workspaces and other persistent buffers.
 std::uint64_t peak_without_buffers(const RankMemory& rank) {

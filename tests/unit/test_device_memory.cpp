@@ -3,10 +3,13 @@
 #include <catch2/catch.hpp>
 #include <string_view>
 
+#include "estimate_helpers.hpp"
 #include "megamem/estimate.hpp"
 #include "runtime_overheads.hpp"
 
 using namespace megamem;
+
+using testing::normalized;
 
 namespace {
 
@@ -26,12 +29,6 @@ Config dense_config() {
   c.parallel.tensor_parallel = 8;
   c.parallel.pipeline_parallel = 2;
   return c;
-}
-
-NormalizedConfig normalized(const Config& c) {
-  Expected<NormalizedConfig> n = normalize(c);
-  REQUIRE(n.has_value());
-  return *n;
 }
 
 }  // namespace

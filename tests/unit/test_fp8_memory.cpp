@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "activations.hpp"
+#include "estimate_helpers.hpp"
 #include "fp8_memory.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/megatron_args.hpp"
@@ -10,18 +11,10 @@
 
 using namespace megamem;
 
+using testing::normalized;
+using testing::run;
+
 namespace {
-NormalizedConfig normalized(const Config& c) {
-  auto n = normalize(c);
-  REQUIRE(n.has_value());
-  return n.value();
-}
-Estimate run(const Config& c) {
-  auto e = estimate(c);
-  INFO((e ? std::string() : e.error().field + ": " + e.error().message));
-  REQUIRE(e.has_value());
-  return e.value();
-}
 Config llama_fp8(Fp8Recipe recipe) {
   Config c = fixtures::llama3_70b_tp8_pp4();
   c.training.fp8_recipe = recipe;
