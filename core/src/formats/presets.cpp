@@ -21,6 +21,7 @@
 
 #include "formats/presets_embedded.hpp"
 #include "megamem/fields.hpp"
+#include "megamem/json_output.hpp"
 #include "megamem/megatron_args.hpp"
 #include "number_text.hpp"
 
@@ -509,39 +510,44 @@ const Expected<PresetCatalog>& builtin_presets() {
   return catalog;
 }
 
+namespace {
+
+// A preset's configuration section as the config JSON writes it (the field registry's keys), so
+// `megamem presets --json` lists every field and cannot drift from the registry.
+template <typename Section>
+json preset_section(const Section& section, Section Config::*member, FieldGroup group) {
+  Config config;
+  config.*member = section;
+  return config_json(config)[std::string(field_group_name(group))];
+}
+
+json model_preset_json(const ModelPreset& p) {
+  json node = preset_section(p.model, &Config::model, FieldGroup::model);
+  node.update({{"id", p.id},
+               {"name", p.name},
+               {"aliases", p.aliases},
+               {"source", p.source},
+               {"published_params", p.published_params},
+               {"published_mtp_params", p.published_mtp_params},
+               {"published_params_exact", p.published_params_exact},
+               {"published_params_text", p.published_params_text},
+               {"published_params_tolerance", p.published_params_tolerance}});
+  return node;
+}
+
+json gpu_preset_json(const GpuPreset& p) {
+  json node = preset_section(p.device, &Config::device, FieldGroup::device);
+  node.update({{"id", p.id}, {"aliases", p.aliases}, {"source", p.source}});
+  return node;
+}
+
+}  // namespace
+
 std::string presets_to_json(const PresetCatalog& catalog, int indent) {
   json models = json::array();
-  for (const ModelPreset& p : catalog.models) {
-    const ModelConfig& m = p.model;
-    models.push_back({{"id", p.id},
-                      {"name", p.name},
-                      {"aliases", p.aliases},
-                      {"source", p.source},
-                      {"published_params", p.published_params},
-                      {"published_mtp_params", p.published_mtp_params},
-                      {"published_params_exact", p.published_params_exact},
-                      {"published_params_text", p.published_params_text},
-                      {"published_params_tolerance", p.published_params_tolerance},
-                      {"num_layers", m.num_layers},
-                      {"hidden_size", m.hidden_size},
-                      {"num_experts", m.num_experts},
-                      {"multi_latent_attention", m.multi_latent_attention}});
-  }
+  for (const ModelPreset& p : catalog.models) models.push_back(model_preset_json(p));
   json gpus = json::array();
-  for (const GpuPreset& p : catalog.gpus) {
-    const DeviceConfig& d = p.device;
-    gpus.push_back({{"id", p.id},
-                    {"name", d.name},
-                    {"aliases", p.aliases},
-                    {"source", p.source},
-                    {"capacity_gib", d.capacity_gib},
-                    {"gpus_per_node", d.gpus_per_node},
-                    {"intra_node_bandwidth_gb_per_s", d.intra_node_bandwidth_gb_per_s},
-                    {"inter_node_bandwidth_gb_per_s", d.inter_node_bandwidth_gb_per_s},
-                    {"peak_bf16_tflops", d.peak_bf16_tflops},
-                    {"te_cublas_workspace_mib", d.te_cublas_workspace_mib},
-                    {"fp8_gemm_any_layout", d.fp8_gemm_any_layout}});
-  }
+  for (const GpuPreset& p : catalog.gpus) gpus.push_back(gpu_preset_json(p));
   json recipes = json::array();
   for (const RecipePreset& p : catalog.recipes) {
     json settings = json::object();
