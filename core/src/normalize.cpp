@@ -33,14 +33,16 @@ void policy_warning(NormalizedConfig& n, const std::string& message, const char*
 
 Expected<NormalizedConfig> normalize(const Config& input) {
   // Topic order matters: each reads what the earlier ones resolved (defaults, DP, stages).
-  static constexpr rules::Check kTopics[] = {
-      rules::check_model,         rules::check_tensor_parallel,   rules::check_parallel_groups,
-      rules::check_moe,           rules::check_sequence,          rules::check_pipeline_layout,
-      rules::check_micro_batches, rules::check_recompute_offload, rules::check_precision,
+  const std::span<const rules::Check> topics[] = {
+      rules::model_checks,         rules::tensor_parallel_checks,   rules::parallel_groups_checks,
+      rules::moe_checks,           rules::sequence_checks,          rules::pipeline_layout_checks,
+      rules::micro_batches_checks, rules::recompute_offload_checks, rules::precision_checks,
   };
   NormalizedConfig out;
   out.config = input;
-  if (std::optional<Error> error = rules::run_checks(kTopics, out)) return *error;
+  for (const std::span<const rules::Check> checks : topics) {
+    if (std::optional<Error> error = rules::run_checks(checks, out)) return *error;
+  }
   return out;
 }
 

@@ -51,11 +51,10 @@ std::optional<Error> interleaved_groups_fit(NormalizedConfig& n) {
   return std::nullopt;
 }
 
+constexpr Check kMicroBatchesChecks[] = {global_batch_divides, interleaved_groups_fit};
+
 }  // namespace
 
-std::optional<Error> check_micro_batches(NormalizedConfig& n) {
-  static constexpr Check kChecks[] = {global_batch_divides, interleaved_groups_fit};
-  return run_checks(kChecks, n);
-}
+const std::span<const Check> micro_batches_checks{kMicroBatchesChecks};
 
 }  // namespace megamem::rules

@@ -184,20 +184,19 @@ std::optional<Error> moe_latent_needs_experts(NormalizedConfig& n) {
   return std::nullopt;
 }
 
+constexpr Check kModelChecks[] = {
+    sizes_are_in_range,
+    job_is_within_bounds,
+    fractions_are_fractions,
+    resolve_model_defaults,
+    multi_latent_attention_has_ranks,
+    position_table_covers_sequence,
+    mtp_position_embedding,
+    moe_latent_needs_experts,
+};
+
 }  // namespace
 
-std::optional<Error> check_model(NormalizedConfig& n) {
-  static constexpr Check kChecks[] = {
-      sizes_are_in_range,
-      job_is_within_bounds,
-      fractions_are_fractions,
-      resolve_model_defaults,
-      multi_latent_attention_has_ranks,
-      position_table_covers_sequence,
-      mtp_position_embedding,
-      moe_latent_needs_experts,
-  };
-  return run_checks(kChecks, n);
-}
+const std::span<const Check> model_checks{kModelChecks};
 
 }  // namespace megamem::rules

@@ -92,13 +92,12 @@ std::optional<Error> resolve_moe_layer_pattern(NormalizedConfig& n) {
   return std::nullopt;
 }
 
+constexpr Check kMoeChecks[] = {
+    experts_divide_by_ep,        router_topk_within_experts,          expert_ffn_divides_by_etp,
+    shared_experts_divide_by_tp, moe_with_tp_needs_sequence_parallel, resolve_moe_layer_pattern};
+
 }  // namespace
 
-std::optional<Error> check_moe(NormalizedConfig& n) {
-  static constexpr Check kChecks[] = {
-      experts_divide_by_ep,        router_topk_within_experts,          expert_ffn_divides_by_etp,
-      shared_experts_divide_by_tp, moe_with_tp_needs_sequence_parallel, resolve_moe_layer_pattern};
-  return run_checks(kChecks, n);
-}
+const std::span<const Check> moe_checks{kMoeChecks};
 
 }  // namespace megamem::rules

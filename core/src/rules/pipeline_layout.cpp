@@ -29,11 +29,10 @@ std::optional<Error> interleaving_needs_pipeline(NormalizedConfig& n) {
                     "megatron/core/pipeline_parallel/schedules.py");
 }
 
+constexpr Check kPipelineLayoutChecks[] = {place_stages, interleaving_needs_pipeline};
+
 }  // namespace
 
-std::optional<Error> check_pipeline_layout(NormalizedConfig& n) {
-  static constexpr Check kChecks[] = {place_stages, interleaving_needs_pipeline};
-  return run_checks(kChecks, n);
-}
+const std::span<const Check> pipeline_layout_checks{kPipelineLayoutChecks};
 
 }  // namespace megamem::rules

@@ -77,14 +77,13 @@ std::optional<Error> te_cross_entropy_fusion(NormalizedConfig& n) {
   return std::nullopt;
 }
 
+constexpr Check kPrecisionChecks[] = {
+    fp8_param_gather_needs_fp8, bf16_layers_need_current_scaling, fp8_under_fsdp_not_counted,
+    optimizer_offload_needs_precision_aware, te_cross_entropy_fusion};
+
 }  // namespace
 
-std::optional<Error> check_precision(NormalizedConfig& n) {
-  static constexpr Check kChecks[] = {
-      fp8_param_gather_needs_fp8, bf16_layers_need_current_scaling, fp8_under_fsdp_not_counted,
-      optimizer_offload_needs_precision_aware, te_cross_entropy_fusion};
-  return run_checks(kChecks, n);
-}
+const std::span<const Check> precision_checks{kPrecisionChecks};
 
 }  // namespace megamem::rules
 

@@ -141,16 +141,15 @@ std::optional<Error> legacy_cpu_offloading(NormalizedConfig& n) {
   return std::nullopt;
 }
 
+constexpr Check kRecomputeOffloadChecks[] = {
+    full_recompute_layer_count,   distributed_saved_activations,
+    selective_recompute_modules,  recompute_module_prerequisites,
+    fine_grained_offload_modules, fine_grained_offload_combinations,
+    legacy_cpu_offloading,
+};
+
 }  // namespace
 
-std::optional<Error> check_recompute_offload(NormalizedConfig& n) {
-  static constexpr Check kChecks[] = {
-      full_recompute_layer_count,   distributed_saved_activations,
-      selective_recompute_modules,  recompute_module_prerequisites,
-      fine_grained_offload_modules, fine_grained_offload_combinations,
-      legacy_cpu_offloading,
-  };
-  return run_checks(kChecks, n);
-}
+const std::span<const Check> recompute_offload_checks{kRecomputeOffloadChecks};
 
 }  // namespace megamem::rules

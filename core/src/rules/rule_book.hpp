@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "megamem/estimate.hpp"
@@ -20,15 +21,15 @@ namespace megamem::rules {
 using Check = std::optional<Error> (*)(NormalizedConfig&);
 
 // Topics, in the order normalize() runs them (later topics read what earlier ones resolved).
-std::optional<Error> check_model(NormalizedConfig& n);              // rules/model.cpp
-std::optional<Error> check_tensor_parallel(NormalizedConfig& n);    // rules/tensor_parallel.cpp
-std::optional<Error> check_parallel_groups(NormalizedConfig& n);    // rules/tensor_parallel.cpp
-std::optional<Error> check_moe(NormalizedConfig& n);                // rules/moe.cpp
-std::optional<Error> check_sequence(NormalizedConfig& n);           // rules/sequence.cpp
-std::optional<Error> check_micro_batches(NormalizedConfig& n);      // rules/micro_batches.cpp
-std::optional<Error> check_pipeline_layout(NormalizedConfig& n);    // rules/pipeline_layout.cpp
-std::optional<Error> check_recompute_offload(NormalizedConfig& n);  // rules/recompute_offload.cpp
-std::optional<Error> check_precision(NormalizedConfig& n);          // rules/precision.cpp
+extern const std::span<const Check> model_checks;              // rules/model.cpp
+extern const std::span<const Check> tensor_parallel_checks;    // rules/tensor_parallel.cpp
+extern const std::span<const Check> parallel_groups_checks;    // rules/tensor_parallel.cpp
+extern const std::span<const Check> moe_checks;                // rules/moe.cpp
+extern const std::span<const Check> sequence_checks;           // rules/sequence.cpp
+extern const std::span<const Check> micro_batches_checks;      // rules/micro_batches.cpp
+extern const std::span<const Check> pipeline_layout_checks;    // rules/pipeline_layout.cpp
+extern const std::span<const Check> recompute_offload_checks;  // rules/recompute_offload.cpp
+extern const std::span<const Check> precision_checks;          // rules/precision.cpp
 
 // Helpers shared by the topic files.
 std::string str(std::int64_t value);
@@ -45,8 +46,7 @@ inline void arguments_policy(NormalizedConfig& n, const std::string& message) {
   policy_warning(n, message, "megatron/training/arguments.py validate_args");
 }
 // Runs checks in order; the first Error stops.
-template <std::size_t N>
-std::optional<Error> run_checks(const Check (&checks)[N], NormalizedConfig& n) {
+inline std::optional<Error> run_checks(std::span<const Check> checks, NormalizedConfig& n) {
   for (const Check check : checks) {
     if (std::optional<Error> error = check(n)) return error;
   }

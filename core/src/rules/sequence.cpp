@@ -28,11 +28,10 @@ std::optional<Error> sequence_divides_by_two_cp(NormalizedConfig& n) {
                     "megatron/core/utils.py get_batch_on_this_cp_rank");
 }
 
+constexpr Check kSequenceChecks[] = {sequence_divides_by_tp, sequence_divides_by_two_cp};
+
 }  // namespace
 
-std::optional<Error> check_sequence(NormalizedConfig& n) {
-  static constexpr Check kChecks[] = {sequence_divides_by_tp, sequence_divides_by_two_cp};
-  return run_checks(kChecks, n);
-}
+const std::span<const Check> sequence_checks{kSequenceChecks};
 
 }  // namespace megamem::rules

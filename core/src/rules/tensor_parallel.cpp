@@ -108,20 +108,17 @@ std::optional<Error> optimizer_instances_divide_data_parallel(NormalizedConfig& 
                     "megatron/core/parallel_state.py");
 }
 
+constexpr Check kTensorParallelChecks[] = {
+    resolve_sequence_parallel, heads_divide_by_tp, heads_divide_by_query_groups,
+    query_groups_fit_tp,       ffn_divides_by_tp,  pad_vocabulary};
+
+constexpr Check kParallelGroupsChecks[] = {world_divides_by_model_parallel,
+                                           world_divides_by_expert_parallel,
+                                           optimizer_instances_divide_data_parallel};
+
 }  // namespace
 
-std::optional<Error> check_tensor_parallel(NormalizedConfig& n) {
-  static constexpr Check kChecks[] = {
-      resolve_sequence_parallel, heads_divide_by_tp, heads_divide_by_query_groups,
-      query_groups_fit_tp,       ffn_divides_by_tp,  pad_vocabulary};
-  return run_checks(kChecks, n);
-}
-
-std::optional<Error> check_parallel_groups(NormalizedConfig& n) {
-  static constexpr Check kChecks[] = {world_divides_by_model_parallel,
-                                      world_divides_by_expert_parallel,
-                                      optimizer_instances_divide_data_parallel};
-  return run_checks(kChecks, n);
-}
+const std::span<const Check> tensor_parallel_checks{kTensorParallelChecks};
+const std::span<const Check> parallel_groups_checks{kParallelGroupsChecks};
 
 }  // namespace megamem::rules
