@@ -34,9 +34,17 @@ void policy_warning(NormalizedConfig& n, const std::string& message, const char*
 Expected<NormalizedConfig> normalize(const Config& input) {
   // Topic order matters: each reads what the earlier ones resolved (defaults, DP, stages).
   static constexpr rules::Check kTopics[] = {
-      rules::check_model,         rules::check_tensor_parallel,   rules::check_parallel_groups,
-      rules::check_moe,           rules::check_sequence,          rules::check_pipeline_layout,
-      rules::check_micro_batches, rules::check_recompute_offload, rules::check_precision,
+      rules::check_model,
+      rules::check_hybrid_pattern,
+      rules::check_tensor_parallel,
+      rules::check_parallel_groups,
+      rules::check_moe,
+      rules::resolve_layer_kinds,
+      rules::check_sequence,
+      rules::check_pipeline_layout,
+      rules::check_micro_batches,
+      rules::check_recompute_offload,
+      rules::check_precision,
   };
   NormalizedConfig out;
   out.config = input;

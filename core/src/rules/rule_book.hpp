@@ -21,9 +21,11 @@ using Check = std::optional<Error> (*)(NormalizedConfig&);
 
 // Topics, in the order normalize() runs them (later topics read what earlier ones resolved).
 std::optional<Error> check_model(NormalizedConfig& n);              // rules/model.cpp
+std::optional<Error> check_hybrid_pattern(NormalizedConfig& n);     // rules/hybrid.cpp
 std::optional<Error> check_tensor_parallel(NormalizedConfig& n);    // rules/tensor_parallel.cpp
 std::optional<Error> check_parallel_groups(NormalizedConfig& n);    // rules/tensor_parallel.cpp
 std::optional<Error> check_moe(NormalizedConfig& n);                // rules/moe.cpp
+std::optional<Error> resolve_layer_kinds(NormalizedConfig& n);      // rules/hybrid.cpp
 std::optional<Error> check_sequence(NormalizedConfig& n);           // rules/sequence.cpp
 std::optional<Error> check_micro_batches(NormalizedConfig& n);      // rules/micro_batches.cpp
 std::optional<Error> check_pipeline_layout(NormalizedConfig& n);    // rules/pipeline_layout.cpp
