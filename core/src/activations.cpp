@@ -46,11 +46,16 @@ RecomputeModules active_recompute_modules(const NormalizedConfig& n) {
 }
 
 LayerActivations layer_activations(const NormalizedConfig& n, bool moe_layer, bool bf16_layer) {
+  return layer_activations(n, moe_layer ? LayerKind::moe : LayerKind::dense, bf16_layer);
+}
+
+LayerActivations layer_activations(const NormalizedConfig& n, LayerKind kind, bool bf16_layer) {
   const bool fp8 = !bf16_layer && fp8_enabled(n.config.training);
+  const bool moe_layer = layer_kind_is_moe(kind);
   LayerActivations out;
   const RecomputeModules active = active_recompute_modules(n);
   SavedSink sink(out, active);
-  layer_saved(module_context(n, moe_layer, fp8), activation_shape(n), sink);
+  layer_saved(module_context(n, kind, fp8), activation_shape(n), sink);
   // Normal checkpoints (core_attn, mlp, moe, shared_experts) recompute one module at a time
   // in backward; output-discarding ones (moe_act, layernorm, mla_up_proj) bring back their
   // outputs just before the layer's backward: take the larger of the two.
@@ -74,7 +79,7 @@ LayerActivations layer_activations(const NormalizedConfig& n, bool moe_layer, bo
   out.recompute_bytes = std::max(recompute_normal, recompute_discarding);
   // [calibrate] activation gradients in a layer's backward: the size of what it saved in
   // bf16. Under FP8 the gradients stay bf16 (TE's dgrad outputs), so the bf16 sizes count.
-  const double saved_bf16 = fp8 ? layer_activations(n, moe_layer, true).full_bytes : out.full_bytes;
+  const double saved_bf16 = fp8 ? layer_activations(n, kind, true).full_bytes : out.full_bytes;
   out.backward_transient_bytes =
       std::max(saved_bf16, sink.extra_backward()) + largest_weight_grad_bytes(n, moe_layer);
   return out;
@@ -90,6 +95,13 @@ LayerProfiles layer_profiles(const NormalizedConfig& n) {
       fp8_enabled(t) && t.fp8_bf16_layers_at_start + t.fp8_bf16_layers_at_end > 0;
   profiles.dense_bf16 = bf16_layers ? layer_activations(n, false, true) : profiles.dense;
   profiles.moe_bf16 = bf16_layers && moe ? layer_activations(n, true, true) : profiles.moe;
+  for (std::size_t k = 2; k < kLayerKindCount; ++k) {
+    const auto kind = static_cast<LayerKind>(k);
+    if (std::find(n.layer_kinds.begin(), n.layer_kinds.end(), kind) == n.layer_kinds.end())
+      continue;
+    profiles.hybrid[k] = layer_activations(n, kind);
+    profiles.hybrid_bf16[k] = bf16_layers ? layer_activations(n, kind, true) : profiles.hybrid[k];
+  }
   return profiles;
 }
 
@@ -98,10 +110,13 @@ LayerProfiles layer_profiles(const NormalizedConfig& n) {
 const LayerActivations& profile_of_layer(const NormalizedConfig& n, const LayerProfiles& profiles,
                                          int layer, bool mtp) {
   const TrainingConfig& t = n.config.training;
-  const bool moe = n.moe_layer_pattern[static_cast<std::size_t>(layer)] != 0;
-  if (!mtp && fp8_enabled(t) && !fp8_layer(t, n.config.model.num_layers, layer)) {
-    return moe ? profiles.moe_bf16 : profiles.dense_bf16;
+  const LayerKind kind = n.layer_kinds[static_cast<std::size_t>(layer)];
+  const bool moe = kind == LayerKind::moe;
+  const bool bf16 = !mtp && fp8_enabled(t) && !fp8_layer(t, n.config.model.num_layers, layer);
+  if (kind != LayerKind::dense && kind != LayerKind::moe) {
+    return (bf16 ? profiles.hybrid_bf16 : profiles.hybrid)[static_cast<std::size_t>(kind)];
   }
+  if (bf16) return moe ? profiles.moe_bf16 : profiles.dense_bf16;
   return moe ? profiles.moe : profiles.dense;
 }
 

@@ -11,6 +11,7 @@
 // transients beyond the saved set, CUDA-graph pools.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -24,6 +25,9 @@ namespace megamem {
 // config's recipe: FP8 GEMM inputs are saved in FP8, fp8_memory.hpp).
 LayerActivations layer_activations(const NormalizedConfig& normalized, bool moe_layer,
                                    bool bf16_layer = false);
+// The same for any layer kind (a hybrid model's Mamba, attention, MLP or MoE layers).
+LayerActivations layer_activations(const NormalizedConfig& normalized, LayerKind kind,
+                                   bool bf16_layer = false);
 
 // The layer kinds of a model, computed once per estimate.
 struct LayerProfiles {
@@ -31,6 +35,9 @@ struct LayerProfiles {
   LayerActivations moe;         // equal to dense for a dense model
   LayerActivations dense_bf16;  // --first-last-layers-bf16 layers; equal to dense without them
   LayerActivations moe_bf16;
+  // A hybrid model's layer kinds (indexed by LayerKind; only the kinds it has are computed).
+  std::array<LayerActivations, kLayerKindCount> hybrid;
+  std::array<LayerActivations, kLayerKindCount> hybrid_bf16;
 };
 
 LayerProfiles layer_profiles(const NormalizedConfig& normalized);

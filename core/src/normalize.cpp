@@ -34,9 +34,17 @@ void policy_warning(NormalizedConfig& n, const std::string& message, const char*
 Expected<NormalizedConfig> normalize(const Config& input) {
   // Topic order matters: each reads what the earlier ones resolved (defaults, DP, stages).
   const std::span<const rules::Check> topics[] = {
-      rules::model_checks,         rules::tensor_parallel_checks,   rules::parallel_groups_checks,
-      rules::moe_checks,           rules::sequence_checks,          rules::pipeline_layout_checks,
-      rules::micro_batches_checks, rules::recompute_offload_checks, rules::precision_checks,
+      rules::model_checks,
+      rules::hybrid_pattern_checks,
+      rules::tensor_parallel_checks,
+      rules::parallel_groups_checks,
+      rules::moe_checks,
+      rules::layer_kind_checks,
+      rules::sequence_checks,
+      rules::pipeline_layout_checks,
+      rules::micro_batches_checks,
+      rules::recompute_offload_checks,
+      rules::precision_checks,
   };
   NormalizedConfig out;
   out.config = input;

@@ -2,6 +2,7 @@
 #include "parameter_count.hpp"
 
 #include <algorithm>
+#include <array>
 #include <utility>
 
 #include "fp8_memory.hpp"
@@ -21,9 +22,9 @@ class StageBuilder {
   }
 
   // fp8: the layer's GEMM weights run in FP8 (fp8_memory.hpp fp8_layer).
-  void decoder_layer(int layer, bool moe, bool fp8) {
-    ParamSink sink = sink_for(layer, false, moe, fp8);
-    layer_params(module_context(n_, moe, fp8), sink);
+  void decoder_layer(int layer, LayerKind kind, bool fp8) {
+    ParamSink sink = sink_for(layer, false, layer_kind_is_moe(kind), fp8);
+    layer_params(module_context(n_, kind, fp8), sink);
   }
 
   void final_layernorm() {
@@ -38,11 +39,11 @@ class StageBuilder {
 
   // megatron/core/transformer/multi_token_prediction.py: MultiTokenPredictionLayer.
   // It runs the whole MTP layer in the global FP8 context.
-  void mtp_layer(int depth, bool moe) {
+  void mtp_layer(int depth, LayerKind kind) {
     const bool fp8 = fp8_enabled(n_.config.training);
-    ParamSink sink = sink_for(depth, true, moe, fp8);
+    ParamSink sink = sink_for(depth, true, layer_kind_is_moe(kind), fp8);
     mtp_projection_params(n_, sink);
-    layer_params(module_context(n_, moe, fp8), sink);
+    layer_params(module_context(n_, kind, fp8), sink);
     mtp_final_norm_params(n_, sink);
   }
 
@@ -60,8 +61,8 @@ class StageBuilder {
   std::vector<ParamTensor>& out_;
 };
 
-bool layer_is_moe(const NormalizedConfig& normalized, int layer) {
-  return normalized.moe_layer_pattern[static_cast<std::size_t>(layer)] != 0;
+LayerKind kind_of_layer(const NormalizedConfig& normalized, int layer) {
+  return normalized.layer_kinds[static_cast<std::size_t>(layer)];
 }
 
 bool layer_is_fp8(const NormalizedConfig& normalized, int layer) {
@@ -83,15 +84,15 @@ void append_stage_tensors(const NormalizedConfig& normalized, const StagePlaceme
   if (stage.has_embedding || embedding_copy) builder.embedding(shared);
   for (int i = 0; i < stage.num_layers; ++i) {
     const int layer = stage.first_layer + i;
-    builder.decoder_layer(layer, layer_is_moe(normalized, layer), layer_is_fp8(normalized, layer));
+    builder.decoder_layer(layer, kind_of_layer(normalized, layer), layer_is_fp8(normalized, layer));
   }
   if (stage.has_loss) builder.final_layernorm();
   // megatron/core/transformer/multi_token_prediction.py: MTP layers use the spec of the last
   // decoder layer. With --mtp-use-repeated-layer one layer's weights serve every depth.
   const int mtp_built =
       model.mtp_use_repeated_layer ? std::min(stage.num_mtp_layers, 1) : stage.num_mtp_layers;
-  const bool mtp_moe = layer_is_moe(normalized, model.num_layers - 1);
-  for (int depth = 0; depth < mtp_built; ++depth) builder.mtp_layer(depth, mtp_moe);
+  const LayerKind mtp_kind = kind_of_layer(normalized, model.num_layers - 1);
+  for (int depth = 0; depth < mtp_built; ++depth) builder.mtp_layer(depth, mtp_kind);
   // gpt_model.py: the output layer skips its weight only where it is tied to a local
   // embedding (pre_process); every other loss stage allocates a full copy.
   if (stage.has_loss && !(tied && stage.has_embedding)) builder.output_layer(shared && tied);
@@ -103,11 +104,21 @@ LayerTemplates layer_templates(const NormalizedConfig& normalized) {
   const bool fp8 = fp8_enabled(t);
   const bool bf16_layers = fp8 && t.fp8_bf16_layers_at_start + t.fp8_bf16_layers_at_end > 0;
   const bool moe = normalized.config.model.num_experts > 0;
-  StageBuilder(normalized, templates.dense).decoder_layer(0, false, fp8);
-  if (moe) StageBuilder(normalized, templates.moe).decoder_layer(0, true, fp8);
-  if (bf16_layers) StageBuilder(normalized, templates.dense_bf16).decoder_layer(0, false, false);
+  StageBuilder(normalized, templates.dense).decoder_layer(0, LayerKind::dense, fp8);
+  if (moe) StageBuilder(normalized, templates.moe).decoder_layer(0, LayerKind::moe, fp8);
+  if (bf16_layers) {
+    StageBuilder(normalized, templates.dense_bf16).decoder_layer(0, LayerKind::dense, false);
+  }
   if (bf16_layers && moe) {
-    StageBuilder(normalized, templates.moe_bf16).decoder_layer(0, true, false);
+    StageBuilder(normalized, templates.moe_bf16).decoder_layer(0, LayerKind::moe, false);
+  }
+  const auto& kinds = normalized.layer_kinds;
+  for (std::size_t k = 2; k < kLayerKindCount; ++k) {
+    const auto kind = static_cast<LayerKind>(k);
+    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) continue;
+    StageBuilder(normalized, templates.hybrid[k]).decoder_layer(0, kind, fp8);
+    if (bf16_layers)
+      StageBuilder(normalized, templates.hybrid_bf16[k]).decoder_layer(0, kind, false);
   }
   return templates;
 }
@@ -132,24 +143,21 @@ void stage_params(const NormalizedConfig& normalized, const StagePlacement& stag
       out.blocks.push_back({tensors.data(), tensors.size(), repeat});
   };
   add(out.head, 1);
-  // Runs of layers of one kind: MoE or dense, FP8 or kept in bf16 (--first-last-layers-bf16).
+  // Runs of layers of one kind (dense, MoE or a hybrid kind), FP8 or kept in bf16
+  // (--first-last-layers-bf16).
   auto kind = [&](int layer) {
-    return std::pair{layer_is_moe(normalized, layer), layer_is_fp8(normalized, layer)};
+    return std::pair{kind_of_layer(normalized, layer), layer_is_fp8(normalized, layer)};
   };
   const bool fp8 = fp8_enabled(normalized.config.training);
   int i = 0;
   while (i < stage.num_layers) {
-    const auto [moe, layer_fp8] = kind(stage.first_layer + i);
+    const auto [layer_kind, layer_fp8] = kind(stage.first_layer + i);
     int run = 1;
     while (i + run < stage.num_layers &&
            kind(stage.first_layer + i + run) == kind(stage.first_layer + i)) {
       ++run;
     }
-    if (layer_fp8 == fp8) {
-      add(moe ? templates.moe : templates.dense, run);
-    } else {
-      add(moe ? templates.moe_bf16 : templates.dense_bf16, run);
-    }
+    add(templates.of(layer_kind, layer_fp8 != fp8), run);
     i += run;
   }
   add(out.tail, 1);
@@ -165,9 +173,9 @@ ModelTotals count_model_totals(const NormalizedConfig& normalized) {
   whole.config.parallel.expert_tensor_parallel = 1;
   whole.padded_vocab_size = normalized.config.model.vocab_size;
   const ModelConfig& model = normalized.config.model;
-  std::int64_t moe_layers = 0;
-  for (std::uint8_t is_moe : normalized.moe_layer_pattern) moe_layers += is_moe;
-  const std::int64_t dense_layers = model.num_layers - moe_layers;
+  std::array<std::int64_t, kLayerKindCount> layers_of_kind{};
+  for (const LayerKind kind : normalized.layer_kinds)
+    ++layers_of_kind[static_cast<std::size_t>(kind)];
   const int mtp_built =
       model.mtp_use_repeated_layer ? std::min(model.mtp_num_layers, 1) : model.mtp_num_layers;
 
@@ -193,13 +201,12 @@ ModelTotals count_model_totals(const NormalizedConfig& normalized) {
   builder.final_layernorm();
   if (model.untie_embeddings_and_output_weights) builder.output_layer(false);
   count(1);
-  builder.decoder_layer(0, false, false);
-  count(dense_layers);
-  if (moe_layers > 0) {
-    builder.decoder_layer(0, true, false);
-    count(moe_layers);
+  for (std::size_t k = 0; k < kLayerKindCount; ++k) {
+    if (layers_of_kind[k] == 0) continue;
+    builder.decoder_layer(0, static_cast<LayerKind>(k), false);
+    count(layers_of_kind[k]);
   }
-  builder.mtp_layer(0, layer_is_moe(normalized, model.num_layers - 1));
+  builder.mtp_layer(0, kind_of_layer(normalized, model.num_layers - 1));
   count(mtp_built);
   totals.active_params = static_cast<std::int64_t>(active + 0.5);
   const std::int64_t padding_rows = normalized.padded_vocab_size - model.vocab_size;

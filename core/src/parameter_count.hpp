@@ -3,6 +3,7 @@
 // stage order (embedding, decoder layers, final norm, MTP, output layer).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -27,6 +28,16 @@ struct LayerTemplates {
   // The same layers kept in bf16 by --first-last-layers-bf16 (empty when there are none).
   std::vector<ParamTensor> dense_bf16;
   std::vector<ParamTensor> moe_bf16;
+  // A hybrid model's layer kinds (indexed by LayerKind; only the kinds it has are built).
+  std::array<std::vector<ParamTensor>, kLayerKindCount> hybrid;
+  std::array<std::vector<ParamTensor>, kLayerKindCount> hybrid_bf16;
+
+  // The tensors of a layer of `kind`, in the config's precision or kept in bf16.
+  const std::vector<ParamTensor>& of(LayerKind kind, bool bf16) const {
+    if (kind == LayerKind::dense) return bf16 ? dense_bf16 : dense;
+    if (kind == LayerKind::moe) return bf16 ? moe_bf16 : moe;
+    return (bf16 ? hybrid_bf16 : hybrid)[static_cast<std::size_t>(kind)];
+  }
 };
 
 LayerTemplates layer_templates(const NormalizedConfig& normalized);

@@ -29,7 +29,6 @@
 namespace megamem {
 namespace {
 
-
 // [1] ------------------------------------------------------------------------------------------
 
 struct RecomputeOption {
@@ -107,12 +106,9 @@ bool offload_le(const OffloadOption& a, const OffloadOption& b) {
 // step_time.cpp counts them, over the model's average decoder layer.
 double layer_units_of_loss(const NormalizedConfig& n) {
   const ModuleFlops f = model_module_flops(n);
-  const double attention = f.attention_projections + f.attention_core;
   double decoder = 0;
-  for (std::uint8_t moe : n.moe_layer_pattern) {
-    decoder += attention + (moe ? f.moe_routed + f.moe_shared : f.dense_mlp);
-  }
-  const double layer = decoder / static_cast<double>(n.moe_layer_pattern.size());
+  for (const LayerKind kind : n.layer_kinds) decoder += layer_forward_flops(f, kind);
+  const double layer = decoder / static_cast<double>(n.layer_kinds.size());
   const double mtp = n.config.model.mtp_num_layers;
   return ((1.0 + mtp) * f.logits + mtp * f.mtp_extra) / layer + mtp;
 }
@@ -487,12 +483,14 @@ void Planner::activation_peaks(LayoutState& state, std::size_t row, std::size_t 
   alike_.clear();
   for (const StagePlacement& stage : state.stages) {
     // Layers of one kind make the chunk's position irrelevant; a mix keeps it.
-    const auto first = n.moe_layer_pattern.begin() + stage.first_layer;
+    const auto first = n.layer_kinds.begin() + stage.first_layer;
     const bool uniform =
         stage.num_layers == 0 || std::all_of(first, first + stage.num_layers,
-                                             [&](std::uint8_t kind) { return kind == *first; });
+                                             [&](LayerKind kind) { return kind == *first; });
+    const int kind_key = stage.num_layers > 0 ? static_cast<int>(*first) : 0;
     const std::array<int, 5> key = {
-        stage.num_layers, uniform ? (stage.num_layers > 0 ? *first : 0) : 2 + stage.first_layer,
+        stage.num_layers,
+        uniform ? kind_key : static_cast<int>(kLayerKindCount) + stage.first_layer,
         stage.has_embedding, stage.has_loss, stage.num_mtp_layers};
     auto found = std::find_if(alike_.begin(), alike_.end(),
                               [&](const auto& entry) { return entry.first == key; });

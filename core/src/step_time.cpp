@@ -18,22 +18,24 @@ namespace {
 
 constexpr double kGB = kBytesPerGB;  // link and HBM bandwidths are decimal GB/s
 
-// Decoder and MTP layers that are MoE (training.py counts MTP layers as the last layer's kind).
-void layer_counts(const NormalizedConfig& n, double& dense, double& moe) {
-  dense = 0;
-  moe = 0;
-  for (std::uint8_t is_moe : n.moe_layer_pattern) (is_moe ? moe : dense) += 1;
-  const int mtp = n.config.model.mtp_num_layers;
-  const bool last_moe = !n.moe_layer_pattern.empty() && n.moe_layer_pattern.back() != 0;
-  (last_moe ? moe : dense) += mtp;
+// Decoder and MTP layers of each kind (training.py counts MTP layers as the last layer's kind).
+std::array<double, kLayerKindCount> layer_counts(const NormalizedConfig& n) {
+  std::array<double, kLayerKindCount> out{};
+  for (const LayerKind kind : n.layer_kinds) out[static_cast<std::size_t>(kind)] += 1;
+  if (!n.layer_kinds.empty()) {
+    out[static_cast<std::size_t>(n.layer_kinds.back())] += n.config.model.mtp_num_layers;
+  }
+  return out;
 }
 
 double forward_flops_per_token(const NormalizedConfig& n, const ModuleFlops& f) {
-  double dense = 0, moe = 0;
-  layer_counts(n, dense, moe);
+  const std::array<double, kLayerKindCount> layers = layer_counts(n);
   const double mtp = n.config.model.mtp_num_layers;
-  return (dense + moe) * (f.attention_projections + f.attention_core) + dense * f.dense_mlp +
-         moe * (f.moe_routed + f.moe_shared) + mtp * f.mtp_extra + (1.0 + mtp) * f.logits;
+  double out = mtp * f.mtp_extra + (1.0 + mtp) * f.logits;
+  for (std::size_t k = 0; k < kLayerKindCount; ++k) {
+    out += layers[k] * layer_forward_flops(f, static_cast<LayerKind>(k));
+  }
+  return out;
 }
 
 double saturation(double dim, double half) { return dim / (dim + half); }
@@ -134,6 +136,29 @@ StepTimeModel::AttentionGemms StepTimeModel::attention_gemms(const LayerShape& l
   return a;
 }
 
+// Mamba-2 (mamba_mixer.py): in_proj and out_proj GEMMs; the SSD scan's FLOPs as Megatron counts
+// them (training.py mamba_layer_flops, 7 d_inner d_state per token) at attention efficiency.
+StepTimeModel::AttentionGemms StepTimeModel::mamba_gemms(const LayerShape& l) const {
+  const ModelConfig& m = n_->config.model;
+  const double h = m.hidden_size;
+  const double inner = static_cast<double>(m.mamba_num_heads) * m.mamba_head_dim;
+  const double bc = 2.0 * m.mamba_num_groups * m.mamba_state_dim;
+  AttentionGemms a;
+  a.projections = gemm_s(l.tokens, (2.0 * inner + bc + m.mamba_num_heads) / tp_, h) +
+                  gemm_s(l.tokens, h, inner / tp_);
+  a.core_flops = 7.0 * l.tokens * inner / tp_ * m.mamba_state_dim;
+  a.tp_gather_bytes = l.hidden_bytes;
+  return a;
+}
+
+// The mixer block of a layer: attention, Mamba, or none (a hybrid MLP / MoE layer).
+StepTimeModel::AttentionGemms StepTimeModel::mixer_gemms(LayerKind kind,
+                                                         const LayerShape& l) const {
+  if (kind == LayerKind::mamba) return mamba_gemms(l);
+  if (layer_kind_has_attention(kind)) return attention_gemms(l);
+  return AttentionGemms{};
+}
+
 StepTimeModel::MlpGemms StepTimeModel::mlp_gemms(bool moe, const LayerShape& l) const {
   const ModelConfig& m = n_->config.model;
   const double h = m.hidden_size;
@@ -171,8 +196,8 @@ StepTimeModel::MlpGemms StepTimeModel::mlp_gemms(bool moe, const LayerShape& l) 
 // reduce-scatter after each row-parallel one; backward mirrors them and re-gathers the
 // column-parallel inputs for the weight gradients. Without SP, one all-reduce per block.
 // Returns the MLP block's forward share (re-run by mlp/moe/shared_experts recompute).
-double StepTimeModel::tp_times(bool mlp_block, const LayerShape& l, const AttentionGemms& a,
-                               LayerCost& cost) const {
+double StepTimeModel::tp_times(bool mixer_block, bool mlp_block, const LayerShape& l,
+                               const AttentionGemms& a, LayerCost& cost) const {
   if (tp_ <= 1) return 0;
   const bool sp = n_->sequence_parallel;
   const double gather = collective_s(tp_, a.tp_gather_bytes, tp_bw_);
@@ -182,15 +207,17 @@ double StepTimeModel::tp_times(bool mlp_block, const LayerShape& l, const Attent
     const double exposed = cfg_.tp_exposed_fraction;
     // MLA's down-projections stay local.
     const bool regather = !n_->config.model.multi_latent_attention;
-    attn_fwd = exposed * (gather + scatter);
-    attn_bwd = exposed * (gather + scatter + (regather ? gather : 0.0));
+    if (mixer_block) {
+      attn_fwd = exposed * (gather + scatter);
+      attn_bwd = exposed * (gather + scatter + (regather ? gather : 0.0));
+    }
     if (mlp_block) {
       mlp_fwd = exposed * 2.0 * scatter;
       mlp_bwd = exposed * 3.0 * scatter;
     }
   } else {
     const double exposed = cfg_.tp_all_reduce_exposed_fraction;
-    attn_fwd = attn_bwd = exposed * 2.0 * scatter;
+    if (mixer_block) attn_fwd = attn_bwd = exposed * 2.0 * scatter;
     if (mlp_block) mlp_fwd = mlp_bwd = exposed * 2.0 * scatter;
     // --distribute-saved-activations (no SP): the stashed input is re-gathered at recompute.
     cost.stash_gather = scatter;
@@ -223,12 +250,17 @@ void StepTimeModel::ep_times(const LayerShape& l, LayerCost& cost) const {
   cost.ep_backward = exposed * 2.0 * one_way;
 }
 
-StepTimeModel::LayerCost StepTimeModel::layer_cost(bool moe, double micro_batch) const {
+// A GPT layer has both blocks; a hybrid layer one (its mixer, or its MLP / MoE).
+StepTimeModel::LayerCost StepTimeModel::layer_cost(LayerKind kind, double micro_batch) const {
   const LayerShape l = layer_shape(micro_batch);
   const double s = n_->config.training.seq_length;
   const double h = n_->config.model.hidden_size;
-  const AttentionGemms a = attention_gemms(l);
-  const MlpGemms g = mlp_gemms(moe, l);
+  const bool moe = layer_kind_is_moe(kind);
+  const bool mlp_block = moe || layer_kind_has_dense_mlp(kind);
+  const bool mixer_block = kind == LayerKind::mamba || layer_kind_has_attention(kind);
+  const double blocks = (mlp_block ? 1.0 : 0.0) + (mixer_block ? 1.0 : 0.0);
+  const AttentionGemms a = mixer_gemms(kind, l);
+  const MlpGemms g = mlp_block ? mlp_gemms(moe, l) : MlpGemms{};
   LayerCost cost;
   const double attention_efficiency =
       cfg_.attention_efficiency * saturation(s / cp_, cfg_.gemm_half_efficiency_dim);
@@ -237,25 +269,27 @@ StepTimeModel::LayerCost StepTimeModel::layer_cost(bool moe, double micro_batch)
   // Element-wise kernels stream through HBM; without SP they run on all N tokens.
   const double hbm = cfg_.hbm_bandwidth_gb_per_s * kGB * cfg_.elementwise_efficiency;
   cost.elementwise_forward =
-      (cfg_.elementwise_passes_per_layer * 2.0 * l.sp_tokens * h + g.act_bytes + g.permute_bytes) /
+      (cfg_.elementwise_passes_per_layer * blocks / 2.0 * 2.0 * l.sp_tokens * h + g.act_bytes +
+       g.permute_bytes) /
       hbm;
   const double forward_gemms = a.projections + g.mlp + g.routed + g.shared + g.router;
   cost.forward = forward_gemms + cost.attention_forward + cost.elementwise_forward;
   cost.backward = 2.0 * (forward_gemms + cost.elementwise_forward) + cost.attention_backward;
   cost.mla_up_forward = a.up_projections;
   cost.moe_act_forward = g.moe_act_bytes / hbm;
-  cost.layernorm_forward = 2.0 * 2.0 * 2.0 * l.sp_tokens * h / hbm;  // two norms, read + write
-  const double tp_mlp_fwd = tp_times(!moe || g.shared > 0, l, a, cost);
+  cost.layernorm_forward = blocks * 2.0 * 2.0 * l.sp_tokens * h / hbm;  // a norm per block
+  const double tp_mlp_fwd =
+      tp_times(mixer_block, layer_kind_has_dense_mlp(kind) || g.shared > 0, l, a, cost);
   // CP: the ring passes K/V (forward) and K/V with their gradients (backward) around CP - 1
   // steps, each overlapping one step of attention.
-  if (cp_ > 1) {
+  if (cp_ > 1 && layer_kind_has_attention(kind)) {
     const double ring = (cp_ - 1.0) * l.tokens * a.kv_bytes_per_token / cp_bw_;
     const double hidden = (cp_ - 1.0) / cp_;
     cost.cp_forward = std::max(0.0, ring - hidden * cost.attention_forward);
     cost.cp_backward = std::max(0.0, 2.0 * ring - hidden * cost.attention_backward);
   }
   if (moe) ep_times(l, cost);
-  cost.mlp_forward = moe ? 0.0 : g.mlp + tp_mlp_fwd + g.act_bytes / hbm;
+  cost.mlp_forward = layer_kind_has_dense_mlp(kind) ? g.mlp + tp_mlp_fwd + g.act_bytes / hbm : 0.0;
   cost.shared_forward = g.shared + (g.shared > 0 ? tp_mlp_fwd : 0.0);
   cost.moe_forward = moe ? g.routed + g.shared + g.router + tp_mlp_fwd + cost.ep_forward +
                                (g.act_bytes + g.permute_bytes) / hbm
@@ -287,7 +321,7 @@ StepTimeModel::StepTimeModel(const NormalizedConfig& normalized,
   count_chunks(stages);
   count_parameters(stages);
   module_flops_ = model_module_flops(normalized);
-  layer_counts(normalized, dense_layers_, moe_layers_);
+  model_layers_ = layer_counts(normalized);
   model_flops_per_sequence_ =
       3.0 * c.training.seq_length * forward_flops_per_token(normalized, module_flops_);
   // Gradient and parameter bytes on the wire (fp32 main grads unless reduced in 16 bits).
@@ -330,24 +364,23 @@ void StepTimeModel::set_bandwidths() {
 // Layers of each kind per chunk and per rank (MTP layers copy the last decoder layer's kind).
 void StepTimeModel::count_chunks(const std::vector<StagePlacement>& stages) {
   const NormalizedConfig& n = *n_;
-  dense_count_.assign(static_cast<std::size_t>(pp_), 0.0);
-  moe_count_.assign(static_cast<std::size_t>(pp_), 0.0);
-  const bool last_moe = !n.moe_layer_pattern.empty() && n.moe_layer_pattern.back() != 0;
+  kind_count_.assign(static_cast<std::size_t>(pp_), {});
+  const LayerKind last = n.layer_kinds.empty() ? LayerKind::dense : n.layer_kinds.back();
   for (const StagePlacement& stage : stages) {
     Chunk chunk;
     chunk.pp_rank = stage.pp_rank;
     for (int i = 0; i < stage.num_layers; ++i) {
       const auto layer = static_cast<std::size_t>(stage.first_layer + i);
-      (n.moe_layer_pattern[layer] ? chunk.moe_layers : chunk.dense_layers) += 1;
+      chunk.layers[static_cast<std::size_t>(n.layer_kinds[layer])] += 1;
     }
     chunk.mtp_layers = stage.num_mtp_layers;
-    chunk.mtp_moe = last_moe;
+    chunk.mtp_kind = last;
     chunk.embedding = stage.has_embedding;
     chunk.loss = stage.has_loss;
     chunks_.push_back(chunk);
-    const auto r = static_cast<std::size_t>(stage.pp_rank);
-    moe_count_[r] += chunk.moe_layers + (last_moe ? chunk.mtp_layers : 0);
-    dense_count_[r] += chunk.dense_layers + (last_moe ? 0 : chunk.mtp_layers);
+    auto& count = kind_count_[static_cast<std::size_t>(stage.pp_rank)];
+    for (std::size_t k = 0; k < kLayerKindCount; ++k) count[k] += chunk.layers[k];
+    count[static_cast<std::size_t>(last)] += chunk.mtp_layers;
   }
 }
 
@@ -400,11 +433,10 @@ void StepTimeModel::add_chunk(const Chunk& chunk, double micro_batch, RankTime& 
   const double loss_forward = logits + cross_entropy / 2.0;
   const double loss_backward = 2.0 * logits + cross_entropy / 2.0;
   const double tp_one = collective_s(tp_, hidden_bytes, tp_bw_);
-  r.add_layers(cached_dense_, chunk.dense_layers);
-  r.add_layers(cached_moe_, chunk.moe_layers);
+  for (std::size_t k = 0; k < kLayerKindCount; ++k) r.add_layers(cached_[k], chunk.layers[k]);
   // MTP: eh_proj, a transformer layer like the last decoder layer, and its own logits.
   if (chunk.mtp_layers > 0) {
-    r.add_layers(chunk.mtp_moe ? cached_moe_ : cached_dense_, chunk.mtp_layers);
+    r.add_layers(cached_[static_cast<std::size_t>(chunk.mtp_kind)], chunk.mtp_layers);
     const double eh = gemm_s(tokens, m.hidden_size / tp_, 2.0 * m.hidden_size);
     r.compute += chunk.mtp_layers * (3.0 * eh + loss_forward + loss_backward);
     r.forward += chunk.mtp_layers * (eh + loss_forward);
@@ -461,8 +493,9 @@ void StepTimeModel::data_parallel() const {
 void StepTimeModel::prepare(int micro_batch) const {
   if (cached_micro_batch_ == micro_batch) return;
   const double b = micro_batch;
-  cached_dense_ = layer_cost(false, b);
-  cached_moe_ = n_->config.model.num_experts > 0 ? layer_cost(true, b) : cached_dense_;
+  for (std::size_t k = 0; k < kLayerKindCount; ++k) {
+    if (model_layers_[k] > 0) cached_[k] = layer_cost(static_cast<LayerKind>(k), b);
+  }
   base_.assign(static_cast<std::size_t>(pp_), RankTime{});
   for (const Chunk& chunk : chunks_) {
     add_chunk(chunk, b, base_[static_cast<std::size_t>(chunk.pp_rank)]);
@@ -472,7 +505,8 @@ void StepTimeModel::prepare(int micro_batch) const {
 }
 
 // The forward one layer re-runs under the variant's recompute setting.
-double StepTimeModel::recompute_s(const LayerCost& l, bool is_moe, const StepVariant& v) const {
+double StepTimeModel::recompute_s(const LayerCost& l, LayerKind kind, const StepVariant& v) const {
+  const bool is_moe = layer_kind_is_moe(kind);
   if (v.recompute == RecomputeGranularity::full) {
     return l.full_recompute + (v.distribute_saved_activations ? l.stash_gather : 0.0);
   }
@@ -480,7 +514,7 @@ double StepTimeModel::recompute_s(const LayerCost& l, bool is_moe, const StepVar
   const RecomputeModules r = v.recompute_modules;
   double t = 0;
   if (r.has(RecomputeModule::core_attn)) t += l.attention_forward + l.cp_forward;
-  if (r.has(RecomputeModule::mlp) && !is_moe) t += l.mlp_forward;
+  if (r.has(RecomputeModule::mlp)) t += l.mlp_forward;  // zero without a dense MLP
   if (r.has(RecomputeModule::moe) && is_moe) {
     t += l.moe_forward;
   } else {
@@ -490,6 +524,14 @@ double StepTimeModel::recompute_s(const LayerCost& l, bool is_moe, const StepVar
   if (r.has(RecomputeModule::mla_up_proj)) t += l.mla_up_forward;
   if (r.has(RecomputeModule::layernorm)) t += l.layernorm_forward;
   return t;
+}
+
+// Offloaded bytes per sample of a layer of `kind`: the planner measures dense and MoE layers;
+// a hybrid model's other kinds offload nothing in this model (docs/memory-model.md).
+double StepTimeModel::offload_bytes(LayerKind kind, const StepVariant& v) const {
+  if (kind == LayerKind::dense) return v.offloaded_bytes_dense;
+  if (kind == LayerKind::moe) return v.offloaded_bytes_moe;
+  return 0.0;
 }
 
 // Host copies of offloaded activations hide behind the layer's own compute.
@@ -525,22 +567,26 @@ void StepTimeModel::optimizer_step(const StepVariant& v, StepTimeBreakdown& d) c
 // specs' FLOPs).
 double StepTimeModel::recomputed_flops_per_token(const StepVariant& v) const {
   const ModuleFlops& mf = module_flops_;
-  const double layers = dense_layers_ + moe_layers_;
-  if (v.recompute == RecomputeGranularity::full) {
-    return layers * (mf.attention_projections + mf.attention_core) + dense_layers_ * mf.dense_mlp +
-           moe_layers_ * (mf.moe_routed + mf.moe_shared);
+  double full = 0, attention = 0, dense = 0, moe = 0;
+  for (std::size_t k = 0; k < kLayerKindCount; ++k) {
+    const auto kind = static_cast<LayerKind>(k);
+    full += model_layers_[k] * layer_forward_flops(mf, kind);
+    attention += layer_kind_has_attention(kind) ? model_layers_[k] : 0.0;
+    dense += layer_kind_has_dense_mlp(kind) ? model_layers_[k] : 0.0;
+    moe += layer_kind_is_moe(kind) ? model_layers_[k] : 0.0;
   }
+  if (v.recompute == RecomputeGranularity::full) return full;
   if (v.recompute != RecomputeGranularity::selective) return 0;
   const RecomputeModules r = v.recompute_modules;
   double per_token = 0;
-  if (r.has(RecomputeModule::core_attn)) per_token += layers * mf.attention_core;
-  if (r.has(RecomputeModule::mlp)) per_token += dense_layers_ * mf.dense_mlp;
+  if (r.has(RecomputeModule::core_attn)) per_token += attention * mf.attention_core;
+  if (r.has(RecomputeModule::mlp)) per_token += dense * mf.dense_mlp;
   if (r.has(RecomputeModule::moe)) {
-    per_token += moe_layers_ * (mf.moe_routed + mf.moe_shared);
+    per_token += moe * (mf.moe_routed + mf.moe_shared);
   } else if (r.has(RecomputeModule::shared_experts)) {
-    per_token += moe_layers_ * mf.moe_shared;
+    per_token += moe * mf.moe_shared;
   }
-  if (r.has(RecomputeModule::mla_up_proj)) per_token += layers * mf.mla_up_projections;
+  if (r.has(RecomputeModule::mla_up_proj)) per_token += attention * mf.mla_up_projections;
   return per_token;
 }
 
@@ -562,17 +608,24 @@ void StepTimeModel::throughput(const StepVariant& v, StepTime& out) const {
 StepTime StepTimeModel::evaluate(const StepVariant& v) const {
   prepare(v.micro_batch_size);
   const double b = v.micro_batch_size;
-  const double recompute_dense = recompute_s(cached_dense_, false, v);
-  const double recompute_moe = recompute_s(cached_moe_, true, v);
-  const double offload_dense = offload_s(cached_dense_, v.offloaded_bytes_dense, b);
-  const double offload_moe = offload_s(cached_moe_, v.offloaded_bytes_moe, b);
+  std::array<double, kLayerKindCount> recompute{}, offload{};
+  for (std::size_t k = 0; k < kLayerKindCount; ++k) {
+    if (model_layers_[k] == 0) continue;
+    const auto kind = static_cast<LayerKind>(k);
+    recompute[k] = recompute_s(cached_[k], kind, v);
+    offload[k] = offload_s(cached_[k], offload_bytes(kind, v), b);
+  }
+  auto per_rank = [&](std::size_t rank, const std::array<double, kLayerKindCount>& per_layer) {
+    double sum = 0;
+    for (std::size_t k = 0; k < kLayerKindCount; ++k) sum += kind_count_[rank][k] * per_layer[k];
+    return sum;
+  };
 
   // The slowest rank per micro-batch sets the pace of the pipeline.
   std::size_t bottleneck = 0;
   double micro = -1;
   for (std::size_t i = 0; i < base_.size(); ++i) {
-    const double total = base_[i].total() + dense_count_[i] * (recompute_dense + offload_dense) +
-                         moe_count_[i] * (recompute_moe + offload_moe);
+    const double total = base_[i].total() + per_rank(i, recompute) + per_rank(i, offload);
     if (total > micro) {
       micro = total;
       bottleneck = i;
@@ -586,14 +639,12 @@ StepTime StepTimeModel::evaluate(const StepVariant& v) const {
   out.microbatch_time_s = micro;
   StepTimeBreakdown& d = out.breakdown;
   d.compute_s = m_count * slow.compute;
-  d.recompute_s = m_count * (dense_count_[bottleneck] * recompute_dense +
-                             moe_count_[bottleneck] * recompute_moe);
+  d.recompute_s = m_count * per_rank(bottleneck, recompute);
   d.tp_comm_s = m_count * slow.tp;
   d.cp_comm_s = m_count * slow.cp;
   d.ep_comm_s = m_count * slow.ep;
   d.pp_comm_s = m_count * slow.pp;
-  d.offload_s =
-      m_count * (dense_count_[bottleneck] * offload_dense + moe_count_[bottleneck] * offload_moe);
+  d.offload_s = m_count * per_rank(bottleneck, offload);
   d.pipeline_bubble_s = pp_ > 1 ? micro * (pp_ - 1.0) / vpp_ : 0.0;
   optimizer_step(v, d);
   out.step_time_s = m_count * micro + d.pipeline_bubble_s + d.dp_comm_s + d.optimizer_s;

@@ -5,6 +5,7 @@
 // a planned candidate's time equals estimate_step_time() of its config.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -73,10 +74,9 @@ class StepTimeModel {
   };
   struct Chunk {
     int pp_rank = 0;
-    int dense_layers = 0;
-    int moe_layers = 0;
+    std::array<int, kLayerKindCount> layers{};  // decoder layers by LayerKind
     int mtp_layers = 0;
-    bool mtp_moe = false;  // MTP layers copy the last decoder layer's kind
+    LayerKind mtp_kind = LayerKind::dense;  // MTP layers copy the last decoder layer's kind
     bool embedding = false;
     bool loss = false;
   };
@@ -99,12 +99,15 @@ class StepTimeModel {
   LayerShape layer_shape(double micro_batch) const;
   AttentionGemms attention_gemms(const LayerShape& shape) const;
   AttentionGemms mla_gemms(const LayerShape& shape) const;
+  AttentionGemms mamba_gemms(const LayerShape& shape) const;
+  AttentionGemms mixer_gemms(LayerKind kind, const LayerShape& shape) const;
   MlpGemms mlp_gemms(bool moe, const LayerShape& shape) const;
-  double tp_times(bool mlp_block, const LayerShape& shape, const AttentionGemms& attention,
-                  LayerCost& cost) const;
+  double tp_times(bool mixer_block, bool mlp_block, const LayerShape& shape,
+                  const AttentionGemms& attention, LayerCost& cost) const;
   void ep_times(const LayerShape& shape, LayerCost& cost) const;
-  LayerCost layer_cost(bool moe, double micro_batch) const;
-  double recompute_s(const LayerCost& layer, bool is_moe, const StepVariant& variant) const;
+  LayerCost layer_cost(LayerKind kind, double micro_batch) const;
+  double recompute_s(const LayerCost& layer, LayerKind kind, const StepVariant& variant) const;
+  double offload_bytes(LayerKind kind, const StepVariant& variant) const;
   double offload_s(const LayerCost& layer, double bytes_per_sample, double micro_batch) const;
   void optimizer_step(const StepVariant& variant, StepTimeBreakdown& breakdown) const;
   double recomputed_flops_per_token(const StepVariant& variant) const;
@@ -129,9 +132,10 @@ class StepTimeModel {
   // Parameters per GPU of each pipeline rank (dense: sharded over DP x CP; experts: EDP).
   std::vector<double> dense_params_;
   std::vector<double> expert_params_;
-  double model_flops_per_sequence_ = 0;          // Megatron's count for one sequence
-  std::vector<double> dense_count_, moe_count_;  // decoder + MTP layers per rank, by kind
-  double dense_layers_ = 0, moe_layers_ = 0;     // whole model, MTP included
+  double model_flops_per_sequence_ = 0;  // Megatron's count for one sequence
+  // Decoder + MTP layers per rank, and in the whole model, by LayerKind.
+  std::vector<std::array<double, kLayerKindCount>> kind_count_;
+  std::array<double, kLayerKindCount> model_layers_{};
   ModuleFlops module_flops_;
   double grad_bytes_ = 4, param_bytes_ = 2;
   // What one micro-batch size fixes (prepare()); the planner evaluates many variants of one
@@ -140,7 +144,7 @@ class StepTimeModel {
   void add_chunk(const Chunk& chunk, double micro_batch, RankTime& rank) const;
   void data_parallel() const;
   mutable int cached_micro_batch_ = 0;
-  mutable LayerCost cached_dense_, cached_moe_;
+  mutable std::array<LayerCost, kLayerKindCount> cached_;  // per LayerKind the model has
   mutable std::vector<RankTime> base_;      // per rank, without recompute and offload
   mutable std::vector<double> dp_exposed_;  // per rank
   mutable std::vector<double> shard_;       // optimizer parameters per GPU of each rank

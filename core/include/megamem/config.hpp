@@ -93,6 +93,16 @@ struct ModelConfig {
   int mtp_num_layers = 0;               // --mtp-num-layers
   bool mtp_use_repeated_layer = false;  // --mtp-use-repeated-layer
 
+  // Hybrid models (Megatron-Core's MambaModel / HybridModel): one symbol per decoder layer,
+  // --hybrid-override-pattern (--hybrid-layer-pattern in later releases). Empty: a GPT model.
+  // 'M' Mamba-2 mixer, '*' self-attention, '-' MLP, 'E' MoE, each a layer of its own
+  // (megatron/core/models/hybrid/hybrid_layer_allocation.py, Symbols).
+  std::string hybrid_layer_pattern;
+  int mamba_state_dim = 128;  // --mamba-state-dim (d_state)
+  int mamba_head_dim = 64;    // --mamba-head-dim
+  int mamba_num_groups = 8;   // --mamba-num-groups
+  int mamba_num_heads = 0;    // --mamba-num-heads; 0 = 2 x hidden_size / mamba_head_dim
+
   double hidden_dropout = 0.1;     // --hidden-dropout
   double attention_dropout = 0.1;  // --attention-dropout
 };

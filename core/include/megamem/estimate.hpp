@@ -28,6 +28,23 @@ struct StagePlacement {
   bool has_loss = false;       // post_process: final norm, output layer, loss
 };
 
+// What one decoder layer is. A GPT layer has self-attention and an MLP (dense) or MoE; a hybrid
+// model's layer (ModelConfig::hybrid_layer_pattern) is one of Mamba-2, attention, MLP or MoE
+// (megatron/core/models/hybrid/hybrid_block.py builds MambaLayer, TransformerLayer with only
+// self_attention, MLPLayer or MoETransformerLayer for 'M', '*', '-', 'E').
+enum class LayerKind : std::uint8_t { dense, moe, mamba, attention, mlp, moe_only };
+inline constexpr std::size_t kLayerKindCount = 6;
+
+constexpr bool layer_kind_has_attention(LayerKind kind) {
+  return kind == LayerKind::dense || kind == LayerKind::moe || kind == LayerKind::attention;
+}
+constexpr bool layer_kind_has_dense_mlp(LayerKind kind) {
+  return kind == LayerKind::dense || kind == LayerKind::mlp;
+}
+constexpr bool layer_kind_is_moe(LayerKind kind) {
+  return kind == LayerKind::moe || kind == LayerKind::moe_only;
+}
+
 // Config with every "0 = derived" field resolved and the derived sizes Megatron computes.
 struct NormalizedConfig {
   Config config;                          // fields resolved (kv_channels, ffn, etp, ...)
@@ -37,6 +54,7 @@ struct NormalizedConfig {
   std::int64_t num_microbatches = 1;            // global_batch / (micro_batch * DP)
   bool sequence_parallel = false;               // effective (off at TP = 1)
   std::vector<std::uint8_t> moe_layer_pattern;  // resolved, one entry per decoder layer
+  std::vector<LayerKind> layer_kinds;           // resolved, one entry per decoder layer
   // Layer placement, computed once by the rule book: one entry per stage, indexed
   // vpp_chunk * pipeline_parallel + pp_rank (Megatron's stage order).
   std::vector<StagePlacement> stages;

@@ -1061,6 +1061,41 @@ std::vector<ConfigField> model_mla_mtp_rows() {
   };
 }
 
+// Hybrid models (megatron/core/models/hybrid/, megatron/core/ssm/mamba_mixer.py); the Mamba
+// sizes are TransformerConfig fields (transformer_config.py mamba_* defaults).
+std::vector<ConfigField> model_hybrid_rows() {
+  return {
+      MM_TEXT("m.hybrid", model.hybrid_layer_pattern, 4096)
+          .read_by_code("--hybrid-override-pattern", FlagForm::value)
+          .json("hybrid_layer_pattern")
+          .ui("hybrid layer pattern", "--hybrid-override-pattern (empty = GPT model)",
+              "One symbol per layer: M Mamba-2, * attention, - MLP, E MoE. Each is a layer "
+              "of its own with its own weights and saved tensors.")
+          .range(0, 0, 1, "e.g. M-M-M*-M-"),
+      MM_INT("m.mamba-state", "128", model.mamba_state_dim, 1, kMaxDim)
+          .flag("--mamba-state-dim", FlagForm::value)
+          .json("mamba_state_dim")
+          .ui("Mamba state dim", "", "SSM state size per group (d_state): B and C projections.")
+          .range(1, 0, 16),
+      MM_INT("m.mamba-head", "64", model.mamba_head_dim, 1, kMaxDim)
+          .flag("--mamba-head-dim", FlagForm::value)
+          .json("mamba_head_dim")
+          .ui("Mamba head dim", "", "Channels per Mamba head; heads x head dim is d_inner.")
+          .range(1, 0, 16),
+      MM_INT("m.mamba-groups", "8", model.mamba_num_groups, 1, kMaxDim)
+          .flag("--mamba-num-groups", FlagForm::value)
+          .json("mamba_num_groups")
+          .ui("Mamba groups", "", "B/C groups; must divide over TP.")
+          .range(1, 0, 1),
+      MM_INT("m.mamba-heads", "0", model.mamba_num_heads, 0, kMaxDim)
+          .flag("--mamba-num-heads", FlagForm::value)
+          .json("mamba_num_heads")
+          .ui("Mamba heads", "--mamba-num-heads (0 = 2 x hidden / head dim)",
+              "SSM heads; must divide over TP. Sets d_inner with the head dim.")
+          .range(0, 0, 8),
+  };
+}
+
 // Megatron-FSDP / torch FSDP2 (megatron/core/distributed/fsdp/, arguments.py).
 std::vector<ConfigField> fsdp_rows() {
   const std::vector<FieldChoice> dtypes = {{"fp32", "fp32", "fp32", "fp32"},
@@ -1168,6 +1203,7 @@ std::vector<ConfigField> all_rows() {
         fsdp_rows(), wgrad_and_backend_rows()}) {
     for (ConfigField& field : part) rows.push_back(std::move(field));
   }
+  for (ConfigField& field : model_hybrid_rows()) rows.push_back(std::move(field));
   return rows;
 }
 

@@ -19,7 +19,7 @@ using json = nlohmann::json;
 
 constexpr std::int64_t kMaxSize = std::int64_t{1} << 22;  // normalize()'s sanity bound
 
-enum class Family { llama, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, deepseek };
+enum class Family { llama, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, deepseek, nemotron_h };
 
 // Reads fields of one JSON object, each failure an Error naming the field.
 class Reader {
@@ -92,11 +92,12 @@ class Reader {
 
 const std::vector<std::pair<std::string, Family>>& families() {
   static const std::vector<std::pair<std::string, Family>> table = {
-      {"llama", Family::llama},          {"mistral", Family::llama},
-      {"qwen2", Family::qwen2},          {"qwen3", Family::qwen3},
-      {"qwen2_moe", Family::qwen2_moe},  {"qwen3_moe", Family::qwen3_moe},
-      {"mixtral", Family::mixtral},      {"deepseek_v2", Family::deepseek},
-      {"deepseek_v3", Family::deepseek}, {"kimi_k2", Family::deepseek},
+      {"llama", Family::llama},           {"mistral", Family::llama},
+      {"qwen2", Family::qwen2},           {"qwen3", Family::qwen3},
+      {"qwen2_moe", Family::qwen2_moe},   {"qwen3_moe", Family::qwen3_moe},
+      {"mixtral", Family::mixtral},       {"deepseek_v2", Family::deepseek},
+      {"deepseek_v3", Family::deepseek},  {"kimi_k2", Family::deepseek},
+      {"nemotron_h", Family::nemotron_h},
   };
   return table;
 }
@@ -124,6 +125,22 @@ std::optional<Error> read_dimensions(const Reader& r, ModelConfig& m) {
   return std::nullopt;
 }
 
+// Embedding tying, dropout and linear biases as every family here sets them.
+std::optional<Error> read_tying_and_dropout(const Reader& r, ModelConfig& m) {
+  bool tied = false;
+  MM_READ(tied, r.boolean("tie_word_embeddings", false));
+  m.untie_embeddings_and_output_weights = !tied;
+  double attention_dropout = 0.0;
+  MM_READ(attention_dropout, r.number("attention_dropout", 0.0));
+  if (!(attention_dropout >= 0.0 && attention_dropout <= 1.0)) {
+    return Error{"attention_dropout", "must be between 0 and 1"};
+  }
+  m.attention_dropout = attention_dropout;
+  m.hidden_dropout = 0.0;
+  m.add_bias_linear = false;
+  return std::nullopt;
+}
+
 // Activation, normalization, position embedding, embedding tying and dropout.
 std::optional<Error> read_layer_style(const Reader& r, ModelConfig& m) {
   // Every family here uses a gated MLP: act(gate_proj(x)) * up_proj(x) -> Megatron SwiGLU.
@@ -144,18 +161,23 @@ std::optional<Error> read_layer_style(const Reader& r, ModelConfig& m) {
     if (type.empty()) MM_READ(type, rope.text("rope_type", ""));
     if (type == "yarn") m.position_embedding = PositionEmbedding::yarn;
   }
-  bool tied = false;
-  MM_READ(tied, r.boolean("tie_word_embeddings", false));
-  m.untie_embeddings_and_output_weights = !tied;
-  double attention_dropout = 0.0;
-  MM_READ(attention_dropout, r.number("attention_dropout", 0.0));
-  if (!(attention_dropout >= 0.0 && attention_dropout <= 1.0)) {
-    return Error{"attention_dropout", "must be between 0 and 1"};
+  return read_tying_and_dropout(r, m);
+}
+
+// Nemotron-H (transformers models/nemotron_h/modeling_nemotron_h.py; Megatron-Bridge
+// models/nemotronh/nemotron_h_bridge.py): squared-ReLU MLP (mlp_hidden_act relu2), RMSNorm,
+// no position embedding (the bridge sets position_embedding_type "none").
+std::optional<Error> read_nemotron_h_style(const Reader& r, ModelConfig& m) {
+  std::string act;
+  MM_READ(act, r.text("mlp_hidden_act", "relu2"));
+  if (act != "relu2") {
+    return Error{"mlp_hidden_act", "'" + act + "' is not supported: Nemotron-H's MLP is " +
+                                       "squared ReLU (mlp_hidden_act relu2)"};
   }
-  m.attention_dropout = attention_dropout;
-  m.hidden_dropout = 0.0;
-  m.add_bias_linear = false;
-  return std::nullopt;
+  m.activation = Activation::squared_relu;
+  m.normalization = Normalization::rmsnorm;
+  m.position_embedding = PositionEmbedding::none;
+  return read_tying_and_dropout(r, m);
 }
 
 // Query groups and head dimension of (non-MLA) attention, and Qwen3's per-head q/k norms.
@@ -227,6 +249,11 @@ std::optional<Error> note_sliding_window(const Reader& r, HfImport& out) {
 // The attention and MLP shared by every family (dense part).
 std::optional<Error> read_common(const Reader& r, Family family, HfImport& out) {
   if (auto error = read_dimensions(r, out.model)) return error;
+  if (family == Family::nemotron_h) {
+    if (auto error = read_nemotron_h_style(r, out.model)) return error;
+    if (auto error = read_attention_heads(r, family, out.model)) return error;
+    return read_biases(r, family, out);
+  }
   if (auto error = read_layer_style(r, out.model)) return error;
   if (family == Family::deepseek) return std::nullopt;  // attention is MLA, read separately
   if (auto error = read_attention_heads(r, family, out.model)) return error;
@@ -346,6 +373,41 @@ std::optional<Error> read_deepseek(const Reader& r, HfImport& out) {
   return std::nullopt;
 }
 
+// Nemotron-H's Mamba-2 mixers and its hybrid_override_pattern (one symbol per layer; the
+// NemotronH bridge passes it to Megatron's HybridModel). MambaMixer asserts a conv bias and
+// no projection biases, and its causal conv1d is 4 wide (mamba_mixer.py).
+std::optional<Error> read_nemotron_h(const Reader& r, HfImport& out) {
+  ModelConfig& m = out.model;
+  MM_READ(m.hybrid_layer_pattern, r.text("hybrid_override_pattern", ""));
+  if (m.hybrid_layer_pattern.empty()) {
+    return Error{"hybrid_override_pattern", "is missing from config.json (it places the layers)"};
+  }
+  if (m.hybrid_layer_pattern.find('E') != std::string::npos) {
+    return Error{"hybrid_override_pattern",
+                 "has MoE ('E') layers (Nemotron 3); megamem imports Nemotron-H's M, * and - "
+                 "layers only"};
+  }
+  std::int64_t heads = 0, head_dim = 0, groups = 0, state = 0, conv = 0;
+  MM_READ(head_dim, r.integer("mamba_head_dim", 1, kMaxSize));
+  MM_READ(heads, r.integer("mamba_num_heads", 1, kMaxSize));
+  MM_READ(groups, r.integer("n_groups", 1, kMaxSize));
+  MM_READ(state, r.integer("ssm_state_size", 1, kMaxSize));
+  MM_READ(conv, r.integer("conv_kernel", 1, kMaxSize, 4));
+  if (conv != 4) return Error{"conv_kernel", "must be 4: MambaMixer's d_conv is fixed at 4"};
+  bool conv_bias = true, proj_bias = false;
+  MM_READ(conv_bias, r.boolean("use_conv_bias", true));
+  MM_READ(proj_bias, r.boolean("mamba_proj_bias", false));
+  if (!conv_bias || proj_bias) {
+    return Error{conv_bias ? "mamba_proj_bias" : "use_conv_bias",
+                 "MambaMixer asserts conv_bias and no projection bias (mamba_mixer.py)"};
+  }
+  m.mamba_head_dim = static_cast<int>(head_dim);
+  m.mamba_num_heads = static_cast<int>(heads);
+  m.mamba_num_groups = static_cast<int>(groups);
+  m.mamba_state_dim = static_cast<int>(state);
+  return std::nullopt;
+}
+
 // Family-specific fields after the common ones: experts, MLA.
 std::optional<Error> read_family(const Reader& reader, Family family, HfImport& out) {
   switch (family) {
@@ -356,6 +418,8 @@ std::optional<Error> read_family(const Reader& reader, Family family, HfImport& 
       return read_mixtral(reader, out);
     case Family::deepseek:
       return read_deepseek(reader, out);
+    case Family::nemotron_h:
+      return read_nemotron_h(reader, out);
     case Family::llama:
     case Family::qwen2:
     case Family::qwen3:
@@ -424,19 +488,62 @@ Expected<LanguageModelJson> find_language_model(const json& document) {
   return found;
 }
 
+// Families Megatron-Core builds with a layer megamem does not model yet: what is missing.
+std::string unmodeled_layer_of(const std::string& model_type) {
+  // Megatron-Bridge qwen3_next_bridge.py: GPT layers with --experimental-attention-variant
+  // gated_delta_net (megatron/core/ssm/gated_delta_net/) every layer but each
+  // linear_attention_freq-th.
+  if (model_type == "qwen3_next") {
+    return " (its Gated DeltaNet linear-attention layers are not modeled yet; nearest "
+           "supported: qwen3_moe for its MoE layers)";
+  }
+  return "";
+}
+
 Error unsupported_family(const std::string& model_type) {
   std::string known;
   for (const std::string& name : supported_hf_model_types()) {
     known += (known.empty() ? "" : ", ") + name;
   }
-  return Error{"model_type",
-               "'" + model_type + "' is not a supported family (supported: " + known + ")"};
+  return Error{"model_type", "'" + model_type + "' is not a supported family" +
+                                 unmodeled_layer_of(model_type) + " (supported: " + known + ")"};
+}
+
+// Python's json module writes float("inf") and NaN as bare Infinity, -Infinity and NaN
+// (Nemotron-H's "time_step_limit": [0.0, Infinity]); JSON has no such literals. Outside
+// strings they become null, which no field megamem reads can hold.
+std::string python_literals_to_null(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) out += text[++i];
+      if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    bool replaced = false;
+    for (const std::string_view literal : {"-Infinity", "Infinity", "NaN"}) {
+      if (text.substr(i, literal.size()) == literal) {
+        out += "null";
+        i += literal.size() - 1;
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) out += c;
+  }
+  return out;
 }
 
 }  // namespace
 
 Expected<HfImport> import_hf_config(std::string_view config_json) {
-  const json document = json::parse(config_json.begin(), config_json.end(), nullptr, false);
+  const std::string text = python_literals_to_null(config_json);
+  const json document = json::parse(text.begin(), text.end(), nullptr, false);
   if (document.is_discarded()) return Error{"config.json", "is not valid JSON"};
   if (!document.is_object()) return Error{"config.json", "is not a JSON object"};
 

@@ -106,6 +106,15 @@ constexpr FlagSpec kModeledFlags[] = {
     {"--v-head-dim", Arity::one},
     {"--mtp-num-layers", Arity::one},
     {"--mtp-use-repeated-layer", Arity::none},
+    // Hybrid models (arguments.py; transformer_config.py mamba_* fields).
+    {"--hybrid-override-pattern", Arity::one},
+    {"--hybrid-layer-pattern", Arity::one},
+    {"--mamba-state-dim", Arity::one},
+    {"--mamba-head-dim", Arity::one},
+    {"--mamba-num-groups", Arity::one},
+    {"--mamba-num-heads", Arity::one},
+    {"--hybrid-attention-ratio", Arity::one},
+    {"--hybrid-mlp-ratio", Arity::one},
     // Parallelism (model_parallel_config.py fields; arguments.py _add_distributed_args).
     {"--tensor-model-parallel-size", Arity::one},
     {"--pipeline-model-parallel-size", Arity::one},
@@ -205,8 +214,6 @@ constexpr std::string_view kUnmodeledFlags[] = {
     "--use-nccl-ub",                          // grad/param buffers from an NCCL pool
     "--ddp-pad-buckets-for-high-nccl-busbw",  // buckets padded to 2^16 elements
     "--reuse-grad-buf-for-mxfp8-param-ag",    // MXFP8 param all-gather buffer
-    "--hybrid-layer-pattern",                 // Mamba/hybrid models, not GPT
-    "--hybrid-override-pattern",              // deprecated spelling of the above
     "--heterogeneous-layers-config-path",     // per-layer shapes (Nemotron-NAS)
     "--heterogeneous-layers-config-encoded-json",
     "--experimental-attention-variant",  // GDN / DSA attention blocks
@@ -490,6 +497,66 @@ void read_registry_flags(FlagReader& r, Config& c) {
 // asserts on micro_batch_size and seq_length).
 constexpr std::string_view kRequiredFlags[] = {
     "--num-layers", "--hidden-size", "--num-attention-heads", "--seq-length", "--micro-batch-size"};
+
+// The deprecated ratio flags as the pattern Megatron builds from them
+// (megatron/core/models/hybrid/hybrid_layer_allocation.py pattern_from_ratios): attention
+// layers evenly spaced among Mamba layers, then MLP layers among the remaining Mamba layers.
+// Python's round() rounds halves to even, as nearbyint does.
+std::string pattern_from_ratios(int layers, double attention_ratio, double mlp_ratio) {
+  std::string out(static_cast<std::size_t>(layers), 'M');
+  const double attention = std::nearbyint(layers * attention_ratio);
+  const double mamba = layers - attention;
+  const double section = mamba / (attention + 1);
+  double x = section;
+  for (char& symbol : out) {
+    if (x < 0.5) {
+      symbol = '*';
+      x += section;
+    } else {
+      x -= 1;
+    }
+  }
+  const double mlp = std::nearbyint(layers * mlp_ratio);
+  if (mlp <= 0) return out;
+  const double ratio = (mamba - mlp) / mlp;
+  x = ratio;
+  for (char& symbol : out) {
+    if (symbol != 'M') continue;
+    if (x < 0.5) {
+      symbol = '-';
+      x += ratio;
+    } else {
+      x -= 1;
+    }
+  }
+  return out;
+}
+
+// Hybrid models: --hybrid-override-pattern, its later name --hybrid-layer-pattern
+// (arguments.py: not both), or the ratio flags of earlier releases.
+void read_hybrid(FlagReader& r, ModelConfig& m) {
+  const std::string* pattern = r.text("--hybrid-override-pattern");
+  if (const std::string* layer_pattern = r.text("--hybrid-layer-pattern")) {
+    if (pattern) {
+      r.fail("--hybrid-layer-pattern", "cannot be combined with --hybrid-override-pattern");
+    }
+    pattern = layer_pattern;
+  }
+  if (pattern) {
+    m.hybrid_layer_pattern = *pattern;
+    return;
+  }
+  double attention_ratio = 0, mlp_ratio = 0;
+  r.read("--hybrid-attention-ratio", attention_ratio, 0.0, 1.0);
+  r.read("--hybrid-mlp-ratio", mlp_ratio, 0.0, 1.0);
+  if (attention_ratio + mlp_ratio > 1.0) {
+    r.fail("--hybrid-mlp-ratio", "with --hybrid-attention-ratio must not exceed 1");
+    return;
+  }
+  if (attention_ratio + mlp_ratio > 0 && m.num_layers > 0) {
+    m.hybrid_layer_pattern = pattern_from_ratios(m.num_layers, attention_ratio, mlp_ratio);
+  }
+}
 
 void read_model(FlagReader& r, ModelConfig& m) {
   // arguments.py core_transformer_config_from_args: --num-query-groups only counts with
@@ -1130,6 +1197,7 @@ Expected<MegatronArgs> parse_megatron_args(std::string_view command_line, std::i
   refuse_unmodeled_choices(r);
   read_registry_flags(r, c);
   read_model(r, c.model);
+  read_hybrid(r, c.model);
   read_parallel(r, c.parallel);
   read_training(r, c.training);
   read_optimizer(r, c.optimizer, c.training.params_dtype);

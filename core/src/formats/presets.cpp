@@ -125,6 +125,15 @@ Problem read_config_field(FieldGroup group, const std::string& key, const json& 
       return read_real(value, *field, config);
     case FieldKind::choice:
       return read_choice(value, *field, config);
+    case FieldKind::text: {  // the hybrid layer pattern
+      std::string text;
+      if (Problem problem = read_text(value, text)) return problem;
+      if (static_cast<std::int64_t>(text.size()) > field->max_int) {
+        return "is longer than " + std::to_string(field->max_int) + " characters";
+      }
+      *field->text(config) = std::move(text);
+      return std::nullopt;
+    }
     default:
       return "is not read from preset files";
   }

@@ -17,7 +17,9 @@
 namespace megamem {
 namespace {
 
-bool present(const ModuleContext& c) { return c.model.multi_latent_attention; }
+bool present(const ModuleContext& c) {
+  return c.model.multi_latent_attention && layer_kind_has_attention(c.kind);
+}
 
 void params(const ModuleContext& c, ParamSink& sink) {
   const ModelConfig& m = c.model;

@@ -10,7 +10,7 @@
 namespace megamem {
 namespace {
 
-bool present(const ModuleContext& c) { return !c.moe_layer; }
+bool present(const ModuleContext& c) { return layer_kind_has_dense_mlp(c.kind); }
 
 void params(const ModuleContext& c, ParamSink& sink) {
   sink.norm(ModuleKind::pre_mlp_layernorm, c.model.hidden_size);

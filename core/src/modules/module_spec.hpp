@@ -36,6 +36,7 @@ enum class ModuleKind : std::uint8_t {
   output_layer,
   mtp_projection,  // enorm, hnorm, eh_proj
   mtp_final_layernorm,
+  mamba_mixer,  // MambaLayer.mixer with its fused input norm (mamba_mixer.cpp)
 };
 
 const char* module_kind_name(ModuleKind kind);
@@ -156,7 +157,11 @@ struct ModuleFlops {
   double moe_shared = 0;
   double logits = 0;     // one output layer
   double mtp_extra = 0;  // one MTP block's norms and eh_proj
+  double mamba = 0;      // one Mamba-2 mixer: in_proj, scan, out_proj (training.py hybrid_flops)
 };
+
+// Forward FLOPs per token of one decoder layer of `kind`: the modules it builds.
+double layer_forward_flops(const ModuleFlops& flops, LayerKind kind);
 
 // ---------------------------------------------------------------------------------------------
 // Layer modules
@@ -165,14 +170,15 @@ struct ModuleContext {
   const NormalizedConfig& normalized;
   const ModelConfig& model;
   const Config& config;
-  bool moe_layer = false;
+  LayerKind kind = LayerKind::dense;
+  bool moe_layer = false;  // kind is moe or moe_only
   // The layer runs inside Transformer Engine's FP8 autocast: its GEMM inputs are saved in FP8
   // and its GEMM weights keep FP8 copies (fp8_memory.hpp). Off for --first-last-layers-bf16
   // layers.
   bool fp8 = false;
 };
 
-ModuleContext module_context(const NormalizedConfig& normalized, bool moe_layer, bool fp8 = false);
+ModuleContext module_context(const NormalizedConfig& normalized, LayerKind kind, bool fp8 = false);
 
 // Bytes per element of a GEMM input a TE linear saves for backward: FP8 (1 byte plus its
 // scales) in an FP8 layer, else bf16 (fp8_memory.hpp).
@@ -184,7 +190,8 @@ double gemm_input_bytes(const ModuleContext& context);
 void delayed_scaling_copy(const ModuleContext& context, SavedSink& sink, const char* tensor,
                           ModuleKind module, double elements, OffloadModules offload);
 
-// The two halves of transformer_layer.py, each closed by a bias-dropout-add.
+// The two halves of transformer_layer.py, each closed by a bias-dropout-add. A hybrid layer
+// has one of them: its mixer (Mamba, attention) or its MLP / MoE.
 enum class LayerBlock : std::uint8_t { attention, mlp };
 
 struct LayerModuleSpec {

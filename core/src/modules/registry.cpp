@@ -9,7 +9,8 @@
   X(kDenseMlpSpec)               \
   X(kMoeRouterSpec)              \
   X(kRoutedExpertsSpec)          \
-  X(kSharedExpertsSpec)
+  X(kSharedExpertsSpec)          \
+  X(kMambaMixerSpec)
 
 namespace megamem {
 

@@ -22,7 +22,8 @@ const char* module_kind_name(ModuleKind kind) {
                                            "final_layernorm",
                                            "output_layer",
                                            "mtp_projection",
-                                           "mtp_final_layernorm"};
+                                           "mtp_final_layernorm",
+                                           "mixer"};
   return kNames[static_cast<std::size_t>(kind)];
 }
 
@@ -109,11 +110,12 @@ void SavedSink::backward_transient(double bytes) {
   extra_backward_ = std::max(extra_backward_, bytes);
 }
 
-ModuleContext module_context(const NormalizedConfig& normalized, bool moe_layer, bool fp8) {
+ModuleContext module_context(const NormalizedConfig& normalized, LayerKind kind, bool fp8) {
   return ModuleContext{.normalized = normalized,
                        .model = normalized.config.model,
                        .config = normalized.config,
-                       .moe_layer = moe_layer,
+                       .kind = kind,
+                       .moe_layer = layer_kind_is_moe(kind),
                        .fp8 = fp8};
 }
 
@@ -168,16 +170,24 @@ void layer_params(const ModuleContext& context, ParamSink& sink) {
 
 // megatron/core/transformer/transformer_layer.py: each block ends in a bias-dropout-add whose
 // dropout saves a 1-byte mask of the (SP-sharded) hidden states.
+// A hybrid layer has one block (mamba_layer.py mamba_bda, or the TransformerLayer's one).
 void layer_saved(const ModuleContext& context, const ActivationShape& shape, SavedSink& sink) {
   for (LayerBlock block : {LayerBlock::attention, LayerBlock::mlp}) {
+    bool built = false;
     for (const LayerModuleSpec* spec : layer_module_specs()) {
-      if (spec->block == block && spec->present(context)) spec->saved(context, shape, sink);
+      if (spec->block != block || !spec->present(context)) continue;
+      spec->saved(context, shape, sink);
+      built = true;
     }
+    if (!built) continue;
     const bool attention = block == LayerBlock::attention;
-    const ModuleKind owner = attention           ? ModuleKind::self_attention
+    const bool mamba = context.kind == LayerKind::mamba;
+    const ModuleKind owner = mamba               ? ModuleKind::mamba_mixer
+                             : attention         ? ModuleKind::self_attention
                              : context.moe_layer ? ModuleKind::routed_experts
                                                  : ModuleKind::mlp;
-    const char* name = attention           ? "attention dropout mask"
+    const char* name = mamba               ? "Mamba dropout mask"
+                       : attention         ? "attention dropout mask"
                        : context.moe_layer ? "MoE dropout mask"
                                            : "MLP dropout mask";
     sink.add(name, owner, shape.sp_tokens * shape.h, shape.dropout_mask);
@@ -190,14 +200,28 @@ void layer_flops(const ModuleContext& context, ModuleFlops& flops) {
   }
 }
 
+double layer_forward_flops(const ModuleFlops& f, LayerKind kind) {
+  double out = kind == LayerKind::mamba ? f.mamba : 0.0;
+  if (layer_kind_has_attention(kind)) out += f.attention_projections + f.attention_core;
+  if (layer_kind_has_dense_mlp(kind)) out += f.dense_mlp;
+  if (layer_kind_is_moe(kind)) out += f.moe_routed + f.moe_shared;
+  return out;
+}
+
 ModuleFlops model_module_flops(const NormalizedConfig& normalized) {
   // Megatron's count prices every module of both layer kinds, whatever the layer pattern.
-  ModuleFlops dense, moe;
-  layer_flops(module_context(normalized, false), dense);
-  if (normalized.config.model.num_experts > 0) layer_flops(module_context(normalized, true), moe);
+  ModuleFlops dense, moe, mamba;
+  layer_flops(module_context(normalized, LayerKind::dense), dense);
+  if (normalized.config.model.num_experts > 0) {
+    layer_flops(module_context(normalized, LayerKind::moe), moe);
+  }
+  if (!normalized.config.model.hybrid_layer_pattern.empty()) {
+    layer_flops(module_context(normalized, LayerKind::mamba), mamba);
+  }
   ModuleFlops out = dense;
   out.moe_routed = moe.moe_routed;
   out.moe_shared = moe.moe_shared;
+  out.mamba = mamba.mamba;
   out.logits = logits_flops(normalized);
   out.mtp_extra = mtp_extra_flops(normalized.config.model);
   return out;

@@ -22,9 +22,11 @@ using Check = std::optional<Error> (*)(NormalizedConfig&);
 
 // Topics, in the order normalize() runs them (later topics read what earlier ones resolved).
 extern const std::span<const Check> model_checks;              // rules/model.cpp
+extern const std::span<const Check> hybrid_pattern_checks;     // rules/hybrid.cpp
 extern const std::span<const Check> tensor_parallel_checks;    // rules/tensor_parallel.cpp
 extern const std::span<const Check> parallel_groups_checks;    // rules/tensor_parallel.cpp
 extern const std::span<const Check> moe_checks;                // rules/moe.cpp
+extern const std::span<const Check> layer_kind_checks;         // rules/hybrid.cpp
 extern const std::span<const Check> sequence_checks;           // rules/sequence.cpp
 extern const std::span<const Check> micro_batches_checks;      // rules/micro_batches.cpp
 extern const std::span<const Check> pipeline_layout_checks;    // rules/pipeline_layout.cpp
