@@ -19,7 +19,7 @@ using json = nlohmann::json;
 
 constexpr std::int64_t kMaxSize = std::int64_t{1} << 22;  // normalize()'s sanity bound
 
-enum class Family { llama, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, deepseek };
+enum class Family { llama, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, deepseek, glm4_moe };
 
 // Reads fields of one JSON object, each failure an Error naming the field.
 class Reader {
@@ -97,6 +97,7 @@ const std::vector<std::pair<std::string, Family>>& families() {
       {"qwen2_moe", Family::qwen2_moe},  {"qwen3_moe", Family::qwen3_moe},
       {"mixtral", Family::mixtral},      {"deepseek_v2", Family::deepseek},
       {"deepseek_v3", Family::deepseek}, {"kimi_k2", Family::deepseek},
+      {"glm4_moe", Family::glm4_moe},
   };
   return table;
 }
@@ -180,6 +181,10 @@ std::optional<Error> read_attention_heads(const Reader& r, Family family, ModelC
   if (family == Family::qwen3 || family == Family::qwen3_moe) {
     m.qk_layernorm = true;  // modeling_qwen3.py: q_norm and k_norm per head
   }
+  if (family == Family::glm4_moe) {
+    // modeling_glm4_moe.py: q_norm and k_norm per head when use_qk_norm (GLM-4.5, 4.6; not Air).
+    MM_READ(m.qk_layernorm, r.boolean("use_qk_norm", false));
+  }
   return std::nullopt;
 }
 
@@ -192,6 +197,10 @@ std::optional<Error> read_biases(const Reader& r, Family family, HfImport& out) 
   }
   bool attention_bias = false, mlp_bias = false;
   MM_READ(attention_bias, r.boolean("attention_bias", false));
+  if (family == Family::glm4_moe) {
+    m.add_qkv_bias = attention_bias;  // modeling_glm4_moe.py: q/k/v_proj biased, o_proj never
+    return std::nullopt;
+  }
   MM_READ(mlp_bias, r.boolean("mlp_bias", false));
   if (attention_bias && mlp_bias) {
     m.add_bias_linear = true;
@@ -288,29 +297,11 @@ std::optional<Error> read_mixtral(const Reader& r, HfImport& out) {
   return std::nullopt;
 }
 
-// DeepSeek-V2/V3, Moonlight and Kimi-K2: MLA, fine-grained experts with shared experts, the
-// first first_k_dense_replace layers dense (modeling_deepseek.py DeepseekV3DecoderLayer).
-std::optional<Error> read_deepseek(const Reader& r, HfImport& out) {
-  ModelConfig& m = out.model;
-  m.multi_latent_attention = true;
-  std::int64_t q_lora = 0, kv_lora = 0, nope = 0, rope = 0, v_dim = 0;
-  MM_READ(q_lora, r.integer("q_lora_rank", 0, kMaxSize, 0));  // null = plain q_proj
-  MM_READ(kv_lora, r.integer("kv_lora_rank", 1, kMaxSize));
-  MM_READ(nope, r.integer("qk_nope_head_dim", 1, kMaxSize));
-  MM_READ(rope, r.integer("qk_rope_head_dim", 1, kMaxSize));
-  MM_READ(v_dim, r.integer("v_head_dim", 1, kMaxSize));
-  m.q_lora_rank = static_cast<int>(q_lora);
-  m.kv_lora_rank = static_cast<int>(kv_lora);
-  m.qk_head_dim = static_cast<int>(nope);
-  m.qk_pos_emb_head_dim = static_cast<int>(rope);
-  m.v_head_dim = static_cast<int>(v_dim);
-  m.qk_layernorm = true;  // q_a_layernorm and kv_a_layernorm (Megatron: --qk-layernorm)
-  bool attention_bias = false;
-  MM_READ(attention_bias, r.boolean("attention_bias", false));
-  if (attention_bias) {
-    out.notes.push_back("attention_bias (MLA projection biases) is not represented");
-  }
-
+// Fine-grained routed experts with shared experts, the first first_k_dense_replace layers
+// dense (modeling_deepseek.py DeepseekV3DecoderLayer, modeling_glm4_moe.py Glm4MoeDecoderLayer),
+// and the MTP layers. `topk_method` names the routing a config without the field uses.
+std::optional<Error> read_shared_expert_moe(const Reader& r, const char* topk_method_default,
+                                            ModelConfig& m) {
   std::int64_t experts = 0;
   MM_READ(experts, r.integer("n_routed_experts", 0, kMaxSize, 0));
   if (experts > 0) {
@@ -336,7 +327,7 @@ std::optional<Error> read_deepseek(const Reader& r, HfImport& out) {
     }
     if (!all_moe) m.moe_layer_pattern = std::move(pattern);
     std::string topk_method;
-    MM_READ(topk_method, r.text("topk_method", ""));
+    MM_READ(topk_method, r.text("topk_method", topk_method_default));
     // noaux_tc: e_score_correction_bias, Megatron's --moe-router-enable-expert-bias buffer.
     m.moe_router_enable_expert_bias = topk_method == "noaux_tc";
   }
@@ -344,6 +335,38 @@ std::optional<Error> read_deepseek(const Reader& r, HfImport& out) {
   MM_READ(mtp, r.integer("num_nextn_predict_layers", 0, kMaxSize, 0));
   m.mtp_num_layers = static_cast<int>(mtp);
   return std::nullopt;
+}
+
+// DeepSeek-V2/V3, Moonlight and Kimi-K2: MLA, then the shared-expert MoE.
+std::optional<Error> read_deepseek(const Reader& r, HfImport& out) {
+  ModelConfig& m = out.model;
+  m.multi_latent_attention = true;
+  std::int64_t q_lora = 0, kv_lora = 0, nope = 0, rope = 0, v_dim = 0;
+  MM_READ(q_lora, r.integer("q_lora_rank", 0, kMaxSize, 0));  // null = plain q_proj
+  MM_READ(kv_lora, r.integer("kv_lora_rank", 1, kMaxSize));
+  MM_READ(nope, r.integer("qk_nope_head_dim", 1, kMaxSize));
+  MM_READ(rope, r.integer("qk_rope_head_dim", 1, kMaxSize));
+  MM_READ(v_dim, r.integer("v_head_dim", 1, kMaxSize));
+  m.q_lora_rank = static_cast<int>(q_lora);
+  m.kv_lora_rank = static_cast<int>(kv_lora);
+  m.qk_head_dim = static_cast<int>(nope);
+  m.qk_pos_emb_head_dim = static_cast<int>(rope);
+  m.v_head_dim = static_cast<int>(v_dim);
+  m.qk_layernorm = true;  // q_a_layernorm and kv_a_layernorm (Megatron: --qk-layernorm)
+  bool attention_bias = false;
+  MM_READ(attention_bias, r.boolean("attention_bias", false));
+  if (attention_bias) {
+    out.notes.push_back("attention_bias (MLA projection biases) is not represented");
+  }
+  return read_shared_expert_moe(r, "", m);
+}
+
+// GLM-4.5, GLM-4.5-Air, GLM-4.6: GQA attention (read_common) and DeepSeek-V3's MoE layout. The
+// router always keeps e_score_correction_bias (modeling_glm4_moe.py Glm4MoeTopkRouter; Megatron-
+// Bridge glm45_bridge.py sets moe_router_enable_expert_bias). partial_rotary_factor (Megatron
+// --rotary-percent) changes no memory megamem models.
+std::optional<Error> read_glm4_moe(const Reader& r, HfImport& out) {
+  return read_shared_expert_moe(r, "noaux_tc", out.model);
 }
 
 // Family-specific fields after the common ones: experts, MLA.
@@ -356,6 +379,8 @@ std::optional<Error> read_family(const Reader& reader, Family family, HfImport& 
       return read_mixtral(reader, out);
     case Family::deepseek:
       return read_deepseek(reader, out);
+    case Family::glm4_moe:
+      return read_glm4_moe(reader, out);
     case Family::llama:
     case Family::qwen2:
     case Family::qwen3:
@@ -424,7 +449,31 @@ Expected<LanguageModelJson> find_language_model(const json& document) {
   return found;
 }
 
+// Families Megatron-Core does not build, each with why and the nearest family it does build.
+struct UnbuiltFamily {
+  std::string_view model_type;
+  std::string_view reason;
+};
+
+// Megatron-Core has Llama-4's NoPE layers (transformer_config.py no_rope_freq) and QK L2 norm
+// but no chunked attention; Megatron-Bridge keeps Llama4SelfAttention in
+// models/llama/llama4_utils.py and registers no bridge for model_type llama4.
+constexpr std::string_view kLlama4Reason =
+    "is not built by Megatron-Core: its chunked attention exists only in Megatron-Bridge's "
+    "llama4_utils.py, which no bridge registers. Nearest supported families: qwen2_moe "
+    "(MoE with a shared expert) or llama (its dense attention without chunking)";
+
+constexpr UnbuiltFamily kUnbuiltFamilies[] = {
+    {"llama4", kLlama4Reason},
+    {"llama4_text", kLlama4Reason},
+};
+
 Error unsupported_family(const std::string& model_type) {
+  for (const UnbuiltFamily& unbuilt : kUnbuiltFamilies) {
+    if (unbuilt.model_type == model_type) {
+      return Error{"model_type", "'" + model_type + "' " + std::string(unbuilt.reason)};
+    }
+  }
   std::string known;
   for (const std::string& name : supported_hf_model_types()) {
     known += (known.empty() ? "" : ", ") + name;
