@@ -1,6 +1,6 @@
 // The planner finds layouts for the 2025 MoE presets (GLM-4.5, GLM-4.5-Air,
-// Qwen3-Coder-480B-A35B) on 64 H100s, and the fastest one's share link opens the same
-// configuration again.
+// Qwen3-Coder-480B-A35B, gpt-oss-120b and -20b) on 64 H100s, and the fastest one's share link opens
+// the same configuration again.
 #include <catch2/catch.hpp>
 #include <string>
 
@@ -41,7 +41,8 @@ PlanRequest request_for(const char* model_id) {
 }  // namespace
 
 TEST_CASE("the planner finds layouts for the new MoE presets on 64 H100s") {
-  for (const char* id : {"glm-4.5", "glm-4.5-air", "qwen3-coder-480b-a35b"}) {
+  for (const char* id :
+       {"glm-4.5", "glm-4.5-air", "qwen3-coder-480b-a35b", "gpt-oss-120b", "gpt-oss-20b"}) {
     INFO(id);
     const PlanRequest request = request_for(id);
     const Expected<PlanResult> result = plan(request);

@@ -1,7 +1,8 @@
 // HuggingFace config.json -> ModelConfig (what Megatron-Bridge's converters would build).
 //
 // Families, by "model_type": llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral,
-// deepseek_v2, deepseek_v3 (also Moonlight), kimi_k2 and glm4_moe (GLM-4.5, -Air, 4.6). Mapping:
+// deepseek_v2, deepseek_v3 (also Moonlight), kimi_k2, glm4_moe (GLM-4.5, -Air, 4.6) and gpt_oss.
+// Mapping:
 //   num_hidden_layers, hidden_size, num_attention_heads -> layers, hidden, heads
 //   num_key_value_heads -> num_query_groups (GQA when fewer than the heads)
 //   head_dim (else hidden/heads) -> kv_channels; intermediate_size -> ffn_hidden_size
@@ -17,6 +18,9 @@
 //   MLA: q_lora_rank (null = none), kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim,
 //     v_head_dim, with the q/kv latent norms as qk_layernorm; topk_method noaux_tc -> expert
 //     bias (GLM: always); num_nextn_predict_layers -> mtp_num_layers
+//   gpt_oss: num_local_experts, intermediate_size as the expert width, every linear biased
+//     (--add-bias-linear), sinks -> softmax_type learnable, sliding_window - 1 -> window_size,
+//     layer_types -> window_attn_skip_freq; its clamped GLU is estimated as SwiGLU (a note)
 // Dropouts are taken from attention_dropout (hidden dropout 0, as these models train).
 //
 // Fields that change nothing megamem models (rope_theta, sliding_window, quantization_config,

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "modules/module_spec.hpp"
+
 namespace megamem {
 namespace {
 
@@ -19,7 +21,17 @@ using json = nlohmann::json;
 
 constexpr std::int64_t kMaxSize = std::int64_t{1} << 22;  // normalize()'s sanity bound
 
-enum class Family { llama, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, deepseek, glm4_moe };
+enum class Family {
+  llama,
+  qwen2,
+  qwen3,
+  qwen2_moe,
+  qwen3_moe,
+  mixtral,
+  deepseek,
+  glm4_moe,
+  gpt_oss
+};
 
 // Reads fields of one JSON object, each failure an Error naming the field.
 class Reader {
@@ -97,7 +109,7 @@ const std::vector<std::pair<std::string, Family>>& families() {
       {"qwen2_moe", Family::qwen2_moe},  {"qwen3_moe", Family::qwen3_moe},
       {"mixtral", Family::mixtral},      {"deepseek_v2", Family::deepseek},
       {"deepseek_v3", Family::deepseek}, {"kimi_k2", Family::deepseek},
-      {"glm4_moe", Family::glm4_moe},
+      {"glm4_moe", Family::glm4_moe},    {"gpt_oss", Family::gpt_oss},
   };
   return table;
 }
@@ -199,6 +211,18 @@ std::optional<Error> read_biases(const Reader& r, Family family, HfImport& out) 
   MM_READ(attention_bias, r.boolean("attention_bias", false));
   if (family == Family::glm4_moe) {
     m.add_qkv_bias = attention_bias;  // modeling_glm4_moe.py: q/k/v_proj biased, o_proj never
+    return std::nullopt;
+  }
+  if (family == Family::gpt_oss) {
+    // modeling_gpt_oss.py: the router and the experts always have biases, q/k/v/o_proj with
+    // attention_bias; Megatron-Bridge gpt_oss_bridge.py sets add_bias_linear.
+    m.add_bias_linear = true;
+    m.add_qkv_bias = attention_bias;
+    if (!attention_bias) {
+      out.notes.push_back(
+          "attention_bias false: Megatron's --add-bias-linear (needed for the expert biases) "
+          "also biases the attention projections");
+    }
     return std::nullopt;
   }
   MM_READ(mlp_bias, r.boolean("mlp_bias", false));
@@ -369,6 +393,57 @@ std::optional<Error> read_glm4_moe(const Reader& r, HfImport& out) {
   return read_shared_expert_moe(r, "noaux_tc", out.model);
 }
 
+// gpt-oss's layer_types as --window-attn-skip-freq: N when every N-th layer (1-based) is
+// full attention and the rest sliding, 0 when all slide (transformer/utils.py
+// is_layer_window_attention). Missing: configuration_gpt_oss.py's default, alternating from a
+// sliding first layer.
+std::optional<Error> read_window_layers(const Reader& r, ModelConfig& m) {
+  const json* types = r.find("layer_types");
+  m.window_attn_skip_freq = 2;
+  if (!types) return std::nullopt;
+  if (!types->is_array() || types->size() != static_cast<std::size_t>(m.num_layers)) {
+    return Error{"layer_types", "expects one entry per layer (num_hidden_layers)"};
+  }
+  for (int freq = 0; freq <= m.num_layers; freq += (freq == 0 ? 2 : 1)) {
+    m.window_attn_skip_freq = freq;
+    bool same = true;
+    for (int i = 0; i < m.num_layers && same; ++i) {
+      const json& type = (*types)[static_cast<std::size_t>(i)];
+      same = type.is_string() &&
+             type.get<std::string>() ==
+                 (layer_is_windowed(m, i) ? "sliding_attention" : "full_attention");
+    }
+    if (same) return std::nullopt;
+  }
+  return Error{"layer_types",
+               "has no Megatron --window-attn-skip-freq equivalent (every N-th layer full "
+               "attention, the others sliding_attention)"};
+}
+
+// gpt-oss: every layer MoE with biased experts, learned attention sinks, sliding-window
+// attention on alternate layers (Megatron-Bridge gpt_oss_bridge.py).
+std::optional<Error> read_gpt_oss(const Reader& r, HfImport& out) {
+  ModelConfig& m = out.model;
+  std::int64_t experts = 0, topk = 0, window = 0;
+  MM_READ(experts, r.integer("num_local_experts", 1, kMaxSize));
+  MM_READ(topk, r.integer("num_experts_per_tok", 1, experts));
+  MM_READ(window, r.integer("sliding_window", 0, kMaxSize, 0));
+  m.num_experts = static_cast<int>(experts);
+  m.moe_router_topk = static_cast<int>(topk);
+  m.moe_ffn_hidden_size = m.ffn_hidden_size;  // gpt_oss_bridge.py: intermediate_size
+  m.softmax_type = SoftmaxType::learnable;    // GptOssAttention.sinks, one per head
+  // gpt_oss_bridge.py: window_size (sliding_window - 1, 0).
+  m.window_size = window > 1 ? static_cast<int>(window - 1) : 0;
+  if (m.window_size > 0) {
+    if (auto error = read_window_layers(r, m)) return error;
+  }
+  out.notes.push_back(
+      "the clamped GLU (swiglu_limit; Megatron --quick-geglu with --glu-linear-offset 1 and "
+      "--activation-func-clamp-value) has SwiGLU's shapes and saved tensors "
+      "(fused_bias_geglu.py), so it is estimated as SwiGLU");
+  return std::nullopt;
+}
+
 // Family-specific fields after the common ones: experts, MLA.
 std::optional<Error> read_family(const Reader& reader, Family family, HfImport& out) {
   switch (family) {
@@ -381,6 +456,8 @@ std::optional<Error> read_family(const Reader& reader, Family family, HfImport& 
       return read_deepseek(reader, out);
     case Family::glm4_moe:
       return read_glm4_moe(reader, out);
+    case Family::gpt_oss:
+      return read_gpt_oss(reader, out);
     case Family::llama:
     case Family::qwen2:
     case Family::qwen3:
