@@ -12,9 +12,13 @@ AttentionBackend resolved_attention_backend(const Config& config) {
   // it), and in training FusedAttention's F16_arbitrary_seqlen sub-backend is then disabled
   // below sm90. FlashAttention-2 >= 2.4.1 is deterministic and takes over when installed;
   // otherwise only UnfusedDotProductAttention is left.
-  const bool fused_disabled = t.deterministic_mode && config.device.compute_capability < 90;
+  // "Filter: Softmax type": FlashAttention has no attention sinks (off-by-one, learnable);
+  // "Filter: Determinism": FusedAttention runs sinks only with NVTE_ALLOW_NONDETERMINISTIC_ALGO=1.
+  const bool sinks = config.model.softmax_type != SoftmaxType::vanilla;
+  const bool fused_disabled =
+      t.deterministic_mode && (sinks || config.device.compute_capability < 90);
   if (!fused_disabled) return AttentionBackend::fused;
-  return t.flash_attn_available ? AttentionBackend::flash : AttentionBackend::unfused;
+  return t.flash_attn_available && !sinks ? AttentionBackend::flash : AttentionBackend::unfused;
 }
 
 }  // namespace megamem

@@ -129,8 +129,10 @@ StepTimeModel::AttentionGemms StepTimeModel::attention_gemms(const LayerShape& l
   const double gate = m.attention_output_gate ? q : 0.0;
   AttentionGemms a;
   a.projections = gemm_s(l.tokens, q + 2.0 * groups * dh + gate, h) + gemm_s(l.tokens, h, q);
-  // causal: queries see s/2 keys on average
-  a.core_flops = 2.0 * l.tokens * n_->config.training.seq_length * l.heads * dh;
+  // QK^T and softmax·V over the keys a query sees: s/2 causal, fewer in windowed layers
+  // (sliding_window.cpp).
+  const double keys = mean_attended_keys(m, n_->config.training.seq_length);
+  a.core_flops = 4.0 * l.tokens * keys * l.heads * dh;
   a.kv_bytes_per_token = 2.0 * 2.0 * groups * dh;
   a.tp_gather_bytes = l.hidden_bytes;  // all-gathered input (SP)
   return a;

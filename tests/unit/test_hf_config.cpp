@@ -6,12 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "hf_import_helpers.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/hf_config.hpp"
 #include "megamem/presets.hpp"
 #include "megamem/share_link.hpp"
 
 using namespace megamem;
+using namespace megamem::hf_test;
 
 namespace {
 
@@ -574,50 +576,6 @@ const char* kKimiK2 = R"json({
   "vocab_size": 163840
 })json";
 
-HfImport import(const char* text) {
-  const Expected<HfImport> result = import_hf_config(text);
-  INFO((result ? std::string() : result.error().field + ": " + result.error().message));
-  REQUIRE(result.has_value());
-  return *result;
-}
-
-Error import_error(const std::string& text) {
-  const Expected<HfImport> result = import_hf_config(text);
-  REQUIRE_FALSE(result.has_value());
-  return result.error();
-}
-
-std::int64_t total_params(const ModelConfig& model) {
-  Config config = share_link_defaults();
-  config.model = model;
-  const Expected<Estimate> e = estimate(config, {false, false});
-  INFO((e ? std::string() : e.error().field + ": " + e.error().message));
-  REQUIRE(e.has_value());
-  return e->totals.params;
-}
-
-// The imported model is the preset of that id, field for field (names aside).
-void check_matches_preset(const ModelConfig& imported, const char* preset_id) {
-  const Expected<PresetCatalog>& catalog = builtin_presets();
-  REQUIRE(catalog.has_value());
-  const ModelPreset* preset = catalog->find_model(preset_id);
-  REQUIRE(preset != nullptr);
-  Config a = share_link_defaults();
-  Config b = a;
-  a.model = imported;
-  b.model = preset->model;
-  const std::vector<std::string> differences = share_link_differences(a, b);
-  INFO(preset_id << " differs in: " << Catch::Detail::stringify(differences));
-  CHECK(differences.empty());
-  CHECK(with_detected_presets(a).model_id == preset->id);
-}
-
-// Within 1% of a published, rounded count.
-void check_near(std::int64_t params, double published) {
-  INFO("computed " << params << ", published " << published);
-  CHECK(std::abs(static_cast<double>(params) / published - 1.0) <= 0.01);
-}
-
 }  // namespace
 
 TEST_CASE("llama: Llama-3-70B config.json imports as the preset, 70,553,706,496 parameters") {
@@ -766,9 +724,9 @@ TEST_CASE("a multimodal wrapper is read through its text_config") {
 }
 
 TEST_CASE("every supported family is listed") {
-  const std::vector<std::string> expected = {"llama",       "mistral",   "qwen2",     "qwen3",
-                                             "qwen2_moe",   "qwen3_moe", "mixtral",   "deepseek_v2",
-                                             "deepseek_v3", "kimi_k2",   "nemotron_h"};
+  const std::vector<std::string> expected = {
+      "llama",       "mistral",     "qwen2",   "qwen3",    "qwen2_moe", "qwen3_moe", "mixtral",
+      "deepseek_v2", "deepseek_v3", "kimi_k2", "glm4_moe", "gpt_oss",   "nemotron_h"};
   CHECK(supported_hf_model_types() == expected);
 }
 

@@ -27,6 +27,9 @@ enum class TokenDispatcher { allgather, alltoall, flex };
 enum class TransformerImpl { transformer_engine, local };
 // --attention-backend; auto lets TE choose flash/fused, both keep no s x s scores.
 enum class AttentionBackend { auto_select, flash, fused, unfused, local };
+// --softmax-type: attention sinks. off_by_one adds a fixed 0 logit per head, learnable a
+// trained one (transformer_config.py softmax_type; gpt-oss).
+enum class SoftmaxType { vanilla, off_by_one, learnable };
 enum class RecomputeGranularity { none, selective, full };
 enum class RecomputeMethod { uniform, block };
 enum class CrossEntropyImpl { unfused, native_fused, te_fused };
@@ -62,6 +65,12 @@ struct ModelConfig {
   bool add_bias_linear = true;                             // --disable-bias-linear clears it
   bool add_qkv_bias = false;                               // --add-qkv-bias
   bool attention_output_gate = false;                      // --attention-output-gate
+  SoftmaxType softmax_type = SoftmaxType::vanilla;         // --softmax-type
+  // Sliding-window attention (--window-size W,0: each token sees W earlier tokens and itself;
+  // 0 = full causal attention) on every layer but each --window-attn-skip-freq-th (0 = all
+  // layers windowed); transformer/utils.py is_layer_window_attention.
+  int window_size = 0;
+  int window_attn_skip_freq = 0;
   PositionEmbedding position_embedding = PositionEmbedding::learned_absolute;
   int max_position_embeddings = 0;  // --max-position-embeddings; 0 = seq_length
   bool untie_embeddings_and_output_weights = false;

@@ -209,6 +209,14 @@ void write_activation(const Config& c, std::vector<MegatronFlag>& flags) {
   if (c.model.activation == Activation::squared_relu) add_flag(flags, "--squared-relu");
 }
 
+// --window-size is Megatron's (left, right) tuple; causal windows have right = 0
+// (arguments.py tuple_type; Megatron-Bridge gpt_oss_bridge.py writes (sliding_window - 1, 0)).
+void write_window(const Config& c, std::vector<MegatronFlag>& flags) {
+  if (c.model.window_size > 0) {
+    add_flag(flags, "--window-size", std::to_string(c.model.window_size) + ",0");
+  }
+}
+
 // A 0/1 layer pattern as a run-length list expression, e.g. "([0]*3+[1]*58)".
 std::string pattern_expression(const std::vector<std::uint8_t>& pattern) {
   std::string expression = "(";
@@ -913,6 +921,35 @@ std::vector<ConfigField> model_layer_rows() {
   };
 }
 
+// How attention attends: sinks and sliding windows (gpt-oss).
+std::vector<ConfigField> model_attention_variant_rows() {
+  return {
+      // transformer_config.py softmax_type; TE >= 2.8 DotProductAttention (gpt-oss).
+      MM_CHOICE("m.softmax", "vanilla", model.softmax_type)
+          .choices({{"vanilla", "vanilla", "vanilla", "vanilla"},
+                    {"off_by_one", "off_by_one", "off-by-one", "off-by-one (zero sink)"},
+                    {"learnable", "learnable", "learnable", "learnable sinks"}})
+          .flag("--softmax-type", FlagForm::value)
+          .json("softmax_type")
+          .ui("softmax type", "",
+              "Attention sinks: one extra logit per head (learnable: a weight per head). "
+              "FlashAttention has none, so cuDNN runs it; with --deterministic-mode only "
+              "unfused attention is left (s x s scores)."),
+      MM_INT("m.window", "0", model.window_size, 0, kMaxDim)
+          .read_by_code("--window-size")
+          .writes(write_window)
+          .json("window_size")
+          .ui("sliding window", "--window-size W,0 (0 = full attention)",
+              "Earlier tokens each query sees in windowed layers: less attention compute, "
+              "the same saved tensors."),
+      MM_INT("m.window-skip", "0", model.window_attn_skip_freq, 0, kMaxDim)
+          .flag("--window-attn-skip-freq", FlagForm::value)
+          .json("window_attn_skip_freq")
+          .ui("full attention every", "--window-attn-skip-freq (0 = every layer windowed)",
+              "Every N-th layer keeps full causal attention."),
+  };
+}
+
 std::vector<ConfigField> model_embedding_rows() {
   return {
       MM_CHOICE("m.pos", "learned", model.position_embedding)
@@ -1195,12 +1232,26 @@ std::vector<ConfigField> wgrad_and_backend_rows() {
 // optimizer, offloading, runtime, GPU, model.
 std::vector<ConfigField> all_rows() {
   std::vector<ConfigField> rows;
-  for (std::vector<ConfigField> part :
-       {job_rows(), batch_rows(), recompute_rows(), pipeline_rows(), numerics_rows(),
-        implementation_rows(), kernel_rows(), moe_training_rows(), optimizer_rows(),
-        optimizer_state_rows(), offload_rows(), runtime_and_device_rows(), model_shape_rows(),
-        model_layer_rows(), model_embedding_rows(), model_moe_rows(), model_mla_mtp_rows(),
-        fsdp_rows(), wgrad_and_backend_rows()}) {
+  for (std::vector<ConfigField> part : {job_rows(),
+                                        batch_rows(),
+                                        recompute_rows(),
+                                        pipeline_rows(),
+                                        numerics_rows(),
+                                        implementation_rows(),
+                                        kernel_rows(),
+                                        moe_training_rows(),
+                                        optimizer_rows(),
+                                        optimizer_state_rows(),
+                                        offload_rows(),
+                                        runtime_and_device_rows(),
+                                        model_shape_rows(),
+                                        model_layer_rows(),
+                                        model_attention_variant_rows(),
+                                        model_embedding_rows(),
+                                        model_moe_rows(),
+                                        model_mla_mtp_rows(),
+                                        fsdp_rows(),
+                                        wgrad_and_backend_rows()}) {
     for (ConfigField& field : part) rows.push_back(std::move(field));
   }
   for (ConfigField& field : model_hybrid_rows()) rows.push_back(std::move(field));

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "modules/module_spec.hpp"
+
 namespace megamem {
 namespace {
 
@@ -19,7 +21,18 @@ using json = nlohmann::json;
 
 constexpr std::int64_t kMaxSize = std::int64_t{1} << 22;  // normalize()'s sanity bound
 
-enum class Family { llama, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, deepseek, nemotron_h };
+enum class Family {
+  llama,
+  qwen2,
+  qwen3,
+  qwen2_moe,
+  qwen3_moe,
+  mixtral,
+  deepseek,
+  glm4_moe,
+  gpt_oss,
+  nemotron_h
+};
 
 // Reads fields of one JSON object, each failure an Error naming the field.
 class Reader {
@@ -97,6 +110,7 @@ const std::vector<std::pair<std::string, Family>>& families() {
       {"qwen2_moe", Family::qwen2_moe},   {"qwen3_moe", Family::qwen3_moe},
       {"mixtral", Family::mixtral},       {"deepseek_v2", Family::deepseek},
       {"deepseek_v3", Family::deepseek},  {"kimi_k2", Family::deepseek},
+      {"glm4_moe", Family::glm4_moe},     {"gpt_oss", Family::gpt_oss},
       {"nemotron_h", Family::nemotron_h},
   };
   return table;
@@ -202,6 +216,10 @@ std::optional<Error> read_attention_heads(const Reader& r, Family family, ModelC
   if (family == Family::qwen3 || family == Family::qwen3_moe) {
     m.qk_layernorm = true;  // modeling_qwen3.py: q_norm and k_norm per head
   }
+  if (family == Family::glm4_moe) {
+    // modeling_glm4_moe.py: q_norm and k_norm per head when use_qk_norm (GLM-4.5, 4.6; not Air).
+    MM_READ(m.qk_layernorm, r.boolean("use_qk_norm", false));
+  }
   return std::nullopt;
 }
 
@@ -214,6 +232,22 @@ std::optional<Error> read_biases(const Reader& r, Family family, HfImport& out) 
   }
   bool attention_bias = false, mlp_bias = false;
   MM_READ(attention_bias, r.boolean("attention_bias", false));
+  if (family == Family::glm4_moe) {
+    m.add_qkv_bias = attention_bias;  // modeling_glm4_moe.py: q/k/v_proj biased, o_proj never
+    return std::nullopt;
+  }
+  if (family == Family::gpt_oss) {
+    // modeling_gpt_oss.py: the router and the experts always have biases, q/k/v/o_proj with
+    // attention_bias; Megatron-Bridge gpt_oss_bridge.py sets add_bias_linear.
+    m.add_bias_linear = true;
+    m.add_qkv_bias = attention_bias;
+    if (!attention_bias) {
+      out.notes.push_back(
+          "attention_bias false: Megatron's --add-bias-linear (needed for the expert biases) "
+          "also biases the attention projections");
+    }
+    return std::nullopt;
+  }
   MM_READ(mlp_bias, r.boolean("mlp_bias", false));
   if (attention_bias && mlp_bias) {
     m.add_bias_linear = true;
@@ -315,29 +349,11 @@ std::optional<Error> read_mixtral(const Reader& r, HfImport& out) {
   return std::nullopt;
 }
 
-// DeepSeek-V2/V3, Moonlight and Kimi-K2: MLA, fine-grained experts with shared experts, the
-// first first_k_dense_replace layers dense (modeling_deepseek.py DeepseekV3DecoderLayer).
-std::optional<Error> read_deepseek(const Reader& r, HfImport& out) {
-  ModelConfig& m = out.model;
-  m.multi_latent_attention = true;
-  std::int64_t q_lora = 0, kv_lora = 0, nope = 0, rope = 0, v_dim = 0;
-  MM_READ(q_lora, r.integer("q_lora_rank", 0, kMaxSize, 0));  // null = plain q_proj
-  MM_READ(kv_lora, r.integer("kv_lora_rank", 1, kMaxSize));
-  MM_READ(nope, r.integer("qk_nope_head_dim", 1, kMaxSize));
-  MM_READ(rope, r.integer("qk_rope_head_dim", 1, kMaxSize));
-  MM_READ(v_dim, r.integer("v_head_dim", 1, kMaxSize));
-  m.q_lora_rank = static_cast<int>(q_lora);
-  m.kv_lora_rank = static_cast<int>(kv_lora);
-  m.qk_head_dim = static_cast<int>(nope);
-  m.qk_pos_emb_head_dim = static_cast<int>(rope);
-  m.v_head_dim = static_cast<int>(v_dim);
-  m.qk_layernorm = true;  // q_a_layernorm and kv_a_layernorm (Megatron: --qk-layernorm)
-  bool attention_bias = false;
-  MM_READ(attention_bias, r.boolean("attention_bias", false));
-  if (attention_bias) {
-    out.notes.push_back("attention_bias (MLA projection biases) is not represented");
-  }
-
+// Fine-grained routed experts with shared experts, the first first_k_dense_replace layers
+// dense (modeling_deepseek.py DeepseekV3DecoderLayer, modeling_glm4_moe.py Glm4MoeDecoderLayer),
+// and the MTP layers. `topk_method` names the routing a config without the field uses.
+std::optional<Error> read_shared_expert_moe(const Reader& r, const char* topk_method_default,
+                                            ModelConfig& m) {
   std::int64_t experts = 0;
   MM_READ(experts, r.integer("n_routed_experts", 0, kMaxSize, 0));
   if (experts > 0) {
@@ -363,7 +379,7 @@ std::optional<Error> read_deepseek(const Reader& r, HfImport& out) {
     }
     if (!all_moe) m.moe_layer_pattern = std::move(pattern);
     std::string topk_method;
-    MM_READ(topk_method, r.text("topk_method", ""));
+    MM_READ(topk_method, r.text("topk_method", topk_method_default));
     // noaux_tc: e_score_correction_bias, Megatron's --moe-router-enable-expert-bias buffer.
     m.moe_router_enable_expert_bias = topk_method == "noaux_tc";
   }
@@ -408,6 +424,89 @@ std::optional<Error> read_nemotron_h(const Reader& r, HfImport& out) {
   return std::nullopt;
 }
 
+// DeepSeek-V2/V3, Moonlight and Kimi-K2: MLA, then the shared-expert MoE.
+std::optional<Error> read_deepseek(const Reader& r, HfImport& out) {
+  ModelConfig& m = out.model;
+  m.multi_latent_attention = true;
+  std::int64_t q_lora = 0, kv_lora = 0, nope = 0, rope = 0, v_dim = 0;
+  MM_READ(q_lora, r.integer("q_lora_rank", 0, kMaxSize, 0));  // null = plain q_proj
+  MM_READ(kv_lora, r.integer("kv_lora_rank", 1, kMaxSize));
+  MM_READ(nope, r.integer("qk_nope_head_dim", 1, kMaxSize));
+  MM_READ(rope, r.integer("qk_rope_head_dim", 1, kMaxSize));
+  MM_READ(v_dim, r.integer("v_head_dim", 1, kMaxSize));
+  m.q_lora_rank = static_cast<int>(q_lora);
+  m.kv_lora_rank = static_cast<int>(kv_lora);
+  m.qk_head_dim = static_cast<int>(nope);
+  m.qk_pos_emb_head_dim = static_cast<int>(rope);
+  m.v_head_dim = static_cast<int>(v_dim);
+  m.qk_layernorm = true;  // q_a_layernorm and kv_a_layernorm (Megatron: --qk-layernorm)
+  bool attention_bias = false;
+  MM_READ(attention_bias, r.boolean("attention_bias", false));
+  if (attention_bias) {
+    out.notes.push_back("attention_bias (MLA projection biases) is not represented");
+  }
+  return read_shared_expert_moe(r, "", m);
+}
+
+// GLM-4.5, GLM-4.5-Air, GLM-4.6: GQA attention (read_common) and DeepSeek-V3's MoE layout. The
+// router always keeps e_score_correction_bias (modeling_glm4_moe.py Glm4MoeTopkRouter; Megatron-
+// Bridge glm45_bridge.py sets moe_router_enable_expert_bias). partial_rotary_factor (Megatron
+// --rotary-percent) changes no memory megamem models.
+std::optional<Error> read_glm4_moe(const Reader& r, HfImport& out) {
+  return read_shared_expert_moe(r, "noaux_tc", out.model);
+}
+
+// gpt-oss's layer_types as --window-attn-skip-freq: N when every N-th layer (1-based) is
+// full attention and the rest sliding, 0 when all slide (transformer/utils.py
+// is_layer_window_attention). Missing: configuration_gpt_oss.py's default, alternating from a
+// sliding first layer.
+std::optional<Error> read_window_layers(const Reader& r, ModelConfig& m) {
+  const json* types = r.find("layer_types");
+  m.window_attn_skip_freq = 2;
+  if (!types) return std::nullopt;
+  if (!types->is_array() || types->size() != static_cast<std::size_t>(m.num_layers)) {
+    return Error{"layer_types", "expects one entry per layer (num_hidden_layers)"};
+  }
+  for (int freq = 0; freq <= m.num_layers; freq += (freq == 0 ? 2 : 1)) {
+    m.window_attn_skip_freq = freq;
+    bool same = true;
+    for (int i = 0; i < m.num_layers && same; ++i) {
+      const json& type = (*types)[static_cast<std::size_t>(i)];
+      same = type.is_string() &&
+             type.get<std::string>() ==
+                 (layer_is_windowed(m, i) ? "sliding_attention" : "full_attention");
+    }
+    if (same) return std::nullopt;
+  }
+  return Error{"layer_types",
+               "has no Megatron --window-attn-skip-freq equivalent (every N-th layer full "
+               "attention, the others sliding_attention)"};
+}
+
+// gpt-oss: every layer MoE with biased experts, learned attention sinks, sliding-window
+// attention on alternate layers (Megatron-Bridge gpt_oss_bridge.py).
+std::optional<Error> read_gpt_oss(const Reader& r, HfImport& out) {
+  ModelConfig& m = out.model;
+  std::int64_t experts = 0, topk = 0, window = 0;
+  MM_READ(experts, r.integer("num_local_experts", 1, kMaxSize));
+  MM_READ(topk, r.integer("num_experts_per_tok", 1, experts));
+  MM_READ(window, r.integer("sliding_window", 0, kMaxSize, 0));
+  m.num_experts = static_cast<int>(experts);
+  m.moe_router_topk = static_cast<int>(topk);
+  m.moe_ffn_hidden_size = m.ffn_hidden_size;  // gpt_oss_bridge.py: intermediate_size
+  m.softmax_type = SoftmaxType::learnable;    // GptOssAttention.sinks, one per head
+  // gpt_oss_bridge.py: window_size (sliding_window - 1, 0).
+  m.window_size = window > 1 ? static_cast<int>(window - 1) : 0;
+  if (m.window_size > 0) {
+    if (auto error = read_window_layers(r, m)) return error;
+  }
+  out.notes.push_back(
+      "the clamped GLU (swiglu_limit; Megatron --quick-geglu with --glu-linear-offset 1 and "
+      "--activation-func-clamp-value) has SwiGLU's shapes and saved tensors "
+      "(fused_bias_geglu.py), so it is estimated as SwiGLU");
+  return std::nullopt;
+}
+
 // Family-specific fields after the common ones: experts, MLA.
 std::optional<Error> read_family(const Reader& reader, Family family, HfImport& out) {
   switch (family) {
@@ -420,6 +519,10 @@ std::optional<Error> read_family(const Reader& reader, Family family, HfImport& 
       return read_deepseek(reader, out);
     case Family::nemotron_h:
       return read_nemotron_h(reader, out);
+    case Family::glm4_moe:
+      return read_glm4_moe(reader, out);
+    case Family::gpt_oss:
+      return read_gpt_oss(reader, out);
     case Family::llama:
     case Family::qwen2:
     case Family::qwen3:
@@ -499,8 +602,31 @@ std::string unmodeled_layer_of(const std::string& model_type) {
   }
   return "";
 }
+// Families Megatron-Core does not build, each with why and the nearest family it does build.
+struct UnbuiltFamily {
+  std::string_view model_type;
+  std::string_view reason;
+};
+
+// Megatron-Core has Llama-4's NoPE layers (transformer_config.py no_rope_freq) and QK L2 norm
+// but no chunked attention; Megatron-Bridge keeps Llama4SelfAttention in
+// models/llama/llama4_utils.py and registers no bridge for model_type llama4.
+constexpr std::string_view kLlama4Reason =
+    "is not built by Megatron-Core: its chunked attention exists only in Megatron-Bridge's "
+    "llama4_utils.py, which no bridge registers. Nearest supported families: qwen2_moe "
+    "(MoE with a shared expert) or llama (its dense attention without chunking)";
+
+constexpr UnbuiltFamily kUnbuiltFamilies[] = {
+    {"llama4", kLlama4Reason},
+    {"llama4_text", kLlama4Reason},
+};
 
 Error unsupported_family(const std::string& model_type) {
+  for (const UnbuiltFamily& unbuilt : kUnbuiltFamilies) {
+    if (unbuilt.model_type == model_type) {
+      return Error{"model_type", "'" + model_type + "' " + std::string(unbuilt.reason)};
+    }
+  }
   std::string known;
   for (const std::string& name : supported_hf_model_types()) {
     known += (known.empty() ? "" : ", ") + name;

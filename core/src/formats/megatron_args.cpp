@@ -72,6 +72,9 @@ constexpr FlagSpec kModeledFlags[] = {
     {"--disable-bias-linear", Arity::none},
     {"--add-qkv-bias", Arity::none},
     {"--attention-output-gate", Arity::none},
+    {"--softmax-type", Arity::one},
+    {"--window-size", Arity::one},
+    {"--window-attn-skip-freq", Arity::one},
     {"--position-embedding-type", Arity::one},
     {"--use-rotary-position-embeddings", Arity::none},
     {"--no-position-embedding", Arity::none},
@@ -602,6 +605,28 @@ void read_model(FlagReader& r, ModelConfig& m) {
            "is deprecated; use --position-embedding-type none (arguments.py refuses it unless "
            "the type is rope)");
   }
+}
+
+// --window-size "W,0" (arguments.py tuple_type, also "(W, 0)"): W earlier tokens and the token
+// itself; -1 is Megatron's infinite window, i.e. full attention.
+void read_window_size(FlagReader& r, ModelConfig& m) {
+  const std::string* value = r.text("--window-size");
+  if (!value) return;
+  std::string text;
+  for (const char ch : *value) {
+    if (ch != '(' && ch != ')' && ch != ' ') text += ch;
+  }
+  const std::size_t comma = text.find(',');
+  const std::string left = text.substr(0, comma);
+  const bool causal = comma != std::string::npos && text.substr(comma + 1) == "0";
+  int window = 0;
+  const auto [end, ec] = std::from_chars(left.data(), left.data() + left.size(), window);
+  if (!causal || ec != std::errc() || end != left.data() + left.size() || window < -1) {
+    r.fail("--window-size",
+           "expects a causal window W,0 (W earlier tokens, -1 = unlimited), got '" + *value + "'");
+    return;
+  }
+  m.window_size = window < 0 ? 0 : window;
 }
 
 void read_parallel(FlagReader& r, ParallelConfig& p) {
@@ -1198,6 +1223,7 @@ Expected<MegatronArgs> parse_megatron_args(std::string_view command_line, std::i
   read_registry_flags(r, c);
   read_model(r, c.model);
   read_hybrid(r, c.model);
+  read_window_size(r, c.model);
   read_parallel(r, c.parallel);
   read_training(r, c.training);
   read_optimizer(r, c.optimizer, c.training.params_dtype);

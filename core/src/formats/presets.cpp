@@ -470,10 +470,11 @@ Expected<PresetCatalog> load_presets(const std::vector<PresetFile>& files) {
       return file_error(file.path, "", "is not under models/, gpus/ or recipes/");
     }
   }
-  const auto by_path = [](const auto& a, const auto& b) { return a.first < b.first; };
-  std::sort(models.begin(), models.end(), by_path);
-  std::sort(gpus.begin(), gpus.end(), by_path);
-  std::sort(recipes.begin(), recipes.end(), by_path);
+  // In id order: "glm-4.5" before "glm-4.5-air", though "glm-4.5-air.json" sorts first.
+  const auto by_id = [](const auto& a, const auto& b) { return a.second.id < b.second.id; };
+  std::sort(models.begin(), models.end(), by_id);
+  std::sort(gpus.begin(), gpus.end(), by_id);
+  std::sort(recipes.begin(), recipes.end(), by_id);
 
   PresetCatalog catalog;
   std::vector<std::string> model_paths, gpu_paths, recipe_paths;

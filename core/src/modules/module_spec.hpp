@@ -231,6 +231,11 @@ void layer_flops(const ModuleContext& context, ModuleFlops& flops);
 void input_norm_saved(const ModuleContext& context, const ActivationShape& shape, SavedSink& sink);
 bool unfused_attention(const Config& config);
 
+// sliding_window.cpp: whether decoder layer `layer_index` (0-based) attends within the window,
+// and the keys a query attends on average over the decoder layers (s/2 without a window).
+bool layer_is_windowed(const ModelConfig& model, int layer_index);
+double mean_attended_keys(const ModelConfig& model, double seq);
+
 // ---------------------------------------------------------------------------------------------
 // Embedding, output layer and loss, MTP
 

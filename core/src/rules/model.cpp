@@ -184,6 +184,30 @@ std::optional<Error> moe_latent_needs_experts(NormalizedConfig& n) {
   return std::nullopt;
 }
 
+// Attention sinks (--softmax-type off-by-one or learnable) run in FusedAttention or
+// UnfusedDotProductAttention only (transformer_engine/pytorch/attention/dot_product_attention/
+// utils.py get_attention_backend, "Filter: Softmax type"); under context parallelism only in
+// FusedAttention with --cp-comm-type a2a.
+std::optional<Error> attention_sinks_have_a_backend(NormalizedConfig& n) {
+  const Config& c = n.config;
+  if (c.model.softmax_type == SoftmaxType::vanilla) return std::nullopt;
+  if (c.training.transformer_impl == TransformerImpl::transformer_engine &&
+      c.training.attention_backend == AttentionBackend::flash) {
+    return rule_error("attention_backend",
+                      "FlashAttention has no attention sinks (--softmax-type); use "
+                      "--attention-backend fused or auto",
+                      "transformer_engine/pytorch/attention/dot_product_attention/utils.py");
+  }
+  if (c.parallel.context_parallel > 1) {
+    policy_warning(n,
+                   "attention sinks under context parallelism run only with --cp-comm-type "
+                   "a2a (Transformer Engine disables FusedAttention for the other CP "
+                   "communication types); megamem assumes a2a",
+                   "transformer_engine/pytorch/attention/dot_product_attention/utils.py");
+  }
+  return std::nullopt;
+}
+
 constexpr Check kModelChecks[] = {
     sizes_are_in_range,
     job_is_within_bounds,
@@ -193,6 +217,7 @@ constexpr Check kModelChecks[] = {
     position_table_covers_sequence,
     mtp_position_embedding,
     moe_latent_needs_experts,
+    attention_sinks_have_a_backend,
 };
 
 }  // namespace
