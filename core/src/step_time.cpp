@@ -112,7 +112,9 @@ StepTimeModel::AttentionGemms StepTimeModel::mla_gemms(const LayerShape& l) cons
   a.up_projections += kv_up;
   a.projections = q + gemm_s(down_tokens, m.kv_lora_rank + m.qk_pos_emb_head_dim, h) + kv_up +
                   gemm_s(l.tokens, h, l.heads * m.v_head_dim);
-  a.core_flops = l.tokens * n_->config.training.seq_length * l.heads * (qk + m.v_head_dim);
+  // QK^T and softmax·V over the keys a query sees (sliding_window.cpp; s/2 causal).
+  const double keys = mean_attended_keys(m, n_->config.training.seq_length);
+  a.core_flops = 2.0 * l.tokens * keys * l.heads * (qk + m.v_head_dim);
   a.kv_bytes_per_token = 2.0 * l.heads * (qk + m.v_head_dim);
   // SP gathers the compressed latents instead of the hidden states.
   a.tp_gather_bytes = 2.0 * l.tokens * (m.q_lora_rank + m.kv_lora_rank + m.qk_pos_emb_head_dim);

@@ -8,7 +8,7 @@
 //   FLOPs: a windowed layer's query attends min(i, W) earlier keys and itself, W + 1 - W(W+1)/2s
 //     on average, against s/2 under the full causal mask. training.py
 //     num_floating_point_operations counts every layer as full causal, and so do the model
-//     FLOPs (MFU) here; the step time's attention kernels use the windowed count.
+//     FLOPs (MFU) here; the step time's attention kernels (GQA and MLA) use the windowed count.
 #include "module_spec.hpp"
 
 namespace megamem {
