@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cuda_graphs.hpp"
 #include "layer_placement.hpp"
 #include "modules/module_spec.hpp"
 #include "parameter_count.hpp"
@@ -21,9 +22,10 @@
 namespace megamem {
 
 // bf16_layer: one of --first-last-layers-bf16's layers, outside FP8 (else FP8 follows the
-// config's recipe: FP8 GEMM inputs are saved in FP8, fp8_memory.hpp).
+// config's recipe: FP8 GEMM inputs are saved in FP8, fp8_memory.hpp). part: the saved tensors
+// inside or outside the layer's CUDA graph (cuda_graphs.hpp), or all of them.
 LayerActivations layer_activations(const NormalizedConfig& normalized, bool moe_layer,
-                                   bool bf16_layer = false);
+                                   bool bf16_layer = false, GraphPart part = GraphPart::whole);
 
 // The layer kinds of a model, computed once per estimate.
 struct LayerProfiles {
@@ -31,9 +33,10 @@ struct LayerProfiles {
   LayerActivations moe;         // equal to dense for a dense model
   LayerActivations dense_bf16;  // --first-last-layers-bf16 layers; equal to dense without them
   LayerActivations moe_bf16;
+  GraphPart part = GraphPart::whole;  // what the profiles keep of each layer
 };
 
-LayerProfiles layer_profiles(const NormalizedConfig& normalized);
+LayerProfiles layer_profiles(const NormalizedConfig& normalized, GraphPart part = GraphPart::whole);
 
 // Decoder layer `layer`'s (global index) profile: MoE or dense; FP8, or bf16 for
 // --first-last-layers-bf16's layers. mtp: an MTP layer built like layer `layer`.
@@ -49,6 +52,8 @@ struct ChunkActivations {
   double logits_bytes = 0;               // bf16 logits of the loss (diagnostic)
 };
 
+// Profiles of the graphed part run the chunk as the CUDA-graph capture does: its graphed
+// layers only, without embedding and loss.
 ChunkActivations chunk_activations(const NormalizedConfig& normalized, const StagePlacement& stage,
                                    const LayerProfiles& profiles);
 

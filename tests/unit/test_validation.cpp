@@ -190,6 +190,8 @@ TEST_CASE("a case using an unmodeled feature is unsupported and names the featur
 TEST_CASE("unmodeled features are also found from the flags, not only the tags") {
   const std::vector<std::pair<std::string, std::string>> flag_features = {
       {"--optimizer muon", "optimizer_muon"},
+      {"--cuda-graph-impl local", "cuda_graph_local"},
+      {"--enable-cuda-graph", "cuda_graph_local"},
       {"--cuda-graph-impl transformer_engine", "cuda_graph"},
       {"--fp8-format hybrid", "fp8"},
       {"--fine-grained-activation-offloading --offload-modules core_attn", "activation_offload"},
