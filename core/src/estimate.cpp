@@ -183,7 +183,7 @@ std::vector<FsdpWorkingSet> add_stage_static_memory(const NormalizedConfig& n,
     rank.host_optimizer_bytes += bytes.host_optimizer_bytes;
     rank.persistent_buffer_bytes +=
         static_cast<std::uint64_t>(std::llround(expert_bias_buffer_bytes(n, params.blocks)));
-    collect_te_dummy_wgrad_shapes(n, params.blocks,
+    collect_te_dummy_wgrad_shapes(n, params.blocks, stage.has_loss,
                                   dummy_shapes[static_cast<std::size_t>(rank.pp_rank)]);
   }
   // TE's dummy weight gradients are cached once per distinct weight shape on the rank.

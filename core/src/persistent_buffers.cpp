@@ -102,12 +102,18 @@ bool is_te_linear(const ParamTensor& tensor) {
 }  // namespace
 
 void collect_te_dummy_wgrad_shapes(const NormalizedConfig& n,
-                                   const std::vector<TensorBlock>& blocks,
+                                   const std::vector<TensorBlock>& blocks, bool has_loss,
                                    std::vector<std::int64_t>& shapes) {
   const TrainingConfig& t = n.config.training;
   if (t.transformer_impl != TransformerImpl::transformer_engine ||
       !t.gradient_accumulation_fusion) {
     return;
+  }
+  if (has_loss) {
+    const std::int64_t output =
+        n.padded_vocab_size * n.config.model.hidden_size / n.config.parallel.tensor_parallel;
+    shapes.push_back(output * kShapeKeyScale +
+                     static_cast<std::int64_t>(ModuleKind::output_layer) * 4);
   }
   // The cache is keyed by shape; a tensor list does not carry shapes, so a weight is told apart
   // by its module, element count and its rank among equal counts of that module in the layer
