@@ -812,8 +812,11 @@ TEST_CASE("flags that are not Megatron's are listed as unknown") {
 TEST_CASE("memory-relevant flags megamem does not model are listed as unmodeled") {
   const MegatronArgs a = parse_ok(kBase +
                                   "--use-megatron-fsdp --cuda-graph-impl transformer_engine "
-                                  "--tp-comm-overlap --defer-embedding-wgrad-compute");
-  CHECK(a.unmodeled_flags == std::vector<std::string>{"--tp-comm-overlap"});
+                                  "--tp-comm-overlap --tp-comm-overlap-cfg ub.yaml "
+                                  "--delay-wgrad-compute --defer-embedding-wgrad-compute");
+  CHECK(a.unmodeled_flags ==
+        std::vector<std::string>{"--tp-comm-overlap-cfg", "--delay-wgrad-compute"});
+  CHECK(a.config.training.tp_comm_overlap);
   CHECK(a.config.training.cuda_graph_impl == CudaGraphImpl::transformer_engine);
   CHECK(a.config.parallel.fsdp.impl == FsdpImpl::megatron);
   CHECK(a.config.training.defer_embedding_wgrad_compute);

@@ -260,6 +260,9 @@ struct TrainingConfig {
   // captured parts of each layer (--cuda-graph-modules, empty = whole layers) and the eager
   // training steps before the capture (--cuda-graph-warmup-steps, transformer_config.py).
   CudaGraphImpl cuda_graph_impl = CudaGraphImpl::none;
+  // --tp-comm-overlap: Transformer Engine's userbuffers for TP communication/GEMM overlap,
+  // registered outside PyTorch's allocator (runtime_overheads.cpp).
+  bool tp_comm_overlap = false;
   CudaGraphModules cuda_graph_modules;
   int cuda_graph_warmup_steps = 3;
   RecomputeConfig recompute;

@@ -1170,6 +1170,13 @@ std::vector<ConfigField> wgrad_and_backend_rows() {
       MM_INT("cuda-graph-warmup", "3", training.cuda_graph_warmup_steps, 0, kMaxCount)
           .read_by_code("--cuda-graph-warmup-steps", FlagForm::value)
           .json("cuda_graph_warmup_steps"),
+      // Transformer Engine userbuffers (transformer_engine/pytorch/module/base.py initialize_ub).
+      MM_BOOL("tp-comm-overlap", "0", training.tp_comm_overlap)
+          .flag("--tp-comm-overlap", FlagForm::store_true)
+          .json("tp_comm_overlap")
+          .ui("TP comm overlap", "",
+              "Transformer Engine's userbuffers: twelve [s x b / CP, h] buffers outside the "
+              "allocator."),
   };
 }
 

@@ -195,15 +195,16 @@ constexpr FlagSpec kModeledFlags[] = {
     {"--cuda-graph-modules", Arity::list},
     {"--cuda-graph-scope", Arity::list},
     {"--cuda-graph-warmup-steps", Arity::one},
+    {"--tp-comm-overlap", Arity::none},  // TE userbuffers (runtime_overheads.cpp)
 };
 
 // Flags that change what is allocated but have no Config field yet. They are accepted and
 // listed in MegatronArgs::unmodeled_flags so front ends can say the estimate leaves them out.
 // Some only matter with certain values; those are decided in note_unmodeled_flags().
 constexpr std::string_view kUnmodeledFlags[] = {
+    "--tp-comm-overlap-cfg",                  // userbuffer methods other than TE's defaults
     "--fp4-format",                           // NVFP4 weights and caches
     "--fp4-param-gather",                     // NVFP4 parameter buffer
-    "--tp-comm-overlap",                      // Userbuffers staging buffers
     "--delay-wgrad-compute",                  // weight gradients held until later
     "--moe-shared-expert-overlap",            // shared experts on a side stream
     "--use-nccl-ub",                          // grad/param buffers from an NCCL pool
