@@ -45,17 +45,22 @@ RecomputeModules active_recompute_modules(const NormalizedConfig& n) {
   return recompute.modules;
 }
 
-LayerActivations layer_activations(const NormalizedConfig& n, bool moe_layer, bool bf16_layer) {
-  return layer_activations(n, moe_layer ? LayerKind::moe : LayerKind::dense, bf16_layer);
+LayerActivations layer_activations(const NormalizedConfig& n, bool moe_layer, bool bf16_layer,
+                                   GraphPart part) {
+  return layer_activations(n, moe_layer ? LayerKind::moe : LayerKind::dense, bf16_layer, part);
 }
 
-LayerActivations layer_activations(const NormalizedConfig& n, LayerKind kind, bool bf16_layer) {
+LayerActivations layer_activations(const NormalizedConfig& n, LayerKind kind, bool bf16_layer,
+                                   GraphPart part) {
   const bool fp8 = !bf16_layer && fp8_enabled(n.config.training);
   const bool moe_layer = layer_kind_is_moe(kind);
   LayerActivations out;
   const RecomputeModules active = active_recompute_modules(n);
   SavedSink sink(out, active);
   layer_saved(module_context(n, kind, fp8), activation_shape(n), sink);
+  std::erase_if(out.saved, [&](const SavedActivation& item) {
+    return !in_graph_part(n, part, item.module, moe_layer);
+  });
   // Normal checkpoints (core_attn, mlp, moe, shared_experts) recompute one module at a time
   // in backward; output-discarding ones (moe_act, layernorm, mla_up_proj) bring back their
   // outputs just before the layer's backward: take the larger of the two.
@@ -79,28 +84,31 @@ LayerActivations layer_activations(const NormalizedConfig& n, LayerKind kind, bo
   out.recompute_bytes = std::max(recompute_normal, recompute_discarding);
   // [calibrate] activation gradients in a layer's backward: the size of what it saved in
   // bf16. Under FP8 the gradients stay bf16 (TE's dgrad outputs), so the bf16 sizes count.
-  const double saved_bf16 = fp8 ? layer_activations(n, kind, true).full_bytes : out.full_bytes;
+  const double saved_bf16 =
+      fp8 ? layer_activations(n, kind, true, part).full_bytes : out.full_bytes;
   out.backward_transient_bytes =
       std::max(saved_bf16, sink.extra_backward()) + largest_weight_grad_bytes(n, moe_layer);
   return out;
 }
 
-LayerProfiles layer_profiles(const NormalizedConfig& n) {
+LayerProfiles layer_profiles(const NormalizedConfig& n, GraphPart part) {
   LayerProfiles profiles;
+  profiles.part = part;
   const bool moe = n.config.model.num_experts > 0;
-  profiles.dense = layer_activations(n, false);
-  profiles.moe = moe ? layer_activations(n, true) : profiles.dense;
+  profiles.dense = layer_activations(n, false, false, part);
+  profiles.moe = moe ? layer_activations(n, true, false, part) : profiles.dense;
   const TrainingConfig& t = n.config.training;
   const bool bf16_layers =
       fp8_enabled(t) && t.fp8_bf16_layers_at_start + t.fp8_bf16_layers_at_end > 0;
-  profiles.dense_bf16 = bf16_layers ? layer_activations(n, false, true) : profiles.dense;
-  profiles.moe_bf16 = bf16_layers && moe ? layer_activations(n, true, true) : profiles.moe;
+  profiles.dense_bf16 = bf16_layers ? layer_activations(n, false, true, part) : profiles.dense;
+  profiles.moe_bf16 = bf16_layers && moe ? layer_activations(n, true, true, part) : profiles.moe;
   for (std::size_t k = 2; k < kLayerKindCount; ++k) {
     const auto kind = static_cast<LayerKind>(k);
     if (std::find(n.layer_kinds.begin(), n.layer_kinds.end(), kind) == n.layer_kinds.end())
       continue;
-    profiles.hybrid[k] = layer_activations(n, kind);
-    profiles.hybrid_bf16[k] = bf16_layers ? layer_activations(n, kind, true) : profiles.hybrid[k];
+    profiles.hybrid[k] = layer_activations(n, kind, false, part);
+    profiles.hybrid_bf16[k] =
+        bf16_layers ? layer_activations(n, kind, true, part) : profiles.hybrid[k];
   }
   return profiles;
 }
@@ -130,10 +138,18 @@ class ChunkWalk {
       : n_(n), stage_(stage), profiles_(profiles), s_(activation_shape(n)) {}
 
   ChunkActivations run() {
+    // The capture runs the graphed layers alone (cuda_graphs.hpp).
+    const bool capture = profiles_.part == GraphPart::graphed;
     // Embedding dropout mask; the embedding output is layer 0's saved input.
-    if (stage_.has_embedding) phase(embedding_saved_bytes(s_), 0, 0);
+    if (stage_.has_embedding && !capture) phase(embedding_saved_bytes(s_), 0, 0);
     for (int i = 0; i < stage_.num_layers; ++i) decoder_layer(i);
-    if (stage_.has_loss) {
+    if (capture) {
+      const LayerActivations& mtp_layer =
+          profile_of_layer(n_, profiles_, n_.config.model.num_layers - 1, true);
+      for (int depth = 0; stage_.has_loss && depth < stage_.num_mtp_layers; ++depth) {
+        kept_layer(mtp_layer);
+      }
+    } else if (stage_.has_loss) {
       // gpt_model.py _postprocess: MTP layers and their losses run before the main loss.
       const LayerActivations& mtp_layer =
           profile_of_layer(n_, profiles_, n_.config.model.num_layers - 1, true);

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cuda_graphs.hpp"
 #include "layer_placement.hpp"
 #include "modules/module_spec.hpp"
 #include "parameter_count.hpp"
@@ -22,12 +23,13 @@
 namespace megamem {
 
 // bf16_layer: one of --first-last-layers-bf16's layers, outside FP8 (else FP8 follows the
-// config's recipe: FP8 GEMM inputs are saved in FP8, fp8_memory.hpp).
+// config's recipe: FP8 GEMM inputs are saved in FP8, fp8_memory.hpp). part: the saved tensors
+// inside or outside the layer's CUDA graph (cuda_graphs.hpp), or all of them.
 LayerActivations layer_activations(const NormalizedConfig& normalized, bool moe_layer,
-                                   bool bf16_layer = false);
+                                   bool bf16_layer = false, GraphPart part = GraphPart::whole);
 // The same for any layer kind (a hybrid model's Mamba, attention, MLP or MoE layers).
 LayerActivations layer_activations(const NormalizedConfig& normalized, LayerKind kind,
-                                   bool bf16_layer = false);
+                                   bool bf16_layer = false, GraphPart part = GraphPart::whole);
 
 // The layer kinds of a model, computed once per estimate.
 struct LayerProfiles {
@@ -38,9 +40,10 @@ struct LayerProfiles {
   // A hybrid model's layer kinds (indexed by LayerKind; only the kinds it has are computed).
   std::array<LayerActivations, kLayerKindCount> hybrid;
   std::array<LayerActivations, kLayerKindCount> hybrid_bf16;
+  GraphPart part = GraphPart::whole;  // what the profiles keep of each layer
 };
 
-LayerProfiles layer_profiles(const NormalizedConfig& normalized);
+LayerProfiles layer_profiles(const NormalizedConfig& normalized, GraphPart part = GraphPart::whole);
 
 // Decoder layer `layer`'s (global index) profile: MoE or dense; FP8, or bf16 for
 // --first-last-layers-bf16's layers. mtp: an MTP layer built like layer `layer`.
@@ -56,6 +59,8 @@ struct ChunkActivations {
   double logits_bytes = 0;               // bf16 logits of the loss (diagnostic)
 };
 
+// Profiles of the graphed part run the chunk as the CUDA-graph capture does: its graphed
+// layers only, without embedding and loss.
 ChunkActivations chunk_activations(const NormalizedConfig& normalized, const StagePlacement& stage,
                                    const LayerProfiles& profiles);
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "activations.hpp"
+#include "cuda_graphs.hpp"
 #include "deferred_embedding_wgrad.hpp"
 #include "fsdp_memory.hpp"
 #include "layer_placement.hpp"
@@ -182,7 +183,7 @@ std::vector<FsdpWorkingSet> add_stage_static_memory(const NormalizedConfig& n,
     rank.host_optimizer_bytes += bytes.host_optimizer_bytes;
     rank.persistent_buffer_bytes +=
         static_cast<std::uint64_t>(std::llround(expert_bias_buffer_bytes(n, params.blocks)));
-    collect_te_dummy_wgrad_shapes(n, params.blocks,
+    collect_te_dummy_wgrad_shapes(n, params.blocks, stage.has_loss,
                                   dummy_shapes[static_cast<std::size_t>(rank.pp_rank)]);
   }
   // TE's dummy weight gradients are cached once per distinct weight shape on the rank.
@@ -193,20 +194,60 @@ std::vector<FsdpWorkingSet> add_stage_static_memory(const NormalizedConfig& n,
   return fsdp_working;
 }
 
+// A rank's chunks (indexed by VPP chunk) as each phase of the run sees them: the training
+// step, and with Transformer Engine CUDA graphs (cuda_graphs.hpp) the capture and the eager
+// warm-up steps before it (empty when the phase does not happen).
+struct RankChunks {
+  std::vector<ChunkActivations> step;
+  std::vector<ChunkActivations> capture;
+  std::vector<ChunkActivations> warmup;
+};
+
+// The larger of a phase's peak and the peak so far.
+void keep_higher(RankPeak& peak, const RankPeak& phase) {
+  if (phase.peak_allocated_bytes <= peak.peak_allocated_bytes) return;
+  const int inflight = std::max(peak.max_inflight, phase.max_inflight);
+  peak = phase;
+  peak.max_inflight = inflight;
+}
+
+// With graphs the steps replaying them hold only the eager parts' activations; the capture
+// holds the graphed parts' in the pipeline order, on top of the graphs' static buffers; the
+// --cuda-graph-warmup-steps eager steps before it hold everything but those buffers.
+RankPeak rank_run_peak(const NormalizedConfig& n, const RankChunks& chunks, double static_bytes,
+                       double graph_bytes, RankMemory& rank, bool timeline) {
+  RankPeak peak = simulate_rank(n, rank.pp_rank, chunks.step, static_bytes,
+                                timeline ? &rank.timeline : nullptr);
+  if (!chunks.capture.empty()) {
+    keep_higher(peak, simulate_rank(n, rank.pp_rank, chunks.capture, static_bytes, nullptr));
+  }
+  if (!chunks.warmup.empty()) {
+    RankPeak warmup =
+        simulate_rank(n, rank.pp_rank, chunks.warmup, static_bytes - graph_bytes, nullptr);
+    // Reported against the static memory of the steps that follow.
+    warmup.transient_bytes =
+        std::max(0.0, warmup.peak_allocated_bytes - static_bytes - warmup.activation_bytes);
+    keep_higher(peak, warmup);
+  }
+  return peak;
+}
+
 // One rank's step: persistent buffers, its chunks' activations through the schedule, the
 // peak and the runtime overheads on top.
 void add_rank_peak(const NormalizedConfig& n, const EstimateOptions& options,
-                   const LayerProfiles& profiles, double fixed_bytes,
-                   const std::vector<ChunkActivations>& chunks,
+                   const LayerProfiles& profiles, double fixed_bytes, const RankChunks& chunks,
                    const std::vector<FsdpWorkingSet>& fsdp_working, RankMemory& rank) {
-  rank.persistent_buffer_bytes += static_cast<std::uint64_t>(std::llround(fixed_bytes));
+  const double graph_bytes = graph_static_bytes(n, rank.pp_rank);
+  rank.cuda_graph_bytes = static_cast<std::uint64_t>(std::llround(graph_bytes));
+  rank.persistent_buffer_bytes +=
+      static_cast<std::uint64_t>(std::llround(fixed_bytes)) + rank.cuda_graph_bytes;
   rank.static_bytes =
       rank.weight_bytes + rank.gradient_bytes + rank.optimizer_bytes + rank.persistent_buffer_bytes;
   double per_microbatch = 0;
-  for (const ChunkActivations& chunk : chunks) per_microbatch += chunk.saved_bytes;
+  for (const ChunkActivations& chunk : chunks.step) per_microbatch += chunk.saved_bytes;
   rank.activation_bytes_per_microbatch = static_cast<std::uint64_t>(std::llround(per_microbatch));
-  RankPeak peak = simulate_rank(n, rank.pp_rank, chunks, static_cast<double>(rank.static_bytes),
-                                options.timeline ? &rank.timeline : nullptr);
+  RankPeak peak = rank_run_peak(n, chunks, static_cast<double>(rank.static_bytes), graph_bytes,
+                                rank, options.timeline);
   // The last stage's deferred output-layer wgrad inputs (tensor_parallel/layers.py) and
   // FSDP's unsharded model at initialization (fsdp_memory.hpp).
   if (std::any_of(rank.chunks.begin(), rank.chunks.end(),
@@ -227,6 +268,31 @@ void add_rank_peak(const NormalizedConfig& n, const EstimateOptions& options,
   }
 }
 
+// Each rank's chunks through the phases of the run (RankChunks), FSDP's working set added.
+std::vector<RankChunks> rank_chunks(const NormalizedConfig& n, const LayerProfiles& profiles,
+                                    const std::vector<FsdpWorkingSet>& fsdp_working) {
+  const bool graphs = uses_te_layer_graphs(n.config.training);
+  const bool warmup = graphs && n.config.training.cuda_graph_warmup_steps > 0;
+  const LayerProfiles eager = graphs ? layer_profiles(n, GraphPart::eager) : LayerProfiles{};
+  const LayerProfiles graphed = graphs ? layer_profiles(n, GraphPart::graphed) : LayerProfiles{};
+  std::vector<RankChunks> out(static_cast<std::size_t>(n.config.parallel.pipeline_parallel));
+  for (std::size_t s = 0; s < n.stages.size(); ++s) {
+    const StagePlacement& stage = n.stages[s];
+    RankChunks& rank = out[static_cast<std::size_t>(stage.pp_rank)];
+    ChunkActivations whole = chunk_activations(n, stage, profiles);
+    add_fsdp_working_set(fsdp_working, n.stages, s, whole);
+    if (!graphs) {
+      rank.step.push_back(whole);
+      continue;
+    }
+    rank.step.push_back(chunk_activations(n, stage, eager));
+    add_fsdp_working_set(fsdp_working, n.stages, s, rank.step.back());
+    rank.capture.push_back(chunk_activations(n, stage, graphed));
+    if (warmup) rank.warmup.push_back(whole);
+  }
+  return out;
+}
+
 }  // namespace
 
 Expected<Estimate> estimate(const Config& config, const EstimateOptions& options) {
@@ -245,17 +311,11 @@ Expected<Estimate> estimate(const Config& config, const EstimateOptions& options
   // Persistent allocations: C_fixed per GPU and Megatron's global memory buffer.
   const double fixed_bytes = workspace_bytes(n) + global_buffer_bytes(n);
   const LayerProfiles profiles = layer_profiles(n);
-  std::vector<std::vector<ChunkActivations>> chunk_activation(static_cast<std::size_t>(pp));
-  for (std::size_t s = 0; s < n.stages.size(); ++s) {
-    const StagePlacement& stage = n.stages[s];
-    ChunkActivations chunk = chunk_activations(n, stage, profiles);
-    add_fsdp_working_set(fsdp_working, n.stages, s, chunk);
-    chunk_activation[static_cast<std::size_t>(stage.pp_rank)].push_back(chunk);
-  }
+  const std::vector<RankChunks> chunks = rank_chunks(n, profiles, fsdp_working);
   double largest = -1;
   for (RankMemory& rank : result.ranks) {
-    add_rank_peak(n, options, profiles, fixed_bytes,
-                  chunk_activation[static_cast<std::size_t>(rank.pp_rank)], fsdp_working, rank);
+    add_rank_peak(n, options, profiles, fixed_bytes, chunks[static_cast<std::size_t>(rank.pp_rank)],
+                  fsdp_working, rank);
     if (static_cast<double>(rank.peak_total_bytes) > largest) {
       largest = static_cast<double>(rank.peak_total_bytes);
       result.limiting_pp_rank = rank.pp_rank;

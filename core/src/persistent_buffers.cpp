@@ -18,6 +18,10 @@ constexpr double kTorchCublasHandles = 2.0;
 // transformer_engine/pytorch/cpp_extensions/gemm.py: grouped GEMMs run on 4 streams, each
 // with its own workspace.
 constexpr double kTeGroupedGemmStreams = 4.0;
+// transformer_engine/pytorch/cpp_extensions/gemm.py get_cublas_workspace(ub=True): GEMMs that
+// overlap with userbuffers (--tp-comm-overlap) share one cached workspace for
+// _NUM_MAX_UB_STREAMS = 3 streams, beside the ordinary one.
+constexpr double kTeUserbufferStreams = 3.0;
 // [calibrate] the local (non-TE) spec keeps ~30 MiB more than the TE spec in Megatron's
 // CI (fused-kernel and Apex buffers); measured, not derived.
 constexpr double kLocalSpecExtraMib = 30.0;
@@ -34,6 +38,9 @@ double workspace_bytes(const NormalizedConfig& n) {
     mib += c.device.te_cublas_workspace_mib;
     if (c.model.num_experts > 0 && c.training.moe_grouped_gemm) {
       mib += kTeGroupedGemmStreams * c.device.te_cublas_workspace_mib;
+    }
+    if (c.training.tp_comm_overlap && c.parallel.tensor_parallel > 1) {
+      mib += kTeUserbufferStreams * c.device.te_cublas_workspace_mib;
     }
   } else {
     mib += kLocalSpecExtraMib;
@@ -102,12 +109,18 @@ bool is_te_linear(const ParamTensor& tensor) {
 }  // namespace
 
 void collect_te_dummy_wgrad_shapes(const NormalizedConfig& n,
-                                   const std::vector<TensorBlock>& blocks,
+                                   const std::vector<TensorBlock>& blocks, bool has_loss,
                                    std::vector<std::int64_t>& shapes) {
   const TrainingConfig& t = n.config.training;
   if (t.transformer_impl != TransformerImpl::transformer_engine ||
       !t.gradient_accumulation_fusion) {
     return;
+  }
+  if (has_loss) {
+    const std::int64_t output =
+        n.padded_vocab_size * n.config.model.hidden_size / n.config.parallel.tensor_parallel;
+    shapes.push_back(output * kShapeKeyScale +
+                     static_cast<std::int64_t>(ModuleKind::output_layer) * 4);
   }
   // The cache is keyed by shape; a tensor list does not carry shapes, so a weight is told apart
   // by its module, element count and its rank among equal counts of that module in the layer

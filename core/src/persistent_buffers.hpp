@@ -27,10 +27,14 @@ double expert_bias_buffer_bytes(const NormalizedConfig& normalized,
 // get_dummy_wgrad): with --gradient-accumulation-fusion under Megatron's DDP (which marks each
 // parameter with grad_added_to_main_grad, megatron/core/distributed/distributed_data_parallel.py)
 // every TE linear returns a placeholder wgrad of its weight's shape and dtype, kept in a
-// module-level cache keyed by shape and dtype for the rest of the run. Adds a key per TE GEMM
-// weight in `blocks` to `shapes` (one rank collects over all its chunks).
+// module-level cache keyed by shape and dtype for the rest of the run. Megatron's own output
+// layer takes its placeholder from the same cache when TE is installed (since Megatron-Core
+// e7c55de, 2025-08: megatron/core/tensor_parallel/layers.py,
+// LinearWithGradAccumulationAndAsyncCommunication.backward): a [padded vocab / TP, h] tensor
+// on every stage with the loss (`has_loss`), tied or not. Adds a key per such weight in
+// `blocks` to `shapes` (one rank collects over all its chunks).
 void collect_te_dummy_wgrad_shapes(const NormalizedConfig& normalized,
-                                   const std::vector<TensorBlock>& blocks,
+                                   const std::vector<TensorBlock>& blocks, bool has_loss,
                                    std::vector<std::int64_t>& shapes);
 
 // Bytes of the cache for the shapes one rank collected: one tensor per distinct shape.

@@ -29,7 +29,7 @@ std::vector<std::uint64_t> rank_parameter_bytes(const NormalizedConfig& n,
     out[static_cast<std::size_t>(stage.pp_rank)] +=
         bytes.weight_bytes + bytes.gradient_bytes + bytes.optimizer_bytes +
         static_cast<std::uint64_t>(std::llround(expert_bias_buffer_bytes(n, params.blocks)));
-    collect_te_dummy_wgrad_shapes(n, params.blocks,
+    collect_te_dummy_wgrad_shapes(n, params.blocks, stage.has_loss,
                                   dummy_shapes[static_cast<std::size_t>(stage.pp_rank)]);
   }
   for (std::size_t rank = 0; rank < out.size(); ++rank) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "fp8_memory.hpp"
 #include "megamem/units.hpp"
 
 namespace megamem {
@@ -19,7 +20,28 @@ constexpr std::string_view kNcclSource =
     "NCCL_BUFFSIZE 4 MiB x NCCL_MAX_NCHANNELS 32 x 2 ring peers (NCCL environment variables); "
     "groups from megatron/core/parallel_state.py";
 
+constexpr std::string_view kUserbufferSource =
+    "transformer_engine/pytorch/module/base.py initialize_ub (default methods: 4 ring-exchange, "
+    "2 pipeline, 4 bulk, 2 external buffers, each of the [s x b / CP, h] shape Megatron's "
+    "megatron/training/initialize.py _initialize_tp_communicators passes); registered with "
+    "cuMemCreate / cudaMalloc in common/comm_gemm_overlap (outside PyTorch's allocator)";
+
 }  // namespace
+
+double userbuffer_bytes(const NormalizedConfig& n) {
+  const TrainingConfig& t = n.config.training;
+  if (!t.tp_comm_overlap || n.config.parallel.tensor_parallel < 2) return 0;
+  const double elements = static_cast<double>(t.micro_batch_size) * t.seq_length /
+                          n.config.parallel.context_parallel * n.config.model.hidden_size;
+  const double bf16_set = 12 * 2 * elements;
+  if (!fp8_enabled(t)) return bf16_set;
+  // FP8: the 8 all-gather buffers (qkv/fc1 fprop and dgrad, proj/fc2 dgrad and wgrad) hold
+  // uint8, the 4 reduce-scatter ones (proj/fc2 fprop, qkv/fc1 wgrad) stay bf16. Megatron adds
+  // a bf16 set for --first-last-layers-bf16's layers (quantization mode NONE).
+  const double fp8_set = (8 * 1 + 4 * 2) * elements;
+  const bool bf16_layers = t.fp8_bf16_layers_at_start + t.fp8_bf16_layers_at_end > 0;
+  return fp8_set + (bf16_layers ? bf16_set : 0);
+}
 
 std::vector<std::string_view> active_communicators(const NormalizedConfig& n) {
   const ParallelConfig& p = n.config.parallel;
@@ -74,6 +96,7 @@ std::vector<DeviceOverhead> device_overheads(const NormalizedConfig& n) {
   for (const std::string_view name : active_communicators(n)) {
     add(name, r.nccl_gib_per_communicator * kBytesPerGiB, kNcclSource);
   }
+  add("userbuffers", userbuffer_bytes(n), kUserbufferSource);
   if (n.config.model.num_experts > 0 &&
       n.config.training.moe_token_dispatcher == TokenDispatcher::flex) {
     add("deepep_buffers", r.deepep_buffer_gib * kBytesPerGiB,

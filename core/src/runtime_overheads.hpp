@@ -17,6 +17,12 @@ namespace megamem {
 // ("nccl_tp", "nccl_dp", ...), in megatron/core/parallel_state.py's order.
 std::vector<std::string_view> active_communicators(const NormalizedConfig& normalized);
 
+// Transformer Engine's userbuffers for --tp-comm-overlap (TP > 1), per GPU: twelve buffers of
+// the [s x b / CP, h] shape in the default overlap configuration, bf16, or uint8 for the
+// all-gather ones under FP8. A --tp-comm-overlap-cfg file can change methods: not modeled.
+// NVLS multicast binds these same buffers (no extra memory beyond its 2 MiB granularity).
+double userbuffer_bytes(const NormalizedConfig& normalized);
+
 // torch.cuda.max_memory_reserved() for an allocator peak (memory_allocated at its highest).
 std::uint64_t peak_reserved_bytes(const NormalizedConfig& normalized,
                                   std::uint64_t peak_allocated_bytes);

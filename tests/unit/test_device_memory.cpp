@@ -1,5 +1,6 @@
 // Device-level memory (runtime_overheads.hpp): the caching allocator's reserve and the terms
 // outside it, one TEST_CASE per rule with hand-computed bytes.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <string_view>
 
@@ -120,9 +121,13 @@ TEST_CASE("Transformer Engine keeps one dummy wgrad per distinct weight shape") 
   REQUIRE(without.has_value());
   REQUIRE(with.has_value());
   const std::uint64_t expected = (393216 + 131072 + 2 * 524288) * 2;
+  // The last stage's output layer (Megatron's ColumnParallelLinear) takes its placeholder from
+  // the same cache (tensor_parallel/layers.py): vocab 32000 padded to 128 x TP = 1024 -> 32768,
+  // [32768 / 8, 1024] bf16 = 8 MiB, tied to the embedding or not.
+  const std::uint64_t output_layer = 32768 / 8 * 1024 * 2;
   for (std::size_t r = 0; r < with->ranks.size(); ++r) {
     CHECK(with->ranks[r].persistent_buffer_bytes - without->ranks[r].persistent_buffer_bytes ==
-          expected);
+          expected + (r == 1 ? output_layer : 0));
   }
   // The local spec's linears are Megatron's own, without the cache.
   c.training.transformer_impl = TransformerImpl::local;
@@ -132,4 +137,38 @@ TEST_CASE("Transformer Engine keeps one dummy wgrad per distinct weight shape") 
   REQUIRE(local.has_value());
   REQUIRE(local_without.has_value());
   CHECK(local->ranks[0].persistent_buffer_bytes == local_without->ranks[0].persistent_buffer_bytes);
+}
+
+TEST_CASE("--tp-comm-overlap's userbuffers are itemized outside the allocator") {
+  // TE initialize_ub with Megatron's shape [s x b / CP, h] = [1024, 1024]: 12 buffers (4 ring
+  // exchange, 2 pipeline, 4 bulk, 2 external) of 1 Mi elements, bf16: 24 MiB.
+  Config c = dense_config();
+  c.training.tp_comm_overlap = true;
+  CHECK(userbuffer_bytes(normalized(c)) == 24 * kMiB);
+  const std::vector<DeviceOverhead> overheads = device_overheads(normalized(c));
+  CHECK(std::any_of(overheads.begin(), overheads.end(), [](const DeviceOverhead& o) {
+    return o.name == "userbuffers" && o.bytes == 24 * kMiB;
+  }));
+  // FP8: the 8 all-gather buffers hold uint8, the 4 reduce-scatter ones bf16: 16 MiB; with
+  // --first-last-layers-bf16 Megatron adds a bf16 set: 40 MiB.
+  c.training.fp8_recipe = Fp8Recipe::tensorwise;
+  CHECK(userbuffer_bytes(normalized(c)) == 16 * kMiB);
+  c.training.fp8_bf16_layers_at_start = 1;
+  CHECK(userbuffer_bytes(normalized(c)) == 40 * kMiB);
+  // Allocated memory does not change; without TP there is nothing to overlap.
+  c.parallel.tensor_parallel = 1;
+  CHECK(userbuffer_bytes(normalized(c)) == 0);
+}
+
+TEST_CASE("--tp-comm-overlap's GEMMs keep their own cuBLAS workspace for three streams") {
+  // TE cpp_extensions/gemm.py get_cublas_workspace(ub=True): 3 x 32 MiB on Hopper, allocated
+  // through PyTorch and cached (lru_cache) for the run.
+  Config c = dense_config();
+  const Expected<Estimate> without = estimate(c);
+  c.training.tp_comm_overlap = true;
+  const Expected<Estimate> with = estimate(c);
+  REQUIRE(without.has_value());
+  REQUIRE(with.has_value());
+  CHECK(with->ranks[0].persistent_buffer_bytes - without->ranks[0].persistent_buffer_bytes ==
+        96 * kMiB);
 }

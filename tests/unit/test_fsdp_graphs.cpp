@@ -1,11 +1,13 @@
 // Megatron-FSDP / FSDP2 sharding and working set, Transformer Engine's attention backend
-// choice, and deferred embedding wgrad buffers: one hand-computed case per rule
-// (/work/notes/fsdp-graphs.md has the sources).
+// choice, deferred embedding wgrad buffers and Transformer Engine's per-layer CUDA graphs:
+// one hand-computed case per rule (/work/notes/fsdp-graphs.md and cuda_graphs.hpp have the
+// sources).
 #include <array>
 #include <catch2/catch.hpp>
 #include <string>
 
 #include "attention_backend.hpp"
+#include "cuda_graphs.hpp"
 #include "deferred_embedding_wgrad.hpp"
 #include "fsdp_memory.hpp"
 #include "megamem/estimate.hpp"
@@ -22,6 +24,8 @@ const std::string kTiny =
     "--num-layers 4 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 "
     "--max-position-embeddings 1024 --micro-batch-size 4 --global-batch-size 32 "
     "--vocab-size 50257 --bf16 ";
+
+constexpr double kMiB = 1024.0 * 1024.0;
 
 MegatronArgs parse(const std::string& flags) {
   Expected<MegatronArgs> args = parse_megatron_args(flags, 8);
@@ -248,4 +252,111 @@ TEST_CASE("validation runs lts_dgxa100_dracooci without flash-attn, other platfo
   REQUIRE(report->cases[1].peak_memory.has_value());
   CHECK(report->cases[0].peak_memory->predicted_bytes >
         report->cases[1].peak_memory->predicted_bytes);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transformer Engine per-layer CUDA graphs (cuda_graphs.hpp): kTiny has kv_channels 64,
+// learned positions, s = 1024, b = 4.
+
+TEST_CASE("CUDA graph flags: implementations, old spellings and module lists") {
+  // arguments.py validate_args and cuda_graph_config.py normalize_cuda_graph_modules.
+  TrainingConfig t = parse(kTiny +
+                           "--cuda-graph-impl transformer_engine "
+                           "--cuda-graph-modules \"[attn moe_router]\"")
+                         .config.training;
+  CHECK(t.cuda_graph_impl == CudaGraphImpl::transformer_engine);
+  CHECK(t.cuda_graph_modules ==
+        CudaGraphModules{CudaGraphModule::attn, CudaGraphModule::moe_router});
+  CHECK(t.cuda_graph_warmup_steps == 3);
+  t = parse(kTiny + "--external-cuda-graph --cuda-graph-scope full --cuda-graph-warmup-steps 0")
+          .config.training;
+  CHECK(t.cuda_graph_impl == CudaGraphImpl::transformer_engine);
+  CHECK(t.cuda_graph_modules.empty());
+  CHECK(t.cuda_graph_warmup_steps == 0);
+  CHECK(parse(kTiny + "--enable-cuda-graph").config.training.cuda_graph_impl ==
+        CudaGraphImpl::local);
+  CHECK(parse(kTiny + "--cuda-graph-impl local --cuda-graph-scope full_iteration")
+            .config.training.cuda_graph_impl == CudaGraphImpl::full_iteration);
+  const Expected<MegatronArgs> bad =
+      parse_megatron_args(kTiny + "--cuda-graph-impl transformer_engine --cuda-graph-modules x", 8);
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().field == "--cuda-graph-modules");
+}
+
+TEST_CASE("--cuda-graph-modules decides which saved tensors a graph holds") {
+  // transformer_layer.py _get_submodules_under_cudagraphs.
+  const std::string moe = kTiny +
+                          "--num-experts 4 --moe-shared-expert-intermediate-size 256 "
+                          "--cuda-graph-impl transformer_engine ";
+  const NormalizedConfig attn = normalized(moe + "--cuda-graph-modules attn");
+  CHECK(module_graphed(attn, ModuleKind::self_attention, true));
+  CHECK_FALSE(module_graphed(attn, ModuleKind::pre_mlp_layernorm, true));
+  CHECK_FALSE(module_graphed(attn, ModuleKind::routed_experts, true));
+  const NormalizedConfig router = normalized(moe + "--cuda-graph-modules moe_router");
+  CHECK_FALSE(module_graphed(router, ModuleKind::self_attention, true));
+  CHECK(module_graphed(router, ModuleKind::router, true));
+  CHECK(module_graphed(router, ModuleKind::shared_experts, true));
+  CHECK_FALSE(module_graphed(router, ModuleKind::routed_experts, true));
+  CHECK_FALSE(layer_graphed(router, false));  // _layer_is_graphable: no MLP module listed
+  const NormalizedConfig whole = normalized(moe);
+  CHECK(module_graphed(whole, ModuleKind::routed_experts, true));
+  CHECK(in_graph_part(whole, GraphPart::graphed, ModuleKind::mlp, false));
+  CHECK_FALSE(in_graph_part(whole, GraphPart::eager, ModuleKind::mlp, false));
+}
+
+TEST_CASE("without PP the graphs keep one static input set per graphed layer") {
+  // PP = 1: one micro-batch is captured, 4 layers -> 4 sets (_get_cuda_graph_input_data).
+  // hidden [s, b, h] bf16 = 2 x 1024 x 4 x 512 = 4 MiB; mask [b, 1, s, s] bool = 4 MiB;
+  // one grad-output buffer of the layer output: 4 MiB. 4 x 8 + 4 = 36 MiB.
+  const std::string flags = kTiny + "--cuda-graph-impl transformer_engine ";
+  CHECK_THAT(graph_static_bytes(normalized(flags + "--cuda-graph-modules attn"), 0),
+             WithinAbs(36 * kMiB, 1));
+  // RoPE (not MLA): one fp32 table [s, 1, 1, kv_channels] = 4 x 1024 x 64 = 256 KiB more.
+  CHECK_THAT(graph_static_bytes(
+                 normalized(flags + "--cuda-graph-modules attn --position-embedding-type rope"), 0),
+             WithinAbs(36 * kMiB + 256 * 1024, 1));
+  // mlp only: no mask. 4 x 4 + 4 = 20 MiB.
+  CHECK_THAT(graph_static_bytes(normalized(flags + "--cuda-graph-modules mlp"), 0),
+             WithinAbs(20 * kMiB, 1));
+  CHECK(graph_static_bytes(normalized(kTiny), 0) == 0);
+}
+
+TEST_CASE("with PP a static input set is reused once its chunk's backward is captured") {
+  // PP 2, DP 4, 2 micro-batches; 2 layers per stage. 1F1B: rank 0 warms up 1 micro-batch,
+  // so 2 forwards are outstanding (4 sets of 8 MiB); rank 1 runs 1F1B at once (2 sets).
+  const std::string flags = kTiny +
+                            "--pipeline-model-parallel-size 2 --cuda-graph-impl transformer_engine "
+                            "--cuda-graph-modules attn";
+  const NormalizedConfig n = normalized(flags);
+  CHECK_THAT(graph_static_bytes(n, 0), WithinAbs((4 * 8 + 4) * kMiB, 1));
+  CHECK_THAT(graph_static_bytes(n, 1), WithinAbs((2 * 8 + 4) * kMiB, 1));
+}
+
+TEST_CASE("a graphed run's static memory holds the buffers; its peak follows the phases") {
+  const std::string graphs =
+      kTiny + "--cuda-graph-impl transformer_engine --cuda-graph-modules attn ";
+  const RankMemory plain = rank0(kTiny);
+  const RankMemory warm = rank0(graphs);
+  CHECK(warm.cuda_graph_bytes == static_cast<std::uint64_t>(36 * kMiB));
+  CHECK(warm.static_bytes == plain.static_bytes + warm.cuda_graph_bytes);
+  // The eager warm-up steps (3 by default) run everything before the buffers exist.
+  CHECK(warm.peak_allocated_bytes >= plain.peak_allocated_bytes);
+  // Captured at once: the capture holds only the attention's activations and the replaying
+  // steps only the rest, each below the whole layer's on top of the buffers.
+  const RankMemory cold = rank0(graphs + "--cuda-graph-warmup-steps 0");
+  CHECK(cold.peak_allocated_bytes < plain.peak_allocated_bytes + cold.cuda_graph_bytes);
+  CHECK(cold.peak_allocated_bytes > cold.static_bytes);
+}
+
+TEST_CASE("local and whole-iteration CUDA graphs are said to be not modeled") {
+  for (const char* impl : {"--cuda-graph-impl local", "--cuda-graph-impl full_iteration"}) {
+    const Config c = parse(kTiny + impl).config;
+    CHECK(cuda_graphs_unmodeled(c));
+    Expected<Estimate> e = estimate(c);
+    REQUIRE(e.has_value());
+    bool warned = false;
+    for (const std::string& w : e->warnings) warned = warned || w.find("not modeled") != w.npos;
+    CHECK(warned);
+  }
+  CHECK_FALSE(cuda_graphs_unmodeled(parse(kTiny + "--cuda-graph-impl transformer_engine").config));
 }

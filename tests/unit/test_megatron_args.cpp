@@ -792,11 +792,11 @@ TEST_CASE("Megatron flags without effect on memory are listed as ignored") {
   const MegatronArgs a = parse_ok(kBase +
                                   "--lr 3e-4 --train-iters 100 --data-path /data/a_text_document "
                                   "--distributed-backend nccl --no-persist-layer-norm "
-                                  "--log-interval 10 --use-mcore-models --cuda-graph-impl none "
+                                  "--log-interval 10 --use-mcore-models "
                                   "--moe-router-load-balancing-type aux_loss seq_aux_loss");
-  for (const std::string flag : {"--lr", "--train-iters", "--data-path", "--distributed-backend",
-                                 "--no-persist-layer-norm", "--log-interval", "--use-mcore-models",
-                                 "--cuda-graph-impl", "--moe-router-load-balancing-type"}) {
+  for (const std::string flag :
+       {"--lr", "--train-iters", "--data-path", "--distributed-backend", "--no-persist-layer-norm",
+        "--log-interval", "--use-mcore-models", "--moe-router-load-balancing-type"}) {
     CHECK(listed(a.ignored_flags, flag));
   }
   CHECK(a.unknown_flags.empty());
@@ -812,8 +812,12 @@ TEST_CASE("flags that are not Megatron's are listed as unknown") {
 TEST_CASE("memory-relevant flags megamem does not model are listed as unmodeled") {
   const MegatronArgs a = parse_ok(kBase +
                                   "--use-megatron-fsdp --cuda-graph-impl transformer_engine "
-                                  "--tp-comm-overlap --defer-embedding-wgrad-compute");
-  CHECK(a.unmodeled_flags == std::vector<std::string>{"--cuda-graph-impl", "--tp-comm-overlap"});
+                                  "--tp-comm-overlap --tp-comm-overlap-cfg ub.yaml "
+                                  "--delay-wgrad-compute --defer-embedding-wgrad-compute");
+  CHECK(a.unmodeled_flags ==
+        std::vector<std::string>{"--tp-comm-overlap-cfg", "--delay-wgrad-compute"});
+  CHECK(a.config.training.tp_comm_overlap);
+  CHECK(a.config.training.cuda_graph_impl == CudaGraphImpl::transformer_engine);
   CHECK(a.config.parallel.fsdp.impl == FsdpImpl::megatron);
   CHECK(a.config.training.defer_embedding_wgrad_compute);
 }
@@ -1215,7 +1219,10 @@ TEST_CASE("CI command lines map onto the expected fields") {
   CHECK(a.config.model.mtp_num_layers == 1);
   CHECK(a.config.training.fp8_recipe == Fp8Recipe::blockwise);
   CHECK(a.config.training.recompute.modules == RecomputeModules{RecomputeModule::moe_act});
-  CHECK(listed(a.unmodeled_flags, "--cuda-graph-impl"));
+  CHECK(a.config.training.cuda_graph_impl == CudaGraphImpl::transformer_engine);
+  CHECK(a.config.training.cuda_graph_modules ==
+        CudaGraphModules{CudaGraphModule::attn, CudaGraphModule::mlp, CudaGraphModule::moe_router,
+                         CudaGraphModule::moe_preprocess});
   CHECK(a.config.training.fp8_bf16_layers_at_start == 1);  // --first-last-layers-bf16
   CHECK(a.config.training.fp8_bf16_layers_at_end == 1);
   CHECK(listed(a.ignored_flags, "--moe-router-load-balancing-type"));

@@ -190,6 +190,8 @@ TEST_CASE("a case using an unmodeled feature is unsupported and names the featur
 TEST_CASE("unmodeled features are also found from the flags, not only the tags") {
   const std::vector<std::pair<std::string, std::string>> flag_features = {
       {"--optimizer muon", "optimizer_muon"},
+      {"--cuda-graph-impl local", "cuda_graph_local"},
+      {"--enable-cuda-graph", "cuda_graph_local"},
       {"--cuda-graph-impl transformer_engine", "cuda_graph"},
       {"--fp8-format hybrid", "fp8"},
       {"--fine-grained-activation-offloading --offload-modules core_attn", "activation_offload"},
@@ -218,13 +220,14 @@ TEST_CASE("a case whose flags fail to parse is an error naming the flag") {
 }
 
 TEST_CASE("flags that change memory but are not modeled are noted on scored cases") {
-  const ValidationReport report = run({case_json("n",
-                                                 kFlags + " --tensor-model-parallel-size 2 "
-                                                          "--sequence-parallel --tp-comm-overlap",
-                                                 1e9)});
+  const ValidationReport report =
+      run({case_json("n",
+                     kFlags + " --tensor-model-parallel-size 2 "
+                              "--sequence-parallel --delay-wgrad-compute",
+                     1e9)});
   CHECK(report.cases[0].status == CaseStatus::scored);
-  CHECK(report.cases[0].unmodeled_flags == std::vector<std::string>{"--tp-comm-overlap"});
-  CHECK_THAT(validation_report_markdown(report, "cases.json"), Contains("--tp-comm-overlap"));
+  CHECK(report.cases[0].unmodeled_flags == std::vector<std::string>{"--delay-wgrad-compute"});
+  CHECK_THAT(validation_report_markdown(report, "cases.json"), Contains("--delay-wgrad-compute"));
 }
 
 TEST_CASE("a distinct configuration counts once, against the median of its measurements") {

@@ -39,6 +39,10 @@ enum class FsdpImpl { none, megatron, torch_fsdp2 };
 // --data-parallel-sharding-strategy of Megatron-FSDP: what is sharded over the DP group
 // (ZeRO-0 .. ZeRO-3).
 enum class FsdpSharding { no_shard, optim, optim_grads, optim_grads_params };
+// --cuda-graph-impl (megatron/training/arguments.py): --enable-cuda-graph is the old spelling of
+// local, --external-cuda-graph of transformer_engine; --cuda-graph-scope full_iteration of
+// full_iteration.
+enum class CudaGraphImpl { none, local, transformer_engine, full_iteration };
 
 // Megatron's names of the dtypes (--main-grads-dtype fp32, ...), as flags and JSON write them,
 // in DType order.
@@ -271,6 +275,15 @@ struct TrainingConfig {
   // --no-bias-gelu-fusion / --no-bias-swiglu-fusion clear it: unfused activations keep
   // extra copies (MoE experts: megatron/core/transformer/moe/experts.py, bias_act_func).
   bool bias_activation_fusion = true;
+  // Per-layer CUDA graphs (megatron/core/transformer/cuda_graphs.py): the implementation, the
+  // captured parts of each layer (--cuda-graph-modules, empty = whole layers) and the eager
+  // training steps before the capture (--cuda-graph-warmup-steps, transformer_config.py).
+  CudaGraphImpl cuda_graph_impl = CudaGraphImpl::none;
+  // --tp-comm-overlap: Transformer Engine's userbuffers for TP communication/GEMM overlap,
+  // registered outside PyTorch's allocator (runtime_overheads.cpp).
+  bool tp_comm_overlap = false;
+  CudaGraphModules cuda_graph_modules;
+  int cuda_graph_warmup_steps = 3;
   RecomputeConfig recompute;
   OffloadConfig offload;
 };

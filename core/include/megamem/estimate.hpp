@@ -128,8 +128,11 @@ struct RankMemory {
   std::uint64_t gradient_bytes = 0;
   std::uint64_t optimizer_bytes = 0;
   std::uint64_t persistent_buffer_bytes = 0;  // expert-bias buffers, workspaces, C_fixed
-  std::uint64_t static_bytes = 0;             // torch.cuda.memory_allocated() after a step
-  std::uint64_t host_optimizer_bytes = 0;     // optimizer state offloaded to the CPU
+  // Of those, Transformer Engine CUDA graphs' static inputs and gradient outputs
+  // (megatron/core/transformer/cuda_graphs.py; cuda_graphs.hpp).
+  std::uint64_t cuda_graph_bytes = 0;
+  std::uint64_t static_bytes = 0;          // torch.cuda.memory_allocated() after a step
+  std::uint64_t host_optimizer_bytes = 0;  // optimizer state offloaded to the CPU
 
   // The step's peak (memory-model.md 7): at the worst operation of the timeline, the
   // saved activations of all in-flight micro-batches and that operation's transients.
@@ -191,6 +194,11 @@ Expected<NormalizedConfig> normalize(const Config& config);
 // FP8 under Megatron-FSDP / FSDP2: Transformer Engine's FP8 weight copies of the sharded
 // parameters are not modeled (normalize() warns; the validation runner leaves such runs out).
 bool fp8_weights_under_fsdp_unmodeled(const Config& config);
+
+// CUDA graphs of --cuda-graph-impl local (CudaGraphManager) or full_iteration: not modeled
+// (normalize() warns; the validation runner leaves such runs out). Transformer Engine's
+// per-layer graphs are (cuda_graphs.hpp).
+bool cuda_graphs_unmodeled(const Config& config);
 
 // The full estimate.
 Expected<Estimate> estimate(const Config& config, const EstimateOptions& options = {});

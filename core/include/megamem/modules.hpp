@@ -42,6 +42,17 @@ enum class OffloadModule : std::uint8_t {
   gdp_qkv,
 };
 
+// --cuda-graph-modules (megatron/core/transformer/enums.py CudaGraphModule): the parts of each
+// layer a per-layer CUDA graph captures; an empty set captures whole layers.
+enum class CudaGraphModule : std::uint8_t {
+  attn,
+  mlp,
+  moe,
+  moe_router,
+  moe_preprocess,
+  mamba,
+};
+
 inline constexpr std::array<std::string_view, 11> kRecomputeModuleNames = {
     "core_attn",      "moe_act",      "layernorm",   "mla_up_proj", "mlp", "moe",
     "shared_experts", "gdn_norm_out", "gdp_in_proj", "gdp_qkv",     "mhc"};
@@ -49,8 +60,12 @@ inline constexpr std::array<std::string_view, 9> kOffloadModuleNames = {
     "attn_norm",  "qkv_linear", "core_attn",       "attn_proj", "mlp_norm",
     "expert_fc1", "moe_act",    "fused_group_mlp", "gdp_qkv"};
 
+inline constexpr std::array<std::string_view, 6> kCudaGraphModuleNames = {
+    "attn", "mlp", "moe", "moe_router", "moe_preprocess", "mamba"};
+
 constexpr const auto& module_name_table(RecomputeModule) { return kRecomputeModuleNames; }
 constexpr const auto& module_name_table(OffloadModule) { return kOffloadModuleNames; }
+constexpr const auto& module_name_table(CudaGraphModule) { return kCudaGraphModuleNames; }
 
 // A set of one kind of module, as bits in the enum's order.
 template <class Module>
@@ -96,6 +111,7 @@ class ModuleSet {
 
 using RecomputeModules = ModuleSet<RecomputeModule>;
 using OffloadModules = ModuleSet<OffloadModule>;
+using CudaGraphModules = ModuleSet<CudaGraphModule>;
 
 template <class Module>
 constexpr std::string_view module_name(Module module) {

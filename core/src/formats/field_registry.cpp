@@ -328,6 +328,12 @@ void write_offload_modules(const Config& c, std::vector<MegatronFlag>& flags) {
   if (!modules.empty()) flags.push_back({"--offload-modules", module_name_list(modules)});
 }
 
+void write_cuda_graph_modules(const Config& c, std::vector<MegatronFlag>& flags) {
+  const CudaGraphModules& modules = c.training.cuda_graph_modules;
+  if (c.training.cuda_graph_impl == CudaGraphImpl::none || modules.empty()) return;
+  flags.push_back({"--cuda-graph-modules", module_name_list(modules)});
+}
+
 // Only bf16 params reduce gradients in bf16 on request (arguments.py validate_args).
 void write_grad_reduce(const Config& c, std::vector<MegatronFlag>& flags) {
   if (c.optimizer.grad_reduce_in_bf16 && c.training.params_dtype == DType::bf16) {
@@ -1195,8 +1201,8 @@ std::vector<ConfigField> fsdp_rows() {
   };
 }
 
-// Deferred output-layer wgrad (tensor_parallel/layers.py) and what decides TE's attention
-// backend (attention_backend.hpp).
+// Deferred output-layer wgrad (tensor_parallel/layers.py), what decides TE's attention
+// backend (attention_backend.hpp) and per-layer CUDA graphs (cuda_graphs.hpp).
 std::vector<ConfigField> wgrad_and_backend_rows() {
   return {
       MM_BOOL("defer-wgrad", "0", training.defer_embedding_wgrad_compute)
@@ -1217,6 +1223,32 @@ std::vector<ConfigField> wgrad_and_backend_rows() {
           .json("compute_capability")
           .ui("compute capability", "(80 = A100, 90 = H100, 100 = B200)",
               "Decides which attention kernels TE may pick."),
+      // Per-layer CUDA graphs (megatron/core/transformer/cuda_graphs.py, cuda_graphs.hpp).
+      MM_CHOICE("cuda-graph", "none", training.cuda_graph_impl)
+          .json("cuda_graph_impl")
+          .choices({{"none", "none", "none", "none"},
+                    {"local", "local", "local", "local"},
+                    {"te", "transformer_engine", "transformer_engine", "Transformer Engine"},
+                    {"full-iteration", "full_iteration", "full_iteration", "full iteration"}})
+          .read_by_code("--cuda-graph-impl", FlagForm::value)
+          .ui("CUDA graphs", "",
+              "Transformer Engine graphs keep static inputs per layer and in-flight "
+              "micro-batch; the capture holds the graphed activations."),
+      MM_LIST("cuda-graph-modules", training.cuda_graph_modules)
+          .read_by_code("--cuda-graph-modules")
+          .writes(write_cuda_graph_modules)
+          .json("cuda_graph_modules")
+          .ui("graphed modules", "", "The captured parts of each layer (none checked = whole)."),
+      MM_INT("cuda-graph-warmup", "3", training.cuda_graph_warmup_steps, 0, kMaxCount)
+          .read_by_code("--cuda-graph-warmup-steps", FlagForm::value)
+          .json("cuda_graph_warmup_steps"),
+      // Transformer Engine userbuffers (transformer_engine/pytorch/module/base.py initialize_ub).
+      MM_BOOL("tp-comm-overlap", "0", training.tp_comm_overlap)
+          .flag("--tp-comm-overlap", FlagForm::store_true)
+          .json("tp_comm_overlap")
+          .ui("TP comm overlap", "",
+              "Transformer Engine's userbuffers: twelve [s x b / CP, h] buffers outside the "
+              "allocator."),
   };
 }
 

@@ -66,6 +66,7 @@ json rank_json(const RankMemory& rank, bool include_timeline) {
                {"gradient_bytes", rank.gradient_bytes},
                {"optimizer_bytes", rank.optimizer_bytes},
                {"persistent_buffer_bytes", rank.persistent_buffer_bytes},
+               {"cuda_graph_bytes", rank.cuda_graph_bytes},
                {"static_bytes", rank.static_bytes},
                {"host_optimizer_bytes", rank.host_optimizer_bytes},
                {"activation_peak_bytes", rank.activation_peak_bytes},

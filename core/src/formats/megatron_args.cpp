@@ -200,18 +200,23 @@ constexpr FlagSpec kModeledFlags[] = {
     {"--init-model-with-meta-device", Arity::none},
     {"--defer-embedding-wgrad-compute", Arity::none},
     {"--wgrad-deferral-limit", Arity::one},
+    // Per-layer CUDA graphs (arguments.py _add_training_args; cuda_graph_config.py).
+    {"--cuda-graph-impl", Arity::one},
+    {"--enable-cuda-graph", Arity::none},
+    {"--external-cuda-graph", Arity::none},
+    {"--cuda-graph-modules", Arity::list},
+    {"--cuda-graph-scope", Arity::list},
+    {"--cuda-graph-warmup-steps", Arity::one},
+    {"--tp-comm-overlap", Arity::none},  // TE userbuffers (runtime_overheads.cpp)
 };
 
 // Flags that change what is allocated but have no Config field yet. They are accepted and
 // listed in MegatronArgs::unmodeled_flags so front ends can say the estimate leaves them out.
 // Some only matter with certain values; those are decided in note_unmodeled_flags().
 constexpr std::string_view kUnmodeledFlags[] = {
-    "--cuda-graph-impl",                      // graph pools keep activations (unless "none")
-    "--enable-cuda-graph",                    // deprecated spelling of --cuda-graph-impl local
-    "--external-cuda-graph",                  // deprecated spelling of --cuda-graph-impl te
+    "--tp-comm-overlap-cfg",                  // userbuffer methods other than TE's defaults
     "--fp4-format",                           // NVFP4 weights and caches
     "--fp4-param-gather",                     // NVFP4 parameter buffer
-    "--tp-comm-overlap",                      // Userbuffers staging buffers
     "--delay-wgrad-compute",                  // weight gradients held until later
     "--moe-shared-expert-overlap",            // shared experts on a side stream
     "--use-nccl-ub",                          // grad/param buffers from an NCCL pool
@@ -902,6 +907,32 @@ void read_offload(FlagReader& r, OffloadConfig& o) {
   o.cpu_offloading = o.cpu_offloading_num_layers > 0;
 }
 
+// Per-layer CUDA graphs. arguments.py validate_args: --enable-cuda-graph means local,
+// --external-cuda-graph transformer_engine; --cuda-graph-scope is the deprecated spelling of
+// --cuda-graph-modules, whose "full" means whole layers (an empty set) and whose
+// "full_iteration" selects --cuda-graph-impl full_iteration (cuda_graph_config.py).
+void read_cuda_graphs(FlagReader& r, TrainingConfig& t) {
+  r.choose<CudaGraphImpl>("--cuda-graph-impl", t.cuda_graph_impl,
+                          {{"none", CudaGraphImpl::none},
+                           {"local", CudaGraphImpl::local},
+                           {"transformer_engine", CudaGraphImpl::transformer_engine},
+                           {"full_iteration", CudaGraphImpl::full_iteration}});
+  if (r.has("--enable-cuda-graph")) t.cuda_graph_impl = CudaGraphImpl::local;
+  if (r.has("--external-cuda-graph")) t.cuda_graph_impl = CudaGraphImpl::transformer_engine;
+  const char* flag = r.has("--cuda-graph-modules") ? "--cuda-graph-modules" : "--cuda-graph-scope";
+  if (const std::vector<std::string>* words = r.list(flag)) {
+    std::vector<std::string> names;
+    for (const std::string& name : module_names(*words)) {
+      if (name == "full_iteration") t.cuda_graph_impl = CudaGraphImpl::full_iteration;
+      if (name != "full" && name != "full_iteration" && name != "full_iteration_inference") {
+        names.push_back(name);
+      }
+    }
+    t.cuda_graph_modules = read_module_set<CudaGraphModule>(r, flag, names, true);
+  }
+  r.read("--cuda-graph-warmup-steps", t.cuda_graph_warmup_steps, 0);
+}
+
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Derived flags (VPP degree) and checks on which flags were given together
 // ---------------------------------------------------------------------------------------------
@@ -989,11 +1020,6 @@ void note_unmodeled_flags(const FlagReader& r, const std::vector<FlagOccurrence>
                           DType params_dtype, MegatronArgs& out) {
   for (const FlagOccurrence& flag : flags) {
     if (!is_unmodeled_flag(flag.name)) continue;
-    // "--cuda-graph-impl none" is the default: no graphs.
-    if (flag.name == "--cuda-graph-impl" && !flag.values.empty() && flag.values.back() == "none") {
-      add_unique(out.ignored_flags, flag.name);
-      continue;
-    }
     add_unique(out.unmodeled_flags, flag.name);
   }
   if (r.text("--moe-router-dtype") && *r.text("--moe-router-dtype") == "fp64") {
@@ -1229,6 +1255,7 @@ Expected<MegatronArgs> parse_megatron_args(std::string_view command_line, std::i
   read_optimizer(r, c.optimizer, c.training.params_dtype);
   read_recompute(r, c.training.recompute);
   read_offload(r, c.training.offload);
+  read_cuda_graphs(r, c.training);
   read_fsdp(r, c.parallel.fsdp, c.optimizer, c.training.params_dtype);
   if (r.error) return *r.error;
   if (std::optional<Error> error = read_vocabulary(r, c.model, vocab_size)) return *error;

@@ -32,7 +32,7 @@ using nlohmann::json;
 // THE list of features the estimator does not model yet (memory-model.md §10.3, item 5).
 // Remove a name here once the estimator handles it; its cases are then scored.
 const std::vector<std::string> kUnmodeledFeatures = {
-    "cuda_graph",
+    "cuda_graph_local",
     "fp4",
     "fp8_fsdp",
     "modelopt",
@@ -52,13 +52,9 @@ struct FeatureRule {
 constexpr FeatureRule kFeatureRules[] = {
     {"optimizer_muon", "optimizer_muon",
      [](const MegatronArgs& a) { return a.config.optimizer.kind == OptimizerKind::muon; }},
-    {"cuda_graph", "cuda_graph",
-     [](const MegatronArgs& a) {
-       // parse_megatron_args lists "--cuda-graph-impl none" as ignored, any other value here.
-       return has(a.unmodeled_flags, "--cuda-graph-impl") ||
-              has(a.unmodeled_flags, "--enable-cuda-graph") ||
-              has(a.unmodeled_flags, "--external-cuda-graph");
-     }},
+    // CUDA graphs other than Transformer Engine's per-layer ones (cuda_graphs.hpp).
+    {"cuda_graph_local", "cuda_graph_local",
+     [](const MegatronArgs& a) { return cuda_graphs_unmodeled(a.config); }},
     // NVFP4 weights and caches (--fp4-format); FP8 is modeled (fp8_memory.hpp).
     {"fp4", "fp4", [](const MegatronArgs& a) { return has(a.unmodeled_flags, "--fp4-format"); }},
     // FP8 under Megatron-FSDP / FSDP2: TE's FP8 weight copies of the sharded parameters are

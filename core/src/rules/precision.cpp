@@ -48,6 +48,20 @@ std::optional<Error> fp8_under_fsdp_not_counted(NormalizedConfig& n) {
   return std::nullopt;
 }
 
+// Only Transformer Engine's per-layer CUDA graphs are modeled (cuda_graphs.hpp); the local
+// CudaGraphManager's graphs and whole-iteration graphs keep their pools uncounted. Said, not
+// hidden.
+std::optional<Error> cuda_graphs_not_counted(NormalizedConfig& n) {
+  if (!cuda_graphs_unmodeled(n.config)) return std::nullopt;
+  policy_warning(n,
+                 "CUDA graphs of --cuda-graph-impl local / full_iteration are not modeled: "
+                 "their static buffers and graph pools are not counted (only "
+                 "--cuda-graph-impl transformer_engine is)",
+                 "megatron/core/transformer/cuda_graphs.py (CudaGraphManager), "
+                 "megatron/core/full_cuda_graph.py");
+  return std::nullopt;
+}
+
 // megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py: the hybrid device optimizer
 // runs on the precision-aware optimizer's code path (arguments.py says so when it asserts).
 std::optional<Error> optimizer_offload_needs_precision_aware(NormalizedConfig& n) {
@@ -78,8 +92,9 @@ std::optional<Error> te_cross_entropy_fusion(NormalizedConfig& n) {
 }
 
 constexpr Check kPrecisionChecks[] = {
-    fp8_param_gather_needs_fp8, bf16_layers_need_current_scaling, fp8_under_fsdp_not_counted,
-    optimizer_offload_needs_precision_aware, te_cross_entropy_fusion};
+    fp8_param_gather_needs_fp8, bf16_layers_need_current_scaling,
+    fp8_under_fsdp_not_counted, optimizer_offload_needs_precision_aware,
+    te_cross_entropy_fusion,    cuda_graphs_not_counted};
 
 }  // namespace
 
