@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what building and testing megamem needs, on Debian 12 (bookworm), idempotently:
 # Debian packages (Emscripten, Catch2, nlohmann-json, Chromium, ...), the sources of Dear ImGui
-# and yaml-cpp (Debian source packages, into the git-ignored third_party/imgui and /yaml-cpp) and the npm packages of
-# package-lock.json (playwright-core, which drives the system Chromium; no browser download).
+# and yaml-cpp (Debian source packages, into the git-ignored third_party/imgui and
+# third_party/yaml-cpp) and the npm packages of package-lock.json (playwright-core, which
+# drives the system Chromium; no browser download).
 # Fast when everything is present: apt-get runs only when a package is missing.
 # usage: scripts/setup.sh [--no-browser]   (--no-browser: only what building needs, e.g. Pages)
 set -euo pipefail
