@@ -21,4 +21,6 @@ add_library(yaml-cpp STATIC ${yaml_cpp_sources})
 target_include_directories(yaml-cpp SYSTEM PUBLIC ${YAML_CPP_DIR}/include)
 target_include_directories(yaml-cpp PRIVATE ${YAML_CPP_DIR}/src)
 target_compile_options(yaml-cpp PUBLIC -fexceptions)
+# Read once per paste, never in a frame: optimised for size (a smaller download).
+target_compile_options(yaml-cpp PRIVATE -Os)
 target_link_options(yaml-cpp INTERFACE -fexceptions)
