@@ -22,9 +22,7 @@ Expected<BridgeFileConfig> config_from_bridge_file(const std::string& path,
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();
-  const Expected<BridgeNode> tree = parse_bridge_yaml(text.str());
-  if (!tree) return Error{"--bridge-config: " + tree.error().field, tree.error().message};
-  const Expected<BridgeImport> imported = import_bridge_config(*tree, world_size);
+  const Expected<BridgeImport> imported = import_bridge_yaml(text.str(), world_size);
   if (!imported) {
     return Error{"--bridge-config: " + imported.error().field, imported.error().message};
   }

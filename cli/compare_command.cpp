@@ -15,6 +15,7 @@
 #include "commands.hpp"
 #include "config_options.hpp"
 #include "megamem/estimate.hpp"
+#include "megamem/json_output.hpp"
 #include "megamem/megatron_log.hpp"
 #include "megamem/share_link.hpp"
 
@@ -41,39 +42,21 @@ Expected<std::string> read_log(const std::string& path) {
   return text.str();
 }
 
-// Everything compare prints, built once.
-struct Comparison {
-  MegatronLog log;
-  LogConfig config;
-  SharedConfig shared;
-  Estimate estimate;
-  std::vector<RankComparison> ranks;
-};
-
-Expected<Comparison> build(const ParsedOptions& options, const std::string& text) {
-  Comparison out;
-  Expected<MegatronLog> log = read_megatron_log(text);
-  if (!log) return log.error();
-  out.log = std::move(*log);
-  std::int64_t vocab_size = 0;
+Expected<LogComparison> build(const ParsedOptions& options, const std::string& text) {
+  LogComparisonOptions compare_options;
   if (const auto it = options.values.find("--vocab-size"); it != options.values.end()) {
     const Expected<std::int64_t> parsed = positive_integer("--vocab-size", it->second);
     if (!parsed) return parsed.error();
-    vocab_size = *parsed;
+    compare_options.vocab_size = *parsed;
   }
-  Expected<LogConfig> config = log_config(out.log, vocab_size);
-  if (!config) return config.error();
-  out.config = std::move(*config);
-  out.shared = with_detected_presets(out.config.args.config);
   if (const auto gpu = options.values.find("--gpu"); gpu != options.values.end()) {
-    Expected<SharedConfig> applied = apply_share_parameters(out.shared, {{"gpu", gpu->second}});
-    if (!applied) return Error{"--gpu", applied.error().message};
-    out.shared = std::move(*applied);
+    compare_options.gpu_id = gpu->second;
   }
-  Expected<Estimate> estimated = estimate(out.shared.config);
-  if (!estimated) return estimated.error();
-  out.estimate = std::move(*estimated);
-  return out;
+  Expected<LogComparison> compared = compare_megatron_log(text, compare_options);
+  if (!compared && compared.error().field == "gpu") {
+    return Error{"--gpu", compared.error().message};
+  }
+  return compared;
 }
 
 std::string gib(std::uint64_t bytes) {
@@ -116,7 +99,7 @@ void print_parameters(const RankComparison& row) {
   }
 }
 
-void print_text(const Comparison& c, const std::string& link) {
+void print_text(const LogComparison& c, const std::string& link) {
   std::cout << "lines read:\n";
   for (const LogLineRead& read : c.log.lines_read) {
     std::cout << "  line " << read.line << ": " << read.what << "\n";
@@ -135,8 +118,8 @@ void print_text(const Comparison& c, const std::string& link) {
     print_row("allocated vs static", row.measured.allocated_bytes, row.estimated->static_bytes);
     print_row("max allocated vs peak allocated", row.measured.max_allocated_bytes,
               row.estimated->peak_allocated_bytes);
-    std::cout << "  max reserved (measured; no reserved estimate yet) "
-              << gib(row.measured.max_reserved_bytes) << "\n";
+    print_row("max reserved vs peak reserved", row.measured.max_reserved_bytes,
+              row.estimated->peak_reserved_bytes);
     print_parameters(row);
   }
   if (c.log.theoretical.line > 0) {
@@ -147,44 +130,8 @@ void print_text(const Comparison& c, const std::string& link) {
   std::cout << "link: " << link << "\n";
 }
 
-nlohmann::json to_json(const Comparison& c, const std::string& link) {
-  nlohmann::json ranks = nlohmann::json::array();
-  for (const RankComparison& row : c.ranks) {
-    const LogMemoryReport& m = row.measured;
-    ranks.push_back(
-        {{"pp_rank", row.pp_rank},
-         {"global_rank", row.global_rank},
-         {"iteration", m.iteration},
-         {"line", m.line},
-         {"measured",
-          {{"allocated_bytes", m.allocated_bytes},
-           {"max_allocated_bytes", m.max_allocated_bytes},
-           {"reserved_bytes", m.reserved_bytes},
-           {"max_reserved_bytes", m.max_reserved_bytes}}},
-         {"estimate",
-          {{"static_bytes", row.estimated->static_bytes},
-           {"peak_allocated_bytes", row.estimated->peak_allocated_bytes},
-           {"peak_total_bytes", row.estimated->peak_total_bytes}}},
-         {"params", {{"logged", row.logged_params}, {"estimated", row.estimated_params}}}});
-  }
-  nlohmann::json lines = nlohmann::json::array();
-  for (const LogLineRead& read : c.log.lines_read) {
-    lines.push_back({{"line", read.line}, {"what", read.what}});
-  }
-  return {{"ranks", ranks},
-          {"lines_read", lines},
-          {"skipped", c.log.notes},
-          {"link", link},
-          {"megatron_args", c.config.megatron_flags},
-          {"unused_arguments", c.config.unused_arguments}};
-}
-
-void print_warnings(const Comparison& c) {
-  for (const std::string& flag : c.config.args.unmodeled_flags) {
-    std::cerr << "megamem: warning: " << flag
-              << " changes memory but is not modeled; the estimate leaves it out\n";
-  }
-  for (const std::string& warning : c.estimate.warnings) {
+void print_warnings(const LogComparison& c) {
+  for (const std::string& warning : log_comparison_warnings(c)) {
     std::cerr << "megamem: warning: " << warning << "\n";
   }
   if (!c.config.unused_arguments.empty()) {
@@ -217,22 +164,16 @@ int run_compare(const std::vector<std::string>& args) {
     print_error(text.error());
     return kExitError;
   }
-  Expected<Comparison> built = build(*options, *text);
+  const Expected<LogComparison> built = build(*options, *text);
   if (!built) {
     print_error(built.error());
     return kExitError;
   }
-  Comparison& c = built.value();
-  Expected<std::vector<RankComparison>> ranks = compare_log(c.log, c.config, c.estimate);
-  if (!ranks) {
-    print_error(ranks.error());
-    return kExitError;
-  }
-  c.ranks = std::move(*ranks);
+  const LogComparison& c = *built;
   print_warnings(c);
   const std::string link = share_link(c.shared, base_url(*options));
   if (options->switches.count("--json")) {
-    std::cout << to_json(c, link).dump(2) << "\n";
+    std::cout << log_comparison_json(c, link).dump(2) << "\n";
   } else {
     print_text(c, link);
   }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what building and testing megamem needs, on Debian 12 (bookworm), idempotently:
-# Debian packages (Emscripten, Catch2, nlohmann-json, Chromium, ...), Dear ImGui's sources
-# (Debian source package, into the git-ignored third_party/imgui) and the npm packages of
-# package-lock.json (playwright-core, which drives the system Chromium; no browser download).
+# Debian packages (Emscripten, Catch2, nlohmann-json, Chromium, ...), the sources of Dear ImGui
+# and yaml-cpp (Debian source packages, into the git-ignored third_party/imgui and
+# third_party/yaml-cpp) and the npm packages of package-lock.json (playwright-core, which
+# drives the system Chromium; no browser download).
 # Fast when everything is present: apt-get runs only when a package is missing.
 # usage: scripts/setup.sh [--no-browser]   (--no-browser: only what building needs, e.g. Pages)
 set -euo pipefail
@@ -30,8 +31,8 @@ apt_packages=(
   emscripten          # emcc 3.1.6 (clang-14, lld, binaryen, node-acorn)
   catch2              # Catch2 2.13, header catch2/catch.hpp
   nlohmann-json3-dev  # nlohmann/json.hpp
-  libyaml-cpp-dev     # Megatron-Bridge run_config.yaml (core megamem_bridge_yaml, native only)
-  dpkg-dev            # apt-get source (Dear ImGui sources)
+  libyaml-cpp-dev     # Megatron-Bridge run_config.yaml (core megamem_bridge_yaml, native builds)
+  dpkg-dev            # apt-get source (Dear ImGui and yaml-cpp sources)
   clang-format
   universal-ctags     # tests/function_length: lists functions with their first and last lines
   libbenchmark-dev    # tests/benchmark (Google Benchmark)
@@ -66,12 +67,11 @@ if ((${#missing_packages[@]})); then
     "${missing_packages[@]}"
 fi
 
-# Dear ImGui: libimgui-dev ships no .cpp files, so unpack Debian's source package (the
-# version Debian tested) into third_party/imgui. CMake picks it up as IMGUI_DIR.
-imgui_dir="$repo_dir/third_party/imgui"
-if [[ ! -f "$imgui_dir/imgui.cpp" ]]; then
-  # apt-get source needs deb-src entries: mirror the machine's deb entries (same URIs and
-  # suites), in a deb822 file of our own so the machine's own file stays untouched.
+# apt-get source needs deb-src entries: mirror the machine's deb entries (same URIs and suites),
+# in a file of our own so the machine's own file stays untouched. Runs once, when needed.
+deb_src_ready=false
+enable_deb_src() {
+  [[ $deb_src_ready == true ]] && return
   deb_src_file=/etc/apt/sources.list.d/megamem-deb-src.sources
   if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ &&
      ! grep -qs '^deb-src' /etc/apt/sources.list; then
@@ -85,16 +85,34 @@ if [[ ! -f "$imgui_dir/imgui.cpp" ]]; then
     apt_updated=false
   fi
   if [[ $apt_updated == false ]]; then as_root apt-get update -qq; fi
+  apt_updated=true
+  deb_src_ready=true
+}
+
+# Unpacks Debian's source package SOURCE (the version Debian tested, its patches applied) into
+# third_party/DIR unless third_party/DIR/MARKER is there. usage: unpack_source SOURCE DIR MARKER
+unpack_source() {
+  local source=$1 target_dir="$repo_dir/third_party/$2" marker=$3
+  [[ -f "$target_dir/$marker" ]] && return
+  enable_deb_src
+  local download_dir
   download_dir="$(mktemp -d)"
-  (cd "$download_dir" && apt-get source -qq imgui >/dev/null 2>&1 ||
-     (cd "$download_dir" && apt-get source imgui))
-  source_dir="$(find "$download_dir" -mindepth 1 -maxdepth 1 -type d -name 'imgui-*' | head -1)"
+  (cd "$download_dir" && apt-get source -qq "$source" >/dev/null 2>&1 ||
+     (cd "$download_dir" && apt-get source "$source"))
+  local source_dir
+  source_dir="$(find "$download_dir" -mindepth 1 -maxdepth 1 -type d -name "$source-*" | head -1)"
   mkdir -p "$repo_dir/third_party"
-  rm -rf "$imgui_dir"
-  mv "$source_dir" "$imgui_dir"
+  rm -rf "$target_dir"
+  mv "$source_dir" "$target_dir"
   rm -rf "$download_dir"
-  echo "setup: Dear ImGui sources in third_party/imgui"
-fi
+  echo "setup: $source sources in third_party/$2"
+}
+
+# Dear ImGui: libimgui-dev ships no .cpp files. CMake picks it up as IMGUI_DIR.
+unpack_source imgui imgui imgui.cpp
+# yaml-cpp for the WebAssembly page (the Megatron-Bridge run_config.yaml importer): native
+# builds link libyaml-cpp-dev; Emscripten compiles these sources (cmake/yaml_cpp_web.cmake).
+unpack_source yaml-cpp yaml-cpp src/parser.cpp
 
 # playwright-core from package-lock.json into ./node_modules; it never downloads a browser.
 if [[ $with_browser == false ]]; then exit 0; fi

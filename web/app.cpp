@@ -154,8 +154,15 @@ void app_open_link(const std::string& url, bool from_history) {
 }
 
 void app_clipboard_text(int target, const std::string& text) {
-  if (target == kHfConfigBox) state.hf_import.text = text;
-  if (target == kMegatronFlagsBox) state.flags_import.text = text;
+  if (ImportBox* box = import_box(state, target)) box->text = text;
+}
+
+void app_paste_refused(int target, double bytes) {
+  if (target < 0) {
+    state.refused_paste_bytes = bytes;  // a Ctrl+V: the box being typed into says so
+  } else {
+    refuse_paste(state, target, bytes);
+  }
 }
 
 namespace {
@@ -294,6 +301,7 @@ std::string app_state_json() {
   out["flags_import"] = {{"text", state.flags_import.text},
                          {"error", state.flags_import.error},
                          {"notes", state.flags_import.notes}};
+  out.update(import_boxes_json(state));  // log_import, bridge_import, bridge_overrides, snapshot
   return out.dump();
 }
 

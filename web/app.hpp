@@ -21,6 +21,10 @@ void app_open_link(const std::string& url, bool from_history);
 // Text read from the clipboard for an import box (import_boxes.hpp targets).
 void app_clipboard_text(int target, const std::string& text);
 
+// The browser kept a paste over kMaxPasteBytes (platform.hpp) from the page: for an import
+// box's Paste button (target), or a Ctrl+V (target -1).
+void app_paste_refused(int target, double bytes);
+
 // {config, url, result, error, ...} as JSON, for window.megamem.state(); finishes pending
 // work first, so result is what `megamem estimate --json` prints for the configuration.
 std::string app_state_json();

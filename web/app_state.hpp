@@ -5,12 +5,14 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "megamem/estimate.hpp"
 #include "megamem/expected.hpp"
+#include "megamem/megatron_log.hpp"
 #include "megamem/planner.hpp"
 #include "megamem/share_link.hpp"
 #include "megamem/what_if.hpp"
@@ -35,6 +37,23 @@ struct ImportBox {
   std::string text;
   std::string error;               // inline error of the last attempt ("" = none)
   std::vector<std::string> notes;  // approximations or ignored flags of the last import
+};
+
+// The "paste a training log" box: its messages, and the run the last log described, measured
+// beside estimated (shared, not copied: its ranks point into its own estimate).
+struct LogImport {
+  ImportBox box;
+  std::shared_ptr<const LogComparison> comparison;  // null until a log was read
+  std::string link;                                 // the run's share link
+  std::vector<std::string> warnings;                // what the comparison leaves out
+};
+
+// The last memory snapshot the page offered for download (export_panel.cpp).
+struct SnapshotDownload {
+  int pp_rank = -1;  // -1: none yet
+  std::string file_name;
+  std::size_t bytes = 0;
+  std::string error;  // why the last one could not be written
 };
 
 // The layout planner (planner_panel.cpp): its options, the last search, and the link queries
@@ -100,6 +119,11 @@ struct AppState {
   std::string gpu_filter;
   ImportBox hf_import;
   ImportBox flags_import;
+  LogImport log_import;
+  ImportBox bridge_import;
+  // A paste the browser refused for its size (bytes; 0 = none): the box being typed into says so.
+  double refused_paste_bytes = 0.0;
+  SnapshotDownload snapshot;
   PlannerState planner;
 
   // --- for tests --------------------------------------------------------------------------------

@@ -1,19 +1,55 @@
 // The import boxes; see import_boxes.hpp.
 #include "import_boxes.hpp"
 
+#include <cstdio>
+#include <memory>
 #include <string>
 #include <utility>
 
 #include "imgui.h"
+#include "log_comparison_view.hpp"
+#include "megamem/bridge_yaml.hpp"
 #include "megamem/hf_config.hpp"
 #include "megamem/import_merge.hpp"
+#include "megamem/json_output.hpp"
 #include "megamem/megatron_args.hpp"
+#include "megamem/share_link.hpp"
 #include "platform.hpp"
 #include "theme.hpp"
 #include "widgets.hpp"
 
 namespace megamem::web {
 namespace {
+
+// The log and Megatron-Bridge boxes' words, in one place (ui.md vocabulary).
+struct BoxWords {
+  const char* title;
+  const char* hint;
+  const char* button;
+  const char* flag;
+  const char* effect;
+};
+constexpr BoxWords kLogWords{
+    "paste a training log",
+    "Paste a Megatron-LM training log (pretrain_gpt.py output: its argument dump and the "
+    "\"[Rank N] (after K iterations) memory (MB)\" lines) and press Compare: the run's "
+    "configuration is loaded and each printed rank's measured memory is shown beside the "
+    "estimate.",
+    "Compare", "megamem compare LOG",
+    "The configuration exactly as it ran; measured allocated and reserved memory per rank."};
+constexpr BoxWords kBridgeWords{
+    "paste a Megatron-Bridge config",
+    "Paste a Megatron-Bridge run_config.yaml (ConfigContainer.to_yaml(), saved with each "
+    "checkpoint) and press Apply: it replaces model, layout and training settings on the "
+    "current GPUs.",
+    "Apply", "megamem estimate --bridge-config run_config.yaml",
+    "model, train, ddp, optimizer, dataset, mixed_precision and comm_overlap are read."};
+constexpr const char* kPasteTooLarge =
+    "The pasted text is %.1f MiB; the page takes pastes up to %zu MiB. Paste the start of a "
+    "training log (the argument dump and the first memory reports come early), or use "
+    "`megamem compare LOG` (logs up to %zu MiB).";
+constexpr const char* kAppliedOn =
+    "applied on %lld GPUs (GPU, runtime and environment settings kept)";
 
 // std::string-backed multiline text (ImGui's resize callback, as misc/cpp/imgui_stdlib does).
 int resize_callback(ImGuiInputTextCallbackData* data) {
@@ -43,6 +79,28 @@ void messages(const ImportBox& box) {
   ImGui::PopTextWrapPos();
 }
 
+bool import_text(AppState& state, int target, const std::string& text) {
+  switch (target) {
+    case kHfConfigBox:
+      return import_hf_config_text(state, text);
+    case kMegatronFlagsBox:
+      return import_megatron_flags_text(state, text);
+    case kTrainingLogBox:
+      return import_training_log_text(state, text);
+    case kBridgeConfigBox:
+      return import_bridge_config_text(state, text);
+    default:
+      return false;
+  }
+}
+
+std::string applied_on(const AppState& state) {
+  char text[160];
+  std::snprintf(text, sizeof text, kAppliedOn,
+                static_cast<long long>(state.shared.config.parallel.world_size));
+  return text;
+}
+
 bool box(AppState& state, ImportBox& box, int target, const char* title, const char* hint,
          const char* button, const char* flag, const char* effect) {
   bool changed = false;
@@ -59,10 +117,10 @@ bool box(AppState& state, ImportBox& box, int target, const char* title, const c
   }
   multiline("##text", &box.text, ImGui::GetTextLineHeight() * 6.0f);
   describe_item(state, title, "input", flag, effect);
-  if (ImGui::Button(button)) {
-    changed = target == kHfConfigBox ? import_hf_config_text(state, box.text)
-                                     : import_megatron_flags_text(state, box.text);
+  if (state.refused_paste_bytes > 0.0 && ImGui::IsItemActive()) {
+    refuse_paste(state, target, state.refused_paste_bytes);
   }
+  if (ImGui::Button(button)) changed = import_text(state, target, box.text);
   describe_item(state, (std::string(title) + ": " + button).c_str(), "button", flag, effect);
   ImGui::SameLine();
   if (ImGui::Button("Paste")) read_clipboard(target);
@@ -73,6 +131,7 @@ bool box(AppState& state, ImportBox& box, int target, const char* title, const c
     box.notes.clear();
   }
   messages(box);
+  if (target == kTrainingLogBox) draw_log_comparison(state);
   ImGui::PopID();
   ImGui::TreePop();
   return changed;
@@ -123,11 +182,93 @@ bool import_megatron_flags_text(AppState& state, const std::string& text) {
     box.notes.push_back(std::to_string(parsed->ignored_flags.size()) +
                         " flags without effect on memory ignored");
   }
-  box.notes.insert(box.notes.begin(), "applied on " +
-                                          std::to_string(state.shared.config.parallel.world_size) +
-                                          " GPUs (GPU, runtime and environment settings kept)");
+  box.notes.insert(box.notes.begin(), applied_on(state));
   state.edited_key.clear();
   return true;
+}
+
+bool import_training_log_text(AppState& state, const std::string& text) {
+  LogImport& imported = state.log_import;
+  imported.box.error.clear();
+  imported.box.notes.clear();
+  imported.comparison.reset();
+  imported.warnings.clear();
+  // The log does not name its GPU: the page's device is kept (`megamem compare --gpu`).
+  Expected<LogComparison> compared = compare_megatron_log(text, {.gpu_id = state.shared.gpu_id});
+  if (!compared) {
+    imported.box.error = compared.error().field + ": " + compared.error().message;
+    return false;
+  }
+  auto comparison = std::make_shared<const LogComparison>(std::move(compared).value());
+  state.shared = comparison->shared;
+  imported.link = share_link(comparison->shared, state.base_url);
+  imported.warnings = log_comparison_warnings(*comparison);
+  imported.comparison = std::move(comparison);
+  state.edited_key.clear();
+  return true;
+}
+
+bool import_bridge_config_text(AppState& state, const std::string& text) {
+  ImportBox& box = state.bridge_import;
+  box.error.clear();
+  box.notes.clear();
+  const Expected<BridgeImport> imported =
+      import_bridge_yaml(text, state.shared.config.parallel.world_size);
+  if (!imported) {
+    box.error = imported.error().field + ": " + imported.error().message;
+    return false;
+  }
+  state.shared = merge_megatron_flags(state.shared, imported->args.config);
+  box.notes.push_back(applied_on(state));
+  for (const std::string& warning : imported->warnings) box.notes.push_back("warning: " + warning);
+  state.edited_key.clear();
+  return true;
+}
+
+ImportBox* import_box(AppState& state, int target) {
+  switch (target) {
+    case kHfConfigBox:
+      return &state.hf_import;
+    case kMegatronFlagsBox:
+      return &state.flags_import;
+    case kTrainingLogBox:
+      return &state.log_import.box;
+    case kBridgeConfigBox:
+      return &state.bridge_import;
+    default:
+      return nullptr;
+  }
+}
+
+void refuse_paste(AppState& state, int target, double bytes) {
+  state.refused_paste_bytes = 0.0;
+  ImportBox* box = import_box(state, target);
+  if (box == nullptr) return;
+  char text[400];
+  std::snprintf(text, sizeof text, kPasteTooLarge, bytes / (1024.0 * 1024.0), kMaxPasteBytes >> 20,
+                kMaxMegatronLogBytes >> 20);
+  box->error = text;
+}
+
+nlohmann::json import_boxes_json(const AppState& state) {
+  const auto box_json = [](const ImportBox& box) {
+    return nlohmann::json{
+        {"text_bytes", box.text.size()}, {"error", box.error}, {"notes", box.notes}};
+  };
+  const LogImport& log = state.log_import;
+  nlohmann::json log_json = box_json(log.box);
+  log_json["warnings"] = log.warnings;
+  log_json["comparison"] =
+      log.comparison ? log_comparison_json(*log.comparison, log.link) : nlohmann::json();
+  const SnapshotDownload& snapshot = state.snapshot;
+  return {{"log_import", std::move(log_json)},
+          {"bridge_import", box_json(state.bridge_import)},
+          {"bridge_overrides", to_bridge_overrides(state.shared.config)},
+          {"snapshot",
+           {{"pp_rank", snapshot.pp_rank},
+            {"file_name", snapshot.file_name},
+            {"bytes", snapshot.bytes},
+            {"error", snapshot.error}}}};
 }
 
 bool draw_import_boxes(AppState& state) {
@@ -142,6 +283,12 @@ bool draw_import_boxes(AppState& state) {
                  "Apply: it replaces model, layout and training settings on the current GPUs.",
                  "Apply", "Megatron-LM command line",
                  "Every memory-relevant flag is read; others are listed below.");
+  for (const auto& [target, words] :
+       {std::pair{kBridgeConfigBox, &kBridgeWords}, std::pair{kTrainingLogBox, &kLogWords}}) {
+    changed |= box(state, *import_box(state, target), target, words->title, words->hint,
+                   words->button, words->flag, words->effect);
+  }
+  state.refused_paste_bytes = 0.0;  // shown by the box being typed into, if one was
   return changed;
 }
 

@@ -2,6 +2,7 @@
 // the page address and history, and the clipboard.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace megamem::web {
@@ -17,6 +18,16 @@ void show_query(const std::string& query, bool push);
 
 // Writes text to the system clipboard (navigator.clipboard, with a fallback).
 void copy_to_clipboard(const std::string& text);
+
+// The largest paste the browser hands to the page (the clipboard's text, for Ctrl+V and the
+// import boxes' Paste buttons). Over it the text stays in the browser and the box says why:
+// a text box of 100 MB would stall every frame. A training log's argument dump and first
+// memory reports fit easily; `megamem compare LOG` reads whole logs.
+inline constexpr std::size_t kMaxPasteBytes = std::size_t{8} << 20;
+
+// Offers bytes as a file download (a Blob behind a temporary link).
+void download_file(const std::string& file_name, const std::string& bytes,
+                   const std::string& mime_type);
 
 // Reads the system clipboard asynchronously; the text arrives through
 // app_clipboard_text(target, text) (app.hpp).

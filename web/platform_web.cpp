@@ -189,7 +189,7 @@ void set_clipboard(void*, const char* text) {
 }
 
 // clang-format off
-EM_JS(void, install_browser_glue, (), {
+EM_JS(void, install_browser_glue, (double max_paste_bytes), {
   function withString(text, call) {
     var size = lengthBytesUTF8(text) + 1;
     var pointer = _malloc(size);
@@ -198,12 +198,23 @@ EM_JS(void, install_browser_glue, (), {
     _free(pointer);
   }
   Module.megamemWithString = withString;
+  // Pastes over the page's limit stay in the browser (platform.hpp kMaxPasteBytes).
+  Module.megamemPasteBytes = function(text) {
+    if (text.length > max_paste_bytes) return text.length;
+    var bytes = lengthBytesUTF8(text);
+    return bytes > max_paste_bytes ? bytes : 0;
+  };
   window.addEventListener("popstate", function() {
     withString(location.href, function(p) { _megamem_popstate(p); });
   });
   document.addEventListener("paste", function(event) {
     var text = event.clipboardData ? event.clipboardData.getData("text/plain") : "";
-    if (text) withString(text, function(p) { _megamem_set_clipboard(p); });
+    var too_large = text ? Module.megamemPasteBytes(text) : 0;
+    if (too_large) {
+      _megamem_paste_refused(-1, too_large);
+    } else if (text) {
+      withString(text, function(p) { _megamem_set_clipboard(p); });
+    }
   });
   var canvas = Module.canvas;
   window.addEventListener("wheel", function(event) {
@@ -301,6 +312,11 @@ EM_JS(void, js_copy_to_clipboard, (const char* text), {
 EM_JS(void, js_read_clipboard, (int target), {
   if (!navigator.clipboard || !navigator.clipboard.readText) return;
   navigator.clipboard.readText().then(function(text) {
+    var too_large = Module.megamemPasteBytes(text);
+    if (too_large) {
+      _megamem_paste_refused(target, too_large);
+      return;
+    }
     Module.megamemWithString(text, function(p) { _megamem_clipboard_result(target, p); });
   }).catch(function(error) { console.warn("megamem: clipboard not readable: " + error); });
 });
@@ -338,6 +354,13 @@ EMSCRIPTEN_KEEPALIVE void megamem_set_clipboard(const char* text) { platform.cli
 EMSCRIPTEN_KEEPALIVE void megamem_clipboard_result(int target, const char* text) {
   wake();
   megamem::web::app_clipboard_text(target, text);
+}
+
+// A paste over kMaxPasteBytes stayed in the browser; Ctrl+V (target -1) then pastes nothing.
+EMSCRIPTEN_KEEPALIVE void megamem_paste_refused(int target, double bytes) {
+  wake();
+  if (target < 0) platform.clipboard.clear();
+  megamem::web::app_paste_refused(target, bytes);
 }
 
 EMSCRIPTEN_KEEPALIVE void megamem_wheel(double lines_x, double lines_y) {
@@ -400,7 +423,7 @@ int main() {
   io.GetClipboardTextFn = get_clipboard;
   io.SetClipboardTextFn = set_clipboard;
 
-  install_browser_glue();
+  install_browser_glue(static_cast<double>(megamem::web::kMaxPasteBytes));
   megamem::web::install_js_api(platform.pixel_ratio);
   megamem::web::app_init(platform.pixel_ratio);
   wake();  // the first frames lay out the auto-sized top bar

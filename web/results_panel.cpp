@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "export_panel.hpp"
 #include "format.hpp"
 #include "imgui.h"
 #include "megamem/layout_label.hpp"
@@ -147,6 +148,7 @@ bool draw_results_panel(AppState& state) {
   changed |= draw_planner_panel(state);
   draw_timeline(state, estimate, dim);
   draw_module_tree(state, estimate);
+  draw_export_panel(state, estimate);
   ImGui::PopStyleVar();
   return changed;
 }

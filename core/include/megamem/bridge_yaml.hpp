@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 #include "megamem/bridge_config.hpp"
@@ -19,5 +20,10 @@ namespace megamem {
 inline constexpr std::size_t kMaxBridgeYamlBytes = std::size_t{16} << 20;
 
 Expected<BridgeNode> parse_bridge_yaml(std::string_view text);
+
+// A run_config.yaml's text -> the configuration it describes on world_size GPUs
+// (parse_bridge_yaml, then import_bridge_config): what `--bridge-config` and the page's
+// Megatron-Bridge box read. Errors name the key and the line; unknown keys are warnings.
+Expected<BridgeImport> import_bridge_yaml(std::string_view text, std::int64_t world_size);
 
 }  // namespace megamem

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "megamem/estimate.hpp"
+#include "megamem/megatron_log.hpp"
 #include "megamem/planner.hpp"
 #include "megamem/what_if.hpp"
 
@@ -40,5 +41,12 @@ nlohmann::json plan_json(const PlanRequest& request, const PlanResult& result,
                          double search_seconds);
 std::string plan_to_json(const PlanRequest& request, const PlanResult& result,
                          double search_seconds, int indent = 2);
+
+// A training log beside its estimate, as `megamem compare --json` prints it and the page's
+// state() reports a pasted log: ranks[] (pp_rank, global_rank, iteration, line, measured
+// {allocated, max_allocated, reserved, max_reserved}_bytes, estimate {static,
+// peak_allocated, peak_reserved, peak_total}_bytes, params {logged, estimated}), the lines
+// read, the lines skipped, the configuration's link and Megatron flags, the unused arguments.
+nlohmann::json log_comparison_json(const LogComparison& comparison, const std::string& link);
 
 }  // namespace megamem

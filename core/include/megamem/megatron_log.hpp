@@ -35,6 +35,7 @@
 #include "megamem/estimate.hpp"
 #include "megamem/expected.hpp"
 #include "megamem/megatron_args.hpp"
+#include "megamem/share_link.hpp"
 
 namespace megamem {
 
@@ -134,5 +135,36 @@ struct RankComparison {
 // --log-interval) or a rank the layout does not have.
 Expected<std::vector<RankComparison>> compare_log(const MegatronLog& log, const LogConfig& config,
                                                   const Estimate& estimate);
+
+// A training log beside the estimate of the run it describes: what `megamem compare` prints and
+// the page's "paste a training log" box shows, from one call. `ranks` point into `estimate`,
+// so a LogComparison is moved, never copied.
+struct LogComparison {
+  MegatronLog log;
+  LogConfig config;
+  SharedConfig shared;  // the run's configuration, presets detected (its share link)
+  Estimate estimate;
+  std::vector<RankComparison> ranks;
+
+  LogComparison() = default;
+  LogComparison(LogComparison&&) = default;
+  LogComparison& operator=(LogComparison&&) = default;
+  LogComparison(const LogComparison&) = delete;
+  LogComparison& operator=(const LogComparison&) = delete;
+};
+
+struct LogComparisonOptions {
+  std::int64_t vocab_size = 0;  // the tokenizer's vocabulary when the log does not print it
+  std::string gpu_id;           // a GPU preset for the estimate ("" = the configuration's)
+};
+
+// read_megatron_log, log_config, estimate (with timelines) and compare_log in a row; the first
+// Error stops it (an unknown GPU preset is an Error of field "gpu").
+Expected<LogComparison> compare_megatron_log(std::string_view text,
+                                             const LogComparisonOptions& options = {});
+
+// What the comparison leaves out, for a front end to show beside it: flags that change memory
+// but are not modeled, and the estimate's own warnings.
+std::vector<std::string> log_comparison_warnings(const LogComparison& comparison);
 
 }  // namespace megamem

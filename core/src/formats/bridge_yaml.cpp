@@ -139,4 +139,10 @@ Expected<BridgeNode> parse_bridge_yaml(std::string_view text) {
   return std::move(*builder.root);
 }
 
+Expected<BridgeImport> import_bridge_yaml(std::string_view text, std::int64_t world_size) {
+  const Expected<BridgeNode> tree = parse_bridge_yaml(text);
+  if (!tree) return tree.error();
+  return import_bridge_config(*tree, world_size);
+}
+
 }  // namespace megamem

@@ -189,4 +189,42 @@ std::string config_to_json(const Config& config, int indent) {
   return dump(config_json(config), indent);
 }
 
+namespace {
+
+json rank_comparison_json(const RankComparison& row) {
+  const LogMemoryReport& m = row.measured;
+  return {{"pp_rank", row.pp_rank},
+          {"global_rank", row.global_rank},
+          {"iteration", m.iteration},
+          {"line", m.line},
+          {"measured",
+           {{"allocated_bytes", m.allocated_bytes},
+            {"max_allocated_bytes", m.max_allocated_bytes},
+            {"reserved_bytes", m.reserved_bytes},
+            {"max_reserved_bytes", m.max_reserved_bytes}}},
+          {"estimate",
+           {{"static_bytes", row.estimated->static_bytes},
+            {"peak_allocated_bytes", row.estimated->peak_allocated_bytes},
+            {"peak_reserved_bytes", row.estimated->peak_reserved_bytes},
+            {"peak_total_bytes", row.estimated->peak_total_bytes}}},
+          {"params", {{"logged", row.logged_params}, {"estimated", row.estimated_params}}}};
+}
+
+}  // namespace
+
+json log_comparison_json(const LogComparison& c, const std::string& link) {
+  json ranks = json::array();
+  for (const RankComparison& row : c.ranks) ranks.push_back(rank_comparison_json(row));
+  json lines = json::array();
+  for (const LogLineRead& read : c.log.lines_read) {
+    lines.push_back({{"line", read.line}, {"what", read.what}});
+  }
+  return {{"ranks", ranks},
+          {"lines_read", lines},
+          {"skipped", c.log.notes},
+          {"link", link},
+          {"megatron_args", c.config.megatron_flags},
+          {"unused_arguments", c.config.unused_arguments}};
+}
+
 }  // namespace megamem

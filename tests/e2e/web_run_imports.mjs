@@ -1,0 +1,201 @@
+// Browser end-to-end test of the run imports and exports (issue 13), against the CLI on the
+// same files:
+//   log        a public Megatron-LM log that stopped before its memory report gives the CLI's
+//              error; a torchrun log pasted (Ctrl+V) into "paste a training log" gives, in
+//              state().log_import.comparison, exactly what `megamem compare LOG --json` prints,
+//              and loads the run's configuration (the page's link is the comparison's link);
+//   bridge     the Megatron-Bridge run_config.yaml fixture pasted into "paste a Megatron-Bridge
+//              config" estimates as `megamem estimate --bridge-config FILE --json` does; an
+//              unknown key is a warning naming it, a value megamem cannot use an error naming
+//              the key, as in the CLI;
+//   exports    "Download memory snapshot" downloads the bytes `megamem estimate --snapshot FILE
+//              --rank P` writes; state().bridge_overrides and megatron_args are what
+//              --print-bridge-overrides and --print-megatron-args print;
+//   large      a 100 MB paste is refused with a message naming the limit, and the page keeps
+//              drawing frames.
+// Fixtures: tests/cli/fixtures/logs (sources in their headers and test_megatron_log.cpp) and
+// tests/cli/fixtures/bridge/llama32-1b-run-config.yaml (source in its header).
+//
+// usage: node web_run_imports.mjs --site DIR --cli PATH --artifacts DIR
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import {
+  check, cliJson, click, finish, firstDifference, launch, openPage, options, pageState, serve,
+  waitForState,
+} from './harness.mjs';
+
+const opts = options();
+const { server, url: baseUrl } = await serve(opts.site);
+const fixtures = 'tests/cli/fixtures';
+const realLog = join(fixtures, 'logs/gpt2-345m-fp16-1gpu.log');
+const torchrunLog = join(fixtures, 'logs/synthetic-gpt2-345m-tp2-pp2-torchrun.log');
+const bridgeYaml = join(fixtures, 'bridge/llama32-1b-run-config.yaml');
+const scratch = mkdtempSync(join(tmpdir(), 'megamem-e2e-run-imports-'));
+const shot = (page, name) => page.screenshot({ path: join(opts.artifacts, name) });
+
+// The CLI's exit code, stdout and stderr.
+const runCli = (args) => spawnSync(opts.cli, args, { encoding: 'utf8', maxBuffer: 1 << 28 });
+
+const { page, errors, close } =
+    await launch(opts, { permissions: ['clipboard-read', 'clipboard-write'], acceptDownloads: true });
+
+// Puts text on the system clipboard, then Ctrl+V into the box (the browser's paste event
+// carries it to ImGui), and presses the box's button.
+async function pasteAndPress(box, button, text) {
+  await click(page, box);
+  await page.evaluate((value) => navigator.clipboard.writeText(value), text);
+  await page.keyboard.press('Control+A');
+  await page.keyboard.press('Control+V');
+  await page.waitForTimeout(150);
+  await click(page, `${box}: ${button}`);
+}
+
+async function logChecks() {
+  const logBox = 'paste a training log';
+  await click(page, `${logBox} (open)`);
+  // A real log whose run stopped before its first memory report: the CLI's error, inline.
+  await pasteAndPress(logBox, 'Compare', readFileSync(realLog, 'utf8'));
+  const failed = await waitForState(page, (s) => s.log_import.error !== '', 'the log error');
+  const cliFailed = runCli(['compare', realLog]);
+  check(cliFailed.status === 1 && cliFailed.stderr.includes(`error: ${failed.log_import.error}\n`),
+        `a log without memory reports: the page says what the CLI says (${failed.log_import.error})`);
+  check(failed.log_import.comparison === null, 'no comparison is shown for it');
+
+  const before = await pageState(page);
+  await pasteAndPress(logBox, 'Compare', readFileSync(torchrunLog, 'utf8'));
+  const read = await waitForState(page, (s) => s.log_import.comparison !== null, 'the log comparison');
+  await page.waitForTimeout(300);
+  await shot(page, 'run-imports-log.png');
+  // The page keeps its GPU (a log does not name one): the CLI is told the same.
+  const cli = cliJson(opts.cli, ['compare', torchrunLog, '--json', '--base-url', baseUrl,
+                                 '--gpu', before.gpu_id]);
+  const difference = firstDifference(read.log_import.comparison, cli);
+  check(difference === '', `the page's comparison is \`megamem compare --json\`'s ${difference}`);
+  check(cli.ranks.length === 4 && read.log_import.comparison.ranks.length === 4,
+        `every printed rank is compared (${read.log_import.comparison.ranks.map((r) => r.global_rank)})`);
+  check(read.url === cli.link, `the run's configuration is loaded: the page's link is ${cli.link}`);
+  for (const rank of cli.ranks) {
+    const pageRank = read.result.ranks.find((r) => r.pp_rank === rank.pp_rank);
+    check(pageRank !== undefined &&
+              pageRank.peak_allocated_bytes === rank.estimate.peak_allocated_bytes &&
+              pageRank.peak_reserved_bytes === rank.estimate.peak_reserved_bytes,
+          `rank ${rank.global_rank}: the calculator shows the compared estimate`);
+  }
+  check(read.log_import.error === '', 'no error after the good log');
+}
+
+// Writes text to a scratch file for the CLI.
+function scratchFile(name, text) {
+  const path = join(scratch, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+async function bridgeChecks() {
+  const bridgeBox = 'paste a Megatron-Bridge config';
+  await click(page, `${bridgeBox} (open)`);
+  const yaml = readFileSync(bridgeYaml, 'utf8');
+  await pasteAndPress(bridgeBox, 'Apply', yaml);
+  const applied = await waitForState(page, (s) => s.bridge_import.notes.length > 0 ||
+                                                  s.bridge_import.error !== '', 'the Bridge import');
+  await page.waitForTimeout(300);
+  const state = await pageState(page);
+  await shot(page, 'run-imports-bridge.png');
+  check(applied.bridge_import.error === '', `the run_config.yaml applies (${applied.bridge_import.error})`);
+  const cli = cliJson(opts.cli, ['estimate', '--bridge-config', bridgeYaml, '--world-size',
+                                 String(state.world_size), '--gpu', state.gpu_id, '--json']);
+  const difference = firstDifference(state.result.ranks, cli.ranks);
+  check(difference === '' && cli.ranks.length > 0,
+        `the page estimates the YAML as \`megamem estimate --bridge-config --json\` does ${difference}`);
+
+  // An unknown key: a warning naming it, in the page and in the CLI.
+  const unknown = yaml.replace(/^model:\n/m, 'model:\n  made_up_knob: 3\n');
+  await pasteAndPress(bridgeBox, 'Apply', unknown);
+  const warned = await waitForState(page, (s) => s.bridge_import.notes.some((n) => /made_up_knob/.test(n)),
+                                    'a warning naming the unknown key');
+  const cliWarned = runCli(['estimate', '--bridge-config', scratchFile('unknown.yaml', unknown),
+                            '--world-size', String(state.world_size)]);
+  const note = warned.bridge_import.notes.find((n) => /made_up_knob/.test(n));
+  check(/^warning: /.test(note) && cliWarned.stderr.includes(note.replace(/^warning: /, '')),
+        `an unknown key is a warning naming it, as in the CLI: ${note}`);
+
+  // A value megamem cannot use: an error naming the key, as the CLI's.
+  const bad = yaml.replace(/^( +)num_layers: \d+$/m, '$1num_layers: many');
+  await pasteAndPress(bridgeBox, 'Apply', bad);
+  const failed = await waitForState(page, (s) => s.bridge_import.error !== '', 'a Bridge error');
+  const cliFailed = runCli(['estimate', '--bridge-config', scratchFile('bad.yaml', bad),
+                            '--world-size', String(state.world_size)]);
+  check(/num_layers/.test(failed.bridge_import.error) && cliFailed.status !== 0 &&
+            cliFailed.stderr.includes(failed.bridge_import.error.replace(/^[^:]*: /, '')),
+        `a value megamem cannot use is an error naming the key: ${failed.bridge_import.error}`);
+}
+
+async function exportChecks() {
+  const state = await pageState(page);
+  const rank = state.selected_rank;
+  const downloaded = page.waitForEvent('download', { timeout: 20_000 });
+  await click(page, 'download memory snapshot');
+  const download = await downloaded;
+  const pageBytes = readFileSync(await download.path());
+  const cliFile = join(scratch, 'cli.pickle');
+  execFileSync(opts.cli, ['estimate', '--url', state.url, '--snapshot', cliFile, '--rank', String(rank)],
+               { stdio: 'ignore' });
+  const cliBytes = readFileSync(cliFile);
+  check(pageBytes.length > 0 && pageBytes.equals(cliBytes),
+        `the snapshot download (${download.suggestedFilename()}, ${pageBytes.length} bytes) is ` +
+        `\`megamem estimate --snapshot --rank ${rank}\`'s (${cliBytes.length} bytes)`);
+  const after = await pageState(page);
+  check(after.snapshot.pp_rank === rank && after.snapshot.bytes === pageBytes.length,
+        `state().snapshot reports it: ${JSON.stringify(after.snapshot)}`);
+  const printed = cliJson(opts.cli, ['estimate', '--url', state.url, '--json',
+                                     '--print-megatron-args', '--print-bridge-overrides']);
+  check(after.bridge_overrides === printed.bridge_overrides,
+        `the Bridge overrides shown are --print-bridge-overrides': ${after.bridge_overrides.slice(0, 80)}...`);
+  check(after.megatron_args === printed.megatron_args, 'the Megatron flags shown are --print-megatron-args\'');
+  await shot(page, 'run-imports-export.png');
+}
+
+async function largePasteChecks() {
+  const logBox = 'paste a training log';
+  const before = await pageState(page);
+  await click(page, logBox);
+  // 100 MB in a paste event (what Ctrl+V of a whole training log delivers), then the Ctrl+V
+  // itself, whose own paste event finds an empty system clipboard.
+  await page.evaluate(() => navigator.clipboard.writeText(''));
+  await page.evaluate(() => {
+    const data = new DataTransfer();
+    data.setData('text/plain', 'x'.repeat(100 * 1024 * 1024));
+    document.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true }));
+  });
+  await page.keyboard.press('Control+V');
+  const refused = await waitForState(page, (s) => /MiB/.test(s.log_import.error), 'the paste refusal');
+  check(/100\.0 MiB/.test(refused.log_import.error) && /up to 8 MiB/.test(refused.log_import.error),
+        `a 100 MB paste is refused, saying why: ${refused.log_import.error}`);
+  check(refused.log_import.text_bytes === before.log_import.text_bytes,
+        'the box keeps its text');
+  const frames = await page.evaluate(() => window.megamem.frames());
+  await page.mouse.move(10, 10);
+  await page.mouse.move(400, 300);
+  await page.waitForTimeout(300);
+  check(await page.evaluate(() => window.megamem.frames()) > frames, 'the page keeps drawing');
+  await shot(page, 'run-imports-large-paste.png');
+}
+
+try {
+  await openPage(page, baseUrl);
+  await logChecks();
+  await bridgeChecks();
+  await exportChecks();
+  await largePasteChecks();
+  check(errors.length === 0, `no console errors (${errors.slice(0, 3).join(' | ')})`);
+} catch (error) {
+  check(false, `test ran to the end: ${error.stack}`);
+} finally {
+  await close();
+  server.close();
+  rmSync(scratch, { recursive: true, force: true });
+}
+finish('web_run_imports');

@@ -1,0 +1,137 @@
+// The training log's comparison; see log_comparison_view.hpp.
+#include "log_comparison_view.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "format.hpp"
+#include "imgui.h"
+#include "megamem/units.hpp"
+#include "theme.hpp"
+#include "widgets.hpp"
+
+namespace megamem::web {
+namespace {
+
+// The comparison's words, in one place (ui.md vocabulary; `megamem compare` prints the same).
+constexpr const char* kRankHeading =
+    "rank %lld (pipeline rank %d, after %lld iterations, line %zu)";
+// "difference" is estimated - measured, in GiB and in % of the measurement.
+constexpr const char* kColumns[] = {"GiB", "measured", "estimated", "difference"};
+constexpr const char* kRowAllocated = "allocated vs static";
+constexpr const char* kRowMaxAllocated = "max allocated vs peak allocated";
+constexpr const char* kRowMaxReserved = "max reserved vs peak reserved";
+constexpr const char* kParamsSame = "parameters: %s logged, %s estimated (same)";
+constexpr const char* kParamsDiffer = "parameters: %s logged, %s estimated (%+lld)";
+constexpr const char* kParamsMissing = "parameters: not in the log, %s estimated";
+constexpr const char* kLoaded = "The run's configuration is loaded into the calculator: ";
+constexpr const char* kTheoretical =
+    "Megatron's own theoretical footprint (line %zu): weight and optimizer %.0f MiB";
+constexpr const char* kLinesRead = "lines read (%zu)";
+constexpr const char* kLine = "line %zu: %s";
+constexpr const char* kSkipped = "skipped %s";
+constexpr const char* kUnused =
+    "dumped values that are no flag of this Megatron-LM version (derived, or from another "
+    "version), not used: ";
+
+// "+1.57 (+12.3 %)": estimated - measured, in GiB and in % of the measurement.
+std::string difference_text(std::uint64_t estimated, std::uint64_t measured) {
+  const double delta = static_cast<double>(estimated) - static_cast<double>(measured);
+  char text[64];
+  if (measured == 0) {
+    std::snprintf(text, sizeof text, "%+.2f", delta / kBytesPerGiB);
+  } else {
+    std::snprintf(text, sizeof text, "%+.2f (%+.1f %%)", delta / kBytesPerGiB,
+                  100.0 * delta / static_cast<double>(measured));
+  }
+  return text;
+}
+
+void table_row(const char* label, std::uint64_t measured, std::uint64_t estimated) {
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted(label);
+  ImGui::TableNextColumn();
+  ImGui::Text("%.2f", to_gib(measured));
+  ImGui::TableNextColumn();
+  ImGui::Text("%.2f", to_gib(estimated));
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted(difference_text(estimated, measured).c_str());
+}
+
+std::string parameters_text(const RankComparison& row) {
+  char text[200];
+  const std::string estimated = grouped(static_cast<std::uint64_t>(row.estimated_params));
+  const std::string logged = grouped(static_cast<std::uint64_t>(row.logged_params));
+  if (row.logged_params == 0) {
+    std::snprintf(text, sizeof text, kParamsMissing, estimated.c_str());
+  } else if (row.logged_params == row.estimated_params) {
+    std::snprintf(text, sizeof text, kParamsSame, logged.c_str(), estimated.c_str());
+  } else {
+    std::snprintf(text, sizeof text, kParamsDiffer, logged.c_str(), estimated.c_str(),
+                  static_cast<long long>(row.estimated_params - row.logged_params));
+  }
+  return text;
+}
+
+void rank_table(const RankComparison& row, std::size_t index) {
+  ImGui::Text(kRankHeading, static_cast<long long>(row.global_rank), row.pp_rank,
+              static_cast<long long>(row.measured.iteration), row.measured.line);
+  const ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingFixedFit;
+  ImGui::PushID(static_cast<int>(index));
+  if (ImGui::BeginTable("##measured vs estimated", 4, flags)) {
+    for (const char* column : kColumns) ImGui::TableSetupColumn(column);
+    ImGui::TableHeadersRow();
+    const RankMemory& e = *row.estimated;
+    table_row(kRowAllocated, row.measured.allocated_bytes, e.static_bytes);
+    table_row(kRowMaxAllocated, row.measured.max_allocated_bytes, e.peak_allocated_bytes);
+    table_row(kRowMaxReserved, row.measured.max_reserved_bytes, e.peak_reserved_bytes);
+    ImGui::EndTable();
+  }
+  ImGui::PopID();
+  ImGui::TextUnformatted(parameters_text(row).c_str());
+}
+
+void lines_read(const LogComparison& c) {
+  char title[64];
+  std::snprintf(title, sizeof title, kLinesRead, c.log.lines_read.size());
+  if (!ImGui::TreeNode(title)) return;
+  ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+  for (const LogLineRead& read : c.log.lines_read) ImGui::Text(kLine, read.line, read.what.c_str());
+  for (const std::string& note : c.log.notes) ImGui::Text(kSkipped, note.c_str());
+  ImGui::PopStyleColor();
+  ImGui::TreePop();
+}
+
+void left_out(const LogImport& imported) {
+  const LogComparison& c = *imported.comparison;
+  for (const std::string& warning : imported.warnings) {
+    wrapped_text(tight_color(), "warning: " + warning);
+  }
+  if (!c.config.unused_arguments.empty()) {
+    std::string names = kUnused;
+    for (const std::string& name : c.config.unused_arguments) names += name + " ";
+    wrapped_text(muted_text_color(), names);
+  }
+}
+
+}  // namespace
+
+void draw_log_comparison(AppState& state) {
+  const LogImport& imported = state.log_import;
+  if (!imported.comparison) return;
+  const LogComparison& c = *imported.comparison;
+  for (std::size_t i = 0; i < c.ranks.size(); ++i) rank_table(c.ranks[i], i);
+  if (c.log.theoretical.line > 0) {
+    char text[200];
+    std::snprintf(text, sizeof text, kTheoretical, c.log.theoretical.line,
+                  c.log.theoretical.weight_and_optimizer_mib);
+    wrapped_text(muted_text_color(), text);
+  }
+  wrapped_text(muted_text_color(), kLoaded + imported.link);
+  lines_read(c);
+  left_out(imported);
+}
+
+}  // namespace megamem::web
