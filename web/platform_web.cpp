@@ -404,7 +404,11 @@ bool create_window() {
   glfwWindowHint(GLFW_DEPTH_BITS, 0);
   glfwWindowHint(GLFW_STENCIL_BITS, 0);
   platform.pixel_ratio = static_cast<float>(emscripten_get_device_pixel_ratio());
-  platform.window = glfwCreateWindow(1280, 720, "megamem", nullptr, nullptr);
+  // At the size the page gave the canvas, so that its drawing buffer is not reallocated.
+  int width_px = 0, height_px = 0;
+  emscripten_get_canvas_element_size("#canvas", &width_px, &height_px);
+  platform.window =
+      glfwCreateWindow(std::max(width_px, 1), std::max(height_px, 1), "megamem", nullptr, nullptr);
   if (platform.window == nullptr) {
     std::fprintf(stderr, "megamem: no WebGL2 context\n");
     return false;

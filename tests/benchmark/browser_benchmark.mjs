@@ -198,6 +198,7 @@ async function measure(target, trace) {
   // The full estimate (module tree, timelines, what-if) once the code is warm: the page's
   // wasm is compiled lazily and optimised in the background, so the first runs are slower.
   start.full_estimate_ms = await page.evaluate(() => {
+    if (!window.megamem.fullEstimateMs) return null;  // a build before this benchmark
     const deadline = performance.now() + 3000;
     while (performance.now() < deadline) window.megamem.fullEstimateMs(5);
     return window.megamem.fullEstimateMs(50);
