@@ -117,6 +117,7 @@ void app_init(float pixel_ratio) {
   layout.pixel_ratio = pixel_ratio;
   apply_theme(state.light, pixel_ratio);
   ImGui::GetIO().ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;
+  mark_startup_step("theme and fonts configured");
   state.base_url = page_base_url();
   app_open_link(page_url(), /*from_history=*/false);
 }
@@ -138,7 +139,9 @@ void app_open_link(const std::string& url, bool from_history) {
       state.shared = default_shared_config();
     }
   }
+  mark_startup_step("link decoded (presets parsed)");
   configuration_changed();
+  mark_startup_step("first estimate");
   if (state.link_error) {
     // Keep the address the user opened (the error panel quotes it) until they edit: the
     // address bar is taken to show the default configuration meanwhile.
@@ -304,6 +307,8 @@ std::string app_state_json() {
   out.update(import_boxes_json(state));  // log_import, bridge_import, bridge_overrides, snapshot
   return out.dump();
 }
+
+double app_full_estimate_ms(int repeats) { return full_estimate_ms(state.shared.config, repeats); }
 
 std::string app_input_rects_json() {
   nlohmann::json rects = nlohmann::json::object();

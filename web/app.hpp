@@ -29,6 +29,10 @@ void app_paste_refused(int target, double bytes);
 // work first, so result is what `megamem estimate --json` prints for the configuration.
 std::string app_state_json();
 
+// Milliseconds per full estimate (estimate, module tree, timelines, what-if) of the page's
+// configuration, averaged over `repeats` runs (the browser benchmark).
+double app_full_estimate_ms(int repeats);
+
 // Rectangles of the labelled inputs as JSON, for window.megamem.inputRects().
 std::string app_input_rects_json();
 

@@ -3,6 +3,7 @@
 #include "calculation.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -43,6 +44,17 @@ void finish_what_if(AppState& state) {
   state.last_estimate->what_if.assign(state.what_if.begin(), state.what_if.end());
   state.what_if_ms = (now_seconds() - started_s) * 1000.0;
   ++state.result_version;
+}
+
+double full_estimate_ms(const Config& config, int repeats) {
+  const double started_s = now_seconds();
+  std::size_t rows = 0;
+  for (int i = 0; i < repeats; ++i) {
+    Expected<Estimate> result = estimate(config);
+    if (result) rows += what_if_options(config).size();
+  }
+  const double elapsed_ms = (now_seconds() - started_s) * 1000.0;
+  return rows > 0 ? elapsed_ms / repeats : 0.0;  // 0: no valid estimate to time
 }
 
 std::vector<Suggestion> nearest_valid_values(const Config& config) {

@@ -21,4 +21,9 @@ void finish_what_if(AppState& state);
 // normalizes and keeps the model), cheapest first, at most six.
 std::vector<Suggestion> nearest_valid_values(const Config& config);
 
+// Milliseconds per full estimate of the configuration as the page makes it (estimate with
+// module tree and every timeline, then the what-if rows), averaged over `repeats` runs: the
+// browser benchmark's figure against the native one (tests/benchmark).
+double full_estimate_ms(const Config& config, int repeats);
+
 }  // namespace megamem::web

@@ -9,6 +9,10 @@ namespace megamem::web {
 
 double now_seconds();
 
+// Marks a start-up step (until the first frame is shown): its emscripten_get_now() time goes
+// to window.megamem.marks() and, as a performance.mark(), into a browser performance trace.
+void mark_startup_step(const char* step);
+
 // location.href, and the address without query and fragment ("http://host/path").
 std::string page_url();
 std::string page_base_url();

@@ -140,6 +140,37 @@ void apply_key_events() {
 constexpr int kFramesAfterInput = 12;
 void wake() { platform.frames_to_draw = kFramesAfterInput; }
 
+// One frame's UI, built up to ImGui::Render() or EndFrame().
+void build_ui() {
+  ImGui_ImplOpenGL3_NewFrame();
+  ImGui_ImplGlfw_NewFrame();
+  // The canvas size is ours (see follow_window_size); mouse positions arrive in canvas pixels.
+  ImGuiIO& io = ImGui::GetIO();
+  io.DisplaySize =
+      ImVec2(static_cast<float>(platform.width_px), static_cast<float>(platform.height_px));
+  io.DisplayFramebufferScale = ImVec2(1.0f, 1.0f);
+  apply_key_events();
+  apply_touch(io);
+  ImGui::NewFrame();
+  platform.app_busy =
+      megamem::web::app_frame(static_cast<float>(platform.width_px),
+                              static_cast<float>(platform.height_px), platform.pixel_ratio);
+}
+
+// Before the first frame is drawn: the font atlas (rasterised on the CPU), its texture and
+// ImGui's shader program, each marked; then one frame built and not drawn, in which the
+// auto-sized top bar measures itself (ImGui hides such a window the first time it is built),
+// so that the first frame drawn shows the settled layout and the verdict.
+void prepare_first_frame() {
+  ImGui::GetIO().Fonts->Build();
+  megamem::web::mark_startup_step("font atlas built");
+  ImGui_ImplOpenGL3_CreateDeviceObjects();
+  megamem::web::mark_startup_step("ImGui shaders and font texture");
+  build_ui();
+  ImGui::EndFrame();
+  megamem::web::mark_startup_step("layout pass (not drawn)");
+}
+
 void frame() {
   glfwPollEvents();
   const float pixel_ratio = static_cast<float>(emscripten_get_device_pixel_ratio());
@@ -154,19 +185,10 @@ void frame() {
   if (platform.frames_to_draw <= 0 && !platform.app_busy && platform.first_frame_shown) return;
   if (platform.frames_to_draw > 0) --platform.frames_to_draw;
 
-  ImGui_ImplOpenGL3_NewFrame();
-  ImGui_ImplGlfw_NewFrame();
-  // The canvas size is ours (see follow_window_size); mouse positions arrive in canvas pixels.
-  ImGuiIO& io = ImGui::GetIO();
-  io.DisplaySize =
-      ImVec2(static_cast<float>(platform.width_px), static_cast<float>(platform.height_px));
-  io.DisplayFramebufferScale = ImVec2(1.0f, 1.0f);
-  apply_key_events();
-  apply_touch(io);
-  ImGui::NewFrame();
-  platform.app_busy =
-      megamem::web::app_frame(static_cast<float>(platform.width_px),
-                              static_cast<float>(platform.height_px), platform.pixel_ratio);
+  const bool first_frame = !platform.first_frame_shown;
+  if (first_frame) prepare_first_frame();
+  build_ui();
+  if (first_frame) megamem::web::mark_startup_step("first frame: UI built");
   ImGui::Render();
 
   glViewport(0, 0, platform.width_px, platform.height_px);
@@ -175,7 +197,8 @@ void frame() {
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
   ++platform.frames;
 
-  if (!platform.first_frame_shown) {
+  if (first_frame) {
+    megamem::web::mark_startup_step("first frame: GL calls issued");
     platform.first_frame_shown = true;
     megamem::web::mark_js_api_ready();
   }
@@ -271,6 +294,12 @@ EM_JS(void, install_browser_glue, (double max_paste_bytes), {
   }, {capture: true, passive: false});
 });
 
+EM_JS(void, js_mark_startup_step, (const char* step, double now_ms), {
+  var name = UTF8ToString(step);
+  (Module.megamemMarks = Module.megamemMarks || []).push({name: name, ms: now_ms});
+  if (performance.mark) performance.mark("megamem: " + name);
+});
+
 EM_JS(char*, js_page_url, (int base_only), {
   var text = base_only ? location.origin + location.pathname : location.href;
   var size = lengthBytesUTF8(text) + 1;
@@ -333,6 +362,9 @@ std::string take_string(char* pointer) {
 namespace megamem::web {
 
 double now_seconds() { return emscripten_get_now() / 1000.0; }
+void mark_startup_step(const char* step) {
+  if (!platform.first_frame_shown) js_mark_startup_step(step, emscripten_get_now());
+}
 std::string page_url() { return take_string(js_page_url(0)); }
 std::string page_base_url() { return take_string(js_page_url(1)); }
 void show_query(const std::string& query, bool push) { js_show_query(query.c_str(), push); }
@@ -379,23 +411,38 @@ EMSCRIPTEN_KEEPALIVE void megamem_touch(double x, double y, int phase) {
 }
 }
 
-int main() {
+namespace {
+
+// The WebGL2 context on the page's canvas (GLFW emulation), sized to the window.
+bool create_window() {
   if (!glfwInit()) {
     std::fprintf(stderr, "megamem: glfwInit failed\n");
-    return 1;
+    return false;
   }
   glfwWindowHint(GLFW_CLIENT_API, GLFW_OPENGL_ES_API);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);  // WebGL2
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
+  // As the page made the context (web/shell/index.html): ImGui needs no depth, stencil or alpha.
+  glfwWindowHint(GLFW_ALPHA_BITS, 0);
+  glfwWindowHint(GLFW_DEPTH_BITS, 0);
+  glfwWindowHint(GLFW_STENCIL_BITS, 0);
   platform.pixel_ratio = static_cast<float>(emscripten_get_device_pixel_ratio());
-  platform.window = glfwCreateWindow(1280, 720, "megamem", nullptr, nullptr);
+  // At the size the page gave the canvas, so that its drawing buffer is not reallocated.
+  int width_px = 0, height_px = 0;
+  emscripten_get_canvas_element_size("#canvas", &width_px, &height_px);
+  platform.window =
+      glfwCreateWindow(std::max(width_px, 1), std::max(height_px, 1), "megamem", nullptr, nullptr);
   if (platform.window == nullptr) {
     std::fprintf(stderr, "megamem: no WebGL2 context\n");
-    return 1;
+    return false;
   }
   glfwMakeContextCurrent(platform.window);
   follow_window_size();
+  return true;
+}
 
+// Dear ImGui with its GLFW and OpenGL3 backends; every input wakes the loop.
+void init_imgui() {
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGuiIO& io = ImGui::GetIO();
@@ -422,11 +469,20 @@ int main() {
   ImGui_ImplOpenGL3_Init("#version 300 es");
   io.GetClipboardTextFn = get_clipboard;
   io.SetClipboardTextFn = set_clipboard;
+}
 
+}  // namespace
+
+int main() {
+  megamem::web::mark_startup_step("main");
+  if (!create_window()) return 1;
+  megamem::web::mark_startup_step("WebGL2 context");
+  init_imgui();
+  megamem::web::mark_startup_step("ImGui and its backends");
   install_browser_glue(static_cast<double>(megamem::web::kMaxPasteBytes));
   megamem::web::install_js_api(platform.pixel_ratio);
   megamem::web::app_init(platform.pixel_ratio);
-  wake();  // the first frames lay out the auto-sized top bar
+  wake();  // hover effects and tooltips settle within the first frames
   emscripten_set_main_loop(frame, 0, true);
   return 0;
 }
