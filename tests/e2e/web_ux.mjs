@@ -60,16 +60,19 @@ const { page, errors } = desktop;
 try {
   // --- presets: every model picked from the default page ------------------------------------
   for (const model of presets.models) {
-    await openPage(page, baseUrl);
-    const before = await pageState(page);
-    await pickModel(page, model.id);
+    // A fresh tab per model: a dozen WebGL pages in one tab exhaust software rendering.
+    const tab = await desktop.context.newPage();
+    await openPage(tab, baseUrl);
+    const before = await pageState(tab);
+    await pickModel(tab, model.id);
     let state;
     try {
-      state = await waitForState(page, (s) => s.model_id === model.id && s.result &&
+      state = await waitForState(tab, (s) => s.model_id === model.id && s.result &&
                                  s.result.link === s.url, `${model.id} to be picked`);
     } catch (error) {
-      state = await pageState(page);
+      state = await pageState(tab);
     }
+    await tab.close();
     check(state.model_id === model.id && state.error === null &&
           state.world_size === before.world_size,
           `picking ${model.id}: a valid layout on ${state.world_size} GPUs ` +
