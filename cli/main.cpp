@@ -16,55 +16,88 @@
 
 namespace {
 
-constexpr const char* kUsage =
-    "usage:\n"
-    "  megamem estimate <configuration> [--json [--timeline]] [--print-megatron-args]\n"
-    "                   [--base-url URL]\n"
-    "      Per-GPU memory of each pipeline rank, with a share link to the configuration.\n"
-    "      The configuration starts from one of\n"
-    "        --preset MODEL (with --gpu GPU --gpus N), --hf-config config.json,\n"
-    "        --recipe RECIPE, --url LINK, --megatron-args \"<flags>\" --world-size N\n"
-    "      and takes changes as --tp --pp --vpp --cp --ep --etp --mbs --gbs --seq\n"
-    "        --recompute none|selective|full --recompute-method --recompute-layers --dtype\n"
-    "        --fp8 --dist-opt/--no-dist-opt --sp/--no-sp --vocab-size V\n"
-    "        --set \"key=value&...\" (any share-link key, docs/share-links.md).\n"
-    "      --print-megatron-args prints the Megatron-LM flags of the configuration,\n"
-    "      --print-bridge-overrides its Megatron-Bridge recipe overrides;\n"
-    "      --bridge-config run_config.yaml --world-size N starts from a Megatron-Bridge run;\n"
-    "      --snapshot FILE [--rank P] writes rank P's step as a PyTorch memory snapshot;\n"
-    "      --timeline adds each rank's memory after every forward/backward to --json.\n"
-    "  megamem url encode <configuration> [--json] [--base-url URL]\n"
-    "  megamem url decode LINK [--json] [--base-url URL]\n"
-    "      A configuration as a share link, and a link back as its settings, config JSON and\n"
-    "      Megatron-LM flags. Links point at --base-url, $MEGAMEM_BASE_URL or\n"
-    "      http://localhost:8080/ (scripts/serve.sh).\n"
-    "  megamem plan <configuration> --gpus N --gbs B [--seq S] [--margin-gib 2] [--top 10]\n"
-    "               [--gpu-memory-gib G --gpus-per-node K --intra-node-gb-s X\n"
-    "                --inter-node-gb-s Y --peak-tflops T] [--tp 1,2,4 --pp .. --cp .. --ep ..\n"
-    "                --mbs ..] [--vpp-max 8] [--no-recompute-search] [--no-offload-search]\n"
-    "               [--no-etp-search] [--json]\n"
-    "      The fastest parallel layouts (TP, PP, VPP, CP, EP, ETP, micro-batch, recompute,\n"
-    "      offload) that fit the GPUs, with memory, step time, tokens/s and TFLOP/s per GPU,\n"
-    "      their Megatron-LM flags, the Pareto front of memory against time and why the rest\n"
-    "      fail. The configuration is given as for estimate; --tp/--pp/... restrict the search.\n"
-    "  megamem presets [--json]\n"
-    "      The model, GPU and recipe presets (ids, names, sources: docs/presets.md).\n"
-    "  megamem validate [--cases PATH] [--report PATH] [--json] [--strict]\n"
-    "      Compare estimates with measured Megatron-LM runs (default cases file:\n"
-    "      ../shared/validation/megatron-ci.json next to the repository, or\n"
-    "      $MEGAMEM_SHARED/validation/megatron-ci.json). --report writes a Markdown report;\n"
-    "      --strict exits with 3 when an accuracy target fails.\n"
-    "  megamem compare LOG [--json] [--vocab-size V] [--gpu ID] [--base-url URL]\n"
-    "      A Megatron-LM training log: the configuration of its argument dump estimated\n"
-    "      beside each printed rank's measured memory, and which lines were read.\n";
+// Each command's usage, in the order `megamem --help` lists them.
+struct CommandUsage {
+  const char* command;
+  const char* text;
+};
+constexpr CommandUsage kCommandUsage[] = {
+    {"estimate",
+     "  megamem estimate <configuration> [--json [--timeline]] [--print-megatron-args]\n"
+     "                   [--base-url URL]\n"
+     "      Per-GPU memory of each pipeline rank, with a share link to the configuration.\n"
+     "      The configuration starts from one of\n"
+     "        --preset MODEL (with --gpu GPU --gpus N), --hf-config config.json,\n"
+     "        --recipe RECIPE, --url LINK, --megatron-args \"<flags>\" --world-size N\n"
+     "      and takes changes as --tp --pp --vpp --cp --ep --etp --mbs --gbs --seq\n"
+     "        --recompute none|selective|full --recompute-method --recompute-layers --dtype\n"
+     "        --fp8 --dist-opt/--no-dist-opt --sp/--no-sp --vocab-size V\n"
+     "        --set \"key=value&...\" (any share-link key, docs/share-links.md).\n"
+     "      --print-megatron-args prints the Megatron-LM flags of the configuration,\n"
+     "      --print-bridge-overrides its Megatron-Bridge recipe overrides;\n"
+     "      --bridge-config run_config.yaml --world-size N starts from a Megatron-Bridge run;\n"
+     "      --snapshot FILE [--rank P] writes rank P's step as a PyTorch memory snapshot;\n"
+     "      --timeline adds each rank's memory after every forward/backward to --json.\n"},
+    {"url",
+     "  megamem url encode <configuration> [--json] [--base-url URL]\n"
+     "  megamem url decode LINK [--json] [--base-url URL]\n"
+     "      A configuration as a share link, and a link back as its settings, config JSON and\n"
+     "      Megatron-LM flags. Links point at --base-url, $MEGAMEM_BASE_URL or\n"
+     "      http://localhost:8080/ (scripts/serve.sh).\n"},
+    {"plan",
+     "  megamem plan <configuration> --gpus N --gbs B [--seq S] [--margin-gib 2] [--top 10]\n"
+     "               [--gpu-memory-gib G --gpus-per-node K --intra-node-gb-s X\n"
+     "                --inter-node-gb-s Y --peak-tflops T] [--tp 1,2,4 --pp .. --cp .. --ep ..\n"
+     "                --mbs ..] [--vpp-max 8] [--no-recompute-search] [--no-offload-search]\n"
+     "               [--no-etp-search] [--json]\n"
+     "      The fastest parallel layouts (TP, PP, VPP, CP, EP, ETP, micro-batch, recompute,\n"
+     "      offload) that fit the GPUs, with memory, step time, tokens/s and TFLOP/s per GPU,\n"
+     "      their Megatron-LM flags, the Pareto front of memory against time and why the rest\n"
+     "      fail. The configuration is given as for estimate; --tp/--pp/... restrict the "
+     "search.\n"},
+    {"presets",
+     "  megamem presets [--json]\n"
+     "      The model, GPU and recipe presets (ids, names, sources: docs/presets.md).\n"},
+    {"validate",
+     "  megamem validate [--cases PATH] [--report PATH] [--json] [--strict]\n"
+     "      Compare estimates with measured Megatron-LM runs (default cases file:\n"
+     "      ../shared/validation/megatron-ci.json next to the repository, or\n"
+     "      $MEGAMEM_SHARED/validation/megatron-ci.json). --report writes a Markdown report;\n"
+     "      --strict exits with 3 when an accuracy target fails.\n"},
+    {"compare",
+     "  megamem compare LOG [--json] [--vocab-size V] [--gpu ID] [--base-url URL]\n"
+     "      A Megatron-LM training log: the configuration of its argument dump estimated\n"
+     "      beside each printed rank's measured memory, and which lines were read.\n"},
+};
+
+std::string usage() {
+  std::string text = "usage:\n";
+  for (const CommandUsage& usage : kCommandUsage) text += usage.text;
+  return text;
+}
+
+// `megamem <command> --help` (or -h): that command's usage.
+const char* command_usage(const std::vector<std::string>& args) {
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    if (args[i] != "--help" && args[i] != "-h") continue;
+    for (const CommandUsage& usage : kCommandUsage) {
+      if (args[0] == usage.command) return usage.text;
+    }
+  }
+  return nullptr;
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    (args.empty() ? std::cerr : std::cout) << kUsage;
+    (args.empty() ? std::cerr : std::cout) << usage();
     return args.empty() ? megamem::cli::kExitUsage : megamem::cli::kExitOk;
+  }
+  if (const char* text = command_usage(args)) {
+    std::cout << "usage:\n" << text;
+    return megamem::cli::kExitOk;
   }
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (args[0] == "estimate") return megamem::cli::run_estimate(rest);
@@ -73,6 +106,6 @@ int main(int argc, char** argv) {
   if (args[0] == "presets") return megamem::cli::run_presets(rest);
   if (args[0] == "validate") return megamem::cli::run_validate(rest);
   if (args[0] == "compare") return megamem::cli::run_compare(rest);
-  std::cerr << "megamem: error: command: unknown command '" << args[0] << "'\n" << kUsage;
+  std::cerr << "megamem: error: command: unknown command '" << args[0] << "'\n" << usage();
   return megamem::cli::kExitUsage;
 }

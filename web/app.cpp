@@ -250,6 +250,16 @@ bool app_frame(float display_width_px, float display_height_px, float pixel_rati
   bool changed = top_bar_window(display_width_px, display_height_px, narrow, now);
   changed |= body_windows(display_width_px, display_height_px, narrow);
   if (changed) {
+    const std::string& key = state.edited_key;
+    state.layout_check_pending = key == "model" || key == "gpu" || key == "gpus";
+    if (!state.layout_check_pending) state.layout_note.clear();
+  }
+  // A picked model, GPU or GPU count lands on a valid layout (a typed count once typed).
+  if (state.layout_check_pending && !ImGui::IsAnyItemActive()) {
+    state.layout_check_pending = false;
+    changed |= keep_layout_valid(state);
+  }
+  if (changed) {
     state.link_error.reset();
     configuration_changed();
   }
@@ -260,7 +270,8 @@ bool app_frame(float display_width_px, float display_height_px, float pixel_rati
   }
   sync_address_bar();
   return state.what_if_pending || state.planner.pending || state.link_copied ||
-         ImGui::IsAnyItemActive() || state.query != state.pushed_query;
+         state.layout_check_pending || ImGui::IsAnyItemActive() ||
+         state.query != state.pushed_query;
 }
 
 std::string app_state_json() {
@@ -284,9 +295,16 @@ std::string app_state_json() {
   }
   out["error"] = error_json(state.error);
   nlohmann::json suggestions = nlohmann::json::array();
-  for (const Suggestion& suggestion : state.suggestions) suggestions.push_back(suggestion.label);
+  // As `megamem estimate --json` prints them for an invalid configuration: {label, url}.
+  for (const Suggestion& suggestion : state.suggestions) {
+    suggestions.push_back({{"label", suggestion.label},
+                           {"field", suggestion.field},
+                           {"url", state.base_url + "?" + suggestion.query}});
+  }
   out["suggestions"] = std::move(suggestions);
   out["link_error"] = error_json(state.link_error);
+  out["layout_note"] = state.layout_note;
+  out["verdict"] = verdict_text(state);
   out["estimates_computed"] = state.estimates_computed;
   out["selected_rank"] = shown_rank(state);
   out["light_theme"] = state.light;

@@ -25,11 +25,12 @@ struct WidgetRect {
   std::string kind;  // "slider", "input", "checkbox", "combo", "button"
 };
 
-// A value of one knob that would make the current configuration valid ("TP 4").
+// A nearby configuration the core suggests for an invalid one ("TP 4"): valid, same model.
 struct Suggestion {
-  std::string key;    // share-link key of the knob ("tp")
+  std::string field;  // the core field it changes first ("tensor_model_parallel_size")
   std::string label;  // "TP 4"
-  Config config;      // the configuration with that value
+  std::string query;  // its share-link query ("v=1&model=...")
+  Config config;      // the configuration with that change
 };
 
 // Text boxes that import a model or a whole configuration.
@@ -63,6 +64,7 @@ struct PlannerState {
   bool search_recompute = true;
   bool search_offload = true;
   bool show_pareto = false;  // list the Pareto front instead of the fastest layouts
+  PlanKeep keep;             // layout fields the search keeps at the calculator's values
   // A search was asked for; it runs once the "searching" line has been on screen.
   bool pending = false;
   int frames_since_request = 0;
@@ -84,6 +86,9 @@ struct AppState {
   // --- what the user edits -------------------------------------------------------------------
   SharedConfig shared;     // config + model/GPU preset ids (the share link's source)
   std::string edited_key;  // share-link key of the input edited last ("tp"), for errors
+  // A model, GPU or GPU count was picked: the layout is made valid once no input is active.
+  bool layout_check_pending = false;
+  std::string layout_note;  // what that changed in the layout ("" = nothing)
 
   // --- results --------------------------------------------------------------------------------
   std::optional<Estimate> last_estimate;  // last valid result, kept while inputs are invalid
@@ -114,7 +119,8 @@ struct AppState {
   bool light = false;
   bool show_settings_on_phone = false;
   bool not_modeled_open = false;
-  std::string modules_sort;  // "weights descending"; "" = model order
+  std::string modules_sort;      // "weights descending"; "" = model order
+  bool what_if_by_deal = false;  // what-if rows by GiB saved per % of step time
   std::string model_filter;
   std::string gpu_filter;
   ImportBox hf_import;

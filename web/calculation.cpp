@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "megamem/estimate.hpp"
+#include "megamem/share_link.hpp"
 #include "megamem/suggestions.hpp"
 #include "megamem/what_if.hpp"
 #include "platform.hpp"
@@ -32,7 +34,7 @@ void recompute(AppState& state, double now_s) {
     ++state.result_version;
   } else {
     state.error = result.error();
-    state.suggestions = nearest_valid_values(state.shared.config);
+    state.suggestions = nearest_valid_values(state.shared);
   }
 }
 
@@ -57,11 +59,31 @@ double full_estimate_ms(const Config& config, int repeats) {
   return rows > 0 ? elapsed_ms / repeats : 0.0;  // 0: no valid estimate to time
 }
 
-std::vector<Suggestion> nearest_valid_values(const Config& config) {
+bool keep_layout_valid(AppState& state) {
+  state.layout_note.clear();
+  const Expected<megamem::Suggestion> layout = valid_layout_for(state.shared.config);
+  if (!layout || layout->label.empty()) return false;  // valid as it is, or no layout runs
+  state.shared.config = layout->config;
+  const Config& c = state.shared.config;
+  char note[320];
+  std::snprintf(note, sizeof note,
+                "The layout was changed so that %s runs on %lld GPUs: %s (the old one does not "
+                "apply).",
+                c.model.name.empty() ? "the model" : c.model.name.c_str(),
+                static_cast<long long>(c.parallel.world_size), layout->label.c_str());
+  state.layout_note = note;
+  return true;
+}
+
+std::vector<Suggestion> nearest_valid_values(const SharedConfig& shared) {
   std::vector<Suggestion> out;
-  // The rule book's suggestions (core/src/suggestions.cpp); the chip keeps the field it fixes.
-  for (megamem::Suggestion& s : suggest_valid_configs(config, 6)) {
-    out.push_back(Suggestion{.key = s.field, .label = s.label, .config = std::move(s.config)});
+  // The rule book's suggestions (core/src/suggestions.cpp), each with its link.
+  for (megamem::Suggestion& s : suggest_valid_configs(shared.config, 8)) {
+    std::string query = encode_share_query(SharedConfig{s.config, shared.model_id, shared.gpu_id});
+    out.push_back(Suggestion{.field = std::move(s.field),
+                             .label = std::move(s.label),
+                             .query = std::move(query),
+                             .config = std::move(s.config)});
   }
   return out;
 }

@@ -17,9 +17,14 @@ void recompute(AppState& state, double now_s);
 // Prices the what-if rows of the current estimate (no-op when nothing is pending).
 void finish_what_if(AppState& state);
 
+// After a model, GPU or GPU count was picked: a valid layout for it on those GPUs
+// (valid_layout_for: what still applies stays), and state.layout_note saying what changed.
+// True when the configuration changed.
+bool keep_layout_valid(AppState& state);
+
 // The core's nearest valid configurations for an invalid one (suggest_valid_configs: each
-// normalizes and keeps the model), cheapest first, at most six.
-std::vector<Suggestion> nearest_valid_values(const Config& config);
+// normalizes and keeps the model), cheapest first, at most eight, with their links.
+std::vector<Suggestion> nearest_valid_values(const SharedConfig& shared);
 
 // Milliseconds per full estimate of the configuration as the page makes it (estimate with
 // module tree and every timeline, then the what-if rows), averaged over `repeats` runs: the

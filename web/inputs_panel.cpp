@@ -281,8 +281,10 @@ void runtime_rows(InputContext& ctx) {
 
 const char* error_row_key(const AppState& state) {
   if (!state.error) return "";
-  if (!state.edited_key.empty()) return state.edited_key.c_str();
-  return row_key_of_error_field(state.error->field);
+  // Beside the field that is wrong; under the last edit only when that field has no row.
+  const char* key = row_key_of_error_field(state.error->field);
+  if (key[0] == '\0' && !state.edited_key.empty()) return state.edited_key.c_str();
+  return key;
 }
 
 bool draw_inputs_panel(AppState& state) {

@@ -22,6 +22,39 @@
 namespace megamem::web {
 namespace {
 
+// "keep" boxes: layout fields the search holds at the calculator's values.
+void keep_controls(AppState& state) {
+  PlanKeep& keep = state.planner.keep;
+  const ParallelConfig& p = state.shared.config.parallel;
+  const struct {
+    const char* label;
+    bool* value;
+    int current;
+  } boxes[] = {{"TP", &keep.tensor_parallel, p.tensor_parallel},
+               {"PP", &keep.pipeline_parallel, p.pipeline_parallel},
+               {"CP", &keep.context_parallel, p.context_parallel},
+               {"EP", &keep.expert_parallel, p.expert_parallel},
+               {"mbs", &keep.micro_batch_size, state.shared.config.training.micro_batch_size}};
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("keep");
+  for (const auto& box : boxes) {
+    char label[32];
+    std::snprintf(label, sizeof label, "%s %d", box.label, box.current);
+    ImGui::SameLine();
+    if (ImGui::GetContentRegionAvail().x <
+        ImGui::CalcTextSize(label).x + ImGui::GetFrameHeight() * 2) {
+      ImGui::NewLine();
+    }
+    ImGui::PushID(box.label);
+    ImGui::Checkbox(label, box.value);
+    ImGui::PopID();
+    describe_item(state, (std::string("plan keep ") + box.label).c_str(), "checkbox",
+                  "megamem plan --tp/--pp/--cp/--ep/--mbs <value>",
+                  "Keeps this field at the calculator's value; the search varies the rest (PP "
+                  "keeps its virtual stages).");
+  }
+}
+
 // The search button and options.
 void draw_controls(AppState& state) {
   PlannerState& planner = state.planner;
@@ -59,6 +92,7 @@ void draw_controls(AppState& state) {
   describe_item(state, "plan search offload", "checkbox", "megamem plan --no-offload-search",
                 "Try activation offload, optimizer CPU offload and both; off keeps the offload "
                 "settings of the calculator.");
+  keep_controls(state);
 }
 
 void draw_summary(const AppState& state) {
@@ -136,8 +170,26 @@ bool candidate_row(AppState& state, const PlanCandidate& c, std::size_t i, bool 
   record_item(state, rect_label, "row");
   if (ImGui::IsItemHovered()) plan_candidate_tooltip(c, state.planner.stale);
   ImGui::TableNextColumn();
-  const std::string layout = layout_label(c.config.parallel);
-  ImGui::TextUnformatted(current ? (layout + "  (current)").c_str() : layout.c_str());
+  const ParallelConfig& p = c.config.parallel;
+  const std::string layout = layout_label(p);
+  const char* mark = current                                                ? "  (current)"
+                     : layout == layout_label(state.shared.config.parallel) ? "  (current layout)"
+                                                                            : "";
+  ImGui::TextUnformatted((layout + mark).c_str());
+  // An uneven split says how the layers fall: its layout string or first/last stage sizes.
+  if (!p.pipeline_layout.empty() || p.decoder_first_pipeline_num_layers > 0 ||
+      p.decoder_last_pipeline_num_layers > 0) {
+    ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+    ImGui::PushTextWrapPos(0.0f);
+    if (!p.pipeline_layout.empty()) {
+      ImGui::Text("layout %s", p.pipeline_layout.c_str());
+    } else {
+      ImGui::Text("first stage %d, last %d layers", p.decoder_first_pipeline_num_layers,
+                  p.decoder_last_pipeline_num_layers);
+    }
+    ImGui::PopTextWrapPos();
+    ImGui::PopStyleColor();
+  }
   ImGui::TableNextColumn();
   ImGui::Text("%d", c.config.training.micro_batch_size);
   ImGui::TableNextColumn();
@@ -198,7 +250,9 @@ void draw_rejections(const PlanResult& result) {
       ImGui::BulletText("%s out of memory: the limiting rank's peak is above %s", count.c_str(),
                         r.example.c_str());
     } else {
-      ImGui::BulletText("%s invalid, %s: %s", count.c_str(), r.field.c_str(), r.rule.c_str());
+      // The rule with its numbers as written for one of them (r.rule has them as "N").
+      ImGui::BulletText("%s invalid, %s, e.g. %s", count.c_str(), r.field.c_str(),
+                        r.example.c_str());
     }
   }
   ImGui::PopTextWrapPos();

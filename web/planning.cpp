@@ -25,6 +25,7 @@ PlanRequest planner_request(const AppState& state) {
   request.margin_gib = state.planner.margin_gib;
   request.space.search_recompute = state.planner.search_recompute;
   request.space.search_offload = state.planner.search_offload;
+  keep_layout_fields(request.space, state.shared.config, state.planner.keep);
   return request;
 }
 
@@ -83,9 +84,21 @@ void update_plan_staleness(AppState& state) {
                                        query) == planner.inputs_queries.end();
   }
   const PlanRequest& searched = *planner.request;
-  planner.stale = planner.inputs_changed || searched.margin_gib != planner.margin_gib ||
-                  searched.space.search_recompute != planner.search_recompute ||
-                  searched.space.search_offload != planner.search_offload;
+  const PlannerSearchSpace asked = planner_request(state).space;
+  const PlannerSearchSpace& space = searched.space;
+  const bool same_layout_axes =
+      asked.tensor_parallel == space.tensor_parallel &&
+      asked.pipeline_parallel == space.pipeline_parallel &&
+      asked.context_parallel == space.context_parallel &&
+      asked.expert_parallel == space.expert_parallel &&
+      asked.micro_batch_sizes == space.micro_batch_sizes &&
+      asked.min_virtual_stages == space.min_virtual_stages &&
+      asked.max_virtual_stages == space.max_virtual_stages &&
+      asked.search_expert_tensor_parallel == space.search_expert_tensor_parallel;
+  planner.stale = planner.inputs_changed || !same_layout_axes ||
+                  searched.margin_gib != planner.margin_gib ||
+                  space.search_recompute != planner.search_recompute ||
+                  space.search_offload != planner.search_offload;
 }
 
 }  // namespace megamem::web

@@ -105,34 +105,66 @@ void rank_selector(AppState& state, const Estimate& estimate, const char* id) {
                 "The rank the timeline and the module tree show (click a bar too).");
 }
 
+namespace {
+
+void link_error_box(const AppState& state) {
+  ImGui::PushStyleColor(ImGuiCol_ChildBg, ImGui::ColorConvertU32ToFloat4(kErrorColor & 0x30FFFFFF));
+  ImGui::BeginChild("link error", ImVec2(0.0f, ImGui::GetTextLineHeightWithSpacing() * 4.5f), true);
+  ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
+  ImGui::TextUnformatted("This link could not be opened");
+  ImGui::PopStyleColor();
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::Text("%s: %s", state.link_error->field.c_str(), state.link_error->message.c_str());
+  ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+  ImGui::TextUnformatted(
+      "Showing the default configuration instead; docs/share-links.md "
+      "describes the link format.");
+  ImGui::PopStyleColor();
+  ImGui::PopTextWrapPos();
+  ImGui::EndChild();
+  ImGui::PopStyleColor();
+}
+
+// Invalid settings: what is wrong, the fixes, and what the dimmed result below is of (another
+// configuration: the last valid one). True when a fix was applied.
+bool invalid_settings_box(AppState& state) {
+  wrapped_text(kErrorColor,
+               "Invalid settings - " + state.error->field + ": " + state.error->message);
+  bool applied = suggestion_buttons(state, "results suggestion");
+  if (state.suggestions.empty()) {
+    wrapped_text(muted_text_color(),
+                 "No valid layout is near these settings; the planner below searches them all.");
+  }
+  if (!state.last_estimate) return applied;
+  const Config& last = state.estimated.config;
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "Below, dimmed: the last valid configuration, %s on %lld x %s, %s - not the "
+                "settings above.",
+                last.model.name.empty() ? "custom model" : last.model.name.c_str(),
+                static_cast<long long>(last.parallel.world_size), last.device.name.c_str(),
+                layout_summary_label(last.parallel).c_str());
+  wrapped_text(muted_text_color(), text);
+  if (!applied && ImGui::SmallButton("Go back to it")) {
+    state.shared = state.estimated;
+    state.edited_key.clear();
+    applied = true;
+  }
+  describe_item(state, "back to last valid", "button", "the last valid configuration",
+                "Restores the configuration the dimmed result is of.");
+  return applied;
+}
+
+}  // namespace
+
 bool draw_results_panel(AppState& state) {
-  if (state.link_error) {
-    ImGui::PushStyleColor(ImGuiCol_ChildBg,
-                          ImGui::ColorConvertU32ToFloat4(kErrorColor & 0x30FFFFFF));
-    ImGui::BeginChild("link error", ImVec2(0.0f, ImGui::GetTextLineHeightWithSpacing() * 4.5f),
-                      true);
-    ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
-    ImGui::TextUnformatted("This link could not be opened");
-    ImGui::PopStyleColor();
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::Text("%s: %s", state.link_error->field.c_str(), state.link_error->message.c_str());
-    ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-    ImGui::TextUnformatted(
-        "Showing the default configuration instead; docs/share-links.md "
-        "describes the link format.");
-    ImGui::PopStyleColor();
-    ImGui::PopTextWrapPos();
-    ImGui::EndChild();
-    ImGui::PopStyleColor();
+  if (state.link_error) link_error_box(state);
+  bool changed = state.error && invalid_settings_box(state);
+  if (!state.layout_note.empty()) wrapped_text(tight_color(), state.layout_note);
+  if (!state.last_estimate) {
+    // Nothing valid yet (an invalid link opened): the planner finds a layout for the model.
+    return draw_planner_panel(state) || changed;
   }
-  if (state.error) {
-    wrapped_text(kErrorColor,
-                 "Invalid settings - " + state.error->field + ": " + state.error->message);
-    ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-    ImGui::TextUnformatted("The last valid result stays below, dimmed.");
-    ImGui::PopStyleColor();
-  }
-  if (!state.last_estimate) return false;
   const Estimate& estimate = *state.last_estimate;
 
   // An invalid input never blanks the result: the last valid one stays, dimmed.
@@ -144,7 +176,7 @@ bool draw_results_panel(AppState& state) {
     wrapped_text(tight_color(), "warning: " + warning);
   }
   draw_rank_bars(state, estimate);
-  bool changed = draw_what_if_table(state, estimate);
+  changed |= draw_what_if_table(state, estimate);
   changed |= draw_planner_panel(state);
   draw_timeline(state, estimate, dim);
   draw_module_tree(state, estimate);

@@ -28,8 +28,9 @@ bool contains_ignoring_case(const std::string& text, const std::string& needle) 
   return lower(text).find(lower(needle)) != std::string::npos;
 }
 
-// The filter field at the top of an open picker; focused when the picker opens.
-void filter_field(std::string* filter) {
+// The filter field at the top of an open picker; focused when the picker opens. True when
+// Enter was pressed in it (the first match is then picked).
+bool filter_field(std::string* filter) {
   if (ImGui::IsWindowAppearing()) {
     filter->clear();
     ImGui::SetKeyboardFocusHere();
@@ -37,9 +38,11 @@ void filter_field(std::string* filter) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%s", filter->c_str());
   ImGui::SetNextItemWidth(-1.0f);
-  if (ImGui::InputTextWithHint("##filter", "type to filter", buffer, sizeof buffer)) {
-    *filter = buffer;
-  }
+  // The buffer is edited in place as one types; the call is true only on Enter.
+  const bool enter = ImGui::InputTextWithHint("##filter", "type to filter", buffer, sizeof buffer,
+                                              ImGuiInputTextFlags_EnterReturnsTrue);
+  *filter = buffer;
+  return enter;
 }
 
 // True when the model differs from its preset (some m.* link key other than the name).
@@ -78,43 +81,61 @@ std::string gpu_title(const AppState& state) {
   return text;
 }
 
-void verdict(const AppState& state, bool compact) {
+// A dot in the verdict's colour, as tall as a frame.
+void verdict_dot(ImU32 color) {
+  const float radius_px = ImGui::GetFontSize() * 0.38f;
+  const ImVec2 at = ImGui::GetCursorScreenPos();
+  const float line_px = ImGui::GetFrameHeight();
+  ImGui::GetWindowDrawList()->AddCircleFilled(ImVec2(at.x + radius_px, at.y + line_px * 0.5f),
+                                              radius_px, color);
+  ImGui::Dummy(ImVec2(radius_px * 2.0f, line_px));
+  ImGui::SameLine();
+}
+
+// Invalid inputs: the rule broken and the cheapest fix, never another configuration's numbers
+// (the results column labels the last valid result as the configuration it is of).
+// Returns true when the fix was applied.
+bool invalid_verdict(AppState& state, float width_px) {
+  verdict_dot(kErrorColor);
+  const Error& error = *state.error;
+  const float fix_px = state.suggestions.empty() ? 0.0f : ImGui::GetFontSize() * 12.0f;
+  const float text_px = std::max(width_px - fix_px - ImGui::GetFrameHeight(), width_px * 0.5f);
+  ImGui::AlignTextToFramePadding();
+  ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
+  ImGui::TextUnformatted(fit_text(verdict_text(state), text_px).c_str());
+  ImGui::PopStyleColor();
+  describe_item(state, "verdict", "text", error.field.c_str(), verdict_text(state).c_str());
+  if (state.suggestions.empty()) return false;
+  const Suggestion& fix = state.suggestions.front();
+  ImGui::SameLine();
+  const std::string label = fit_text("fix: " + fix.label, fix_px);
+  if (ImGui::SmallButton(label.c_str())) {
+    state.shared.config = fix.config;
+    state.edited_key.clear();
+    return true;
+  }
+  describe_item(state, "top fix", "button", fix.label.c_str(),
+                "The least change that makes the settings valid; the settings column lists "
+                "the others beside the field that is wrong.");
+  return false;
+}
+
+void verdict(AppState& state, bool compact) {
   if (!state.last_estimate) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "no valid estimate");
     return;
   }
   const Estimate& estimate = *state.last_estimate;
-  const RankMemory& rank = estimate.ranks[static_cast<std::size_t>(estimate.limiting_pp_rank)];
-  const double capacity_gib = estimate.normalized.config.device.capacity_gib;
-  const double peak_gib = to_gib(rank.peak_total_bytes);
   const int level = verdict_level(estimate);
   const ImU32 color = level == 0 ? kFitsColor : level == 1 ? tight_color() : kOverColor;
-
-  const float radius_px = ImGui::GetFontSize() * 0.38f;
-  const ImVec2 at = ImGui::GetCursorScreenPos();
-  const float line_px = ImGui::GetFrameHeight();
-  ImGui::GetWindowDrawList()->AddCircleFilled(
-      ImVec2(at.x + radius_px, at.y + line_px * 0.5f), radius_px,
-      ImGui::GetColorU32(state.error ? (color & 0x66FFFFFF) : color));
-  ImGui::Dummy(ImVec2(radius_px * 2.0f, line_px));
-  ImGui::SameLine();
-  char text[160];
-  const char* word = level == 0 ? "fits" : level == 1 ? "fits, within 5 %" : "does not fit";
-  if (level < 2) {
-    std::snprintf(text, sizeof text, "%s: %.2f / %.2f GiB, %.2f GiB free", word, peak_gib,
-                  capacity_gib, capacity_gib - peak_gib);
-  } else {
-    std::snprintf(text, sizeof text, "%s: %.2f / %.2f GiB, %.2f GiB over", word, peak_gib,
-                  capacity_gib, peak_gib - capacity_gib);
-  }
+  verdict_dot(color);
   ImGui::AlignTextToFramePadding();
   ImGui::PushStyleColor(ImGuiCol_Text, color);
   if (large_font() && !compact) ImGui::PushFont(large_font());
-  ImGui::TextUnformatted(text);
+  ImGui::TextUnformatted(verdict_text(state).c_str());
   if (large_font() && !compact) ImGui::PopFont();
   ImGui::PopStyleColor();
-  describe_item(const_cast<AppState&>(state), "verdict", "text",
-                "peak per GPU against the card's capacity",
+  describe_item(state, "verdict", "text", "peak per GPU against the card's capacity",
                 "The limiting pipeline rank's peak (static + activations + transients + "
                 "runtime overheads) against the GPU's memory; amber within 5 %.");
   if (estimate.ranks.size() > 1) {
@@ -122,11 +143,6 @@ void verdict(const AppState& state, bool compact) {
     ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
     ImGui::Text("limiting: PP rank %d", estimate.limiting_pp_rank);
     ImGui::PopStyleColor();
-  }
-  if (state.error) {
-    ImGui::SameLine();
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor),
-                       "(last valid; settings invalid)");
   }
 }
 
@@ -170,15 +186,17 @@ bool preset_combo(AppState& state, const char* label,
   bool changed = false;
   const std::string id = std::string("##") + label;
   if (ImGui::BeginCombo(id.c_str(), title.c_str(), ImGuiComboFlags_HeightLarge)) {
-    filter_field(filter);
-    for (std::size_t i = 0; catalog && i < ((*catalog).*presets).size(); ++i) {
+    bool enter = filter_field(filter);
+    for (std::size_t i = 0; catalog && i < ((*catalog).*presets).size() && !changed; ++i) {
       const Preset& preset = ((*catalog).*presets)[i];
       if (!contains_ignoring_case(search_text(preset), *filter)) continue;
-      if (ImGui::Selectable(row_text(preset).c_str(), preset.id == selected_id)) {
+      if (ImGui::Selectable(row_text(preset).c_str(), preset.id == selected_id) || enter) {
         pick(preset, state);
         changed = true;
       }
+      enter = false;  // Enter picks the first match only
     }
+    if (changed) ImGui::CloseCurrentPopup();
     ImGui::EndCombo();
   }
   describe_item(state, label, "combo", what, help);
@@ -186,6 +204,26 @@ bool preset_combo(AppState& state, const char* label,
 }
 
 }  // namespace
+
+std::string verdict_text(const AppState& state) {
+  if (state.error) return "invalid - " + state.error->message;
+  if (!state.last_estimate) return "no valid estimate";
+  const Estimate& estimate = *state.last_estimate;
+  const RankMemory& rank = estimate.ranks[static_cast<std::size_t>(estimate.limiting_pp_rank)];
+  const double capacity_gib = estimate.normalized.config.device.capacity_gib;
+  const double peak_gib = to_gib(rank.peak_total_bytes);
+  const int level = verdict_level(estimate);
+  const char* word = level == 0 ? "fits" : level == 1 ? "fits, within 5 %" : "does not fit";
+  char text[160];
+  if (level < 2) {
+    std::snprintf(text, sizeof text, "%s: %.2f / %.2f GiB, %.2f GiB free", word, peak_gib,
+                  capacity_gib, capacity_gib - peak_gib);
+  } else {
+    std::snprintf(text, sizeof text, "%s: %.2f / %.2f GiB, %.2f GiB over", word, peak_gib,
+                  capacity_gib, peak_gib - capacity_gib);
+  }
+  return text;
+}
 
 int verdict_level(const Estimate& estimate) {
   const RankMemory& rank = estimate.ranks[static_cast<std::size_t>(estimate.limiting_pp_rank)];
@@ -246,7 +284,11 @@ namespace {
 
 // A phone's top bar: the verdict, then what is being estimated and the settings button.
 void narrow_row(AppState& state, TopBarActions& actions) {
-  verdict(state, true);
+  if (state.error) {
+    actions.changed |= invalid_verdict(state, ImGui::GetContentRegionAvail().x);
+  } else {
+    verdict(state, true);
+  }
   ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
   ImGui::AlignTextToFramePadding();
   ImGui::Text("%s on %lld x %s", model_title(state).c_str(),
@@ -274,8 +316,9 @@ bool gpus_input(AppState& state) {
   return changed;
 }
 
-// A wide top bar: model on GPUs x GPU, recipes, then the verdict.
-void wide_row(AppState& state, TopBarActions& actions) {
+// A wide top bar: model on GPUs x GPU, recipes, then the verdict, leaving `buttons_px` for
+// the buttons at the right end.
+void wide_row(AppState& state, TopBarActions& actions, float buttons_px) {
   const float em = ImGui::GetFontSize();
   ImGui::SetNextItemWidth(em * 13.0f);
   actions.changed |= model_picker(state, "top model");
@@ -295,9 +338,17 @@ void wide_row(AppState& state, TopBarActions& actions) {
   ImGui::SetNextItemWidth(em * 6.5f);
   actions.changed |= recipe_picker(state, "recipes");
   ImGui::SameLine(0.0f, em * 1.5f);
-  // The verdict takes the rest of the row; wrap it when the row is short.
-  if (ImGui::GetContentRegionAvail().x < em * 34.0f) ImGui::NewLine();
-  verdict(state, false);
+  // The verdict takes the rest of the row, the buttons' room kept; a row too short for it
+  // puts it on a line of its own.
+  const float reserved_px = buttons_px + em * 2.5f;
+  if (ImGui::GetContentRegionAvail().x - reserved_px < em * (state.error ? 26.0f : 34.0f)) {
+    ImGui::NewLine();
+  }
+  if (state.error) {
+    actions.changed |= invalid_verdict(state, ImGui::GetContentRegionAvail().x - reserved_px);
+  } else {
+    verdict(state, false);
+  }
   ImGui::SameLine(0.0f, em);
 }
 
@@ -311,15 +362,17 @@ TopBarActions draw_top_bar(AppState& state, bool narrow) {
   ImGui::TextUnformatted("megamem");
   if (large_font()) ImGui::PopFont();
   ImGui::SameLine(0.0f, em);
-  if (narrow) {
-    narrow_row(state, actions);
-  } else {
-    wide_row(state, actions);
-  }
   const char* copy_label = state.link_copied ? "Copied" : "Copy link";
   const float buttons_px = ImGui::CalcTextSize("Copy link").x + ImGui::CalcTextSize("Light").x +
                            ImGui::GetStyle().FramePadding.x * 4 + ImGui::GetStyle().ItemSpacing.x;
-  if (!narrow && ImGui::GetContentRegionAvail().x > buttons_px) {
+  if (narrow) {
+    narrow_row(state, actions);
+  } else {
+    wide_row(state, actions, buttons_px);
+  }
+  if (!narrow) {
+    // Never past the window's edge: on a new line when the row has no room left.
+    if (ImGui::GetContentRegionAvail().x < buttons_px) ImGui::NewLine();
     ImGui::SetCursorPosX(ImGui::GetWindowContentRegionMax().x - buttons_px);
   }
   if (ImGui::Button(copy_label)) actions.copy_link = true;

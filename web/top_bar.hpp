@@ -3,6 +3,8 @@
 // used by the settings column.
 #pragma once
 
+#include <string>
+
 #include "app_state.hpp"
 
 namespace megamem::web {
@@ -21,6 +23,10 @@ TopBarActions draw_top_bar(AppState& state, bool narrow);
 bool model_picker(AppState& state, const char* label);
 bool gpu_picker(AppState& state, const char* label);
 bool recipe_picker(AppState& state, const char* label);
+
+// What the top bar says of the current inputs: "fits: 58.32 / 79.65 GiB, ...", or
+// "invalid - <rule>" (never the numbers of another configuration).
+std::string verdict_text(const AppState& state);
 
 // The verdict of an estimate: 0 fits, 1 within 5 % of capacity, 2 does not fit.
 int verdict_level(const Estimate& estimate);

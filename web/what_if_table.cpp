@@ -1,8 +1,12 @@
 // The what-if table (ui.md "WHAT-IF"): the limiting rank's peak under each recompute and
 // offload choice, with the saving against the current setting. Clicking a row applies it:
-// the row's whole configuration comes from what_if_options() (what_if.hpp).
+// the row's whole configuration comes from what_if_options() (what_if.hpp). Each row shows
+// the step-time change beside the memory saved; the rows rank by GiB saved per % of step time
+// on request.
+#include <algorithm>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "format.hpp"
 #include "imgui.h"
@@ -14,14 +18,41 @@ namespace megamem::web {
 
 namespace {
 
-void setup_columns() {
+void setup_columns(bool wide) {
   const float number_px = ImGui::CalcTextSize("-000.00 GiB").x + ImGui::GetFontSize() * 0.5f;
   ImGui::TableSetupColumn("choice", ImGuiTableColumnFlags_WidthStretch);
   ImGui::TableSetupColumn("peak", ImGuiTableColumnFlags_WidthFixed, number_px);
   ImGui::TableSetupColumn("saving", ImGuiTableColumnFlags_WidthFixed, number_px);
+  ImGui::TableSetupColumn("step time", ImGuiTableColumnFlags_WidthFixed,
+                          ImGui::CalcTextSize("+000.0 %").x + ImGui::GetFontSize() * 0.5f);
+  if (wide) {
+    ImGui::TableSetupColumn("GiB per %", ImGuiTableColumnFlags_WidthFixed,
+                            ImGui::CalcTextSize("GiB per %").x + ImGui::GetFontSize() * 0.5f);
+  }
   ImGui::TableSetupColumn("fits", ImGuiTableColumnFlags_WidthFixed,
                           ImGui::CalcTextSize("does not fit").x + ImGui::GetFontSize() * 0.5f);
   ImGui::TableHeadersRow();
+}
+
+// GiB saved per % of step time added: the best deal to recompute or offload ranks first. A
+// row that saves memory at no time cost ranks above all; one that saves nothing, last.
+double gib_per_percent(const WhatIfOption& row) {
+  if (!row.valid || row.current || row.saving_bytes <= 0) return -1.0;
+  const double percent = std::max(100.0 * row.step_time_change, 0.01);
+  return to_gib(static_cast<std::uint64_t>(row.saving_bytes)) / percent;
+}
+
+// The rows in table order, or by GiB saved per % of step time (current first).
+std::vector<std::size_t> row_order(const AppState& state) {
+  std::vector<std::size_t> order(state.what_if.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (state.what_if_by_deal) {
+    std::stable_sort(order.begin() + (order.empty() ? 0 : 1), order.end(),
+                     [&](std::size_t a, std::size_t b) {
+                       return gib_per_percent(state.what_if[a]) > gib_per_percent(state.what_if[b]);
+                     });
+  }
+  return order;
 }
 
 // The row's label, clickable when it is a valid change; true when clicked (and applied).
@@ -39,23 +70,49 @@ bool choice_cell(AppState& state, const WhatIfOption& row, std::size_t index) {
   if (!row.valid) ImGui::PopStyleColor();
   char rect_label[32];
   std::snprintf(rect_label, sizeof rect_label, "what-if %zu", index);
+  const std::string effect =
+      !row.valid    ? row.error
+      : row.current ? std::string("The configuration as given.")
+                    : row.note + (row.note.empty() ? "" : " ") + "Click to apply this setting.";
   describe_item(state, rect_label, "row",
                 row.megatron_flags.empty() ? "(the current flags)" : row.megatron_flags.c_str(),
-                row.valid
-                    ? (row.current ? "The configuration as given." : "Click to apply this setting.")
-                    : row.error.c_str());
+                effect.c_str());
   return applied;
 }
 
-// Peak, saving against the current setting, and whether it fits.
-void number_cells(const WhatIfOption& row, double capacity_bytes) {
+// The step-time change and, on a wide table, GiB saved per % of it.
+void time_cells(const WhatIfOption& row, bool wide) {
+  ImGui::TableNextColumn();
+  if (row.current || row.step_time_s <= 0.0) {
+    ImGui::TextUnformatted(row.current && row.step_time_s > 0.0 ? "-" : "?");
+  } else {
+    const double percent = 100.0 * row.step_time_change;
+    ImGui::PushStyleColor(ImGuiCol_Text, percent > 0.05    ? kOverColor
+                                         : percent < -0.05 ? kFitsColor
+                                                           : muted_text_color());
+    ImGui::Text("%+.1f %%", percent);
+    ImGui::PopStyleColor();
+  }
+  if (!wide) return;
+  ImGui::TableNextColumn();
+  const double deal = gib_per_percent(row);
+  if (deal < 0.0) {
+    ImGui::TextUnformatted("-");
+  } else if (row.step_time_change <= 0.0001) {
+    ImGui::TextUnformatted("free");
+  } else {
+    ImGui::Text("%.2f", deal);
+  }
+}
+
+// Peak, saving against the current setting, step time, and whether it fits.
+void number_cells(const WhatIfOption& row, double capacity_bytes, bool wide) {
   ImGui::TableNextColumn();
   if (!row.valid) {
     ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
     ImGui::TextUnformatted("not allowed");
     ImGui::PopStyleColor();
-    ImGui::TableNextColumn();
-    ImGui::TableNextColumn();
+    for (int i = wide ? 4 : 3; i > 0; --i) ImGui::TableNextColumn();
     return;
   }
   ImGui::Text("%.2f GiB", to_gib(row.peak_total_bytes));
@@ -70,6 +127,7 @@ void number_cells(const WhatIfOption& row, double capacity_bytes) {
     ImGui::Text("%+.2f GiB", -saving_gib);
     ImGui::PopStyleColor();
   }
+  time_cells(row, wide);
   ImGui::TableNextColumn();
   const bool fits = static_cast<double>(row.peak_total_bytes) <= capacity_bytes;
   ImGui::PushStyleColor(ImGuiCol_Text, fits ? kFitsColor : kOverColor);
@@ -89,18 +147,24 @@ bool draw_what_if_table(AppState& state, const Estimate& estimate) {
     return false;
   }
   const double capacity_bytes = estimate.normalized.config.device.capacity_gib * kBytesPerGiB;
+  ImGui::Checkbox("rank by GiB saved per % of step time", &state.what_if_by_deal);
+  describe_item(state, "what-if by deal", "checkbox", "step-time model (docs/planner.md)",
+                "Sorts the choices by memory saved per percent of step time they add: the best "
+                "deal to recompute or offload first.");
   constexpr ImGuiTableFlags kFlags =
       ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingStretchProp;
+  const bool wide = ImGui::GetContentRegionAvail().x > ImGui::GetFontSize() * 40.0f;
   bool applied = false;
-  if (!ImGui::BeginTable("what-if", 4, kFlags)) return false;
-  setup_columns();
-  for (std::size_t i = 0; i < state.what_if.size() && !applied; ++i) {
+  if (!ImGui::BeginTable("what-if", wide ? 6 : 5, kFlags)) return false;
+  setup_columns(wide);
+  for (const std::size_t i : row_order(state)) {
+    if (applied) break;
     const WhatIfOption& row = state.what_if[i];
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     ImGui::PushID(static_cast<int>(i));
     applied = choice_cell(state, row, i);
-    number_cells(row, capacity_bytes);
+    number_cells(row, capacity_bytes, wide);
     ImGui::PopID();
   }
   ImGui::EndTable();

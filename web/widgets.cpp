@@ -203,37 +203,50 @@ bool section(const char* title, bool default_open) {
   return ImGui::CollapsingHeader(title, default_open ? ImGuiTreeNodeFlags_DefaultOpen : 0);
 }
 
-bool error_box(AppState& state) {
+bool error_box(AppState& state, const char* rect_prefix) {
   if (!state.error) return false;
-  bool applied = false;
   ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextUnformatted(state.error->message.c_str());
   ImGui::PopTextWrapPos();
   ImGui::PopStyleColor();
-  if (!state.suggestions.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-    ImGui::TextUnformatted("nearest valid:");
-    ImGui::PopStyleColor();
-    for (std::size_t i = 0; i < state.suggestions.size(); ++i) {
-      const Suggestion& suggestion = state.suggestions[i];
-      const float width_px =
-          ImGui::CalcTextSize(suggestion.label.c_str()).x + ImGui::GetStyle().FramePadding.x * 2;
-      if (ImGui::GetContentRegionAvail().x > width_px + ImGui::GetStyle().ItemSpacing.x) {
-        ImGui::SameLine();
-      }
-      if (ImGui::SmallButton(suggestion.label.c_str())) {
-        state.shared.config = suggestion.config;
-        state.edited_key = suggestion.key;
-        applied = true;
-      }
-      describe_item(state, ("suggestion " + suggestion.label).c_str(), "button",
-                    "nearest valid value", "Applies this value; the rest stays as it is.");
-      if (applied) break;
-    }
-  }
+  const bool applied = suggestion_buttons(state, rect_prefix);
   ImGui::Spacing();
   return applied;
+}
+
+bool suggestion_buttons(AppState& state, const char* rect_prefix) {
+  if (state.suggestions.empty()) return false;
+  ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+  ImGui::TextUnformatted("nearest valid, least change first (click to apply):");
+  ImGui::PopStyleColor();
+  // One per line, cheapest first; a label wider than the column is shortened (the tooltip
+  // and the link carry it whole).
+  for (const Suggestion& suggestion : state.suggestions) {
+    const std::string shown = fit_text(
+        suggestion.label, ImGui::GetContentRegionAvail().x - ImGui::GetStyle().FramePadding.x * 2);
+    ImGui::PushID(suggestion.query.c_str());
+    const bool clicked = ImGui::SmallButton(shown.c_str());
+    ImGui::PopID();
+    describe_item(state, (std::string(rect_prefix) + " " + suggestion.label).c_str(), "button",
+                  suggestion.label.c_str(),
+                  "Applies this change: the result is a valid configuration of the same model.");
+    if (clicked) {
+      state.shared.config = suggestion.config;
+      state.edited_key.clear();  // a later error shows beside its own field
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string fit_text(const std::string& text, float width_px) {
+  if (ImGui::CalcTextSize(text.c_str()).x <= width_px) return text;
+  std::string shown = text;
+  while (!shown.empty() && ImGui::CalcTextSize((shown + "...").c_str()).x > width_px) {
+    shown.pop_back();
+  }
+  return shown + "...";
 }
 
 }  // namespace megamem::web

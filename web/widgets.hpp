@@ -58,9 +58,17 @@ void row_note(InputContext& ctx, const char* text);
 // A section heading in capitals; returns whether it is open.
 bool section(const char* title, bool default_open = true);
 
-// The error box (message and nearest valid values as buttons); returns true when a
-// suggestion was applied (state.shared.config changed).
-bool error_box(AppState& state);
+// The error box (message and nearest valid configurations as buttons); returns true when a
+// suggestion was applied (state.shared.config changed). Each button's rectangle is recorded
+// as "<rect_prefix> <label>".
+bool error_box(AppState& state, const char* rect_prefix = "suggestion");
+
+// The core's suggestions for the current error, one button each, cheapest first; true when
+// one was applied.
+bool suggestion_buttons(AppState& state, const char* rect_prefix);
+
+// `text`, shortened with "..." to fit `width_px`.
+std::string fit_text(const std::string& text, float width_px);
 
 // A paragraph in one colour, wrapped at the window's edge.
 void wrapped_text(ImU32 color, const std::string& text);

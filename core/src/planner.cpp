@@ -752,7 +752,8 @@ void Planner::enumerate(const NormalizedConfig& model, const Axes& a) {
       for (int pp : a.pps) {
         if (tp < 1 || cp < 1 || pp < 1 || world % (std::int64_t{tp} * cp * pp) != 0) continue;
         const int max_vpp = pp > 1 ? std::max(1, req_.space.max_virtual_stages) : 1;
-        for (int vpp = 1; vpp <= max_vpp; ++vpp) {
+        const int min_vpp = pp > 1 ? std::max(1, req_.space.min_virtual_stages) : 1;
+        for (int vpp = min_vpp; vpp <= max_vpp; ++vpp) {
           const std::optional<std::string> split =
               pipeline_split(m.num_layers, m.mtp_num_layers, pp, vpp, loss_units);
           if (!split) continue;
@@ -992,6 +993,18 @@ Config plan_inputs(const Config& config, const PlannerSearchSpace& space) {
   if (space.search_recompute) inputs.training.recompute = RecomputeConfig{};  // the "none" row
   if (space.search_offload) write_offload(inputs, OffloadOption{});           // the "none" row
   return inputs;
+}
+
+void keep_layout_fields(PlannerSearchSpace& space, const Config& config, const PlanKeep& keep) {
+  const ParallelConfig& p = config.parallel;
+  if (keep.tensor_parallel) space.tensor_parallel = {p.tensor_parallel};
+  if (keep.pipeline_parallel) {
+    space.pipeline_parallel = {p.pipeline_parallel};
+    space.min_virtual_stages = space.max_virtual_stages = p.virtual_stages_per_pipeline_rank;
+  }
+  if (keep.context_parallel) space.context_parallel = {p.context_parallel};
+  if (keep.expert_parallel) space.expert_parallel = {p.expert_parallel};  // ETP: 1 or TP
+  if (keep.micro_batch_size) space.micro_batch_sizes = {config.training.micro_batch_size};
 }
 
 }  // namespace megamem

@@ -130,6 +130,21 @@ std::int64_t optimizer_shard_group(const NormalizedConfig& normalized, bool expe
   return group / instances;
 }
 
+namespace {
+
+// The grad buffer under --use-precision-aware-optimizer: fp32 only when grads accumulate in
+// fp32 (param_and_grad_buffer.py: grad_reduce_in_fp32 = accumulate_allreduce_grads_in_fp32,
+// which arguments.py turns on for bf16 with fp32 main grads unless --grad-reduce-in-bf16);
+// distrib_optimizer.py hands the buffer's shard to the optimizer as decoupled_grad.
+double precision_aware_grad_bytes(DType params_dtype, const OptimizerConfig& opt) {
+  const bool fp32_grads =
+      params_dtype == DType::fp32 || (params_dtype == DType::bf16 && !opt.grad_reduce_in_bf16 &&
+                                      opt.main_grads_dtype == DType::fp32);
+  return fp32_grads ? 4.0 : 2.0;
+}
+
+}  // namespace
+
 ParamBytes param_bytes(const NormalizedConfig& normalized, const ParamTensor& tensor) {
   const OptimizerConfig& opt = normalized.config.optimizer;
   const DType params_dtype = normalized.config.training.params_dtype;
@@ -146,10 +161,10 @@ ParamBytes param_bytes(const NormalizedConfig& normalized, const ParamTensor& te
 
   if (opt.use_precision_aware_optimizer) {
     // megatron/core/optimizer/optimizer_config.py: TE FusedAdam keeps states in the chosen
-    // dtypes; the grad buffer uses main_grads_dtype. A bf16 parameter's fp32 master is a
-    // 2-byte remainder when TE owns the master weights (no fp8 beyond delayed scaling) and
-    // no CPU offload (HybridDeviceOptimizer keeps full fp32 masters).
-    bytes.gradient = dtype_bytes(opt.main_grads_dtype);
+    // dtypes. A bf16 parameter's fp32 master is a 2-byte remainder when TE owns the master
+    // weights (no fp8 beyond delayed scaling) and no CPU offload (HybridDeviceOptimizer keeps
+    // full fp32 masters).
+    bytes.gradient = precision_aware_grad_bytes(params_dtype, opt);
     const Fp8Recipe recipe = normalized.config.training.fp8_recipe;
     const bool te_owns_master = recipe == Fp8Recipe::none || recipe == Fp8Recipe::delayed ||
                                 opt.main_params_dtype != DType::fp32;

@@ -366,4 +366,51 @@ std::vector<Suggestion> suggest_valid_configs(const Config& config, std::size_t 
   return out;
 }
 
+namespace {
+
+// The first suggestion that runs on the same GPUs.
+std::optional<Suggestion> same_gpus_suggestion(const Config& config) {
+  constexpr std::size_t kEnough = 32;  // every kind of fix, before the GPU-count ones are dropped
+  for (Suggestion& s : suggest_valid_configs(config, kEnough)) {
+    if (s.config.parallel.world_size == config.parallel.world_size) return std::move(s);
+  }
+  return std::nullopt;
+}
+
+// Megatron's defaults for the layout (arguments.py): one of every parallel size, Megatron's
+// even pipeline split.
+Config plainest_layout(const Config& config) {
+  Config c = config;
+  ParallelConfig& p = c.parallel;
+  p.tensor_parallel = p.pipeline_parallel = p.context_parallel = p.expert_parallel = 1;
+  p.expert_tensor_parallel = 0;
+  p.virtual_stages_per_pipeline_rank = 1;
+  p.sequence_parallel = false;
+  p.pipeline_layout.clear();
+  p.decoder_first_pipeline_num_layers = p.decoder_last_pipeline_num_layers = 0;
+  p.account_for_embedding_in_pipeline_split = p.account_for_loss_in_pipeline_split = false;
+  p.microbatch_group_size_per_vp_stage = 0;
+  return c;
+}
+
+}  // namespace
+
+Expected<Suggestion> valid_layout_for(const Config& config) {
+  const Expected<NormalizedConfig> normalized = normalize(config);
+  if (normalized) return Suggestion{.label = "", .field = "", .config = config};
+  if (std::optional<Suggestion> near = same_gpus_suggestion(config)) return std::move(*near);
+  Config plain = plainest_layout(config);
+  repair_batch(plain);
+  std::string field;
+  const std::string label = changed_knobs_label(config, plain, field);
+  if (normalize(plain)) {
+    return Suggestion{.label = "plainest layout: " + label, .field = field, .config = plain};
+  }
+  if (std::optional<Suggestion> near = same_gpus_suggestion(plain)) {
+    near->label = "plainest layout: " + changed_knobs_label(config, near->config, field);
+    return std::move(*near);
+  }
+  return normalized.error();
+}
+
 }  // namespace megamem

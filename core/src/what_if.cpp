@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "megamem/step_time.hpp"
 #include "memory_choices.hpp"
 
 namespace megamem {
@@ -12,6 +13,7 @@ struct Choice {
   std::string label;
   std::string flags;
   Config config;
+  std::string note;
 };
 
 RecomputeConfig no_recompute() { return RecomputeConfig{}; }
@@ -44,7 +46,7 @@ std::vector<Choice> recompute_choices(const Config& base) {
   auto add = [&](std::string label, std::string flags, RecomputeConfig recompute) {
     Config c = base;
     c.training.recompute = std::move(recompute);
-    out.push_back({std::move(label), std::move(flags), std::move(c)});
+    out.push_back({std::move(label), std::move(flags), std::move(c), ""});
   };
   add("recompute: none", "", no_recompute());
   // The planner's selective sets (memory_choices.hpp).
@@ -62,6 +64,26 @@ std::vector<Choice> recompute_choices(const Config& base) {
   return out;
 }
 
+// What HybridDeviceOptimizer moves (megatron/core/optimizer/cpu_offloading/
+// hybrid_optimizer.py): the offloaded share of the fp32 master weights and Adam moments, with
+// an fp32 copy of their grads, goes to the host; the bf16 weights and the grad buffer stay on
+// the GPU. It needs --use-precision-aware-optimizer (arguments.py), which keeps full fp32
+// masters on the GPU for the share not offloaded (no 2-byte remainders).
+std::string optimizer_offload_note(const Config& base) {
+  std::string note =
+      "Moves that share of the fp32 master weights and Adam moments (with an fp32 grad copy) "
+      "to the host; weights and the grad buffer stay on the GPU.";
+  if (!base.optimizer.use_precision_aware_optimizer) {
+    note +=
+        " Turns on the precision-aware optimizer it needs: the share kept on the GPU holds "
+        "full fp32 masters.";
+  }
+  if (!base.optimizer.use_distributed_optimizer) return note;
+  return note +
+         " With the distributed optimizer only this rank's shard moves, so the saving "
+         "shrinks as data parallelism grows.";
+}
+
 std::vector<Choice> offload_choices(const Config& base) {
   std::vector<Choice> out;
   if (!base.training.offload.fine_grained_activation_offloading) {
@@ -72,7 +94,7 @@ std::vector<Choice> offload_choices(const Config& base) {
     out.push_back({"activation offload: " + join_module_names(modules, ", "),
                    "--fine-grained-activation-offloading --offload-modules " +
                        join_module_names(modules, " "),
-                   c});
+                   c, ""});
   }
   for (double fraction : {0.5, 1.0}) {
     const OptimizerConfig& opt = base.optimizer;
@@ -81,16 +103,22 @@ std::vector<Choice> offload_choices(const Config& base) {
     c.optimizer.use_precision_aware_optimizer = true;
     c.optimizer.optimizer_cpu_offload = true;
     c.optimizer.optimizer_offload_fraction = fraction;
-    out.push_back({"optimizer offload " + std::to_string(static_cast<int>(fraction * 100)) + " %",
+    std::string label =
+        "optimizer offload " + std::to_string(static_cast<int>(fraction * 100)) + " %";
+    if (opt.optimizer_cpu_offload) {
+      label += " (now " +
+               std::to_string(static_cast<int>(opt.optimizer_offload_fraction * 100 + 0.5)) + " %)";
+    }
+    out.push_back({std::move(label),
                    "--use-precision-aware-optimizer --optimizer-cpu-offload "
                    "--optimizer-offload-fraction " +
                        std::string(fraction == 1.0 ? "1.0" : "0.5"),
-                   c});
+                   c, optimizer_offload_note(base)});
   }
   if (!base.optimizer.use_distributed_optimizer) {
     Config c = base;
     c.optimizer.use_distributed_optimizer = true;
-    out.push_back({"distributed optimizer", "--use-distributed-optimizer", c});
+    out.push_back({"distributed optimizer", "--use-distributed-optimizer", c, ""});
   }
   return out;
 }
@@ -121,10 +149,13 @@ std::vector<WhatIfOption> what_if_options(const Config& config) {
       option.peak_allocated_bytes = rank.peak_allocated_bytes;
       option.peak_total_bytes = limiting_peak_total(*result);
       option.limiting_pp_rank = result->limiting_pp_rank;
+      option.note = choice.note;
+      const Expected<StepTime> time = estimate_step_time(choice.config);
+      if (time) option.step_time_s = time->step_time_s;
     }
     out.push_back(std::move(option));
   };
-  evaluate({"current setting", "", config}, true);
+  evaluate({"current setting", "", config, ""}, true);
   for (const Choice& choice : recompute_choices(config)) {
     if (same_recompute(choice.config.training.recompute, config.training.recompute)) continue;
     evaluate(choice, false);
@@ -135,6 +166,9 @@ std::vector<WhatIfOption> what_if_options(const Config& config) {
     if (option.valid && current.valid) {
       option.saving_bytes = static_cast<std::int64_t>(current.peak_total_bytes) -
                             static_cast<std::int64_t>(option.peak_total_bytes);
+    }
+    if (option.step_time_s > 0 && current.step_time_s > 0) {
+      option.step_time_change = option.step_time_s / current.step_time_s - 1.0;
     }
   }
   return out;

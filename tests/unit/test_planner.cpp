@@ -328,3 +328,27 @@ TEST_CASE("plan inputs change with the training settings, not with what the sear
   space.search_recompute = false;  // then the recompute setting is an input
   CHECK(inputs_link(layout) != inputs_link(base));
 }
+
+TEST_CASE("kept layout fields stay at the configuration's values in every candidate") {
+  PlanRequest request = deepseek_request();
+  request.record_cells = false;
+  Config current = request.base;
+  current.parallel.tensor_parallel = 2;
+  current.parallel.pipeline_parallel = 8;
+  current.parallel.virtual_stages_per_pipeline_rank = 2;
+  current.parallel.expert_parallel = 16;
+  keep_layout_fields(request.space, current,
+                     {.tensor_parallel = true, .pipeline_parallel = true, .expert_parallel = true});
+  const Expected<PlanResult> result = plan(request);
+  REQUIRE(result.has_value());
+  REQUIRE_FALSE(result->top.empty());
+  for (const std::vector<PlanCandidate>* list : {&result->top, &result->pareto}) {
+    for (const PlanCandidate& c : *list) {
+      INFO(c.label);
+      CHECK(c.config.parallel.tensor_parallel == 2);
+      CHECK(c.config.parallel.pipeline_parallel == 8);
+      CHECK(c.config.parallel.virtual_stages_per_pipeline_rank == 2);
+      CHECK(c.config.parallel.expert_parallel == 16);
+    }
+  }
+}

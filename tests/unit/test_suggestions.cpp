@@ -5,6 +5,9 @@
 #include <random>
 
 #include "megamem/estimate.hpp"
+#include "megamem/fields.hpp"
+#include "megamem/presets.hpp"
+#include "megamem/share_link.hpp"
 #include "megamem/suggestions.hpp"
 #include "model_fixtures.hpp"
 
@@ -13,20 +16,17 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-// Every architecture field of the model (what a suggestion must never touch).
+// Every architecture field of the model (what a suggestion must never touch): each field of
+// the registry's model group, as its share-link text, and the model's name.
 bool same_model(const ModelConfig& a, const ModelConfig& b) {
-  return a.num_layers == b.num_layers && a.hidden_size == b.hidden_size &&
-         a.num_attention_heads == b.num_attention_heads &&
-         a.num_query_groups == b.num_query_groups && a.kv_channels == b.kv_channels &&
-         a.ffn_hidden_size == b.ffn_hidden_size && a.activation == b.activation &&
-         a.vocab_size == b.vocab_size && a.num_experts == b.num_experts &&
-         a.moe_router_topk == b.moe_router_topk && a.moe_ffn_hidden_size == b.moe_ffn_hidden_size &&
-         a.moe_shared_expert_intermediate_size == b.moe_shared_expert_intermediate_size &&
-         a.moe_layer_pattern == b.moe_layer_pattern && a.moe_layer_freq == b.moe_layer_freq &&
-         a.multi_latent_attention == b.multi_latent_attention && a.kv_lora_rank == b.kv_lora_rank &&
-         a.q_lora_rank == b.q_lora_rank && a.mtp_num_layers == b.mtp_num_layers &&
-         a.max_position_embeddings == b.max_position_embeddings &&
-         a.make_vocab_size_divisible_by == b.make_vocab_size_divisible_by;
+  Config x, y;
+  x.model = a;
+  y.model = b;
+  for (const ConfigField& field : config_fields()) {
+    if (field.group != FieldGroup::model || field.link_key.empty()) continue;
+    if (field_link_text(field, x) != field_link_text(field, y)) return false;
+  }
+  return a.name == b.name && a.moe_layer_pattern == b.moe_layer_pattern;
 }
 
 int pick(std::mt19937& rng, std::initializer_list<int> values) {
@@ -156,4 +156,74 @@ TEST_CASE(
   }
   // Most mistakes have a fix nearby (a few random models admit none, e.g. 3 TP ranks).
   CHECK(with_suggestions > 900);
+}
+
+TEST_CASE(
+    "property: for 1,000 random invalid layouts of every model preset every suggestion is "
+    "valid and keeps the model") {
+  const Expected<PresetCatalog>& catalog = builtin_presets();
+  REQUIRE(catalog.has_value());
+  std::mt19937 rng(16);
+  int invalid = 0, with_suggestions = 0;
+  while (invalid < 1000) {
+    Config c = random_layout(rng);
+    std::uniform_int_distribution<std::size_t> model(0, catalog->models.size() - 1);
+    c.model = catalog->models[model(rng)].model;
+    c.parallel.expert_parallel = c.model.num_experts > 0 ? pick(rng, {1, 2, 8, 16, 32}) : 1;
+    if (normalize(c).has_value()) continue;
+    ++invalid;
+    const std::vector<Suggestion> s = suggest_valid_configs(c);
+    if (!s.empty()) ++with_suggestions;
+    for (const Suggestion& suggestion : s) {
+      INFO(c.model.name << ": " << suggestion.label);
+      CHECK(normalize(suggestion.config).has_value());
+      CHECK(same_model(suggestion.config.model, c.model));
+    }
+  }
+  CHECK(with_suggestions > 900);
+}
+
+// Picking a model, a GPU or a GPU count on the page (valid_layout_for) lands on a valid
+// layout of that model on those GPUs.
+TEST_CASE("every model preset picked on the default recipe's layout gets a valid layout") {
+  const Expected<PresetCatalog>& catalog = builtin_presets();
+  REQUIRE(catalog.has_value());
+  const RecipePreset* recipe = catalog->find_recipe("llama-3-70b-h100-64");
+  REQUIRE(recipe != nullptr);
+  const Expected<SharedConfig> base = recipe_config(*recipe);
+  REQUIRE(base.has_value());
+  for (const ModelPreset& preset : catalog->models) {
+    for (const std::int64_t gpus : {8, 64, 96, 256}) {
+      Config c = base->config;
+      c.model = preset.model;
+      c.parallel.world_size = gpus;
+      const Expected<Suggestion> layout = valid_layout_for(c);
+      INFO(preset.id << " on " << gpus << " GPUs");
+      REQUIRE(layout.has_value());
+      CHECK(normalize(layout->config).has_value());
+      CHECK(same_model(layout->config.model, c.model));
+      CHECK(layout->config.parallel.world_size == gpus);
+    }
+  }
+}
+
+TEST_CASE("a valid configuration keeps its layout when a model is picked") {
+  Config c = fixtures::llama3_70b_tp8_pp4();
+  const Expected<Suggestion> layout = valid_layout_for(c);
+  REQUIRE(layout.has_value());
+  CHECK(layout->label.empty());
+  CHECK(layout->config.parallel.tensor_parallel == c.parallel.tensor_parallel);
+  CHECK(layout->config.parallel.pipeline_parallel == c.parallel.pipeline_parallel);
+}
+
+TEST_CASE("a layout that no longer divides keeps what still applies") {
+  Config c = fixtures::llama3_70b_tp8_pp4();
+  c.parallel.world_size = 64;
+  c.model.num_layers = 78;  // 78 layers on PP 4: an uneven split or another PP, TP stays
+  REQUIRE_FALSE(normalize(c).has_value());
+  const Expected<Suggestion> layout = valid_layout_for(c);
+  REQUIRE(layout.has_value());
+  CHECK_FALSE(layout->label.empty());
+  CHECK(layout->config.parallel.tensor_parallel == 8);
+  CHECK(layout->config.parallel.world_size == 64);
 }

@@ -70,3 +70,34 @@ TEST_CASE("what-if is its own call; its current row is estimate()'s peak, and JS
   CHECK(estimate_to_json(*estimate(fixtures::llama3_70b_tp8_pp4())).find("\"what_if\"") ==
         std::string::npos);
 }
+
+TEST_CASE("each what-if row carries the step-time change: recompute costs time") {
+  const auto options = what_if_options(fixtures::llama3_70b_tp8_pp4());
+  CHECK(options.front().step_time_s > 0);
+  CHECK(options.front().step_time_change == 0);
+  for (const WhatIfOption& option : options) {
+    if (option.valid) CHECK(option.step_time_s > 0);
+  }
+  const WhatIfOption& full = find(options, "full, uniform, 1 layer per group");
+  CHECK(full.step_time_change > 0.05);  // a whole forward again: well over 5 %
+  CHECK(full.step_time_change ==
+        Approx(full.step_time_s / options.front().step_time_s - 1.0).epsilon(1e-12));
+}
+
+// hybrid_optimizer.py offloads optimizer state only; param_and_grad_buffer.py keeps a bf16
+// grad buffer under --grad-reduce-in-bf16 with or without the precision-aware optimizer.
+TEST_CASE("optimizer offload with bf16 grads saves memory and keeps the grad buffer bf16") {
+  Config c = fixtures::llama3_70b_tp8_pp4();
+  c.optimizer.grad_reduce_in_bf16 = true;
+  const auto options = what_if_options(c);
+  const WhatIfOption& half = find(options, "optimizer offload 50 %");
+  const WhatIfOption& whole = find(options, "optimizer offload 100 %");
+  CHECK(half.saving_bytes > 0);
+  CHECK(whole.saving_bytes > half.saving_bytes);
+  CHECK_FALSE(half.note.empty());
+  const auto base = estimate(c);
+  const auto offloaded = estimate(whole.config);
+  REQUIRE(base.has_value());
+  REQUIRE(offloaded.has_value());
+  CHECK(offloaded->ranks[0].gradient_bytes == base->ranks[0].gradient_bytes);
+}

@@ -169,6 +169,11 @@ struct WhatIfRow {
   std::uint64_t peak_total_bytes = 0;
   std::int64_t saving_bytes = 0;  // current peak_total minus this one (positive saves)
   int limiting_pp_rank = 0;
+  // The step-time model's step (step_time.hpp) and its change against the current setting
+  // (0.05 = 5 % slower); 0 when the model cannot price it.
+  double step_time_s = 0;
+  double step_time_change = 0;
+  std::string note;  // why memory moves the way it does, where that is not obvious
 };
 
 struct Estimate {

@@ -38,13 +38,26 @@ struct PlannerSearchSpace {
   std::vector<int> tensor_parallel;    // default 1, 2, 4, ... up to DeviceConfig::gpus_per_node
   std::vector<int> context_parallel;   // default 1, 2, 4, 8
   std::vector<int> pipeline_parallel;  // default every size up to min(layers, 64)
-  int max_virtual_stages = 8;          // VPP 1..this (layers per chunk at least 1)
-  std::vector<int> expert_parallel;    // default every divisor of num_experts
-  std::vector<int> micro_batch_sizes;  // default 1, 2, 4, 8
+  int max_virtual_stages = 8;          // VPP min_virtual_stages..this (layers per chunk >= 1)
+  int min_virtual_stages = 1;
+  std::vector<int> expert_parallel;           // default every divisor of num_experts
+  std::vector<int> micro_batch_sizes;         // default 1, 2, 4, 8
   bool search_expert_tensor_parallel = true;  // ETP 1 and TP (else ETP = TP)
   bool search_recompute = true;  // none, Megatron's selective module sets, full uniform
   bool search_offload = true;    // activation offload, optimizer CPU offload, both
 };
+
+// Layout fields a search keeps at a configuration's values (the rest are searched).
+struct PlanKeep {
+  bool tensor_parallel = false;
+  bool pipeline_parallel = false;  // with the virtual stages per rank
+  bool context_parallel = false;
+  bool expert_parallel = false;  // ETP is still searched (1 or TP)
+  bool micro_batch_size = false;
+};
+
+// Narrows `space` to `config`'s value of every field `keep` names.
+void keep_layout_fields(PlannerSearchSpace& space, const Config& config, const PlanKeep& keep);
 
 struct PlanRequest {
   // The model, the training settings (global batch, sequence length, dtype, optimizer,

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "megamem/config.hpp"
+#include "megamem/expected.hpp"
 
 namespace megamem {
 
@@ -24,5 +25,13 @@ struct Suggestion {
 
 // Empty when config is already valid or nothing near it is.
 std::vector<Suggestion> suggest_valid_configs(const Config& config, std::size_t max_count = 8);
+
+// A valid way to run `config` on its GPUs, for a front end whose user just picked a model, a
+// GPU or a GPU count: `config` itself when it normalizes; else the cheapest suggestion that
+// keeps the model, the device and the GPU count (what still applies stays); else Megatron's
+// plainest layout on those GPUs (TP = PP = CP = EP = 1, no VPP, no uneven stages) with the
+// batch made to divide. The label says what changed ("" when nothing did). Error when even
+// the plainest layout is invalid (then the model cannot run on these GPUs as configured).
+Expected<Suggestion> valid_layout_for(const Config& config);
 
 }  // namespace megamem

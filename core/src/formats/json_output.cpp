@@ -130,6 +130,9 @@ json what_if_row_json(const WhatIfRow& row) {
     node["peak_total_bytes"] = row.peak_total_bytes;
     node["saving_bytes"] = row.saving_bytes;
     node["limiting_pp_rank"] = row.limiting_pp_rank;
+    node["step_time_s"] = row.step_time_s;
+    node["step_time_change"] = row.step_time_change;
+    if (!row.note.empty()) node["note"] = row.note;
   } else {
     node["error"] = row.error;
   }
