@@ -7,6 +7,7 @@
 #include <string>
 
 #include "activations.hpp"
+#include "estimate_helpers.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/hf_config.hpp"
 #include "megamem/megatron_args.hpp"
@@ -16,6 +17,7 @@
 #include "modules/module_spec.hpp"
 
 using namespace megamem;
+using megamem::testing::normalized;
 
 namespace {
 
@@ -69,12 +71,6 @@ Config next(int tp = 1, int world = 1) {
   c.parallel.tensor_parallel = tp;
   c.parallel.sequence_parallel = tp > 1;
   return c;
-}
-
-NormalizedConfig normalized(const Config& c) {
-  Expected<NormalizedConfig> n = normalize(c);
-  if (!n) FAIL(n.error().field + ": " + n.error().message);
-  return *n;
 }
 
 double gdn_saved_bytes(const LayerActivations& a) {

@@ -422,7 +422,8 @@ std::optional<Error> read_nemotron_h(const Reader& r, HfImport& out) {
 // --experimental-attention-variant gated_delta_net every layer but each
 // full_attention_interval-th, gated full attention (attention_output_gate), Qwen MoE with a
 // gated shared expert, and the one MTP layer its checkpoints carry (mtp.* weights, mapped as
-// mtp.layers.0 by the bridge; config.json does not count it).
+// mtp.layers.0 by the bridge; config.json does not count it; the bridge's Qwen3-Next recipe
+// recipes/qwen/h100/qwen3_next.py sets mtp_num_layers = 1).
 std::optional<Error> read_qwen3_next(const Reader& r, HfImport& out) {
   if (auto error = read_qwen_moe(r, Family::qwen3_next, out)) return error;
   ModelConfig& m = out.model;
