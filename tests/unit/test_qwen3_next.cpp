@@ -171,6 +171,13 @@ TEST_CASE("qwen3_next: Megatron flags in and out, share links, and the GDN rules
       "--micro-batch-size 1 --experimental-attention-variant gdn",
       1, 1000);
   CHECK_FALSE(no_freq.has_value());
+  const Expected<MegatronArgs> no_variant = parse_megatron_args(
+      "--num-layers 4 --hidden-size 256 --num-attention-heads 4 --seq-length 128 "
+      "--micro-batch-size 1 --linear-attention-freq 4",
+      1, 1000);
+  REQUIRE(no_variant.has_value());
+  CHECK(no_variant->config.model.linear_attention_freq == 0);
+  CHECK_FALSE(no_variant->warnings.empty());
   SharedConfig shared;
   shared.config = next(2, 8);
   shared.config.model.linear_num_key_heads = 8;

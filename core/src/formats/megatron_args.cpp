@@ -571,7 +571,14 @@ void read_hybrid(FlagReader& r, ModelConfig& m) {
 // the variant; without the variant Megatron builds no linear-attention layers.
 void read_linear_attention(FlagReader& r, ModelConfig& m) {
   const std::string* variant = r.text("--experimental-attention-variant");
-  if (!variant) return;
+  if (!variant) {
+    if (r.text("--linear-attention-freq")) {
+      r.warnings.push_back(
+          "--linear-attention-freq without --experimental-attention-variant gated_delta_net is "
+          "ignored by Megatron-Core (no linear-attention layers are built)");
+    }
+    return;
+  }
   if (*variant != "gated_delta_net" && *variant != "gdn") {
     r.fail("--experimental-attention-variant",
            "'" + *variant + "' is not modeled by megamem; use gated_delta_net (Gated DeltaNet)");
