@@ -62,11 +62,11 @@ LayerActivations layer_activations(const NormalizedConfig& n, LayerKind kind, bo
     return !in_graph_part(n, part, item.module, moe_layer);
   });
   // Normal checkpoints (core_attn, mlp, moe, shared_experts) recompute one module at a time
-  // in backward; output-discarding ones (moe_act, layernorm, mla_up_proj) bring back their
-  // outputs just before the layer's backward: take the larger of the two.
+  // in backward; output-discarding ones (moe_act, layernorm, mla_up_proj, gdn_norm_out) bring back
+  // their outputs just before the layer's backward: take the larger of the two.
   double recompute_normal = 0, recompute_discarding = 0;
   const RecomputeModules discarding = {RecomputeModule::moe_act, RecomputeModule::layernorm,
-                                       RecomputeModule::mla_up_proj};
+                                       RecomputeModule::mla_up_proj, RecomputeModule::gdn_norm_out};
   for (SavedActivation& item : out.saved) {
     out.full_bytes += item.bytes;
     const RecomputeModules freeing = item.freed_by & active;

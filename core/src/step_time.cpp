@@ -155,10 +155,30 @@ StepTimeModel::AttentionGemms StepTimeModel::mamba_gemms(const LayerShape& l) co
   return a;
 }
 
-// The mixer block of a layer: attention, Mamba, or none (a hybrid MLP / MoE layer).
+// Gated DeltaNet (gated_delta_net/common.py): in_proj and out_proj GEMMs; the conv1d and the
+// chunked delta rule as training.py gdn_layer_flops counts them, at attention efficiency.
+StepTimeModel::AttentionGemms StepTimeModel::gdn_gemms(const LayerShape& l) const {
+  const ModelConfig& m = n_->config.model;
+  const double h = m.hidden_size;
+  const double qk = static_cast<double>(m.linear_num_key_heads) * m.linear_key_head_dim;
+  const double v = static_cast<double>(m.linear_num_value_heads) * m.linear_value_head_dim;
+  const double in_proj = 2.0 * qk + 2.0 * v + 2.0 * m.linear_num_value_heads;
+  AttentionGemms a;
+  a.projections = gemm_s(l.tokens, in_proj / tp_, h) + gemm_s(l.tokens, h, v / tp_);
+  a.core_flops =
+      2.0 * l.tokens / tp_ *
+      (m.linear_conv_kernel_dim * (2.0 * qk + v) +
+       4.0 * m.linear_num_value_heads * m.linear_value_head_dim * m.linear_value_head_dim);
+  a.tp_gather_bytes = l.hidden_bytes;
+  return a;
+}
+
+// The mixer block of a layer: attention, Mamba, Gated DeltaNet, or none (a hybrid MLP / MoE
+// layer).
 StepTimeModel::AttentionGemms StepTimeModel::mixer_gemms(LayerKind kind,
                                                          const LayerShape& l) const {
   if (kind == LayerKind::mamba) return mamba_gemms(l);
+  if (layer_kind_is_gdn(kind)) return gdn_gemms(l);
   if (layer_kind_has_attention(kind)) return attention_gemms(l);
   return AttentionGemms{};
 }
@@ -261,7 +281,8 @@ StepTimeModel::LayerCost StepTimeModel::layer_cost(LayerKind kind, double micro_
   const double h = n_->config.model.hidden_size;
   const bool moe = layer_kind_is_moe(kind);
   const bool mlp_block = moe || layer_kind_has_dense_mlp(kind);
-  const bool mixer_block = kind == LayerKind::mamba || layer_kind_has_attention(kind);
+  const bool mixer_block =
+      kind == LayerKind::mamba || layer_kind_is_gdn(kind) || layer_kind_has_attention(kind);
   const double blocks = (mlp_block ? 1.0 : 0.0) + (mixer_block ? 1.0 : 0.0);
   const AttentionGemms a = mixer_gemms(kind, l);
   const MlpGemms g = mlp_block ? mlp_gemms(moe, l) : MlpGemms{};

@@ -116,6 +116,18 @@ struct ModelConfig {
   int mamba_num_groups = 8;   // --mamba-num-groups
   int mamba_num_heads = 0;    // --mamba-num-heads; 0 = 2 x hidden_size / mamba_head_dim
 
+  // Gated DeltaNet linear attention in a GPT model (--experimental-attention-variant
+  // gated_delta_net, spelled gdn in later releases): with --linear-attention-freq N every layer
+  // but each N-th has a GatedDeltaNet mixer instead of self-attention
+  // (megatron/core/models/gpt/experimental_attention_variant_module_specs.py
+  // get_linear_attention_pattern). 0: no linear-attention layers. Sizes: transformer_config.py.
+  int linear_attention_freq = 0;
+  int linear_conv_kernel_dim = 4;   // --linear-conv-kernel-dim
+  int linear_key_head_dim = 128;    // --linear-key-head-dim (query and key)
+  int linear_value_head_dim = 128;  // --linear-value-head-dim (value and output gate)
+  int linear_num_key_heads = 16;    // --linear-num-key-heads
+  int linear_num_value_heads = 32;  // --linear-num-value-heads
+
   double hidden_dropout = 0.1;     // --hidden-dropout
   double attention_dropout = 0.1;  // --attention-dropout
 };

@@ -32,17 +32,23 @@ struct StagePlacement {
 // model's layer (ModelConfig::hybrid_layer_pattern) is one of Mamba-2, attention, MLP or MoE
 // (megatron/core/models/hybrid/hybrid_block.py builds MambaLayer, TransformerLayer with only
 // self_attention, MLPLayer or MoETransformerLayer for 'M', '*', '-', 'E').
-enum class LayerKind : std::uint8_t { dense, moe, mamba, attention, mlp, moe_only };
-inline constexpr std::size_t kLayerKindCount = 6;
+// A GPT model with Gated DeltaNet layers (ModelConfig::linear_attention_freq) builds them as
+// TransformerLayers whose self_attention is a GatedDeltaNet, with the layer's MLP or MoE:
+// gdn and gdn_moe (experimental_attention_variant_module_specs.py).
+enum class LayerKind : std::uint8_t { dense, moe, mamba, attention, mlp, moe_only, gdn, gdn_moe };
+inline constexpr std::size_t kLayerKindCount = 8;
 
 constexpr bool layer_kind_has_attention(LayerKind kind) {
   return kind == LayerKind::dense || kind == LayerKind::moe || kind == LayerKind::attention;
 }
 constexpr bool layer_kind_has_dense_mlp(LayerKind kind) {
-  return kind == LayerKind::dense || kind == LayerKind::mlp;
+  return kind == LayerKind::dense || kind == LayerKind::mlp || kind == LayerKind::gdn;
 }
 constexpr bool layer_kind_is_moe(LayerKind kind) {
-  return kind == LayerKind::moe || kind == LayerKind::moe_only;
+  return kind == LayerKind::moe || kind == LayerKind::moe_only || kind == LayerKind::gdn_moe;
+}
+constexpr bool layer_kind_is_gdn(LayerKind kind) {
+  return kind == LayerKind::gdn || kind == LayerKind::gdn_moe;
 }
 
 // Config with every "0 = derived" field resolved and the derived sizes Megatron computes.

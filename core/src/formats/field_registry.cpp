@@ -1139,6 +1139,54 @@ std::vector<ConfigField> model_hybrid_rows() {
   };
 }
 
+// Gated DeltaNet layers are selected by --experimental-attention-variant with
+// --linear-attention-freq (transformer_config.py asserts the frequency for the variant).
+void write_linear_attention(const Config& c, std::vector<MegatronFlag>& flags) {
+  if (c.model.linear_attention_freq == 0) return;
+  add_flag(flags, "--experimental-attention-variant", "gated_delta_net");
+  add_flag(flags, "--linear-attention-freq", std::to_string(c.model.linear_attention_freq));
+}
+
+// Gated DeltaNet (megatron/core/ssm/gated_delta_net/); sizes are TransformerConfig fields
+// (transformer_config.py linear_* defaults).
+std::vector<ConfigField> model_gdn_rows() {
+  return {
+      MM_INT("m.la-freq", "0", model.linear_attention_freq, 0, kMaxDim)
+          .read_by_code("--linear-attention-freq")
+          .writes(write_linear_attention)
+          .json("linear_attention_freq")
+          .ui("linear attention freq", "--linear-attention-freq (0 = none)",
+              "Gated DeltaNet layers: every layer but each N-th (full attention) has a Gated "
+              "DeltaNet instead of self-attention.")
+          .range(0, 0, 1),
+      MM_INT("m.la-conv", "4", model.linear_conv_kernel_dim, 1, kMaxDim)
+          .flag("--linear-conv-kernel-dim", FlagForm::value)
+          .json("linear_conv_kernel_dim")
+          .ui("GDN conv kernel", "", "Width of the causal conv1d on q, k, v.")
+          .range(1, 0, 1),
+      MM_INT("m.la-kdim", "128", model.linear_key_head_dim, 1, kMaxDim)
+          .flag("--linear-key-head-dim", FlagForm::value)
+          .json("linear_key_head_dim")
+          .ui("GDN key head dim", "", "Query and key channels per Gated DeltaNet head.")
+          .range(1, 0, 16),
+      MM_INT("m.la-vdim", "128", model.linear_value_head_dim, 1, kMaxDim)
+          .flag("--linear-value-head-dim", FlagForm::value)
+          .json("linear_value_head_dim")
+          .ui("GDN value head dim", "", "Value and output-gate channels per head.")
+          .range(1, 0, 16),
+      MM_INT("m.la-kheads", "16", model.linear_num_key_heads, 1, kMaxDim)
+          .flag("--linear-num-key-heads", FlagForm::value)
+          .json("linear_num_key_heads")
+          .ui("GDN key heads", "", "Query and key heads; must divide over TP x CP.")
+          .range(1, 0, 1),
+      MM_INT("m.la-vheads", "32", model.linear_num_value_heads, 1, kMaxDim)
+          .flag("--linear-num-value-heads", FlagForm::value)
+          .json("linear_num_value_heads")
+          .ui("GDN value heads", "", "Value heads; a multiple of the key heads.")
+          .range(1, 0, 1),
+  };
+}
+
 // Megatron-FSDP / torch FSDP2 (megatron/core/distributed/fsdp/, arguments.py).
 std::vector<ConfigField> fsdp_rows() {
   const std::vector<FieldChoice> dtypes = {{"fp32", "fp32", "fp32", "fp32"},
@@ -1287,6 +1335,7 @@ std::vector<ConfigField> all_rows() {
     for (ConfigField& field : part) rows.push_back(std::move(field));
   }
   for (ConfigField& field : model_hybrid_rows()) rows.push_back(std::move(field));
+  for (ConfigField& field : model_gdn_rows()) rows.push_back(std::move(field));
   return rows;
 }
 

@@ -31,7 +31,8 @@ enum class Family {
   deepseek,
   glm4_moe,
   gpt_oss,
-  nemotron_h
+  nemotron_h,
+  qwen3_next
 };
 
 // Reads fields of one JSON object, each failure an Error naming the field.
@@ -111,7 +112,7 @@ const std::vector<std::pair<std::string, Family>>& families() {
       {"mixtral", Family::mixtral},       {"deepseek_v2", Family::deepseek},
       {"deepseek_v3", Family::deepseek},  {"kimi_k2", Family::deepseek},
       {"glm4_moe", Family::glm4_moe},     {"gpt_oss", Family::gpt_oss},
-      {"nemotron_h", Family::nemotron_h},
+      {"nemotron_h", Family::nemotron_h}, {"qwen3_next", Family::qwen3_next},
   };
   return table;
 }
@@ -213,7 +214,7 @@ std::optional<Error> read_attention_heads(const Reader& r, Family family, ModelC
   }
   m.kv_channels = static_cast<int>(head_dim);
 
-  if (family == Family::qwen3 || family == Family::qwen3_moe) {
+  if (family == Family::qwen3 || family == Family::qwen3_moe || family == Family::qwen3_next) {
     m.qk_layernorm = true;  // modeling_qwen3.py: q_norm and k_norm per head
   }
   if (family == Family::glm4_moe) {
@@ -326,7 +327,7 @@ std::optional<Error> read_qwen_moe(const Reader& r, Family family, HfImport& out
     all_moe = all_moe && moe;
   }
   if (!all_moe) m.moe_layer_pattern = std::move(pattern);
-  if (family == Family::qwen2_moe) {
+  if (family == Family::qwen2_moe || family == Family::qwen3_next) {
     std::int64_t shared = 0;
     MM_READ(shared, r.integer("shared_expert_intermediate_size", 0, kMaxSize, 0));
     if (shared > 0) {
@@ -507,6 +508,36 @@ std::optional<Error> read_gpt_oss(const Reader& r, HfImport& out) {
   return std::nullopt;
 }
 
+// Qwen3-Next as Megatron-Bridge builds it (qwen3_next_bridge.py): GPT layers with
+// --experimental-attention-variant gated_delta_net every layer but each
+// full_attention_interval-th, gated full attention (attention_output_gate), Qwen MoE with a
+// gated shared expert, and the one MTP layer its checkpoints carry (mtp.* weights, mapped as
+// mtp.layers.0 by the bridge; config.json does not count it; the bridge's Qwen3-Next recipe
+// recipes/qwen/h100/qwen3_next.py sets mtp_num_layers = 1).
+std::optional<Error> read_qwen3_next(const Reader& r, HfImport& out) {
+  if (auto error = read_qwen_moe(r, Family::qwen3_next, out)) return error;
+  ModelConfig& m = out.model;
+  std::int64_t interval = 0, conv = 0, key_dim = 0, value_dim = 0, key_heads = 0, value_heads = 0;
+  MM_READ(interval, r.integer("full_attention_interval", 1, kMaxSize));
+  MM_READ(conv, r.integer("linear_conv_kernel_dim", 1, kMaxSize));
+  MM_READ(key_dim, r.integer("linear_key_head_dim", 1, kMaxSize));
+  MM_READ(value_dim, r.integer("linear_value_head_dim", 1, kMaxSize));
+  MM_READ(key_heads, r.integer("linear_num_key_heads", 1, kMaxSize));
+  MM_READ(value_heads, r.integer("linear_num_value_heads", 1, kMaxSize));
+  m.linear_attention_freq = static_cast<int>(interval);
+  m.linear_conv_kernel_dim = static_cast<int>(conv);
+  m.linear_key_head_dim = static_cast<int>(key_dim);
+  m.linear_value_head_dim = static_cast<int>(value_dim);
+  m.linear_num_key_heads = static_cast<int>(key_heads);
+  m.linear_num_value_heads = static_cast<int>(value_heads);
+  m.attention_output_gate = true;  // Qwen3NextAttention: q_proj doubles for the output gate
+  m.mtp_num_layers = 1;
+  out.notes.push_back(
+      "mtp_num_layers 1: Qwen3-Next checkpoints carry one MTP layer that config.json does not "
+      "list; set it to 0 to train without it");
+  return std::nullopt;
+}
+
 // Family-specific fields after the common ones: experts, MLA.
 std::optional<Error> read_family(const Reader& reader, Family family, HfImport& out) {
   switch (family) {
@@ -523,6 +554,8 @@ std::optional<Error> read_family(const Reader& reader, Family family, HfImport& 
       return read_glm4_moe(reader, out);
     case Family::gpt_oss:
       return read_gpt_oss(reader, out);
+    case Family::qwen3_next:
+      return read_qwen3_next(reader, out);
     case Family::llama:
     case Family::qwen2:
     case Family::qwen3:
@@ -591,17 +624,6 @@ Expected<LanguageModelJson> find_language_model(const json& document) {
   return found;
 }
 
-// Families Megatron-Core builds with a layer megamem does not model yet: what is missing.
-std::string unmodeled_layer_of(const std::string& model_type) {
-  // Megatron-Bridge qwen3_next_bridge.py: GPT layers with --experimental-attention-variant
-  // gated_delta_net (megatron/core/ssm/gated_delta_net/) every layer but each
-  // linear_attention_freq-th.
-  if (model_type == "qwen3_next") {
-    return " (its Gated DeltaNet linear-attention layers are not modeled yet; nearest "
-           "supported: qwen3_moe for its MoE layers)";
-  }
-  return "";
-}
 // Families Megatron-Core does not build, each with why and the nearest family it does build.
 struct UnbuiltFamily {
   std::string_view model_type;
@@ -631,8 +653,8 @@ Error unsupported_family(const std::string& model_type) {
   for (const std::string& name : supported_hf_model_types()) {
     known += (known.empty() ? "" : ", ") + name;
   }
-  return Error{"model_type", "'" + model_type + "' is not a supported family" +
-                                 unmodeled_layer_of(model_type) + " (supported: " + known + ")"};
+  return Error{"model_type",
+               "'" + model_type + "' is not a supported family (supported: " + known + ")"};
 }
 
 // Python's json module writes float("inf") and NaN as bare Infinity, -Infinity and NaN

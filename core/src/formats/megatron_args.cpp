@@ -118,6 +118,14 @@ constexpr FlagSpec kModeledFlags[] = {
     {"--mamba-num-heads", Arity::one},
     {"--hybrid-attention-ratio", Arity::one},
     {"--hybrid-mlp-ratio", Arity::one},
+    // Gated DeltaNet layers (transformer_config.py linear_* fields).
+    {"--experimental-attention-variant", Arity::one},
+    {"--linear-attention-freq", Arity::one},
+    {"--linear-conv-kernel-dim", Arity::one},
+    {"--linear-key-head-dim", Arity::one},
+    {"--linear-value-head-dim", Arity::one},
+    {"--linear-num-key-heads", Arity::one},
+    {"--linear-num-value-heads", Arity::one},
     // Parallelism (model_parallel_config.py fields; arguments.py _add_distributed_args).
     {"--tensor-model-parallel-size", Arity::one},
     {"--pipeline-model-parallel-size", Arity::one},
@@ -224,9 +232,8 @@ constexpr std::string_view kUnmodeledFlags[] = {
     "--reuse-grad-buf-for-mxfp8-param-ag",    // MXFP8 param all-gather buffer
     "--heterogeneous-layers-config-path",     // per-layer shapes (Nemotron-NAS)
     "--heterogeneous-layers-config-encoded-json",
-    "--experimental-attention-variant",  // GDN / DSA attention blocks
-    "--enable-mhc-connections",          // hyper-connections keep extra residual streams
-    "--moe-paged-stash",                 // paged MoE activation stash
+    "--enable-mhc-connections",  // hyper-connections keep extra residual streams
+    "--moe-paged-stash",         // paged MoE activation stash
 };
 
 const FlagSpec* find_modeled_flag(std::string_view name) {
@@ -564,6 +571,32 @@ void read_hybrid(FlagReader& r, ModelConfig& m) {
   if (attention_ratio + mlp_ratio > 0 && m.num_layers > 0) {
     m.hybrid_layer_pattern = pattern_from_ratios(m.num_layers, attention_ratio, mlp_ratio);
   }
+}
+
+// Gated DeltaNet layers: --experimental-attention-variant gated_delta_net (gdn in later
+// releases) with --linear-attention-freq N (an integer; Megatron also takes a Python list
+// expression, which megamem does not read). transformer_config.py asserts the frequency for
+// the variant; without the variant Megatron builds no linear-attention layers.
+void read_linear_attention(FlagReader& r, ModelConfig& m) {
+  const std::string* variant = r.text("--experimental-attention-variant");
+  if (!variant) {
+    if (r.text("--linear-attention-freq")) {
+      r.warnings.push_back(
+          "--linear-attention-freq without --experimental-attention-variant gated_delta_net is "
+          "ignored by Megatron-Core (no linear-attention layers are built)");
+    }
+    return;
+  }
+  if (*variant != "gated_delta_net" && *variant != "gdn") {
+    r.fail("--experimental-attention-variant",
+           "'" + *variant + "' is not modeled by megamem; use gated_delta_net (Gated DeltaNet)");
+    return;
+  }
+  if (!r.text("--linear-attention-freq")) {
+    r.fail("--linear-attention-freq", "must be set for the gated delta net variant");
+    return;
+  }
+  r.read("--linear-attention-freq", m.linear_attention_freq, 1);
 }
 
 void read_model(FlagReader& r, ModelConfig& m) {
@@ -1250,6 +1283,7 @@ Expected<MegatronArgs> parse_megatron_args(std::string_view command_line, std::i
   read_model(r, c.model);
   read_hybrid(r, c.model);
   read_window_size(r, c.model);
+  read_linear_attention(r, c.model);
   read_parallel(r, c.parallel);
   read_training(r, c.training);
   read_optimizer(r, c.optimizer, c.training.params_dtype);

@@ -36,7 +36,8 @@ enum class ModuleKind : std::uint8_t {
   output_layer,
   mtp_projection,  // enorm, hnorm, eh_proj
   mtp_final_layernorm,
-  mamba_mixer,  // MambaLayer.mixer with its fused input norm (mamba_mixer.cpp)
+  mamba_mixer,     // MambaLayer.mixer with its fused input norm (mamba_mixer.cpp)
+  gated_deltanet,  // GatedDeltaNet self_attention with its fused input norm (gated_deltanet.cpp)
 };
 
 const char* module_kind_name(ModuleKind kind);
@@ -158,6 +159,7 @@ struct ModuleFlops {
   double logits = 0;     // one output layer
   double mtp_extra = 0;  // one MTP block's norms and eh_proj
   double mamba = 0;      // one Mamba-2 mixer: in_proj, scan, out_proj (training.py hybrid_flops)
+  double gdn = 0;  // one Gated DeltaNet: in_proj, conv1d, delta rule, out_proj (gdn_layer_flops)
 };
 
 // Forward FLOPs per token of one decoder layer of `kind`: the modules it builds.

@@ -11,7 +11,8 @@
   X(kMoeRouterSpec)              \
   X(kRoutedExpertsSpec)          \
   X(kSharedExpertsSpec)          \
-  X(kMambaMixerSpec)
+  X(kMambaMixerSpec)             \
+  X(kGatedDeltaNetSpec)
 
 namespace megamem {
 

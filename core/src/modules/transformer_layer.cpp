@@ -23,7 +23,8 @@ const char* module_kind_name(ModuleKind kind) {
                                            "output_layer",
                                            "mtp_projection",
                                            "mtp_final_layernorm",
-                                           "mixer"};
+                                           "mixer",
+                                           "self_attention"};  // GatedDeltaNet (gated_deltanet.cpp)
   return kNames[static_cast<std::size_t>(kind)];
 }
 
@@ -182,7 +183,9 @@ void layer_saved(const ModuleContext& context, const ActivationShape& shape, Sav
     if (!built) continue;
     const bool attention = block == LayerBlock::attention;
     const bool mamba = context.kind == LayerKind::mamba;
+    const bool gdn = attention && layer_kind_is_gdn(context.kind);
     const ModuleKind owner = mamba               ? ModuleKind::mamba_mixer
+                             : gdn               ? ModuleKind::gated_deltanet
                              : attention         ? ModuleKind::self_attention
                              : context.moe_layer ? ModuleKind::routed_experts
                                                  : ModuleKind::mlp;
@@ -202,6 +205,7 @@ void layer_flops(const ModuleContext& context, ModuleFlops& flops) {
 
 double layer_forward_flops(const ModuleFlops& f, LayerKind kind) {
   double out = kind == LayerKind::mamba ? f.mamba : 0.0;
+  if (layer_kind_is_gdn(kind)) out += f.gdn;
   if (layer_kind_has_attention(kind)) out += f.attention_projections + f.attention_core;
   if (layer_kind_has_dense_mlp(kind)) out += f.dense_mlp;
   if (layer_kind_is_moe(kind)) out += f.moe_routed + f.moe_shared;
@@ -210,7 +214,7 @@ double layer_forward_flops(const ModuleFlops& f, LayerKind kind) {
 
 ModuleFlops model_module_flops(const NormalizedConfig& normalized) {
   // Megatron's count prices every module of both layer kinds, whatever the layer pattern.
-  ModuleFlops dense, moe, mamba;
+  ModuleFlops dense, moe, mamba, gdn;
   layer_flops(module_context(normalized, LayerKind::dense), dense);
   if (normalized.config.model.num_experts > 0) {
     layer_flops(module_context(normalized, LayerKind::moe), moe);
@@ -218,7 +222,11 @@ ModuleFlops model_module_flops(const NormalizedConfig& normalized) {
   if (!normalized.config.model.hybrid_layer_pattern.empty()) {
     layer_flops(module_context(normalized, LayerKind::mamba), mamba);
   }
+  if (normalized.config.model.linear_attention_freq > 0) {
+    layer_flops(module_context(normalized, LayerKind::gdn), gdn);
+  }
   ModuleFlops out = dense;
+  out.gdn = gdn.gdn;
   out.moe_routed = moe.moe_routed;
   out.moe_shared = moe.moe_shared;
   out.mamba = mamba.mamba;

@@ -193,14 +193,62 @@ std::optional<Error> resolve_layer_kinds(NormalizedConfig& n) {
       n.layer_kinds.push_back(*kind_of_symbol(symbol));
     return std::nullopt;
   }
-  for (const std::uint8_t moe : n.moe_layer_pattern) {
-    n.layer_kinds.push_back(moe ? LayerKind::moe : LayerKind::dense);
+  // experimental_attention_variant_module_specs.py get_linear_attention_pattern: with
+  // --linear-attention-freq N, layer i (0-based) is linear attention unless (i + 1) % N == 0.
+  const int freq = m.linear_attention_freq;
+  for (std::size_t i = 0; i < n.moe_layer_pattern.size(); ++i) {
+    const bool moe = n.moe_layer_pattern[i] != 0;
+    const bool gdn = freq > 0 && (static_cast<int>(i) + 1) % freq != 0;
+    n.layer_kinds.push_back(gdn ? (moe ? LayerKind::gdn_moe : LayerKind::gdn)
+                                : (moe ? LayerKind::moe : LayerKind::dense));
   }
   return std::nullopt;
 }
 
+// transformer_config.py __post_init__ (gated delta net): head counts split over TP x CP and
+// value heads over key heads; common.py _GDNBase: under FP8 the in_proj width is a multiple
+// of 16. A GDN layer is a GPT layer: not combined with a hybrid layer pattern here.
+std::optional<Error> gated_deltanet_shapes(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  if (m.linear_attention_freq == 0) return std::nullopt;
+  constexpr const char* kConfig = "megatron/core/transformer/transformer_config.py";
+  if (m.linear_attention_freq < 0) {
+    return Error{"linear_attention_freq", "linear_attention_freq must not be negative"};
+  }
+  if (!m.hybrid_layer_pattern.empty()) {
+    return Error{"linear_attention_freq",
+                 "Gated DeltaNet layers of a GPT model (--linear-attention-freq) cannot be "
+                 "combined with a hybrid layer pattern; use one of the two"};
+  }
+  for (const auto& [field, value] : {std::pair{"linear_conv_kernel_dim", m.linear_conv_kernel_dim},
+                                     {"linear_key_head_dim", m.linear_key_head_dim},
+                                     {"linear_value_head_dim", m.linear_value_head_dim},
+                                     {"linear_num_key_heads", m.linear_num_key_heads},
+                                     {"linear_num_value_heads", m.linear_num_value_heads}}) {
+    if (value < 1) return Error{field, std::string(field) + " must be at least 1"};
+  }
+  const int tp_cp = n.config.parallel.tensor_parallel * n.config.parallel.context_parallel;
+  if (auto e =
+          must_divide("linear_num_value_heads", "linear_num_value_heads", m.linear_num_value_heads,
+                      "linear_num_key_heads", m.linear_num_key_heads, kConfig)) {
+    return e;
+  }
+  if (auto e = must_divide("linear_num_key_heads", "linear_num_key_heads", m.linear_num_key_heads,
+                           "TP x CP", tp_cp, kConfig)) {
+    return e;
+  }
+  if (n.config.training.fp8_recipe == Fp8Recipe::none) return std::nullopt;
+  const std::int64_t in_proj_out =
+      2 * std::int64_t{m.linear_num_key_heads} * m.linear_key_head_dim +
+      2 * std::int64_t{m.linear_num_value_heads} * m.linear_value_head_dim +
+      2 * std::int64_t{m.linear_num_value_heads};
+  return must_divide("linear_num_value_heads", "the Gated DeltaNet in_proj width under FP8",
+                     in_proj_out, "the FP8 alignment", 16,
+                     "megatron/core/ssm/gated_delta_net/common.py");
+}
+
 constexpr Check kHybridPatternChecks[] = {check_hybrid_pattern};
-constexpr Check kLayerKindChecks[] = {resolve_layer_kinds};
+constexpr Check kLayerKindChecks[] = {gated_deltanet_shapes, resolve_layer_kinds};
 
 }  // namespace
 

@@ -1,0 +1,209 @@
+// Qwen3-Next (HF qwen3_next) as Megatron-Core builds it: GPT layers with Gated DeltaNet
+// linear attention every layer but each --linear-attention-freq-th, the GDN module's saved
+// tensors by hand from the cited sources (gated_deltanet.cpp), the config.json import, the
+// preset's parameter total, Megatron flags, share links and the planner on 64 H100s.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <string>
+
+#include "activations.hpp"
+#include "estimate_helpers.hpp"
+#include "megamem/estimate.hpp"
+#include "megamem/hf_config.hpp"
+#include "megamem/megatron_args.hpp"
+#include "megamem/planner.hpp"
+#include "megamem/share_link.hpp"
+#include "model_fixtures.hpp"
+#include "modules/module_spec.hpp"
+
+using namespace megamem;
+using megamem::testing::normalized;
+
+namespace {
+
+// https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct/blob/main/config.json
+// (the values Megatron-Bridge's tests/unit_tests/models/qwen/test_qwen3_next_bridge.py carry
+// for it; transformers_version dropped).
+constexpr const char* kQwen3Next80B = R"json({
+  "architectures": ["Qwen3NextForCausalLM"],
+  "attention_dropout": 0.0,
+  "bos_token_id": 151643,
+  "decoder_sparse_step": 1,
+  "eos_token_id": 151645,
+  "full_attention_interval": 4,
+  "head_dim": 256,
+  "hidden_act": "silu",
+  "hidden_size": 2048,
+  "initializer_range": 0.02,
+  "intermediate_size": 5120,
+  "linear_conv_kernel_dim": 4,
+  "linear_key_head_dim": 128,
+  "linear_num_key_heads": 16,
+  "linear_num_value_heads": 32,
+  "linear_value_head_dim": 128,
+  "max_position_embeddings": 262144,
+  "mlp_only_layers": [],
+  "model_type": "qwen3_next",
+  "moe_intermediate_size": 512,
+  "norm_topk_prob": true,
+  "num_attention_heads": 16,
+  "num_experts": 512,
+  "num_experts_per_tok": 10,
+  "num_hidden_layers": 48,
+  "num_key_value_heads": 2,
+  "output_router_logits": false,
+  "partial_rotary_factor": 0.25,
+  "rms_norm_eps": 1e-06,
+  "rope_scaling": null,
+  "rope_theta": 10000000,
+  "router_aux_loss_coef": 0.001,
+  "shared_expert_intermediate_size": 512,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "use_cache": true,
+  "use_sliding_window": false,
+  "vocab_size": 151936
+})json";
+
+Config next(int tp = 1, int world = 1) {
+  Config c = fixtures::preset_training("qwen3-next-80b-a3b");
+  c.parallel.world_size = world;
+  c.parallel.tensor_parallel = tp;
+  c.parallel.sequence_parallel = tp > 1;
+  return c;
+}
+
+double gdn_saved_bytes(const LayerActivations& a) {
+  double out = 0;
+  for (const SavedActivation& s : a.saved) {
+    if (s.module == ModuleKind::gated_deltanet) out += s.bytes;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("qwen3_next: every fourth layer is full attention, the rest Gated DeltaNet") {
+  const NormalizedConfig n = normalized(next());
+  REQUIRE(n.layer_kinds.size() == 48);
+  for (std::size_t i = 0; i < 48; ++i) {
+    CHECK(n.layer_kinds[i] == ((i + 1) % 4 == 0 ? LayerKind::moe : LayerKind::gdn_moe));
+  }
+}
+
+// One GDN layer, seq 4096, micro-batch 1, TP 1, bf16 (N = 4096, h = 2048, 16 key / 32 value
+// heads of 128: qk 2048, v 4096, conv_dim 8192), in bytes:
+//   fused norm input, output     2 x N h 2           = 33,554,432
+//   conv1d input                 N 8192 2            = 67,108,864
+//   l2norm q, k and rstd         N 4096 2 + N 32 4   = 34,078,720
+//   delta rule q, k (32 heads)   N 2 32 128 2        = 67,108,864
+//   v                            N 4096 2            = 33,554,432
+//   g (fp32), beta               N 32 4 + N 32 2     =    786,432
+//   A                            N 32 64 2           = 16,777,216
+//   z, gated norm input          2 x N 4096 2        = 67,108,864
+//   gated norm rstd, output      N 32 4 + N 4096 2   = 34,078,720
+//   out_proj input               N 4096 2            = 33,554,432
+//   total                                            = 387,710,976
+// gdn_norm_out frees the last three (rstd, norm output, out_proj input): 67,633,152.
+TEST_CASE("qwen3_next: one Gated DeltaNet layer's saved tensors by hand") {
+  Config c = next();
+  c.training.seq_length = 4096;
+  c.training.micro_batch_size = 1;
+  const LayerActivations full = layer_activations(normalized(c), LayerKind::gdn_moe);
+  CHECK(gdn_saved_bytes(full) == 387'710'976.0);
+  c.training.recompute.granularity = RecomputeGranularity::selective;
+  c.training.recompute.modules = {RecomputeModule::gdn_norm_out};
+  const LayerActivations selective = layer_activations(normalized(c), LayerKind::gdn_moe);
+  CHECK(full.kept_bytes - selective.kept_bytes == 67'633'152.0);
+  CHECK(selective.recompute_bytes >= 67'633'152.0);
+  // TP 2 with sequence parallelism halves every tensor.
+  Config tp2 = next(2, 2);
+  tp2.training.seq_length = 4096;
+  tp2.training.micro_batch_size = 1;
+  const LayerActivations half = layer_activations(normalized(tp2), LayerKind::gdn_moe);
+  CHECK(gdn_saved_bytes(half) == 387'710'976.0 / 2);
+}
+
+// Per layer from common.py / attention.py / moe shapes (h 2048):
+//   GDN: norm 2048 + in_proj 12352 x 2048 + conv1d 8192 x 4 + dt_bias, A_log 2 x 32
+//        + out_norm 128 + out_proj 2048 x 4096 = 33,720,512
+//   attention: norm 2048 + qkv with gate (2 x 4096 + 2 x 2 x 256) x 2048 + proj 4096 x 2048
+//        + q/k norms 2 x 256 = 27,265,536
+//   MoE: norm 2048 + router 512 x 2048 + 512 experts x 3 x 512 x 2048 + shared 3 x 512 x 2048
+//        + shared gate 2048 = 1,614,811,136
+//   36 GDN + 12 attention + 48 MoE + untied 2 x 151936 x 2048 + final norm 2048
+//        = 79,674,391,296 (the published "80B")
+//   MTP layer: enorm, hnorm 2 x 2048 + eh_proj 4096 x 2048 + attention + MoE + norm 2048
+//        = 1,650,471,424 (counted apart, totals.mtp_params).
+TEST_CASE("qwen3_next: config.json imports as the preset; 80B without the MTP layer") {
+  const Expected<HfImport> hf = import_hf_config(kQwen3Next80B);
+  INFO((hf ? std::string() : hf.error().field + ": " + hf.error().message));
+  REQUIRE(hf.has_value());
+  CHECK(hf->model_type == "qwen3_next");
+  CHECK(hf->model.linear_attention_freq == 4);
+  CHECK(hf->model.attention_output_gate);
+  CHECK(hf->model.moe_shared_expert_gate);
+  Config a = share_link_defaults();
+  Config b = a;
+  a.model = hf->model;
+  b.model = fixtures::preset_model("qwen3-next-80b-a3b");
+  CHECK(share_link_differences(a, b).empty());
+  CHECK(with_detected_presets(a).model_id == "qwen3-next-80b-a3b");
+  a.training.seq_length = 4096;
+  const Expected<Estimate> e = estimate(a, {false, false});
+  REQUIRE(e.has_value());
+  CHECK(e->totals.params == 79'674'391'296);
+  CHECK(e->totals.mtp_params == 1'650'471'424);
+  CHECK(std::abs(static_cast<double>(e->totals.params) - 80e9) < 0.5e9);
+}
+
+TEST_CASE("qwen3_next: Megatron flags in and out, share links, and the GDN rules") {
+  const std::string flags = to_megatron_args(next());
+  CHECK(flags.find("--experimental-attention-variant gated_delta_net") != std::string::npos);
+  CHECK(flags.find("--linear-attention-freq 4") != std::string::npos);
+  const Expected<MegatronArgs> back = parse_megatron_args(flags, 1, 1000);
+  INFO((back ? std::string() : back.error().field + ": " + back.error().message));
+  REQUIRE(back.has_value());
+  CHECK(back->config.model.linear_attention_freq == 4);
+  CHECK(back->config.model.linear_num_value_heads == 32);
+  const Expected<MegatronArgs> no_freq = parse_megatron_args(
+      "--num-layers 4 --hidden-size 256 --num-attention-heads 4 --seq-length 128 "
+      "--micro-batch-size 1 --experimental-attention-variant gdn",
+      1, 1000);
+  CHECK_FALSE(no_freq.has_value());
+  const Expected<MegatronArgs> no_variant = parse_megatron_args(
+      "--num-layers 4 --hidden-size 256 --num-attention-heads 4 --seq-length 128 "
+      "--micro-batch-size 1 --linear-attention-freq 4",
+      1, 1000);
+  REQUIRE(no_variant.has_value());
+  CHECK(no_variant->config.model.linear_attention_freq == 0);
+  CHECK_FALSE(no_variant->warnings.empty());
+  SharedConfig shared;
+  shared.config = next(2, 8);
+  shared.config.model.linear_num_key_heads = 8;
+  const Expected<SharedConfig> link = decode_share_link(share_link(shared, ""));
+  REQUIRE(link.has_value());
+  CHECK(link->config.model.linear_attention_freq == 4);
+  CHECK(share_link_differences(link->config, shared.config).empty());
+  Config bad = next(2, 2);  // 3 key heads over TP 2
+  bad.model.linear_num_key_heads = 3;
+  bad.model.linear_num_value_heads = 6;
+  const Expected<NormalizedConfig> n = normalize(bad);
+  REQUIRE_FALSE(n.has_value());
+  CHECK(n.error().field == "linear_num_key_heads");
+}
+
+TEST_CASE("qwen3_next: the planner finds layouts for Qwen3-Next-80B-A3B on 64 H100s") {
+  PlanRequest r;
+  r.base = next(1, 64);
+  r.base.training.global_batch_size = 256;
+  r.base.device.capacity_gib = 79.65;
+  const Expected<PlanResult> result = plan(r);
+  INFO((result ? std::string() : result.error().field + ": " + result.error().message));
+  REQUIRE(result.has_value());
+  REQUIRE_FALSE(result->top.empty());
+  CHECK(result->stats.fitting > 0);
+  for (const PlanCandidate& candidate : result->top) {
+    CHECK(estimate(candidate.config, {false, false}).has_value());
+  }
+}
