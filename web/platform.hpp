@@ -18,6 +18,9 @@ void show_query(const std::string& query, bool push);
 // Writes text to the system clipboard (navigator.clipboard, with a fallback).
 void copy_to_clipboard(const std::string& text);
 
+// navigator.language ("zh-CN", "en-US").
+std::string browser_language();
+
 // Reads the system clipboard asynchronously; the text arrives through
 // app_clipboard_text(target, text) (app.hpp).
 void read_clipboard(int target);

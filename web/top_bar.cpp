@@ -12,6 +12,7 @@
 #include "imgui.h"
 #include "megamem/presets.hpp"
 #include "megamem/share_link.hpp"
+#include "messages.hpp"
 #include "theme.hpp"
 #include "widgets.hpp"
 
@@ -37,7 +38,7 @@ void filter_field(std::string* filter) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%s", filter->c_str());
   ImGui::SetNextItemWidth(-1.0f);
-  if (ImGui::InputTextWithHint("##filter", "type to filter", buffer, sizeof buffer)) {
+  if (ImGui::InputTextWithHint("##filter", tr("type to filter"), buffer, sizeof buffer)) {
     *filter = buffer;
   }
 }
@@ -65,8 +66,9 @@ bool model_edited(const AppState& state) {
 
 std::string model_title(const AppState& state) {
   std::string title = state.shared.config.model.name;
-  if (title.empty()) title = state.shared.model_id.empty() ? "custom model" : state.shared.model_id;
-  if (model_edited(state)) title += " (edited)";
+  if (title.empty())
+    title = state.shared.model_id.empty() ? tr("custom model") : state.shared.model_id;
+  if (model_edited(state)) title += tr(" (edited)");
   return title;
 }
 
@@ -80,7 +82,7 @@ std::string gpu_title(const AppState& state) {
 
 void verdict(const AppState& state, bool compact) {
   if (!state.last_estimate) {
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "no valid estimate");
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), tr("no valid estimate"));
     return;
   }
   const Estimate& estimate = *state.last_estimate;
@@ -99,12 +101,12 @@ void verdict(const AppState& state, bool compact) {
   ImGui::Dummy(ImVec2(radius_px * 2.0f, line_px));
   ImGui::SameLine();
   char text[160];
-  const char* word = level == 0 ? "fits" : level == 1 ? "fits, within 5 %" : "does not fit";
+  const char* word = tr(level == 0 ? "fits" : level == 1 ? "fits, within 5 %" : "does not fit");
   if (level < 2) {
-    std::snprintf(text, sizeof text, "%s: %.2f / %.2f GiB, %.2f GiB free", word, peak_gib,
+    std::snprintf(text, sizeof text, tr("%s: %.2f / %.2f GiB, %.2f GiB free"), word, peak_gib,
                   capacity_gib, capacity_gib - peak_gib);
   } else {
-    std::snprintf(text, sizeof text, "%s: %.2f / %.2f GiB, %.2f GiB over", word, peak_gib,
+    std::snprintf(text, sizeof text, tr("%s: %.2f / %.2f GiB, %.2f GiB over"), word, peak_gib,
                   capacity_gib, peak_gib - capacity_gib);
   }
   ImGui::AlignTextToFramePadding();
@@ -120,13 +122,13 @@ void verdict(const AppState& state, bool compact) {
   if (estimate.ranks.size() > 1) {
     ImGui::SameLine();
     ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-    ImGui::Text("limiting: PP rank %d", estimate.limiting_pp_rank);
+    ImGui::Text(tr("limiting: PP rank %d"), estimate.limiting_pp_rank);
     ImGui::PopStyleColor();
   }
   if (state.error) {
     ImGui::SameLine();
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor),
-                       "(last valid; settings invalid)");
+                       tr("(last valid; settings invalid)"));
   }
 }
 
@@ -137,7 +139,7 @@ std::string search_text(const GpuPreset& preset) { return preset.id + " " + pres
 
 std::string row_text(const ModelPreset& preset) {
   char row[160];
-  std::snprintf(row, sizeof row, "%s  (%s params)", preset.name.c_str(),
+  std::snprintf(row, sizeof row, tr("%s  (%s params)"), preset.name.c_str(),
                 count_text(preset.published_params).c_str());
   return row;
 }
@@ -212,7 +214,7 @@ bool recipe_picker(AppState& state, const char* label) {
   const Expected<PresetCatalog>& catalog = builtin_presets();
   bool changed = false;
   const std::string id = std::string("##") + label;
-  if (ImGui::BeginCombo(id.c_str(), "recipes", ImGuiComboFlags_HeightLarge)) {
+  if (ImGui::BeginCombo(id.c_str(), tr("recipes"), ImGuiComboFlags_HeightLarge)) {
     if (catalog) {
       for (const RecipePreset& recipe : catalog->recipes) {
         if (ImGui::Selectable(recipe.name.c_str())) {
@@ -249,11 +251,11 @@ void narrow_row(AppState& state, TopBarActions& actions) {
   verdict(state, true);
   ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
   ImGui::AlignTextToFramePadding();
-  ImGui::Text("%s on %lld x %s", model_title(state).c_str(),
+  ImGui::Text(tr("%s on %lld x %s"), model_title(state).c_str(),
               static_cast<long long>(state.shared.config.parallel.world_size),
               gpu_title(state).c_str());
   ImGui::PopStyleColor();
-  if (ImGui::Button(state.show_settings_on_phone ? "Results" : "Settings")) {
+  if (ImGui::Button(tr(state.show_settings_on_phone ? "Results" : "Settings"))) {
     actions.toggle_settings = true;
   }
   describe_item(state, "Settings", "button", "settings", "Shows the settings or the results.");
@@ -281,7 +283,7 @@ void wide_row(AppState& state, TopBarActions& actions) {
   actions.changed |= model_picker(state, "top model");
   ImGui::SameLine();
   ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted("on");
+  ImGui::TextUnformatted(tr("on"));
   ImGui::SameLine();
   ImGui::SetNextItemWidth(em * 4.5f);
   actions.changed |= gpus_input(state);
@@ -316,12 +318,20 @@ TopBarActions draw_top_bar(AppState& state, bool narrow) {
   } else {
     wide_row(state, actions);
   }
-  const char* copy_label = state.link_copied ? "Copied" : "Copy link";
-  const float buttons_px = ImGui::CalcTextSize("Copy link").x + ImGui::CalcTextSize("Light").x +
-                           ImGui::GetStyle().FramePadding.x * 4 + ImGui::GetStyle().ItemSpacing.x;
+  const char* copy_label = tr(state.link_copied ? "Copied" : "Copy link");
+  // The switch names the other language, in that language.
+  const char* language_label = state.language == Language::zh ? "English" : "简体中文";
+  const float buttons_px =
+      ImGui::CalcTextSize(language_label).x + ImGui::CalcTextSize(tr("Copy link")).x +
+      ImGui::CalcTextSize(tr("Light")).x + ImGui::GetStyle().FramePadding.x * 6 +
+      ImGui::GetStyle().ItemSpacing.x * 2;
   if (!narrow && ImGui::GetContentRegionAvail().x > buttons_px) {
     ImGui::SetCursorPosX(ImGui::GetWindowContentRegionMax().x - buttons_px);
   }
+  if (ImGui::Button(language_label)) actions.toggle_language = true;
+  describe_item(state, "language", "button", "English / 简体中文",
+                "Shows the page in the other language; the link keeps the choice (lang=).");
+  ImGui::SameLine();
   if (ImGui::Button(copy_label)) actions.copy_link = true;
   describe_item(state, "Copy link", "button", "share link",
                 "Copies this page's address: the whole configuration, readable and versioned.");
