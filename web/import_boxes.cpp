@@ -8,6 +8,7 @@
 #include "megamem/hf_config.hpp"
 #include "megamem/import_merge.hpp"
 #include "megamem/megatron_args.hpp"
+#include "messages.hpp"
 #include "platform.hpp"
 #include "theme.hpp"
 #include "widgets.hpp"
@@ -34,11 +35,11 @@ void messages(const ImportBox& box) {
   ImGui::PushTextWrapPos(0.0f);
   if (!box.error.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
-    ImGui::TextUnformatted(box.error.c_str());
+    ImGui::TextUnformatted(tr_text(box.error).c_str());
     ImGui::PopStyleColor();
   }
   ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-  for (const std::string& note : box.notes) ImGui::BulletText("%s", note.c_str());
+  for (const std::string& note : box.notes) ImGui::BulletText("%s", tr_text(note).c_str());
   ImGui::PopStyleColor();
   ImGui::PopTextWrapPos();
 }
@@ -46,28 +47,28 @@ void messages(const ImportBox& box) {
 bool box(AppState& state, ImportBox& box, int target, const char* title, const char* hint,
          const char* button, const char* flag, const char* effect) {
   bool changed = false;
-  const bool open = ImGui::TreeNode(title);
+  const bool open = ImGui::TreeNode(title, "%s", tr(title));
   describe_item(state, (std::string(title) + " (open)").c_str(), "tree", flag, effect);
   if (!open) return false;
   ImGui::PushID(title);
   if (box.text.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextUnformatted(hint);
+    ImGui::TextUnformatted(tr(hint));
     ImGui::PopTextWrapPos();
     ImGui::PopStyleColor();
   }
   multiline("##text", &box.text, ImGui::GetTextLineHeight() * 6.0f);
   describe_item(state, title, "input", flag, effect);
-  if (ImGui::Button(button)) {
+  if (ImGui::Button(tr(button))) {
     changed = target == kHfConfigBox ? import_hf_config_text(state, box.text)
                                      : import_megatron_flags_text(state, box.text);
   }
   describe_item(state, (std::string(title) + ": " + button).c_str(), "button", flag, effect);
   ImGui::SameLine();
-  if (ImGui::Button("Paste")) read_clipboard(target);
+  if (ImGui::Button(tr("Paste"))) read_clipboard(target);
   ImGui::SameLine();
-  if (ImGui::Button("Clear")) {
+  if (ImGui::Button(tr("Clear"))) {
     box.text.clear();
     box.error.clear();
     box.notes.clear();

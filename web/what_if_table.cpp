@@ -6,6 +6,7 @@
 
 #include "format.hpp"
 #include "imgui.h"
+#include "messages.hpp"
 #include "results_panel.hpp"
 #include "theme.hpp"
 #include "widgets.hpp"
@@ -16,18 +17,19 @@ namespace {
 
 void setup_columns() {
   const float number_px = ImGui::CalcTextSize("-000.00 GiB").x + ImGui::GetFontSize() * 0.5f;
-  ImGui::TableSetupColumn("choice", ImGuiTableColumnFlags_WidthStretch);
-  ImGui::TableSetupColumn("peak", ImGuiTableColumnFlags_WidthFixed, number_px);
-  ImGui::TableSetupColumn("saving", ImGuiTableColumnFlags_WidthFixed, number_px);
-  ImGui::TableSetupColumn("fits", ImGuiTableColumnFlags_WidthFixed,
-                          ImGui::CalcTextSize("does not fit").x + ImGui::GetFontSize() * 0.5f);
+  ImGui::TableSetupColumn(tr("choice"), ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableSetupColumn(tr("peak"), ImGuiTableColumnFlags_WidthFixed, number_px);
+  ImGui::TableSetupColumn(tr("saving"), ImGuiTableColumnFlags_WidthFixed, number_px);
+  ImGui::TableSetupColumn(tr("fits"), ImGuiTableColumnFlags_WidthFixed,
+                          ImGui::CalcTextSize(tr("does not fit")).x + ImGui::GetFontSize() * 0.5f);
   ImGui::TableHeadersRow();
 }
 
 // The row's label, clickable when it is a valid change; true when clicked (and applied).
 bool choice_cell(AppState& state, const WhatIfOption& row, std::size_t index) {
   bool applied = false;
-  const std::string label = row.current ? row.label + "  (current)" : row.label;
+  const std::string label =
+      tr_text(row.label) + (row.current ? tr("  (current)") : "") + "###" + row.label;
   const bool clickable = row.valid && !row.current;
   if (!row.valid) ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
   if (ImGui::Selectable(label.c_str(), row.current, ImGuiSelectableFlags_SpanAllColumns) &&
@@ -43,7 +45,7 @@ bool choice_cell(AppState& state, const WhatIfOption& row, std::size_t index) {
                 row.megatron_flags.empty() ? "(the current flags)" : row.megatron_flags.c_str(),
                 row.valid
                     ? (row.current ? "The configuration as given." : "Click to apply this setting.")
-                    : row.error.c_str());
+                    : tr_text(row.error).c_str());
   return applied;
 }
 
@@ -52,7 +54,7 @@ void number_cells(const WhatIfOption& row, double capacity_bytes) {
   ImGui::TableNextColumn();
   if (!row.valid) {
     ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-    ImGui::TextUnformatted("not allowed");
+    ImGui::TextUnformatted(tr("not allowed"));
     ImGui::PopStyleColor();
     ImGui::TableNextColumn();
     ImGui::TableNextColumn();
@@ -67,13 +69,13 @@ void number_cells(const WhatIfOption& row, double capacity_bytes) {
     ImGui::PushStyleColor(ImGuiCol_Text, saving_gib > 0.005    ? kFitsColor
                                          : saving_gib < -0.005 ? kOverColor
                                                                : muted_text_color());
-    ImGui::Text("%+.2f GiB", -saving_gib);
+    ImGui::Text(tr("%+.2f GiB"), -saving_gib);
     ImGui::PopStyleColor();
   }
   ImGui::TableNextColumn();
   const bool fits = static_cast<double>(row.peak_total_bytes) <= capacity_bytes;
   ImGui::PushStyleColor(ImGuiCol_Text, fits ? kFitsColor : kOverColor);
-  ImGui::TextUnformatted(fits ? "fits" : "does not fit");
+  ImGui::TextUnformatted(tr(fits ? "fits" : "does not fit"));
   ImGui::PopStyleColor();
 }
 
@@ -84,7 +86,7 @@ bool draw_what_if_table(AppState& state, const Estimate& estimate) {
                   "peak of the limiting rank under each choice; click a row to apply it");
   if (state.what_if_pending || estimate.what_if.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-    ImGui::TextUnformatted("pricing the alternatives...");
+    ImGui::TextUnformatted(tr("pricing the alternatives..."));
     ImGui::PopStyleColor();
     return false;
   }
