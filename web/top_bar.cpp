@@ -82,7 +82,7 @@ std::string gpu_title(const AppState& state) {
 
 void verdict(const AppState& state, bool compact) {
   if (!state.last_estimate) {
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), tr("no valid estimate"));
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "%s", tr("no valid estimate"));
     return;
   }
   const Estimate& estimate = *state.last_estimate;
@@ -127,7 +127,7 @@ void verdict(const AppState& state, bool compact) {
   }
   if (state.error) {
     ImGui::SameLine();
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor),
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "%s",
                        tr("(last valid; settings invalid)"));
   }
 }

@@ -8,9 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "megamem/estimate.hpp"
 #include "megamem/fields.hpp"
+#include "megamem/presets.hpp"
 #include "megamem/share_link.hpp"
+#include "megamem/suggestions.hpp"
+#include "megamem/what_if.hpp"
 #include "messages.hpp"
+#include "model_fixtures.hpp"
 
 #define STB_TRUETYPE_IMPLEMENTATION
 #define STBTT_STATIC
@@ -158,6 +163,59 @@ TEST_CASE("lang= is a view setting: it leaves the configuration alone and old li
   const Expected<SharedConfig> bad = decode_share_link(link + "&lang=fr");
   REQUIRE(!bad);
   CHECK(bad.error().field == "lang");
+}
+
+namespace {
+
+// Layouts over the knobs the page edits, most of them invalid in one way or another.
+std::vector<Config> layout_grid() {
+  std::vector<Config> out;
+  for (const Config& model : {fixtures::llama3_70b(), fixtures::deepseek_v3()}) {
+    for (const int tp : {1, 3, 8}) {
+      for (const int pp : {1, 3, 16}) {
+        for (const int vpp_cp : {1, 2, 3}) {
+          for (const int gbs_seq : {0, 1, 2}) {
+            Config c = model;
+            c.parallel.tensor_parallel = tp;
+            c.parallel.pipeline_parallel = pp;
+            c.parallel.virtual_stages_per_pipeline_rank = vpp_cp;
+            c.parallel.context_parallel = 4 - vpp_cp;
+            c.parallel.expert_parallel = model.model.num_experts > 0 ? 6 * (gbs_seq % 2) + 2 : 1;
+            c.parallel.world_size = gbs_seq == 1 ? 96 : 256;
+            c.training.global_batch_size = gbs_seq == 0 ? 30 : 1024;
+            c.training.seq_length = gbs_seq == 2 ? 4097 : 4096;
+            out.push_back(c);
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("what the core tells the page (errors, suggestions, warnings, what-if) translates") {
+  std::set<std::string> missing;
+  const auto need = [&](const std::string& text) {
+    std::string chinese;
+    if (needs_translation(text) && !translate(text, &chinese)) missing.insert(text);
+  };
+  for (const Config& config : layout_grid()) {
+    const Expected<NormalizedConfig> n = normalize(config);
+    if (!n) {
+      need(n.error().message);
+      for (const Suggestion& s : suggest_valid_configs(config, 4)) need(s.label);
+      continue;
+    }
+    for (const std::string& warning : n->warnings) need(warning);
+  }
+  for (const WhatIfOption& row : what_if_options(fixtures::deepseek_v3())) {
+    need(row.label);
+    if (!row.valid) need(row.error);
+  }
+  for (const std::string& text : missing) UNSCOPED_INFO(text);
+  CHECK(missing.empty());
 }
 
 #ifdef MEGAMEM_WEB_SOURCE_DIR

@@ -1,6 +1,7 @@
 // The message table; see messages.hpp.
 #include "messages.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <set>
 #include <unordered_map>
@@ -100,33 +101,35 @@ const Table& table() {
   return parsed;
 }
 
-// The text each placeholder matched, or false. Placeholders match at least one character;
-// each takes the shortest text that lets the next piece follow, the last one the rest.
+// Matches placeholders i.. of `pattern` against text[at..]; fills `captures`. Placeholders
+// match at least one character; each tries the places where the next piece follows, shortest
+// first, the last one takes the rest. A {N*} capture must itself translate.
+bool match_from(const Template& pattern, const std::string& text, std::size_t i, std::size_t at,
+                std::vector<std::string>* captures) {
+  if (i == pattern.slots.size()) return at == text.size();
+  const std::string& next = pattern.pieces[i + 1];
+  const bool last = i + 1 == pattern.slots.size();
+  std::size_t found = last ? text.size() - std::min(text.size(), next.size()) : at;
+  while (true) {
+    found = last ? found : text.find(next, found + 1);
+    if (found == std::string::npos || found <= at || (!last && next.empty())) return false;
+    if (text.compare(found, next.size(), next) != 0) return false;
+    std::string capture = text.substr(at, found - at);
+    const bool ok = !pattern.translated[i] || !needs_translation(capture) ||
+                    translate(capture, &capture);
+    if (ok && match_from(pattern, text, i + 1, found + next.size(), captures)) {
+      (*captures)[pattern.slots[i]] = std::move(capture);
+      return true;
+    }
+    if (last) return false;
+  }
+}
+
 bool match(const Template& pattern, const std::string& text, std::vector<std::string>* captures) {
   const std::string& first = pattern.pieces.front();
   if (text.compare(0, first.size(), first) != 0) return false;
-  std::size_t at = first.size();
   captures->assign(10, "");
-  for (std::size_t i = 0; i < pattern.slots.size(); ++i) {
-    const std::string& next = pattern.pieces[i + 1];
-    std::size_t found = 0;
-    if (i + 1 == pattern.slots.size()) {
-      if (text.size() < at + next.size() + 1) return false;
-      found = text.size() - next.size();
-      if (text.compare(found, next.size(), next) != 0) return false;
-    } else {
-      found = text.find(next, at + 1);
-      if (found == std::string::npos || next.empty()) return false;
-    }
-    std::string& capture = (*captures)[pattern.slots[i]];
-    capture = text.substr(at, found - at);
-    at = found + next.size();
-    // {N*}: a message inside a message; without a row the template does not apply.
-    if (pattern.translated[i] && needs_translation(capture) && !translate(capture, &capture)) {
-      return false;
-    }
-  }
-  return true;
+  return match_from(pattern, text, 0, first.size(), captures);
 }
 
 std::string fill(const std::string& chinese, const std::vector<std::string>& captures) {
