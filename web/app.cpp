@@ -32,6 +32,7 @@ AppState state;
 struct Layout {
   float pixel_ratio = 1.0f;
   float top_bar_height_px = 0.0f;
+  bool fonts_stale = false;  // the glyphs the language needs are not in the atlas yet
 };
 Layout layout;
 
@@ -82,11 +83,12 @@ void sync_address_bar() {
   state.pushed_query = query;
 }
 
-// Shows the page in `language`; the Chinese glyphs join the font atlas only when needed.
+// Shows the page in `language`; the Chinese glyphs join the font atlas only when needed, at
+// the start of the next frame (the atlas must not change under a frame's widgets).
 void set_page_language(Language language) {
   state.language = language;
   set_language(language);
-  if (use_chinese_glyphs(language == Language::zh)) apply_theme(state.light, layout.pixel_ratio);
+  if (use_chinese_glyphs(language == Language::zh)) layout.fonts_stale = true;
 }
 
 // The link's lang= when it has one, else the browser's language.
@@ -259,9 +261,13 @@ struct FrameTimer {
 }  // namespace
 
 bool app_frame(float display_width_px, float display_height_px, float pixel_ratio) {
-  if (pixel_ratio != layout.pixel_ratio) {
+  if (pixel_ratio != layout.pixel_ratio || layout.fonts_stale) {
     layout.pixel_ratio = pixel_ratio;
+    layout.fonts_stale = false;
     apply_theme(state.light, pixel_ratio);
+    // The fonts were rebuilt after NewFrame() chose them: begin the frame again on the new ones.
+    ImGui::EndFrame();
+    ImGui::NewFrame();
   }
   const double now = now_seconds();
   const FrameTimer timer{now};

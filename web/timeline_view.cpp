@@ -208,7 +208,7 @@ void draw_timeline(AppState& state, const Estimate& estimate, float dim) {
     add_timeline_chart(draw, &cache.chart, plot.min, plot.max);
   } else {
     draw->AddText(ImVec2(plot.min.x + em, plot.min.y + em), ImGui::GetColorU32(kErrorColor),
-                  ("timeline shader failed: " + timeline_renderer_error()).c_str());
+                  (tr("timeline shader failed: ") + timeline_renderer_error()).c_str());
   }
   const ImU32 axis = ImGui::GetColorU32(muted_text_color());
   draw_gridlines(draw, plot, axis);
@@ -217,7 +217,7 @@ void draw_timeline(AppState& state, const Estimate& estimate, float dim) {
   draw_peak(draw, plot, rank, column_px);
   // The x axis: schedule order, with the step's phases named.
   draw->AddText(ImVec2(plot.min.x, plot.max.y + em * 0.2f), axis,
-                "schedule order: forwards, backwards (darker), optimizer step");
+                tr("schedule order: forwards, backwards (darker), optimizer step"));
   if (hovered) hover_column(draw, plot, rank, column_px);
 }
 

@@ -327,6 +327,8 @@ TopBarActions draw_top_bar(AppState& state, bool narrow) {
       ImGui::GetStyle().ItemSpacing.x * 2;
   if (!narrow && ImGui::GetContentRegionAvail().x > buttons_px) {
     ImGui::SetCursorPosX(ImGui::GetWindowContentRegionMax().x - buttons_px);
+  } else if (!narrow) {
+    ImGui::NewLine();  // a longer verdict (another language) leaves no room: the next row
   }
   if (ImGui::Button(language_label)) actions.toggle_language = true;
   describe_item(state, "language", "button", "English / 简体中文",
@@ -336,7 +338,7 @@ TopBarActions draw_top_bar(AppState& state, bool narrow) {
   describe_item(state, "Copy link", "button", "share link",
                 "Copies this page's address: the whole configuration, readable and versioned.");
   ImGui::SameLine();
-  if (ImGui::Button(light_theme() ? "Dark" : "Light")) actions.toggle_theme = true;
+  if (ImGui::Button(tr(light_theme() ? "Dark" : "Light"))) actions.toggle_theme = true;
   describe_item(state, "theme", "button", "theme", "Switches between the dark and light theme.");
   return actions;
 }

@@ -69,7 +69,7 @@ void number_cells(const WhatIfOption& row, double capacity_bytes) {
     ImGui::PushStyleColor(ImGuiCol_Text, saving_gib > 0.005    ? kFitsColor
                                          : saving_gib < -0.005 ? kOverColor
                                                                : muted_text_color());
-    ImGui::Text(tr("%+.2f GiB"), -saving_gib);
+    ImGui::Text("%+.2f GiB", -saving_gib);
     ImGui::PopStyleColor();
   }
   ImGui::TableNextColumn();

@@ -146,6 +146,9 @@ try {
   await click(page, 'language');
   const toEnglish = await waitForState(page, (s) => s.language === 'en', 'the switch to English');
   check(toEnglish.url.endsWith('&lang=en'), `the switch keeps English in the link: ${toEnglish.url}`);
+  await page.waitForTimeout(300);  // the top bar lays out again in English
+  await moveMouseAway(page);
+  await shot(page, 'zh-switched-to-english.png');
   await click(page, 'language');
   const back = await waitForState(page, (s) => s.language === 'zh', 'the switch to Chinese');
   check(back.url.endsWith('&lang=zh'), `and Chinese again: ${back.url}`);

@@ -115,8 +115,8 @@ bool match_from(const Template& pattern, const std::string& text, std::size_t i,
     if (found == std::string::npos || found <= at || (!last && next.empty())) return false;
     if (text.compare(found, next.size(), next) != 0) return false;
     std::string capture = text.substr(at, found - at);
-    const bool ok = !pattern.translated[i] || !needs_translation(capture) ||
-                    translate(capture, &capture);
+    const bool ok =
+        !pattern.translated[i] || !needs_translation(capture) || translate(capture, &capture);
     if (ok && match_from(pattern, text, i + 1, found + next.size(), captures)) {
       (*captures)[pattern.slots[i]] = std::move(capture);
       return true;
@@ -155,7 +155,7 @@ bool needs_translation(const std::string& text) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const unsigned char c = static_cast<unsigned char>(text[i]);
     if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) letter = true;
-    if (c == '=' || c == '_' || c == '.' || c == '-') key_mark = true;
+    if (c == '=' || c == '_' || c == '.') key_mark = true;
     // U+3000..U+9FFF and U+FF00..U+FFEF: CJK punctuation, ideographs, full-width forms.
     if (c >= 0xE3 && c <= 0xE9) return false;
     if (c == 0xEF && i + 1 < text.size() &&

@@ -44,8 +44,8 @@ struct MessageRow {
 // Every row of the embedded table, in file order.
 const std::vector<MessageRow>& message_rows();
 // False for text with nothing to translate: no letters, a Megatron flag, a key or setting
-// written as one word ("expandable_segments:True", "m.layers"), or Chinese already (so that
-// translating twice is harmless).
+// written as one word with '_', '=' or '.' ("expandable_segments:True", "m.layers"), or
+// Chinese already (so that translating twice is harmless).
 bool needs_translation(const std::string& text);
 // The Chinese for `english` by the table (exact row, or a template), without recording a miss.
 bool translate(const std::string& english, std::string* chinese);
