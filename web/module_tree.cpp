@@ -17,6 +17,15 @@
 namespace megamem::web {
 namespace {
 
+// A column's English name: "weights" for "weights##weights" and for the Chinese
+// "权重###weights##weights", so test handles and state().modules_sort keep one spelling.
+std::string english_column(const char* name) {
+  std::string column = name;
+  if (const std::size_t id = column.find("###"); id != std::string::npos) column.erase(0, id + 3);
+  column.resize(std::min(column.size(), column.find("##")));
+  return column;
+}
+
 enum Column { kName, kParams, kWeights, kGradients, kOptimizer, kActivations, kColumns };
 
 struct Sort {
@@ -120,7 +129,7 @@ void header_row(AppState& state) {
     ImGui::TableSetColumnIndex(column);
     const char* name = ImGui::TableGetColumnName(column);
     ImGui::TableHeader(name);
-    describe_item(state, (std::string("modules header ") + name).c_str(), "header",
+    describe_item(state, ("modules header " + english_column(name)).c_str(), "header",
                   "sort by this column",
                   "Click to sort; again to reverse; a third time for model order.");
   }
@@ -134,13 +143,9 @@ Sort current_sort(AppState& state) {
     sort.column = specs->Specs[0].ColumnIndex;
     sort.descending = specs->Specs[0].SortDirection == ImGuiSortDirection_Descending;
   }
-  // The English column name ("权重###weights##weights" in Chinese, "weights##weights" in
-  // English) keeps state().modules_sort the same in both languages.
-  std::string column = sort.column < 0 ? "" : ImGui::TableGetColumnName(sort.column);
-  if (const std::size_t id = column.find("###"); id != std::string::npos) column.erase(0, id + 3);
-  column.resize(std::min(column.size(), column.find("##")));
-  state.modules_sort =
-      sort.column < 0 ? std::string() : column + (sort.descending ? " descending" : " ascending");
+  state.modules_sort = sort.column < 0 ? std::string()
+                                       : english_column(ImGui::TableGetColumnName(sort.column)) +
+                                             (sort.descending ? " descending" : " ascending");
   return sort;
 }
 
