@@ -39,6 +39,8 @@ apt_packages=(
   clang               # tests/fuzz: libFuzzer harnesses on the link and config.json decoders
   libclang-rt-dev     # ... their fuzzer and sanitizer runtimes (only recommended by clang)
   fonts-roboto-unhinted  # the web page's UI font, compiled in (web/CMakeLists.txt)
+  fonts-noto-cjk      # the page's Chinese font (Noto Sans CJK SC), subset at build time ...
+  python3-fonttools   # ... by pyftsubset to the message table's characters (web/messages)
   ca-certificates
 )
 if [[ $with_browser == true ]]; then

@@ -32,6 +32,7 @@ AppState state;
 struct Layout {
   float pixel_ratio = 1.0f;
   float top_bar_height_px = 0.0f;
+  bool fonts_stale = false;  // the glyphs the language needs are not in the atlas yet
 };
 Layout layout;
 
@@ -68,11 +69,37 @@ void configuration_changed() {
   state.query = encode_share_query(state.shared);
 }
 
+// The address bar's query: the configuration, then the view settings (lang=).
+std::string page_query() {
+  const std::string view = encode_link_view(state.view);
+  return view.empty() ? state.query : state.query + "&" + view;
+}
+
 // Pushes the query to the address bar once no input is being dragged or typed into.
 void sync_address_bar() {
-  if (state.query == state.pushed_query || ImGui::IsAnyItemActive()) return;
-  show_query(state.query, /*push=*/true);
-  state.pushed_query = state.query;
+  const std::string query = page_query();
+  if (query == state.pushed_query || ImGui::IsAnyItemActive()) return;
+  show_query(query, /*push=*/true);
+  state.pushed_query = query;
+}
+
+// Shows the page in `language`; the Chinese glyphs join the font atlas only when needed, at
+// the start of the next frame (the atlas must not change under a frame's widgets).
+void set_page_language(Language language) {
+  state.language = language;
+  set_language(language);
+  if (use_chinese_glyphs(language == Language::zh)) layout.fonts_stale = true;
+}
+
+// The link's lang= when it has one, else the browser's language.
+void follow_link_language(const std::string& url, bool has_query) {
+  state.view = LinkView{};
+  if (has_query) {
+    const Expected<LinkView> view = decode_link_view(url);
+    if (view) state.view = *view;
+  }
+  const std::string code = state.view.language.empty() ? browser_language() : state.view.language;
+  set_page_language(code.rfind("zh", 0) == 0 ? Language::zh : Language::en);
 }
 
 // {field, message}, or null.
@@ -140,18 +167,19 @@ void app_open_link(const std::string& url, bool from_history) {
     }
   }
   mark_startup_step("link decoded (presets parsed)");
+  follow_link_language(url, !query.empty());
   configuration_changed();
   mark_startup_step("first estimate");
   if (state.link_error) {
     // Keep the address the user opened (the error panel quotes it) until they edit: the
     // address bar is taken to show the default configuration meanwhile.
-    state.pushed_query = state.query;
-  } else if (query != state.query) {
+    state.pushed_query = page_query();
+  } else if (query != page_query()) {
     // Canonical form in place: the same configuration, written as this build writes it.
-    show_query(state.query, /*push=*/false);
-    state.pushed_query = state.query;
+    show_query(page_query(), /*push=*/false);
+    state.pushed_query = page_query();
   } else {
-    state.pushed_query = state.query;
+    state.pushed_query = page_query();
   }
   (void)from_history;  // either way no new entry: back/forward moves along existing ones
 }
@@ -185,8 +213,13 @@ bool top_bar_window(float display_width_px, float display_height_px, bool narrow
     state.light = !state.light;
     apply_theme(state.light, layout.pixel_ratio);
   }
+  if (actions.toggle_language) {
+    // An explicit choice: kept in the link so that whoever opens it reads the same language.
+    state.view.language = state.language == Language::zh ? "en" : "zh";
+    set_page_language(state.language == Language::zh ? Language::en : Language::zh);
+  }
   if (actions.copy_link) {
-    copy_to_clipboard(state.base_url + "?" + state.query);
+    copy_to_clipboard(state.base_url + "?" + page_query());
     state.link_copied = true;
     state.link_copied_at_s = now;
   }
@@ -238,9 +271,13 @@ struct FrameTimer {
 }  // namespace
 
 bool app_frame(float display_width_px, float display_height_px, float pixel_ratio) {
-  if (pixel_ratio != layout.pixel_ratio) {
+  if (pixel_ratio != layout.pixel_ratio || layout.fonts_stale) {
     layout.pixel_ratio = pixel_ratio;
+    layout.fonts_stale = false;
     apply_theme(state.light, pixel_ratio);
+    // The fonts were rebuilt after NewFrame() chose them: begin the frame again on the new ones.
+    ImGui::EndFrame();
+    ImGui::NewFrame();
   }
   const double now = now_seconds();
   const FrameTimer timer{now};
@@ -271,12 +308,12 @@ bool app_frame(float display_width_px, float display_height_px, float pixel_rati
   sync_address_bar();
   return state.what_if_pending || state.planner.pending || state.link_copied ||
          state.layout_check_pending || ImGui::IsAnyItemActive() ||
-         state.query != state.pushed_query;
+         page_query() != state.pushed_query;
 }
 
 std::string app_state_json() {
   finish_what_if(state);
-  const std::string url = state.base_url + "?" + state.query;
+  const std::string url = state.base_url + "?" + page_query();
   nlohmann::json out;
   out["config"] = config_json(state.shared.config);
   out["url"] = url;
@@ -308,6 +345,8 @@ std::string app_state_json() {
   out["estimates_computed"] = state.estimates_computed;
   out["selected_rank"] = shown_rank(state);
   out["light_theme"] = state.light;
+  out["language"] = language_code(state.language);
+  out["untranslated"] = untranslated();
   out["modules_sort"] = state.modules_sort;
   out["timings_ms"] = {{"estimate", state.estimate_ms},
                        {"what_if", state.what_if_ms},

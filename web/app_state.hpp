@@ -16,6 +16,7 @@
 #include "megamem/planner.hpp"
 #include "megamem/share_link.hpp"
 #include "megamem/what_if.hpp"
+#include "messages.hpp"
 
 namespace megamem::web {
 
@@ -117,6 +118,10 @@ struct AppState {
   // --- the view -------------------------------------------------------------------------------
   int selected_rank = -1;  // PP rank shown by the timeline and module tree; -1 = limiting
   bool light = false;
+  // The page's language: the link's lang= when it has one (kept in view.language and written
+  // back into the address), the browser's language otherwise.
+  Language language = Language::en;
+  LinkView view;
   bool show_settings_on_phone = false;
   bool not_modeled_open = false;
   std::string modules_sort;      // "weights descending"; "" = model order

@@ -14,6 +14,7 @@
 #include "megamem/json_output.hpp"
 #include "megamem/megatron_args.hpp"
 #include "megamem/share_link.hpp"
+#include "messages.hpp"
 #include "platform.hpp"
 #include "theme.hpp"
 #include "widgets.hpp"
@@ -70,11 +71,11 @@ void messages(const ImportBox& box) {
   ImGui::PushTextWrapPos(0.0f);
   if (!box.error.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
-    ImGui::TextUnformatted(box.error.c_str());
+    ImGui::TextUnformatted(tr_text(box.error).c_str());
     ImGui::PopStyleColor();
   }
   ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-  for (const std::string& note : box.notes) ImGui::BulletText("%s", note.c_str());
+  for (const std::string& note : box.notes) ImGui::BulletText("%s", tr_text(note).c_str());
   ImGui::PopStyleColor();
   ImGui::PopTextWrapPos();
 }
@@ -104,14 +105,14 @@ std::string applied_on(const AppState& state) {
 bool box(AppState& state, ImportBox& box, int target, const char* title, const char* hint,
          const char* button, const char* flag, const char* effect) {
   bool changed = false;
-  const bool open = ImGui::TreeNode(title);
+  const bool open = ImGui::TreeNode(title, "%s", tr(title));
   describe_item(state, (std::string(title) + " (open)").c_str(), "tree", flag, effect);
   if (!open) return false;
   ImGui::PushID(title);
   if (box.text.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextUnformatted(hint);
+    ImGui::TextUnformatted(tr(hint));
     ImGui::PopTextWrapPos();
     ImGui::PopStyleColor();
   }
@@ -123,9 +124,9 @@ bool box(AppState& state, ImportBox& box, int target, const char* title, const c
   if (ImGui::Button(button)) changed = import_text(state, target, box.text);
   describe_item(state, (std::string(title) + ": " + button).c_str(), "button", flag, effect);
   ImGui::SameLine();
-  if (ImGui::Button("Paste")) read_clipboard(target);
+  if (ImGui::Button(tr("Paste"))) read_clipboard(target);
   ImGui::SameLine();
-  if (ImGui::Button("Clear")) {
+  if (ImGui::Button(tr("Clear"))) {
     box.text.clear();
     box.error.clear();
     box.notes.clear();

@@ -21,6 +21,7 @@
 #include "import_boxes.hpp"
 #include "megamem/fields.hpp"
 #include "megamem/share_link.hpp"
+#include "messages.hpp"
 #include "theme.hpp"
 #include "top_bar.hpp"
 #include "widgets.hpp"
@@ -126,7 +127,7 @@ bool group(InputContext& ctx, const char* title, std::initializer_list<const cha
     set =
         set || field_link_text(field, ctx.state.shared.config) != field_link_text(field, defaults);
   }
-  return ImGui::TreeNodeEx(title, set ? ImGuiTreeNodeFlags_DefaultOpen : 0);
+  return ImGui::TreeNodeEx(title, set ? ImGuiTreeNodeFlags_DefaultOpen : 0, "%s", tr(title));
 }
 
 // ---- [errors] ---------------------------------------------------------------------------------
@@ -171,7 +172,7 @@ void model_rows(InputContext& ctx) {
       int moe_layers = 0;
       for (const auto bit : m.moe_layer_pattern) moe_layers += bit;
       char note[96];
-      std::snprintf(note, sizeof note, "MoE layers: %d of %zu (pattern from the preset)",
+      std::snprintf(note, sizeof note, tr("MoE layers: %d of %zu (pattern from the preset)"),
                     moe_layers, m.moe_layer_pattern.size());
       row_note(ctx, note);
     }
@@ -203,7 +204,7 @@ void parallel_rows(InputContext& ctx) {
   if (ctx.state.last_estimate && !ctx.state.error) {
     const NormalizedConfig& n = ctx.state.last_estimate->normalized;
     char note[160];
-    std::snprintf(note, sizeof note, "-> DP %lld, expert-DP %lld, %lld micro-batches per step",
+    std::snprintf(note, sizeof note, tr("-> DP %lld, expert-DP %lld, %lld micro-batches per step"),
                   static_cast<long long>(n.data_parallel),
                   static_cast<long long>(n.expert_data_parallel),
                   static_cast<long long>(n.num_microbatches));
@@ -228,7 +229,7 @@ void training_rows(InputContext& ctx) {
        {"mbs", "gbs", "seq", "dtype", "fp8", "fp8-param-gather", "impl", "attn", "ce",
         "grad-acc-fusion", "softmax-fusion", "mask-in-loader", "deterministic", "defer-wgrad"});
   if (ctx.state.shared.config.model.num_experts > 0 &&
-      ImGui::TreeNodeEx("MoE dispatch", ImGuiTreeNodeFlags_DefaultOpen)) {
+      ImGui::TreeNodeEx(tr("MoE dispatch"), ImGuiTreeNodeFlags_DefaultOpen)) {
     rows(ctx, {"dispatcher", "grouped-gemm", "router-fp32", "capacity", "pad-capacity", "imbalance",
                "moe-overlap"});
     ImGui::TreePop();

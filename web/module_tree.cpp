@@ -9,12 +9,22 @@
 
 #include "format.hpp"
 #include "imgui.h"
+#include "messages.hpp"
 #include "results_panel.hpp"
 #include "theme.hpp"
 #include "widgets.hpp"
 
 namespace megamem::web {
 namespace {
+
+// A column's English name: "weights" for "weights##weights" and for the Chinese
+// "权重###weights##weights", so test handles and state().modules_sort keep one spelling.
+std::string english_column(const char* name) {
+  std::string column = name;
+  if (const std::size_t id = column.find("###"); id != std::string::npos) column.erase(0, id + 3);
+  column.resize(std::min(column.size(), column.find("##")));
+  return column;
+}
 
 enum Column { kName, kParams, kWeights, kGradients, kOptimizer, kActivations, kColumns };
 
@@ -54,7 +64,7 @@ void bytes_cell(std::uint64_t bytes) {
   } else {
     ImGui::Text("%.2f MiB", to_mib(bytes));
   }
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s bytes", grouped(bytes).c_str());
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip(tr("%s bytes"), grouped(bytes).c_str());
 }
 
 void node(const ModuleMemory& module, const Sort& sort, int depth) {
@@ -65,12 +75,13 @@ void node(const ModuleMemory& module, const Sort& sort, int depth) {
   if (leaf) flags |= ImGuiTreeNodeFlags_Leaf | ImGuiTreeNodeFlags_NoTreePushOnOpen;
   if (depth == 0) flags |= ImGuiTreeNodeFlags_DefaultOpen;
   std::string label = module.name;
-  if (module.expert) label += "  (experts)";
+  if (module.expert) label += tr("  (experts)");
   const bool open = ImGui::TreeNodeEx(module.name.c_str(), flags, "%s", label.c_str());
   ImGui::TableNextColumn();
   ImGui::TextUnformatted(count_text(module.params).c_str());
   if (ImGui::IsItemHovered()) {
-    ImGui::SetTooltip("%s parameters", grouped(static_cast<std::uint64_t>(module.params)).c_str());
+    ImGui::SetTooltip(tr("%s parameters"),
+                      grouped(static_cast<std::uint64_t>(module.params)).c_str());
   }
   bytes_cell(module.weight_bytes);
   bytes_cell(module.gradient_bytes);
@@ -101,13 +112,13 @@ void setup_columns(float number_px, bool compact) {
   const ImGuiTableColumnFlags wide_only = compact ? ImGuiTableColumnFlags_Disabled : 0;
   const ImGuiTableColumnFlags number =
       ImGuiTableColumnFlags_WidthFixed | ImGuiTableColumnFlags_PreferSortDescending;
-  ImGui::TableSetupColumn("module",
+  ImGui::TableSetupColumn(tr("module##module"),
                           ImGuiTableColumnFlags_WidthStretch | ImGuiTableColumnFlags_NoHide);
-  ImGui::TableSetupColumn("params", number, number_px);
-  ImGui::TableSetupColumn("weights", number, number_px);
-  ImGui::TableSetupColumn("gradients", number | wide_only, number_px);
-  ImGui::TableSetupColumn("optimizer", number | wide_only, number_px);
-  ImGui::TableSetupColumn("act/µbatch", number, number_px);
+  ImGui::TableSetupColumn(tr("params##params"), number, number_px);
+  ImGui::TableSetupColumn(tr("weights##weights"), number, number_px);
+  ImGui::TableSetupColumn(tr("gradients##gradients"), number | wide_only, number_px);
+  ImGui::TableSetupColumn(tr("optimizer##optimizer"), number | wide_only, number_px);
+  ImGui::TableSetupColumn(tr("act/µbatch##act/µbatch"), number, number_px);
   ImGui::TableSetupScrollFreeze(0, 1);
 }
 
@@ -118,7 +129,7 @@ void header_row(AppState& state) {
     ImGui::TableSetColumnIndex(column);
     const char* name = ImGui::TableGetColumnName(column);
     ImGui::TableHeader(name);
-    describe_item(state, (std::string("modules header ") + name).c_str(), "header",
+    describe_item(state, ("modules header " + english_column(name)).c_str(), "header",
                   "sort by this column",
                   "Click to sort; again to reverse; a third time for model order.");
   }
@@ -133,7 +144,7 @@ Sort current_sort(AppState& state) {
     sort.descending = specs->Specs[0].SortDirection == ImGuiSortDirection_Descending;
   }
   state.modules_sort = sort.column < 0 ? std::string()
-                                       : std::string(ImGui::TableGetColumnName(sort.column)) +
+                                       : english_column(ImGui::TableGetColumnName(sort.column)) +
                                              (sort.descending ? " descending" : " ascending");
   return sort;
 }
@@ -161,7 +172,7 @@ void draw_module_tree(AppState& state, const Estimate& estimate) {
     if (chunk.modules.name.empty()) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted("(no module tree)");
+      ImGui::TextUnformatted(tr("(no module tree)"));
     } else {
       node(chunk.modules, sort, 0);
     }

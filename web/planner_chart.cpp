@@ -9,6 +9,7 @@
 
 #include "format.hpp"
 #include "imgui.h"
+#include "messages.hpp"
 #include "planner_views.hpp"
 #include "theme.hpp"
 #include "widgets.hpp"
@@ -102,7 +103,7 @@ void draw_axes(ImDrawList* draw, const Axes& axes, float left_x, const ChartColo
     draw->AddText(ImVec2(std::min(at.x, axes.origin.x + axes.size.x - text_px), at.y + em * 0.2f),
                   colors.muted, text);
   }
-  const char* x_title = "step time";
+  const char* x_title = tr("step time");
   draw->AddText(ImVec2(axes.origin.x + (axes.size.x - ImGui::CalcTextSize(x_title).x) * 0.5f,
                        bottom_left.y + em * 0.2f),
                 colors.muted, x_title);
@@ -116,7 +117,7 @@ void draw_limit_and_front(ImDrawList* draw, const Axes& axes, double limit_gib,
   const ImVec2 limit_at = axes.at(axes.time_min_s, limit_gib);
   dashed_line(draw, limit_at, axes.origin.x + axes.size.x, colors.limit);
   char text[48];
-  std::snprintf(text, sizeof text, "limit %.2f GiB", limit_gib);
+  std::snprintf(text, sizeof text, tr("limit %.2f GiB"), limit_gib);
   draw->AddText(
       ImVec2(axes.origin.x + axes.size.x - ImGui::CalcTextSize(text).x, limit_at.y - em * 1.1f),
       colors.limit, text);

@@ -13,6 +13,7 @@
 #include "imgui.h"
 #include "megamem/layout_label.hpp"
 #include "megamem/megatron_args.hpp"
+#include "messages.hpp"
 #include "planner_views.hpp"
 #include "planning.hpp"
 #include "results_panel.hpp"
@@ -63,7 +64,7 @@ void draw_controls(AppState& state) {
   const char* button = planner.pending ? "Searching..."
                        : searched      ? "Search again"
                                        : "Find the fastest layouts that fit";
-  if (ImGui::Button(button)) request_plan(state);
+  if (ImGui::Button(tr(button))) request_plan(state);
   ImGui::EndDisabled();
   describe_item(state, "plan search", "button", "megamem plan",
                 "Searches every layout of this model on this cluster with these training "
@@ -71,7 +72,7 @@ void draw_controls(AppState& state) {
   const float em = ImGui::GetFontSize();
   ImGui::SameLine(0.0f, em);
   ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted("margin");
+  ImGui::TextUnformatted(tr("margin"));
   ImGui::SameLine();
   ImGui::SetNextItemWidth(em * 9.0f);
   double margin = planner.margin_gib;
@@ -83,12 +84,12 @@ void draw_controls(AppState& state) {
   ImGui::SameLine();
   ImGui::TextUnformatted("GiB");
   ImGui::SameLine(0.0f, em);
-  ImGui::Checkbox("search recompute", &planner.search_recompute);
+  ImGui::Checkbox(tr("search recompute"), &planner.search_recompute);
   describe_item(state, "plan search recompute", "checkbox", "megamem plan --no-recompute-search",
                 "Try no recompute, Megatron's selective module sets and full recompute; off "
                 "keeps the recompute setting of the calculator.");
   ImGui::SameLine(0.0f, em);
-  ImGui::Checkbox("search offload", &planner.search_offload);
+  ImGui::Checkbox(tr("search offload"), &planner.search_offload);
   describe_item(state, "plan search offload", "checkbox", "megamem plan --no-offload-search",
                 "Try activation offload, optimizer CPU offload and both; off keeps the offload "
                 "settings of the calculator.");
@@ -118,15 +119,16 @@ void draw_summary(const AppState& state) {
   const PlanStats& s = planner.result->stats;
   const PlanRequest& request = *planner.request;
   char text[320];
-  std::snprintf(text, sizeof text,
-                "%s candidates (%s layouts) searched in %.2f s: %s fit under %.2f GiB, %s out of "
-                "memory, %s invalid",
-                grouped(static_cast<std::uint64_t>(s.candidates)).c_str(),
-                grouped(static_cast<std::uint64_t>(s.layouts)).c_str(), planner.search_ms / 1000.0,
-                grouped(static_cast<std::uint64_t>(s.fitting)).c_str(),
-                request.base.device.capacity_gib - request.margin_gib,
-                grouped(static_cast<std::uint64_t>(s.out_of_memory)).c_str(),
-                grouped(static_cast<std::uint64_t>(s.invalid)).c_str());
+  std::snprintf(
+      text, sizeof text,
+      tr("%s candidates (%s layouts) searched in %.2f s: %s fit under %.2f GiB, %s out of "
+         "memory, %s invalid"),
+      grouped(static_cast<std::uint64_t>(s.candidates)).c_str(),
+      grouped(static_cast<std::uint64_t>(s.layouts)).c_str(), planner.search_ms / 1000.0,
+      grouped(static_cast<std::uint64_t>(s.fitting)).c_str(),
+      request.base.device.capacity_gib - request.margin_gib,
+      grouped(static_cast<std::uint64_t>(s.out_of_memory)).c_str(),
+      grouped(static_cast<std::uint64_t>(s.invalid)).c_str());
   wrapped_text(muted_text_color(), text);
   if (planner.stale) {
     wrapped_text(tight_color(),
@@ -139,14 +141,16 @@ void draw_summary(const AppState& state) {
 void setup_candidate_columns(bool wide) {
   ImGui::TableSetupScrollFreeze(0, 1);
   const auto fixed = [](const char* name, const char* widest) {
-    ImGui::TableSetupColumn(name, ImGuiTableColumnFlags_WidthFixed,
-                            ImGui::CalcTextSize(widest).x + ImGui::GetFontSize() * 0.4f);
+    ImGui::TableSetupColumn(
+        tr(name), ImGuiTableColumnFlags_WidthFixed,
+        std::max(ImGui::CalcTextSize(tr(widest)).x, ImGui::CalcTextSize(tr(name)).x) +
+            ImGui::GetFontSize() * 0.4f);
   };
   fixed("#", "00");
-  ImGui::TableSetupColumn("layout", ImGuiTableColumnFlags_WidthStretch, 2.2f);
+  ImGui::TableSetupColumn(tr("layout"), ImGuiTableColumnFlags_WidthStretch, 2.2f);
   fixed("mbs", "mbs");
-  ImGui::TableSetupColumn("recompute", ImGuiTableColumnFlags_WidthStretch, 1.6f);
-  if (wide) ImGui::TableSetupColumn("offload", ImGuiTableColumnFlags_WidthStretch, 1.2f);
+  ImGui::TableSetupColumn(tr("recompute"), ImGuiTableColumnFlags_WidthStretch, 1.6f);
+  if (wide) ImGui::TableSetupColumn(tr("offload"), ImGuiTableColumnFlags_WidthStretch, 1.2f);
   fixed("peak", "000.00 GiB");
   fixed("step", "000.000 s");
   if (wide) fixed("tokens/s/GPU", "tokens/s/GPU");
@@ -172,9 +176,10 @@ bool candidate_row(AppState& state, const PlanCandidate& c, std::size_t i, bool 
   ImGui::TableNextColumn();
   const ParallelConfig& p = c.config.parallel;
   const std::string layout = layout_label(p);
-  const char* mark = current                                                ? "  (current)"
-                     : layout == layout_label(state.shared.config.parallel) ? "  (current layout)"
-                                                                            : "";
+  const char* mark = current ? tr("  (current)")
+                     : layout == layout_label(state.shared.config.parallel)
+                         ? tr("  (current layout)")
+                         : "";
   ImGui::TextUnformatted((layout + mark).c_str());
   // An uneven split says how the layers fall: its layout string or first/last stage sizes.
   if (!p.pipeline_layout.empty() || p.decoder_first_pipeline_num_layers > 0 ||
@@ -182,9 +187,9 @@ bool candidate_row(AppState& state, const PlanCandidate& c, std::size_t i, bool 
     ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
     ImGui::PushTextWrapPos(0.0f);
     if (!p.pipeline_layout.empty()) {
-      ImGui::Text("layout %s", p.pipeline_layout.c_str());
+      ImGui::Text(tr("layout %s"), p.pipeline_layout.c_str());
     } else {
-      ImGui::Text("first stage %d, last %d layers", p.decoder_first_pipeline_num_layers,
+      ImGui::Text(tr("first stage %d, last %d layers"), p.decoder_first_pipeline_num_layers,
                   p.decoder_last_pipeline_num_layers);
     }
     ImGui::PopTextWrapPos();
@@ -193,10 +198,10 @@ bool candidate_row(AppState& state, const PlanCandidate& c, std::size_t i, bool 
   ImGui::TableNextColumn();
   ImGui::Text("%d", c.config.training.micro_batch_size);
   ImGui::TableNextColumn();
-  ImGui::TextUnformatted(c.recompute.c_str());
+  ImGui::TextUnformatted(tr_text(c.recompute).c_str());
   if (wide) {
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(c.offload.c_str());
+    ImGui::TextUnformatted(tr_text(c.offload).c_str());
   }
   ImGui::TableNextColumn();
   ImGui::Text("%.2f GiB", to_gib(c.peak_total_bytes));
@@ -238,7 +243,7 @@ void draw_rejections(const PlanResult& result) {
   std::int64_t rejected = 0;
   for (const PlanRejection& r : result.rejections) rejected += r.count;
   char title[96];
-  std::snprintf(title, sizeof title, "Why the other %s candidates fail",
+  std::snprintf(title, sizeof title, tr("Why the other %s candidates fail"),
                 grouped(static_cast<std::uint64_t>(rejected)).c_str());
   if (!ImGui::TreeNodeEx("##plan rejections", ImGuiTreeNodeFlags_SpanAvailWidth, "%s", title)) {
     return;
@@ -247,12 +252,12 @@ void draw_rejections(const PlanResult& result) {
   for (const PlanRejection& r : result.rejections) {
     const std::string count = grouped(static_cast<std::uint64_t>(r.count));
     if (r.reason == "out_of_memory") {
-      ImGui::BulletText("%s out of memory: the limiting rank's peak is above %s", count.c_str(),
+      ImGui::BulletText(tr("%s out of memory: the limiting rank's peak is above %s"), count.c_str(),
                         r.example.c_str());
     } else {
       // The rule with its numbers as written for one of them (r.rule has them as "N").
-      ImGui::BulletText("%s invalid, %s, e.g. %s", count.c_str(), r.field.c_str(),
-                        r.example.c_str());
+      ImGui::BulletText(tr("%s invalid, %s, e.g. %s"), count.c_str(), r.field.c_str(),
+                        tr_text(r.example).c_str());
     }
   }
   ImGui::PopTextWrapPos();
@@ -266,11 +271,10 @@ void plan_candidate_tooltip(const PlanCandidate& c, bool stale) {
   ImGui::PushTextWrapPos(ImGui::GetFontSize() * 34.0f);
   ImGui::TextUnformatted(layout_megatron_args(c.config).c_str());
   ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-  ImGui::Text(
-      "peak %.2f GiB on PP rank %d; step %.3f s, %.0f tokens/s per GPU, %.0f TFLOP/s "
-      "per GPU (model), MFU %.1f %%",
-      to_gib(c.peak_total_bytes), c.limiting_pp_rank, c.time.step_time_s,
-      c.time.tokens_per_s_per_gpu, c.time.model_tflops_per_gpu, 100.0 * c.time.mfu);
+  ImGui::Text(tr("peak %.2f GiB on PP rank %d; step %.3f s, %.0f tokens/s per GPU, %.0f TFLOP/s "
+                 "per GPU (model), MFU %.1f %%"),
+              to_gib(c.peak_total_bytes), c.limiting_pp_rank, c.time.step_time_s,
+              c.time.tokens_per_s_per_gpu, c.time.model_tflops_per_gpu, 100.0 * c.time.mfu);
   const StepTimeBreakdown& b = c.time.breakdown;
   const struct {
     const char* name;
@@ -281,11 +285,11 @@ void plan_candidate_tooltip(const PlanCandidate& c, bool stale) {
                {"offload", b.offload_s},          {"pipeline bubble", b.pipeline_bubble_s},
                {"DP communication", b.dp_comm_s}, {"optimizer", b.optimizer_s}};
   for (const auto& part : parts) {
-    if (part.seconds > 0.0) ImGui::BulletText("%s %.3f s", part.name, part.seconds);
+    if (part.seconds > 0.0) ImGui::BulletText("%s %.3f s", tr(part.name), part.seconds);
   }
-  ImGui::TextUnformatted(stale ? "Search again to apply a layout: this one is for the earlier "
-                                 "settings."
-                               : "Click to apply this layout to the calculator and the link.");
+  ImGui::TextUnformatted(tr(stale ? "Search again to apply a layout: this one is for the earlier "
+                                    "settings."
+                                  : "Click to apply this layout to the calculator and the link."));
   ImGui::PopStyleColor();
   ImGui::PopTextWrapPos();
   ImGui::EndTooltip();
@@ -314,16 +318,16 @@ bool draw_planner_panel(AppState& state) {
     const PlanResult& result = *planner.result;
     if (result.top.empty()) {
       ImGui::PushStyleColor(ImGuiCol_Text, kOverColor);
-      ImGui::TextUnformatted("No layout fits; the reasons are below.");
+      ImGui::TextUnformatted(tr("No layout fits; the reasons are below."));
       ImGui::PopStyleColor();
     } else {
       if (planner.stale) ImGui::PushStyleVar(ImGuiStyleVar_Alpha, 0.55f);
       applied |= draw_plan_chart(state, result);
-      if (ImGui::RadioButton("fastest", !planner.show_pareto)) planner.show_pareto = false;
+      if (ImGui::RadioButton(tr("fastest"), !planner.show_pareto)) planner.show_pareto = false;
       describe_item(state, "plan fastest", "radio", "megamem plan",
                     "The fastest layouts that fit, fastest first (green in the chart).");
       ImGui::SameLine();
-      if (ImGui::RadioButton("Pareto front", planner.show_pareto)) planner.show_pareto = true;
+      if (ImGui::RadioButton(tr("Pareto front"), planner.show_pareto)) planner.show_pareto = true;
       describe_item(state, "plan pareto", "radio", "megamem plan --json (pareto)",
                     "Each layout that no other beats in both memory and step time: the least "
                     "memory for each step time, fastest first (blue in the chart).");

@@ -33,6 +33,9 @@ inline constexpr std::size_t kMaxPasteBytes = std::size_t{8} << 20;
 void download_file(const std::string& file_name, const std::string& bytes,
                    const std::string& mime_type);
 
+// navigator.language ("zh-CN", "en-US").
+std::string browser_language();
+
 // Reads the system clipboard asynchronously; the text arrives through
 // app_clipboard_text(target, text) (app.hpp).
 void read_clipboard(int target);

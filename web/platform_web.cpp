@@ -318,6 +318,14 @@ EM_JS(void, js_show_query, (const char* query, int push), {
   }
 });
 
+EM_JS(char*, js_browser_language, (), {
+  var text = navigator.language || "";
+  var size = lengthBytesUTF8(text) + 1;
+  var pointer = _malloc(size);
+  stringToUTF8(text, pointer, size);
+  return pointer;
+});
+
 EM_JS(void, js_copy_to_clipboard, (const char* text), {
   var value = UTF8ToString(text);
   function fallback() {
@@ -370,6 +378,7 @@ std::string page_base_url() { return take_string(js_page_url(1)); }
 void show_query(const std::string& query, bool push) { js_show_query(query.c_str(), push); }
 void copy_to_clipboard(const std::string& text) { js_copy_to_clipboard(text.c_str()); }
 void read_clipboard(int target) { js_read_clipboard(target); }
+std::string browser_language() { return take_string(js_browser_language()); }
 
 }  // namespace megamem::web
 

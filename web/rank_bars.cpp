@@ -6,6 +6,7 @@
 
 #include "format.hpp"
 #include "imgui.h"
+#include "messages.hpp"
 #include "results_panel.hpp"
 #include "theme.hpp"
 
@@ -16,7 +17,7 @@ void legend() {
   const float square_px = ImGui::GetTextLineHeight() * 0.8f;
   for (const Category& category : kCategories) {
     const float width_px =
-        square_px + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(category.name).x;
+        square_px + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(tr(category.name)).x;
     if (ImGui::GetCursorPosX() > ImGui::GetStyle().WindowPadding.x &&
         ImGui::GetContentRegionAvail().x < width_px) {
       ImGui::NewLine();
@@ -27,10 +28,10 @@ void legend() {
         ImVec2(at.x, at.y + offset_px), ImVec2(at.x + square_px, at.y + offset_px + square_px),
         ImGui::GetColorU32(category.color), 2.0f);
     ImGui::Dummy(ImVec2(square_px, ImGui::GetTextLineHeight()));
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", category.rule);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr(category.rule));
     ImGui::SameLine(0.0f, ImGui::GetStyle().ItemInnerSpacing.x);
-    ImGui::TextUnformatted(category.name);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", category.rule);
+    ImGui::TextUnformatted(tr(category.name));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr(category.rule));
     ImGui::SameLine(0.0f, ImGui::GetFontSize() * 1.2f);
   }
   ImGui::NewLine();
@@ -39,7 +40,7 @@ void legend() {
 // The device-level terms of a rank: the allocator's reserve, then each overhead outside the
 // allocator with the source of its size (runtime_overheads.cpp).
 void device_memory_lines(const RankMemory& rank) {
-  ImGui::Text("reserved by the allocator %s (allocator peak %s)",
+  ImGui::Text(tr("reserved by the allocator %s (allocator peak %s)"),
               gib_text(rank.peak_reserved_bytes).c_str(),
               gib_text(rank.peak_allocated_bytes).c_str());
   for (const DeviceOverhead& overhead : rank.device_overheads) {
@@ -76,11 +77,11 @@ double bar_scale_bytes(const Estimate& estimate, double capacity_bytes) {
 
 void segment_tooltip(const RankMemory& rank, const Category& category, std::uint64_t bytes) {
   ImGui::BeginTooltip();
-  ImGui::Text("PP rank %d %s: %s", rank.pp_rank, category.name, gib_text(bytes).c_str());
-  ImGui::Text("%s bytes", grouped(bytes).c_str());
+  ImGui::Text(tr("PP rank %d %s: %s"), rank.pp_rank, tr(category.name), gib_text(bytes).c_str());
+  ImGui::Text(tr("%s bytes"), grouped(bytes).c_str());
   ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
   ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
-  ImGui::TextUnformatted(category.rule);
+  ImGui::TextUnformatted(tr(category.rule));
   ImGui::PopTextWrapPos();
   ImGui::PopStyleColor();
   if (category.bytes == &RankMemory::runtime_overhead_bytes) device_memory_lines(rank);
@@ -121,9 +122,9 @@ void draw_peak(const BarGeometry& g, const RankMemory& rank, ImVec2 row, bool ro
                   ImGui::GetColorU32(color), value);
   if (row_hovered && ImGui::GetIO().MousePos.x >= bar_end_x) {
     ImGui::BeginTooltip();
-    ImGui::Text("PP rank %d peak: %s (%s bytes)", rank.pp_rank,
+    ImGui::Text(tr("PP rank %d peak: %s (%s bytes)"), rank.pp_rank,
                 gib_text(rank.peak_total_bytes).c_str(), grouped(rank.peak_total_bytes).c_str());
-    ImGui::Text("static %s", gib_text(rank.static_bytes).c_str());
+    ImGui::Text(tr("static %s"), gib_text(rank.static_bytes).c_str());
     device_memory_lines(rank);
     ImGui::EndTooltip();
   }
@@ -166,13 +167,13 @@ void draw_capacity_line(const BarGeometry& g, float first_row_y) {
 void draw_rank_bars(AppState& state, const Estimate& estimate) {
   const double capacity_bytes = estimate.normalized.config.device.capacity_gib * kBytesPerGiB;
   char note[96];
-  std::snprintf(note, sizeof note, "limiting: PP rank %d   capacity %.2f GiB",
+  std::snprintf(note, sizeof note, tr("limiting: PP rank %d   capacity %.2f GiB"),
                 estimate.limiting_pp_rank, estimate.normalized.config.device.capacity_gib);
   results_heading("PER GPU, BY PIPELINE RANK", note);
   legend();
 
-  const float label_px = ImGui::CalcTextSize("PP rank 000 ").x;
-  const float value_px = ImGui::CalcTextSize("000.00 GiB  over").x;
+  const float label_px = ImGui::CalcTextSize(tr("PP rank 000 ")).x;
+  const float value_px = ImGui::CalcTextSize(tr("000.00 GiB  over")).x;
   const BarGeometry geometry{
       .draw = ImGui::GetWindowDrawList(),
       .capacity_bytes = capacity_bytes,

@@ -8,6 +8,7 @@
 #include "format.hpp"
 #include "imgui.h"
 #include "megamem/layout_label.hpp"
+#include "messages.hpp"
 #include "theme.hpp"
 #include "widgets.hpp"
 
@@ -35,14 +36,14 @@ void not_modeled_line(AppState& state) {
   ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
   ImGui::SetNextItemOpen(state.not_modeled_open);
   state.not_modeled_open = ImGui::TreeNodeEx(
-      "##not modeled", ImGuiTreeNodeFlags_SpanAvailWidth,
-      "Not modeled: Megatron-FSDP, CUDA graphs, FP8 caches, Muon's per-rank packing, "
-      "checkpoint and eval memory, allocator behaviour...");
+      "##not modeled", ImGuiTreeNodeFlags_SpanAvailWidth, "%s",
+      tr("Not modeled: Megatron-FSDP, CUDA graphs, FP8 caches, Muon's per-rank packing, "
+         "checkpoint and eval memory, allocator behaviour..."));
   describe_item(state, "not modeled", "tree", "docs/memory-model.md, section 9",
                 "What the estimate leaves out; click for the list.");
   if (state.not_modeled_open) {
     ImGui::PushTextWrapPos(0.0f);
-    for (const char* line : kNotModeled) ImGui::BulletText("%s", line);
+    for (const char* line : kNotModeled) ImGui::BulletText("%s", tr(line));
     ImGui::PopTextWrapPos();
     ImGui::TreePop();
   }
@@ -52,15 +53,15 @@ void not_modeled_line(AppState& state) {
 void summary_line(const Estimate& estimate) {
   const NormalizedConfig& n = estimate.normalized;
   const Config& c = n.config;
-  std::string text = c.model.name.empty() ? std::string("model") : c.model.name;
-  text += " (" + count_text(estimate.totals.params) + " params";
+  std::string text = c.model.name.empty() ? std::string(tr("model")) : c.model.name;
+  text += " (" + count_text(estimate.totals.params) + tr(" params");
   if (estimate.totals.active_params != estimate.totals.params) {
-    text += ", " + count_text(estimate.totals.active_params) + " active";
+    text += ", " + count_text(estimate.totals.active_params) + tr(" active");
   }
   text += ")";
   char layout[200];
   std::snprintf(layout, sizeof layout,
-                "  %s  DP%lld expert-DP%lld  mbs %d  seq %d  %lld micro-batches",
+                tr("  %s  DP%lld expert-DP%lld  mbs %d  seq %d  %lld micro-batches"),
                 layout_summary_label(c.parallel).c_str(), static_cast<long long>(n.data_parallel),
                 static_cast<long long>(n.expert_data_parallel), c.training.micro_batch_size,
                 c.training.seq_length, static_cast<long long>(n.num_microbatches));
@@ -74,10 +75,10 @@ void summary_line(const Estimate& estimate) {
 void results_heading(const char* title, const char* note) {
   ImGui::Spacing();
   ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-  ImGui::TextUnformatted(title);
+  ImGui::TextUnformatted(tr(title));
   if (note) {
     ImGui::SameLine(0.0f, ImGui::GetFontSize());
-    ImGui::TextUnformatted(note);
+    ImGui::TextUnformatted(tr(note));
   }
   ImGui::PopStyleColor();
   ImGui::Separator();
@@ -88,15 +89,15 @@ void rank_selector(AppState& state, const Estimate& estimate, const char* id) {
   if (ranks <= 1) return;
   const int shown = shown_rank(state);
   char preview[48];
-  std::snprintf(preview, sizeof preview, "PP rank %d%s", shown,
-                shown == estimate.limiting_pp_rank ? " (limiting)" : "");
-  ImGui::SetNextItemWidth(ImGui::CalcTextSize("PP rank 000 (limiting)").x +
+  std::snprintf(preview, sizeof preview, tr("PP rank %d%s"), shown,
+                shown == estimate.limiting_pp_rank ? tr(" (limiting)") : "");
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize(tr("PP rank 000 (limiting)")).x +
                           ImGui::GetFrameHeight() * 1.5f);
   if (ImGui::BeginCombo(id, preview)) {
     for (int r = 0; r < ranks; ++r) {
       char label[48];
-      std::snprintf(label, sizeof label, "PP rank %d%s", r,
-                    r == estimate.limiting_pp_rank ? " (limiting)" : "");
+      std::snprintf(label, sizeof label, tr("PP rank %d%s"), r,
+                    r == estimate.limiting_pp_rank ? tr(" (limiting)") : "");
       if (ImGui::Selectable(label, r == shown)) state.selected_rank = r;
     }
     ImGui::EndCombo();
@@ -173,7 +174,7 @@ bool draw_results_panel(AppState& state) {
   summary_line(estimate);
   not_modeled_line(state);
   for (const std::string& warning : estimate.warnings) {
-    wrapped_text(tight_color(), "warning: " + warning);
+    wrapped_text(tight_color(), tr("warning: ") + tr_text(warning));
   }
   draw_rank_bars(state, estimate);
   changed |= draw_what_if_table(state, estimate);

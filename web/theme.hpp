@@ -76,6 +76,10 @@ ImU32 panel_background_color();
 // UI font at 15 CSS pixels times the ratio, so text stays crisp on high-DPI screens.
 void apply_theme(bool light, float pixel_ratio);
 
+// Whether the font atlas holds every Chinese glyph of the message table (the page shows
+// Chinese) or only the language switch's; true when that changed (apply_theme() rebuilds).
+bool use_chinese_glyphs(bool chinese);
+
 // True when the current theme is light.
 bool light_theme();
 

@@ -9,6 +9,7 @@
 
 #include "format.hpp"
 #include "imgui.h"
+#include "messages.hpp"
 #include "results_panel.hpp"
 #include "theme.hpp"
 #include "timeline_renderer.hpp"
@@ -38,7 +39,7 @@ void color_of(ImU32 color, float out[4]) {
 std::string kind_text(TimelineEvent::Kind kind) {
   std::string text(timeline_event_name(kind));
   std::replace(text.begin(), text.end(), '_', ' ');
-  return text;
+  return tr_text(text);
 }
 
 // Rebuilds the chart's columns when the estimate or the rank changed.
@@ -121,7 +122,7 @@ void draw_capacity(ImDrawList* draw, const Plot& plot, double capacity_bytes) {
                   ImGui::GetColorU32(strong_text_color()), 1.5f);
   }
   draw->AddText(ImVec2(plot.min.x + 4.0f, capacity_y - ImGui::GetTextLineHeight()),
-                ImGui::GetColorU32(strong_text_color()), "capacity");
+                ImGui::GetColorU32(strong_text_color()), tr("capacity"));
 }
 
 // The peak: a triangle above its column and its value.
@@ -134,7 +135,7 @@ void draw_peak(ImDrawList* draw, const Plot& plot, const RankMemory& rank, float
       ImVec2(peak_x, peak_y - 2.0f), ImVec2(peak_x - s, peak_y - 2.0f - s * 1.6f),
       ImVec2(peak_x + s, peak_y - 2.0f - s * 1.6f), ImGui::GetColorU32(strong_text_color()));
   char peak_label[64];
-  std::snprintf(peak_label, sizeof peak_label, "peak %.2f GiB", to_gib(rank.peak_total_bytes));
+  std::snprintf(peak_label, sizeof peak_label, tr("peak %.2f GiB"), to_gib(rank.peak_total_bytes));
   const float label_w = ImGui::CalcTextSize(peak_label).x;
   const float label_x = std::clamp(peak_x - label_w * 0.5f, plot.min.x, plot.max.x - label_w);
   draw->AddText(ImVec2(label_x, peak_y - 4.0f - s * 1.6f - ImGui::GetTextLineHeight()),
@@ -144,17 +145,17 @@ void draw_peak(ImDrawList* draw, const Plot& plot, const RankMemory& rank, float
 void event_tooltip(const TimelineEvent& event, const RankMemory& rank) {
   ImGui::BeginTooltip();
   if (event.kind == TimelineEvent::Kind::optimizer_step) {
-    ImGui::TextUnformatted("optimizer step");
+    ImGui::TextUnformatted(tr("optimizer step"));
   } else {
-    ImGui::Text("%s of micro-batch %lld, chunk %d", kind_text(event.kind).c_str(),
+    ImGui::Text(tr("%s of micro-batch %lld, chunk %d"), kind_text(event.kind).c_str(),
                 static_cast<long long>(event.microbatch), event.vpp_chunk);
   }
-  ImGui::Text("allocated after: %s (%s bytes)", gib_text(event.allocated_after_bytes).c_str(),
+  ImGui::Text(tr("allocated after: %s (%s bytes)"), gib_text(event.allocated_after_bytes).c_str(),
               grouped(event.allocated_after_bytes).c_str());
-  ImGui::Text("peak inside: %s (%s bytes)", gib_text(event.peak_during_bytes).c_str(),
+  ImGui::Text(tr("peak inside: %s (%s bytes)"), gib_text(event.peak_during_bytes).c_str(),
               grouped(event.peak_during_bytes).c_str());
   ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-  ImGui::Text("+ runtime overheads %s outside the allocator",
+  ImGui::Text(tr("+ runtime overheads %s outside the allocator"),
               gib_text(rank.runtime_overhead_bytes).c_str());
   ImGui::PopStyleColor();
   ImGui::EndTooltip();
@@ -178,12 +179,12 @@ void draw_timeline(AppState& state, const Estimate& estimate, float dim) {
   const int rank_index = shown_rank(state);
   const RankMemory& rank = estimate.ranks[static_cast<std::size_t>(rank_index)];
   char note[128];
-  std::snprintf(note, sizeof note, "PP rank %d, one training step, %zu operations", rank_index,
+  std::snprintf(note, sizeof note, tr("PP rank %d, one training step, %zu operations"), rank_index,
                 rank.timeline.size());
   results_heading("TIMELINE", note);
   rank_selector(state, estimate, "##timeline rank");
   if (rank.timeline.empty()) {
-    ImGui::TextUnformatted("(no timeline for this rank)");
+    ImGui::TextUnformatted(tr("(no timeline for this rank)"));
     return;
   }
   update_cache(state, estimate, rank_index);
@@ -207,7 +208,7 @@ void draw_timeline(AppState& state, const Estimate& estimate, float dim) {
     add_timeline_chart(draw, &cache.chart, plot.min, plot.max);
   } else {
     draw->AddText(ImVec2(plot.min.x + em, plot.min.y + em), ImGui::GetColorU32(kErrorColor),
-                  ("timeline shader failed: " + timeline_renderer_error()).c_str());
+                  (tr("timeline shader failed: ") + timeline_renderer_error()).c_str());
   }
   const ImU32 axis = ImGui::GetColorU32(muted_text_color());
   draw_gridlines(draw, plot, axis);
@@ -216,7 +217,7 @@ void draw_timeline(AppState& state, const Estimate& estimate, float dim) {
   draw_peak(draw, plot, rank, column_px);
   // The x axis: schedule order, with the step's phases named.
   draw->AddText(ImVec2(plot.min.x, plot.max.y + em * 0.2f), axis,
-                "schedule order: forwards, backwards (darker), optimizer step");
+                tr("schedule order: forwards, backwards (darker), optimizer step"));
   if (hovered) hover_column(draw, plot, rank, column_px);
 }
 

@@ -12,6 +12,7 @@
 #include "imgui.h"
 #include "megamem/presets.hpp"
 #include "megamem/share_link.hpp"
+#include "messages.hpp"
 #include "theme.hpp"
 #include "widgets.hpp"
 
@@ -39,8 +40,8 @@ bool filter_field(std::string* filter) {
   std::snprintf(buffer, sizeof buffer, "%s", filter->c_str());
   ImGui::SetNextItemWidth(-1.0f);
   // The buffer is edited in place as one types; the call is true only on Enter.
-  const bool enter = ImGui::InputTextWithHint("##filter", "type to filter", buffer, sizeof buffer,
-                                              ImGuiInputTextFlags_EnterReturnsTrue);
+  const bool enter = ImGui::InputTextWithHint("##filter", tr("type to filter"), buffer,
+                                              sizeof buffer, ImGuiInputTextFlags_EnterReturnsTrue);
   *filter = buffer;
   return enter;
 }
@@ -68,8 +69,9 @@ bool model_edited(const AppState& state) {
 
 std::string model_title(const AppState& state) {
   std::string title = state.shared.config.model.name;
-  if (title.empty()) title = state.shared.model_id.empty() ? "custom model" : state.shared.model_id;
-  if (model_edited(state)) title += " (edited)";
+  if (title.empty())
+    title = state.shared.model_id.empty() ? tr("custom model") : state.shared.model_id;
+  if (model_edited(state)) title += tr(" (edited)");
   return title;
 }
 
@@ -108,7 +110,7 @@ bool invalid_verdict(AppState& state, float width_px) {
   if (state.suggestions.empty()) return false;
   const Suggestion& fix = state.suggestions.front();
   ImGui::SameLine();
-  const std::string label = fit_text("fix: " + fix.label, fix_px);
+  const std::string label = fit_text(tr("fix: ") + tr_text(fix.label), fix_px);
   if (ImGui::SmallButton(label.c_str())) {
     state.shared.config = fix.config;
     state.edited_key.clear();
@@ -122,7 +124,7 @@ bool invalid_verdict(AppState& state, float width_px) {
 
 void verdict(AppState& state, bool compact) {
   if (!state.last_estimate) {
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "no valid estimate");
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "%s", tr("no valid estimate"));
     return;
   }
   const Estimate& estimate = *state.last_estimate;
@@ -141,7 +143,7 @@ void verdict(AppState& state, bool compact) {
   if (estimate.ranks.size() > 1) {
     ImGui::SameLine();
     ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-    ImGui::Text("limiting: PP rank %d", estimate.limiting_pp_rank);
+    ImGui::Text(tr("limiting: PP rank %d"), estimate.limiting_pp_rank);
     ImGui::PopStyleColor();
   }
 }
@@ -153,7 +155,7 @@ std::string search_text(const GpuPreset& preset) { return preset.id + " " + pres
 
 std::string row_text(const ModelPreset& preset) {
   char row[160];
-  std::snprintf(row, sizeof row, "%s  (%s params)", preset.name.c_str(),
+  std::snprintf(row, sizeof row, tr("%s  (%s params)"), preset.name.c_str(),
                 count_text(preset.published_params).c_str());
   return row;
 }
@@ -206,20 +208,20 @@ bool preset_combo(AppState& state, const char* label,
 }  // namespace
 
 std::string verdict_text(const AppState& state) {
-  if (state.error) return "invalid - " + state.error->message;
-  if (!state.last_estimate) return "no valid estimate";
+  if (state.error) return tr("invalid - ") + tr_text(state.error->message);
+  if (!state.last_estimate) return tr("no valid estimate");
   const Estimate& estimate = *state.last_estimate;
   const RankMemory& rank = estimate.ranks[static_cast<std::size_t>(estimate.limiting_pp_rank)];
   const double capacity_gib = estimate.normalized.config.device.capacity_gib;
   const double peak_gib = to_gib(rank.peak_total_bytes);
   const int level = verdict_level(estimate);
-  const char* word = level == 0 ? "fits" : level == 1 ? "fits, within 5 %" : "does not fit";
+  const char* word = tr(level == 0 ? "fits" : level == 1 ? "fits, within 5 %" : "does not fit");
   char text[160];
   if (level < 2) {
-    std::snprintf(text, sizeof text, "%s: %.2f / %.2f GiB, %.2f GiB free", word, peak_gib,
+    std::snprintf(text, sizeof text, tr("%s: %.2f / %.2f GiB, %.2f GiB free"), word, peak_gib,
                   capacity_gib, capacity_gib - peak_gib);
   } else {
-    std::snprintf(text, sizeof text, "%s: %.2f / %.2f GiB, %.2f GiB over", word, peak_gib,
+    std::snprintf(text, sizeof text, tr("%s: %.2f / %.2f GiB, %.2f GiB over"), word, peak_gib,
                   capacity_gib, peak_gib - capacity_gib);
   }
   return text;
@@ -250,7 +252,7 @@ bool recipe_picker(AppState& state, const char* label) {
   const Expected<PresetCatalog>& catalog = builtin_presets();
   bool changed = false;
   const std::string id = std::string("##") + label;
-  if (ImGui::BeginCombo(id.c_str(), "recipes", ImGuiComboFlags_HeightLarge)) {
+  if (ImGui::BeginCombo(id.c_str(), tr("recipes"), ImGuiComboFlags_HeightLarge)) {
     if (catalog) {
       for (const RecipePreset& recipe : catalog->recipes) {
         if (ImGui::Selectable(recipe.name.c_str())) {
@@ -291,11 +293,11 @@ void narrow_row(AppState& state, TopBarActions& actions) {
   }
   ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
   ImGui::AlignTextToFramePadding();
-  ImGui::Text("%s on %lld x %s", model_title(state).c_str(),
+  ImGui::Text(tr("%s on %lld x %s"), model_title(state).c_str(),
               static_cast<long long>(state.shared.config.parallel.world_size),
               gpu_title(state).c_str());
   ImGui::PopStyleColor();
-  if (ImGui::Button(state.show_settings_on_phone ? "Results" : "Settings")) {
+  if (ImGui::Button(tr(state.show_settings_on_phone ? "Results" : "Settings"))) {
     actions.toggle_settings = true;
   }
   describe_item(state, "Settings", "button", "settings", "Shows the settings or the results.");
@@ -324,7 +326,7 @@ void wide_row(AppState& state, TopBarActions& actions, float buttons_px) {
   actions.changed |= model_picker(state, "top model");
   ImGui::SameLine();
   ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted("on");
+  ImGui::TextUnformatted(tr("on"));
   ImGui::SameLine();
   ImGui::SetNextItemWidth(em * 4.5f);
   actions.changed |= gpus_input(state);
@@ -362,24 +364,32 @@ TopBarActions draw_top_bar(AppState& state, bool narrow) {
   ImGui::TextUnformatted("megamem");
   if (large_font()) ImGui::PopFont();
   ImGui::SameLine(0.0f, em);
-  const char* copy_label = state.link_copied ? "Copied" : "Copy link";
-  const float buttons_px = ImGui::CalcTextSize("Copy link").x + ImGui::CalcTextSize("Light").x +
-                           ImGui::GetStyle().FramePadding.x * 4 + ImGui::GetStyle().ItemSpacing.x;
+  const char* copy_label = tr(state.link_copied ? "Copied" : "Copy link");
+  // The switch names the other language, in that language.
+  const char* language_label = state.language == Language::zh ? "English" : "简体中文";
+  const float buttons_px =
+      ImGui::CalcTextSize(language_label).x + ImGui::CalcTextSize(tr("Copy link")).x +
+      ImGui::CalcTextSize(tr("Light")).x + ImGui::GetStyle().FramePadding.x * 6 +
+      ImGui::GetStyle().ItemSpacing.x * 2;
   if (narrow) {
     narrow_row(state, actions);
   } else {
     wide_row(state, actions, buttons_px);
   }
-  if (!narrow) {
-    // Never past the window's edge: on a new line when the row has no room left.
-    if (ImGui::GetContentRegionAvail().x < buttons_px) ImGui::NewLine();
+  if (!narrow && ImGui::GetContentRegionAvail().x > buttons_px) {
     ImGui::SetCursorPosX(ImGui::GetWindowContentRegionMax().x - buttons_px);
+  } else if (!narrow) {
+    ImGui::NewLine();  // a longer verdict (another language) leaves no room: the next row
   }
+  if (ImGui::Button(language_label)) actions.toggle_language = true;
+  describe_item(state, "language", "button", "English / 简体中文",
+                "Shows the page in the other language; the link keeps the choice (lang=).");
+  ImGui::SameLine();
   if (ImGui::Button(copy_label)) actions.copy_link = true;
   describe_item(state, "Copy link", "button", "share link",
                 "Copies this page's address: the whole configuration, readable and versioned.");
   ImGui::SameLine();
-  if (ImGui::Button(light_theme() ? "Dark" : "Light")) actions.toggle_theme = true;
+  if (ImGui::Button(tr(light_theme() ? "Dark" : "Light"))) actions.toggle_theme = true;
   describe_item(state, "theme", "button", "theme", "Switches between the dark and light theme.");
   return actions;
 }

@@ -13,6 +13,7 @@ struct TopBarActions {
   bool changed = false;          // the configuration changed
   bool copy_link = false;        // "Copy link" pressed
   bool toggle_theme = false;     // light/dark pressed
+  bool toggle_language = false;  // English / 简体中文 pressed
   bool toggle_settings = false;  // phone layout: show/hide the settings
 };
 

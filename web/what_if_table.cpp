@@ -10,6 +10,7 @@
 
 #include "format.hpp"
 #include "imgui.h"
+#include "messages.hpp"
 #include "results_panel.hpp"
 #include "theme.hpp"
 #include "widgets.hpp"
@@ -20,17 +21,17 @@ namespace {
 
 void setup_columns(bool wide) {
   const float number_px = ImGui::CalcTextSize("-000.00 GiB").x + ImGui::GetFontSize() * 0.5f;
-  ImGui::TableSetupColumn("choice", ImGuiTableColumnFlags_WidthStretch);
-  ImGui::TableSetupColumn("peak", ImGuiTableColumnFlags_WidthFixed, number_px);
-  ImGui::TableSetupColumn("saving", ImGuiTableColumnFlags_WidthFixed, number_px);
-  ImGui::TableSetupColumn("step time", ImGuiTableColumnFlags_WidthFixed,
+  ImGui::TableSetupColumn(tr("choice"), ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableSetupColumn(tr("peak"), ImGuiTableColumnFlags_WidthFixed, number_px);
+  ImGui::TableSetupColumn(tr("saving"), ImGuiTableColumnFlags_WidthFixed, number_px);
+  ImGui::TableSetupColumn(tr("step time"), ImGuiTableColumnFlags_WidthFixed,
                           ImGui::CalcTextSize("+000.0 %").x + ImGui::GetFontSize() * 0.5f);
   if (wide) {
-    ImGui::TableSetupColumn("GiB per %", ImGuiTableColumnFlags_WidthFixed,
-                            ImGui::CalcTextSize("GiB per %").x + ImGui::GetFontSize() * 0.5f);
+    ImGui::TableSetupColumn(tr("GiB per %"), ImGuiTableColumnFlags_WidthFixed,
+                            ImGui::CalcTextSize(tr("GiB per %")).x + ImGui::GetFontSize() * 0.5f);
   }
-  ImGui::TableSetupColumn("fits", ImGuiTableColumnFlags_WidthFixed,
-                          ImGui::CalcTextSize("does not fit").x + ImGui::GetFontSize() * 0.5f);
+  ImGui::TableSetupColumn(tr("fits"), ImGuiTableColumnFlags_WidthFixed,
+                          ImGui::CalcTextSize(tr("does not fit")).x + ImGui::GetFontSize() * 0.5f);
   ImGui::TableHeadersRow();
 }
 
@@ -58,7 +59,8 @@ std::vector<std::size_t> row_order(const AppState& state) {
 // The row's label, clickable when it is a valid change; true when clicked (and applied).
 bool choice_cell(AppState& state, const WhatIfOption& row, std::size_t index) {
   bool applied = false;
-  const std::string label = row.current ? row.label + "  (current)" : row.label;
+  const std::string label =
+      tr_text(row.label) + (row.current ? tr("  (current)") : "") + "###" + row.label;
   const bool clickable = row.valid && !row.current;
   if (!row.valid) ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
   if (ImGui::Selectable(label.c_str(), row.current, ImGuiSelectableFlags_SpanAllColumns) &&
@@ -110,7 +112,7 @@ void number_cells(const WhatIfOption& row, double capacity_bytes, bool wide) {
   ImGui::TableNextColumn();
   if (!row.valid) {
     ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-    ImGui::TextUnformatted("not allowed");
+    ImGui::TextUnformatted(tr("not allowed"));
     ImGui::PopStyleColor();
     for (int i = wide ? 4 : 3; i > 0; --i) ImGui::TableNextColumn();
     return;
@@ -131,7 +133,7 @@ void number_cells(const WhatIfOption& row, double capacity_bytes, bool wide) {
   ImGui::TableNextColumn();
   const bool fits = static_cast<double>(row.peak_total_bytes) <= capacity_bytes;
   ImGui::PushStyleColor(ImGuiCol_Text, fits ? kFitsColor : kOverColor);
-  ImGui::TextUnformatted(fits ? "fits" : "does not fit");
+  ImGui::TextUnformatted(tr(fits ? "fits" : "does not fit"));
   ImGui::PopStyleColor();
 }
 
@@ -142,7 +144,7 @@ bool draw_what_if_table(AppState& state, const Estimate& estimate) {
                   "peak of the limiting rank under each choice; click a row to apply it");
   if (state.what_if_pending || estimate.what_if.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-    ImGui::TextUnformatted("pricing the alternatives...");
+    ImGui::TextUnformatted(tr("pricing the alternatives..."));
     ImGui::PopStyleColor();
     return false;
   }

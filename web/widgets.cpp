@@ -6,6 +6,7 @@
 #include <string>
 
 #include "imgui.h"
+#include "messages.hpp"
 #include "theme.hpp"
 
 namespace megamem::web {
@@ -15,7 +16,7 @@ namespace {
 void begin_row(InputContext& ctx, const char* label) {
   ImGui::AlignTextToFramePadding();
   ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-  ImGui::TextUnformatted(label);
+  ImGui::TextUnformatted(tr(label));
   ImGui::PopStyleColor();
   ImGui::SameLine(ctx.label_width_px);
   ImGui::SetNextItemWidth(-1.0f);
@@ -47,7 +48,7 @@ bool end_row(InputContext& ctx, const InputSpec& spec, const char* kind, bool ch
 void wrapped_text(ImU32 color, const std::string& text) {
   ImGui::PushStyleColor(ImGuiCol_Text, color);
   ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(text.c_str());
+  ImGui::TextUnformatted(tr_text(text).c_str());
   ImGui::PopTextWrapPos();
   ImGui::PopStyleColor();
 }
@@ -65,9 +66,9 @@ void describe_item(AppState& state, const char* label, const char* kind, const c
   if (ImGui::IsItemHovered() && !ImGui::IsItemActive()) {
     ImGui::BeginTooltip();
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
-    ImGui::TextUnformatted(flag);
+    ImGui::TextUnformatted(tr(flag));
     ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-    ImGui::TextUnformatted(effect);
+    ImGui::TextUnformatted(tr(effect));
     ImGui::PopStyleColor();
     ImGui::PopTextWrapPos();
     ImGui::EndTooltip();
@@ -127,7 +128,7 @@ bool row_text(InputContext& ctx, const InputSpec& spec, std::string* value, cons
   char buffer[1024];
   std::snprintf(buffer, sizeof buffer, "%s", value->c_str());
   const bool changed =
-      ImGui::InputTextWithHint(hidden_id(spec.label).c_str(), hint, buffer, sizeof buffer);
+      ImGui::InputTextWithHint(hidden_id(spec.label).c_str(), tr(hint), buffer, sizeof buffer);
   if (changed) *value = buffer;
   return end_row(ctx, spec, "input", changed);
 }
@@ -137,12 +138,12 @@ bool row_choice(InputContext& ctx, const InputSpec& spec, int* index,
   begin_row(ctx, spec.label);
   bool changed = false;
   const int count = static_cast<int>(names.size());
-  const char* preview = *index >= 0 && *index < count ? names[*index] : "?";
+  const char* preview = *index >= 0 && *index < count ? tr(names[*index]) : "?";
   if (ImGui::BeginCombo(hidden_id(spec.label).c_str(), preview)) {
     for (int i = 0; i < count; ++i) {
       if (names[i][0] == '\0') continue;  // a value the page does not offer
       const bool selected = i == *index;
-      if (ImGui::Selectable(names[i], selected) && !selected) {
+      if (ImGui::Selectable(tr(names[i]), selected) && !selected) {
         *index = i;
         changed = true;
       }
@@ -156,7 +157,7 @@ bool row_choice(InputContext& ctx, const InputSpec& spec, int* index,
 bool row_modules(InputContext& ctx, const InputSpec& spec, std::vector<std::string>* modules,
                  const std::vector<const char*>& known) {
   ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-  ImGui::TextUnformatted(spec.label);
+  ImGui::TextUnformatted(tr(spec.label));
   ImGui::PopStyleColor();
   describe_item(ctx.state, spec.label, "label", spec.flag, spec.effect);
   bool changed = false;
@@ -194,20 +195,20 @@ void row_note(InputContext& ctx, const char* text) {
   ImGui::SetCursorPosX(ImGui::GetCursorPosX() + ctx.label_width_px -
                        ImGui::GetStyle().WindowPadding.x);
   ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-  ImGui::TextWrapped("%s", text);
+  ImGui::TextWrapped("%s", tr_text(text).c_str());
   ImGui::PopStyleColor();
 }
 
 bool section(const char* title, bool default_open) {
   ImGui::Spacing();
-  return ImGui::CollapsingHeader(title, default_open ? ImGuiTreeNodeFlags_DefaultOpen : 0);
+  return ImGui::CollapsingHeader(tr(title), default_open ? ImGuiTreeNodeFlags_DefaultOpen : 0);
 }
 
 bool error_box(AppState& state, const char* rect_prefix) {
   if (!state.error) return false;
   ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
   ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(state.error->message.c_str());
+  ImGui::TextUnformatted(tr_text(state.error->message).c_str());
   ImGui::PopTextWrapPos();
   ImGui::PopStyleColor();
   const bool applied = suggestion_buttons(state, rect_prefix);

@@ -173,6 +173,37 @@ export async function typeValue(page, label, value) {
   await moveMouseAway(page);
 }
 
+// Puts text on the system clipboard, then Ctrl+V into the labelled box (the browser's paste
+// event carries it to ImGui).
+export async function pasteInto(page, label, text) {
+  await click(page, label);
+  await page.evaluate((value) => navigator.clipboard.writeText(value), text);
+  await page.keyboard.press('Control+A');
+  await page.keyboard.press('Control+V');
+  await page.waitForTimeout(100);
+}
+
+// The top bar's widgets `names` are all there, none overlaps another, all fit the width.
+export async function checkTopBar(page, when, names) {
+  const overlap = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width &&
+                            a.y < b.y + b.height && b.y < a.y + a.height;
+  const rects = await page.evaluate(() => window.megamem.inputRects());
+  const missing = names.filter((name) => !rects[name]);
+  check(missing.length === 0, `${when}: the top bar shows ${names.join(', ')} ${missing.join(' ')}`);
+  let clash = '';
+  for (let i = 0; i < names.length; i += 1) {
+    for (let j = i + 1; j < names.length; j += 1) {
+      if (rects[names[i]] && rects[names[j]] && overlap(rects[names[i]], rects[names[j]])) {
+        clash += ` ${names[i]}/${names[j]}`;
+      }
+    }
+  }
+  check(clash === '', `${when}: nothing in the top bar hides another${clash}`);
+  const width = page.viewportSize().width * (await page.evaluate(() => window.megamem.pixelRatio));
+  const right = Math.max(...names.filter((n) => rects[n]).map((n) => rects[n].x + rects[n].width));
+  check(right <= width, `${when}: the top bar fits the width (${right.toFixed(0)} <= ${width})`);
+}
+
 // Keeps tooltips out of screenshots.
 export async function moveMouseAway(page) {
   const viewport = page.viewportSize();

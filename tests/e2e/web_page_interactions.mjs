@@ -25,17 +25,14 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
 import {
-  check, click, fail, finish, launch, moveMouseAway, openPage, options, pageState,
-  scrollIntoView, serve, typeValue, waitForState, widgetCenter,
+  check, checkTopBar as checkTopBarOf, click, fail, finish, launch, moveMouseAway, openPage, options,
+  pageState, pasteInto as pasteIntoBox, scrollIntoView, serve, typeValue, waitForState, widgetCenter,
 } from './harness.mjs';
 
 const opts = options();
 const { server, url: baseUrl } = await serve(opts.site);
 const shot = (page, name) => page.screenshot({ path: join(opts.artifacts, name) });
 
-// Rectangles (canvas pixels) overlap?
-const overlap = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width &&
-                          a.y < b.y + b.height && b.y < a.y + a.height;
 
 // --- budget: bundle size -----------------------------------------------------------------
 {
@@ -77,24 +74,8 @@ try {
   check(initial.result.ranks.length > 1 && initial.result.what_if.length > 3,
         `the default recipe: ${initial.result.ranks.length} ranks, ` +
         `${initial.result.what_if.length} what-if rows`);
-  const checkTopBar = async (when) => {
-    const rects = await page.evaluate(() => window.megamem.inputRects());
-    const names = ['top model', 'top GPUs', 'top GPU', 'recipes', 'verdict', 'Copy link', 'theme'];
-    const missing = names.filter((name) => !rects[name]);
-    check(missing.length === 0, `${when}: the top bar shows ${names.join(', ')} ${missing.join(' ')}`);
-    let clash = '';
-    for (let i = 0; i < names.length; i += 1) {
-      for (let j = i + 1; j < names.length; j += 1) {
-        if (rects[names[i]] && rects[names[j]] && overlap(rects[names[i]], rects[names[j]])) {
-          clash += ` ${names[i]}/${names[j]}`;
-        }
-      }
-    }
-    check(clash === '', `${when}: nothing in the top bar hides another${clash}`);
-    const width = page.viewportSize().width * (await page.evaluate(() => window.megamem.pixelRatio));
-    const right = Math.max(...names.filter((n) => rects[n]).map((n) => rects[n].x + rects[n].width));
-    check(right <= width, `${when}: the top bar fits the width (${right.toFixed(0)} <= ${width})`);
-  };
+  const topBar = ['top model', 'top GPUs', 'top GPU', 'recipes', 'verdict', 'Copy link', 'theme'];
+  const checkTopBar = (when) => checkTopBarOf(page, when, topBar);
   await checkTopBar('1440 x 900');
 
   // --- errors: TP 3 on 64 heads -------------------------------------------------------------
@@ -174,15 +155,7 @@ try {
   check(copied === now.url && copied.startsWith(baseUrl), `"Copy link" copies ${copied}`);
 
   // --- imports ------------------------------------------------------------------------------
-  // Puts text on the system clipboard, then Ctrl+V into the box (the browser's paste event
-  // carries it to ImGui).
-  const pasteInto = async (label, text) => {
-    await click(page, label);
-    await page.evaluate((value) => navigator.clipboard.writeText(value), text);
-    await page.keyboard.press('Control+A');
-    await page.keyboard.press('Control+V');
-    await page.waitForTimeout(100);
-  };
+  const pasteInto = (label, text) => pasteIntoBox(page, label, text);
   const flags = '--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 ' +
                 '--max-position-embeddings 2048 --micro-batch-size 2 --bf16 --vocab-size 50257 ' +
                 '--tensor-model-parallel-size 2 --use-distributed-optimizer --log-interval 10';

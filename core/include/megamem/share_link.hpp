@@ -79,4 +79,18 @@ std::vector<std::string> share_link_differences(const Config& a, const Config& b
 // Every link key, in the documented order (for docs and tests).
 std::vector<std::string> share_link_keys();
 
+// View settings a link may carry beside the configuration (docs/share-links.md, "View
+// settings"): they change how the page shows it, never what is estimated, so links without
+// them open as before and the CLI reads and ignores them. `lang=en|zh`: the page's language.
+struct LinkView {
+  std::string language;  // "en", "zh", or "" when the link does not say
+};
+
+// The view settings of a link (the configuration's parameters are left to decode_share_link,
+// which checks the view settings' values too). Errors name the parameter.
+Expected<LinkView> decode_link_view(std::string_view link);
+
+// "lang=zh", or "" when the view has no setting; appended to encode_share_query()'s query.
+std::string encode_link_view(const LinkView& view);
+
 }  // namespace megamem

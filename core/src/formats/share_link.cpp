@@ -368,6 +368,16 @@ Error unknown_parameter(std::string_view key) {
   return Error{display_key(key), message + "; docs/share-links.md lists them"};
 }
 
+// View settings (LinkView): the page's language. Checked here, applied by the page.
+bool is_view_key(std::string_view key) { return key == "lang"; }
+
+std::optional<Error> check_view_value(std::string_view key, std::string_view value) {
+  if (key == "lang" && value != "en" && value != "zh") {
+    return Error{"lang", "expects en or zh, got " + display_value(value)};
+  }
+  return std::nullopt;
+}
+
 // ---- [query] ------------------------------------------------------------------------------
 
 // The query part of a link, a bare query, or a fragment.
@@ -498,6 +508,10 @@ Expected<SharedConfig> decode_share_link(std::string_view link) {
   if (!parameters) return parameters.error();
   LinkParameters rest;
   for (auto& [key, value] : *parameters) {
+    if (is_view_key(key)) {
+      if (auto error = check_view_value(key, value)) return *error;
+      continue;
+    }
     if (key != "v") {
       rest.emplace_back(std::move(key), std::move(value));
       continue;
@@ -515,6 +529,24 @@ Expected<SharedConfig> decode_share_link(std::string_view link) {
   }
   // A link without v= is read as version 1, the first format.
   return apply_share_parameters(SharedConfig{share_link_defaults(), "", ""}, rest);
+}
+
+Expected<LinkView> decode_link_view(std::string_view link) {
+  const Expected<std::string_view> query = query_of(link);
+  if (!query) return query.error();
+  const Expected<LinkParameters> parameters = parse_share_query(*query);
+  if (!parameters) return parameters.error();
+  LinkView view;
+  for (const auto& [key, value] : *parameters) {
+    if (!is_view_key(key)) continue;
+    if (auto error = check_view_value(key, value)) return *error;
+    view.language = value;
+  }
+  return view;
+}
+
+std::string encode_link_view(const LinkView& view) {
+  return view.language.empty() ? "" : "lang=" + view.language;
 }
 
 LinkParameters share_parameters(const SharedConfig& shared, bool include_defaults) {

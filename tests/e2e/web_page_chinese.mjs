@@ -1,0 +1,206 @@
+// Browser end-to-end test of the page in Chinese (简体中文): the language comes from the link
+// (lang=zh) or, without one, from the browser's language; the switch in the top bar changes
+// it and the link keeps the choice; every text the page shows while a person edits, meets an
+// error, applies a suggestion and a what-if row, runs the planner and uses the import boxes
+// has a Chinese row (state().untranslated stays empty); the top bar holds at 1440 x 900,
+// 1280 x 720 and on a phone. Screenshots: zh-*.png. The bundle size is reported with the
+// Chinese font's share of it.
+// Exit 77 (ctest: skipped) when the site is not built.
+//
+// usage: node web_page_chinese.mjs --site DIR --cli PATH --artifacts DIR
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+
+import {
+  check, checkTopBar, click, fail, finish, launch, moveMouseAway, openPage, options, pageState,
+  pasteInto as pasteIntoBox, scrollIntoView, serve, typeValue, waitForState, widgetCenter,
+} from './harness.mjs';
+
+const opts = options();
+const { server, url: baseUrl } = await serve(opts.site);
+const shot = (page, name) => page.screenshot({ path: join(opts.artifacts, name) });
+const kib = (bytes) => `${(bytes / 1024).toFixed(0)} KiB`;
+const recipe = 'v=1&model=llama-3-70b&gpu=h100-80gb&gpus=64&tp=8&pp=4&gbs=512';
+
+// --- bundle: the whole site gzipped, and the embedded Chinese font's share ----------------------
+{
+  let gzipped = 0;
+  for (const file of ['megamem.wasm', 'megamem.js', 'index.html']) {
+    gzipped += gzipSync(readFileSync(join(opts.site, file)), { level: 9 }).length;
+  }
+  const font = join(opts.site, '..', 'web', 'messages', 'NotoSansCJKsc-subset.otf');
+  const fontGzipped = existsSync(font) ? gzipSync(readFileSync(font), { level: 9 }).length : 0;
+  check(gzipped <= 1024 * 1024,
+        `bundle ${kib(gzipped)} gzipped with Chinese (limit 1024 KiB); the CJK font subset is ` +
+        `${kib(fontGzipped)} of it, so without it ${kib(gzipped - fontGzipped)}`);
+}
+
+async function checkTranslated(page, when) {
+  const state = await pageState(page);
+  check(state.untranslated.length === 0,
+        `${when}: every text shown has a Chinese row${state.untranslated.length ? ': ' +
+          state.untranslated.map((t) => JSON.stringify(t)).join(' | ') : ''}`);
+}
+
+const topBar = ['top model', 'top GPUs', 'top GPU', 'recipes', 'verdict', 'language', 'Copy link',
+                'theme'];
+
+// --- an English browser: lang=zh in the link, and the switch ---------------------------------
+const english = await launch(opts, { locale: 'en-US',
+                                     permissions: ['clipboard-read', 'clipboard-write'] });
+const { page } = english;
+try {
+  await openPage(page, `${baseUrl}?${recipe}`);
+  const plain = await waitForState(page, (s) => s.result && s.result.what_if, 'the estimate');
+  check(plain.language === 'en' && !plain.url.includes('lang='),
+        `an English browser without lang= reads English: ${plain.language}`);
+
+  await openPage(page, `${baseUrl}?${recipe}&lang=zh`);
+  const zh = await waitForState(page, (s) => s.result && s.result.what_if, 'the estimate in Chinese');
+  check(zh.language === 'zh', `lang=zh opens the page in Chinese: state().language = ${zh.language}`);
+  check(zh.url.endsWith('&lang=zh') && zh.query === plain.query,
+        `the link keeps lang=zh beside the same configuration: ${zh.url}`);
+  check(JSON.stringify(zh.result) === JSON.stringify(plain.result), 'the same numbers in Chinese');
+  await moveMouseAway(page);
+  await shot(page, 'zh-main-1440x900.png');
+  await checkTopBar(page, 'zh 1440 x 900', topBar);
+  await checkTranslated(page, 'the first view');
+
+  // edit and error: TP 3 on 64 heads, then the nearest valid value
+  await typeValue(page, 'TP', 3);
+  const invalid = await waitForState(page, (s) => s.error !== null, 'an error for TP 3');
+  await page.waitForTimeout(150);
+  await shot(page, 'zh-invalid-tp-3.png');
+  check(invalid.error.field === 'num_attention_heads' && invalid.suggestions.includes('TP 4'),
+        `the error and its suggestions come (JSON stays English): ${invalid.error.message}`);
+  await checkTranslated(page, 'the error and its suggestions');
+  await click(page, 'suggestion TP 4');
+  const fixed = await waitForState(page, (s) => s.error === null, 'the suggestion to apply');
+  check(fixed.config.parallel.tensor_model_parallel_size === 4 && fixed.url.endsWith('&lang=zh'),
+        `clicking "TP 4" applies it and the link keeps the language: ${fixed.url}`);
+
+  // what-if: apply a full-recompute row
+  const rows = (await waitForState(page, (s) => s.result.what_if, 'the what-if table')).result.what_if;
+  const target = rows.findIndex((row) => !row.current && row.valid && /^full, uniform/.test(row.label));
+  if (check(target >= 0, 'the what-if table offers full recompute')) {
+    await click(page, `what-if ${target}`);
+    await waitForState(page, (s) => s.query.includes('recompute=full') && s.result.what_if,
+                       'the what-if row to apply');
+    await moveMouseAway(page);
+    await shot(page, 'zh-what-if-applied.png');
+  }
+  await checkTranslated(page, 'the what-if table');
+
+  // hover texts: a settings row, the verdict, the timeline; "not modeled" opened
+  for (const label of ['TP', 'verdict']) {
+    const { x, y } = await widgetCenter(page, label);
+    await page.mouse.move(x, y);
+    await page.waitForTimeout(200);
+  }
+  await shot(page, 'zh-tooltip-verdict.png');
+  await click(page, 'not modeled');
+  await scrollIntoView(page, 'timeline');
+  {
+    const { x, y, rect, pixelRatio } = await widgetCenter(page, 'timeline');
+    await page.mouse.move(x - rect.width / pixelRatio / 4, y);
+    await page.waitForTimeout(200);
+    await shot(page, 'zh-timeline-hover.png');
+  }
+  await checkTranslated(page, 'hover texts and "not modeled"');
+
+  // the planner
+  await click(page, 'plan search');
+  const planned = await waitForState(page, (s) => s.planner.status === 'done', 'the planner', 120_000);
+  check(planned.planner.result !== null, 'the planner ran');
+  await page.waitForTimeout(150);
+  await moveMouseAway(page);
+  await shot(page, 'zh-planner.png');
+  await checkTranslated(page, 'the planner');
+
+  // the import boxes: a malformed and a good set of Megatron flags, a bad config.json
+  const pasteInto = (label, text) => pasteIntoBox(page, label, text);
+  const flags = '--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 ' +
+                '--max-position-embeddings 2048 --micro-batch-size 2 --bf16 --vocab-size 50257 ' +
+                '--tensor-model-parallel-size 2 --use-distributed-optimizer --log-interval 10';
+  await click(page, 'paste Megatron flags (open)');
+  await pasteInto('paste Megatron flags', flags.replace('--hidden-size 2048', '--hidden-size big'));
+  await click(page, 'paste Megatron flags: Apply');
+  await waitForState(page, (s) => s.flags_import.error !== '', 'a flags error');
+  await checkTranslated(page, 'a flags error');
+  await pasteInto('paste Megatron flags', flags);
+  await click(page, 'paste Megatron flags: Apply');
+  await waitForState(page, (s) => s.config.model.num_layers === 24, 'the flags to apply');
+  await moveMouseAway(page);
+  await shot(page, 'zh-import-flags.png');
+  await click(page, 'paste HuggingFace config.json (open)');
+  await pasteInto('paste HuggingFace config.json', '{"model_type": "qwen3", "hidden_size": ');
+  await click(page, 'paste HuggingFace config.json: Import');
+  await waitForState(page, (s) => s.hf_import.error !== '', 'a config.json error');
+  await moveMouseAway(page);
+  await shot(page, 'zh-import-error.png');
+  await checkTranslated(page, 'the import boxes');
+
+  // the switch: English, then Chinese again, each kept in the link
+  await openPage(page, `${baseUrl}?${recipe}&lang=zh`);
+  await click(page, 'language');
+  const toEnglish = await waitForState(page, (s) => s.language === 'en', 'the switch to English');
+  check(toEnglish.url.endsWith('&lang=en'), `the switch keeps English in the link: ${toEnglish.url}`);
+  await page.waitForTimeout(300);  // the top bar lays out again in English
+  await moveMouseAway(page);
+  await shot(page, 'zh-switched-to-english.png');
+  await click(page, 'language');
+  const back = await waitForState(page, (s) => s.language === 'zh', 'the switch to Chinese');
+  check(back.url.endsWith('&lang=zh'), `and Chinese again: ${back.url}`);
+
+  await page.setViewportSize({ width: 1280, height: 720 });
+  await openPage(page, `${baseUrl}?${recipe}&lang=zh`);
+  await moveMouseAway(page);
+  await shot(page, 'zh-main-1280x720.png');
+  await checkTopBar(page, 'zh 1280 x 720', topBar);
+  check(english.errors.length === 0, `no errors in the page console ${english.errors.join(' | ')}`);
+} catch (error) {
+  fail(`${error.stack ?? error}`);
+  await shot(page, 'zh-failure.png').catch(() => {});
+} finally {
+  await english.close();
+}
+
+// --- a Chinese browser: no lang= in the link -------------------------------------------------
+const chinese = await launch(opts, { locale: 'zh-CN' });
+try {
+  await openPage(chinese.page, `${baseUrl}?${recipe}`);
+  const state = await pageState(chinese.page);
+  check(state.language === 'zh' && !state.url.includes('lang='),
+        `a zh-CN browser reads Chinese without lang= in the link: ${state.language}`);
+  await openPage(chinese.page, `${baseUrl}?${recipe}&lang=en`);
+  check((await pageState(chinese.page)).language === 'en', 'lang=en wins over the browser');
+} catch (error) {
+  fail(`zh-CN: ${error.stack ?? error}`);
+} finally {
+  await chinese.close();
+}
+
+// --- a phone in Chinese: 390 x 844 at 3x --------------------------------------------------------
+const phone = await launch(opts, { viewport: { width: 390, height: 844 }, deviceScaleFactor: 3,
+                                   isMobile: true, hasTouch: true, locale: 'zh-CN' });
+try {
+  await openPage(phone.page, `${baseUrl}?v=1&model=qwen3-30b-a3b&gpu=h100-80gb&gpus=8&ep=8`);
+  const state = await pageState(phone.page);
+  const rects = await phone.page.evaluate(() => window.megamem.inputRects());
+  check(state.language === 'zh' && rects.verdict && rects.verdict.x + rects.verdict.width <= 390 * 3,
+        'phone: Chinese, and the verdict fits the width');
+  await phone.page.screenshot({ path: join(opts.artifacts, 'zh-phone-results.png') });
+  const { x, y } = await widgetCenter(phone.page, 'Settings');
+  await phone.page.touchscreen.tap(x, y);
+  await waitForState(phone.page, (s) => s.settings_shown_on_phone, 'a tap on Settings');
+  await phone.page.waitForTimeout(100);
+  await phone.page.screenshot({ path: join(opts.artifacts, 'zh-phone-settings.png') });
+  await checkTranslated(phone.page, 'phone');
+} catch (error) {
+  fail(`phone: ${error.stack ?? error}`);
+} finally {
+  await phone.close();
+  server.close();
+}
+finish('e2e Chinese page');

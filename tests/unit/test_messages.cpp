@@ -1,0 +1,325 @@
+// The page's message table (web/messages): every text a person reads on the page has a
+// Chinese row, every row is well formed, and every Chinese character renders from the font
+// compiled into the page (its code point is in the subset's character map, looked up with
+// the stb_truetype Dear ImGui rasterizes with).
+#include <catch2/catch.hpp>
+#include <cstddef>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "megamem/estimate.hpp"
+#include "megamem/fields.hpp"
+#include "megamem/presets.hpp"
+#include "megamem/share_link.hpp"
+#include "megamem/suggestions.hpp"
+#include "megamem/what_if.hpp"
+#include "messages.hpp"
+#include "model_fixtures.hpp"
+
+#define STB_TRUETYPE_IMPLEMENTATION
+#define STBTT_STATIC
+#include "imstb_truetype.h"
+
+#ifdef MEGAMEM_WEB_SOURCE_DIR
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#endif
+
+namespace megamem::web::assets {
+extern const unsigned char kCjkFont[];
+extern const std::size_t kCjkFont_size;
+}  // namespace megamem::web::assets
+
+using namespace megamem;
+using namespace megamem::web;
+
+namespace {
+
+std::vector<unsigned> code_points(const std::string& text) {
+  std::vector<unsigned> points;
+  for (std::size_t i = 0; i < text.size();) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    const std::size_t length = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+    unsigned point = length == 1 ? lead : lead & (0x3Fu >> (length - 1));
+    for (std::size_t k = 1; k < length && i + k < text.size(); ++k) {
+      point = (point << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3Fu);
+    }
+    points.push_back(point);
+    i += length;
+  }
+  return points;
+}
+
+// The printf conversions of a format, in order ("%d", "%.2f" -> "d", "f"); "%%" is none.
+std::string conversions(const std::string& format) {
+  std::string out;
+  for (std::size_t i = 0; i < format.size(); ++i) {
+    if (format[i] != '%') continue;
+    std::size_t k = i + 1;
+    while (k < format.size() &&
+           std::string("-+#0123456789.*lz").find(format[k]) != std::string::npos)
+      ++k;
+    if (k < format.size() && std::string("diuxXfeEgGsc").find(format[k]) != std::string::npos) {
+      out += format[k];
+    }
+    i = k;
+  }
+  return out;
+}
+
+// The {N} (and {N*}) placeholders of a template, as a set.
+std::multiset<char> placeholders(std::string text) {
+  for (std::size_t star = text.find("*}"); star != std::string::npos; star = text.find("*}")) {
+    text.erase(star, 1);
+  }
+  std::multiset<char> out;
+  for (std::size_t i = 0; i + 2 < text.size(); ++i) {
+    if (text[i] == '{' && text[i + 2] == '}' && text[i + 1] >= '0' && text[i + 1] <= '9') {
+      out.insert(text[i + 1]);
+    }
+  }
+  return out;
+}
+
+bool has_row(std::string_view english) {
+  std::string chinese;
+  return translate(std::string(english), &chinese);
+}
+
+}  // namespace
+
+TEST_CASE("every row of the message table has a Chinese text with the same placeholders") {
+  const std::vector<MessageRow>& rows = message_rows();
+  REQUIRE(rows.size() > 100);
+  std::set<std::string> seen;
+  for (const MessageRow& row : rows) {
+    INFO(row.english);
+    CHECK(seen.insert(row.english).second);  // one row per key
+    CHECK(!row.chinese.empty());
+    CHECK(conversions(row.chinese) == conversions(row.english));
+    CHECK(placeholders(row.chinese) == placeholders(row.english));
+  }
+}
+
+TEST_CASE("every code point of the Chinese column is in the embedded font's character map") {
+  REQUIRE(assets::kCjkFont_size > 0);  // scripts/setup.sh installs fonts-noto-cjk, fonttools
+  stbtt_fontinfo font{};
+  REQUIRE(
+      stbtt_InitFont(&font, assets::kCjkFont, stbtt_GetFontOffsetForIndex(assets::kCjkFont, 0)));
+  for (unsigned point = 0x20; point < 0x7F; ++point)
+    CHECK(stbtt_FindGlyphIndex(&font, static_cast<int>(point)) > 0);
+  for (const MessageRow& row : message_rows()) {
+    for (const unsigned point : code_points(row.chinese)) {
+      INFO(row.chinese << " U+" << std::hex << point);
+      CHECK(stbtt_FindGlyphIndex(&font, static_cast<int>(point)) > 0);
+    }
+  }
+}
+
+TEST_CASE("every label, tooltip and choice of the field registry has a Chinese row") {
+  for (const ConfigField& field : config_fields()) {
+    if (field.label.empty()) continue;  // not on the settings page
+    INFO(field.name);
+    CHECK(has_row(field.label));
+    CHECK(has_row(field.tooltip));
+    if (needs_translation(std::string(field.flag_help))) CHECK(has_row(field.flag_help));
+    for (const FieldChoice& choice : field.choices) {
+      if (!choice.label.empty()) CHECK(has_row(choice.label));
+    }
+  }
+}
+
+TEST_CASE("the page's tr() shows Chinese, keeps ImGui ids and records what it lacks") {
+  set_language(Language::zh);
+  CHECK(std::string(tr("Copy link")) != "Copy link");
+  CHECK(std::string(tr("Copy link##top")).ends_with("###Copy link##top"));
+  CHECK(std::string(tr("--tensor-model-parallel-size")) == "--tensor-model-parallel-size");
+  CHECK(std::string(tr(tr("Copy link"))) == tr("Copy link"));  // translating twice is harmless
+  CHECK(std::string(tr("no such text in the table 42")) == "no such text in the table 42");
+  CHECK(untranslated().back() == "no such text in the table 42");
+  set_language(Language::en);
+  CHECK(std::string(tr("Copy link")) == "Copy link");
+}
+
+TEST_CASE("a template row translates text the core builds, keeping what it quotes") {
+  std::string chinese;
+  REQUIRE(translate("expects en or zh, got 'fr'", &chinese));
+  CHECK(chinese.find("'fr'") != std::string::npos);
+}
+
+TEST_CASE("lang= is a view setting: it leaves the configuration alone and old links still open") {
+  const std::string link = "https://x/?v=1&tp=2";
+  const Expected<SharedConfig> plain = decode_share_link(link);
+  const Expected<SharedConfig> chinese = decode_share_link(link + "&lang=zh");
+  REQUIRE(plain);
+  REQUIRE(chinese);
+  CHECK(encode_share_query(*plain) == encode_share_query(*chinese));
+  CHECK(decode_link_view(link)->language.empty());
+  CHECK(decode_link_view(link + "&lang=zh")->language == "zh");
+  CHECK(encode_link_view(LinkView{.language = "zh"}) == "lang=zh");
+  CHECK(encode_link_view(LinkView{}).empty());
+  const Expected<SharedConfig> bad = decode_share_link(link + "&lang=fr");
+  REQUIRE(!bad);
+  CHECK(bad.error().field == "lang");
+}
+
+namespace {
+
+// Layouts over the knobs the page edits, most of them invalid in one way or another.
+std::vector<Config> layout_grid() {
+  std::vector<Config> out;
+  for (const Config& model : {fixtures::llama3_70b(), fixtures::deepseek_v3()}) {
+    for (const int tp : {1, 3, 8}) {
+      for (const int pp : {1, 3, 16}) {
+        for (const int vpp_cp : {1, 2, 3}) {
+          for (const int gbs_seq : {0, 1, 2}) {
+            Config c = model;
+            c.parallel.tensor_parallel = tp;
+            c.parallel.pipeline_parallel = pp;
+            c.parallel.virtual_stages_per_pipeline_rank = vpp_cp;
+            c.parallel.context_parallel = 4 - vpp_cp;
+            c.parallel.expert_parallel = model.model.num_experts > 0 ? 6 * (gbs_seq % 2) + 2 : 1;
+            c.parallel.world_size = gbs_seq == 1 ? 96 : 256;
+            c.training.global_batch_size = gbs_seq == 0 ? 30 : 1024;
+            c.training.seq_length = gbs_seq == 2 ? 4097 : 4096;
+            out.push_back(c);
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("what the core tells the page (errors, suggestions, warnings, what-if) translates") {
+  std::set<std::string> missing;
+  const auto need = [&](const std::string& text) {
+    std::string chinese;
+    if (needs_translation(text) && !translate(text, &chinese)) missing.insert(text);
+  };
+  for (const Config& config : layout_grid()) {
+    const Expected<NormalizedConfig> n = normalize(config);
+    if (!n) {
+      need(n.error().message);
+      for (const Suggestion& s : suggest_valid_configs(config, 4)) need(s.label);
+      continue;
+    }
+    for (const std::string& warning : n->warnings) need(warning);
+  }
+  for (const WhatIfOption& row : what_if_options(fixtures::deepseek_v3())) {
+    need(row.label);
+    if (!row.valid) need(row.error);
+  }
+  for (const std::string& text : missing) UNSCOPED_INFO(text);
+  CHECK(missing.empty());
+}
+
+#ifdef MEGAMEM_WEB_SOURCE_DIR
+namespace {
+
+// The string literals of a C++ source (adjacent literals joined), comments skipped.
+std::vector<std::string> string_literals(const std::string& source) {
+  std::vector<std::string> out;
+  bool joining = false;
+  for (std::size_t i = 0; i < source.size(); ++i) {
+    const char c = source[i];
+    if (c == '/' && i + 1 < source.size() && source[i + 1] == '/') {
+      i = source.find('\n', i);
+      if (i == std::string::npos) break;
+      continue;
+    }
+    if (c == '\'') {  // a character literal
+      i += source[i + 1] == '\\' ? 3 : 2;
+      continue;
+    }
+    if (c != '"') {
+      if (c != ' ' && c != '\n') joining = false;
+      continue;
+    }
+    std::string text;
+    for (++i; i < source.size() && source[i] != '"'; ++i) {
+      if (source[i] == '\\') {
+        const char next = source[++i];
+        if (next == 'x') i += 2;  // "\xc3\x97": a byte, no letter
+        text += next == 'n' ? '\n' : next == 'x' ? '?' : next;
+      } else {
+        text += source[i];
+      }
+    }
+    if (joining) {
+      out.back() += text;
+    } else {
+      out.push_back(text);
+    }
+    joining = true;
+  }
+  return out;
+}
+
+// Literals a person may read: letters besides printf conversions and units, and not an ImGui
+// id, a Megatron flag, an include or a key (one word with '.', '_', '-' or '=': link keys,
+// JSON keys, module names).
+bool shown_text(std::string text) {
+  for (std::size_t at = text.find('%'); at != std::string::npos; at = text.find('%', at)) {
+    std::size_t end = at + 1;
+    while (end < text.size() &&
+           std::string("-+ #0123456789.*lz").find(text[end]) != std::string::npos) {
+      ++end;
+    }
+    text.erase(at, end + 1 - at);
+  }
+  for (const char* unit : {"GiB", "MiB", " s"}) {
+    for (std::size_t at = text.find(unit); at != std::string::npos; at = text.find(unit)) {
+      text.erase(at, std::string(unit).size());
+    }
+  }
+  bool letter = false;
+  bool key_mark = false;
+  for (const char c : text) {
+    letter |= (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    key_mark |= c == '.' || c == '_' || c == '-' || c == '=';
+  }
+  const bool key = key_mark && text.find(' ') == std::string::npos;
+  return letter && !key && !text.starts_with("--") && !text.ends_with(".h");
+}
+
+// Files whose literals are not on screen: JSON for scripts, GL programs, browser glue.
+bool scanned(const std::string& file) {
+  return file != "app.cpp" && file != "timeline_renderer.cpp" && file != "platform_web.cpp" &&
+         file != "js_api.cpp";
+}
+
+}  // namespace
+
+TEST_CASE("every text literal of the page has a Chinese row, or is listed as never shown") {
+  // Literals the page shows as they are or never shows: names, and the kinds and handles
+  // of the rectangles tests click (inputRects).
+  const std::set<std::string> kNotShown = {
+      "megamem", "English", "MFU", "GiB", "input", "button", "combo", "checkbox", "slider", "label",
+      "tree", "row", "radio", "point", "chart", "header", "text", "mbs",
+      // link keys (inputs_panel.cpp lists rows by them) and its assertions
+      "tp", "pp", "vpp", "cp", "ep", "etp", "sp", "gpus", "fsdp", "gbs", "seq", "dtype", "impl",
+      "attn", "ce", "mlp", "moe", "layernorm", "opt",
+      "inputs_panel: a row names an unknown share-link key",
+      "inputs_panel: lists are drawn by modules_row"};
+  std::vector<std::string> missing;
+  for (const auto& entry : std::filesystem::directory_iterator(MEGAMEM_WEB_SOURCE_DIR)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.path().extension() != ".cpp" || !scanned(name)) continue;
+    std::ifstream file(entry.path());
+    std::stringstream source;
+    source << file.rdbuf();
+    for (const std::string& text : string_literals(source.str())) {
+      const std::string visible = text.substr(0, text.find("##"));
+      if (!shown_text(visible) || kNotShown.count(visible) || has_row(visible)) continue;
+      missing.push_back(name + ": " + visible);
+    }
+  }
+  for (const std::string& text : missing) UNSCOPED_INFO(text);
+  CHECK(missing.empty());
+}
+#endif
