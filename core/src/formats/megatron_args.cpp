@@ -1238,6 +1238,19 @@ Expected<std::vector<std::string>> split_command_line(std::string_view command_l
   return words;
 }
 
+namespace {
+
+// The model's architecture: the GPT flags, then the layer kinds of hybrid, windowed and
+// linear-attention models.
+void read_architecture(FlagReader& r, ModelConfig& m) {
+  read_model(r, m);
+  read_hybrid(r, m);
+  read_window_size(r, m);
+  read_linear_attention(r, m);
+}
+
+}  // namespace
+
 Expected<MegatronArgs> parse_megatron_args(std::string_view command_line, std::int64_t world_size,
                                            std::int64_t vocab_size) {
   if (world_size < 1) return Error{"world_size", "must be at least 1"};
@@ -1280,10 +1293,7 @@ Expected<MegatronArgs> parse_megatron_args(std::string_view command_line, std::i
   c.parallel.world_size = world_size;
   refuse_unmodeled_choices(r);
   read_registry_flags(r, c);
-  read_model(r, c.model);
-  read_hybrid(r, c.model);
-  read_window_size(r, c.model);
-  read_linear_attention(r, c.model);
+  read_architecture(r, c.model);
   read_parallel(r, c.parallel);
   read_training(r, c.training);
   read_optimizer(r, c.optimizer, c.training.params_dtype);
