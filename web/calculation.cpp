@@ -14,6 +14,7 @@
 #include "megamem/share_link.hpp"
 #include "megamem/suggestions.hpp"
 #include "megamem/what_if.hpp"
+#include "messages.hpp"
 #include "platform.hpp"
 
 namespace megamem::web {
@@ -67,9 +68,9 @@ bool keep_layout_valid(AppState& state) {
   const Config& c = state.shared.config;
   char note[320];
   std::snprintf(note, sizeof note,
-                "The layout was changed so that %s runs on %lld GPUs: %s (the old one does not "
-                "apply).",
-                c.model.name.empty() ? "the model" : c.model.name.c_str(),
+                tr("The layout was changed so that %s runs on %lld GPUs: %s (the old one does not "
+                   "apply)."),
+                c.model.name.empty() ? tr("the model") : c.model.name.c_str(),
                 static_cast<long long>(c.parallel.world_size), layout->label.c_str());
   state.layout_note = note;
   return true;

@@ -9,6 +9,7 @@
 #include "megamem/bridge_config.hpp"
 #include "megamem/megatron_args.hpp"
 #include "megamem/memory_snapshot.hpp"
+#include "messages.hpp"
 #include "platform.hpp"
 #include "results_panel.hpp"
 #include "theme.hpp"
@@ -46,7 +47,7 @@ ExportTexts texts;
 void snapshot_button(AppState& state, const Estimate& estimate) {
   const int rank = shown_rank(state);
   char button[96];
-  std::snprintf(button, sizeof button, kSnapshotButton, rank);
+  std::snprintf(button, sizeof button, tr(kSnapshotButton), rank);
   const bool pressed = ImGui::Button(button);
   describe_item(state, kSnapshotLabel, "button", kSnapshotFlag, kSnapshotEffect);
   if (pressed) {
@@ -66,7 +67,7 @@ void snapshot_button(AppState& state, const Estimate& estimate) {
   if (!state.snapshot.error.empty()) wrapped_text(kErrorColor, state.snapshot.error);
   if (state.snapshot.bytes > 0) {
     char done[160];
-    std::snprintf(done, sizeof done, kSnapshotDone, state.snapshot.file_name.c_str(),
+    std::snprintf(done, sizeof done, tr(kSnapshotDone), state.snapshot.file_name.c_str(),
                   state.snapshot.bytes);
     wrapped_text(muted_text_color(), done);
   }
@@ -75,11 +76,11 @@ void snapshot_button(AppState& state, const Estimate& estimate) {
 // The text, wrapped, under its title and a Copy button (the title is the test handle).
 void copyable(AppState& state, const char* title, const char* flag, const std::string& text) {
   ImGui::PushID(title);
-  ImGui::TextUnformatted(title);
+  ImGui::TextUnformatted(tr(title));
   ImGui::SameLine();
-  if (ImGui::SmallButton(kCopy)) copy_to_clipboard(text);
+  if (ImGui::SmallButton(tr(kCopy))) copy_to_clipboard(text);
   describe_item(state, (std::string(title) + ": " + kCopy).c_str(), "button", flag, kCopyEffect);
-  wrapped_text(muted_text_color(), text);
+  verbatim_text(muted_text_color(), text);
   ImGui::PopID();
 }
 

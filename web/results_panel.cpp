@@ -129,8 +129,8 @@ void link_error_box(const AppState& state) {
 // Invalid settings: what is wrong, the fixes, and what the dimmed result below is of (another
 // configuration: the last valid one). True when a fix was applied.
 bool invalid_settings_box(AppState& state) {
-  wrapped_text(kErrorColor,
-               "Invalid settings - " + state.error->field + ": " + state.error->message);
+  wrapped_text(kErrorColor, tr("Invalid settings - ") + state.error->field + ": " +
+                                tr_text(state.error->message));
   bool applied = suggestion_buttons(state, "results suggestion");
   if (state.suggestions.empty()) {
     wrapped_text(muted_text_color(),
@@ -140,9 +140,9 @@ bool invalid_settings_box(AppState& state) {
   const Config& last = state.estimated.config;
   char text[320];
   std::snprintf(text, sizeof text,
-                "Below, dimmed: the last valid configuration, %s on %lld x %s, %s - not the "
-                "settings above.",
-                last.model.name.empty() ? "custom model" : last.model.name.c_str(),
+                tr("Below, dimmed: the last valid configuration, %s on %lld x %s, %s - not the "
+                   "settings above."),
+                last.model.name.empty() ? tr("custom model") : last.model.name.c_str(),
                 static_cast<long long>(last.parallel.world_size), last.device.name.c_str(),
                 layout_summary_label(last.parallel).c_str());
   wrapped_text(muted_text_color(), text);

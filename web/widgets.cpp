@@ -45,13 +45,15 @@ bool end_row(InputContext& ctx, const InputSpec& spec, const char* kind, bool ch
 
 }  // namespace
 
-void wrapped_text(ImU32 color, const std::string& text) {
+void verbatim_text(ImU32 color, const std::string& text) {
   ImGui::PushStyleColor(ImGuiCol_Text, color);
   ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(tr_text(text).c_str());
+  ImGui::TextUnformatted(text.c_str());
   ImGui::PopTextWrapPos();
   ImGui::PopStyleColor();
 }
+
+void wrapped_text(ImU32 color, const std::string& text) { verbatim_text(color, tr_text(text)); }
 
 void record_item(AppState& state, const char* label, const char* kind) {
   const ImVec2 min = ImGui::GetItemRectMin();

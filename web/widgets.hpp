@@ -71,6 +71,8 @@ bool suggestion_buttons(AppState& state, const char* rect_prefix);
 std::string fit_text(const std::string& text, float width_px);
 
 // A paragraph in one colour, wrapped at the window's edge.
+// The same, shown as it is in every language: commands, flags, overrides, file names.
+void verbatim_text(ImU32 color, const std::string& text);
 void wrapped_text(ImU32 color, const std::string& text);
 
 // Records the last item's rectangle under `label` (for tests).

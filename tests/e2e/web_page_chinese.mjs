@@ -72,7 +72,7 @@ try {
   const invalid = await waitForState(page, (s) => s.error !== null, 'an error for TP 3');
   await page.waitForTimeout(150);
   await shot(page, 'zh-invalid-tp-3.png');
-  check(invalid.error.field === 'num_attention_heads' && invalid.suggestions.includes('TP 4'),
+  check(invalid.error.field === 'num_attention_heads' && invalid.suggestions.some((s) => s.label === 'TP 4'),
         `the error and its suggestions come (JSON stays English): ${invalid.error.message}`);
   await checkTranslated(page, 'the error and its suggestions');
   await click(page, 'suggestion TP 4');
