@@ -181,18 +181,19 @@ bool candidate_row(AppState& state, const PlanCandidate& c, std::size_t i, bool 
                          ? tr("  (current layout)")
                          : "";
   ImGui::TextUnformatted((layout + mark).c_str());
-  // An uneven split says how the layers fall: its layout string or first/last stage sizes.
+  // An uneven split says how the layers fall: its layout string or first/last stage sizes, on
+  // the same line (clipped by the column; the row's tooltip has the whole flags). A second
+  // line would make the row taller than its one-line Selectable, which then misses clicks.
   if (!p.pipeline_layout.empty() || p.decoder_first_pipeline_num_layers > 0 ||
       p.decoder_last_pipeline_num_layers > 0) {
+    ImGui::SameLine();
     ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-    ImGui::PushTextWrapPos(0.0f);
     if (!p.pipeline_layout.empty()) {
       ImGui::Text(tr("layout %s"), p.pipeline_layout.c_str());
     } else {
       ImGui::Text(tr("first stage %d, last %d layers"), p.decoder_first_pipeline_num_layers,
                   p.decoder_last_pipeline_num_layers);
     }
-    ImGui::PopTextWrapPos();
     ImGui::PopStyleColor();
   }
   ImGui::TableNextColumn();
