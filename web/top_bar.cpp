@@ -101,6 +101,8 @@ bool invalid_verdict(AppState& state, float width_px) {
   verdict_dot(kErrorColor);
   const Error& error = *state.error;
   const float fix_px = state.suggestions.empty() ? 0.0f : ImGui::GetFontSize() * 12.0f;
+  // The dot (verdict_dot, one frame height with its spacing) is already drawn.
+  width_px -= ImGui::GetFrameHeight();
   const float text_px = std::max(width_px - fix_px - ImGui::GetFrameHeight(), width_px * 0.5f);
   ImGui::AlignTextToFramePadding();
   ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
@@ -109,8 +111,12 @@ bool invalid_verdict(AppState& state, float width_px) {
   describe_item(state, "verdict", "text", error.field.c_str(), verdict_text(state).c_str());
   if (state.suggestions.empty()) return false;
   const Suggestion& fix = state.suggestions.front();
-  ImGui::SameLine();
   const std::string label = fit_text(tr("fix: ") + tr_text(fix.label), fix_px);
+  // Beside the rule when the row has room for the button, else on the next line (a phone).
+  ImGui::SameLine();
+  const float button_px =
+      ImGui::CalcTextSize(label.c_str()).x + ImGui::GetStyle().FramePadding.x * 2;
+  if (ImGui::GetContentRegionAvail().x < button_px) ImGui::NewLine();
   if (ImGui::SmallButton(label.c_str())) {
     state.shared.config = fix.config;
     state.edited_key.clear();
