@@ -4,8 +4,10 @@
 
 #include <catch2/catch.hpp>
 #include <string>
+#include <utility>
 
 #include "megamem/estimate.hpp"
+#include "megamem/planner.hpp"
 
 namespace megamem::testing {
 
@@ -21,6 +23,19 @@ inline Estimate run(const Config& c) {
   INFO((e ? std::string() : e.error().field + ": " + e.error().message));
   REQUIRE(e.has_value());
   return e.value();
+}
+
+// The planner's search for a new preset on 64 H100s (gbs 256, the card's 79.65 GiB), the
+// acceptance check of each model family; fails the test with the error when it is refused.
+inline PlanResult plan_on_64_h100(Config base) {
+  PlanRequest r;
+  r.base = std::move(base);
+  r.base.training.global_batch_size = 256;
+  r.base.device.capacity_gib = 79.65;
+  Expected<PlanResult> result = plan(r);
+  INFO((result ? std::string() : result.error().field + ": " + result.error().message));
+  REQUIRE(result.has_value());
+  return std::move(result).value();
 }
 
 }  // namespace megamem::testing

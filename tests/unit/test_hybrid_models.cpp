@@ -5,6 +5,7 @@
 #include <string>
 
 #include "activations.hpp"
+#include "estimate_helpers.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/hf_config.hpp"
 #include "megamem/megatron_args.hpp"
@@ -263,16 +264,10 @@ TEST_CASE("hybrid: the pattern and Mamba sizes round-trip through a share link")
 }
 
 TEST_CASE("hybrid: the planner finds layouts for Nemotron-Nano-9B-v2 on 64 H100s") {
-  PlanRequest r;
-  r.base = nano(1, 64);
-  r.base.training.global_batch_size = 256;
-  r.base.device.capacity_gib = 79.65;
-  const Expected<PlanResult> result = plan(r);
-  INFO((result ? std::string() : result.error().field + ": " + result.error().message));
-  REQUIRE(result.has_value());
-  REQUIRE_FALSE(result->top.empty());
-  CHECK(result->stats.fitting > 0);
-  for (const PlanCandidate& candidate : result->top) {
+  const PlanResult result = testing::plan_on_64_h100(nano(1, 64));
+  REQUIRE_FALSE(result.top.empty());
+  CHECK(result.stats.fitting > 0);
+  for (const PlanCandidate& candidate : result.top) {
     const Expected<Estimate> e = estimate(candidate.config, {false, false});
     CHECK(e.has_value());
     CHECK(candidate.config.parallel.virtual_stages_per_pipeline_rank == 1);

@@ -194,16 +194,10 @@ TEST_CASE("qwen3_next: Megatron flags in and out, share links, and the GDN rules
 }
 
 TEST_CASE("qwen3_next: the planner finds layouts for Qwen3-Next-80B-A3B on 64 H100s") {
-  PlanRequest r;
-  r.base = next(1, 64);
-  r.base.training.global_batch_size = 256;
-  r.base.device.capacity_gib = 79.65;
-  const Expected<PlanResult> result = plan(r);
-  INFO((result ? std::string() : result.error().field + ": " + result.error().message));
-  REQUIRE(result.has_value());
-  REQUIRE_FALSE(result->top.empty());
-  CHECK(result->stats.fitting > 0);
-  for (const PlanCandidate& candidate : result->top) {
+  const PlanResult result = testing::plan_on_64_h100(next(1, 64));
+  REQUIRE_FALSE(result.top.empty());
+  CHECK(result.stats.fitting > 0);
+  for (const PlanCandidate& candidate : result.top) {
     CHECK(estimate(candidate.config, {false, false}).has_value());
   }
 }
