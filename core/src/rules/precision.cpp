@@ -15,7 +15,7 @@ std::optional<Error> fp8_param_gather_needs_fp8(NormalizedConfig& n) {
     return rule_error("fp8_param_gather", "--fp8-param-gather needs --fp8-format",
                       "megatron/core/transformer/transformer_config.py");
   }
-  if (!c.optimizer.use_distributed_optimizer) {
+  if (!c.optimizer.use_distributed_optimizer && c.parallel.fsdp.impl == FsdpImpl::none) {
     return rule_error("fp8_param_gather",
                       "--fp8-param-gather needs --use-distributed-optimizer (or FSDP)",
                       "megatron/core/optimizer/distrib_optimizer.py, arguments.py");
@@ -37,14 +37,16 @@ std::optional<Error> bf16_layers_need_current_scaling(NormalizedConfig& n) {
                     "megatron/core/transformer/transformer_config.py");
 }
 
-// Under Megatron-FSDP / FSDP2 Transformer Engine's FP8 copies of the (all-gathered) weights
-// are not counted: static_memory.cpp adds them beside the DDP buffers only. Said, not hidden.
-std::optional<Error> fp8_under_fsdp_not_counted(NormalizedConfig& n) {
-  if (!fp8_weights_under_fsdp_unmodeled(n.config)) return std::nullopt;
-  policy_warning(n,
-                 "FP8 under FSDP: Transformer Engine's FP8 weight copies are not counted "
-                 "(megamem models them with DDP only); weights may be underestimated",
-                 "transformer_engine/pytorch/module/base.py (_fp8_workspaces)");
+// arguments.py validate_args turns --fp8-param-gather off under --use-torch-fsdp2 with TE >=
+// 2.0 ("FSDP2 FP8 param gather is not supported yet ... will fallback to bf16 all_gather");
+// the estimate keeps 16-bit weights for FSDP2 (fsdp_memory.cpp fsdp_fp8_param).
+std::optional<Error> fp8_param_gather_under_fsdp2(NormalizedConfig& n) {
+  if (!n.config.training.fp8_param_gather || n.config.parallel.fsdp.impl != FsdpImpl::torch_fsdp2) {
+    return std::nullopt;
+  }
+  arguments_policy(n,
+                   "--fp8-param-gather with --use-torch-fsdp2: Megatron-LM turns it off (TE >= "
+                   "2.0) and all-gathers 16-bit weights; estimated that way");
   return std::nullopt;
 }
 
@@ -92,21 +94,12 @@ std::optional<Error> te_cross_entropy_fusion(NormalizedConfig& n) {
 }
 
 constexpr Check kPrecisionChecks[] = {
-    fp8_param_gather_needs_fp8, bf16_layers_need_current_scaling,
-    fp8_under_fsdp_not_counted, optimizer_offload_needs_precision_aware,
-    te_cross_entropy_fusion,    cuda_graphs_not_counted};
+    fp8_param_gather_needs_fp8,   bf16_layers_need_current_scaling,
+    fp8_param_gather_under_fsdp2, optimizer_offload_needs_precision_aware,
+    te_cross_entropy_fusion,      cuda_graphs_not_counted};
 
 }  // namespace
 
 const std::span<const Check> precision_checks{kPrecisionChecks};
 
 }  // namespace megamem::rules
-
-namespace megamem {
-
-bool fp8_weights_under_fsdp_unmodeled(const Config& config) {
-  return config.training.fp8_recipe != Fp8Recipe::none &&
-         config.parallel.fsdp.impl != FsdpImpl::none;
-}
-
-}  // namespace megamem
