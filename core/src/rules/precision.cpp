@@ -50,17 +50,32 @@ std::optional<Error> fp8_param_gather_under_fsdp2(NormalizedConfig& n) {
   return std::nullopt;
 }
 
-// Only Transformer Engine's per-layer CUDA graphs are modeled (cuda_graphs.hpp); the local
-// CudaGraphManager's graphs and whole-iteration graphs keep their pools uncounted. Said, not
-// hidden.
+// Only Transformer Engine's per-layer CUDA graphs are modeled (cuda_graphs.hpp). Said, not
+// hidden, with what is missing:
+// - local (CudaGraphManager, megatron/core/transformer/cuda_graphs.py): each runner's static
+//   inputs, outputs and gradient buffers come from one global graph pool
+//   (alloc_tensor_from_graph_mempool) and are shared between runners by use count and released
+//   by weak references (_resolve_input_buffer, _weakref_forward_buffers); which of them stay
+//   allocated follows the captured graph topology, which megamem does not rebuild.
+// - full_iteration (megatron/core/full_cuda_graph.py): the whole forward-backward is one graph
+//   in a shared pool; StaticBufferLoader keeps a copy of every micro-batch's input batch, and
+//   the step's activations stay in the pool's reserved segments between steps.
 std::optional<Error> cuda_graphs_not_counted(NormalizedConfig& n) {
   if (!cuda_graphs_unmodeled(n.config)) return std::nullopt;
+  if (n.config.training.cuda_graph_impl == CudaGraphImpl::local) {
+    policy_warning(n,
+                   "--cuda-graph-impl local is not modeled: the static inputs, outputs and "
+                   "gradient buffers CudaGraphManager shares in its graph pool are not counted "
+                   "(estimated as without graphs)",
+                   "megatron/core/transformer/cuda_graphs.py (CudaGraphManager, "
+                   "alloc_tensor_from_graph_mempool, _weakref_forward_buffers)");
+    return std::nullopt;
+  }
   policy_warning(n,
-                 "CUDA graphs of --cuda-graph-impl local / full_iteration are not modeled: "
-                 "their static buffers and graph pools are not counted (only "
-                 "--cuda-graph-impl transformer_engine is)",
-                 "megatron/core/transformer/cuda_graphs.py (CudaGraphManager), "
-                 "megatron/core/full_cuda_graph.py");
+                 "full_iteration CUDA graphs are not modeled: the static copy of each "
+                 "micro-batch's inputs and the graph pool that keeps the step's activations "
+                 "reserved are not counted (estimated as without graphs)",
+                 "megatron/core/full_cuda_graph.py (StaticBufferLoader, get_graph_pool)");
   return std::nullopt;
 }
 
