@@ -168,6 +168,15 @@ TEST_CASE("TP communication overlap without sequence parallelism is Megatron-LM'
   CHECK(warnings_of(c).size() == 1);
 }
 
+TEST_CASE("fp32 training says its activations are priced as 16-bit") {
+  Config c = dense();
+  c.training.params_dtype = DType::fp32;
+  const std::vector<std::string> warnings = warnings_of(c);
+  REQUIRE(warnings.size() == 1);
+  CHECK_THAT(warnings[0], Contains("fp32 training"));
+  CHECK(estimate(c).has_value());
+}
+
 TEST_CASE("context parallel cuts the sequence into 2 x CP chunks") {
   Config c = dense();
   c.parallel.tensor_parallel = 1;
