@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "fp8_memory.hpp"
+
 namespace megamem {
 namespace {
 
@@ -40,59 +42,139 @@ bool in_unit(const NormalizedConfig& n, const ParamTensor& tensor) {
   return n.config.parallel.fsdp.impl == FsdpImpl::torch_fsdp2 && tensor.embedding_or_output;
 }
 
+// An FP8 parameter of Megatron-FSDP: with --fp8-param-gather TE creates the GEMM weights of
+// FP8 layers as quantized tensors (quantized_model_init, param_and_grad_buffer.py
+// reset_context_args init_param_with_fp8), and their parameter group has dtype "float8".
+// arguments.py turns --fp8-param-gather off for torch FSDP2 (TE >= 2.0: "will fallback to
+// bf16 all_gather").
+bool fsdp_fp8_param(const NormalizedConfig& n, const ParamTensor& tensor) {
+  return tensor.fp8 && n.config.training.fp8_param_gather &&
+         n.config.parallel.fsdp.impl == FsdpImpl::megatron;
+}
+
+// Bytes per element of a parameter in Megatron-FSDP's model weight buffers: uint8 for an FP8
+// parameter, plus a uint8 transpose_weight_buffer for MXFP8 (param_and_grad_buffer.py
+// _init_each_parameter_group_buffers; mixed_precision.py fp8_need_transpose_data).
+double weight_buffer_bytes(const NormalizedConfig& n, const ParamTensor& tensor) {
+  if (!fsdp_fp8_param(n, tensor)) return dtype_bytes(n.config.training.params_dtype);
+  return n.config.training.fp8_recipe == Fp8Recipe::mxfp8 ? 2.0 : 1.0;
+}
+
+// Bytes per element of a parameter once all-gathered for compute: its buffer data, and for
+// an FP8 parameter the scales and the columnwise copy TE makes after the all-gather
+// (megatron_fsdp.py fp8_create_transpose_cache -> TE tensor/utils.py
+// post_all_gather_processing: a Float8Tensor's _transpose before Blackwell, a blockwise
+// tensor's columnwise data), discarded when the unit is released unless
+// --keep-fp8-transpose-cache (release_params_fp8_transpose_cache).
+double gathered_weight_bytes(const NormalizedConfig& n, const ParamTensor& tensor) {
+  if (!fsdp_fp8_param(n, tensor)) return dtype_bytes(n.config.training.params_dtype);
+  const TrainingConfig& t = n.config.training;
+  return fp8_param_buffer_bytes_per_param(t.fp8_recipe) +
+         fp8_weight_copy_bytes_per_param(t.fp8_recipe, true, n.config.device.fp8_gemm_any_layout);
+}
+
+// The main-gradient dtype of a parameter's group (_resolve_group_grad_dtype): an FP8 group's
+// gradients are bf16 when the main-grads dtype follows the parameters ("auto"; Megatron-Core
+// <= 0.15 the same unless grads were reduced in fp32), else the main-grads dtype.
+double main_grad_bytes(const NormalizedConfig& n, const ParamTensor& tensor) {
+  const FsdpConfig& fsdp = n.config.parallel.fsdp;
+  if (fsdp_fp8_param(n, tensor) && fsdp.main_grads_dtype == n.config.training.params_dtype) {
+    return 2.0;
+  }
+  return dtype_bytes(fsdp.main_grads_dtype);
+}
+
+// Root-group parameters stay all-gathered between steps: Megatron-Core >= 0.18 (commit
+// 378d81fbd3, "Preserve non-FSDP-unit buckets across AllGatherPipeline reset") keeps the
+// buckets of parameters outside FSDP units when synchronize_param_gather resets the pipeline
+// (megatron_fsdp.py; param_and_grad_buffer.py AllGatherPipeline.reset,
+// BucketStatus.PRESERVED). Only ZeRO-3 shards (and so gathers) the compute weights.
+bool root_gathered_between_steps(const NormalizedConfig& n, const ParamTensor& tensor) {
+  const FsdpConfig& fsdp = n.config.parallel.fsdp;
+  return fsdp.impl == FsdpImpl::megatron && fsdp.sharding == FsdpSharding::optim_grads_params &&
+         !in_unit(n, tensor);
+}
+
+// Transformer Engine's cached FP8 copy of a 16-bit weight of an FP8 layer: TE quantizes the
+// all-gathered weight into the module's _fp8_workspaces and keeps it across micro-batches and
+// steps (module/linear.py, grouped_linear.py; Megatron passes is_first_microbatch), so the
+// copy is of the whole weight, not of a shard. FP8 parameters need none.
+double te_weight_copy_bytes(const NormalizedConfig& n, const ParamTensor& tensor) {
+  if (!tensor.fp8 || fsdp_fp8_param(n, tensor)) return 0.0;
+  return fp8_weight_copy_bytes_per_param(n.config.training.fp8_recipe, false,
+                                         n.config.device.fp8_gemm_any_layout);
+}
+
+// Sizes of one FSDP unit or of the root group: elements (the prefetch bound counts them),
+// bytes once all-gathered, and bytes of its full-size main-gradient bucket.
+struct GroupSize {
+  double elements = 0;
+  double weight_bytes = 0;
+  double grad_bytes = 0;
+
+  void add(const NormalizedConfig& n, const ParamTensor& tensor, double repeat) {
+    const double count = static_cast<double>(tensor.elements()) * repeat;
+    elements += count;
+    weight_bytes += gathered_weight_bytes(n, tensor) * count;
+    grad_bytes += main_grad_bytes(n, tensor) * count;
+  }
+};
+
 struct UnitSizes {
-  double root = 0;            // elements outside FSDP units
-  std::vector<double> units;  // elements of each unit, in forward order
-  double total_units = 0;
-  double largest_unit = 0;
+  GroupSize root;                // outside FSDP units
+  std::vector<GroupSize> units;  // each unit, in forward order
+  GroupSize total_units;
+  GroupSize largest_unit;  // the unit with the most elements
 };
 
 UnitSizes unit_sizes(const NormalizedConfig& n, const std::vector<TensorBlock>& blocks) {
   UnitSizes sizes;
   for (const TensorBlock& block : blocks) {
-    double layer_unit = 0;
+    GroupSize layer_unit;
     for (std::size_t t = 0; t < block.count; ++t) {
       const ParamTensor& tensor = block.tensors[t];
-      const auto elements = static_cast<double>(tensor.elements());
       if (!in_unit(n, tensor)) {
-        sizes.root += elements * static_cast<double>(block.repeat);
+        sizes.root.add(n, tensor, static_cast<double>(block.repeat));
       } else if (tensor.layer < 0) {
-        sizes.units.push_back(elements);  // FSDP2's embedding or output layer
+        sizes.units.emplace_back().add(n, tensor, 1.0);  // FSDP2's embedding or output layer
       } else {
-        layer_unit += elements;
+        layer_unit.add(n, tensor, 1.0);
       }
     }
-    if (layer_unit > 0) {
+    if (layer_unit.elements > 0) {
       sizes.units.insert(sizes.units.end(), static_cast<std::size_t>(block.repeat), layer_unit);
     }
   }
-  for (const double unit : sizes.units) {
-    sizes.total_units += unit;
-    sizes.largest_unit = std::max(sizes.largest_unit, unit);
+  for (const GroupSize& unit : sizes.units) {
+    sizes.total_units.elements += unit.elements;
+    sizes.total_units.weight_bytes += unit.weight_bytes;
+    sizes.total_units.grad_bytes += unit.grad_bytes;
+    if (unit.elements > sizes.largest_unit.elements) sizes.largest_unit = unit;
   }
   return sizes;
 }
 
-// Elements of the units all-gathered at once by Megatron-FSDP: the current unit and the
-// following ones until the prefetched size reaches the bound (AllGatherPipeline.
+// Gathered bytes of the units all-gathered at once by Megatron-FSDP: the current unit and the
+// following ones until the prefetched elements reach the bound (AllGatherPipeline.
 // all_gather_params); two units with --fsdp-double-buffer (need_skip_prefetch).
-double gathered_units(const FsdpConfig& fsdp, const UnitSizes& sizes) {
-  const std::vector<double>& units = sizes.units;
+double gathered_units_bytes(const FsdpConfig& fsdp, const UnitSizes& sizes) {
+  const std::vector<GroupSize>& units = sizes.units;
   if (units.empty()) return 0;
-  const double average = sizes.total_units / static_cast<double>(units.size());
+  const double average = sizes.total_units.elements / static_cast<double>(units.size());
   const double unit_size = fsdp.communication_unit_elements > 0
                                ? static_cast<double>(fsdp.communication_unit_elements)
                                : std::max(kDefaultCommunicationUnitElements, 2 * average);
   const double bound = unit_size / 2;
   double largest = 0;
   for (std::size_t i = 0; i < units.size(); ++i) {
-    double prefetched = 0;
+    double prefetched = 0, prefetched_bytes = 0;
     std::size_t next = i + 1;
     for (; next < units.size(); ++next) {
       if (fsdp.double_buffer ? next > i + 1 : prefetched >= bound) break;
-      prefetched += units[next];
+      prefetched += units[next].elements;
+      prefetched_bytes += units[next].weight_bytes;
     }
-    largest = std::max(largest, units[i] + prefetched);
+    largest = std::max(largest, units[i].weight_bytes + prefetched_bytes);
     if (next == units.size()) break;  // later starts gather a suffix of this window
   }
   return largest;
@@ -100,23 +182,20 @@ double gathered_units(const FsdpConfig& fsdp, const UnitSizes& sizes) {
 
 FsdpWorkingSet megatron_fsdp_working_set(const NormalizedConfig& n, const UnitSizes& sizes) {
   const FsdpConfig& fsdp = n.config.parallel.fsdp;
-  const double weight = dtype_bytes(n.config.training.params_dtype);
-  const double grad = dtype_bytes(fsdp.main_grads_dtype);
   FsdpWorkingSet working;
   if (fsdp.sharding == FsdpSharding::optim_grads_params) {
-    // Root-group parameters stay unsharded through forward and backward; FSDP units are
-    // resharded after their forward (_post_forward) and gathered again, with prefetch, in
-    // backward.
-    const double gathered = gathered_units(fsdp, sizes);
-    working.forward_bytes = weight * sizes.root;
-    working.forward_start_bytes = weight * (sizes.root + gathered);
-    working.backward_bytes = weight * (sizes.root + gathered);
+    // The root group is gathered from the first step on and stays so (static memory,
+    // root_gathered_between_steps); FSDP units are resharded after their forward
+    // (_post_forward) and gathered again, with prefetch, in backward.
+    const double gathered = gathered_units_bytes(fsdp, sizes);
+    working.forward_start_bytes = gathered;
+    working.backward_bytes = gathered;
   }
   if (fsdp.sharding == FsdpSharding::optim_grads ||
       fsdp.sharding == FsdpSharding::optim_grads_params) {
     // Gradients are reduced from a full-size temporary bucket: the root group's through the
     // whole backward (its embedding gradient comes last), one unit's at a time.
-    working.backward_bytes += grad * (sizes.root + sizes.largest_unit);
+    working.backward_bytes += sizes.root.grad_bytes + sizes.largest_unit.grad_bytes;
   }
   return working;
 }
@@ -125,14 +204,13 @@ FsdpWorkingSet megatron_fsdp_working_set(const NormalizedConfig& n, const UnitSi
 // gradient before its reduce-scatter (param dtype); without reshard_after_forward every unit
 // stays unsharded from its forward to its backward.
 FsdpWorkingSet torch_fsdp2_working_set(const NormalizedConfig& n, const UnitSizes& sizes) {
-  const double weight = dtype_bytes(n.config.training.params_dtype);
-  const double largest = sizes.largest_unit;
+  const double largest = sizes.largest_unit.weight_bytes;
   const double unsharded =
-      n.config.parallel.fsdp.reshard_after_forward ? 2 * largest : sizes.total_units;
+      n.config.parallel.fsdp.reshard_after_forward ? 2 * largest : sizes.total_units.weight_bytes;
   FsdpWorkingSet working;
-  working.forward_bytes = weight * unsharded;
-  working.forward_start_bytes = weight * 2 * largest;
-  working.backward_bytes = weight * (unsharded + largest);
+  working.forward_bytes = unsharded;
+  working.forward_start_bytes = 2 * largest;
+  working.backward_bytes = unsharded + largest;
   return working;
 }
 
@@ -155,7 +233,7 @@ ShardedTensorBytes fsdp_tensor_bytes(const NormalizedConfig& normalized,
     // copies the gradients to fp32 before the step (optimizer.py,
     // _copy_model_grads_to_main_grads), alive until the next zero_grad.
     const double master = c.training.params_dtype == DType::fp32 ? 0.0 : 4.0;
-    bytes.weight = param / shard;
+    bytes.weight = param / shard + te_weight_copy_bytes(normalized, tensor);
     bytes.gradient = 4.0 / shard;
     bytes.optimizer = (master + moments) / shard;
     return bytes;
@@ -166,8 +244,13 @@ ShardedTensorBytes fsdp_tensor_bytes(const NormalizedConfig& normalized,
   const FsdpSharding s = fsdp.sharding;
   const bool grads_sharded =
       s == FsdpSharding::optim_grads || s == FsdpSharding::optim_grads_params;
-  bytes.weight = param / (s == FsdpSharding::optim_grads_params ? shard : 1.0);
-  bytes.gradient = dtype_bytes(fsdp.main_grads_dtype) / (grads_sharded ? shard : 1.0);
+  bytes.weight = weight_buffer_bytes(normalized, tensor) /
+                     (s == FsdpSharding::optim_grads_params ? shard : 1.0) +
+                 te_weight_copy_bytes(normalized, tensor);
+  if (root_gathered_between_steps(normalized, tensor)) {
+    bytes.weight += gathered_weight_bytes(normalized, tensor);
+  }
+  bytes.gradient = main_grad_bytes(normalized, tensor) / (grads_sharded ? shard : 1.0);
   bytes.optimizer =
       (dtype_bytes(fsdp.main_params_dtype) + moments) / (s == FsdpSharding::no_shard ? 1.0 : shard);
   return bytes;
@@ -199,9 +282,9 @@ FsdpWorkingSet fsdp_working_set(const NormalizedConfig& normalized,
     // training.py get_model: model_module.cuda() before the FSDP wrapper; the wrapper then
     // copies group by group into its buffers through a full-size bucket and frees the
     // originals (param_and_grad_buffer.py _init_each_parameter_group_buffers).
-    const double weight = dtype_bytes(normalized.config.training.params_dtype);
-    working.initial_params_bytes = weight * (sizes.root + sizes.total_units);
-    working.initial_bucket_bytes = weight * std::max(sizes.root, sizes.largest_unit);
+    working.initial_params_bytes = sizes.root.weight_bytes + sizes.total_units.weight_bytes;
+    working.initial_bucket_bytes =
+        std::max(sizes.root.weight_bytes, sizes.largest_unit.weight_bytes);
   }
   return working;
 }

@@ -205,18 +205,3 @@ TEST_CASE("alltoall dispatch keeps its permutation maps; experts keep the probab
   c.training.moe_router_fp32 = true;
   CHECK(layer_activations(normalized(c), true).kept_bytes - fused == Approx(8192 * 2.0));
 }
-
-TEST_CASE("FP8 under FSDP warns that TE's FP8 weight copies are not counted") {
-  Config c = llama_fp8(Fp8Recipe::tensorwise);
-  c.parallel.fsdp.impl = FsdpImpl::megatron;
-  c.optimizer.use_distributed_optimizer = true;
-  const NormalizedConfig n = normalized(c);
-  CHECK(std::any_of(n.warnings.begin(), n.warnings.end(), [](const std::string& w) {
-    return w.find("FP8 under FSDP") != std::string::npos;
-  }));
-  c.parallel.fsdp.impl = FsdpImpl::none;
-  const NormalizedConfig ddp = normalized(c);
-  CHECK(std::none_of(ddp.warnings.begin(), ddp.warnings.end(), [](const std::string& w) {
-    return w.find("FP8 under FSDP") != std::string::npos;
-  }));
-}

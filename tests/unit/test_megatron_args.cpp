@@ -718,7 +718,7 @@ TEST_CASE("context parallelism needs seq-length divisible by 2 x CP") {
 
 TEST_CASE("max-position-embeddings must cover seq-length for learned positions") {
   CHECK(rule_error(kBase + "--max-position-embeddings 512").field == "max_position_embeddings");
-  CHECK(rule_warnings(kBase + "--max-position-embeddings 512 --position-embedding-type rope")
+  CHECK(rule_warnings(kBase + "--bf16 --max-position-embeddings 512 --position-embedding-type rope")
             .size() == 1);
 }
 
@@ -726,7 +726,7 @@ TEST_CASE("expert parallelism needs experts divisible by EP") {
   CHECK(rule_error(kBase + "--expert-model-parallel-size 2").field == "expert_model_parallel_size");
   CHECK(rule_error(kBase + "--num-experts 6 --expert-model-parallel-size 4", 8).field ==
         "num_experts");
-  CHECK(rule_warnings(kBase + "--moe-latent-size 64").size() == 1);
+  CHECK(rule_warnings(kBase + "--bf16 --moe-latent-size 64").size() == 1);
 }
 
 TEST_CASE("GQA under MLA is Megatron-LM's policy: a warning") {
@@ -734,12 +734,12 @@ TEST_CASE("GQA under MLA is Megatron-LM's policy: a warning") {
 }
 
 TEST_CASE("MTP without rope is Megatron-LM's policy: a warning") {
-  CHECK(rule_warnings(kBase + "--mtp-num-layers 1").size() == 1);
+  CHECK(rule_warnings(kBase + "--bf16 --mtp-num-layers 1").size() == 1);
 }
 
 TEST_CASE("Transformer Engine cross-entropy fusion estimates with a warning") {
   const std::vector<std::string> warnings =
-      rule_warnings(kBase + "--cross-entropy-loss-fusion --cross-entropy-fusion-impl te");
+      rule_warnings(kBase + "--bf16 --cross-entropy-loss-fusion --cross-entropy-fusion-impl te");
   REQUIRE(warnings.size() == 1);
   CHECK_THAT(warnings[0], Contains("--cross-entropy-fusion-impl te"));
   CHECK_THAT(warnings[0], Contains("core_r0.18"));
@@ -751,7 +751,7 @@ TEST_CASE("block recompute of 0 layers parses and recomputes nothing") {
                             "--recompute-num-layers 0")
                        .config;
   CHECK(c.training.recompute.num_layers == 0);
-  CHECK(rule_warnings(kBase + "--recompute-granularity full --recompute-method block "
+  CHECK(rule_warnings(kBase + "--bf16 --recompute-granularity full --recompute-method block "
                               "--recompute-num-layers 0")
             .empty());
   CHECK(rule_error(kBase + "--recompute-granularity full --recompute-method uniform "
@@ -771,7 +771,7 @@ TEST_CASE("optimizer CPU offload needs the precision-aware optimizer") {
 }
 
 TEST_CASE("distributing saved activations: SP is an error, no TP a warning") {
-  CHECK(rule_warnings(kBase + "--recompute-granularity full --recompute-method uniform "
+  CHECK(rule_warnings(kBase + "--bf16 --recompute-granularity full --recompute-method uniform "
                               "--recompute-num-layers 1 --distribute-saved-activations")
             .size() == 1);
   CHECK(rule_error(kBase + "--tensor-model-parallel-size 2 --sequence-parallel "

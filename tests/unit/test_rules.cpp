@@ -151,6 +151,32 @@ TEST_CASE("sequence parallel splits the sequence over TP") {
   CHECK(error_of(c).field == "seq_length");
 }
 
+TEST_CASE("TP communication overlap without sequence parallelism is Megatron-LM's policy") {
+  Config c = dense();
+  c.training.tp_comm_overlap = true;
+  CHECK(warnings_of(c).empty());
+  // arguments.py asserts SP; TE would silently overlap nothing, so the estimate still comes.
+  c.parallel.sequence_parallel = false;
+  std::vector<std::string> warnings = warnings_of(c);
+  REQUIRE(warnings.size() == 1);
+  CHECK_THAT(warnings[0], Contains("--tp-comm-overlap needs --sequence-parallel"));
+  CHECK_THAT(warnings[0], Contains("arguments.py"));
+  CHECK(estimate(c).has_value());
+  // At TP 1 arguments.py turns SP off, so the assert fires there too.
+  c.parallel.sequence_parallel = true;
+  c.parallel.tensor_parallel = 1;
+  CHECK(warnings_of(c).size() == 1);
+}
+
+TEST_CASE("fp32 training says its activations are priced as 16-bit") {
+  Config c = dense();
+  c.training.params_dtype = DType::fp32;
+  const std::vector<std::string> warnings = warnings_of(c);
+  REQUIRE(warnings.size() == 1);
+  CHECK_THAT(warnings[0], Contains("fp32 training"));
+  CHECK(estimate(c).has_value());
+}
+
 TEST_CASE("context parallel cuts the sequence into 2 x CP chunks") {
   Config c = dense();
   c.parallel.tensor_parallel = 1;

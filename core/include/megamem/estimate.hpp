@@ -202,10 +202,6 @@ struct EstimateOptions {
 // names the field and the rule; policies of one launcher or version become warnings.
 Expected<NormalizedConfig> normalize(const Config& config);
 
-// FP8 under Megatron-FSDP / FSDP2: Transformer Engine's FP8 weight copies of the sharded
-// parameters are not modeled (normalize() warns; the validation runner leaves such runs out).
-bool fp8_weights_under_fsdp_unmodeled(const Config& config);
-
 // CUDA graphs of --cuda-graph-impl local (CudaGraphManager) or full_iteration: not modeled
 // (normalize() warns; the validation runner leaves such runs out). Transformer Engine's
 // per-layer graphs are (cuda_graphs.hpp).

@@ -234,6 +234,9 @@ constexpr std::string_view kUnmodeledFlags[] = {
     "--heterogeneous-layers-config-encoded-json",
     "--enable-mhc-connections",  // hyper-connections keep extra residual streams
     "--moe-paged-stash",         // paged MoE activation stash
+    // Megatron-FSDP keeps each FP8 parameter's transpose, 1 byte per parameter, whole
+    // (megatron_fsdp.py release_params_fp8_transpose_cache; fsdp_memory.cpp)
+    "--keep-fp8-transpose-cache",
 };
 
 const FlagSpec* find_modeled_flag(std::string_view name) {

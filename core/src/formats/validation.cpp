@@ -34,7 +34,6 @@ using nlohmann::json;
 const std::vector<std::string> kUnmodeledFeatures = {
     "cuda_graph_local",
     "fp4",
-    "fp8_fsdp",
     "modelopt",
 };
 
@@ -57,10 +56,6 @@ constexpr FeatureRule kFeatureRules[] = {
      [](const MegatronArgs& a) { return cuda_graphs_unmodeled(a.config); }},
     // NVFP4 weights and caches (--fp4-format); FP8 is modeled (fp8_memory.hpp).
     {"fp4", "fp4", [](const MegatronArgs& a) { return has(a.unmodeled_flags, "--fp4-format"); }},
-    // FP8 under Megatron-FSDP / FSDP2: TE's FP8 weight copies of the sharded parameters are
-    // not modeled (static_memory.cpp adds them to the DDP buffers only).
-    {"fp8_fsdp", "fp8_fsdp",
-     [](const MegatronArgs& a) { return fp8_weights_under_fsdp_unmodeled(a.config); }},
     // ModelOpt runs (here: distillation, whose teacher model lives outside the flags).
     {"modelopt", "modelopt",
      [](const MegatronArgs& a) { return has(a.ignored_flags, "--export-te-mcore-model"); }},

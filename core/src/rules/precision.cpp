@@ -15,7 +15,7 @@ std::optional<Error> fp8_param_gather_needs_fp8(NormalizedConfig& n) {
     return rule_error("fp8_param_gather", "--fp8-param-gather needs --fp8-format",
                       "megatron/core/transformer/transformer_config.py");
   }
-  if (!c.optimizer.use_distributed_optimizer) {
+  if (!c.optimizer.use_distributed_optimizer && c.parallel.fsdp.impl == FsdpImpl::none) {
     return rule_error("fp8_param_gather",
                       "--fp8-param-gather needs --use-distributed-optimizer (or FSDP)",
                       "megatron/core/optimizer/distrib_optimizer.py, arguments.py");
@@ -37,28 +37,59 @@ std::optional<Error> bf16_layers_need_current_scaling(NormalizedConfig& n) {
                     "megatron/core/transformer/transformer_config.py");
 }
 
-// Under Megatron-FSDP / FSDP2 Transformer Engine's FP8 copies of the (all-gathered) weights
-// are not counted: static_memory.cpp adds them beside the DDP buffers only. Said, not hidden.
-std::optional<Error> fp8_under_fsdp_not_counted(NormalizedConfig& n) {
-  if (!fp8_weights_under_fsdp_unmodeled(n.config)) return std::nullopt;
-  policy_warning(n,
-                 "FP8 under FSDP: Transformer Engine's FP8 weight copies are not counted "
-                 "(megamem models them with DDP only); weights may be underestimated",
-                 "transformer_engine/pytorch/module/base.py (_fp8_workspaces)");
+// arguments.py validate_args turns --fp8-param-gather off under --use-torch-fsdp2 with TE >=
+// 2.0 ("FSDP2 FP8 param gather is not supported yet ... will fallback to bf16 all_gather");
+// the estimate keeps 16-bit weights for FSDP2 (fsdp_memory.cpp fsdp_fp8_param).
+std::optional<Error> fp8_param_gather_under_fsdp2(NormalizedConfig& n) {
+  if (!n.config.training.fp8_param_gather || n.config.parallel.fsdp.impl != FsdpImpl::torch_fsdp2) {
+    return std::nullopt;
+  }
+  arguments_policy(n,
+                   "--fp8-param-gather with --use-torch-fsdp2: Megatron-LM turns it off (TE >= "
+                   "2.0) and all-gathers 16-bit weights; estimated that way");
   return std::nullopt;
 }
 
-// Only Transformer Engine's per-layer CUDA graphs are modeled (cuda_graphs.hpp); the local
-// CudaGraphManager's graphs and whole-iteration graphs keep their pools uncounted. Said, not
-// hidden.
+// Only Transformer Engine's per-layer CUDA graphs are modeled (cuda_graphs.hpp). Said, not
+// hidden, with what is missing:
+// - local (CudaGraphManager, megatron/core/transformer/cuda_graphs.py): each runner's static
+//   inputs, outputs and gradient buffers come from one global graph pool
+//   (alloc_tensor_from_graph_mempool) and are shared between runners by use count and released
+//   by weak references (_resolve_input_buffer, _weakref_forward_buffers); which of them stay
+//   allocated follows the captured graph topology, which megamem does not rebuild.
+// - full_iteration (megatron/core/full_cuda_graph.py): the whole forward-backward is one graph
+//   in a shared pool; StaticBufferLoader keeps a copy of every micro-batch's input batch, and
+//   the step's activations stay in the pool's reserved segments between steps.
 std::optional<Error> cuda_graphs_not_counted(NormalizedConfig& n) {
   if (!cuda_graphs_unmodeled(n.config)) return std::nullopt;
+  if (n.config.training.cuda_graph_impl == CudaGraphImpl::local) {
+    policy_warning(n,
+                   "--cuda-graph-impl local is not modeled: the static inputs, outputs and "
+                   "gradient buffers CudaGraphManager shares in its graph pool are not counted "
+                   "(estimated as without graphs)",
+                   "megatron/core/transformer/cuda_graphs.py (CudaGraphManager, "
+                   "alloc_tensor_from_graph_mempool, _weakref_forward_buffers)");
+    return std::nullopt;
+  }
   policy_warning(n,
-                 "CUDA graphs of --cuda-graph-impl local / full_iteration are not modeled: "
-                 "their static buffers and graph pools are not counted (only "
-                 "--cuda-graph-impl transformer_engine is)",
-                 "megatron/core/transformer/cuda_graphs.py (CudaGraphManager), "
-                 "megatron/core/full_cuda_graph.py");
+                 "full_iteration CUDA graphs are not modeled: the static copy of each "
+                 "micro-batch's inputs and the graph pool that keeps the step's activations "
+                 "reserved are not counted (estimated as without graphs)",
+                 "megatron/core/full_cuda_graph.py (StaticBufferLoader, get_graph_pool)");
+  return std::nullopt;
+}
+
+// Without --bf16 / --fp16 Megatron trains in fp32 (arguments.py params_dtype): activations
+// are fp32, and Transformer Engine's fused softmax needs 16-bit input
+// (dot_product_attention/softmax.py is_kernel_available), so unfused attention keeps fp32
+// scores. The activation rules (activations.cpp, modules/) price 16-bit activations, so the
+// peak of such a run is low. Said, not hidden.
+std::optional<Error> fp32_activations_not_counted(NormalizedConfig& n) {
+  if (n.config.training.params_dtype != DType::fp32) return std::nullopt;
+  policy_warning(n,
+                 "fp32 training (no --bf16 or --fp16): activations are estimated as 16-bit, "
+                 "Megatron keeps them in fp32; the peak is underestimated",
+                 "megatron/training/arguments.py (params_dtype)");
   return std::nullopt;
 }
 
@@ -92,21 +123,13 @@ std::optional<Error> te_cross_entropy_fusion(NormalizedConfig& n) {
 }
 
 constexpr Check kPrecisionChecks[] = {
-    fp8_param_gather_needs_fp8, bf16_layers_need_current_scaling,
-    fp8_under_fsdp_not_counted, optimizer_offload_needs_precision_aware,
-    te_cross_entropy_fusion,    cuda_graphs_not_counted};
+    fp8_param_gather_needs_fp8,   bf16_layers_need_current_scaling,
+    fp8_param_gather_under_fsdp2, optimizer_offload_needs_precision_aware,
+    te_cross_entropy_fusion,      cuda_graphs_not_counted,
+    fp32_activations_not_counted};
 
 }  // namespace
 
 const std::span<const Check> precision_checks{kPrecisionChecks};
 
 }  // namespace megamem::rules
-
-namespace megamem {
-
-bool fp8_weights_under_fsdp_unmodeled(const Config& config) {
-  return config.training.fp8_recipe != Fp8Recipe::none &&
-         config.parallel.fsdp.impl != FsdpImpl::none;
-}
-
-}  // namespace megamem

@@ -17,6 +17,21 @@ std::optional<Error> resolve_sequence_parallel(NormalizedConfig& n) {
   return std::nullopt;
 }
 
+// --tp-comm-overlap without (effective) sequence parallelism: Megatron-LM's arguments.py
+// asserts "Tensor parallel communication/GEMM overlap can happen only when sequence
+// parallelism is enabled" (core_v0.13 to core_v0.19). Megatron-Core itself does not fail:
+// Transformer Engine turns every GEMM's userbuffer overlap off without sequence parallelism
+// (transformer_engine/pytorch/module/linear.py and layernorm_linear.py: each ub_overlap_* /
+// ub_bulk_* is and-ed with sequence_parallel). A policy, so a warning; the userbuffers stay
+// counted as initialize_ub allocates them.
+std::optional<Error> tp_comm_overlap_needs_sequence_parallel(NormalizedConfig& n) {
+  if (!n.config.training.tp_comm_overlap || n.sequence_parallel) return std::nullopt;
+  arguments_policy(n,
+                   "--tp-comm-overlap needs --sequence-parallel (and TP > 1): Megatron-LM "
+                   "refuses it; Transformer Engine alone would overlap nothing");
+  return std::nullopt;
+}
+
 // transformer_config.py __post_init__: attention heads are split over TP ranks.
 std::optional<Error> heads_divide_by_tp(NormalizedConfig& n) {
   return must_divide("num_attention_heads", "num_attention_heads",
@@ -108,9 +123,13 @@ std::optional<Error> optimizer_instances_divide_data_parallel(NormalizedConfig& 
                     "megatron/core/parallel_state.py");
 }
 
-constexpr Check kTensorParallelChecks[] = {
-    resolve_sequence_parallel, heads_divide_by_tp, heads_divide_by_query_groups,
-    query_groups_fit_tp,       ffn_divides_by_tp,  pad_vocabulary};
+constexpr Check kTensorParallelChecks[] = {resolve_sequence_parallel,
+                                           tp_comm_overlap_needs_sequence_parallel,
+                                           heads_divide_by_tp,
+                                           heads_divide_by_query_groups,
+                                           query_groups_fit_tp,
+                                           ffn_divides_by_tp,
+                                           pad_vocabulary};
 
 constexpr Check kParallelGroupsChecks[] = {world_divides_by_model_parallel,
                                            world_divides_by_expert_parallel,
