@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "format.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/share_link.hpp"
 #include "megamem/suggestions.hpp"
@@ -66,13 +66,11 @@ bool keep_layout_valid(AppState& state) {
   if (!layout || layout->label.empty()) return false;  // valid as it is, or no layout runs
   state.shared.config = layout->config;
   const Config& c = state.shared.config;
-  char note[320];
-  std::snprintf(note, sizeof note,
-                tr("The layout was changed so that %s runs on %lld GPUs: %s (the old one does not "
-                   "apply)."),
-                c.model.name.empty() ? tr("the model") : c.model.name.c_str(),
-                static_cast<long long>(c.parallel.world_size), layout->label.c_str());
-  state.layout_note = note;
+  state.layout_note =
+      printf_text(tr("The layout was changed so that %s runs on %lld GPUs: %s (the old one does "
+                     "not apply)."),
+                  model_name_or(c.model.name, tr("the model")),
+                  static_cast<long long>(c.parallel.world_size), layout->label.c_str());
   return true;
 }
 

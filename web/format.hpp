@@ -1,6 +1,8 @@
 // Number formatting shared by the panels (ui.md: GiB with two decimals, never "GB").
 #pragma once
 
+#include <cstdarg>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -8,6 +10,26 @@
 #include "megamem/units.hpp"
 
 namespace megamem::web {
+
+// printf into a string as long as the text: a translated format (Chinese takes three bytes a
+// character) never truncates in a fixed buffer.
+[[gnu::format(printf, 1, 2)]] inline std::string printf_text(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  va_list measure;
+  va_copy(measure, args);
+  const int length = std::vsnprintf(nullptr, 0, format, measure);
+  va_end(measure);
+  std::string text(length > 0 ? static_cast<std::size_t>(length) : 0, '\0');
+  if (length > 0) std::vsnprintf(text.data(), text.size() + 1, format, args);
+  va_end(args);
+  return text;
+}
+
+// A configuration's model as a note names it: its name, or `unnamed` (a custom model).
+inline const char* model_name_or(const std::string& name, const char* unnamed) {
+  return name.empty() ? unnamed : name.c_str();
+}
 
 // "58.32 GiB"
 inline std::string gib_text(std::uint64_t bytes) {

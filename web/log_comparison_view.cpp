@@ -8,13 +8,15 @@
 #include "format.hpp"
 #include "imgui.h"
 #include "megamem/units.hpp"
+#include "messages.hpp"
 #include "theme.hpp"
 #include "widgets.hpp"
 
 namespace megamem::web {
 namespace {
 
-// The comparison's words, in one place (ui.md vocabulary; `megamem compare` prints the same).
+// The comparison's words, in one place (ui.md vocabulary; `megamem compare` prints the same),
+// shown through tr() (web/messages/messages.tsv).
 constexpr const char* kRankHeading =
     "rank %lld (pipeline rank %d, after %lld iterations, line %zu)";
 // "difference" is estimated - measured, in GiB and in % of the measurement.
@@ -51,7 +53,7 @@ std::string difference_text(std::uint64_t estimated, std::uint64_t measured) {
 void table_row(const char* label, std::uint64_t measured, std::uint64_t estimated) {
   ImGui::TableNextRow();
   ImGui::TableNextColumn();
-  ImGui::TextUnformatted(label);
+  ImGui::TextUnformatted(tr(label));
   ImGui::TableNextColumn();
   ImGui::Text("%.2f", to_gib(measured));
   ImGui::TableNextColumn();
@@ -61,27 +63,23 @@ void table_row(const char* label, std::uint64_t measured, std::uint64_t estimate
 }
 
 std::string parameters_text(const RankComparison& row) {
-  char text[200];
   const std::string estimated = grouped(static_cast<std::uint64_t>(row.estimated_params));
   const std::string logged = grouped(static_cast<std::uint64_t>(row.logged_params));
-  if (row.logged_params == 0) {
-    std::snprintf(text, sizeof text, kParamsMissing, estimated.c_str());
-  } else if (row.logged_params == row.estimated_params) {
-    std::snprintf(text, sizeof text, kParamsSame, logged.c_str(), estimated.c_str());
-  } else {
-    std::snprintf(text, sizeof text, kParamsDiffer, logged.c_str(), estimated.c_str(),
-                  static_cast<long long>(row.estimated_params - row.logged_params));
+  if (row.logged_params == 0) return printf_text(tr(kParamsMissing), estimated.c_str());
+  if (row.logged_params == row.estimated_params) {
+    return printf_text(tr(kParamsSame), logged.c_str(), estimated.c_str());
   }
-  return text;
+  return printf_text(tr(kParamsDiffer), logged.c_str(), estimated.c_str(),
+                     static_cast<long long>(row.estimated_params - row.logged_params));
 }
 
 void rank_table(const RankComparison& row, std::size_t index) {
-  ImGui::Text(kRankHeading, static_cast<long long>(row.global_rank), row.pp_rank,
+  ImGui::Text(tr(kRankHeading), static_cast<long long>(row.global_rank), row.pp_rank,
               static_cast<long long>(row.measured.iteration), row.measured.line);
   const ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingFixedFit;
   ImGui::PushID(static_cast<int>(index));
   if (ImGui::BeginTable("##measured vs estimated", 4, flags)) {
-    for (const char* column : kColumns) ImGui::TableSetupColumn(column);
+    for (const char* column : kColumns) ImGui::TableSetupColumn(tr(column));
     ImGui::TableHeadersRow();
     const RankMemory& e = *row.estimated;
     table_row(kRowAllocated, row.measured.allocated_bytes, e.static_bytes);
@@ -94,12 +92,13 @@ void rank_table(const RankComparison& row, std::size_t index) {
 }
 
 void lines_read(const LogComparison& c) {
-  char title[64];
-  std::snprintf(title, sizeof title, kLinesRead, c.log.lines_read.size());
-  if (!ImGui::TreeNode(title)) return;
+  const std::string title = printf_text(tr(kLinesRead), c.log.lines_read.size());
+  if (!ImGui::TreeNode(title.c_str())) return;
   ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-  for (const LogLineRead& read : c.log.lines_read) ImGui::Text(kLine, read.line, read.what.c_str());
-  for (const std::string& note : c.log.notes) ImGui::Text(kSkipped, note.c_str());
+  for (const LogLineRead& read : c.log.lines_read) {
+    ImGui::Text(tr(kLine), read.line, tr_text(read.what).c_str());
+  }
+  for (const std::string& note : c.log.notes) ImGui::Text(tr(kSkipped), tr_text(note).c_str());
   ImGui::PopStyleColor();
   ImGui::TreePop();
 }
@@ -107,10 +106,10 @@ void lines_read(const LogComparison& c) {
 void left_out(const LogImport& imported) {
   const LogComparison& c = *imported.comparison;
   for (const std::string& warning : imported.warnings) {
-    wrapped_text(tight_color(), "warning: " + warning);
+    wrapped_text(tight_color(), tr("warning: ") + tr_text(warning));
   }
   if (!c.config.unused_arguments.empty()) {
-    std::string names = kUnused;
+    std::string names = tr(kUnused);
     for (const std::string& name : c.config.unused_arguments) names += name + " ";
     wrapped_text(muted_text_color(), names);
   }
@@ -124,12 +123,10 @@ void draw_log_comparison(AppState& state) {
   const LogComparison& c = *imported.comparison;
   for (std::size_t i = 0; i < c.ranks.size(); ++i) rank_table(c.ranks[i], i);
   if (c.log.theoretical.line > 0) {
-    char text[200];
-    std::snprintf(text, sizeof text, kTheoretical, c.log.theoretical.line,
-                  c.log.theoretical.weight_and_optimizer_mib);
-    wrapped_text(muted_text_color(), text);
+    wrapped_text(muted_text_color(), printf_text(tr(kTheoretical), c.log.theoretical.line,
+                                                 c.log.theoretical.weight_and_optimizer_mib));
   }
-  wrapped_text(muted_text_color(), kLoaded + imported.link);
+  wrapped_text(muted_text_color(), tr(kLoaded) + imported.link);
   lines_read(c);
   left_out(imported);
 }

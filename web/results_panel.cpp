@@ -138,14 +138,12 @@ bool invalid_settings_box(AppState& state) {
   }
   if (!state.last_estimate) return applied;
   const Config& last = state.estimated.config;
-  char text[320];
-  std::snprintf(text, sizeof text,
-                tr("Below, dimmed: the last valid configuration, %s on %lld x %s, %s - not the "
-                   "settings above."),
-                last.model.name.empty() ? tr("custom model") : last.model.name.c_str(),
-                static_cast<long long>(last.parallel.world_size), last.device.name.c_str(),
-                layout_summary_label(last.parallel).c_str());
-  wrapped_text(muted_text_color(), text);
+  wrapped_text(muted_text_color(),
+               printf_text(tr("Below, dimmed: the last valid configuration, %s on %lld x %s, %s - "
+                              "not the settings above."),
+                           model_name_or(last.model.name, tr("custom model")),
+                           static_cast<long long>(last.parallel.world_size),
+                           last.device.name.c_str(), layout_summary_label(last.parallel).c_str()));
   if (!applied && ImGui::SmallButton("Go back to it")) {
     state.shared = state.estimated;
     state.edited_key.clear();

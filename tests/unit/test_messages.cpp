@@ -10,6 +10,7 @@
 
 #include "megamem/estimate.hpp"
 #include "megamem/fields.hpp"
+#include "megamem/megatron_log.hpp"
 #include "megamem/presets.hpp"
 #include "megamem/share_link.hpp"
 #include "megamem/suggestions.hpp"
@@ -217,6 +218,33 @@ TEST_CASE("what the core tells the page (errors, suggestions, warnings, what-if)
   for (const std::string& text : missing) UNSCOPED_INFO(text);
   CHECK(missing.empty());
 }
+
+#ifdef MEGAMEM_CLI_FIXTURES
+// The log comparison shows the reader's own lines (what each read line was, what it skipped).
+TEST_CASE("what the training-log reader tells the page (lines read, lines skipped) translates") {
+  std::ifstream file(std::string(MEGAMEM_CLI_FIXTURES) +
+                     "/logs/synthetic-gpt2-345m-tp2-pp2-torchrun.log");
+  std::stringstream text;
+  text << file.rdbuf();
+  const std::string log = text.str();
+  REQUIRE(!log.empty());
+  const std::string report = "[Rank 1] (after 10 iterations) memory (MB) | allocated: 1600.5";
+  // Twice (a restarted job), with a cut-off report and a repeated one: every kind of note.
+  const Expected<MegatronLog> read =
+      read_megatron_log(log + report + "\n" + log + report + " | max allocated: 2700.25\n");
+  REQUIRE(read);
+  std::set<std::string> missing;
+  for (const LogLineRead& line : read->lines_read) {
+    if (std::string chinese; !translate(line.what, &chinese)) missing.insert(line.what);
+  }
+  for (const std::string& note : read->notes) {
+    if (std::string chinese; !translate(note, &chinese)) missing.insert(note);
+  }
+  for (const std::string& text_missing : missing) UNSCOPED_INFO(text_missing);
+  CHECK(read->notes.size() >= 2);
+  CHECK(missing.empty());
+}
+#endif
 
 #ifdef MEGAMEM_WEB_SOURCE_DIR
 namespace {

@@ -68,6 +68,14 @@ class Reader {
     return number;
   }
 
+  // An integer for an int field of ModelConfig: max_value is at most kMaxSize, so it fits.
+  Expected<int> int_field(const char* key, std::int64_t min_value, std::int64_t max_value,
+                          std::optional<std::int64_t> fallback = std::nullopt) const {
+    const Expected<std::int64_t> number = integer(key, min_value, max_value, fallback);
+    if (!number) return number.error();
+    return static_cast<int>(*number);
+  }
+
   Expected<bool> boolean(const char* key, bool fallback) const {
     return typed<bool>(key, fallback, &json::is_boolean, "true or false");
   }
@@ -104,39 +112,13 @@ class Reader {
     target = *read_result_;                         \
   } while (false)
 
-const std::vector<std::pair<std::string, Family>>& families() {
-  static const std::vector<std::pair<std::string, Family>> table = {
-      {"llama", Family::llama},           {"mistral", Family::llama},
-      {"qwen2", Family::qwen2},           {"qwen3", Family::qwen3},
-      {"qwen2_moe", Family::qwen2_moe},   {"qwen3_moe", Family::qwen3_moe},
-      {"mixtral", Family::mixtral},       {"deepseek_v2", Family::deepseek},
-      {"deepseek_v3", Family::deepseek},  {"kimi_k2", Family::deepseek},
-      {"glm4_moe", Family::glm4_moe},     {"gpt_oss", Family::gpt_oss},
-      {"nemotron_h", Family::nemotron_h}, {"qwen3_next", Family::qwen3_next},
-  };
-  return table;
-}
-
-std::optional<Family> family_of(const std::string& model_type) {
-  for (const auto& [name, family] : families()) {
-    if (name == model_type) return family;
-  }
-  return std::nullopt;
-}
-
 // Layer count, widths and vocabulary, which every family has.
 std::optional<Error> read_dimensions(const Reader& r, ModelConfig& m) {
-  std::int64_t layers = 0, hidden = 0, heads = 0, ffn = 0, vocab = 0;
-  MM_READ(layers, r.integer("num_hidden_layers", 1, kMaxSize));
-  MM_READ(hidden, r.integer("hidden_size", 1, kMaxSize));
-  MM_READ(heads, r.integer("num_attention_heads", 1, kMaxSize));
-  MM_READ(ffn, r.integer("intermediate_size", 1, kMaxSize));
-  MM_READ(vocab, r.integer("vocab_size", 1, std::int64_t{1} << 31));
-  m.num_layers = static_cast<int>(layers);
-  m.hidden_size = static_cast<int>(hidden);
-  m.num_attention_heads = static_cast<int>(heads);
-  m.ffn_hidden_size = static_cast<int>(ffn);
-  m.vocab_size = vocab;
+  MM_READ(m.num_layers, r.int_field("num_hidden_layers", 1, kMaxSize));
+  MM_READ(m.hidden_size, r.int_field("hidden_size", 1, kMaxSize));
+  MM_READ(m.num_attention_heads, r.int_field("num_attention_heads", 1, kMaxSize));
+  MM_READ(m.ffn_hidden_size, r.int_field("intermediate_size", 1, kMaxSize));
+  MM_READ(m.vocab_size, r.integer("vocab_size", 1, std::int64_t{1} << 31));
   return std::nullopt;
 }
 
@@ -300,14 +282,11 @@ std::optional<Error> read_common(const Reader& r, Family family, HfImport& out) 
 // mlp_only_layers (modeling_qwen2_moe.py Qwen2MoeDecoderLayer).
 std::optional<Error> read_qwen_moe(const Reader& r, Family family, HfImport& out) {
   ModelConfig& m = out.model;
-  std::int64_t experts = 0, topk = 0, expert_ffn = 0, step = 1;
-  MM_READ(experts, r.integer("num_experts", 1, kMaxSize));
-  MM_READ(topk, r.integer("num_experts_per_tok", 1, experts));
-  MM_READ(expert_ffn, r.integer("moe_intermediate_size", 1, kMaxSize));
+  std::int64_t step = 1;
+  MM_READ(m.num_experts, r.int_field("num_experts", 1, kMaxSize));
+  MM_READ(m.moe_router_topk, r.int_field("num_experts_per_tok", 1, m.num_experts));
+  MM_READ(m.moe_ffn_hidden_size, r.int_field("moe_intermediate_size", 1, kMaxSize));
   MM_READ(step, r.integer("decoder_sparse_step", 1, kMaxSize, 1));
-  m.num_experts = static_cast<int>(experts);
-  m.moe_router_topk = static_cast<int>(topk);
-  m.moe_ffn_hidden_size = static_cast<int>(expert_ffn);
   std::set<std::int64_t> dense_layers;
   if (const json* only = r.find("mlp_only_layers")) {
     if (!only->is_array()) return Error{"mlp_only_layers", "expects a list of layer indices"};
@@ -339,13 +318,10 @@ std::optional<Error> read_qwen_moe(const Reader& r, Family family, HfImport& out
 }
 
 // Mixtral: every layer MoE, experts as large as the dense MLP would be.
-std::optional<Error> read_mixtral(const Reader& r, HfImport& out) {
+std::optional<Error> read_mixtral(const Reader& r, Family, HfImport& out) {
   ModelConfig& m = out.model;
-  std::int64_t experts = 0, topk = 0;
-  MM_READ(experts, r.integer("num_local_experts", 1, kMaxSize));
-  MM_READ(topk, r.integer("num_experts_per_tok", 1, experts));
-  m.num_experts = static_cast<int>(experts);
-  m.moe_router_topk = static_cast<int>(topk);
+  MM_READ(m.num_experts, r.int_field("num_local_experts", 1, kMaxSize));
+  MM_READ(m.moe_router_topk, r.int_field("num_experts_per_tok", 1, m.num_experts));
   m.moe_ffn_hidden_size = m.ffn_hidden_size;
   return std::nullopt;
 }
@@ -355,22 +331,18 @@ std::optional<Error> read_mixtral(const Reader& r, HfImport& out) {
 // and the MTP layers. `topk_method` names the routing a config without the field uses.
 std::optional<Error> read_shared_expert_moe(const Reader& r, const char* topk_method_default,
                                             ModelConfig& m) {
-  std::int64_t experts = 0;
-  MM_READ(experts, r.integer("n_routed_experts", 0, kMaxSize, 0));
-  if (experts > 0) {
-    std::int64_t topk = 0, expert_ffn = 0, shared = 0, first_dense = 0, freq = 1;
-    MM_READ(topk, r.integer("num_experts_per_tok", 1, experts));
-    MM_READ(expert_ffn, r.integer("moe_intermediate_size", 1, kMaxSize));
+  MM_READ(m.num_experts, r.int_field("n_routed_experts", 0, kMaxSize, 0));
+  if (m.num_experts > 0) {
+    std::int64_t shared = 0, first_dense = 0, freq = 1;
+    MM_READ(m.moe_router_topk, r.int_field("num_experts_per_tok", 1, m.num_experts));
+    MM_READ(m.moe_ffn_hidden_size, r.int_field("moe_intermediate_size", 1, kMaxSize));
     MM_READ(shared, r.integer("n_shared_experts", 0, kMaxSize, 0));
     MM_READ(first_dense, r.integer("first_k_dense_replace", 0, m.num_layers, 0));
     MM_READ(freq, r.integer("moe_layer_freq", 1, kMaxSize, 1));
-    m.num_experts = static_cast<int>(experts);
-    m.moe_router_topk = static_cast<int>(topk);
-    m.moe_ffn_hidden_size = static_cast<int>(expert_ffn);
-    if (shared * expert_ffn > kMaxSize) {
+    if (shared * m.moe_ffn_hidden_size > kMaxSize) {
       return Error{"n_shared_experts", "times moe_intermediate_size is out of range"};
     }
-    m.moe_shared_expert_intermediate_size = static_cast<int>(shared * expert_ffn);
+    m.moe_shared_expert_intermediate_size = static_cast<int>(shared * m.moe_ffn_hidden_size);
     std::vector<std::uint8_t> pattern(static_cast<std::size_t>(m.num_layers));
     bool all_moe = true;
     for (int i = 0; i < m.num_layers; ++i) {
@@ -384,16 +356,14 @@ std::optional<Error> read_shared_expert_moe(const Reader& r, const char* topk_me
     // noaux_tc: e_score_correction_bias, Megatron's --moe-router-enable-expert-bias buffer.
     m.moe_router_enable_expert_bias = topk_method == "noaux_tc";
   }
-  std::int64_t mtp = 0;
-  MM_READ(mtp, r.integer("num_nextn_predict_layers", 0, kMaxSize, 0));
-  m.mtp_num_layers = static_cast<int>(mtp);
+  MM_READ(m.mtp_num_layers, r.int_field("num_nextn_predict_layers", 0, kMaxSize, 0));
   return std::nullopt;
 }
 
 // Nemotron-H's Mamba-2 mixers and its hybrid_override_pattern (one symbol per layer; the
 // NemotronH bridge passes it to Megatron's HybridModel). MambaMixer asserts a conv bias and
 // no projection biases, and its causal conv1d is 4 wide (mamba_mixer.py).
-std::optional<Error> read_nemotron_h(const Reader& r, HfImport& out) {
+std::optional<Error> read_nemotron_h(const Reader& r, Family, HfImport& out) {
   ModelConfig& m = out.model;
   MM_READ(m.hybrid_layer_pattern, r.text("hybrid_override_pattern", ""));
   if (m.hybrid_layer_pattern.empty()) {
@@ -404,11 +374,11 @@ std::optional<Error> read_nemotron_h(const Reader& r, HfImport& out) {
                  "has MoE ('E') layers (Nemotron 3); megamem imports Nemotron-H's M, * and - "
                  "layers only"};
   }
-  std::int64_t heads = 0, head_dim = 0, groups = 0, state = 0, conv = 0;
-  MM_READ(head_dim, r.integer("mamba_head_dim", 1, kMaxSize));
-  MM_READ(heads, r.integer("mamba_num_heads", 1, kMaxSize));
-  MM_READ(groups, r.integer("n_groups", 1, kMaxSize));
-  MM_READ(state, r.integer("ssm_state_size", 1, kMaxSize));
+  std::int64_t conv = 0;
+  MM_READ(m.mamba_head_dim, r.int_field("mamba_head_dim", 1, kMaxSize));
+  MM_READ(m.mamba_num_heads, r.int_field("mamba_num_heads", 1, kMaxSize));
+  MM_READ(m.mamba_num_groups, r.int_field("n_groups", 1, kMaxSize));
+  MM_READ(m.mamba_state_dim, r.int_field("ssm_state_size", 1, kMaxSize));
   MM_READ(conv, r.integer("conv_kernel", 1, kMaxSize, 4));
   if (conv != 4) return Error{"conv_kernel", "must be 4: MambaMixer's d_conv is fixed at 4"};
   bool conv_bias = true, proj_bias = false;
@@ -418,28 +388,18 @@ std::optional<Error> read_nemotron_h(const Reader& r, HfImport& out) {
     return Error{conv_bias ? "mamba_proj_bias" : "use_conv_bias",
                  "MambaMixer asserts conv_bias and no projection bias (mamba_mixer.py)"};
   }
-  m.mamba_head_dim = static_cast<int>(head_dim);
-  m.mamba_num_heads = static_cast<int>(heads);
-  m.mamba_num_groups = static_cast<int>(groups);
-  m.mamba_state_dim = static_cast<int>(state);
   return std::nullopt;
 }
 
 // DeepSeek-V2/V3, Moonlight and Kimi-K2: MLA, then the shared-expert MoE.
-std::optional<Error> read_deepseek(const Reader& r, HfImport& out) {
+std::optional<Error> read_deepseek(const Reader& r, Family, HfImport& out) {
   ModelConfig& m = out.model;
   m.multi_latent_attention = true;
-  std::int64_t q_lora = 0, kv_lora = 0, nope = 0, rope = 0, v_dim = 0;
-  MM_READ(q_lora, r.integer("q_lora_rank", 0, kMaxSize, 0));  // null = plain q_proj
-  MM_READ(kv_lora, r.integer("kv_lora_rank", 1, kMaxSize));
-  MM_READ(nope, r.integer("qk_nope_head_dim", 1, kMaxSize));
-  MM_READ(rope, r.integer("qk_rope_head_dim", 1, kMaxSize));
-  MM_READ(v_dim, r.integer("v_head_dim", 1, kMaxSize));
-  m.q_lora_rank = static_cast<int>(q_lora);
-  m.kv_lora_rank = static_cast<int>(kv_lora);
-  m.qk_head_dim = static_cast<int>(nope);
-  m.qk_pos_emb_head_dim = static_cast<int>(rope);
-  m.v_head_dim = static_cast<int>(v_dim);
+  MM_READ(m.q_lora_rank, r.int_field("q_lora_rank", 0, kMaxSize, 0));  // null = plain q_proj
+  MM_READ(m.kv_lora_rank, r.int_field("kv_lora_rank", 1, kMaxSize));
+  MM_READ(m.qk_head_dim, r.int_field("qk_nope_head_dim", 1, kMaxSize));
+  MM_READ(m.qk_pos_emb_head_dim, r.int_field("qk_rope_head_dim", 1, kMaxSize));
+  MM_READ(m.v_head_dim, r.int_field("v_head_dim", 1, kMaxSize));
   m.qk_layernorm = true;  // q_a_layernorm and kv_a_layernorm (Megatron: --qk-layernorm)
   bool attention_bias = false;
   MM_READ(attention_bias, r.boolean("attention_bias", false));
@@ -453,7 +413,7 @@ std::optional<Error> read_deepseek(const Reader& r, HfImport& out) {
 // router always keeps e_score_correction_bias (modeling_glm4_moe.py Glm4MoeTopkRouter; Megatron-
 // Bridge glm45_bridge.py sets moe_router_enable_expert_bias). partial_rotary_factor (Megatron
 // --rotary-percent) changes no memory megamem models.
-std::optional<Error> read_glm4_moe(const Reader& r, HfImport& out) {
+std::optional<Error> read_glm4_moe(const Reader& r, Family, HfImport& out) {
   return read_shared_expert_moe(r, "noaux_tc", out.model);
 }
 
@@ -486,14 +446,12 @@ std::optional<Error> read_window_layers(const Reader& r, ModelConfig& m) {
 
 // gpt-oss: every layer MoE with biased experts, learned attention sinks, sliding-window
 // attention on alternate layers (Megatron-Bridge gpt_oss_bridge.py).
-std::optional<Error> read_gpt_oss(const Reader& r, HfImport& out) {
+std::optional<Error> read_gpt_oss(const Reader& r, Family, HfImport& out) {
   ModelConfig& m = out.model;
-  std::int64_t experts = 0, topk = 0, window = 0;
-  MM_READ(experts, r.integer("num_local_experts", 1, kMaxSize));
-  MM_READ(topk, r.integer("num_experts_per_tok", 1, experts));
+  std::int64_t window = 0;
+  MM_READ(m.num_experts, r.int_field("num_local_experts", 1, kMaxSize));
+  MM_READ(m.moe_router_topk, r.int_field("num_experts_per_tok", 1, m.num_experts));
   MM_READ(window, r.integer("sliding_window", 0, kMaxSize, 0));
-  m.num_experts = static_cast<int>(experts);
-  m.moe_router_topk = static_cast<int>(topk);
   m.moe_ffn_hidden_size = m.ffn_hidden_size;  // gpt_oss_bridge.py: intermediate_size
   m.softmax_type = SoftmaxType::learnable;    // GptOssAttention.sinks, one per head
   // gpt_oss_bridge.py: window_size (sliding_window - 1, 0).
@@ -514,22 +472,15 @@ std::optional<Error> read_gpt_oss(const Reader& r, HfImport& out) {
 // gated shared expert, and the one MTP layer its checkpoints carry (mtp.* weights, mapped as
 // mtp.layers.0 by the bridge; config.json does not count it; the bridge's Qwen3-Next recipe
 // recipes/qwen/h100/qwen3_next.py sets mtp_num_layers = 1).
-std::optional<Error> read_qwen3_next(const Reader& r, HfImport& out) {
+std::optional<Error> read_qwen3_next(const Reader& r, Family, HfImport& out) {
   if (auto error = read_qwen_moe(r, Family::qwen3_next, out)) return error;
   ModelConfig& m = out.model;
-  std::int64_t interval = 0, conv = 0, key_dim = 0, value_dim = 0, key_heads = 0, value_heads = 0;
-  MM_READ(interval, r.integer("full_attention_interval", 1, kMaxSize));
-  MM_READ(conv, r.integer("linear_conv_kernel_dim", 1, kMaxSize));
-  MM_READ(key_dim, r.integer("linear_key_head_dim", 1, kMaxSize));
-  MM_READ(value_dim, r.integer("linear_value_head_dim", 1, kMaxSize));
-  MM_READ(key_heads, r.integer("linear_num_key_heads", 1, kMaxSize));
-  MM_READ(value_heads, r.integer("linear_num_value_heads", 1, kMaxSize));
-  m.linear_attention_freq = static_cast<int>(interval);
-  m.linear_conv_kernel_dim = static_cast<int>(conv);
-  m.linear_key_head_dim = static_cast<int>(key_dim);
-  m.linear_value_head_dim = static_cast<int>(value_dim);
-  m.linear_num_key_heads = static_cast<int>(key_heads);
-  m.linear_num_value_heads = static_cast<int>(value_heads);
+  MM_READ(m.linear_attention_freq, r.int_field("full_attention_interval", 1, kMaxSize));
+  MM_READ(m.linear_conv_kernel_dim, r.int_field("linear_conv_kernel_dim", 1, kMaxSize));
+  MM_READ(m.linear_key_head_dim, r.int_field("linear_key_head_dim", 1, kMaxSize));
+  MM_READ(m.linear_value_head_dim, r.int_field("linear_value_head_dim", 1, kMaxSize));
+  MM_READ(m.linear_num_key_heads, r.int_field("linear_num_key_heads", 1, kMaxSize));
+  MM_READ(m.linear_num_value_heads, r.int_field("linear_num_value_heads", 1, kMaxSize));
   m.attention_output_gate = true;  // Qwen3NextAttention: q_proj doubles for the output gate
   m.mtp_num_layers = 1;
   out.notes.push_back(
@@ -538,30 +489,36 @@ std::optional<Error> read_qwen3_next(const Reader& r, HfImport& out) {
   return std::nullopt;
 }
 
-// Family-specific fields after the common ones: experts, MLA.
-std::optional<Error> read_family(const Reader& reader, Family family, HfImport& out) {
-  switch (family) {
-    case Family::qwen2_moe:
-    case Family::qwen3_moe:
-      return read_qwen_moe(reader, family, out);
-    case Family::mixtral:
-      return read_mixtral(reader, out);
-    case Family::deepseek:
-      return read_deepseek(reader, out);
-    case Family::nemotron_h:
-      return read_nemotron_h(reader, out);
-    case Family::glm4_moe:
-      return read_glm4_moe(reader, out);
-    case Family::gpt_oss:
-      return read_gpt_oss(reader, out);
-    case Family::qwen3_next:
-      return read_qwen3_next(reader, out);
-    case Family::llama:
-    case Family::qwen2:
-    case Family::qwen3:
-      break;
+// The families megamem imports: config.json's model_type and the reader of the fields the
+// family adds to the common ones (experts, MLA, Mamba, linear attention); none for dense models.
+using FamilyReader = std::optional<Error> (*)(const Reader&, Family, HfImport&);
+struct FamilyRow {
+  const char* model_type;
+  Family family;
+  FamilyReader read_family = nullptr;
+};
+constexpr FamilyRow kFamilies[] = {
+    {"llama", Family::llama},
+    {"mistral", Family::llama},
+    {"qwen2", Family::qwen2},
+    {"qwen3", Family::qwen3},
+    {"qwen2_moe", Family::qwen2_moe, read_qwen_moe},
+    {"qwen3_moe", Family::qwen3_moe, read_qwen_moe},
+    {"mixtral", Family::mixtral, read_mixtral},
+    {"deepseek_v2", Family::deepseek, read_deepseek},
+    {"deepseek_v3", Family::deepseek, read_deepseek},
+    {"kimi_k2", Family::deepseek, read_deepseek},
+    {"glm4_moe", Family::glm4_moe, read_glm4_moe},
+    {"gpt_oss", Family::gpt_oss, read_gpt_oss},
+    {"nemotron_h", Family::nemotron_h, read_nemotron_h},
+    {"qwen3_next", Family::qwen3_next, read_qwen3_next},
+};
+
+const FamilyRow* family_of(const std::string& model_type) {
+  for (const FamilyRow& row : kFamilies) {
+    if (model_type == row.model_type) return &row;
   }
-  return std::nullopt;
+  return nullptr;
 }
 
 // The model's name from _name_or_path, and a note when the checkpoint is quantized.
@@ -587,7 +544,7 @@ void read_provenance(const Reader& reader, HfImport& out) {
 const std::vector<std::string>& supported_hf_model_types() {
   static const std::vector<std::string> types = [] {
     std::vector<std::string> names;
-    for (const auto& [name, family] : families()) names.push_back(name);
+    for (const FamilyRow& row : kFamilies) names.emplace_back(row.model_type);
     return names;
   }();
   return types;
@@ -697,14 +654,16 @@ Expected<HfImport> import_hf_config(std::string_view config_json) {
 
   const Expected<LanguageModelJson> language_model = find_language_model(document);
   if (!language_model) return language_model.error();
-  const std::optional<Family> family = family_of(language_model->model_type);
+  const FamilyRow* family = family_of(language_model->model_type);
   if (!family) return unsupported_family(language_model->model_type);
 
   HfImport out;
   out.model_type = language_model->model_type;
   const Reader reader(*language_model->root);  // read_common() looks at out.model_type
-  if (auto error = read_common(reader, *family, out)) return *error;
-  if (auto error = read_family(reader, *family, out)) return *error;
+  if (auto error = read_common(reader, family->family, out)) return *error;
+  if (family->read_family) {
+    if (auto error = family->read_family(reader, family->family, out)) return *error;
+  }
   read_provenance(reader, out);
   return out;
 }

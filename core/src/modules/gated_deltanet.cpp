@@ -37,7 +37,6 @@
 //   FLOPs: training.py gdn_layer_flops (and transformer_flops' linear_self_attn_term): 2 x
 //     (h in_proj_dim + kernel conv_dim + 4 Hv dv^2 + h v) per token.
 #include <algorithm>
-#include <cmath>
 
 #include "module_spec.hpp"
 
@@ -75,8 +74,7 @@ void params(const ModuleContext& c, ParamSink& sink) {
   const auto heads = static_cast<std::int64_t>(shape.value_heads) / tp;
   const auto conv_dim = static_cast<std::int64_t>(shape.conv_dim()) / tp;
   const ModuleKind gdn = ModuleKind::gated_deltanet;
-  sink.norm(gdn, h);  // in_proj's fused layer norm
-  sink.linear(gdn, static_cast<std::int64_t>(shape.in_proj_out()) * h / tp, 0);
+  fused_norm_in_proj_params(c, gdn, static_cast<std::int64_t>(shape.in_proj_out()), sink);
   sink.tensor(gdn, conv_dim * c.model.linear_conv_kernel_dim);         // conv1d.weight
   sink.tensor(gdn, heads);                                             // dt_bias
   sink.tensor(gdn, heads);                                             // A_log
@@ -93,11 +91,12 @@ struct DeltaRuleWorkingSet {
 };
 
 DeltaRuleWorkingSet delta_rule_working_set(const GdnShape& shape, const ActivationShape& s) {
-  const double chunks = s.batch * std::ceil(s.seq / kChunkSize);
   const double heads = shape.value_heads / s.tp;
-  return DeltaRuleWorkingSet{.states_bytes = 2 * chunks * heads * shape.key_dim * shape.value_dim,
-                             .wu_bytes = 2 * s.tokens * heads * (shape.key_dim + shape.value_dim),
-                             .v_new_bytes = 2 * s.tokens * heads * shape.value_dim};
+  return DeltaRuleWorkingSet{
+      .states_bytes =
+          2 * per_chunk_elements(s, kChunkSize, shape.value_heads, shape.key_dim, shape.value_dim),
+      .wu_bytes = 2 * s.tokens * heads * (shape.key_dim + shape.value_dim),
+      .v_new_bytes = 2 * s.tokens * heads * shape.value_dim};
 }
 
 void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
@@ -108,8 +107,7 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const double heads = shape.value_heads / s.tp;
   const double v = shape.v() / s.tp;
   const RecomputeModules norm_out = {RecomputeModule::gdn_norm_out};
-  sink.add("in_proj layer norm input", gdn, s.sp_tokens * s.h, 2);
-  sink.add("in_proj layer norm output", gdn, s.sp_tokens * s.h, gemm_input_bytes(c));
+  fused_norm_in_proj_saved(c, s, gdn, sink);
   sink.add("conv1d input (q, k, v)", gdn, n * shape.conv_dim() / s.tp, 2);
   sink.add("l2norm output (q, k)", gdn, n * 2 * key_heads * shape.key_dim, 2);
   sink.add("l2norm rstd (fp32)", gdn, n * 2 * key_heads, 4);

@@ -23,7 +23,6 @@
 //   FLOPs: training.py hybrid_flops, mamba_layer_flops: 2h (2 d_in + 2 G N + heads) in_proj,
 //     7 d_in N scan, 2 d_in h out_proj, with d_in = 2h as Megatron counts it.
 #include <algorithm>
-#include <cmath>
 
 #include "module_spec.hpp"
 
@@ -62,8 +61,7 @@ void params(const ModuleContext& c, ParamSink& sink) {
   const auto inner = static_cast<std::int64_t>(shape.inner()) / tp;
   const auto conv_dim = static_cast<std::int64_t>(shape.conv_dim()) / tp;
   const ModuleKind mixer = ModuleKind::mamba_mixer;
-  sink.norm(mixer, h);  // in_proj's fused layer norm
-  sink.linear(mixer, static_cast<std::int64_t>(shape.in_proj_out()) * h / tp, 0);
+  fused_norm_in_proj_params(c, mixer, static_cast<std::int64_t>(shape.in_proj_out()), sink);
   sink.tensor(mixer, conv_dim * static_cast<std::int64_t>(kConvWidth));  // conv1d_weight
   sink.tensor(mixer, conv_dim);                                          // conv1d_bias
   for (int i = 0; i < 3; ++i) sink.tensor(mixer, heads);                 // dt_bias, A_log, D
@@ -81,13 +79,12 @@ struct ScanWorkingSet {
 };
 
 ScanWorkingSet scan_working_set(const MambaShape& shape, const ActivationShape& s) {
-  const double chunks = s.batch * std::ceil(s.seq / kChunkSize);
-  const double heads = shape.heads / s.tp;
   return ScanWorkingSet{
       .conv_bytes = 2 * s.tokens * shape.conv_dim() / s.tp,
-      .dt_bytes = 2 * 4 * s.tokens * heads,
-      .states_elements = chunks * heads * shape.head_dim * shape.state,
-      .cb_bytes = 4 * chunks * (shape.groups / s.tp) * kChunkSize * kChunkSize,
+      .dt_bytes = 2 * 4 * s.tokens * (shape.heads / s.tp),
+      .states_elements =
+          per_chunk_elements(s, kChunkSize, shape.heads, shape.head_dim, shape.state),
+      .cb_bytes = 4 * per_chunk_elements(s, kChunkSize, shape.groups, kChunkSize, kChunkSize),
   };
 }
 
@@ -97,8 +94,7 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const double n = s.tokens;
   const double inner = shape.inner() / s.tp;
   const double zxbcdt = n * shape.in_proj_out() / s.tp;
-  sink.add("in_proj layer norm input", mixer, s.sp_tokens * s.h, 2);
-  sink.add("in_proj layer norm output", mixer, s.sp_tokens * s.h, c.fp8 ? gemm_input_bytes(c) : 2);
+  fused_norm_in_proj_saved(c, s, mixer, sink);
   sink.add("zxBCdt (in_proj output, kernel input)", mixer, zxbcdt, 2);
   sink.add("SSM output before gating (out_x)", mixer, n * inner, 2);
   sink.add("gated RMSNorm input", mixer, n * inner, 2);

@@ -233,6 +233,20 @@ void layer_flops(const ModuleContext& context, ModuleFlops& flops);
 void input_norm_saved(const ModuleContext& context, const ActivationShape& shape, SavedSink& sink);
 bool unfused_attention(const Config& config);
 
+// Shared by the linear-recurrence mixers (Mamba-2, Gated DeltaNet): in_proj is a
+// TELayerNormColumnParallelLinear with the layer's input norm fused in (mamba_mixer.py,
+// gdn.py): the norm (replicated) and the [out_features x h] /TP weight without bias; it saves
+// the norm's input and output, the output as its GEMM input (layernorm_linear.py).
+void fused_norm_in_proj_params(const ModuleContext& context, ModuleKind module,
+                               std::int64_t out_features, ParamSink& sink);
+void fused_norm_in_proj_saved(const ModuleContext& context, const ActivationShape& shape,
+                              ModuleKind module, SavedSink& sink);
+// Their chunked kernels (mamba_ssm's SSD, fla's chunked delta rule) keep one matrix per chunk
+// of the sequence and head: the elements of [batch x ceil(seq / chunk) x heads/TP x rows x
+// cols] on this rank.
+double per_chunk_elements(const ActivationShape& shape, double chunk_size, double heads,
+                          double rows, double cols);
+
 // sliding_window.cpp: whether decoder layer `layer_index` (0-based) attends within the window,
 // and the keys a query attends on average over the decoder layers (s/2 without a window).
 bool layer_is_windowed(const ModelConfig& model, int layer_index);

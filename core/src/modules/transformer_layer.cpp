@@ -1,6 +1,7 @@
 // One transformer layer as the loop over its module specs, and the sinks specs write into;
 // see module_spec.hpp.
 #include <algorithm>
+#include <cmath>
 
 #include "attention_backend.hpp"
 #include "fp8_memory.hpp"
@@ -161,6 +162,24 @@ void input_norm_saved(const ModuleContext& context, const ActivationShape& s, Sa
       "input_layernorm output", ModuleKind::input_layernorm, s.sp_tokens * s.h, output_bytes,
       standalone_norm && mla ? RecomputeModules{RecomputeModule::layernorm} : RecomputeModules{},
       {OffloadModule::qkv_linear});
+}
+
+void fused_norm_in_proj_params(const ModuleContext& context, ModuleKind module,
+                               std::int64_t out_features, ParamSink& sink) {
+  const std::int64_t h = context.model.hidden_size;
+  sink.norm(module, h);
+  sink.linear(module, out_features * h / context.config.parallel.tensor_parallel, 0);
+}
+
+void fused_norm_in_proj_saved(const ModuleContext& context, const ActivationShape& s,
+                              ModuleKind module, SavedSink& sink) {
+  sink.add("in_proj layer norm input", module, s.sp_tokens * s.h, 2);
+  sink.add("in_proj layer norm output", module, s.sp_tokens * s.h, gemm_input_bytes(context));
+}
+
+double per_chunk_elements(const ActivationShape& s, double chunk_size, double heads, double rows,
+                          double cols) {
+  return s.batch * std::ceil(s.seq / chunk_size) * (heads / s.tp) * rows * cols;
 }
 
 void layer_params(const ModuleContext& context, ParamSink& sink) {
