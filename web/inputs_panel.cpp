@@ -3,7 +3,7 @@
 // registry (core fields.hpp), looked up by share-link key. Index:
 //   [rows]      drawing a registry field as a row
 //   [errors]    which row explains the current error
-//   [model]     architecture, MoE, MLA, MTP, and the import boxes
+//   [model]     architecture, MoE, MLA, MTP, hybrid/GDN layers, and the import boxes
 //   [cluster]   GPU preset, GPU count, node size, capacity
 //   [parallel]  TP PP VPP CP EP ETP, derived DP, uneven pipelines
 //   [training]  batch, sequence, precision, kernels, MoE dispatch
@@ -184,6 +184,16 @@ void model_rows(InputContext& ctx) {
   }
   if (group(ctx, "multi-token prediction", {"m.mtp"})) {
     rows(ctx, {"m.mtp", "m.mtp-repeat"});
+    ImGui::TreePop();
+  }
+  // Hybrid models (Nemotron-H: Megatron-Core's hybrid layer pattern) and Gated DeltaNet
+  // layers (Qwen3-Next: --linear-attention-freq); each group opens when the model has them.
+  if (group(ctx, "hybrid layers (Mamba)", {"m.hybrid"})) {
+    rows(ctx, {"m.hybrid", "m.mamba-state", "m.mamba-head", "m.mamba-groups", "m.mamba-heads"});
+    ImGui::TreePop();
+  }
+  if (group(ctx, "Gated DeltaNet layers", {"m.la-freq"})) {
+    rows(ctx, {"m.la-freq", "m.la-conv", "m.la-kdim", "m.la-vdim", "m.la-kheads", "m.la-vheads"});
     ImGui::TreePop();
   }
   if (draw_import_boxes(ctx.state)) ctx.changed = true;

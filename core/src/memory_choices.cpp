@@ -9,6 +9,12 @@ std::vector<RecomputeModules> selective_recompute_choices(const Config& base) {
   const bool moe = m.num_experts > 0;
   const R mlp = moe ? R::moe : R::mlp;
   std::vector<RecomputeModules> sets = {{R::core_attn}};
+  // Gated DeltaNet layers (--experimental-attention-variant gdn): gdn_norm_out discards the
+  // gated norm's output and out_proj's input (megatron/core/ssm/gated_delta_net/gdn.py,
+  // CheckpointWithoutOutput). Mamba layers have no selective module: hybrid_block.py
+  // recomputes them only under full recompute, so Nemotron-H gets no row of its own.
+  const bool gdn = m.linear_attention_freq > 0;
+  if (gdn) sets.push_back({R::gdn_norm_out});
   if (m.multi_latent_attention) sets.push_back({R::mla_up_proj});
   if (m.multi_latent_attention) sets.push_back({R::core_attn, R::mla_up_proj});
   if (moe && base.training.moe_grouped_gemm) sets.push_back({R::moe_act, R::layernorm});
@@ -18,6 +24,7 @@ std::vector<RecomputeModules> selective_recompute_choices(const Config& base) {
     sets.push_back({R::mla_up_proj, R::mlp});  // DeepSeek-V3's recipe (dense layers' MLP)
   }
   sets.push_back({R::core_attn, mlp, R::layernorm});
+  if (gdn) sets.push_back({R::core_attn, mlp, R::layernorm, R::gdn_norm_out});
   return sets;
 }
 

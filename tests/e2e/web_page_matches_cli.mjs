@@ -6,14 +6,19 @@
 //      `megamem estimate --megatron-args <page's flags> --world-size <n> --json`;
 //   2. editing an input with mouse and keyboard (Ctrl+click a slider, type a value, Enter)
 //      recomputes the estimate, which again matches the CLI;
-//   3. an invalid layout shows an error naming its field and keeps the last result.
+//   3. an invalid layout shows an error naming its field and keeps the last result;
+//   4. picking each model preset of issue 14 (Qwen3-Next, Nemotron-H, GLM-4.5, gpt-oss,
+//      Qwen3-Coder) from the picker (type its id, Enter) gives exactly the estimate
+//      `megamem estimate --url <the page's link> --json` prints, and the hybrid, Gated DeltaNet
+//      and sliding-window models show their own input rows.
 // Screenshots go to the artifacts folder. Exit 77 (ctest: skipped) when the site is not built.
 //
 // usage: node web_page_matches_cli.mjs --site DIR --cli PATH --artifacts DIR
 import { join } from 'node:path';
 
 import {
-  check, cliJson, finish, launch, openPage, options, pageState, serve, typeValue, waitForState,
+  check, cliEstimateForLink, cliJson, click, finish, firstDifference, launch, openPage, options,
+  pageState, serve, typeValue, waitForState,
 } from './harness.mjs';
 
 const opts = options();
@@ -39,6 +44,36 @@ function checkPageMatchesCli(state, when) {
       check(cliRank !== undefined && cliRank[key] === pageRank[key],
             `${when}: PP rank ${pageRank.pp_rank} ${key} page ${pageRank[key]} = CLI ${cliRank?.[key]}`);
     }
+  }
+}
+
+// The input rows a model's own layers bring (registry labels), by preset.
+const ownRows = {
+  'nemotron-nano-9b-v2': ['hybrid layer pattern', 'Mamba heads', 'Mamba state dim'],
+  'qwen3-next-80b-a3b': ['linear attention freq', 'GDN key heads', 'GDN value heads'],
+  'gpt-oss-120b': ['softmax type', 'sliding window', 'full attention every'],
+};
+
+// Picks a model preset from the top bar's picker (type its id, Enter) and checks the page's
+// estimate against the CLI's for the link the page then shows.
+async function checkPickedPreset(target, model) {
+  try {
+    await click(target, 'top model');
+    await target.waitForTimeout(100);
+    await target.keyboard.type(model.id, { delay: 10 });
+    await target.keyboard.press('Enter');
+    const state = await waitForState(target, (s) => s.model_id === model.id && s.result !== null &&
+                                     s.result.link === s.url, `${model.id} to be picked`, 30_000);
+    const difference = firstDifference(state.result, cliEstimateForLink(opts.cli, state.url, url));
+    check(state.error === null && difference === '',
+          `picked ${model.id}: page result = CLI --url --json for ${state.url}` +
+          (difference ? ` (first difference ${difference})` : ''));
+    const rects = await target.evaluate(() => window.megamem.inputRects());
+    for (const label of ownRows[model.id] ?? []) {
+      check(rects[label] !== undefined, `picked ${model.id}: the '${label}' row is on the page`);
+    }
+  } catch (error) {
+    check(false, `picking ${model.id}: ${error.message}`);
   }
 }
 
@@ -72,6 +107,20 @@ try {
         `TP 3 is rejected: ${invalid.error.field}: ${invalid.error.message}`);
   check(JSON.stringify(invalid.result) === JSON.stringify(edited.result),
         'the last valid result stays on screen');
+
+  // The picker lists the catalog the CLI prints (both read the embedded presets; every preset's
+  // link is checked against the CLI in web_links_match_cli.mjs). Each model family added for
+  // issue 14, picked here (type its id, Enter), gives the CLI's estimate for the page's link.
+  // The default page again, then one pick after another: a page load (or a second tab) per
+  // model is too slow under software WebGL, and the picker clears its filter each time it opens.
+  const catalog = cliJson(opts.cli, ['presets', '--json']);
+  await openPage(page, url);
+  for (const id of ['qwen3-next-80b-a3b', 'nemotron-nano-9b-v2', 'glm-4.5', 'glm-4.5-air',
+                    'gpt-oss-120b', 'gpt-oss-20b', 'qwen3-coder-480b-a35b']) {
+    const model = catalog.models.find((m) => m.id === id);
+    check(model !== undefined, `the catalog has ${id}`);
+    if (model) await checkPickedPreset(page, model);
+  }
 
   check(errors.length === 0, `no errors in the page console ${errors.join(' | ')}`);
 } catch (error) {

@@ -78,6 +78,7 @@ TEST_CASE("the issue's models, GPUs and recipes are presets") {
         presets.find_recipe("deepseek-v3-h100-1024"));
   CHECK(presets.find_recipe("qwen3-235b-a22b-h100-256") != nullptr);
   CHECK(presets.find_recipe("qwen3-30b-a3b-rl-h100-8") != nullptr);
+  CHECK(presets.find_recipe("qwen3-next-80b-a3b-h100-32") != nullptr);
 }
 
 TEST_CASE("preset ids are lowercase words joined by hyphens") {

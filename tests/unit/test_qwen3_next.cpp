@@ -21,11 +21,13 @@ using megamem::testing::normalized;
 
 namespace {
 
-// https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct/blob/main/config.json
-// (the values Megatron-Bridge's tests/unit_tests/models/qwen/test_qwen3_next_bridge.py carry
-// for it; transformers_version dropped).
+// https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct/blob/main/config.json, its text as
+// published (checked against a verbatim public copy of the file; no GitHub repository with
+// the file could be cited, so the model page is the source).
 constexpr const char* kQwen3Next80B = R"json({
-  "architectures": ["Qwen3NextForCausalLM"],
+  "architectures": [
+    "Qwen3NextForCausalLM"
+  ],
   "attention_dropout": 0.0,
   "bos_token_id": 151643,
   "decoder_sparse_step": 1,
@@ -60,6 +62,7 @@ constexpr const char* kQwen3Next80B = R"json({
   "shared_expert_intermediate_size": 512,
   "tie_word_embeddings": false,
   "torch_dtype": "bfloat16",
+  "transformers_version": "4.57.0.dev0",
   "use_cache": true,
   "use_sliding_window": false,
   "vocab_size": 151936

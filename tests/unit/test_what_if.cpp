@@ -101,3 +101,37 @@ TEST_CASE("optimizer offload with bf16 grads saves memory and keeps the grad buf
   REQUIRE(offloaded.has_value());
   CHECK(offloaded->ranks[0].gradient_bytes == base->ranks[0].gradient_bytes);
 }
+
+// Gated DeltaNet's selective module: gdn_norm_out drops the gated norm's rstd and output and
+// out_proj's input in each GDN layer (gated_deltanet.cpp; 67,633,152 B per layer at seq 4096,
+// micro-batch 1, TP 1, hand-computed in test_qwen3_next.cpp), here 36 GDN layers of 48.
+TEST_CASE("what-if lists gdn_norm_out for a Gated DeltaNet model, priced per GDN layer") {
+  Config c = fixtures::preset_training("qwen3-next-80b-a3b");
+  c.training.micro_batch_size = 1;
+  const auto options = what_if_options(c);
+  const WhatIfOption& norm_out = find(options, "selective: gdn_norm_out");
+  CHECK(norm_out.valid);
+  CHECK(norm_out.megatron_flags ==
+        "--recompute-granularity selective --recompute-modules gdn_norm_out");
+  CHECK(norm_out.saving_bytes > 0);
+  const auto base = estimate(c);
+  const auto recomputed = estimate(norm_out.config);
+  REQUIRE(base.has_value());
+  REQUIRE(recomputed.has_value());
+  CHECK(base->ranks[0].activation_bytes_per_microbatch -
+            recomputed->ranks[0].activation_bytes_per_microbatch ==
+        36ULL * 67'633'152ULL);
+  const WhatIfOption& all = find(options, "selective: core_attn, layernorm, moe, gdn_norm_out");
+  CHECK(all.saving_bytes >= find(options, "selective: core_attn, layernorm, moe").saving_bytes);
+}
+
+// Mamba-2 layers have no selective recompute module in Megatron-Core (only full recompute,
+// hybrid_block.py), and a model without GDN layers gets no gdn_norm_out row.
+TEST_CASE("what-if offers Nemotron-H full recompute and no GDN module") {
+  const auto options = what_if_options(fixtures::preset_training("nemotron-nano-9b-v2"));
+  for (const WhatIfOption& option : options) {
+    CHECK(option.label.find("gdn_norm_out") == std::string::npos);
+  }
+  CHECK(find(options, "full, uniform, 1 layer per group").saving_bytes > 0);
+  CHECK(find(options, "selective: mlp").valid);
+}
