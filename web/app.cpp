@@ -21,6 +21,7 @@
 #include "planning.hpp"
 #include "platform.hpp"
 #include "results_panel.hpp"
+#include "tab_order.hpp"
 #include "theme.hpp"
 #include "top_bar.hpp"
 
@@ -207,6 +208,8 @@ bool top_bar_window(float display_width_px, float display_height_px, bool narrow
   ImGui::Begin("top bar", nullptr, kPanelFlags | ImGuiWindowFlags_AlwaysAutoResize);
   const TopBarActions actions = draw_top_bar(state, narrow);
   layout.top_bar_height_px = ImGui::GetWindowHeight();
+  const char* body = narrow && !state.show_settings_on_phone ? "results" : "settings";
+  tab_onward(body, narrow ? body : "results");
   ImGui::End();
   if (actions.toggle_settings) state.show_settings_on_phone = !state.show_settings_on_phone;
   if (actions.toggle_theme) {
@@ -242,6 +245,7 @@ bool body_windows(float display_width_px, float display_height_px, bool narrow) 
     ImGui::SetNextWindowSize(ImVec2(inputs_width, body_height));
     ImGui::Begin("settings", nullptr, kPanelFlags);
     changed |= draw_inputs_panel(state);
+    tab_onward(narrow ? "top bar" : "results", "top bar");
     ImGui::End();
   }
   if (!narrow || !state.show_settings_on_phone) {
@@ -252,6 +256,7 @@ bool body_windows(float display_width_px, float display_height_px, bool narrow) 
                                                  light_theme() ? rgb(0xFFFFFF) : rgb(0x1C1C20)));
     ImGui::Begin("results", nullptr, kPanelFlags);
     changed |= draw_results_panel(state);
+    tab_onward("top bar", narrow ? "top bar" : "settings");
     ImGui::End();
     ImGui::PopStyleColor();
   }
@@ -284,6 +289,7 @@ bool app_frame(float display_width_px, float display_height_px, float pixel_rati
   run_pending_plan(state);
   const bool narrow = display_width_px / pixel_ratio < kNarrowCssPx;
   state.input_rects.clear();
+  begin_tab_order_frame("top bar");
   bool changed = top_bar_window(display_width_px, display_height_px, narrow, now);
   changed |= body_windows(display_width_px, display_height_px, narrow);
   if (changed) {

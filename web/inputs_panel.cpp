@@ -20,7 +20,9 @@
 #include "imgui.h"
 #include "import_boxes.hpp"
 #include "megamem/fields.hpp"
+#include "megamem/presets.hpp"
 #include "megamem/share_link.hpp"
+#include "megamem/suggestions.hpp"
 #include "messages.hpp"
 #include "theme.hpp"
 #include "top_bar.hpp"
@@ -43,8 +45,26 @@ InputSpec spec_of(const ConfigField& field) {
   return {field.label.data(), field.link_key.data(), field.flag_help.data(), field.tooltip.data()};
 }
 
+// The parallel sizes whose -/+ buttons step through values that divide (the core's
+// step_parallel_size): TP 8 + goes to 16, never 9.
+bool steps_through_divisors(const ConfigField& field) {
+  for (const char* key : {"tp", "pp", "vpp", "cp", "ep", "etp"}) {
+    if (field.link_key == key) return true;
+  }
+  return false;
+}
+
 bool number_row(InputContext& ctx, const ConfigField& field, Config& c) {
   const InputSpec spec = spec_of(field);
+  if (steps_through_divisors(field)) {
+    int value = static_cast<int>(field.get_int(c));
+    const auto next = [&](int direction) {
+      return step_parallel_size(c, field.json_key, direction);
+    };
+    if (!row_int_steps(ctx, spec, &value, static_cast<int>(field.ui_min), next)) return false;
+    field.set_int(c, value);
+    return true;
+  }
   if (field.kind == FieldKind::real) {
     double value = field.get_real(c);
     if (!row_double(ctx, spec, &value, field.ui_min, field.ui_max, field.ui_step,
@@ -73,10 +93,44 @@ bool number_row(InputContext& ctx, const ConfigField& field, Config& c) {
   return changed;
 }
 
-// One input row for the field under this link key, drawn as its kind asks.
-void row(InputContext& ctx, const char* key) {
-  const ConfigField& field = field_of(key);
-  Config& c = ctx.state.shared.config;
+// The model preset the configuration came from (nullptr: none, a custom model).
+const ModelPreset* chosen_model(const AppState& state) {
+  if (state.shared.model_id.empty()) return nullptr;
+  const Expected<PresetCatalog>& catalog = builtin_presets();
+  return catalog ? catalog->find_model(state.shared.model_id) : nullptr;
+}
+
+// The preset's value of an architecture field as shown, when the configuration's differs
+// ("" when it does not, or the field is not an architecture field).
+std::string preset_value_if_edited(const AppState& state, const ConfigField& field) {
+  const ModelPreset* preset = field.group == FieldGroup::model ? chosen_model(state) : nullptr;
+  if (preset == nullptr) return "";
+  Config original;
+  original.model = preset->model;
+  std::string text = field_link_text(field, original);
+  if (text == field_link_text(field, state.shared.config)) return "";
+  if (field.kind == FieldKind::boolean) text = tr(text == "1" ? "checked" : "unchecked");
+  return text.empty() ? "\"\"" : text;
+}
+
+// Sets the field back to the chosen preset's value.
+void restore_preset_value(const ConfigField& field, AppState& state) {
+  const ModelPreset* preset = chosen_model(state);
+  if (preset == nullptr) return;
+  Config original = state.shared.config;
+  original.model = preset->model;
+  Config& c = state.shared.config;
+  if (field.kind == FieldKind::real) {
+    field.set_real(c, field.get_real(original));
+  } else if (field.kind == FieldKind::text) {
+    *field.text(c) = *field.text(original);
+  } else {
+    field.set_int(c, field.get_int(original));
+  }
+}
+
+// The widget of the field's kind.
+void draw_row(InputContext& ctx, const ConfigField& field, Config& c) {
   switch (field.kind) {
     case FieldKind::boolean: {
       bool value = field.get_int(c) != 0;
@@ -102,6 +156,27 @@ void row(InputContext& ctx, const char* key) {
       number_row(ctx, field, c);
       return;
   }
+}
+
+// One input row for the field under this link key: "—" when it does not apply to the model
+// (the core says why), else its widget, marked with a reset when edited away from the preset.
+void row(InputContext& ctx, const char* key) {
+  const ConfigField& field = field_of(key);
+  Config& c = ctx.state.shared.config;
+  const std::string_view why_not = field_not_applicable(field, c.model);
+  if (!why_not.empty()) {
+    row_not_applicable(ctx, spec_of(field), why_not.data());  // a literal of the core's table
+    return;
+  }
+  ctx.preset_value = preset_value_if_edited(ctx.state, field);
+  draw_row(ctx, field, c);
+  if (ctx.reset_clicked) {
+    restore_preset_value(field, ctx.state);
+    ctx.changed = true;
+    ctx.state.edited_key = key;
+  }
+  ctx.preset_value.clear();
+  ctx.reset_clicked = false;
 }
 
 void rows(InputContext& ctx, std::initializer_list<const char*> keys) {
@@ -155,10 +230,40 @@ const char* row_key_of_error_field(const std::string& error_field) {
 
 // ---- [model] ----------------------------------------------------------------------------------
 
+// Whether some architecture field differs from the preset (the rows marked with a reset).
+bool architecture_edited(const AppState& state, const ModelPreset& preset) {
+  Config original;
+  original.model = preset.model;
+  for (const ConfigField& field : config_fields()) {
+    if (field.group != FieldGroup::model || field.link_key.empty()) continue;
+    if (field_link_text(field, original) != field_link_text(field, state.shared.config)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// "reset architecture to <preset>" under the picker, once a field was edited.
+void reset_architecture_button(InputContext& ctx) {
+  const ModelPreset* preset = chosen_model(ctx.state);
+  if (preset == nullptr || !architecture_edited(ctx.state, *preset)) return;
+  char label[160];
+  std::snprintf(label, sizeof label, tr("reset architecture to %s"), preset->name.c_str());
+  const bool clicked = ImGui::SmallButton(label);
+  describe_item(ctx.state, "reset architecture", "button", label,
+                "The marked fields were edited; this restores every architecture field to the "
+                "preset's value.");
+  if (!clicked) return;
+  ctx.state.shared.config.model = preset->model;
+  ctx.state.edited_key = "model";  // the layout is checked as after picking the model
+  ctx.changed = true;
+}
+
 void model_rows(InputContext& ctx) {
   const ModelConfig& m = ctx.state.shared.config.model;
   ImGui::SetNextItemWidth(-1.0f);
   if (model_picker(ctx.state, "model preset")) ctx.changed = true;
+  reset_architecture_button(ctx);
   rows(ctx, {"m.layers", "m.hidden", "m.ffn", "m.heads", "m.groups", "m.kv-ch", "m.vocab",
              "m.vocab-div", "m.act", "m.norm", "m.pos", "m.max-pos", "m.untie", "m.bias",
              "m.qkv-bias", "m.qk-norm", "m.out-gate", "m.hdrop", "m.adrop"});
@@ -299,7 +404,9 @@ const char* error_row_key(const AppState& state) {
 }
 
 bool draw_inputs_panel(AppState& state) {
-  InputContext ctx{state, error_row_key(state), false, false, ImGui::GetFontSize() * 10.5f};
+  InputContext ctx{.state = state,
+                   .error_key = error_row_key(state),
+                   .label_width_px = ImGui::GetFontSize() * 10.5f};
   static bool error_shown_last_frame = true;
 
   // An error whose row is hidden (collapsed section, or no row at all) is shown on top.

@@ -36,6 +36,10 @@ void download_file(const std::string& file_name, const std::string& bytes,
 // navigator.language ("zh-CN", "en-US").
 std::string browser_language();
 
+// Whether the pointer is a finger (the last touch, until a mouse moves): tooltips then open
+// and close on taps, since the pointer stays where the finger lifted.
+bool pointer_is_touch();
+
 // Reads the system clipboard asynchronously; the text arrives through
 // app_clipboard_text(target, text) (app.hpp).
 void read_clipboard(int target);

@@ -379,6 +379,7 @@ void show_query(const std::string& query, bool push) { js_show_query(query.c_str
 void copy_to_clipboard(const std::string& text) { js_copy_to_clipboard(text.c_str()); }
 void read_clipboard(int target) { js_read_clipboard(target); }
 std::string browser_language() { return take_string(js_browser_language()); }
+bool pointer_is_touch() { return platform.touch_pointer; }
 
 }  // namespace megamem::web
 

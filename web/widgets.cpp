@@ -7,19 +7,41 @@
 
 #include "imgui.h"
 #include "messages.hpp"
+#include "platform.hpp"
 #include "theme.hpp"
 
 namespace megamem::web {
 namespace {
 
-// The label column, then the widget on the same line, as wide as the column allows.
+float reset_button_px() {
+  return ImGui::CalcTextSize(tr("reset")).x + ImGui::GetStyle().FramePadding.x * 2 +
+         ImGui::GetStyle().ItemInnerSpacing.x;
+}
+
+// The label column, then the widget on the same line, as wide as the column allows (less the
+// reset button of a field edited away from its preset, whose label is marked).
 void begin_row(InputContext& ctx, const char* label) {
+  const bool edited = !ctx.preset_value.empty();
   ImGui::AlignTextToFramePadding();
-  ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-  ImGui::TextUnformatted(tr(label));
+  ImGui::PushStyleColor(ImGuiCol_Text, edited ? kTightColor : muted_text_color());
+  ImGui::TextUnformatted(edited ? ("\xe2\x80\xa2 " + std::string(tr(label))).c_str() : tr(label));
   ImGui::PopStyleColor();
   ImGui::SameLine(ctx.label_width_px);
-  ImGui::SetNextItemWidth(-1.0f);
+  ImGui::SetNextItemWidth(edited ? -reset_button_px() : -1.0f);
+}
+
+// After an edited field's widget: "reset" to the preset's value (ctx.reset_clicked).
+void reset_button(InputContext& ctx, const InputSpec& spec) {
+  if (ctx.preset_value.empty()) return;
+  ImGui::SameLine(0.0f, ImGui::GetStyle().ItemInnerSpacing.x);
+  if (ImGui::SmallButton((std::string(tr("reset")) + "##" + spec.label).c_str())) {
+    ctx.reset_clicked = true;
+  }
+  char help[200];
+  std::snprintf(help, sizeof help,
+                tr("Edited: the model preset's value is %s. Click to restore it."),
+                ctx.preset_value.c_str());
+  describe_item(ctx.state, (std::string(spec.label) + " reset").c_str(), "button", spec.flag, help);
 }
 
 std::string hidden_id(const char* label) { return std::string("##") + label; }
@@ -37,10 +59,45 @@ bool finish_row(InputContext& ctx, const InputSpec& spec, bool changed) {
   return changed;
 }
 
-// After the widget: tooltip, rectangle, then finish_row().
+// After the widget: tooltip, rectangle, the reset of an edited field, then finish_row().
 bool end_row(InputContext& ctx, const InputSpec& spec, const char* kind, bool changed) {
   describe_item(ctx.state, spec.label, kind, spec.flag, spec.effect);
+  reset_button(ctx, spec);
   return finish_row(ctx, spec, changed);
+}
+
+// Whether the last item's tooltip shows. With a mouse: while hovered, not while edited. On a
+// touch screen the pointer stays where the finger lifted, so hovering would keep a tooltip
+// open: a tap on the item opens its tooltip, a second tap or a tap elsewhere closes it.
+bool tooltip_wanted(const char* label) {
+  const bool hovered = ImGui::IsItemHovered();
+  if (!pointer_is_touch()) return hovered && !ImGui::IsItemActive();
+  static std::string tapped;  // the item whose tooltip a tap opened
+  if (ImGui::IsMouseClicked(0)) {
+    if (hovered) {
+      tapped = tapped == label ? "" : label;
+    } else if (tapped == label) {
+      tapped.clear();
+    }
+  }
+  return tapped == label && !ImGui::IsItemActive();
+}
+
+// The tooltip box: a first line and a muted explanation; its rectangle is recorded as
+// "tooltip <label>" (for tests).
+void tooltip(AppState& state, const char* label, const char* first, const char* second) {
+  ImGui::BeginTooltip();
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
+  ImGui::TextUnformatted(first);
+  ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+  ImGui::TextUnformatted(second);
+  ImGui::PopStyleColor();
+  ImGui::PopTextWrapPos();
+  const ImVec2 at = ImGui::GetWindowPos();
+  const ImVec2 size = ImGui::GetWindowSize();
+  state.input_rects[std::string("tooltip ") + label] =
+      WidgetRect{.x = at.x, .y = at.y, .width = size.x, .height = size.y, .kind = "text"};
+  ImGui::EndTooltip();
 }
 
 }  // namespace
@@ -60,21 +117,17 @@ void record_item(AppState& state, const char* label, const char* kind) {
   const ImVec2 max = ImGui::GetItemRectMax();
   state.input_rects[label] = WidgetRect{
       .x = min.x, .y = min.y, .width = max.x - min.x, .height = max.y - min.y, .kind = kind};
+  // Where the keyboard is (Tab order tests): the item being edited or navigated to.
+  if (ImGui::IsItemActive() || ImGui::IsItemFocused()) {
+    state.input_rects["keyboard focus"] = WidgetRect{
+        .x = min.x, .y = min.y, .width = max.x - min.x, .height = max.y - min.y, .kind = label};
+  }
 }
 
 void describe_item(AppState& state, const char* label, const char* kind, const char* flag,
                    const char* effect) {
   record_item(state, label, kind);
-  if (ImGui::IsItemHovered() && !ImGui::IsItemActive()) {
-    ImGui::BeginTooltip();
-    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
-    ImGui::TextUnformatted(tr(flag));
-    ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-    ImGui::TextUnformatted(tr(effect));
-    ImGui::PopStyleColor();
-    ImGui::PopTextWrapPos();
-    ImGui::EndTooltip();
-  }
+  if (tooltip_wanted(label)) tooltip(state, label, tr(flag), tr(effect));
 }
 
 bool row_int(InputContext& ctx, const InputSpec& spec, int* value, int min, int step) {
@@ -98,6 +151,71 @@ bool row_int64(InputContext& ctx, const InputSpec& spec, std::int64_t* value, st
   changed = changed && edited != *value;
   if (changed) *value = edited;
   return end_row(ctx, spec, "input", changed);
+}
+
+namespace {
+
+// One -/+ button of row_int_steps; true when it moved *value. Its tooltip names the value it
+// steps to (computed on hover, once per configuration).
+bool step_button(InputContext& ctx, const InputSpec& spec, int direction, int* value,
+                 const std::function<std::optional<std::int64_t>(int)>& next) {
+  const char* sign = direction < 0 ? "-" : "+";
+  const float button_px = ImGui::GetFrameHeight();
+  ImGui::SameLine(0.0f, ImGui::GetStyle().ItemInnerSpacing.x);
+  const bool pressed =
+      ImGui::Button((sign + std::string("##") + spec.label).c_str(), ImVec2(button_px, button_px));
+  const std::string label = std::string(spec.label) + " " + sign;
+  record_item(ctx.state, label.c_str(), "button");
+  static std::string cached_for;  // the query and button the cached step belongs to
+  static std::optional<std::int64_t> cached;
+  const bool show = tooltip_wanted(label.c_str());
+  if (pressed || show) {
+    const std::string key = ctx.state.query + "|" + label;
+    if (key != cached_for) cached = next(direction);
+    cached_for = key;
+  }
+  if (show) {
+    char text[160];
+    std::snprintf(text, sizeof text, tr("to %lld, the nearest value that divides"),
+                  static_cast<long long>(cached.value_or(0)));
+    tooltip(ctx.state, label.c_str(), tr(spec.label),
+            cached ? text : tr("no value in this direction divides; type one to try it"));
+  }
+  if (!pressed || !cached) return false;
+  *value = static_cast<int>(*cached);
+  cached_for.clear();  // the configuration changes
+  return true;
+}
+
+}  // namespace
+
+bool row_int_steps(InputContext& ctx, const InputSpec& spec, int* value, int min,
+                   const std::function<std::optional<std::int64_t>(int direction)>& next) {
+  begin_row(ctx, spec.label);
+  const float buttons_px = 2.0f * (ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x);
+  ImGui::SetNextItemWidth(std::max(1.0f, ImGui::GetContentRegionAvail().x - buttons_px));
+  int edited = *value;
+  bool changed = ImGui::InputInt(hidden_id(spec.label).c_str(), &edited, 0, 0);
+  edited = std::max(edited, min);
+  changed = changed && edited != *value;
+  if (changed) *value = edited;
+  describe_item(ctx.state, spec.label, "input", spec.flag, spec.effect);
+  for (const int direction : {-1, +1}) {
+    changed = step_button(ctx, spec, direction, value, next) || changed;
+  }
+  return finish_row(ctx, spec, changed);
+}
+
+void row_not_applicable(InputContext& ctx, const InputSpec& spec, const char* why_not) {
+  begin_row(ctx, spec.label);
+  const ImVec2 at = ImGui::GetCursorScreenPos();
+  const ImVec2 size(std::max(1.0f, ImGui::GetContentRegionAvail().x), ImGui::GetFrameHeight());
+  ImGui::Dummy(size);  // the whole width carries the tooltip
+  ImGui::GetWindowDrawList()->AddText(
+      ImVec2(at.x + ImGui::GetStyle().FramePadding.x, at.y + ImGui::GetStyle().FramePadding.y),
+      ImGui::GetColorU32(ImGuiCol_TextDisabled), "\xe2\x80\x94");
+  describe_item(ctx.state, spec.label, "not-applicable", spec.flag, why_not);
+  finish_row(ctx, spec, false);
 }
 
 bool row_slider(InputContext& ctx, const InputSpec& spec, int* value, int min, int max) {

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,11 +29,21 @@ struct InputContext {
   bool error_shown = false;  // the error found its row this frame
   bool changed = false;      // some input changed this frame
   float label_width_px = 0;
+  // The next row's field differs from the chosen model preset: its value there, as text
+  // ("" = not edited). The row is marked and offers a reset; reset_clicked says it was used.
+  std::string preset_value;
+  bool reset_clicked = false;
 };
 
 bool row_int(InputContext& ctx, const InputSpec& spec, int* value, int min, int step = 1);
 bool row_int64(InputContext& ctx, const InputSpec& spec, std::int64_t* value, std::int64_t min,
                std::int64_t step = 1);
+// An integer whose -/+ buttons step to the value `next(direction)` gives (TP 8 -> 16 where
+// TP 9 would not divide); nullopt: no such value, the button says so and does nothing.
+bool row_int_steps(InputContext& ctx, const InputSpec& spec, int* value, int min,
+                   const std::function<std::optional<std::int64_t>(int direction)>& next);
+// A field that does not apply to this configuration: "—", and why in its tooltip.
+void row_not_applicable(InputContext& ctx, const InputSpec& spec, const char* why_not);
 bool row_slider(InputContext& ctx, const InputSpec& spec, int* value, int min, int max);
 bool row_double(InputContext& ctx, const InputSpec& spec, double* value, double min, double max,
                 double step, const char* format);

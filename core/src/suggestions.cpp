@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <numeric>
 #include <optional>
+#include <string_view>
 
 #include "megamem/estimate.hpp"
 
@@ -411,6 +413,84 @@ Expected<Suggestion> valid_layout_for(const Config& config) {
     return std::move(*near);
   }
   return normalized.error();
+}
+
+namespace {
+
+constexpr const char* kParallelSizes[] = {
+    "tensor_model_parallel_size",       "pipeline_model_parallel_size",
+    "virtual_stages_per_pipeline_rank", "context_parallel_size",
+    "expert_model_parallel_size",       "expert_tensor_parallel_size"};
+
+const Knob* parallel_size_knob(std::string_view field) {
+  if (std::find(std::begin(kParallelSizes), std::end(kParallelSizes), field) ==
+      std::end(kParallelSizes)) {
+    return nullptr;
+  }
+  const auto knob =
+      std::find_if(knobs().begin(), knobs().end(), [&](const Knob& k) { return field == k.field; });
+  return knob == knobs().end() ? nullptr : &*knob;
+}
+
+enum class SizeFit { valid, rules_hold, broken };
+
+// Whether the size's value is the cause of `error_field`: the size itself, a size it must
+// divide (knob_to_lower), a GPU count its group does not divide, or (PP, VPP) a layer
+// placement that does not fit the stages.
+bool caused_by(const Config& c, const Knob& knob, const std::string& error_field) {
+  const std::string_view name = knob.field;
+  if (error_field == name) return true;
+  if (is_placement_error(error_field) &&
+      (name == "pipeline_model_parallel_size" || name == "virtual_stages_per_pipeline_rank")) {
+    return true;
+  }
+  if (error_field == "world_size") {
+    return name != "virtual_stages_per_pipeline_rank";
+  }
+  const char* lowered = knob_to_lower(c, error_field);
+  return lowered != nullptr && std::string_view(lowered) == knob.field;
+}
+
+// A layout is valid when normalize() accepts it once the batch and --sequence-parallel that
+// the new size breaks are fixed (repair_step's cheap fixes, which never touch a size).
+SizeFit size_fit(Config c, const Knob& knob) {
+  Expected<NormalizedConfig> n = normalize(c);
+  const bool rules_hold = n || !caused_by(c, knob, n.error().field);
+  for (int round = 0; round < 3 && !n; ++round) {
+    const std::string& field = n.error().field;
+    const bool cheap = field == "global_batch_size" ||
+                       field == "microbatch_group_size_per_vp_stage" ||
+                       field == "sequence_parallel";
+    if (!cheap || !repair_step(c, field)) break;
+    n = normalize(c);
+  }
+  if (n) return SizeFit::valid;
+  return rules_hold ? SizeFit::rules_hold : SizeFit::broken;
+}
+
+}  // namespace
+
+std::optional<std::int64_t> step_parallel_size(const Config& config, std::string_view field,
+                                               int direction) {
+  const Knob* knob = parallel_size_knob(field);
+  if (knob == nullptr || direction == 0) return std::nullopt;
+  const bool vpp = field == "virtual_stages_per_pipeline_rank";
+  const std::int64_t limit = std::max<std::int64_t>(
+      1, vpp ? std::int64_t{config.model.num_layers} : config.parallel.world_size);
+  std::int64_t value = knob->get(config);
+  if (value == 0 && field == "expert_tensor_parallel_size") value = config.parallel.tensor_parallel;
+  constexpr int kMaxSteps = 1024;  // normalize() is microseconds; a click waits for no more
+  const std::int64_t step = direction > 0 ? 1 : -1;
+  std::optional<std::int64_t> rules_hold;
+  value += step;
+  for (int i = 0; i < kMaxSteps && value >= knob->min && value <= limit; ++i, value += step) {
+    Config candidate = config;
+    knob->set(candidate, value);
+    const SizeFit fit = size_fit(candidate, *knob);
+    if (fit == SizeFit::valid) return value;
+    if (fit == SizeFit::rules_hold && !rules_hold) rules_hold = value;
+  }
+  return rules_hold;
 }
 
 }  // namespace megamem

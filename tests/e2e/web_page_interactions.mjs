@@ -12,7 +12,7 @@
 //   imports     Megatron flags and a HuggingFace config.json pasted (Ctrl+V) into their
 //               boxes replace the configuration; malformed text gives an inline error
 //   sharing     "Copy link" puts the page's link on the clipboard
-//   dragging    the page's time per frame while dragging the layers slider (60 fps needs
+//   holding +   the page's time per frame while the layers field's + is held (60 fps needs
 //               < 16.7 ms); the browser's frame rate is reported
 //   theme       the light theme
 //   phone       390 x 844 portrait at 3x: results only, readable; Settings toggles
@@ -209,22 +209,24 @@ try {
   await moveMouseAway(page);
   await shot(page, 'import-hf-config.png');
 
-  // --- dragging: the layers slider of a model where every value is valid --------------------
-  // Each step re-estimates (module tree and timeline included) within the frame. The page's
-  // own time per frame (UI + estimate) is what 60 fps needs below 16.7 ms; the browser's
-  // frame rate here also pays for software rasterisation (SwiftShader) and is reported.
+  // --- holding +: the layers of a model where every value is valid ---------------------------
+  // Held, the layers field's + repeats (ImGui's button repeat), and each step re-estimates
+  // (module tree and timeline included) within the frame. The page's own time per frame
+  // (UI + estimate) is what 60 fps needs below 16.7 ms; the browser's frame rate here also
+  // pays for software rasterisation (SwiftShader) and is reported. (Layers is a number field,
+  // not a slider: one click on a slider changed the model, issue 16.)
   await openPage(page, `${baseUrl}?v=1&model=llama-3.1-8b&gpu=h100-80gb&gpus=8`);
   await scrollIntoView(page, 'layers');
   {
-    const { x, y, rect, pixelRatio } = await widgetCenter(page, 'layers');
-    const left = rect.x / pixelRatio + 10;
-    const width = rect.width / pixelRatio - 20;
-    await page.mouse.move(x, y);
+    const { y, rect, pixelRatio } = await widgetCenter(page, 'layers');
+    const plus = (rect.x + rect.width - rect.height / 2) / pixelRatio;  // the rightmost button
+    await page.mouse.move(plus, y);
+    await page.waitForTimeout(60);
     await page.mouse.down();
     const before = await page.evaluate(() => ({ frames: window.megamem.frames(), t: performance.now() }));
     const estimatesBefore = (await pageState(page)).estimates_computed;  // also resets frame_worst
     for (let i = 0; i < 90; i += 1) {
-      await page.mouse.move(left + width * (0.3 + 0.25 * Math.sin(i / 6)), y);
+      await page.mouse.move(plus + (i % 2), y);  // events keep the page drawing
       await page.waitForTimeout(16);
     }
     const after = await page.evaluate(() => ({ frames: window.megamem.frames(), t: performance.now() }));
@@ -233,11 +235,11 @@ try {
     const fps = (after.frames - before.frames) / ((after.t - before.t) / 1000);
     const estimates = dragged.estimates_computed - estimatesBefore;
     const t = dragged.timings_ms;
-    measured(`dragging the layers slider: the page needs ${t.frame.toFixed(1)} ms per frame on average ` +
+    measured(`holding + on layers: the page needs ${t.frame.toFixed(1)} ms per frame on average ` +
           `(worst ${t.frame_worst.toFixed(1)} ms, last estimate ${t.estimate.toFixed(1)} ms; 60 fps ` +
           `needs < 16.7); the browser drew ${fps.toFixed(1)} frames per second with software WebGL`);
     check(estimates > 10 && dragged.error === null,
-          `every drag step re-estimates (${estimates} estimates, all valid)`);
+          `every step re-estimates (${estimates} estimates, all valid)`);
   }
 
   // --- theme ----------------------------------------------------------------------------------

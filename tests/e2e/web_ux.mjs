@@ -10,6 +10,13 @@
 //               suggestions show beside the field that is wrong
 //   layout      at 1280 x 720 and on a phone the top bar's items stay inside the width and
 //               do not overlap, with invalid settings too (screenshots)
+//   model       layers is a number field (a click on it changes nothing); an edited
+//               architecture field is marked and its reset restores the preset's value; an
+//               MLA model shows "—" for query groups and kv channels, with the reason
+//   keyboard    Tab from the page start goes to the top bar, then the settings in order; + on
+//               TP 8 steps to 16 (the next size that divides), not 9
+//   tooltips    on a phone a tap opens a tooltip, a tap elsewhere closes it, a tap on the same
+//               item toggles it
 // Exit 77 (ctest: skipped) when the site is not built.
 //
 // usage: node web_ux.mjs --site DIR --cli PATH --artifacts DIR
@@ -17,7 +24,7 @@ import { join } from 'node:path';
 
 import {
   check, click, finish, launch, moveMouseAway, openPage, options, pageState, serve, typeValue,
-  waitForState,
+  waitForState, widgetCenter,
 } from './harness.mjs';
 
 const opts = options();
@@ -53,6 +60,111 @@ async function pickModel(page, id) {
   await page.waitForTimeout(100);
   await page.keyboard.type(id, { delay: 10 });
   await page.keyboard.press('Enter');
+}
+
+const rectsOf = (page) => page.evaluate(() => window.megamem.inputRects());
+
+// model: hard to change by accident.
+async function modelFields(page) {
+  await openPage(page, baseUrl);
+  const before = await pageState(page);
+  let rects = await rectsOf(page);
+  check(rects.layers && rects.layers.kind === 'input', `layers is a number field (${rects.layers?.kind})`);
+  await click(page, 'layers');
+  await page.keyboard.press('Escape');
+  await moveMouseAway(page);
+  await page.waitForTimeout(150);
+  const clicked = await pageState(page);
+  check(clicked.url === before.url && clicked.config.model.num_layers === before.config.model.num_layers,
+        `one click on layers changes nothing (${clicked.config.model.num_layers} layers)`);
+  check(!rects['reset architecture'] && !rects['hidden reset'], 'the preset as it is: no reset');
+
+  await typeValue(page, 'hidden', 4096);
+  await waitForState(page, (s) => s.config.model.hidden_size === 4096, 'hidden 4096');
+  await page.waitForTimeout(150);
+  rects = await rectsOf(page);
+  check(rects['hidden reset'] && rects['reset architecture'] && !rects['layers reset'],
+        'the edited field (hidden) is marked with a reset, and the architecture can be reset');
+  await click(page, 'hidden reset');
+  const reset = await waitForState(page, (s) => s.config.model.hidden_size === before.config.model.hidden_size,
+                                   'the reset to apply');
+  await page.waitForTimeout(150);
+  rects = await rectsOf(page);
+  check(reset.url === before.url && !rects['hidden reset'],
+        `reset restores the preset's hidden size ${reset.config.model.hidden_size} (same link)`);
+  check(rects['query groups'].kind === 'input' && rects['q-lora rank'] === undefined ||
+        rects['q-lora rank'].kind === 'not-applicable',
+        'Llama-3-70B: query groups is a field; the MLA ranks do not apply');
+
+  await openPage(page, `${baseUrl}?v=1&model=deepseek-v3&gpu=h800&gpus=256&pp=16&ep=8&pp-first=1`);
+  rects = await rectsOf(page);
+  check(rects['query groups']?.kind === 'not-applicable' && rects['kv channels']?.kind === 'not-applicable',
+        `DeepSeek-V3 (MLA): query groups and kv channels show "—" (${rects['query groups']?.kind})`);
+  const { x, y } = await widgetCenter(page, 'query groups');
+  await page.mouse.move(x, y);
+  await page.waitForTimeout(200);
+  rects = await rectsOf(page);
+  check(rects['tooltip query groups'] !== undefined, 'its tooltip says why');
+  await shot(page, 'mla-query-groups-tooltip');
+  await moveMouseAway(page);
+}
+
+// keyboard: Tab in the visual order, +/- through sizes that divide.
+async function keyboard(page) {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await openPage(page, baseUrl);
+  const focused = [];
+  for (let i = 0; i < 4; i += 1) {
+    await page.keyboard.press('Tab');
+    // A move to another window takes a few frames; software WebGL under load draws them slowly.
+    let now = '(none)';
+    for (let wait = 0; wait < 40 && (now === '(none)' || now === focused.at(-1)); wait += 1) {
+      await page.waitForTimeout(100);
+      const rects = await rectsOf(page);
+      now = rects['keyboard focus'] ? rects['keyboard focus'].kind : '(none)';
+    }
+    focused.push(now);
+  }
+  check(focused[0] === 'top GPUs' && focused[1] === 'layers' && focused[2] === 'hidden',
+        `Tab from the page start: ${focused.join(' -> ')}`);
+  await page.keyboard.press('Escape');
+
+  await openPage(page, `${baseUrl}?v=1&model=llama-3-70b&gpu=h100-80gb&gpus=64&tp=8&pp=1`);
+  const start = await pageState(page);
+  await click(page, 'TP +');
+  const stepped = await waitForState(page, (s) => s.config.parallel.tensor_model_parallel_size !== 8,
+                                     'TP to step');
+  check(start.config.parallel.tensor_model_parallel_size === 8 &&
+        stepped.config.parallel.tensor_model_parallel_size === 16,
+        `+ on TP 8 steps to ${stepped.config.parallel.tensor_model_parallel_size} (64 heads, 8 groups)`);
+  await click(page, 'TP -');
+  const back = await waitForState(page, (s) => s.config.parallel.tensor_model_parallel_size !== 16,
+                                  'TP to step back');
+  check(back.config.parallel.tensor_model_parallel_size === 8,
+        `- on TP 16 steps back to ${back.config.parallel.tensor_model_parallel_size}`);
+  await moveMouseAway(page);
+}
+
+// tooltips on a phone: taps open and close them.
+async function tapTooltips(page) {
+  const tap = async (label) => {
+    const { x, y } = await widgetCenter(page, label);
+    await page.touchscreen.tap(x, y);
+    await page.waitForTimeout(250);
+  };
+  const open = async () => (await rectsOf(page))['tooltip verdict'] !== undefined;
+  await tap('verdict');
+  const opened = await open();
+  await page.touchscreen.tap(3, page.viewportSize().height - 3);
+  await page.waitForTimeout(250);
+  const closedElsewhere = !(await open());
+  await tap('verdict');
+  const reopened = await open();
+  await tap('verdict');
+  const toggled = !(await open());
+  check(opened && closedElsewhere && reopened && toggled,
+        `phone: a tap opens the verdict's tooltip (${opened}), a tap elsewhere closes it ` +
+        `(${closedElsewhere}), taps on it toggle it (${reopened}, ${toggled})`);
 }
 
 const desktop = await launch(opts);
@@ -127,6 +239,9 @@ try {
         'the suggestions sit under the TP row (the field that is wrong)');
   await checkTopBar(page, '1280 x 720, invalid');
 
+  await modelFields(page);
+  await keyboard(page);
+
   // --- layout: a phone with invalid settings -------------------------------------------------
   await desktop.close();
   const phone = await launch(opts, { viewport: { width: 390, height: 844 }, deviceScaleFactor: 3,
@@ -137,6 +252,7 @@ try {
     await shot(phone.page, 'invalid-link-phone');
     check(/^invalid - /.test(state.verdict), `phone: the verdict says "${state.verdict}"`);
     await checkTopBar(phone.page, 'phone, invalid');
+    await tapTooltips(phone.page);
     check(phone.errors.length === 0, `phone: no errors in the console ${phone.errors.join(' | ')}`);
   } finally {
     await phone.close();

@@ -9,7 +9,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "megamem/config.hpp"
@@ -33,5 +36,15 @@ std::vector<Suggestion> suggest_valid_configs(const Config& config, std::size_t 
 // batch made to divide. The label says what changed ("" when nothing did). Error when even
 // the plainest layout is invalid (then the model cannot run on these GPUs as configured).
 Expected<Suggestion> valid_layout_for(const Config& config);
+
+// The next value of a parallel size for a front end's -/+ buttons, so that a step never lands
+// on a size nothing divides (TP 9): `field` is TP, PP, VPP, CP, EP or ETP as Error::field names
+// it ("tensor_model_parallel_size"), `direction` +1 or -1. The nearest value whose layout is
+// valid (the global batch or --sequence-parallel may still want the fix normalize() names);
+// when none is, the nearest at which the size's own rules hold (what it must divide, the GPU
+// count); nullopt when neither exists within the GPU count (VPP: the layer count) or the field
+// is not a parallel size. ETP 0 (= TP) steps from TP's value.
+std::optional<std::int64_t> step_parallel_size(const Config& config, std::string_view field,
+                                               int direction);
 
 }  // namespace megamem

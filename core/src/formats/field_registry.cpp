@@ -845,7 +845,7 @@ std::vector<ConfigField> model_shape_rows() {
           .ui("layers", "",
               "Every layer's weights, gradients, optimizer state and saved activations "
               "scale with the number of layers.")
-          .range(1, 256, 1),
+          .range(1, 0, 1),  // a number field: one click on a slider changed the model
       MM_INT("m.hidden", "0", model.hidden_size, 0, kMaxDim)
           .flag("--hidden-size", FlagForm::value)
           .always()
