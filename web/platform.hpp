@@ -36,6 +36,10 @@ void download_file(const std::string& file_name, const std::string& bytes,
 // navigator.language ("zh-CN", "en-US").
 std::string browser_language();
 
+// Fetches a font file of the site ("fonts/NotoSansCJKsc-messages.otf"; index.html may have
+// started the fetch already); its bytes arrive through font_file_arrived(font, ...) (fonts.hpp).
+void fetch_font_file(int font, const char* path);
+
 // Reads the system clipboard asynchronously; the text arrives through
 // app_clipboard_text(target, text) (app.hpp).
 void read_clipboard(int target);
