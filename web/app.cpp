@@ -11,6 +11,7 @@
 
 #include "app_state.hpp"
 #include "calculation.hpp"
+#include "fonts.hpp"
 #include "imgui.h"
 #include "import_boxes.hpp"
 #include "inputs_panel.hpp"
@@ -33,7 +34,6 @@ AppState state;
 struct Layout {
   float pixel_ratio = 1.0f;
   float top_bar_height_px = 0.0f;
-  bool fonts_stale = false;  // the glyphs the language needs are not in the atlas yet
 };
 Layout layout;
 
@@ -84,12 +84,12 @@ void sync_address_bar() {
   state.pushed_query = query;
 }
 
-// Shows the page in `language`; the Chinese glyphs join the font atlas only when needed, at
-// the start of the next frame (the atlas must not change under a frame's widgets).
+// Shows the page in `language`; the Chinese glyphs join the font atlas only when needed (the
+// font is fetched the first time), at the start of a frame (update_fonts, fonts.hpp).
 void set_page_language(Language language) {
   state.language = language;
   set_language(language);
-  if (use_chinese_glyphs(language == Language::zh)) layout.fonts_stale = true;
+  use_chinese_glyphs(language == Language::zh);
 }
 
 // The link's lang= when it has one, else the browser's language.
@@ -145,9 +145,10 @@ void app_init(float pixel_ratio) {
   layout.pixel_ratio = pixel_ratio;
   apply_theme(state.light, pixel_ratio);
   ImGui::GetIO().ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;
-  mark_startup_step("theme and fonts configured");
   state.base_url = page_base_url();
   app_open_link(page_url(), /*from_history=*/false);
+  update_fonts(pixel_ratio);  // the language is known: the fonts it needs are asked for
+  mark_startup_step("fonts configured");
 }
 
 void app_open_link(const std::string& url, bool from_history) {
@@ -168,6 +169,7 @@ void app_open_link(const std::string& url, bool from_history) {
     }
   }
   mark_startup_step("link decoded (presets parsed)");
+  add_glyphs_for_text(config_json(state.shared.config).dump());  // names in the link
   follow_link_language(url, !query.empty());
   configuration_changed();
   mark_startup_step("first estimate");
@@ -187,6 +189,7 @@ void app_open_link(const std::string& url, bool from_history) {
 
 void app_clipboard_text(int target, const std::string& text) {
   if (ImportBox* box = import_box(state, target)) box->text = text;
+  add_glyphs_for_text(text);
 }
 
 void app_paste_refused(int target, double bytes) {
@@ -276,11 +279,13 @@ struct FrameTimer {
 }  // namespace
 
 bool app_frame(float display_width_px, float display_height_px, float pixel_ratio) {
-  if (pixel_ratio != layout.pixel_ratio || layout.fonts_stale) {
+  const bool ratio_changed = pixel_ratio != layout.pixel_ratio;
+  if (ratio_changed) {
     layout.pixel_ratio = pixel_ratio;
-    layout.fonts_stale = false;
     apply_theme(state.light, pixel_ratio);
-    // The fonts were rebuilt after NewFrame() chose them: begin the frame again on the new ones.
+  }
+  if (update_fonts(pixel_ratio) || ratio_changed) {
+    // The fonts changed after NewFrame() chose them: begin the frame again on the new ones.
     ImGui::EndFrame();
     ImGui::NewFrame();
   }
@@ -312,7 +317,7 @@ bool app_frame(float display_width_px, float display_height_px, float pixel_rati
     finish_what_if(state);
   }
   sync_address_bar();
-  return state.what_if_pending || state.planner.pending || state.link_copied ||
+  return state.what_if_pending || state.planner.pending || state.link_copied || fonts_pending() ||
          state.layout_check_pending || ImGui::IsAnyItemActive() ||
          page_query() != state.pushed_query;
 }
@@ -353,6 +358,7 @@ std::string app_state_json() {
   out["light_theme"] = state.light;
   out["language"] = language_code(state.language);
   out["untranslated"] = untranslated();
+  out["fonts"] = fonts_json();
   out["modules_sort"] = state.modules_sort;
   out["timings_ms"] = {{"estimate", state.estimate_ms},
                        {"what_if", state.what_if_ms},

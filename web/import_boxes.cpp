@@ -116,7 +116,8 @@ bool box(AppState& state, ImportBox& box, int target, const char* title, const c
     ImGui::PopTextWrapPos();
     ImGui::PopStyleColor();
   }
-  multiline("##text", &box.text, ImGui::GetTextLineHeight() * 6.0f);
+  if (multiline("##text", &box.text, ImGui::GetTextLineHeight() * 6.0f))
+    add_glyphs_for_text(box.text);
   describe_item(state, title, "input", flag, effect);
   if (state.refused_paste_bytes > 0.0 && ImGui::IsItemActive()) {
     refuse_paste(state, target, state.refused_paste_bytes);

@@ -39,6 +39,9 @@ std::string browser_language();
 // Whether the pointer is a finger (the last touch, until a mouse moves): tooltips then open
 // and close on taps, since the pointer stays where the finger lifted.
 bool pointer_is_touch();
+// Fetches a font file of the site ("fonts/NotoSansCJKsc-messages.otf"; index.html may have
+// started the fetch already); its bytes arrive through font_file_arrived(font, ...) (fonts.hpp).
+void fetch_font_file(int font, const char* path);
 
 // Reads the system clipboard asynchronously; the text arrives through
 // app_clipboard_text(target, text) (app.hpp).

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "app.hpp"
+#include "fonts.hpp"
 #include "imgui.h"
 #include "imgui_impl_glfw.h"
 #include "imgui_impl_opengl3.h"
@@ -162,6 +163,7 @@ void build_ui() {
 // auto-sized top bar measures itself (ImGui hides such a window the first time it is built),
 // so that the first frame drawn shows the settled layout and the verdict.
 void prepare_first_frame() {
+  megamem::web::update_fonts(platform.pixel_ratio);  // with the Chinese font, if it came
   ImGui::GetIO().Fonts->Build();
   megamem::web::mark_startup_step("font atlas built");
   ImGui_ImplOpenGL3_CreateDeviceObjects();
@@ -183,9 +185,12 @@ void frame() {
   follow_window_size();
   if (width_px != platform.width_px || height_px != platform.height_px) wake();
   if (platform.frames_to_draw <= 0 && !platform.app_busy && platform.first_frame_shown) return;
+  const bool first_frame = !platform.first_frame_shown;
+  // A Chinese page's first frame shows Chinese, not replacement boxes: it waits for the font
+  // (fetched beside the wasm by index.html, so usually there already; fonts.hpp).
+  if (first_frame && megamem::web::first_frame_waits_for_font()) return;
   if (platform.frames_to_draw > 0) --platform.frames_to_draw;
 
-  const bool first_frame = !platform.first_frame_shown;
   if (first_frame) prepare_first_frame();
   build_ui();
   if (first_frame) megamem::web::mark_startup_step("first frame: UI built");
@@ -346,6 +351,27 @@ EM_JS(void, js_copy_to_clipboard, (const char* text), {
   }
 });
 
+// The font's bytes go to a malloc'd block the app keeps (megamem_font_arrived); index.html may
+// have started the fetch (Module.megamemFontFetches), else it starts here.
+EM_JS(void, js_fetch_font, (int font, const char* path), {
+  var file = UTF8ToString(path);
+  var fetches = Module.megamemFontFetches || (Module.megamemFontFetches = {});
+  var response = fetches[file] || fetch(file, {credentials: "same-origin"});
+  delete fetches[file];
+  response.then(function(r) {
+    if (!r.ok) throw new Error("HTTP " + r.status);
+    return r.arrayBuffer();
+  }).then(function(buffer) {
+    var bytes = new Uint8Array(buffer);
+    var pointer = _malloc(bytes.length);
+    HEAPU8.set(bytes, pointer);
+    _megamem_font_arrived(font, pointer, bytes.length);
+  }).catch(function(error) {
+    console.warn("megamem: font " + file + " not loaded: " + error);
+    _megamem_font_arrived(font, 0, 0);
+  });
+});
+
 EM_JS(void, js_read_clipboard, (int target), {
   if (!navigator.clipboard || !navigator.clipboard.readText) return;
   navigator.clipboard.readText().then(function(text) {
@@ -378,6 +404,7 @@ std::string page_base_url() { return take_string(js_page_url(1)); }
 void show_query(const std::string& query, bool push) { js_show_query(query.c_str(), push); }
 void copy_to_clipboard(const std::string& text) { js_copy_to_clipboard(text.c_str()); }
 void read_clipboard(int target) { js_read_clipboard(target); }
+void fetch_font_file(int font, const char* path) { js_fetch_font(font, path); }
 std::string browser_language() { return take_string(js_browser_language()); }
 bool pointer_is_touch() { return platform.touch_pointer; }
 
@@ -392,6 +419,12 @@ EMSCRIPTEN_KEEPALIVE void megamem_popstate(const char* url) {
 }
 
 EMSCRIPTEN_KEEPALIVE void megamem_set_clipboard(const char* text) { platform.clipboard = text; }
+
+// A font fetched by js_fetch_font: its malloc'd bytes (kept by the atlas), or null.
+EMSCRIPTEN_KEEPALIVE void megamem_font_arrived(int font, unsigned char* bytes, int size) {
+  wake();
+  megamem::web::font_file_arrived(font, bytes, static_cast<std::size_t>(std::max(size, 0)));
+}
 
 EMSCRIPTEN_KEEPALIVE void megamem_clipboard_result(int target, const char* text) {
   wake();

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "fonts.hpp"  // large_font()
 #include "imgui.h"
 #include "megamem/estimate.hpp"
 
@@ -72,18 +73,11 @@ ImU32 muted_text_color();
 ImU32 strong_text_color();
 ImU32 panel_background_color();
 
-// Builds the style for the theme at a device pixel ratio (sizes scale with it) and loads the
-// UI font at 15 CSS pixels times the ratio, so text stays crisp on high-DPI screens.
+// Builds the style for the theme at a device pixel ratio (sizes scale with it; the fonts
+// follow the ratio in update_fonts(), fonts.hpp).
 void apply_theme(bool light, float pixel_ratio);
-
-// Whether the font atlas holds every Chinese glyph of the message table (the page shows
-// Chinese) or only the language switch's; true when that changed (apply_theme() rebuilds).
-bool use_chinese_glyphs(bool chinese);
 
 // True when the current theme is light.
 bool light_theme();
-
-// Font for headings and the verdict (larger); nullptr before apply_theme().
-ImFont* large_font();
 
 }  // namespace megamem::web

@@ -249,7 +249,10 @@ bool row_text(InputContext& ctx, const InputSpec& spec, std::string* value, cons
   std::snprintf(buffer, sizeof buffer, "%s", value->c_str());
   const bool changed =
       ImGui::InputTextWithHint(hidden_id(spec.label).c_str(), tr(hint), buffer, sizeof buffer);
-  if (changed) *value = buffer;
+  if (changed) {
+    *value = buffer;
+    add_glyphs_for_text(*value);  // typed CJK: its glyphs join the font atlas (fonts.hpp)
+  }
   return end_row(ctx, spec, "input", changed);
 }
 

@@ -16,9 +16,15 @@
 //   dragging      the page's time per frame while a slider is dragged, and the browser's frame
 //                 interval meanwhile (software rasterisation included)
 // Medians over --runs runs (default 5) are printed, the pages interleaved run by run.
+// --pages picks the links (default,deepseek; zh: the default link in Chinese, lang=zh, whose
+// first frame waits for the CJK font fetched beside the wasm); each page also reports the font
+// files it fetched. --compare LABEL=DIR (repeatable) measures other builds of the site in the
+// same run, interleaved with it (build-flag trials, docs/performance.md).
 //
 // usage: node tests/benchmark/browser_benchmark.mjs [--site DIR] [--cli PATH] [--chromium PATH]
 //                                                   [--runs N] [--trace FILE] [--json FILE]
+//                                                   [--pages default,deepseek,zh]
+//                                                   [--compare LABEL=DIR ...]
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -35,14 +41,21 @@ const { values: opts } = parseArgs({
     runs: { type: 'string', default: '5' },
     trace: { type: 'string' },
     json: { type: 'string' },
+    pages: { type: 'string', default: 'default,deepseek' },
+    compare: { type: 'string', multiple: true, default: [] },
   },
 });
-const site = resolve(opts.site);
+const sites = [{ label: '', dir: resolve(opts.site) }, ...opts.compare.map((entry) => {
+  const [label, dir] = entry.split('=');
+  return { label, dir: resolve(dir) };
+})];
 const runs = Number(opts.runs);
-for (const file of ['index.html', 'megamem.js', 'megamem.wasm']) {
-  if (!existsSync(join(site, file))) {
-    console.error(`${join(site, file)} missing: build the web-release preset first`);
-    process.exit(1);
+for (const { dir } of sites) {
+  for (const file of ['index.html', 'megamem.js', 'megamem.wasm']) {
+    if (!existsSync(join(dir, file))) {
+      console.error(`${join(dir, file)} missing: build the web-release preset first`);
+      process.exit(1);
+    }
   }
 }
 
@@ -84,7 +97,7 @@ function frame() {
 requestAnimationFrame(frame);
 </script></body></html>`;
 
-// The site, the bare page at /bare.html; nothing cached by the browser.
+// Site number i under /s<i>/, the bare page at /bare.html; nothing cached by the browser.
 const mimeTypes = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript',
                     '.wasm': 'application/wasm' };
 const server = createServer((request, response) => {
@@ -94,7 +107,9 @@ const server = createServer((request, response) => {
     response.writeHead(200, { ...headers, 'Content-Type': mimeTypes['.html'] }).end(barePage);
     return;
   }
-  const file = join(site, path === '/' ? 'index.html' : path);
+  const [, number, ...rest] = path.split('/');
+  const site = sites[Number(number.slice(1))]?.dir ?? '/nonexistent';
+  const file = join(site, rest.join('/') || 'index.html');
   if (!file.startsWith(site) || !existsSync(file)) {
     response.writeHead(404).end();
     return;
@@ -105,15 +120,23 @@ const server = createServer((request, response) => {
 await new Promise((ready) => server.listen(0, '127.0.0.1', ready));
 const base = `http://127.0.0.1:${server.address().port}/`;
 
-// DeepSeek-V3 on 1024 GPUs (presets/recipes/deepseek-v3-h100-1024.json) as the page's link.
-const deepseekLink = execFileSync(resolve(opts.cli), ['url', 'encode', '--recipe', 'deepseek-v3-h100-1024',
-                                                     '--base-url', base], { encoding: 'utf8' }).trim();
-const pages = [
-  { name: 'bare WebGL2 page', url: `${base}bare.html`, bare: true },
-  { name: 'megamem, default link', url: base, slider: 'layers' },
-  { name: 'megamem, DeepSeek-V3 on 1024 GPUs', url: deepseekLink, slider: 'layers',
-    recipe: 'deepseek-v3-h100-1024' },
-];
+// A recipe's link query (presets/recipes/<recipe>.json), e.g. DeepSeek-V3 on 1024 GPUs.
+const recipeQuery = (recipe) => execFileSync(resolve(opts.cli), ['url', 'encode', '--recipe', recipe],
+                                             { encoding: 'utf8' }).trim().split('?')[1];
+const links = {
+  default: { name: 'default link', query: '' },
+  deepseek: { name: 'DeepSeek-V3 on 1024 GPUs', query: `?${recipeQuery('deepseek-v3-h100-1024')}`,
+              recipe: 'deepseek-v3-h100-1024' },
+  zh: { name: 'default link, lang=zh', query: `?${recipeQuery('llama-3-70b-h100-64')}&lang=zh` },
+};
+const pages = [{ name: 'bare WebGL2 page', url: `${base}bare.html`, bare: true }];
+for (const [number, { label }] of sites.entries()) {
+  for (const key of opts.pages.split(',')) {
+    const link = links[key];
+    pages.push({ name: `${label ? `${label}: ` : ''}megamem, ${link.name}`, slider: 'layers',
+                 url: `${base}s${number}/${link.query}`, recipe: link.recipe });
+  }
+}
 
 const browser = await chromium.launch({
   executablePath: opts.chromium,
@@ -161,6 +184,10 @@ async function dragSlider(page, label) {
 async function measure(target, trace) {
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
   const page = await context.newPage();
+  const fonts = [];
+  page.on('request', (request) => {
+    if (request.url().includes('/fonts/')) fonts.push(request.url().split('/').pop());
+  });
   if (trace) await browser.startTracing(page, { path: trace, screenshots: false });
   await page.goto(target.url);
   if (target.bare) {
@@ -204,6 +231,7 @@ async function measure(target, trace) {
     return window.megamem.fullEstimateMs(50);
   });
   start.drag = await dragSlider(page, target.slider);
+  start.fonts_fetched = fonts;
   await context.close();
   return start;
 }
@@ -242,7 +270,8 @@ for (const target of pages) {
               fmt(row.three_frames_ms).padStart(10) + `${row.ready_over_bare.toFixed(2)}x`.padStart(12) +
               fmt(row.estimate_ms).padStart(10) + fmt(row.what_if_ms).padStart(9) +
               fmt(row.full_estimate_ms).padStart(11) +
-              fmt(row.drag_page_frame_ms).padStart(12) + fmt(row.drag_browser_frame_ms).padStart(9));
+              fmt(row.drag_page_frame_ms).padStart(12) + fmt(row.drag_browser_frame_ms).padStart(9) +
+              (target.bare ? '' : `  fonts: ${rs[0].fonts_fetched.join(' ') || 'none'}`));
 }
 // The start-up steps of the page (median time of each mark after navigation).
 for (const target of pages.filter((p) => !p.bare)) {
