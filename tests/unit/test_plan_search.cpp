@@ -6,28 +6,23 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "megamem/json_output.hpp"
 #include "megamem/planner.hpp"
-#include "megamem/presets.hpp"
 #include "megamem/share_link.hpp"
+#include "model_fixtures.hpp"
 
 using namespace megamem;
 
 namespace {
 
-// A preset on `gpus` H100s with the link's defaults, over a search space small enough for a
-// unit test (every recompute and offload row is searched).
-PlanRequest preset_request(const char* model_id, std::int64_t gpus, PlannerSearchSpace space) {
-  const Expected<PresetCatalog>& catalog = builtin_presets();
-  REQUIRE(catalog.has_value());
-  const ModelPreset* model = catalog->find_model(model_id);
-  const GpuPreset* gpu = catalog->find_gpu("h100-80gb");
-  REQUIRE(model != nullptr);
-  REQUIRE(gpu != nullptr);
+// A preset's model with the link's defaults (H100 80GB) on `gpus` GPUs, over a search space
+// small enough for a unit test (every recompute and offload row is searched).
+PlanRequest preset_request(std::string_view model_id, std::int64_t gpus, PlannerSearchSpace space) {
   PlanRequest r = plan_request_for(share_link_defaults());
-  r.base.model = model->model;
-  r.base.device = gpu->device;
+  r.base.model = fixtures::preset_model(model_id);
   r.base.parallel.world_size = gpus;
   r.base.training.global_batch_size = gpus * 4;
   r.space = std::move(space);
