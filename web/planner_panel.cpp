@@ -2,8 +2,9 @@
 // CP, EP, ETP, micro-batch size, recompute and offload for the model, cluster and training
 // settings being edited; the fastest layouts that fit, or the Pareto front of memory against
 // step time, with why the rest fail. Clicking a row applies its whole configuration, so the
-// calculator and the link show it. The search runs on demand: it takes from a tenth of a
-// second to a few seconds, and the page has one thread.
+// calculator and the link show it. The search runs on demand, a slice each frame
+// (planning.cpp), with a progress bar and Cancel: it needs from a tenth of a second to a few
+// seconds of work, and the page has one thread.
 #include <algorithm>
 #include <cstdio>
 #include <string>
