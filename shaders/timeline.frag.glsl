@@ -1,13 +1,15 @@
 #version 300 es
 // Colours each operation's column by what the memory at that height is (ui.md palette):
 // the static bands (runtime overheads, weights, gradients, optimizer, buffers) are the same
-// for every operation; above them the activations saved at the end of the operation, and
-// on top the transient peak inside it. Backward operations are drawn slightly darker, and
-// the top edge of each column gets a one-pixel highlight.
+// for every operation; above them the saved activations, and on top the operation's working
+// set (transients: what it allocates and frees inside). A backward frees its micro-batch's
+// activations: they are striped (held as it starts, gone at its end), and its working set
+// starts above them, not at what is left after it. Backward operations are drawn slightly
+// darker, and the top edge of each column gets a one-pixel highlight.
 precision highp float;
 
 in float v_level;
-flat in vec3 v_levels;
+flat in vec4 v_levels;
 
 // Upper edges of the static bands, in chart units: runtime, weights, gradients, optimizer,
 // buffers (cumulative, so each is above the previous one).
@@ -19,12 +21,18 @@ uniform float u_dim;       // 1.0 normally, lower when the result is stale
 out vec4 frag_color;
 
 void main() {
-  float allocated = v_levels.x;
-  float peak = v_levels.y;
-  int kind = int(v_levels.z + 0.5);
+  float held = v_levels.x;
+  float allocated = v_levels.y;
+  float peak = v_levels.z;
+  int kind = int(v_levels.w + 0.5);
 
-  vec4 color = u_colors[6];  // transient part, between allocated-after and the peak
-  if (v_level < allocated) color = u_colors[5];
+  vec4 color = u_colors[6];  // working set, above the saved activations
+  if (v_level < max(held, allocated)) color = u_colors[5];
+  // Freed by this backward: stripes of the activations' colour.
+  bool freed = v_level >= allocated && v_level < held;
+  if (freed && mod(gl_FragCoord.x + gl_FragCoord.y, 8.0) < 4.0) {
+    color.rgb = mix(color.rgb, vec3(1.0), 0.45);
+  }
   for (int i = 4; i >= 0; --i) {
     if (v_level < u_bands[i]) color = u_colors[i];
   }

@@ -115,10 +115,21 @@ nlohmann::json planner_json(AppState& app) {
   update_plan_staleness(app);
   const PlannerState& planner = app.planner;
   nlohmann::json out;
-  out["status"] = planner.pending  ? "searching"
-                  : planner.error  ? "error"
-                  : planner.result ? "done"
-                                   : "idle";
+  out["status"] = planner.search      ? "searching"
+                  : planner.cancelled ? "cancelled"
+                  : planner.error     ? "error"
+                  : planner.result    ? "done"
+                                      : "idle";
+  const PlanProgress& p = planner.progress;
+  out["progress"] = {
+      {"candidates_done", p.candidates_done},
+      {"candidates_total", p.candidates_total},
+      {"layouts_done", p.layouts_done},
+      {"layouts_total", p.layouts_total},
+      {"ranking", p.ranking},
+      {"frames", planner.search ? planner.search_frames : planner.search_frames_taken},
+      {"work_ms", planner.search ? planner.search_work_ms : planner.search_ms}};
+  out["search_wall_ms"] = planner.search_wall_ms;
   out["stale"] = planner.stale;
   out["margin_gib"] = planner.margin_gib;
   out["search_recompute"] = planner.search_recompute;
@@ -291,7 +302,7 @@ bool app_frame(float display_width_px, float display_height_px, float pixel_rati
   }
   const double now = now_seconds();
   const FrameTimer timer{now};
-  run_pending_plan(state);
+  advance_plan(state);
   const bool narrow = display_width_px / pixel_ratio < kNarrowCssPx;
   state.input_rects.clear();
   begin_tab_order_frame("top bar");
@@ -317,7 +328,8 @@ bool app_frame(float display_width_px, float display_height_px, float pixel_rati
     finish_what_if(state);
   }
   sync_address_bar();
-  return state.what_if_pending || state.planner.pending || state.link_copied || fonts_pending() ||
+  return state.what_if_pending || state.planner.search.has_value() || state.link_copied ||
+         fonts_pending() ||
          state.layout_check_pending || ImGui::IsAnyItemActive() ||
          page_query() != state.pushed_query;
 }

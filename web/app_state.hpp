@@ -66,13 +66,22 @@ struct PlannerState {
   bool search_offload = true;
   bool show_pareto = false;  // list the Pareto front instead of the fastest layouts
   PlanKeep keep;             // layout fields the search keeps at the calculator's values
-  // A search was asked for; it runs once the "searching" line has been on screen.
-  bool pending = false;
-  int frames_since_request = 0;
-  std::optional<PlanRequest> request;  // of the last search
-  std::optional<PlanResult> result;    // of the last search that succeeded
-  std::optional<Error> error;          // why the last search could not run
-  double search_ms = 0.0;
+  // The search under way: advanced a time slice a frame (planning.cpp), so the page stays
+  // responsive; a change of what it searches restarts it, Cancel drops it.
+  std::optional<PlanSearch> search;
+  std::optional<PlanRequest> search_request;  // of the search under way
+  std::string search_key;                     // what it searches (planning.cpp search_key)
+  PlanProgress progress;                      // of the search under way
+  double search_started_s = 0.0;              // when it (re)started
+  double search_work_ms = 0.0;                // time its slices took so far
+  int search_frames = 0;                      // frames it has been advanced in
+  bool cancelled = false;                     // the last search was cancelled
+  std::optional<PlanRequest> request;         // of the last search that ended
+  std::optional<PlanResult> result;           // of the last search that succeeded
+  std::optional<Error> error;                 // why the last search could not run
+  double search_ms = 0.0;                     // the last search's own time (its slices)
+  double search_wall_ms = 0.0;                // from its start to its end, frames between
+  int search_frames_taken = 0;                // frames it took
   // plan_inputs() of the searched configuration and of every candidate listed (one with
   // optimizer offload differs: it turns the precision-aware optimizer on), as link queries.
   std::vector<std::string> inputs_queries;

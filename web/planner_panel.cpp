@@ -2,8 +2,9 @@
 // CP, EP, ETP, micro-batch size, recompute and offload for the model, cluster and training
 // settings being edited; the fastest layouts that fit, or the Pareto front of memory against
 // step time, with why the rest fail. Clicking a row applies its whole configuration, so the
-// calculator and the link show it. The search runs on demand: it takes from a tenth of a
-// second to a few seconds, and the page has one thread.
+// calculator and the link show it. The search runs on demand, a slice each frame
+// (planning.cpp), with a progress bar and Cancel: it needs from a tenth of a second to a few
+// seconds of work, and the page has one thread.
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -60,10 +61,10 @@ void keep_controls(AppState& state) {
 void draw_controls(AppState& state) {
   PlannerState& planner = state.planner;
   const bool searched = planner.request.has_value();
-  ImGui::BeginDisabled(planner.pending);
-  const char* button = planner.pending ? "Searching..."
-                       : searched      ? "Search again"
-                                       : "Find the fastest layouts that fit";
+  ImGui::BeginDisabled(planner.search.has_value());
+  const char* button = planner.search ? "Searching..."
+                       : searched     ? "Search again"
+                                      : "Find the fastest layouts that fit";
   if (ImGui::Button(tr(button))) request_plan(state);
   ImGui::EndDisabled();
   describe_item(state, "plan search", "button", "megamem plan",
@@ -96,12 +97,48 @@ void draw_controls(AppState& state) {
   keep_controls(state);
 }
 
-void draw_summary(const AppState& state) {
+// The search under way: a bar with its counts, and Cancel.
+void draw_progress(AppState& state) {
+  const PlanProgress& p = state.planner.progress;
+  char text[160];
+  if (p.ranking) {
+    std::snprintf(text, sizeof text, tr("ranking the %s candidates searched"),
+                  grouped(static_cast<std::uint64_t>(p.candidates_done)).c_str());
+  } else {
+    std::snprintf(text, sizeof text, tr("%s of %s candidates (%s of %s layouts)"),
+                  grouped(static_cast<std::uint64_t>(p.candidates_done)).c_str(),
+                  grouped(static_cast<std::uint64_t>(p.candidates_total)).c_str(),
+                  grouped(static_cast<std::uint64_t>(p.layouts_done)).c_str(),
+                  grouped(static_cast<std::uint64_t>(p.layouts_total)).c_str());
+  }
+  const double fraction =
+      p.ranking || p.candidates_total == 0
+          ? 1.0
+          : static_cast<double>(p.candidates_done) / static_cast<double>(p.candidates_total);
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float cancel_px = ImGui::CalcTextSize(tr("Cancel")).x + style.FramePadding.x * 2.0f;
+  const float bar_px = ImGui::GetContentRegionAvail().x - cancel_px - style.ItemSpacing.x;
+  ImGui::ProgressBar(static_cast<float>(fraction), ImVec2(std::max(bar_px, cancel_px), 0.0f), text);
+  record_item(state, "plan progress", "progress");
+  ImGui::SameLine();
+  if (ImGui::Button(tr("Cancel"))) cancel_plan(state);
+  describe_item(state, "plan cancel", "button", "megamem plan (Ctrl-C)",
+                "Stops the search; the list of the search before it stays.");
+  wrapped_text(muted_text_color(),
+               "The search runs a slice each frame: the page stays usable, and a change of the "
+               "settings starts it again.");
+}
+
+void draw_summary(AppState& state) {
   const PlannerState& planner = state.planner;
-  if (planner.pending) {
-    wrapped_text(muted_text_color(),
-                 "searching every layout (the page waits until the search ends)...");
+  if (planner.search) {
+    draw_progress(state);
     return;
+  }
+  if (planner.cancelled) {
+    wrapped_text(tight_color(), planner.result ? "Search cancelled: the list below is from the "
+                                                 "search before it."
+                                               : "Search cancelled.");
   }
   if (planner.error) {
     wrapped_text(kErrorColor, "The search could not run - " + planner.error->field + ": " +
@@ -315,7 +352,7 @@ bool draw_planner_panel(AppState& state) {
   draw_summary(state);
   PlannerState& planner = state.planner;
   bool applied = false;
-  if (planner.result && !planner.pending) {
+  if (planner.result && !planner.search) {
     const PlanResult& result = *planner.result;
     if (result.top.empty()) {
       ImGui::PushStyleColor(ImGuiCol_Text, kOverColor);

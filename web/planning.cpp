@@ -1,8 +1,12 @@
-// The planner search and its staleness; see planning.hpp.
+// The planner search in time slices, and its staleness; see planning.hpp.
 #include "planning.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "megamem/share_link.hpp"
 #include "platform.hpp"
@@ -18,33 +22,41 @@ std::string inputs_query(const AppState& state, const Config& config, const Plan
   return query_of(state, plan_inputs(config, request.space));
 }
 
-}  // namespace
+// A frame's share of the search, and the work between two looks at the clock (one layout, or
+// a few hundred fits of the ranking).
+constexpr double kSliceS = 0.008;
+constexpr std::int64_t kStepCandidates = 256;
 
-PlanRequest planner_request(const AppState& state) {
-  PlanRequest request = plan_request_for(state.shared.config);
-  request.margin_gib = state.planner.margin_gib;
-  request.space.search_recompute = state.planner.search_recompute;
-  request.space.search_offload = state.planner.search_offload;
-  keep_layout_fields(request.space, state.shared.config, state.planner.keep);
-  return request;
+// What a search searches: its inputs, options and search space. A search under way whose key
+// changes is restarted.
+std::string search_key(const AppState& state, const PlanRequest& request) {
+  const PlannerSearchSpace& s = request.space;
+  std::string key = inputs_query(state, state.shared.config, request);
+  char options[64];
+  std::snprintf(options, sizeof options, "|%.17g|%d%d%d|%d-%d", request.margin_gib,
+                s.search_recompute, s.search_offload, s.search_expert_tensor_parallel,
+                s.min_virtual_stages, s.max_virtual_stages);
+  key += options;
+  for (const std::vector<int>* axis :
+       {&s.tensor_parallel, &s.pipeline_parallel, &s.context_parallel, &s.expert_parallel,
+        &s.micro_batch_sizes}) {
+    key += '|';
+    for (const int value : *axis) key += std::to_string(value) + ',';
+  }
+  return key;
 }
 
-void request_plan(AppState& state) {
-  state.planner.pending = true;
-  state.planner.frames_since_request = 0;
-}
-
-void run_pending_plan(AppState& state) {
+// The ended search's result (or error) becomes the panel's, with the link queries of its rows.
+void take_plan(AppState& state) {
   PlannerState& planner = state.planner;
-  // Called as a frame starts: the frame after the click draws "searching" first.
-  if (!planner.pending || planner.frames_since_request++ < 1) return;
-  planner.pending = false;
-  PlanRequest request = planner_request(state);
-  const double started_s = now_seconds();
-  Expected<PlanResult> result = plan(request);
-  planner.search_ms = (now_seconds() - started_s) * 1000.0;
-  planner.inputs_queries = {inputs_query(state, state.shared.config, request)};
-  planner.request = std::move(request);
+  Expected<PlanResult> result = planner.search->take_result();
+  planner.search.reset();
+  planner.request = std::move(planner.search_request);
+  planner.search_request.reset();
+  planner.search_ms = planner.search_work_ms;
+  planner.search_wall_ms = (now_seconds() - planner.search_started_s) * 1000.0;
+  planner.search_frames_taken = planner.search_frames;
+  planner.inputs_queries = {inputs_query(state, state.shared.config, *planner.request)};
   planner.top_queries.clear();
   planner.pareto_queries.clear();
   if (!result) {
@@ -72,6 +84,53 @@ void run_pending_plan(AppState& state) {
   planner.inputs_changed = false;
   planner.stale = false;
   planner.stale_checked_query = state.query;
+}
+
+}  // namespace
+
+PlanRequest planner_request(const AppState& state) {
+  PlanRequest request = plan_request_for(state.shared.config);
+  request.margin_gib = state.planner.margin_gib;
+  request.space.search_recompute = state.planner.search_recompute;
+  request.space.search_offload = state.planner.search_offload;
+  keep_layout_fields(request.space, state.shared.config, state.planner.keep);
+  return request;
+}
+
+void request_plan(AppState& state) {
+  PlannerState& planner = state.planner;
+  PlanRequest request = planner_request(state);
+  planner.search_key = search_key(state, request);
+  planner.search.emplace(request);
+  planner.progress = planner.search->progress();
+  planner.search_request = std::move(request);
+  planner.search_started_s = now_seconds();
+  planner.search_work_ms = 0.0;
+  planner.search_frames = 0;
+  planner.cancelled = false;
+}
+
+void cancel_plan(AppState& state) {
+  PlannerState& planner = state.planner;
+  if (!planner.search) return;
+  planner.search.reset();
+  planner.search_request.reset();
+  planner.cancelled = true;
+}
+
+void advance_plan(AppState& state) {
+  PlannerState& planner = state.planner;
+  if (!planner.search) return;
+  const double started_s = now_seconds();
+  if (search_key(state, planner_request(state)) != planner.search_key) request_plan(state);
+  bool finished = false;
+  do {
+    finished = planner.search->advance(kStepCandidates);
+  } while (!finished && now_seconds() - started_s < kSliceS);
+  planner.progress = planner.search->progress();
+  planner.search_work_ms += (now_seconds() - started_s) * 1000.0;
+  ++planner.search_frames;
+  if (finished) take_plan(state);
 }
 
 void update_plan_staleness(AppState& state) {

@@ -1,17 +1,22 @@
-// The page's planner search: plan() over the configuration being edited, with the panel's
-// options, and whether a search shown still belongs to that configuration.
+// The page's planner search: a PlanSearch over the configuration being edited, with the
+// panel's options, advanced a time slice each frame, and whether a search shown still belongs
+// to that configuration.
 #pragma once
 
 #include "app_state.hpp"
 
 namespace megamem::web {
 
-// Asks for a search; it runs (run_pending_plan) after the "searching" line has been drawn.
+// Starts a search (dropping one under way).
 void request_plan(AppState& state);
 
-// Runs the search asked for, if any, once a frame has shown that it is under way: the page
-// is single-threaded, so the search holds this frame.
-void run_pending_plan(AppState& state);
+// Drops the search under way; the list of the search before it stays, marked as such.
+void cancel_plan(AppState& state);
+
+// Called as a frame starts: advances the search under way for about 8 ms (the page has one
+// thread; 30 fps leaves 33 ms a frame, most of it for drawing), restarting it first if what
+// it searches changed, and takes its result when it ends.
+void advance_plan(AppState& state);
 
 // The search request for the current configuration and the panel's options, as
 // `megamem plan --url <link> [--margin-gib G] [--no-recompute-search] [--no-offload-search]`

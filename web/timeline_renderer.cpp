@@ -73,11 +73,11 @@ void initialise() {
   glGenBuffers(1, &renderer.vbo);
   glBindVertexArray(renderer.vao);
   glBindBuffer(GL_ARRAY_BUFFER, renderer.vbo);
-  constexpr GLsizei kStride = 5 * sizeof(float);
+  constexpr GLsizei kStride = 6 * sizeof(float);
   glEnableVertexAttribArray(0);
   glVertexAttribPointer(0, 2, GL_FLOAT, GL_FALSE, kStride, nullptr);
   glEnableVertexAttribArray(1);
-  glVertexAttribPointer(1, 3, GL_FLOAT, GL_FALSE, kStride,
+  glVertexAttribPointer(1, 4, GL_FLOAT, GL_FALSE, kStride,
                         reinterpret_cast<const void*>(2 * sizeof(float)));
   glBindVertexArray(0);
 }
@@ -85,7 +85,7 @@ void initialise() {
 // Two triangles per operation: x from i to i + 1, y from the floor to the operation's peak.
 void upload(const TimelineChart& chart) {
   std::vector<float> vertices;
-  vertices.reserve(chart.columns.size() * 6 * 5);
+  vertices.reserve(chart.columns.size() * 6 * 6);
   for (std::size_t i = 0; i < chart.columns.size(); ++i) {
     const TimelineColumn& c = chart.columns[i];
     const float x0 = static_cast<float>(i);
@@ -93,14 +93,14 @@ void upload(const TimelineChart& chart) {
     const float corners[6][2] = {{x0, 0.0f}, {x1, 0.0f},         {x1, c.peak_level},
                                  {x0, 0.0f}, {x1, c.peak_level}, {x0, c.peak_level}};
     for (const auto& corner : corners) {
-      vertices.insert(vertices.end(),
-                      {corner[0], corner[1], c.allocated_level, c.peak_level, c.kind});
+      vertices.insert(vertices.end(), {corner[0], corner[1], c.held_level, c.allocated_level,
+                                       c.peak_level, c.kind});
     }
   }
   glBindBuffer(GL_ARRAY_BUFFER, renderer.vbo);
   glBufferData(GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(vertices.size() * sizeof(float)),
                vertices.data(), GL_STATIC_DRAW);
-  renderer.vertex_count = static_cast<GLsizei>(vertices.size() / 5);
+  renderer.vertex_count = static_cast<GLsizei>(vertices.size() / 6);
   renderer.uploaded_chart = &chart;
   renderer.uploaded_version = chart.version;
 }

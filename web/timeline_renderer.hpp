@@ -13,8 +13,9 @@ namespace megamem::web {
 
 // One operation of the timeline, in chart units (levels in [0, 1] of the chart height).
 struct TimelineColumn {
-  float allocated_level;  // memory after the operation (static + saved activations)
-  float peak_level;       // highest point inside it
+  float held_level;       // memory as the operation starts (static + saved activations)
+  float allocated_level;  // memory after it (a forward saves more, a backward frees its own)
+  float peak_level;       // highest point inside it (its working set on top of the higher one)
   float kind;             // 0 forward, 1 backward, 2 optimizer step
 };
 

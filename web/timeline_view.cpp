@@ -42,6 +42,12 @@ std::string kind_text(TimelineEvent::Kind kind) {
   return tr_text(text);
 }
 
+// What is allocated as operation `i` starts: what the one before left, and before the first
+// the static memory (the optimizer step, last, runs on static memory alone: timeline.cpp).
+std::uint64_t held_before(const std::vector<TimelineEvent>& timeline, std::size_t i) {
+  return i > 0 ? timeline[i - 1].allocated_after_bytes : timeline.back().allocated_after_bytes;
+}
+
 // Rebuilds the chart's columns when the estimate or the rank changed.
 void update_cache(const AppState& state, const Estimate& estimate, int rank_index) {
   if (cache.result_version == state.result_version && cache.rank == rank_index) return;
@@ -77,7 +83,8 @@ void update_cache(const AppState& state, const Estimate& estimate, int rank_inde
   for (std::size_t i = 0; i < rank.timeline.size(); ++i) {
     const TimelineEvent& event = rank.timeline[i];
     cache.chart.columns.push_back(
-        {level(runtime + static_cast<double>(event.allocated_after_bytes)),
+        {level(runtime + static_cast<double>(held_before(rank.timeline, i))),
+         level(runtime + static_cast<double>(event.allocated_after_bytes)),
          level(runtime + static_cast<double>(event.peak_during_bytes)),
          static_cast<float>(static_cast<int>(event.kind))});
     if (event.peak_during_bytes > peak) {
@@ -142,18 +149,42 @@ void draw_peak(ImDrawList* draw, const Plot& plot, const RankMemory& rank, float
                 ImGui::GetColorU32(strong_text_color()), peak_label);
 }
 
-void event_tooltip(const TimelineEvent& event, const RankMemory& rank) {
+// One line of a tooltip: what a block is, its size in GiB and bytes.
+void block_line(const char* what, std::uint64_t bytes) {
+  ImGui::Text(tr("%s: %s (%s bytes)"), tr(what), gib_text(bytes).c_str(), grouped(bytes).c_str());
+}
+
+// What each block of the operation's column is (timeline.cpp simulate_rank: a forward adds
+// its micro-batch's saved activations; a backward runs its working set on top of them all
+// and frees its own at its end; the table's transients are the working set at the peak).
+void event_tooltip(const std::vector<TimelineEvent>& timeline, std::size_t i,
+                   const RankMemory& rank) {
+  const TimelineEvent& event = timeline[i];
+  const std::uint64_t static_bytes = timeline.back().allocated_after_bytes;
+  const std::uint64_t held = held_before(timeline, i);
+  const std::uint64_t after = event.allocated_after_bytes;
+  const std::uint64_t saved = std::max(held, after);
   ImGui::BeginTooltip();
   if (event.kind == TimelineEvent::Kind::optimizer_step) {
-    ImGui::TextUnformatted(tr("optimizer step"));
+    ImGui::TextUnformatted(tr("optimizer step: on static memory alone, no activations"));
   } else {
     ImGui::Text(tr("%s of micro-batch %lld, chunk %d"), kind_text(event.kind).c_str(),
                 static_cast<long long>(event.microbatch), event.vpp_chunk);
   }
-  ImGui::Text(tr("allocated after: %s (%s bytes)"), gib_text(event.allocated_after_bytes).c_str(),
-              grouped(event.allocated_after_bytes).c_str());
-  ImGui::Text(tr("peak inside: %s (%s bytes)"), gib_text(event.peak_during_bytes).c_str(),
-              grouped(event.peak_during_bytes).c_str());
+  block_line("static: weights, gradients, optimizer state, buffers", static_bytes);
+  if (event.kind != TimelineEvent::Kind::optimizer_step) {
+    block_line("saved activations held as it starts", held - std::min(held, static_bytes));
+    if (event.kind == TimelineEvent::Kind::forward) {
+      block_line("activations this forward saves", after - std::min(after, held));
+    } else {
+      block_line("activations this backward frees at its end (striped)",
+                 held - std::min(held, after));
+    }
+    block_line("working set inside, on top (transients)",
+               event.peak_during_bytes - std::min(event.peak_during_bytes, saved));
+  }
+  block_line("allocated after it", after);
+  block_line("peak inside it", event.peak_during_bytes);
   ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
   ImGui::Text(tr("+ runtime overheads %s outside the allocator"),
               gib_text(rank.runtime_overhead_bytes).c_str());
@@ -170,7 +201,43 @@ void hover_column(ImDrawList* draw, const Plot& plot, const RankMemory& rank, fl
   const float x = plot.min.x + (static_cast<float>(index) + 0.5f) * column_px;
   draw->AddLine(ImVec2(x, plot.min.y), ImVec2(x, plot.max.y),
                 ImGui::GetColorU32(strong_text_color()) & 0x80FFFFFF);
-  event_tooltip(rank.timeline[index], rank);
+  event_tooltip(rank.timeline, index, rank);
+}
+
+// The blocks above the static bands, named: the table's "activations" and "transients" are
+// these blocks at the peak column.
+void timeline_legend() {
+  const float square_px = ImGui::GetTextLineHeight() * 0.8f;
+  const struct {
+    ImU32 color;
+    bool striped;
+    const char* name;
+  } blocks[] = {{kActivationsColor, false, "saved activations"},
+                {kActivationsColor, true, "activations a backward frees"},
+                {kTransientsColor, false, "working set inside an operation (transients)"}};
+  for (const auto& block : blocks) {
+    const float width_px =
+        square_px + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(tr(block.name)).x;
+    if (ImGui::GetCursorPosX() > ImGui::GetStyle().WindowPadding.x &&
+        ImGui::GetContentRegionAvail().x < width_px) {
+      ImGui::NewLine();
+    }
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    const float top_px = at.y + (ImGui::GetTextLineHeight() - square_px) * 0.5f;
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    draw->AddRectFilled(ImVec2(at.x, top_px), ImVec2(at.x + square_px, top_px + square_px),
+                        ImGui::GetColorU32(block.color), 2.0f);
+    for (float d = 2.0f; block.striped && d < square_px * 2.0f; d += 4.0f) {
+      draw->AddLine(ImVec2(at.x + std::max(0.0f, d - square_px), top_px + std::min(d, square_px)),
+                    ImVec2(at.x + std::min(d, square_px), top_px + std::max(0.0f, d - square_px)),
+                    IM_COL32(255, 255, 255, 140), 1.5f);
+    }
+    ImGui::Dummy(ImVec2(square_px, ImGui::GetTextLineHeight()));
+    ImGui::SameLine(0.0f, ImGui::GetStyle().ItemInnerSpacing.x);
+    ImGui::TextUnformatted(tr(block.name));
+    ImGui::SameLine(0.0f, ImGui::GetFontSize() * 1.2f);
+  }
+  ImGui::NewLine();
 }
 
 }  // namespace
@@ -217,8 +284,10 @@ void draw_timeline(AppState& state, const Estimate& estimate, float dim) {
   draw_peak(draw, plot, rank, column_px);
   // The x axis: schedule order, with the step's phases named.
   draw->AddText(ImVec2(plot.min.x, plot.max.y + em * 0.2f), axis,
-                tr("schedule order: forwards, backwards (darker), optimizer step"));
+                tr("schedule order: forwards, backwards (darker), optimizer step; hover a column "
+                   "for its blocks"));
   if (hovered) hover_column(draw, plot, rank, column_px);
+  timeline_legend();
 }
 
 }  // namespace megamem::web

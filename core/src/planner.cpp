@@ -11,7 +11,9 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -258,11 +260,16 @@ std::string layout_label(const Layout& l, int mbs) {
          " ETP" + std::to_string(l.etp) + " · mbs " + std::to_string(mbs);
 }
 
+// The search in steps (PlanSearch): start() checks the request and lists the layouts, then
+// each advance() [classify]s and [time]s whole layouts, and at the end [rank]s.
 class Planner {
  public:
   explicit Planner(const PlanRequest& request) : req_(request), base_(request.base) {}
 
-  Expected<PlanResult> run();
+  std::optional<Error> start();
+  bool advance(std::int64_t budget);
+  PlanProgress progress() const;
+  PlanResult take_result() { return std::move(result_); }
 
  private:
   std::size_t recompute_of(std::size_t row) const { return row / offload_.size(); }
@@ -300,22 +307,38 @@ class Planner {
     std::uint16_t column;
     double time;
   };
+  enum class Phase { layouts, sort, top, pareto, done };
   Expected<NormalizedConfig> check_request();
   bool row_below(std::size_t a, std::size_t b) const;
   void setup_rows();
   Expected<Axes> axes(const ModelConfig& model) const;
   void enumerate(const NormalizedConfig& model, const Axes& axes);
+  void visit_layouts(std::int64_t budget);
   bool add_columns(LayoutState& state, const std::vector<int>& mbss);
   void reject_invalid_rows(LayoutState& state);
   void visit_layout(const Layout& layout, const std::vector<int>& mbss);
   void time_fits(LayoutState& state, std::uint32_t layout_index);
   void record_cells(PlanResult& result);
-  void rank_top(PlanResult& result);
-  void rank_pareto(PlanResult& result);
+  bool sort_fits(std::int64_t budget);
+  bool rank_top(PlanResult& result, std::int64_t budget);
+  bool rank_pareto(PlanResult& result, std::int64_t budget);
   void rejections(PlanResult& result) const;
 
-  const PlanRequest& req_;
+  const PlanRequest req_;
   Config base_;
+  Phase phase_ = Phase::layouts;
+  std::vector<Layout> pending_;  // every layout of the search space, in enumeration order
+  std::size_t next_layout_ = 0;  // pending_[next_layout_] is visited next
+  std::vector<int> mbss_;        // the micro-batch sizes searched (each layout's columns)
+  // sort_fits(): runs of sort_width_ fits are sorted (0: none yet); the pass has merged the
+  // runs before fits_[sort_next_] into sorted_.
+  std::size_t sort_width_ = 0;
+  std::size_t sort_next_ = 0;
+  std::vector<Fit> sorted_;
+  std::size_t next_top_ = 0;                       // rank_top() walks fits_ from here
+  std::size_t next_fit_ = 0;                       // rank_pareto() walks fits_ from here
+  std::uint64_t pareto_best_ = ~std::uint64_t{0};  // least memory on the front so far
+  PlanResult result_;
   Config plain_;  // the base in its plainest layout (no parallelism, recompute or offload)
   std::vector<LayoutState> layouts_;
   std::vector<Fit> fits_;
@@ -742,7 +765,7 @@ Expected<Planner::Axes> Planner::axes(const ModelConfig& m) const {
   return a;
 }
 
-// [enumerate] Every layout of the search space, handed to visit_layout().
+// [enumerate] Every layout of the search space, in the order visit_layouts() takes them.
 void Planner::enumerate(const NormalizedConfig& model, const Axes& a) {
   const ModelConfig& m = model.config.model;
   const std::int64_t world = base_.parallel.world_size;
@@ -764,7 +787,7 @@ void Planner::enumerate(const NormalizedConfig& model, const Axes& a) {
           for (int ep : a.eps) {
             for (int etp : etps) {
               if (ep < 1 || etp < 1 || world % (std::int64_t{etp} * ep * pp) != 0) continue;
-              visit_layout(Layout{tp, cp, pp, vpp, ep, etp, *split}, a.mbss);
+              pending_.push_back(Layout{tp, cp, pp, vpp, ep, etp, *split});
             }
           }
         }
@@ -894,27 +917,62 @@ void Planner::record_cells(PlanResult& result) {
   result.cells = std::move(recorded_);
 }
 
-// [rank] The top list: the fastest fitting candidates (equal times keep the enumeration
-// order).
-void Planner::rank_top(PlanResult& result) {
-  std::stable_sort(fits_.begin(), fits_.end(),
-                   [](const Fit& a, const Fit& b) { return a.time < b.time; });
+// [rank] fits_ by step time, equal times in enumeration order (std::stable_sort's order), in
+// steps of about `budget` fits: runs of kRun sorted in place, then merge passes of doubling
+// width, whole pairs of runs at a time (std::merge keeps the first run's fit first on a tie).
+// True once sorted.
+bool Planner::sort_fits(std::int64_t budget) {
+  constexpr std::size_t kRun = 64;
+  const std::size_t n = fits_.size();
+  const auto by_time = [](const Fit& a, const Fit& b) { return a.time < b.time; };
+  std::int64_t done = 0;
+  while (done < budget) {
+    const std::size_t from = sort_next_;
+    const std::size_t width = sort_width_ == 0 ? kRun : sort_width_;
+    if (width >= n && sort_width_ != 0) return true;
+    const std::size_t to = std::min(n, from + (sort_width_ == 0 ? kRun : 2 * width));
+    if (sort_width_ == 0) {
+      std::stable_sort(fits_.begin() + static_cast<std::ptrdiff_t>(from),
+                       fits_.begin() + static_cast<std::ptrdiff_t>(to), by_time);
+    } else {
+      sorted_.resize(n);
+      const auto at = [&](std::size_t i) { return fits_.begin() + static_cast<std::ptrdiff_t>(i); };
+      std::merge(at(from), at(std::min(to, from + width)), at(std::min(to, from + width)), at(to),
+                 sorted_.begin() + static_cast<std::ptrdiff_t>(from), by_time);
+    }
+    done += static_cast<std::int64_t>(to - from) + 1;
+    sort_next_ = to;
+    if (sort_next_ < n) continue;
+    if (sort_width_ != 0) fits_.swap(sorted_);
+    sort_width_ = sort_width_ == 0 ? kRun : 2 * width;
+    sort_next_ = 0;
+  }
+  return sort_width_ >= n && sort_width_ != 0;
+}
+
+// [rank] The top list: the fastest fitting candidates, walking the sorted fits `budget` at a
+// time. True once it is complete.
+bool Planner::rank_top(PlanResult& result, std::int64_t budget) {
   const auto top = static_cast<std::size_t>(std::max(0, req_.top));
-  for (std::size_t i = 0; i < fits_.size() && result.top.size() < top; ++i) {
-    const Fit& f = fits_[i];
+  for (std::int64_t walked = 0; walked < budget; ++walked) {
+    if (next_top_ >= fits_.size() || result.top.size() >= top) return true;
+    const Fit& f = fits_[next_top_++];
     if (auto c = candidate(layouts_[f.layout], f.row, f.column)) {
       result.top.push_back(std::move(*c));
     }
   }
+  return next_top_ >= fits_.size() || result.top.size() >= top;
 }
 
 // [rank] Pareto front: walking from the fastest, a candidate joins when it needs less memory
 // than every faster one. Evaluated cells below it in its layout's order bound its memory
-// from below (less the slack), which spares most evaluations.
-void Planner::rank_pareto(PlanResult& result) {
-  std::uint64_t best = ~std::uint64_t{0};
+// from below (less the slack), which spares most evaluations. Walks `budget` candidates on
+// from where the last call stopped; true once every one is walked.
+bool Planner::rank_pareto(PlanResult& result, std::int64_t budget) {
+  std::uint64_t& best = pareto_best_;
   const std::uint64_t slack = req_.inference_slack_bytes;
-  for (const Fit& f : fits_) {
+  for (std::int64_t walked = 0; next_fit_ < fits_.size() && walked < budget; ++walked) {
+    const Fit& f = fits_[next_fit_++];
     LayoutState& state = layouts_[f.layout];
     const std::size_t columns = state.columns.size();
     const std::size_t index = static_cast<std::size_t>(f.row) * columns + f.column;
@@ -935,6 +993,7 @@ void Planner::rank_pareto(PlanResult& result) {
       result.pareto.push_back(std::move(*c));
     }
   }
+  return next_fit_ == fits_.size();
 }
 
 // Why the rest fail: out of memory, and Megatron's rules by field, most frequent first.
@@ -956,27 +1015,99 @@ void Planner::rejections(PlanResult& result) const {
       [](const PlanRejection& a, const PlanRejection& b) { return a.count > b.count; });
 }
 
-// enumerate -> classify -> time -> rank.
-Expected<PlanResult> Planner::run() {
+// The request's checks and the search space's layouts (enumerate); an error ends the search.
+std::optional<Error> Planner::start() {
   const Expected<NormalizedConfig> model = check_request();
   if (!model) return model.error();
   setup_rows();
   const Expected<Axes> search = axes(model->config.model);
   if (!search) return search.error();
   enumerate(*model, *search);
-  counted_ = true;
-  PlanResult result;
-  if (req_.record_cells) record_cells(result);
-  rank_top(result);
-  rank_pareto(result);
-  rejections(result);
-  result.stats = stats_;
-  return result;
+  mbss_ = search->mbss;
+  return std::nullopt;
+}
+
+// [classify] and [time] the next layouts, `budget` candidates' worth (at least one layout).
+void Planner::visit_layouts(std::int64_t budget) {
+  const std::int64_t from = stats_.candidates;
+  while (next_layout_ < pending_.size() && stats_.candidates - from < budget) {
+    visit_layout(pending_[next_layout_++], mbss_);
+  }
+}
+
+// One step: layouts until all are visited, then sorting what fits, the top list and the
+// Pareto front, each `budget` candidates at a time, and the rejections. True once the result
+// is complete.
+bool Planner::advance(std::int64_t budget) {
+  budget = std::max<std::int64_t>(budget, 1);
+  if (phase_ == Phase::layouts) {
+    visit_layouts(budget);
+    if (next_layout_ < pending_.size()) return false;
+    counted_ = true;
+    phase_ = Phase::sort;
+    if (req_.record_cells) record_cells(result_);
+  } else if (phase_ == Phase::sort) {
+    if (sort_fits(budget)) phase_ = Phase::top;
+  } else if (phase_ == Phase::top) {
+    if (rank_top(result_, budget)) phase_ = Phase::pareto;
+  } else if (phase_ == Phase::pareto && rank_pareto(result_, budget)) {
+    rejections(result_);
+    result_.stats = stats_;
+    phase_ = Phase::done;
+  }
+  return phase_ == Phase::done;
+}
+
+PlanProgress Planner::progress() const {
+  const auto per_layout = static_cast<std::int64_t>(rows_ * mbss_.size());
+  PlanProgress p;
+  p.layouts_total = static_cast<std::int64_t>(pending_.size());
+  p.layouts_done = static_cast<std::int64_t>(next_layout_);
+  p.candidates_total = p.layouts_total * per_layout;
+  p.candidates_done = p.layouts_done * per_layout;
+  p.ranking = phase_ != Phase::layouts;
+  p.finished = phase_ == Phase::done;
+  return p;
 }
 
 }  // namespace
 
-Expected<PlanResult> plan(const PlanRequest& request) { return Planner(request).run(); }
+struct PlanSearch::Impl {
+  explicit Impl(const PlanRequest& request) : planner(request), error(planner.start()) {}
+  Planner planner;
+  std::optional<Error> error;  // the request cannot be searched
+};
+
+PlanSearch::PlanSearch(const PlanRequest& request) : impl_(std::make_unique<Impl>(request)) {}
+PlanSearch::~PlanSearch() = default;
+PlanSearch::PlanSearch(PlanSearch&&) noexcept = default;
+PlanSearch& PlanSearch::operator=(PlanSearch&&) noexcept = default;
+
+bool PlanSearch::advance(std::int64_t candidates) {
+  return impl_->error || impl_->planner.advance(candidates);
+}
+
+PlanProgress PlanSearch::progress() const {
+  if (!impl_->error) return impl_->planner.progress();
+  PlanProgress p;
+  p.finished = true;
+  return p;
+}
+
+Expected<PlanResult> PlanSearch::take_result() {
+  if (impl_->error) return *impl_->error;
+  if (!impl_->planner.progress().finished) {
+    return Error{"plan", "the search has not finished (advance() it until it returns true)"};
+  }
+  return impl_->planner.take_result();
+}
+
+Expected<PlanResult> plan(const PlanRequest& request) {
+  PlanSearch search(request);
+  while (!search.advance(std::numeric_limits<std::int64_t>::max())) {
+  }
+  return search.take_result();
+}
 
 PlanRequest plan_request_for(const Config& config) {
   PlanRequest request;

@@ -21,10 +21,20 @@ megamem::PlanRequest request(megamem::Config model, std::int64_t gpus, std::int6
   return r;
 }
 
-void run(benchmark::State& state, const megamem::PlanRequest& r) {
+// The page's way: a PlanSearch advanced `step` candidates at a time (web/planning.cpp).
+megamem::Expected<megamem::PlanResult> in_steps(const megamem::PlanRequest& r, std::int64_t step) {
+  megamem::PlanSearch search(r);
+  while (!search.advance(step)) {
+  }
+  return search.take_result();
+}
+
+// plan() in one go (step 0), or in steps of `step` candidates, to show that the steps cost no
+// more.
+void run(benchmark::State& state, const megamem::PlanRequest& r, std::int64_t step = 0) {
   megamem::PlanStats stats;
   for (auto _ : state) {
-    auto result = megamem::plan(r);
+    auto result = step > 0 ? in_steps(r, step) : megamem::plan(r);
     if (!result) {
       state.SkipWithError(result.error().message.c_str());
       return;
@@ -65,5 +75,15 @@ void plan_deepseek_v3_on_1024_gpus(benchmark::State& state) {
   run(state, request(megamem::fixtures::deepseek_v3(), 1024, 8192));
 }
 BENCHMARK(plan_deepseek_v3_on_1024_gpus)->Unit(benchmark::kMillisecond);
+
+void plan_deepseek_v3_on_1024_gpus_in_steps(benchmark::State& state) {
+  run(state, request(megamem::fixtures::deepseek_v3(), 1024, 8192), 256);
+}
+BENCHMARK(plan_deepseek_v3_on_1024_gpus_in_steps)->Unit(benchmark::kMillisecond);
+
+void plan_llama3_70b_on_1024_gpus_in_steps(benchmark::State& state) {
+  run(state, request(megamem::fixtures::llama3_70b(), 1024, 8192), 256);
+}
+BENCHMARK(plan_llama3_70b_on_1024_gpus_in_steps)->Unit(benchmark::kMillisecond);
 
 }  // namespace

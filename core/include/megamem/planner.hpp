@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -140,7 +141,41 @@ PlanRequest plan_request_for(const Config& config);
 Config plan_inputs(const Config& config, const PlannerSearchSpace& space);
 
 // Runs the search. Errors only for a request that cannot be searched (no GPUs, a model
-// that does not normalize even in its simplest layout, an empty search space).
+// that does not normalize even in its simplest layout, an empty search space). The same
+// steps as a PlanSearch advanced until it finishes.
 Expected<PlanResult> plan(const PlanRequest& request);
+
+// How far a PlanSearch has got.
+struct PlanProgress {
+  std::int64_t candidates_done = 0;   // enumerated and classified so far
+  std::int64_t candidates_total = 0;  // of the whole search space (known once it starts)
+  std::int64_t layouts_done = 0;
+  std::int64_t layouts_total = 0;
+  bool ranking = false;   // every candidate is classified; the top list and front are built
+  bool finished = false;  // result() is ready
+};
+
+// plan() in steps, for a caller that must stay responsive between them (the page has one
+// thread; core has no clock, so the caller bounds each step by a candidate count and checks
+// its own clock between steps). Constructing it checks the request and lists the layouts;
+// each advance() classifies and times whole layouts, then ranks; the result equals plan()'s.
+class PlanSearch {
+ public:
+  explicit PlanSearch(const PlanRequest& request);
+  ~PlanSearch();
+  PlanSearch(PlanSearch&&) noexcept;
+  PlanSearch& operator=(PlanSearch&&) noexcept;
+
+  // Works through about `candidates` candidates (at least one layout, or one ranking step of
+  // as many reported candidates) and returns whether the search has finished.
+  bool advance(std::int64_t candidates);
+  PlanProgress progress() const;
+  // Once finished: the result, or why the request cannot be searched (moved out; once).
+  Expected<PlanResult> take_result();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace megamem
