@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "megamem/launch_script.hpp"
+#include "messages.hpp"
 
 using namespace megamem;
 
@@ -55,9 +56,8 @@ TEST_CASE("comments: whole lines and trailing, not inside quotes or words") {
       "  --moe-layer-freq '[1]*4 # not a comment' \\\n"
       "  --wandb-exp-name run#3 # a comment\n");
   CHECK(script.program == "pretrain_gpt.py");
-  CHECK(script.megatron_words ==
-        Words{"--num-layers", "32", "--moe-layer-freq", "[1]*4 # not a comment", "--wandb-exp-name",
-              "run#3"});
+  CHECK(script.megatron_words == Words{"--num-layers", "32", "--moe-layer-freq",
+                                       "[1]*4 # not a comment", "--wandb-exp-name", "run#3"});
   CHECK(script.used_lines == std::vector<int>{2, 3, 4});
   CHECK(script.ignored_lines == 0);
 }
@@ -182,7 +182,8 @@ TEST_CASE("command substitution is not run: a warning naming the line, read as e
 }
 
 TEST_CASE("unset variables are warnings naming the line of the word") {
-  const LaunchScript script = read("python pretrain_gpt.py \\\n  --num-layers 2 \\\n  --save $CKPT\n");
+  const LaunchScript script =
+      read("python pretrain_gpt.py \\\n  --num-layers 2 \\\n  --save $CKPT\n");
   CHECK(script.megatron_words == Words{"--num-layers", "2", "--save"});
   CHECK(script.warnings == Words{"line 3: $CKPT is not set in the paste; read as empty"});
 }
@@ -273,4 +274,22 @@ TEST_CASE("parse_megatron_launch: given world size, else the launcher's, else th
   const Expected<MegatronLaunch> none = parse_megatron_launch(bare, {});
   REQUIRE_FALSE(none.has_value());
   CHECK(none.error().field == "world_size");
+}
+
+TEST_CASE("every note and warning the page shows for a script has a Chinese row") {
+  const LaunchScript script = read(
+      "source env.sh\nfor i in 1; do\n  X=1\ndone\n"
+      "if [ -f x ]; then\n  Y=$(hostname)\nfi\n"
+      "A=$((2**3))\nB=${C/x/y}\nD=${E[x]}\nARGS=\"--num-layers 2 --bf16\"\n"
+      "torchrun --nproc_per_node gpu pretrain_gpt.py \"$ARGS\" $Y $A $B $D $UNSET `date`\n");
+  std::vector<std::string> texts = script.warnings;
+  texts.push_back(used_lines_text(script));
+  texts.push_back("read the pretrain_gpt.py command: " + used_lines_text(script));
+  for (const char* error : {"A=\"x", "echo hi"}) texts.push_back(read_error(error).message);
+  CHECK(texts.size() == 15);
+  for (const std::string& text : texts) {
+    INFO(text);
+    std::string chinese;
+    CHECK(web::translate(text, &chinese));
+  }
 }

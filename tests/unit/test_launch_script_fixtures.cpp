@@ -1,7 +1,7 @@
 // Real launch scripts (tests/cli/fixtures/launch_scripts, sources in its README) read to the
 // run they launch. Native only: the wasm tests do not read files.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -45,7 +45,7 @@ TEST_CASE("Megatron-LM's Llama-3-8B FP8 example reads to its run") {
   CHECK(c.training.fp8_param_gather);
   CHECK(c.model.hidden_dropout == 0.0);
   CHECK(c.parallel.tensor_parallel == 1);
-  CHECK(c.parallel.pipeline_parallel == 1);  // its flag is commented out inside the array
+  CHECK(c.parallel.pipeline_parallel == 1);      // its flag is commented out inside the array
   CHECK(c.optimizer.use_distributed_optimizer);  // TRAINING_ARGS+=("${DDP_ARGS[@]}")
   // The mock-data branch is taken (TOKENIZER_ARG defaults to MOCK): its line is used.
   CHECK(std::find(run.script.used_lines.begin(), run.script.used_lines.end(), 125) !=

@@ -105,6 +105,7 @@ struct Walker {
   void put(const Values& values, bool quoted);
   std::size_t dollar(std::string_view raw, std::size_t i, bool quoted);
   std::size_t double_quoted(std::string_view raw, std::size_t i);
+  std::size_t backtick(std::string_view raw, std::size_t i);
   void walk(std::string_view raw);
 };
 
@@ -366,15 +367,20 @@ std::size_t Walker::double_quoted(std::string_view raw, std::size_t i) {
     } else if (c == '$') {
       j = dollar(raw, j, true);
     } else if (c == '`') {
-      const std::size_t close = skip_quoted(raw, j);
-      warn("command substitution " + excerpt(raw.substr(j, close - j)) +
-           " is not run; read as empty");
-      j = close == npos ? stop : close;
+      j = std::min(backtick(raw, j), stop);
     } else {
       fields.literal(raw.substr(j, 1));
       ++j;
     }
   }
+  return end == npos ? raw.size() : end;
+}
+
+// A `...` command substitution at i is not run: a warning; returns the index after it.
+std::size_t Walker::backtick(std::string_view raw, std::size_t i) {
+  const std::size_t end = skip_quoted(raw, i);
+  warn("command substitution " + excerpt(raw.substr(i, end == npos ? npos : end - i)) +
+       " is not run; read as empty");
   return end == npos ? raw.size() : end;
 }
 
@@ -395,10 +401,7 @@ void Walker::walk(std::string_view raw) {
     } else if (c == '$') {
       i = dollar(raw, i, false);
     } else if (c == '`') {
-      const std::size_t end = skip_quoted(raw, i);
-      warn("command substitution " + excerpt(raw.substr(i, end - i)) +
-           " is not run; read as empty");
-      i = end == npos ? raw.size() : end;
+      i = backtick(raw, i);
     } else {
       fields.literal(raw.substr(i, 1));
       ++i;
