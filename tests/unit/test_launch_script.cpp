@@ -62,6 +62,16 @@ TEST_CASE("comments: whole lines and trailing, not inside quotes or words") {
   CHECK(script.ignored_lines == 0);
 }
 
+TEST_CASE("a Python expression after a flag needs no quotes (as pasted from a log)") {
+  const LaunchScript script = read(
+      "ARGS=(--moe-layer-freq ([0]*1+[1]*3))\n"
+      "python pretrain_gpt.py --num-layers 4 ${ARGS[@]} --pattern=([1]*2) \\\n"
+      "  --moe-layer-freq ([0]*1+[1]*3)\n"
+      "(cd /tmp && ls)\n");
+  CHECK(script.megatron_words == Words{"--num-layers", "4", "--moe-layer-freq", "([0]*1+[1]*3)",
+                                       "--pattern=([1]*2)", "--moe-layer-freq", "([0]*1+[1]*3)"});
+}
+
 TEST_CASE("backslash continuations join lines, also with CRLF line ends") {
   const LaunchScript script =
       read("torchrun pretrain_gpt.py \\\r\n  --num-layers 2\\\n4 \\\n  --bf16\r\n");

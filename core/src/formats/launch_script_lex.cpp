@@ -120,12 +120,21 @@ Expected<bool> Lexer::quoted_or_expansion() {
   return true;
 }
 
-// '(' opens an array right after NAME= or NAME+=, else it is a subshell or function bracket.
+// '(' opens an array right after NAME= or NAME+=; inside a word or right after a flag it is
+// a Python expression bash would refuse unquoted but people paste (--moe-layer-freq
+// ([0]*1+[1]*3)), kept whole in the word; else it is a subshell or function bracket.
 void Lexer::bracket(char c) {
   std::string_view name, value;
   bool append_to = false;
-  if (c == '(' && in_word && !in_array && split_assignment(word, &name, &append_to, &value) &&
-      value.empty()) {
+  const bool after_flag = !in_word && !out.tokens.empty() &&
+                          out.tokens.back().kind == TokenKind::word &&
+                          out.tokens.back().text.rfind("--", 0) == 0;
+  const bool assignment = in_word && split_assignment(word, &name, &append_to, &value);
+  const std::size_t end = c == '(' ? skip_quoted(text, i) : npos;
+  if (end != npos && !assignment && (in_word || after_flag)) {
+    append(text.substr(i, end - i));
+    i = end;
+  } else if (c == '(' && !in_array && assignment && value.empty()) {
     push(TokenKind::array_open, std::move(word), word_line);
     word.clear();
     in_word = false;
