@@ -14,6 +14,7 @@
 #include "commands.hpp"
 #include "megamem/hf_config.hpp"
 #include "megamem/import_merge.hpp"
+#include "megamem/launch_script.hpp"
 #include "megamem/megatron_args.hpp"
 #include "megamem/presets.hpp"
 
@@ -137,6 +138,39 @@ Expected<SharedConfig> recipe_by_id(const std::string& recipe_id) {
   return recipe_config(*recipe);
 }
 
+// --megatron-args: flags or a whole launch script (launch_script.hpp), given inline or as
+// @FILE. The world size is --world-size, else the script's launcher (torchrun).
+Expected<SharedConfig> megatron_launch_config(const std::string& value, const Sizes& sizes,
+                                              std::vector<std::string>& warnings) {
+  Expected<std::string> text = value;
+  if (value.rfind('@', 0) == 0) text = read_text_file("--megatron-args", value.substr(1));
+  if (!text) return text.error();
+  const Expected<MegatronLaunch> parsed = parse_megatron_launch(
+      *text,
+      {.world_size = sizes.world_size.value_or(0), .vocab_size = sizes.vocab_size.value_or(0)});
+  if (!parsed) {
+    if (parsed.error().field == "world_size") {
+      return Error{"--world-size",
+                   "is required (the number of GPUs; the flags' launcher does not say it)"};
+    }
+    return parsed.error();
+  }
+  const LaunchScript& script = parsed->script;
+  if (!script.program.empty() || script.used_lines.size() > 1 || script.ignored_lines > 0) {
+    warnings.push_back("note: --megatron-args: " + used_lines_text(script) +
+                       (script.program.empty() ? "" : " (the " + script.program + " command)"));
+  }
+  warnings.insert(warnings.end(), script.warnings.begin(), script.warnings.end());
+  for (const std::string& flag : parsed->args.unknown_flags) {
+    warnings.push_back(flag + " is not a Megatron-LM flag; ignored");
+  }
+  for (const std::string& flag : parsed->args.unmodeled_flags) {
+    warnings.push_back(flag + " changes memory but is not modeled; the estimate leaves it out");
+  }
+  warnings.insert(warnings.end(), parsed->args.warnings.begin(), parsed->args.warnings.end());
+  return merge_megatron_flags(SharedConfig{share_link_defaults(), "", ""}, parsed->args.config);
+}
+
 // The whole-configuration source: a recipe, a link, Megatron flags, or link v1's defaults.
 Expected<ConfigFromOptions> start_config(const ParsedOptions& options, const Sizes& sizes) {
   ConfigFromOptions out;
@@ -150,19 +184,9 @@ Expected<ConfigFromOptions> start_config(const ParsedOptions& options, const Siz
     if (!shared) return Error{"--url: " + shared.error().field, shared.error().message};
     out.shared = std::move(*shared);
   } else if (const auto flags = value_of(options, "--megatron-args")) {
-    if (!sizes.world_size) return Error{"--world-size", "is required (the number of GPUs)"};
-    const Expected<MegatronArgs> parsed =
-        parse_megatron_args(*flags, *sizes.world_size, sizes.vocab_size.value_or(0));
-    if (!parsed) return parsed.error();
-    for (const std::string& flag : parsed->unknown_flags) {
-      out.warnings.push_back(flag + " is not a Megatron-LM flag; ignored");
-    }
-    for (const std::string& flag : parsed->unmodeled_flags) {
-      out.warnings.push_back(flag +
-                             " changes memory but is not modeled; the estimate leaves it out");
-    }
-    out.warnings.insert(out.warnings.end(), parsed->warnings.begin(), parsed->warnings.end());
-    out.shared = merge_megatron_flags(out.shared, parsed->config);
+    Expected<SharedConfig> shared = megatron_launch_config(*flags, sizes, out.warnings);
+    if (!shared) return shared.error();
+    out.shared = std::move(*shared);
   } else if (const auto bridge = value_of(options, "--bridge-config")) {
     // A Megatron-Bridge run_config.yaml (bridge_options.hpp); it does not hold the world size.
     if (!sizes.world_size) return Error{"--world-size", "is required (the number of GPUs)"};

@@ -29,6 +29,8 @@ constexpr CommandUsage kCommandUsage[] = {
      "      The configuration starts from one of\n"
      "        --preset MODEL (with --gpu GPU --gpus N), --hf-config config.json,\n"
      "        --recipe RECIPE, --url LINK, --megatron-args \"<flags>\" --world-size N\n"
+     "        (--megatron-args @train.sh reads a launch script: comments, variables, bash\n"
+     "        arrays; --world-size defaults to its torchrun --nproc_per_node x --nnodes)\n"
      "      and takes changes as --tp --pp --vpp --cp --ep --etp --mbs --gbs --seq\n"
      "        --recompute none|selective|full --recompute-method --recompute-layers --dtype\n"
      "        --fp8 --dist-opt/--no-dist-opt --sp/--no-sp --vocab-size V\n"

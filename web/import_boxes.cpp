@@ -12,6 +12,7 @@
 #include "megamem/hf_config.hpp"
 #include "megamem/import_merge.hpp"
 #include "megamem/json_output.hpp"
+#include "megamem/launch_script.hpp"
 #include "megamem/megatron_args.hpp"
 #include "megamem/share_link.hpp"
 #include "messages.hpp"
@@ -51,6 +52,10 @@ constexpr const char* kPasteTooLarge =
     "`megamem compare LOG` (logs up to %zu MiB).";
 constexpr const char* kAppliedOn =
     "applied on %lld GPUs (GPU, runtime and environment settings kept)";
+constexpr const char* kAppliedOnLauncher =
+    "applied on %lld GPUs, the launcher's --nproc_per_node x --nnodes (GPU, runtime and "
+    "environment settings kept)";
+constexpr const char* kScriptLines = "read the %s command: %s";
 
 // std::string-backed multiline text (ImGui's resize callback, as misc/cpp/imgui_stdlib does).
 int resize_callback(ImGuiInputTextCallbackData* data) {
@@ -95,11 +100,45 @@ bool import_text(AppState& state, int target, const std::string& text) {
   }
 }
 
-std::string applied_on(const AppState& state) {
-  char text[160];
-  std::snprintf(text, sizeof text, kAppliedOn,
+std::string applied_on(const AppState& state, const char* format = kAppliedOn) {
+  char text[200];
+  std::snprintf(text, sizeof text, format,
                 static_cast<long long>(state.shared.config.parallel.world_size));
   return text;
+}
+
+// The box starts over; an import that failed leaves its error ("field: message"). True when
+// `result` holds a value.
+template <typename T>
+bool start_over(ImportBox& box, const Expected<T>& result) {
+  box.error.clear();
+  box.notes.clear();
+  if (result) return true;
+  box.error = result.error().field + ": " + result.error().message;
+  return false;
+}
+
+// A whole run (flags, a launch script or a Bridge config) replaces the configuration on the
+// page's GPUs (import_merge.hpp: what it keeps); the box says on how many.
+void apply_run(AppState& state, ImportBox& box, const Config& run, const char* applied_format) {
+  state.shared = merge_megatron_flags(state.shared, run);
+  box.notes.insert(box.notes.begin(), applied_on(state, applied_format));
+  state.edited_key.clear();
+}
+
+// For a script (more than a line of flags): which command and lines were read, and what in
+// them was not understood, each naming its line.
+void script_notes(const LaunchScript& script, std::vector<std::string>& notes) {
+  if (script.program.empty() && script.used_lines.size() < 2 && script.ignored_lines == 0) return;
+  const std::string lines = used_lines_text(script);
+  if (script.program.empty()) {
+    notes.push_back(lines);
+  } else {
+    char text[400];
+    std::snprintf(text, sizeof text, kScriptLines, script.program.c_str(), lines.c_str());
+    notes.push_back(text);
+  }
+  notes.insert(notes.end(), script.warnings.begin(), script.warnings.end());
 }
 
 bool box(AppState& state, ImportBox& box, int target, const char* title, const char* hint,
@@ -122,7 +161,7 @@ bool box(AppState& state, ImportBox& box, int target, const char* title, const c
   if (state.refused_paste_bytes > 0.0 && ImGui::IsItemActive()) {
     refuse_paste(state, target, state.refused_paste_bytes);
   }
-  if (ImGui::Button(button)) changed = import_text(state, target, box.text);
+  if (ImGui::Button(tr(button))) changed = import_text(state, target, box.text);
   describe_item(state, (std::string(title) + ": " + button).c_str(), "button", flag, effect);
   ImGui::SameLine();
   if (ImGui::Button(tr("Paste"))) read_clipboard(target);
@@ -143,13 +182,8 @@ bool box(AppState& state, ImportBox& box, int target, const char* title, const c
 
 bool import_hf_config_text(AppState& state, const std::string& text) {
   ImportBox& box = state.hf_import;
-  box.error.clear();
-  box.notes.clear();
   const Expected<HfImport> imported = import_hf_config(text);
-  if (!imported) {
-    box.error = imported.error().field + ": " + imported.error().message;
-    return false;
-  }
+  if (!start_over(box, imported)) return false;
   state.shared = merge_hf_model(state.shared, imported->model, "imported " + imported->model_type);
   box.notes = imported->notes;
   box.notes.insert(box.notes.begin(),
@@ -163,44 +197,39 @@ bool import_hf_config_text(AppState& state, const std::string& text) {
 
 bool import_megatron_flags_text(AppState& state, const std::string& text) {
   ImportBox& box = state.flags_import;
-  box.error.clear();
-  box.notes.clear();
-  const Expected<MegatronArgs> parsed =
-      parse_megatron_args(text, state.shared.config.parallel.world_size);
-  if (!parsed) {
-    box.error = parsed.error().field + ": " + parsed.error().message;
+  // The page's GPU count unless the script's torchrun says how many GPUs it runs on.
+  const Expected<MegatronLaunch> parsed =
+      parse_megatron_launch(text, {.default_world_size = state.shared.config.parallel.world_size});
+  if (!start_over(box, parsed)) {
+    const Expected<LaunchScript> script = read_launch_script(text);
+    if (script) script_notes(*script, box.notes);  // the lines behind a missing or bad flag
     return false;
   }
-  state.shared = merge_megatron_flags(state.shared, parsed->config);
+  script_notes(parsed->script, box.notes);
+  const MegatronArgs& args = parsed->args;
   const auto list = [&](const std::vector<std::string>& flags, const char* what) {
     if (flags.empty()) return;
     std::string joined;
     for (const std::string& flag : flags) joined += (joined.empty() ? "" : " ") + flag;
     box.notes.push_back(std::string(what) + joined);
   };
-  list(parsed->unmodeled_flags, "change memory but are not modeled: ");
-  list(parsed->unknown_flags, "not Megatron-LM flags, ignored: ");
-  if (!parsed->ignored_flags.empty()) {
-    box.notes.push_back(std::to_string(parsed->ignored_flags.size()) +
+  list(args.unmodeled_flags, "change memory but are not modeled: ");
+  list(args.unknown_flags, "not Megatron-LM flags, ignored: ");
+  if (!args.ignored_flags.empty()) {
+    box.notes.push_back(std::to_string(args.ignored_flags.size()) +
                         " flags without effect on memory ignored");
   }
-  box.notes.insert(box.notes.begin(), applied_on(state));
-  state.edited_key.clear();
+  apply_run(state, box, args.config, parsed->script.world_size ? kAppliedOnLauncher : kAppliedOn);
   return true;
 }
 
 bool import_training_log_text(AppState& state, const std::string& text) {
   LogImport& imported = state.log_import;
-  imported.box.error.clear();
-  imported.box.notes.clear();
   imported.comparison.reset();
   imported.warnings.clear();
   // The log does not name its GPU: the page's device is kept (`megamem compare --gpu`).
   Expected<LogComparison> compared = compare_megatron_log(text, {.gpu_id = state.shared.gpu_id});
-  if (!compared) {
-    imported.box.error = compared.error().field + ": " + compared.error().message;
-    return false;
-  }
+  if (!start_over(imported.box, compared)) return false;
   auto comparison = std::make_shared<const LogComparison>(std::move(compared).value());
   state.shared = comparison->shared;
   imported.link = share_link(comparison->shared, state.base_url);
@@ -212,18 +241,11 @@ bool import_training_log_text(AppState& state, const std::string& text) {
 
 bool import_bridge_config_text(AppState& state, const std::string& text) {
   ImportBox& box = state.bridge_import;
-  box.error.clear();
-  box.notes.clear();
   const Expected<BridgeImport> imported =
       import_bridge_yaml(text, state.shared.config.parallel.world_size);
-  if (!imported) {
-    box.error = imported.error().field + ": " + imported.error().message;
-    return false;
-  }
-  state.shared = merge_megatron_flags(state.shared, imported->args.config);
-  box.notes.push_back(applied_on(state));
+  if (!start_over(box, imported)) return false;
   for (const std::string& warning : imported->warnings) box.notes.push_back("warning: " + warning);
-  state.edited_key.clear();
+  apply_run(state, box, imported->args.config, kAppliedOn);
   return true;
 }
 
@@ -247,8 +269,8 @@ void refuse_paste(AppState& state, int target, double bytes) {
   ImportBox* box = import_box(state, target);
   if (box == nullptr) return;
   char text[400];
-  std::snprintf(text, sizeof text, kPasteTooLarge, bytes / (1024.0 * 1024.0), kMaxPasteBytes >> 20,
-                kMaxMegatronLogBytes >> 20);
+  std::snprintf(text, sizeof text, tr(kPasteTooLarge), bytes / (1024.0 * 1024.0),
+                kMaxPasteBytes >> 20, kMaxMegatronLogBytes >> 20);
   box->error = text;
 }
 
@@ -281,8 +303,10 @@ bool draw_import_boxes(AppState& state) {
                  "Import", "HuggingFace config.json",
                  "The architecture as Megatron-Bridge's converters would build it.");
   changed |= box(state, state.flags_import, kMegatronFlagsBox, "paste Megatron flags",
-                 "Paste the flags of a Megatron-LM launch (pretrain_gpt.py ...) and press "
-                 "Apply: it replaces model, layout and training settings on the current GPUs.",
+                 "Paste the flags of a Megatron-LM launch (pretrain_gpt.py ...) or its whole "
+                 "launch script (comments, variables, bash arrays) and press Apply: it replaces "
+                 "model, layout and training settings on the current GPUs, or on the GPUs of "
+                 "the script's torchrun.",
                  "Apply", "Megatron-LM command line",
                  "Every memory-relevant flag is read; others are listed below.");
   for (const auto& [target, words] :

@@ -11,6 +11,12 @@
 //   exports    "Download memory snapshot" downloads the bytes `megamem estimate --snapshot FILE
 //              --rank P` writes; state().bridge_overrides and megatron_args are what
 //              --print-bridge-overrides and --print-megatron-args print;
+//   script     a launch script (a CJK comment, variables, bash arrays, continuations, a
+//              command substitution, torchrun's world size) pasted into "paste Megatron flags"
+//              applies as `megamem estimate --megatron-args @FILE --json` does, names the lines
+//              it used and the line it could not read, keeps the GPU, and comes back from
+//              state() byte for byte (UTF-8 unharmed); a config.json pasted after it replaces
+//              the model and keeps the script's layout and training settings;
 //   large      a 100 MB paste is refused with a message naming the limit, and the page keeps
 //              drawing frames.
 // Fixtures: tests/cli/fixtures/logs (sources in their headers and test_megatron_log.cpp) and
@@ -158,6 +164,74 @@ async function exportChecks() {
   await shot(page, 'run-imports-export.png');
 }
 
+// A launch script as people paste it; line numbers matter below.
+const launchScript = [
+  '#!/bin/bash',                                              // 1
+  '# 训练 Qwen3 风格的小模型：张量并行 2，流水线并行 2',        // 2
+  'export CUDA_DEVICE_MAX_CONNECTIONS=1',                     // 3
+  'GPUS_PER_NODE=8',                                          // 4
+  'NODES=$(scontrol show hostnames | wc -l)',                 // 5
+  'NODES=2  # 两个节点',                                      // 6
+  'TP=2',                                                     // 7
+  'DISTRIBUTED_ARGS=(--nproc_per_node $GPUS_PER_NODE --nnodes $NODES)', // 8
+  'MODEL_ARGS=(',                                             // 9
+  '    --num-layers 24   # 24 层',                            // 10
+  '    --hidden-size 2048',                                   // 11
+  '    --num-attention-heads 16',                             // 12
+  ')',                                                        // 13
+  'MODEL_ARGS+=(--seq-length 2048 --max-position-embeddings 2048)', // 14
+  'TRAIN_ARGS="--micro-batch-size 2 --bf16 --vocab-size 50257"', // 15
+  'mkdir -p "$(dirname $CKPT)"',                              // 16
+  'torchrun ${DISTRIBUTED_ARGS[@]} pretrain_gpt.py \\',      // 17
+  '    "${MODEL_ARGS[@]}" ${TRAIN_ARGS} \\',                  // 18
+  '    --tensor-model-parallel-size $TP --pipeline-model-parallel-size 2 \\', // 19
+  '    --wandb-exp-name "实验-α" --save $CKPT',                // 20
+].join('\n') + '\n';
+
+async function launchScriptChecks() {
+  const flagsBox = 'paste Megatron flags';
+  const before = await pageState(page);
+  await click(page, `${flagsBox} (open)`);
+  await pasteAndPress(flagsBox, 'Apply', launchScript);
+  const applied = await waitForState(page, (s) => s.flags_import.notes.length > 0 ||
+                                                  s.flags_import.error !== '', 'the script import');
+  await page.waitForTimeout(300);
+  const settled = await pageState(page);
+  await shot(page, 'run-imports-launch-script.png');
+  const notes = applied.flags_import.notes;
+  check(applied.flags_import.error === '', `the launch script applies (${applied.flags_import.error})`);
+  check(applied.flags_import.text === launchScript,
+        'the pasted script comes back from state() byte for byte (CJK comments and values too)');
+  check(notes[0] === "applied on 16 GPUs, the launcher's --nproc_per_node x --nnodes (GPU, " +
+                     'runtime and environment settings kept)', `the GPUs are torchrun's: ${notes[0]}`);
+  check(notes.includes('read the pretrain_gpt.py command: used lines 4, 6-15, 17-20; ignored 3 lines'),
+        `the box says which lines it used: ${notes.join(' / ')}`);
+  check(notes.includes('line 20: $CKPT is not set in the paste; read as empty') &&
+            !notes.some((n) => /line 5:/.test(n)),
+        'an unset variable the command uses is a warning naming its line; line 5 (overwritten) is not');
+  check(applied.config.model.num_layers === 24 && applied.world_size === 16 &&
+            applied.gpu_id === before.gpu_id,
+        `the run is loaded on the page's GPU (${applied.gpu_id}, ${applied.world_size} GPUs)`);
+  const file = scratchFile('train.sh', launchScript);
+  const cli = runCli(['estimate', '--megatron-args', `@${file}`, '--gpu', applied.gpu_id, '--json']);
+  const cliJsonOut = JSON.parse(cli.stdout);
+  const difference = firstDifference(settled.result.ranks, cliJsonOut.ranks);
+  check(difference === '' && cliJsonOut.ranks.length > 0,
+        `the page estimates the script as \`megamem estimate --megatron-args @FILE --json\` does ${difference}`);
+  check(cli.stderr.includes('used lines 4, 6-15, 17-20; ignored 3 lines'),
+        'the CLI names the same lines');
+
+  // The HF box after it: the model changes, the script's layout and training stay.
+  const hfBox = 'paste HuggingFace config.json';
+  await click(page, `${hfBox} (open)`);
+  await pasteAndPress(hfBox, 'Import', readFileSync(join(fixtures, 'hf/Qwen3-8B/config.json'), 'utf8'));
+  const hf = await waitForState(page, (s) => s.config.model.num_layers === 36, 'the HF import');
+  check(JSON.stringify(hf.config.parallel) === JSON.stringify(applied.config.parallel) &&
+            JSON.stringify(hf.config.training) === JSON.stringify(applied.config.training) &&
+            hf.gpu_id === applied.gpu_id,
+        'a config.json keeps the layout, training settings and GPU the script set');
+}
+
 async function largePasteChecks() {
   const logBox = 'paste a training log';
   const before = await pageState(page);
@@ -189,6 +263,7 @@ try {
   await logChecks();
   await bridgeChecks();
   await exportChecks();
+  await launchScriptChecks();
   await largePasteChecks();
   check(errors.length === 0, `no console errors (${errors.slice(0, 3).join(' | ')})`);
 } catch (error) {

@@ -49,6 +49,11 @@ struct MegatronArgs {
 Expected<MegatronArgs> parse_megatron_args(std::string_view command_line, std::int64_t world_size,
                                            std::int64_t vocab_size = 0);
 
+// parse_megatron_args() of words already split (a launch script's expanded arguments,
+// launch_script.hpp).
+Expected<MegatronArgs> parse_megatron_words(const std::vector<std::string>& words,
+                                            std::int64_t world_size, std::int64_t vocab_size = 0);
+
 // Parses a --moe-layer-freq value: an integer N, or a Python list expression such as
 // "([0]*3+[1]*58)" or "[1,0,1,0]", into a 0/1 pattern of num_layers entries.
 Expected<std::vector<std::uint8_t>> parse_moe_layer_freq(std::string_view value, int num_layers);

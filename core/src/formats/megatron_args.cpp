@@ -1107,7 +1107,7 @@ std::optional<Error> read_layout_flags(FlagReader& r, Config& c) {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-// [SECTION] parse_moe_layer_freq, split_command_line, parse_megatron_args
+// [SECTION] parse_moe_layer_freq, split_command_line, parse_megatron_args (and _words)
 // ---------------------------------------------------------------------------------------------
 
 Expected<std::vector<std::uint8_t>> parse_moe_layer_freq(std::string_view value, int num_layers) {
@@ -1256,11 +1256,16 @@ void read_architecture(FlagReader& r, ModelConfig& m) {
 
 Expected<MegatronArgs> parse_megatron_args(std::string_view command_line, std::int64_t world_size,
                                            std::int64_t vocab_size) {
-  if (world_size < 1) return Error{"world_size", "must be at least 1"};
-  if (vocab_size < 0) return Error{"vocab_size", "must not be negative"};
   Expected<std::vector<std::string>> words = split_command_line(command_line);
   if (!words) return words.error();
-  const std::vector<FlagOccurrence> flags = group_flags(*words);
+  return parse_megatron_words(*words, world_size, vocab_size);
+}
+
+Expected<MegatronArgs> parse_megatron_words(const std::vector<std::string>& words,
+                                            std::int64_t world_size, std::int64_t vocab_size) {
+  if (world_size < 1) return Error{"world_size", "must be at least 1"};
+  if (vocab_size < 0) return Error{"vocab_size", "must not be negative"};
+  const std::vector<FlagOccurrence> flags = group_flags(words);
 
   MegatronArgs out;
   std::map<std::string, std::vector<std::string>, std::less<>> modeled_values;
