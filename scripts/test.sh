@@ -3,11 +3,13 @@
 #   - the WebAssembly build (preset web-release): the page and the Catch2 unit tests, which
 #     ctest runs under node (CMAKE_CROSSCOMPILING_EMULATOR);
 #   - the native build (preset native-release, or $MEGAMEM_NATIVE_PRESET): the CLI and the
-#     unit, CLI and browser end-to-end tests (headless Chromium against build/web-release/site),
-#     the libFuzzer runs of the decoders and the function-length check;
-#   - the sanitizer build (preset native-asan: AddressSanitizer + UndefinedBehaviorSanitizer)
-#     of the CLI and the unit-test binary, and the unit and CLI tests run on it (no browser,
-#     fuzz or benchmark tests).
+#     unit, CLI and browser end-to-end tests (headless Chromium against build/web-release/site)
+#     and the function-length check;
+#   - the sanitizer build (preset native-asan: clang, AddressSanitizer + UndefinedBehaviorSanitizer
+#     and libFuzzer instrumentation) of the CLI, the unit-test binary and the fuzz harnesses: the
+#     unit and CLI tests run on it, and the libFuzzer runs of every decoder (no browser or
+#     benchmark tests). One instrumented build serves both, where a separate fuzzing build of
+#     the core used to cost as much again.
 # What CI runs (.ci/run, .github/workflows). A failing build or suite does not stop the others;
 # the exit status is non-zero when anything failed.
 set -euo pipefail
@@ -39,17 +41,16 @@ for preset in web-release "$native_preset"; do
   echo "test: ctest $preset took $((SECONDS - step_s)) s"
 done
 
-# ASan + UBSan over the unit and CLI tests (issue 11: no sanitizer report). Only the two
-# targets they need are built; the e2e, fuzz (ASan already) and function-length tests are
-# not repeated.
+# ASan + UBSan over the unit and CLI tests (issue 11: no sanitizer report) and the fuzz runs.
+# Only the targets they need are built; the e2e and function-length tests are not repeated.
 if [[ "$native_preset" != native-asan ]]; then
   step_s=$SECONDS
   echo
-  echo "=== native-asan: unit and CLI tests ==="
+  echo "=== native-asan: unit, CLI and fuzz tests ==="
   if ! { cmake --preset native-asan --log-level=WARNING &&
-         cmake --build --preset native-asan --target megamem megamem_unit_tests; }; then
+         cmake --build --preset native-asan --target megamem megamem_unit_tests fuzz_harnesses; }; then
     failures+=("build native-asan")
-  elif ! ctest --preset native-asan --parallel "$(nproc)" -R '^(unit_tests|cli_)'; then
+  elif ! ctest --preset native-asan --parallel "$(nproc)" -R '^(unit_tests|cli_|fuzz_)'; then
     failures+=("ctest native-asan")
   fi
   echo "test: native-asan build and tests took $((SECONDS - step_s)) s"
