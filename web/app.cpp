@@ -302,7 +302,7 @@ bool app_frame(float display_width_px, float display_height_px, float pixel_rati
   }
   const double now = now_seconds();
   const FrameTimer timer{now};
-  advance_plan(state);
+  advance_plan(state, ImGui::IsAnyItemActive());
   const bool narrow = display_width_px / pixel_ratio < kNarrowCssPx;
   state.input_rects.clear();
   begin_tab_order_frame("top bar");
@@ -329,8 +329,7 @@ bool app_frame(float display_width_px, float display_height_px, float pixel_rati
   }
   sync_address_bar();
   return state.what_if_pending || state.planner.search.has_value() || state.link_copied ||
-         fonts_pending() ||
-         state.layout_check_pending || ImGui::IsAnyItemActive() ||
+         fonts_pending() || state.layout_check_pending || ImGui::IsAnyItemActive() ||
          page_query() != state.pushed_query;
 }
 

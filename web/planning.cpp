@@ -118,11 +118,14 @@ void cancel_plan(AppState& state) {
   planner.cancelled = true;
 }
 
-void advance_plan(AppState& state) {
+void advance_plan(AppState& state, bool editing) {
   PlannerState& planner = state.planner;
   if (!planner.search) return;
   const double started_s = now_seconds();
-  if (search_key(state, planner_request(state)) != planner.search_key) request_plan(state);
+  if (search_key(state, planner_request(state)) != planner.search_key) {
+    if (editing) return;
+    request_plan(state);
+  }
   bool finished = false;
   do {
     finished = planner.search->advance(kStepCandidates);

@@ -15,8 +15,10 @@ void cancel_plan(AppState& state);
 
 // Called as a frame starts: advances the search under way for about 8 ms (the page has one
 // thread; 30 fps leaves 33 ms a frame, most of it for drawing), restarting it first if what
-// it searches changed, and takes its result when it ends.
-void advance_plan(AppState& state);
+// it searches changed, and takes its result when it ends. While a field is being edited
+// (`editing`) a search whose inputs changed waits: typing "64" must not search 6 GPUs first,
+// an invalid request that would end the search.
+void advance_plan(AppState& state, bool editing);
 
 // The search request for the current configuration and the panel's options, as
 // `megamem plan --url <link> [--margin-gib G] [--no-recompute-search] [--no-offload-search]`
