@@ -232,46 +232,51 @@ struct Arithmetic {
     blanks();
     return i < text.size() && std::strchr(ops, text[i]) != nullptr;
   }
+  std::optional<long long> level(const char* ops, std::optional<long long> (Arithmetic::*next)());
   std::optional<long long> sum();
   std::optional<long long> product();
   std::optional<long long> unary();
   std::optional<long long> operand();
 };
 
-std::optional<long long> Arithmetic::sum() {
-  std::optional<long long> value = product();
-  while (value && at_one_of("+-")) {
+// One binary operation of $((...)), or nullopt where bash's result is not a plain integer
+// (overflow, division by zero).
+std::optional<long long> apply_arithmetic(char op, long long left, long long right) {
+  long long out = 0;
+  switch (op) {
+    case '+':
+      if (__builtin_add_overflow(left, right, &out)) return std::nullopt;
+      return out;
+    case '-':
+      if (__builtin_sub_overflow(left, right, &out)) return std::nullopt;
+      return out;
+    case '*':
+      if (__builtin_mul_overflow(left, right, &out)) return std::nullopt;
+      return out;
+    default:
+      if (right == 0 || (left == std::numeric_limits<long long>::min() && right == -1)) {
+        return std::nullopt;
+      }
+      return op == '/' ? left / right : left % right;
+  }
+}
+
+// One precedence level: operands read by `next`, joined left to right by the operators `ops`.
+std::optional<long long> Arithmetic::level(const char* ops,
+                                           std::optional<long long> (Arithmetic::*next)()) {
+  std::optional<long long> value = (this->*next)();
+  while (value && at_one_of(ops)) {
     const char op = text[i++];
-    const std::optional<long long> right = product();
-    long long out = 0;
-    if (!right || (op == '+' ? __builtin_add_overflow(*value, *right, &out)
-                             : __builtin_sub_overflow(*value, *right, &out))) {
-      return std::nullopt;
-    }
-    value = out;
+    const std::optional<long long> right = (this->*next)();
+    if (!right) return std::nullopt;
+    value = apply_arithmetic(op, *value, *right);
   }
   return value;
 }
 
-std::optional<long long> Arithmetic::product() {
-  std::optional<long long> value = unary();
-  while (value && at_one_of("*/%")) {
-    const char op = text[i++];
-    const std::optional<long long> right = unary();
-    long long out = 0;
-    if (!right) return std::nullopt;
-    if (op == '*') {
-      if (__builtin_mul_overflow(*value, *right, &out)) return std::nullopt;
-    } else {
-      if (*right == 0 || (*value == std::numeric_limits<long long>::min() && *right == -1)) {
-        return std::nullopt;
-      }
-      out = op == '/' ? *value / *right : *value % *right;
-    }
-    value = out;
-  }
-  return value;
-}
+std::optional<long long> Arithmetic::sum() { return level("+-", &Arithmetic::product); }
+
+std::optional<long long> Arithmetic::product() { return level("*/%", &Arithmetic::unary); }
 
 std::optional<long long> Arithmetic::unary() {
   if (!at_one_of("+-")) return operand();

@@ -135,13 +135,11 @@ std::optional<Error> resolve_model_defaults(NormalizedConfig& n) {
 // The MLA projections need their ranks and head sizes (multi_latent_attention.py).
 std::optional<Error> multi_latent_attention_has_ranks(NormalizedConfig& n) {
   const ModelConfig& m = n.config.model;
-  if (m.multi_latent_attention &&
-      (m.kv_lora_rank < 1 || m.qk_head_dim < 1 || m.qk_pos_emb_head_dim < 0 || m.v_head_dim < 1)) {
-    return rule_error("kv_lora_rank",
-                      "multi-latent attention needs kv_lora_rank, qk_head_dim and v_head_dim >= 1",
-                      "megatron/core/transformer/multi_latent_attention.py");
-  }
-  return std::nullopt;
+  return error_when(m.multi_latent_attention && (m.kv_lora_rank < 1 || m.qk_head_dim < 1 ||
+                                                 m.qk_pos_emb_head_dim < 0 || m.v_head_dim < 1),
+                    "kv_lora_rank",
+                    "multi-latent attention needs kv_lora_rank, qk_head_dim and v_head_dim >= 1",
+                    "megatron/core/transformer/multi_latent_attention.py");
 }
 
 // Learned absolute positions are a table of max_position_embeddings rows: a longer sequence

@@ -85,12 +85,10 @@ std::optional<Error> cuda_graphs_not_counted(NormalizedConfig& n) {
 // scores. The activation rules (activations.cpp, modules/) price 16-bit activations, so the
 // peak of such a run is low. Said, not hidden.
 std::optional<Error> fp32_activations_not_counted(NormalizedConfig& n) {
-  if (n.config.training.params_dtype != DType::fp32) return std::nullopt;
-  policy_warning(n,
-                 "fp32 training (no --bf16 or --fp16): activations are estimated as 16-bit, "
-                 "Megatron keeps them in fp32; the peak is underestimated",
-                 "megatron/training/arguments.py (params_dtype)");
-  return std::nullopt;
+  return warn_when(n, n.config.training.params_dtype == DType::fp32,
+                   "fp32 training (no --bf16 or --fp16): activations are estimated as 16-bit, "
+                   "Megatron keeps them in fp32; the peak is underestimated",
+                   "megatron/training/arguments.py (params_dtype)");
 }
 
 // megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py: the hybrid device optimizer
@@ -115,11 +113,10 @@ std::optional<Error> optimizer_offload_needs_precision_aware(NormalizedConfig& n
 // ("disabled due to stability issues"); core_r0.14 launches and Megatron-Bridge recipes run
 // it, and its memory is modeled.
 std::optional<Error> te_cross_entropy_fusion(NormalizedConfig& n) {
-  if (n.config.training.cross_entropy != CrossEntropyImpl::te_fused) return std::nullopt;
-  arguments_policy(n,
+  return warn_when(n, n.config.training.cross_entropy == CrossEntropyImpl::te_fused,
                    "--cross-entropy-fusion-impl te: Megatron-LM core_r0.18 and later refuse it "
-                   "(earlier releases and Megatron-Bridge run it)");
-  return std::nullopt;
+                   "(earlier releases and Megatron-Bridge run it)",
+                   "megatron/training/arguments.py validate_args");
 }
 
 constexpr Check kPrecisionChecks[] = {

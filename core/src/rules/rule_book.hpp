@@ -47,6 +47,18 @@ void policy_warning(NormalizedConfig& n, const std::string& message, const char*
 inline void arguments_policy(NormalizedConfig& n, const std::string& message) {
   policy_warning(n, message, "megatron/training/arguments.py validate_args");
 }
+// A check's usual ends: the rule's Error when `breaks`, a recorded warning when `applies`
+// (the estimate goes on). Both return what a Check returns.
+inline std::optional<Error> error_when(bool breaks, const char* field, const std::string& message,
+                                       const char* source) {
+  if (!breaks) return std::nullopt;
+  return rule_error(field, message, source);
+}
+inline std::optional<Error> warn_when(NormalizedConfig& n, bool applies, const std::string& message,
+                                      const char* source) {
+  if (applies) policy_warning(n, message, source);
+  return std::nullopt;
+}
 // Runs checks in order; the first Error stops.
 inline std::optional<Error> run_checks(std::span<const Check> checks, NormalizedConfig& n) {
   for (const Check check : checks) {
