@@ -9,30 +9,14 @@
 #include "messages.hpp"
 #include "results_panel.hpp"
 #include "theme.hpp"
+#include "widgets.hpp"
 
 namespace megamem::web {
 namespace {
 
 void legend() {
-  const float square_px = ImGui::GetTextLineHeight() * 0.8f;
   for (const Category& category : kCategories) {
-    const float width_px =
-        square_px + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(tr(category.name)).x;
-    if (ImGui::GetCursorPosX() > ImGui::GetStyle().WindowPadding.x &&
-        ImGui::GetContentRegionAvail().x < width_px) {
-      ImGui::NewLine();
-    }
-    const ImVec2 at = ImGui::GetCursorScreenPos();
-    const float offset_px = (ImGui::GetTextLineHeight() - square_px) * 0.5f;
-    ImGui::GetWindowDrawList()->AddRectFilled(
-        ImVec2(at.x, at.y + offset_px), ImVec2(at.x + square_px, at.y + offset_px + square_px),
-        ImGui::GetColorU32(category.color), 2.0f);
-    ImGui::Dummy(ImVec2(square_px, ImGui::GetTextLineHeight()));
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr(category.rule));
-    ImGui::SameLine(0.0f, ImGui::GetStyle().ItemInnerSpacing.x);
-    ImGui::TextUnformatted(tr(category.name));
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr(category.rule));
-    ImGui::SameLine(0.0f, ImGui::GetFontSize() * 1.2f);
+    legend_entry(ImGui::GetColorU32(category.color), false, category.name, tr(category.rule));
   }
   ImGui::NewLine();
 }

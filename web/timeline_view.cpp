@@ -207,7 +207,6 @@ void hover_column(ImDrawList* draw, const Plot& plot, const RankMemory& rank, fl
 // The blocks above the static bands, named: the table's "activations" and "transients" are
 // these blocks at the peak column.
 void timeline_legend() {
-  const float square_px = ImGui::GetTextLineHeight() * 0.8f;
   const struct {
     ImU32 color;
     bool striped;
@@ -216,26 +215,7 @@ void timeline_legend() {
                 {kActivationsColor, true, "activations a backward frees"},
                 {kTransientsColor, false, "working set inside an operation (transients)"}};
   for (const auto& block : blocks) {
-    const float width_px =
-        square_px + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(tr(block.name)).x;
-    if (ImGui::GetCursorPosX() > ImGui::GetStyle().WindowPadding.x &&
-        ImGui::GetContentRegionAvail().x < width_px) {
-      ImGui::NewLine();
-    }
-    const ImVec2 at = ImGui::GetCursorScreenPos();
-    const float top_px = at.y + (ImGui::GetTextLineHeight() - square_px) * 0.5f;
-    ImDrawList* draw = ImGui::GetWindowDrawList();
-    draw->AddRectFilled(ImVec2(at.x, top_px), ImVec2(at.x + square_px, top_px + square_px),
-                        ImGui::GetColorU32(block.color), 2.0f);
-    for (float d = 2.0f; block.striped && d < square_px * 2.0f; d += 4.0f) {
-      draw->AddLine(ImVec2(at.x + std::max(0.0f, d - square_px), top_px + std::min(d, square_px)),
-                    ImVec2(at.x + std::min(d, square_px), top_px + std::max(0.0f, d - square_px)),
-                    IM_COL32(255, 255, 255, 140), 1.5f);
-    }
-    ImGui::Dummy(ImVec2(square_px, ImGui::GetTextLineHeight()));
-    ImGui::SameLine(0.0f, ImGui::GetStyle().ItemInnerSpacing.x);
-    ImGui::TextUnformatted(tr(block.name));
-    ImGui::SameLine(0.0f, ImGui::GetFontSize() * 1.2f);
+    legend_entry(ImGui::GetColorU32(block.color), block.striped, block.name, nullptr);
   }
   ImGui::NewLine();
 }

@@ -364,6 +364,39 @@ bool suggestion_buttons(AppState& state, const char* rect_prefix) {
   return false;
 }
 
+namespace {
+
+void legend_square(ImVec2 at, float square_px, ImU32 color, bool striped) {
+  const float top_px = at.y + (ImGui::GetTextLineHeight() - square_px) * 0.5f;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  draw->AddRectFilled(ImVec2(at.x, top_px), ImVec2(at.x + square_px, top_px + square_px), color,
+                      2.0f);
+  for (float d = 2.0f; striped && d < square_px * 2.0f; d += 4.0f) {
+    draw->AddLine(ImVec2(at.x + std::max(0.0f, d - square_px), top_px + std::min(d, square_px)),
+                  ImVec2(at.x + std::min(d, square_px), top_px + std::max(0.0f, d - square_px)),
+                  IM_COL32(255, 255, 255, 140), 1.5f);
+  }
+}
+
+}  // namespace
+
+void legend_entry(ImU32 color, bool striped, const char* name, const char* tooltip) {
+  const float square_px = ImGui::GetTextLineHeight() * 0.8f;
+  const float width_px =
+      square_px + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(tr(name)).x;
+  if (ImGui::GetCursorPosX() > ImGui::GetStyle().WindowPadding.x &&
+      ImGui::GetContentRegionAvail().x < width_px) {
+    ImGui::NewLine();
+  }
+  legend_square(ImGui::GetCursorScreenPos(), square_px, color, striped);
+  ImGui::Dummy(ImVec2(square_px, ImGui::GetTextLineHeight()));
+  if (tooltip != nullptr && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tooltip);
+  ImGui::SameLine(0.0f, ImGui::GetStyle().ItemInnerSpacing.x);
+  ImGui::TextUnformatted(tr(name));
+  if (tooltip != nullptr && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tooltip);
+  ImGui::SameLine(0.0f, ImGui::GetFontSize() * 1.2f);
+}
+
 std::string fit_text(const std::string& text, float width_px) {
   if (ImGui::CalcTextSize(text.c_str()).x <= width_px) return text;
   std::string shown = text;

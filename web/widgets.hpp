@@ -79,6 +79,12 @@ bool error_box(AppState& state, const char* rect_prefix = "suggestion");
 // one was applied.
 bool suggestion_buttons(AppState& state, const char* rect_prefix);
 
+// One legend entry: a colour square (striped: white diagonals, as the timeline draws the
+// activations a backward frees) and its translated name, on a new line when the row has no
+// room; `tooltip` (translated; may be nullptr) shows over either. Leaves the line open for
+// the next entry; the caller ends the legend with ImGui::NewLine().
+void legend_entry(ImU32 color, bool striped, const char* name, const char* tooltip);
+
 // `text`, shortened with "..." to fit `width_px`.
 std::string fit_text(const std::string& text, float width_px);
 
