@@ -33,6 +33,23 @@ enum class FieldKind {
 // The Config struct a field lives in; also its group in the config JSON.
 enum class FieldGroup { model, parallel, training, optimizer, runtime, device };
 
+// Which part of the architecture reads an architecture field (field_not_applicable says when
+// that part is absent): always, or only attention without / with multi-latent attention,
+// experts, shared experts, the integer MoE frequency, Mamba layers, Gated DeltaNet layers,
+// multi-token prediction, a sliding window.
+enum class FieldScope {
+  always,
+  gqa,
+  mla,
+  experts,
+  shared_experts,
+  moe_frequency,
+  mamba,
+  gated_deltanet,
+  mtp,
+  sliding_window,
+};
+
 // How the Megatron flag carries the field: a value, or its presence (store_true) or absence
 // (store_false, e.g. --no-masked-softmax-fusion clears masked_softmax_fusion).
 enum class FlagForm { none, value, store_true, store_false };
@@ -55,6 +72,7 @@ struct ConfigField {
   std::string_view name;  // config.hpp path: "training.deterministic_mode"
   FieldGroup group = FieldGroup::model;
   FieldKind kind = FieldKind::integer;
+  FieldScope scope = FieldScope::always;  // architecture fields: the part that reads it
 
   // Share link: key ("" = links do not carry the field) and version 1's default as text.
   std::string_view link_key;

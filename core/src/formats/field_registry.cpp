@@ -69,6 +69,10 @@ class Row {
     f_.flag_always = true;
     return *this;
   }
+  Row& scope(FieldScope part) {
+    f_.scope = part;
+    return *this;
+  }
   Row& json(std::string_view key) {
     f_.json_key = key;
     return *this;
@@ -864,12 +868,14 @@ std::vector<ConfigField> model_shape_rows() {
           .range(1, 0, 1),
       // arguments.py: --num-query-groups counts only with --group-query-attention.
       MM_INT("m.groups", "0", model.num_query_groups, 0, kMaxDim)
+          .scope(FieldScope::gqa)
           .read_by_code("--num-query-groups")
           .writes(write_query_groups)
           .json("num_query_groups")
           .ui("query groups", "--num-query-groups (with --group-query-attention)",
               "Fewer key/value groups shrink the K and V projections and the saved K, V."),
       MM_INT("m.kv-ch", "0", model.kv_channels, 0, kMaxDim)
+          .scope(FieldScope::gqa)
           .flag("--kv-channels", FlagForm::value)
           .json("kv_channels")
           .ui("kv channels", "--kv-channels (0 = hidden / heads)",
@@ -949,6 +955,7 @@ std::vector<ConfigField> model_attention_variant_rows() {
               "Earlier tokens each query sees in windowed layers: less attention compute, "
               "the same saved tensors."),
       MM_INT("m.window-skip", "0", model.window_attn_skip_freq, 0, kMaxDim)
+          .scope(FieldScope::sliding_window)
           .flag("--window-attn-skip-freq", FlagForm::value)
           .json("window_attn_skip_freq")
           .ui("full attention every", "--window-attn-skip-freq (0 = every layer windowed)",
@@ -1013,38 +1020,45 @@ std::vector<ConfigField> model_moe_rows() {
           .ui("experts", "--num-experts (0 = dense)",
               "Routed experts, split over EP: E / EP local experts of weights per GPU."),
       MM_INT("m.topk", "2", model.moe_router_topk, 0, kMaxDim)
+          .scope(FieldScope::experts)
           .flag("--moe-router-topk", FlagForm::value)
           .json("moe_router_topk")
           .ui("top-k", "",
               "Each token is dispatched to k experts: k copies of the dispatched tokens.")
           .range(1, 0, 1),
       MM_INT("m.moe-ffn", "0", model.moe_ffn_hidden_size, 0, kMaxDim)
+          .scope(FieldScope::experts)
           .flag("--moe-ffn-hidden-size", FlagForm::value)
           .json("moe_ffn_hidden_size")
           .ui("expert FFN", "--moe-ffn-hidden-size (0 = FFN hidden)",
               "Each expert's MLP width: expert weights and expert activations.")
           .range(0, 0, 64),
       MM_INT("m.shared", "0", model.moe_shared_expert_intermediate_size, 0, kMaxDim)
+          .scope(FieldScope::experts)
           .flag("--moe-shared-expert-intermediate-size", FlagForm::value)
           .json("moe_shared_expert_intermediate_size")
           .ui("shared experts FFN", "",
               "Shared experts (summed width), a TP-split MLP beside the routed experts.")
           .range(0, 0, 64),
       MM_BOOL("m.shared-gate", "0", model.moe_shared_expert_gate)
+          .scope(FieldScope::shared_experts)
           .flag("--moe-shared-expert-gate", FlagForm::store_true)
           .json("moe_shared_expert_gate")
           .ui("shared expert gate", "", "A gate on the shared experts' output (Qwen2-MoE)."),
       MM_INT("m.latent", "0", model.moe_latent_size, 0, kMaxDim)
+          .scope(FieldScope::experts)
           .flag("--moe-latent-size", FlagForm::value)
           .json("moe_latent_size")
           .ui("MoE latent size", "--moe-latent-size (0 = none)",
               "Experts work in a smaller latent space with down/up projections.")
           .range(0, 0, 64),
       MM_BOOL("m.expert-bias", "0", model.moe_router_enable_expert_bias)
+          .scope(FieldScope::experts)
           .flag("--moe-router-enable-expert-bias", FlagForm::store_true)
           .json("moe_router_enable_expert_bias")
           .ui("expert bias", "", "Aux-loss-free balancing: two fp32 buffers of E per MoE layer."),
       MM_INT("m.moe-freq", "1", model.moe_layer_freq, 1, kMaxDim)
+          .scope(FieldScope::moe_frequency)
           .read_by_code("--moe-layer-freq")
           .writes(write_moe_layer_freq)
           .json("moe_layer_freq")
@@ -1067,26 +1081,31 @@ std::vector<ConfigField> model_mla_mtp_rows() {
               "more saved intermediates."),
       // arguments.py _add_mla_args defaults: q_lora_rank None, kv_lora_rank 32, ...
       MM_INT("m.q-lora", "0", model.q_lora_rank, 0, kMaxDim)
+          .scope(FieldScope::mla)
           .flag("--q-lora-rank", FlagForm::value)
           .json("q_lora_rank")
           .ui("q LoRA rank", "--q-lora-rank (0 = none)", "Rank of the query down-projection.")
           .range(0, 0, 64),
       MM_INT("m.kv-lora", "32", model.kv_lora_rank, 0, kMaxDim)
+          .scope(FieldScope::mla)
           .flag("--kv-lora-rank", FlagForm::value)
           .json("kv_lora_rank")
           .ui("kv LoRA rank", "", "Rank of the key/value down-projection.")
           .range(0, 0, 64),
       MM_INT("m.qk-dim", "128", model.qk_head_dim, 0, kMaxDim)
+          .scope(FieldScope::mla)
           .flag("--qk-head-dim", FlagForm::value)
           .json("qk_head_dim")
           .ui("qk head dim", "", "Query/key head size (no RoPE).")
           .range(0, 0, 8),
       MM_INT("m.qk-pos-dim", "64", model.qk_pos_emb_head_dim, 0, kMaxDim)
+          .scope(FieldScope::mla)
           .flag("--qk-pos-emb-head-dim", FlagForm::value, 0.0)
           .json("qk_pos_emb_head_dim")
           .ui("qk RoPE dim", "", "Query/key head part that carries rotary embeddings.")
           .range(0, 0, 8),
       MM_INT("m.v-dim", "128", model.v_head_dim, 0, kMaxDim)
+          .scope(FieldScope::mla)
           .flag("--v-head-dim", FlagForm::value)
           .json("v_head_dim")
           .ui("v head dim", "", "Value head size.")
@@ -1098,6 +1117,7 @@ std::vector<ConfigField> model_mla_mtp_rows() {
               "Extra prediction layers with their own embedding copy and loss on the last "
               "stage."),
       MM_BOOL("m.mtp-repeat", "0", model.mtp_use_repeated_layer)
+          .scope(FieldScope::mtp)
           .flag("--mtp-use-repeated-layer", FlagForm::store_true)
           .json("mtp_use_repeated_layer")
           .ui("MTP shared layer", "", "All MTP depths share one layer's weights."),
@@ -1116,21 +1136,25 @@ std::vector<ConfigField> model_hybrid_rows() {
               "of its own with its own weights and saved tensors.")
           .range(0, 0, 1, "e.g. M-M-M*-M-"),
       MM_INT("m.mamba-state", "128", model.mamba_state_dim, 1, kMaxDim)
+          .scope(FieldScope::mamba)
           .flag("--mamba-state-dim", FlagForm::value)
           .json("mamba_state_dim")
           .ui("Mamba state dim", "", "SSM state size per group (d_state): B and C projections.")
           .range(1, 0, 16),
       MM_INT("m.mamba-head", "64", model.mamba_head_dim, 1, kMaxDim)
+          .scope(FieldScope::mamba)
           .flag("--mamba-head-dim", FlagForm::value)
           .json("mamba_head_dim")
           .ui("Mamba head dim", "", "Channels per Mamba head; heads x head dim is d_inner.")
           .range(1, 0, 16),
       MM_INT("m.mamba-groups", "8", model.mamba_num_groups, 1, kMaxDim)
+          .scope(FieldScope::mamba)
           .flag("--mamba-num-groups", FlagForm::value)
           .json("mamba_num_groups")
           .ui("Mamba groups", "", "B/C groups; must divide over TP.")
           .range(1, 0, 1),
       MM_INT("m.mamba-heads", "0", model.mamba_num_heads, 0, kMaxDim)
+          .scope(FieldScope::mamba)
           .flag("--mamba-num-heads", FlagForm::value)
           .json("mamba_num_heads")
           .ui("Mamba heads", "--mamba-num-heads (0 = 2 x hidden / head dim)",
@@ -1160,26 +1184,31 @@ std::vector<ConfigField> model_gdn_rows() {
               "DeltaNet instead of self-attention.")
           .range(0, 0, 1),
       MM_INT("m.la-conv", "4", model.linear_conv_kernel_dim, 1, kMaxDim)
+          .scope(FieldScope::gated_deltanet)
           .flag("--linear-conv-kernel-dim", FlagForm::value)
           .json("linear_conv_kernel_dim")
           .ui("GDN conv kernel", "", "Width of the causal conv1d on q, k, v.")
           .range(1, 0, 1),
       MM_INT("m.la-kdim", "128", model.linear_key_head_dim, 1, kMaxDim)
+          .scope(FieldScope::gated_deltanet)
           .flag("--linear-key-head-dim", FlagForm::value)
           .json("linear_key_head_dim")
           .ui("GDN key head dim", "", "Query and key channels per Gated DeltaNet head.")
           .range(1, 0, 16),
       MM_INT("m.la-vdim", "128", model.linear_value_head_dim, 1, kMaxDim)
+          .scope(FieldScope::gated_deltanet)
           .flag("--linear-value-head-dim", FlagForm::value)
           .json("linear_value_head_dim")
           .ui("GDN value head dim", "", "Value and output-gate channels per head.")
           .range(1, 0, 16),
       MM_INT("m.la-kheads", "16", model.linear_num_key_heads, 1, kMaxDim)
+          .scope(FieldScope::gated_deltanet)
           .flag("--linear-num-key-heads", FlagForm::value)
           .json("linear_num_key_heads")
           .ui("GDN key heads", "", "Query and key heads; must divide over TP x CP.")
           .range(1, 0, 1),
       MM_INT("m.la-vheads", "32", model.linear_num_value_heads, 1, kMaxDim)
+          .scope(FieldScope::gated_deltanet)
           .flag("--linear-num-value-heads", FlagForm::value)
           .json("linear_num_value_heads")
           .ui("GDN value heads", "", "Value heads; a multiple of the key heads.")
