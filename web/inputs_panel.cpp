@@ -169,6 +169,7 @@ void row(InputContext& ctx, const char* key) {
     return;
   }
   ctx.preset_value = preset_value_if_edited(ctx.state, field);
+  ctx.preset_field = field.group == FieldGroup::model && chosen_model(ctx.state) != nullptr;
   draw_row(ctx, field, c);
   if (ctx.reset_clicked) {
     restore_preset_value(field, ctx.state);
@@ -176,6 +177,7 @@ void row(InputContext& ctx, const char* key) {
     ctx.state.edited_key = key;
   }
   ctx.preset_value.clear();
+  ctx.preset_field = false;
   ctx.reset_clicked = false;
 }
 

@@ -19,7 +19,7 @@ float reset_button_px() {
 }
 
 // The label column, then the widget on the same line, as wide as the column allows (less the
-// reset button of a field edited away from its preset, whose label is marked).
+// room of the reset button a preset's field shows once edited; an edited label is marked).
 void begin_row(InputContext& ctx, const char* label) {
   const bool edited = !ctx.preset_value.empty();
   ImGui::AlignTextToFramePadding();
@@ -27,7 +27,7 @@ void begin_row(InputContext& ctx, const char* label) {
   ImGui::TextUnformatted(edited ? ("\xe2\x80\xa2 " + std::string(tr(label))).c_str() : tr(label));
   ImGui::PopStyleColor();
   ImGui::SameLine(ctx.label_width_px);
-  ImGui::SetNextItemWidth(edited ? -reset_button_px() : -1.0f);
+  ImGui::SetNextItemWidth(edited || ctx.preset_field ? -reset_button_px() : -1.0f);
 }
 
 // After an edited field's widget: "reset" to the preset's value (ctx.reset_clicked).

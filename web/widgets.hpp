@@ -33,6 +33,9 @@ struct InputContext {
   // ("" = not edited). The row is marked and offers a reset; reset_clicked says it was used.
   std::string preset_value;
   bool reset_clicked = false;
+  // The next row is an architecture field of a chosen model preset: the reset button's room
+  // stays reserved, so the widget does not move under the pointer when an edit marks it.
+  bool preset_field = false;
 };
 
 bool row_int(InputContext& ctx, const InputSpec& spec, int* value, int min, int step = 1);
