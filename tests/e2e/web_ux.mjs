@@ -171,11 +171,19 @@ const desktop = await launch(opts);
 const { page, errors } = desktop;
 try {
   // --- presets: every model picked from the default page ------------------------------------
+  // One page load; before each pick the page returns to the default link the way the browser's
+  // back button does (popstate), which restores its whole configuration without reloading the
+  // wasm — a fresh load per model made this the suite's longest test.
+  const tab = await desktop.context.newPage();
+  await openPage(tab, baseUrl);
+  const defaults = await pageState(tab);
   for (const model of presets.models) {
-    // A fresh tab per model: a dozen WebGL pages in one tab exhaust software rendering.
-    const tab = await desktop.context.newPage();
-    await openPage(tab, baseUrl);
-    const before = await pageState(tab);
+    await tab.evaluate((url) => {
+      history.pushState(null, '', url);
+      window.dispatchEvent(new PopStateEvent('popstate'));
+    }, baseUrl);
+    const before = await waitForState(tab, (s) => s.url === defaults.url && s.error === null,
+                                      'the default page again');
     await pickModel(tab, model.id);
     let state;
     try {
@@ -184,12 +192,12 @@ try {
     } catch (error) {
       state = await pageState(tab);
     }
-    await tab.close();
     check(state.model_id === model.id && state.error === null &&
           state.world_size === before.world_size,
           `picking ${model.id}: a valid layout on ${state.world_size} GPUs ` +
           `(${state.error ? `error ${state.error.message}` : state.layout_note || 'layout kept'})`);
   }
+  await tab.close();
 
   // --- invalid: a shared link with DeepSeek-V3 at PP 16 -------------------------------------
   const link = `${baseUrl}?v=1&model=deepseek-v3&gpu=h800&gpus=256&pp=16&ep=8`;
