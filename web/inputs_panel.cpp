@@ -245,13 +245,19 @@ bool architecture_edited(const AppState& state, const ModelPreset& preset) {
   return false;
 }
 
-// "reset architecture to <preset>" under the picker, once a field was edited.
+// "reset architecture to <preset>" under the picker, enabled once a field was edited. It is
+// there (disabled) before, so the first edit does not push the rows below from under the
+// pointer (a held + on layers).
 void reset_architecture_button(InputContext& ctx) {
   const ModelPreset* preset = chosen_model(ctx.state);
-  if (preset == nullptr || !architecture_edited(ctx.state, *preset)) return;
+  if (preset == nullptr) return;
   char label[160];
   std::snprintf(label, sizeof label, tr("reset architecture to %s"), preset->name.c_str());
+  const bool edited = architecture_edited(ctx.state, *preset);
+  ImGui::BeginDisabled(!edited);
   const bool clicked = ImGui::SmallButton(label);
+  ImGui::EndDisabled();
+  if (!edited) return;
   describe_item(ctx.state, "reset architecture", "button", label,
                 "The marked fields were edited; this restores every architecture field to the "
                 "preset's value.");
