@@ -289,17 +289,15 @@ struct FrameTimer {
 
 }  // namespace
 
-bool app_frame(float display_width_px, float display_height_px, float pixel_ratio) {
-  const bool ratio_changed = pixel_ratio != layout.pixel_ratio;
-  if (ratio_changed) {
+void app_prepare_frame(float pixel_ratio) {
+  if (pixel_ratio != layout.pixel_ratio) {
     layout.pixel_ratio = pixel_ratio;
     apply_theme(state.light, pixel_ratio);
   }
-  if (update_fonts(pixel_ratio) || ratio_changed) {
-    // The fonts changed after NewFrame() chose them: begin the frame again on the new ones.
-    ImGui::EndFrame();
-    ImGui::NewFrame();
-  }
+  update_fonts(pixel_ratio);
+}
+
+bool app_frame(float display_width_px, float display_height_px, float pixel_ratio) {
   const double now = now_seconds();
   const FrameTimer timer{now};
   advance_plan(state, ImGui::IsAnyItemActive());

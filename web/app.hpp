@@ -10,6 +10,11 @@ namespace megamem::web {
 // Applies the theme, opens the page's link (or the default configuration) and estimates it.
 void app_init(float pixel_ratio);
 
+// Before ImGui::NewFrame(): the theme for the pixel ratio and the font atlas (rebuilt when
+// glyphs arrived). Done here, not inside a frame: a frame begun again after a rebuild drops
+// the active text box, so a paste box lost its focus whenever a CJK font arrived.
+void app_prepare_frame(float pixel_ratio);
+
 // Builds one frame's UI for a display of the given size in pixels. Returns true while the
 // app has work or animation for the next frames (a pending what-if table, an input being
 // edited, a message that times out); the platform may skip idle frames otherwise.

@@ -143,6 +143,7 @@ void wake() { platform.frames_to_draw = kFramesAfterInput; }
 
 // One frame's UI, built up to ImGui::Render() or EndFrame().
 void build_ui() {
+  megamem::web::app_prepare_frame(platform.pixel_ratio);
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
   // The canvas size is ours (see follow_window_size); mouse positions arrive in canvas pixels.
