@@ -106,6 +106,15 @@ export async function openPage(page, url) {
   await page.waitForFunction(() => window.megamem.frames() >= 4, null, { timeout: 60_000 });
 }
 
+// Hovers the step timeline a quarter of its width left of its centre (a forward column), so
+// its hover text shows.
+export async function hoverTimeline(page, settleMs = 150) {
+  await scrollIntoView(page, 'timeline');
+  const { x, y, rect, pixelRatio } = await widgetCenter(page, 'timeline');
+  await page.mouse.move(x - rect.width / pixelRatio / 4, y);
+  await page.waitForTimeout(settleMs);
+}
+
 export const pageState = (page) => page.evaluate(() => window.megamem.state());
 
 export async function waitForState(page, predicate, what, timeoutMs = 10_000) {

@@ -17,8 +17,9 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
 import {
-  check, checkTopBar, click, fail, finish, launch, moveMouseAway, openPage, options, pageState,
-  pasteInto as pasteIntoBox, scrollIntoView, serve, typeValue, waitForState, widgetCenter,
+  check, checkTopBar, click, fail, finish, hoverTimeline, launch, moveMouseAway, openPage, options,
+  pageState, pasteInto as pasteIntoBox, scrollIntoView, serve, typeValue, waitForState,
+  widgetCenter,
 } from './harness.mjs';
 
 const opts = options();
@@ -124,13 +125,8 @@ try {
   }
   await shot(page, 'zh-tooltip-verdict.png');
   await click(page, 'not modeled');
-  await scrollIntoView(page, 'timeline');
-  {
-    const { x, y, rect, pixelRatio } = await widgetCenter(page, 'timeline');
-    await page.mouse.move(x - rect.width / pixelRatio / 4, y);
-    await page.waitForTimeout(200);
-    await shot(page, 'zh-timeline-hover.png');
-  }
+  await hoverTimeline(page, 200);
+  await shot(page, 'zh-timeline-hover.png');
   await checkTranslated(page, 'hover texts and "not modeled"');
 
   // the planner

@@ -25,9 +25,9 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
 import {
-  check, checkTopBar as checkTopBarOf, click, fail, finish, launch, measured, moveMouseAway, openPage,
-  options, pageState, pasteInto as pasteIntoBox, scrollIntoView, serve, typeValue, waitForState,
-  widgetCenter,
+  check, checkTopBar as checkTopBarOf, click, fail, finish, hoverTimeline, launch, measured,
+  moveMouseAway, openPage, options, pageState, pasteInto as pasteIntoBox, scrollIntoView, serve,
+  typeValue, waitForState, widgetCenter,
 } from './harness.mjs';
 
 const opts = options();
@@ -140,13 +140,8 @@ try {
   await shot(page, 'modules-sorted.png');
 
   // --- timeline: hover shows an operation -----------------------------------------------------
-  await scrollIntoView(page, 'timeline');
-  {
-    const { x, y, rect, pixelRatio } = await widgetCenter(page, 'timeline');
-    await page.mouse.move(x - rect.width / pixelRatio / 4, y);
-    await page.waitForTimeout(150);
-    await shot(page, 'timeline-hover.png');
-  }
+  await hoverTimeline(page);
+  await shot(page, 'timeline-hover.png');
 
   // --- sharing: Copy link -------------------------------------------------------------------
   await click(page, 'Copy link');
