@@ -137,18 +137,27 @@ export async function widgetCenter(page, label) {
            rect, pixelRatio };
 }
 
-// Scrolls the window under a widget until the widget is fully inside the viewport.
+// Scrolls the window under a widget until the widget is fully inside the viewport. The wheel
+// turns over the widget's column; where that point is a scrolled-through text box (ImGui gives
+// the wheel to the innermost scrollable window and does not pass it on at its end), it turns
+// in the window's padding just left of the widget instead.
 export async function scrollIntoView(page, label) {
+  let lastTop = null;
+  let besideWidget = false;
   for (let i = 0; i < 40; i += 1) {
     const { x, y, rect, pixelRatio } = await widgetCenter(page, label);
     const viewport = page.viewportSize();
     const top = rect.y / pixelRatio;
     const bottom = (rect.y + rect.height) / pixelRatio;
     if (top >= 40 && bottom <= viewport.height - 10) return;
-    await page.mouse.move(x, Math.min(Math.max(y, 60), viewport.height - 20));
+    if (top === lastTop) besideWidget = true;
+    lastTop = top;
+    const wheelX = besideWidget ? Math.max(rect.x / pixelRatio - 8, 2) : x;
+    await page.mouse.move(wheelX, Math.min(Math.max(y, 60), viewport.height - 20));
     await page.mouse.wheel(0, bottom > viewport.height - 10 ? 200 : -200);
     await page.waitForTimeout(80);
   }
+  throw new Error(`could not scroll "${label}" into view`);
 }
 
 export async function click(page, label) {

@@ -165,6 +165,16 @@ TEST_CASE("defaults: ${1:-x}, ${NAME-x}, ${NAME:+x}; the script's own arguments 
   CHECK(script.warnings.size() == 1);
 }
 
+TEST_CASE("${X:}, ${} and ${X?} are warnings read as empty, not a crash (fuzz_launch_script)") {
+  const LaunchScript script = read(
+      "A=${HOME:}\nB=\"${}\"\nC=${HOME?}\n"
+      "python pretrain_gpt.py --num-layers 2 --save x$A$B$C\n");
+  CHECK(script.megatron_words == Words{"--num-layers", "2", "--save", "x"});
+  CHECK(has_warning(script, "line 1: ${HOME:} is not supported; read as empty"));
+  CHECK(has_warning(script, "line 2: ${} is not supported; read as empty"));
+  CHECK(has_warning(script, "line 3: ${HOME?} is not supported; read as empty"));
+}
+
 TEST_CASE("arithmetic of integers and variables is evaluated, anything else is a warning") {
   const LaunchScript script = read(
       "GPUS=8\nNODES=4\n"

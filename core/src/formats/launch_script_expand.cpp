@@ -167,9 +167,11 @@ Values Walker::length(std::string_view body) {
 // The operator after the name: :- - := = :+ + (bash 3.5.3); others are not read.
 Values Walker::operation(const Values& values, bool is_set, std::string_view rest,
                          std::string_view body) {
-  const bool colon = rest[0] == ':';
-  const char op = rest.size() > (colon ? 1u : 0u) ? rest[colon ? 1 : 0] : '\0';
-  const std::string_view word = rest.substr(colon ? 2 : 1);
+  // `rest` may be empty (`${}`) or a lone ':' (`${X:}`): no operator, nothing after it.
+  const bool colon = !rest.empty() && rest[0] == ':';
+  const std::size_t op_at = colon ? 1 : 0;
+  const char op = rest.size() > op_at ? rest[op_at] : '\0';
+  const std::string_view word = rest.size() > op_at ? rest.substr(op_at + 1) : std::string_view();
   const bool is_null = !is_set || (colon && join(values.items).empty());
   if (op == '-' || op == '=') return is_null ? Values{{nested(word)}} : values;
   if (op == '+') return is_null ? Values{} : Values{{nested(word)}};
