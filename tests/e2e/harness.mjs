@@ -106,6 +106,18 @@ export async function openPage(page, url) {
   await page.waitForFunction(() => window.megamem.frames() >= 4, null, { timeout: 60_000 });
 }
 
+// Opens a link in a page already loaded, as the browser's back and forward buttons do
+// (pushState, then popstate): the page reads the address with the same app_open_link() as
+// at load, without reloading the wasm. Waits for two frames drawn after it.
+export async function navigate(page, url) {
+  const frames = await page.evaluate((link) => {
+    history.pushState(null, '', link);
+    window.dispatchEvent(new PopStateEvent('popstate'));
+    return window.megamem.frames();
+  }, url);
+  await page.waitForFunction((n) => window.megamem.frames() >= n + 2, frames, { timeout: 60_000 });
+}
+
 // Hovers the step timeline a quarter of its width left of its centre (a forward column), so
 // its hover text shows.
 export async function hoverTimeline(page, settleMs = 150) {

@@ -23,8 +23,8 @@
 import { join } from 'node:path';
 
 import {
-  check, click, finish, launch, moveMouseAway, openPage, options, pageState, serve, typeValue,
-  waitForState, widgetCenter,
+  check, click, finish, launch, moveMouseAway, navigate, openPage, options, pageState, serve,
+  typeValue, waitForState, widgetCenter,
 } from './harness.mjs';
 
 const opts = options();
@@ -178,10 +178,7 @@ try {
   await openPage(tab, baseUrl);
   const defaults = await pageState(tab);
   for (const model of presets.models) {
-    await tab.evaluate((url) => {
-      history.pushState(null, '', url);
-      window.dispatchEvent(new PopStateEvent('popstate'));
-    }, baseUrl);
+    await navigate(tab, baseUrl);
     const before = await waitForState(tab, (s) => s.url === defaults.url && s.error === null,
                                       'the default page again');
     await pickModel(tab, model.id);
