@@ -162,7 +162,11 @@ export async function scrollIntoView(page, label) {
     const top = rect.y / pixelRatio;
     const bottom = (rect.y + rect.height) / pixelRatio;
     if (top >= 40 && bottom <= viewport.height - 10) return;
-    if (top === lastTop) besideWidget = true;
+    if (top === lastTop) {
+      // The top bar's widgets do not scroll, nor need to.
+      if (besideWidget && top >= 0 && bottom <= viewport.height) return;
+      besideWidget = true;
+    }
     lastTop = top;
     const wheelX = besideWidget ? Math.max(rect.x / pixelRatio - 8, 2) : x;
     await page.mouse.move(wheelX, Math.min(Math.max(y, 60), viewport.height - 20));
