@@ -149,7 +149,8 @@ void append_megatron_flags(const ConfigField& field, const Config& config,
 // Why the field means nothing for this model, one sentence ("" when it applies): query groups
 // and kv channels under multi-latent attention, the MLA ranks without it, router and expert
 // sizes for a dense model, Mamba or Gated DeltaNet sizes without such layers, and so on. Only
-// architecture fields can fail to apply (field_applicability.cpp cites the Megatron-Core files).
+// architecture fields can fail to apply (core/src/modules/field_applicability.cpp cites the
+// Megatron-Core files).
 std::string_view field_not_applicable(const ConfigField& field, const ModelConfig& model);
 
 }  // namespace megamem

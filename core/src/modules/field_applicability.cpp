@@ -1,7 +1,9 @@
 // Which architecture fields mean nothing for a model (fields.hpp field_not_applicable): the
 // module specs that would read them are not built. A field's registry row names the part of
-// the architecture that reads it (FieldScope); here is when that part is absent and why, read
-// by the settings page (a field that does not apply shows "—" and this reason) and the tests.
+// the architecture that reads it (FieldScope); here, beside those module specs, is when that
+// part is absent and why, read by the settings page (a field that does not apply shows "—"
+// and this reason) and the tests. It is architecture knowledge, not a text format, so it
+// lives in the estimator's library and the formats and front ends only ask it.
 #include <string>
 #include <string_view>
 
