@@ -111,7 +111,9 @@ struct LogConfig {
   bool tp_pp_dp_rank_order = false;  // --use-tp-pp-dp-mapping
 };
 
-// vocab_size: the tokenizer's vocabulary when the log does not print it (0 = from the log).
+// vocab_size: the tokenizer's vocabulary when the log does not print it (0 = from the log:
+// the tokenizer's printed size, else padded_vocab_size, else the padded vocabulary that
+// reproduces rank (0, 0)'s logged parameter count, with a warning saying so).
 Expected<LogConfig> log_config(const MegatronLog& log, std::int64_t vocab_size = 0);
 
 // The pipeline rank of a global rank under Megatron's default rank order 'tp-cp-ep-dp-pp'

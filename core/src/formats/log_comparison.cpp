@@ -33,7 +33,7 @@ Expected<LogComparison> compare_megatron_log(std::string_view text,
 }
 
 std::vector<std::string> log_comparison_warnings(const LogComparison& comparison) {
-  std::vector<std::string> out;
+  std::vector<std::string> out = comparison.config.args.warnings;
   for (const std::string& flag : comparison.config.args.unmodeled_flags) {
     out.push_back(flag + " changes memory but is not modeled; the estimate leaves it out");
   }

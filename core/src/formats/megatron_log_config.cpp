@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "formats/megatron_dump_flags.hpp"
+#include "megamem/estimate.hpp"
 #include "megamem/megatron_log.hpp"
 
 namespace megamem {
@@ -31,6 +32,60 @@ std::optional<std::int64_t> dumped_integer(const MegatronLog& log, std::string_v
   return std::stoll(text);
 }
 
+// The parameters Megatron counts on (tensor, pipeline) rank (0, 0) for the dump's flags with
+// a given padded vocabulary: the estimator's count of that rank (dense + expert).
+std::optional<std::int64_t> first_rank_params(formats::DumpedFlags flags, std::int64_t world_size,
+                                              std::int64_t padded_vocab) {
+  flags.words.push_back("--padded-vocab-size");
+  flags.words.push_back(std::to_string(padded_vocab));
+  const Expected<MegatronArgs> parsed = formats::parse_dumped_flags(flags, world_size, 0);
+  if (!parsed) return std::nullopt;
+  const Expected<Estimate> estimated = estimate(parsed->config);
+  if (!estimated || estimated->ranks.empty()) return std::nullopt;
+  return estimated->ranks[0].dense_params + estimated->ranks[0].expert_params;
+}
+
+// A log of a HuggingFace tokenizer prints neither the vocabulary nor padded_vocab_size
+// (training.py prints only the parameter count). Rank (0, 0)'s count is affine in the padded
+// vocabulary (the embedding, and the output layer when it shares the stage, are [V/TP x h];
+// megatron/core/models/common/embeddings/language_model_embedding.py), so two trial
+// vocabularies give the line and the logged count gives V. It is used only when V is a
+// positive multiple of --make-vocab-size-divisible-by x TP (training.py
+// _vocab_size_with_padding) and reproduces the count exactly.
+std::optional<std::int64_t> vocabulary_from_parameter_count(const MegatronLog& log,
+                                                            const formats::DumpedFlags& flags,
+                                                            std::int64_t world_size) {
+  const auto count = std::find_if(log.parameter_counts.begin(), log.parameter_counts.end(),
+                                  [](const LogParameterCount& c) {
+                                    return c.tensor_rank == 0 && c.pipeline_rank == 0;
+                                  });
+  const std::optional<std::int64_t> divisible = dumped_integer(log, "make_vocab_size_divisible_by");
+  const std::optional<std::int64_t> tp = dumped_integer(log, "tensor_model_parallel_size");
+  if (count == log.parameter_counts.end() || !divisible || !tp || *divisible < 1 || *tp < 1) {
+    return std::nullopt;
+  }
+  const std::int64_t step = *divisible * *tp;
+  const auto low = first_rank_params(flags, world_size, step);
+  const auto high = first_rank_params(flags, world_size, 2 * step);
+  if (!low || !high || *high <= *low) return std::nullopt;
+  const std::int64_t per_step = *high - *low;
+  const std::int64_t above = count->params - *low;
+  if (above < 0 || above % per_step != 0) return std::nullopt;
+  const std::int64_t vocab = step * (1 + above / per_step);
+  if (first_rank_params(flags, world_size, vocab) != count->params) return std::nullopt;
+  return vocab;
+}
+
+std::string padded_vocabulary_note(const MegatronLog& log, std::int64_t padded_vocab) {
+  std::size_t line = 0;
+  for (const LogParameterCount& c : log.parameter_counts) {
+    if (c.tensor_rank == 0 && c.pipeline_rank == 0) line = c.line;
+  }
+  return "the log prints no vocabulary: padded vocabulary " + std::to_string(padded_vocab) +
+         " solved from the parameter count of rank (0, 0) (line " + std::to_string(line) +
+         "); --vocab-size overrides it";
+}
+
 }  // namespace
 
 Expected<LogConfig> log_config(const MegatronLog& log, std::int64_t vocab_size) {
@@ -47,14 +102,21 @@ Expected<LogConfig> log_config(const MegatronLog& log, std::int64_t vocab_size) 
   Expected<formats::DumpedFlags> flags = formats::dumped_arguments_to_flags(arguments);
   if (!flags) return flags.error();
   const std::int64_t vocab = vocab_size > 0 ? vocab_size : log.tokenizer_vocab_size;
+  std::string vocab_note;
   if (vocab == 0) {
-    if (const auto padded = dumped_integer(log, "padded_vocab_size")) {
+    std::optional<std::int64_t> padded = dumped_integer(log, "padded_vocab_size");
+    if (!padded) {
+      padded = vocabulary_from_parameter_count(log, *flags, *world_size);
+      if (padded) vocab_note = padded_vocabulary_note(log, *padded);
+    }
+    if (padded) {
       flags.value().words.push_back("--padded-vocab-size");
       flags.value().words.push_back(std::to_string(*padded));
     }
   }
   Expected<MegatronArgs> parsed = formats::parse_dumped_flags(*flags, *world_size, vocab);
   if (!parsed) return parsed.error();
+  if (!vocab_note.empty()) parsed.value().warnings.push_back(vocab_note);
   LogConfig out;
   out.megatron_flags = formats::command_line_of(flags->words);
   out.args = std::move(*parsed);
