@@ -157,12 +157,12 @@ void app_init(float pixel_ratio) {
   apply_theme(state.light, pixel_ratio);
   ImGui::GetIO().ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;
   state.base_url = page_base_url();
-  app_open_link(page_url(), /*from_history=*/false);
+  app_open_link(page_url());
   update_fonts(pixel_ratio);  // the language is known: the fonts it needs are asked for
   mark_startup_step("fonts configured");
 }
 
-void app_open_link(const std::string& url, bool from_history) {
+void app_open_link(const std::string& url) {
   const std::string query = query_of_url(url);
   state.link_error.reset();
   state.edited_key.clear();
@@ -184,18 +184,11 @@ void app_open_link(const std::string& url, bool from_history) {
   follow_link_language(url, !query.empty());
   configuration_changed();
   mark_startup_step("first estimate");
-  if (state.link_error) {
-    // Keep the address the user opened (the error panel quotes it) until they edit: the
-    // address bar is taken to show the default configuration meanwhile.
-    state.pushed_query = page_query();
-  } else if (query != page_query()) {
-    // Canonical form in place: the same configuration, written as this build writes it.
-    show_query(page_query(), /*push=*/false);
-    state.pushed_query = page_query();
-  } else {
-    state.pushed_query = page_query();
-  }
-  (void)from_history;  // either way no new entry: back/forward moves along existing ones
+  // A link with an error keeps the address the user opened (the error panel quotes it) until
+  // they edit, though the default configuration is shown meanwhile. A valid one is put in
+  // canonical form in place: the same configuration, written as this build writes it.
+  if (!state.link_error && query != page_query()) show_query(page_query(), /*push=*/false);
+  state.pushed_query = page_query();
 }
 
 void app_clipboard_text(int target, const std::string& text) {

@@ -20,8 +20,9 @@ void app_prepare_frame(float pixel_ratio);
 // edited, a message that times out); the platform may skip idle frames otherwise.
 bool app_frame(float display_width_px, float display_height_px, float pixel_ratio);
 
-// Opens a share link: at start, or on back/forward (from_history: no new history entry).
-void app_open_link(const std::string& url, bool from_history);
+// Opens a share link: at start, or on back/forward. Either way no new history entry is made
+// (back/forward moves along existing ones); a non-canonical address is replaced in place.
+void app_open_link(const std::string& url);
 
 // Text read from the clipboard for an import box (import_boxes.hpp targets).
 void app_clipboard_text(int target, const std::string& text);

@@ -416,7 +416,7 @@ EMSCRIPTEN_KEEPALIVE int megamem_frame_count() { return platform.frames; }
 
 EMSCRIPTEN_KEEPALIVE void megamem_popstate(const char* url) {
   wake();
-  megamem::web::app_open_link(url, /*from_history=*/true);
+  megamem::web::app_open_link(url);
 }
 
 EMSCRIPTEN_KEEPALIVE void megamem_set_clipboard(const char* text) { platform.clipboard = text; }
