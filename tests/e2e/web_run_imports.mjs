@@ -18,7 +18,9 @@
 //              state() byte for byte (UTF-8 unharmed); a config.json pasted after it replaces
 //              the model and keeps the script's layout and training settings;
 //   large      a 100 MB paste is refused with a message naming the limit, and the page keeps
-//              drawing frames.
+//              drawing frames;
+//   real log   the ms-swift Qwen2-0.5B log, which prints no vocabulary, compares as `megamem
+//              compare --json` does, with the solved vocabulary named in both.
 // Fixtures: tests/cli/fixtures/logs (sources in their headers and test_megatron_log.cpp) and
 // tests/cli/fixtures/bridge/llama32-1b-run-config.yaml (source in its header).
 //
@@ -38,6 +40,7 @@ const { server, url: baseUrl } = await serve(opts.site);
 const fixtures = 'tests/cli/fixtures';
 const realLog = join(fixtures, 'logs/gpt2-345m-fp16-1gpu.log');
 const torchrunLog = join(fixtures, 'logs/synthetic-gpt2-345m-tp2-pp2-torchrun.log');
+const swiftLog = join(fixtures, 'logs/ms-swift-qwen2-0.5b-dp2-bf16.log');
 const bridgeYaml = join(fixtures, 'bridge/llama32-1b-run-config.yaml');
 const scratch = mkdtempSync(join(tmpdir(), 'megamem-e2e-run-imports-'));
 const shot = (page, name) => page.screenshot({ path: join(opts.artifacts, name) });
@@ -258,6 +261,25 @@ async function largePasteChecks() {
   await shot(page, 'run-imports-large-paste.png');
 }
 
+// The real ms-swift log prints no vocabulary: the page solves it from the parameter count as
+// `megamem compare` does, and shows the same comparison and the warning saying so.
+async function realLogChecks() {
+  const logBox = 'paste a training log';
+  const before = await pageState(page);
+  await pasteAndPress(logBox, 'Compare', readFileSync(swiftLog, 'utf8'));
+  const read = await waitForState(page, (s) => s.log_import.comparison !== null &&
+                                  s.log_import.comparison.ranks[0].params.logged === 630167424,
+                                  'the ms-swift log comparison');
+  await shot(page, 'run-imports-real-log.png');
+  const cli = runCli(['compare', swiftLog, '--json', '--base-url', baseUrl, '--gpu', before.gpu_id]);
+  const difference = firstDifference(read.log_import.comparison, JSON.parse(cli.stdout));
+  check(difference === '' && read.log_import.error === '',
+        `a real log without a vocabulary: the page's comparison is the CLI's ${difference}`);
+  const note = read.log_import.warnings.find((w) => /padded vocabulary 151936 solved/.test(w));
+  check(note !== undefined && cli.stderr.includes(note),
+        `the page and the CLI say the vocabulary was solved: ${note}`);
+}
+
 try {
   await openPage(page, baseUrl);
   await logChecks();
@@ -265,6 +287,7 @@ try {
   await exportChecks();
   await launchScriptChecks();
   await largePasteChecks();
+  await realLogChecks();
   check(errors.length === 0, `no console errors (${errors.slice(0, 3).join(' | ')})`);
 } catch (error) {
   check(false, `test ran to the end: ${error.stack}`);
