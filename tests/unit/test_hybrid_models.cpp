@@ -116,6 +116,34 @@ TEST_CASE("nemotron_h: Nemotron-Nano-9B-v2 config.json imports as the preset, 8.
   CHECK(e->totals.params == 8'888'227'328);
 }
 
+// transformers' NemotronHConfig and some exports spell the Mamba sizes differently; the same
+// model results whichever spelling the file uses.
+TEST_CASE("nemotron_h: the Mamba sizes under their other spellings import the same model") {
+  std::string other = kNemotronNano9Bv2;
+  const auto rename = [&](const std::string& from, const std::string& to) {
+    REQUIRE(other.find(from) != std::string::npos);
+    other.replace(other.find(from), from.size(), to);
+  };
+  rename("\"n_groups\"", "\"mamba_n_groups\"");
+  rename("\"ssm_state_size\"", "\"mamba_state_dim\"");
+  rename("\"conv_kernel\": 4", "\"mamba_d_conv\": 3");
+  const Expected<HfImport> renamed = import_hf_config(other);
+  REQUIRE_FALSE(renamed.has_value());  // the conv width is read under its other name too
+  CHECK(renamed.error().field == "mamba_d_conv");
+  rename("\"mamba_d_conv\": 3", "\"mamba_d_conv\": 4");
+  const Expected<HfImport> hf = import_hf_config(other);
+  const Expected<HfImport> original = import_hf_config(kNemotronNano9Bv2);
+  REQUIRE(hf.has_value());
+  REQUIRE(original.has_value());
+  CHECK(hf->model.mamba_num_groups == 8);
+  CHECK(hf->model.mamba_state_dim == 128);
+  Config a = share_link_defaults();
+  Config b = a;
+  a.model = hf->model;
+  b.model = original->model;
+  CHECK(share_link_differences(a, b).empty());
+}
+
 TEST_CASE("nemotron_h: a family Megatron-Core does not build is named with the supported ones") {
   const Expected<HfImport> hf = import_hf_config(R"({"model_type": "falcon_h1"})");
   REQUIRE_FALSE(hf.has_value());

@@ -5,6 +5,7 @@
 #include "megamem/hf_config.hpp"
 
 #include <cstdint>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -43,6 +44,15 @@ class Reader {
   const json* find(const char* key) const {
     const auto it = object_.find(key);
     return it == object_.end() || it->is_null() ? nullptr : &*it;
+  }
+
+  // The first of `keys` that config.json has (else the first, which an error then names): a
+  // field its writers spell differently.
+  const char* spelling(std::initializer_list<const char*> keys) const {
+    for (const char* key : keys) {
+      if (find(key)) return key;
+    }
+    return *keys.begin();
   }
 
   // An integer in [min, max]; missing -> the fallback, or an Error when there is none.
@@ -377,10 +387,17 @@ std::optional<Error> read_nemotron_h(const Reader& r, Family, HfImport& out) {
   std::int64_t conv = 0;
   MM_READ(m.mamba_head_dim, r.int_field("mamba_head_dim", 1, kMaxSize));
   MM_READ(m.mamba_num_heads, r.int_field("mamba_num_heads", 1, kMaxSize));
-  MM_READ(m.mamba_num_groups, r.int_field("n_groups", 1, kMaxSize));
-  MM_READ(m.mamba_state_dim, r.int_field("ssm_state_size", 1, kMaxSize));
-  MM_READ(conv, r.integer("conv_kernel", 1, kMaxSize, 4));
-  if (conv != 4) return Error{"conv_kernel", "must be 4: MambaMixer's d_conv is fixed at 4"};
+  // NVIDIA's remote-code config writes n_groups, ssm_state_size and conv_kernel; transformers'
+  // own NemotronHConfig (models/nemotron_h/configuration_nemotron_h.py) takes mamba_n_groups
+  // and mamba_d_conv, and other exports write mamba_num_groups / mamba_state_dim.
+  MM_READ(m.mamba_num_groups,
+          r.int_field(r.spelling({"n_groups", "mamba_n_groups", "mamba_num_groups"}), 1, kMaxSize));
+  MM_READ(
+      m.mamba_state_dim,
+      r.int_field(r.spelling({"ssm_state_size", "mamba_d_state", "mamba_state_dim"}), 1, kMaxSize));
+  const char* conv_key = r.spelling({"conv_kernel", "mamba_d_conv"});
+  MM_READ(conv, r.integer(conv_key, 1, kMaxSize, 4));
+  if (conv != 4) return Error{conv_key, "must be 4: MambaMixer's d_conv is fixed at 4"};
   bool conv_bias = true, proj_bias = false;
   MM_READ(conv_bias, r.boolean("use_conv_bias", true));
   MM_READ(proj_bias, r.boolean("mamba_proj_bias", false));
