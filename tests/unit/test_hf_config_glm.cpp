@@ -56,7 +56,10 @@ const char* kGlm45 = R"json({
   "vocab_size": 151552
 })json";
 
-// https://huggingface.co/zai-org/GLM-4.5-Air/blob/main/config.json
+// https://huggingface.co/zai-org/GLM-4.5-Air/blob/main/config.json; every field agrees with
+// the Glm4MoeConfig that transformers printed when ms-swift loaded the model
+// (github.com/laocheyujie/ms-swift note/参数.md at aa07786a, "HuggingFace config"; the print
+// gives the running transformers_version, 4.54.1).
 const char* kGlm45Air = R"json({
   "architectures": [
     "Glm4MoeForCausalLM"
@@ -211,7 +214,10 @@ const char* kDeepSeekV31 = R"json({
   "vocab_size": 129280
 })json";
 
-// https://huggingface.co/Qwen/Qwen3-Coder-480B-A35B-Instruct/blob/main/config.json
+// https://huggingface.co/Qwen/Qwen3-Coder-480B-A35B-Instruct/blob/main/config.json; all 35
+// fields as in the file pasted into github.com/baidu/vLLM-Kunlun
+// docs/source/tutorials/multi_xpu_Qwen3-Coder-480B-A35B(W8A8).md at 4ac5214c (which adds a
+// quantization_config of its own).
 const char* kQwen3Coder480B = R"json({
   "architectures": [
     "Qwen3MoeForCausalLM"

@@ -11,7 +11,8 @@ using namespace megamem::hf_test;
 
 namespace {
 
-// https://huggingface.co/openai/gpt-oss-120b/blob/main/config.json
+// https://huggingface.co/openai/gpt-oss-120b/blob/main/config.json; every field agrees with
+// two public copies (a test's dict citing the raw file, and a note that rewrites 1e-05 as 1e-5).
 const char* kGptOss120B = R"json({
   "architectures": [
     "GptOssForCausalLM"
@@ -101,7 +102,9 @@ const char* kGptOss120B = R"json({
   "vocab_size": 201088
 })json";
 
-// https://huggingface.co/openai/gpt-oss-20b/blob/main/config.json
+// https://huggingface.co/openai/gpt-oss-20b/blob/main/config.json; byte for byte the file of
+// the model repository's first upload as mirrored in github.com/EchoCog/gpt-oss-20b at
+// f81fef1ddd90d214968e951a76834f1ded130a18 (same sha256, less the final newline).
 const char* kGptOss20B = R"json({
   "architectures": [
     "GptOssForCausalLM"
