@@ -338,3 +338,41 @@ TEST_CASE("compare pairs each printed rank with its pipeline rank and parameter 
   CHECK((*compared)[1].estimated == &estimated->ranks[1]);
   CHECK((*compared)[0].logged_params == 0);
 }
+
+// Megatron's dump prints every argument, so the defaults of ones it uses only beside another
+// (the registry's flag_needs) are there in every log: left out unless that other one is set.
+TEST_CASE("dumped arguments Megatron uses only beside another are left out without it") {
+  const auto with_dump_lines = [](const std::vector<std::string>& lines) {
+    std::string text = small_log();
+    const std::size_t end = text.find("-------------------- end of arguments");
+    std::string added;
+    for (const std::string& line : lines) added += "  " + line + "\n";
+    return text.insert(text.rfind('\n', end) + 1, added);
+  };
+  const std::vector<std::string> defaults = {
+      "fp8 ......................................... None",
+      "fp8_recipe .................................. tensorwise",
+      "recompute_granularity ....................... selective",
+      "recompute_method ............................ uniform",
+      "recompute_num_layers ........................ 1",
+      "cross_entropy_loss_fusion ................... False",
+      "cross_entropy_fusion_impl ................... te",
+      "optimizer_cpu_offload ....................... False",
+      "optimizer_offload_fraction .................. 0.5"};
+  const Expected<LogConfig> off = log_config(read(with_dump_lines(defaults)));
+  REQUIRE(off.has_value());
+  for (const char* flag : {"--fp8-recipe", "--recompute-method", "--recompute-num-layers",
+                           "--cross-entropy-fusion-impl", "--optimizer-offload-fraction"}) {
+    INFO(flag << " in " << off->megatron_flags);
+    CHECK(off->megatron_flags.find(flag) == std::string::npos);
+  }
+  CHECK(off->args.config.training.fp8_recipe == Fp8Recipe::none);
+
+  std::vector<std::string> fp8 = defaults;
+  fp8[0] = "fp8 ......................................... hybrid";
+  const Expected<LogConfig> on = log_config(read(with_dump_lines(fp8)));
+  REQUIRE(on.has_value());
+  CHECK(on->megatron_flags.find("--fp8-format hybrid --fp8-recipe tensorwise") !=
+        std::string::npos);
+  CHECK(on->args.config.training.fp8_recipe == Fp8Recipe::tensorwise);
+}

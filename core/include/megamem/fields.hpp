@@ -98,6 +98,14 @@ struct ConfigField {
   bool read_by_importer = false;
   // Multi-flag fields: the flags that say this field's value (instead of flag_form).
   void (*write_flags)(const Config&, std::vector<MegatronFlag>&) = nullptr;
+  // Megatron uses `flag` only when another flag is given ("" = always), with this value
+  // ("" = any): --fp8-recipe means nothing without --fp8-format. Megatron's argument dump
+  // prints such a flag's default regardless, and the dump reader leaves it out then.
+  std::string_view flag_needs;
+  std::string_view flag_needs_value;
+  // Megatron-Bridge: the ConfigContainer field `flag` sets, where it is not
+  // model.<the flag's destination> (recipe overrides, bridge_overrides.cpp).
+  std::string_view bridge_field;
 
   // Config JSON key within its group ("" = not in the JSON).
   std::string_view json_key;

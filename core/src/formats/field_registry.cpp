@@ -61,6 +61,15 @@ class Row {
     f_.read_by_importer = true;
     return *this;
   }
+  Row& needs(std::string_view flag, std::string_view value = "") {
+    f_.flag_needs = flag;
+    f_.flag_needs_value = value;
+    return *this;
+  }
+  Row& bridge(std::string_view bridge_field) {
+    f_.bridge_field = bridge_field;
+    return *this;
+  }
   Row& writes(void (*write)(const Config&, std::vector<MegatronFlag>&)) {
     f_.write_flags = write;
     return *this;
@@ -259,15 +268,22 @@ void write_params_dtype(const Config& c, std::vector<MegatronFlag>& flags) {
   if (c.training.params_dtype == DType::fp16) add_flag(flags, "--fp16");
 }
 
+// FP8 recipes in enumerator order: none (no flag), then Megatron's --fp8-recipe choices.
+const std::vector<FieldChoice> kFp8RecipeChoices = {
+    {"none", "none", "", "none"},
+    {"delayed", "delayed", "delayed", "delayed"},
+    {"tensorwise", "tensorwise", "tensorwise", "tensorwise"},
+    {"mxfp8", "mxfp8", "mxfp8", "mxfp8"},
+    {"blockwise", "blockwise", "blockwise", "blockwise"}};
+
 void write_fp8(const Config& c, std::vector<MegatronFlag>& flags) {
   const Fp8Recipe recipe = c.training.fp8_recipe;
   if (recipe == Fp8Recipe::none) return;
   // e4m3 and hybrid store the same bytes; hybrid is the usual training choice. "delayed" is
   // Megatron's default recipe.
   add_flag(flags, "--fp8-format", "hybrid");
-  if (recipe == Fp8Recipe::tensorwise) add_flag(flags, "--fp8-recipe", "tensorwise");
-  if (recipe == Fp8Recipe::mxfp8) add_flag(flags, "--fp8-recipe", "mxfp8");
-  if (recipe == Fp8Recipe::blockwise) add_flag(flags, "--fp8-recipe", "blockwise");
+  const std::string_view spelling = kFp8RecipeChoices[static_cast<std::size_t>(recipe)].megatron;
+  if (recipe != Fp8Recipe::delayed) add_flag(flags, "--fp8-recipe", std::string(spelling));
 }
 
 // Megatron-FSDP or torch FSDP2 and the Megatron-FSDP settings that differ from the
@@ -408,12 +424,14 @@ std::vector<ConfigField> batch_rows() {
   return {
       MM_INT("mbs", "1", training.micro_batch_size, 1, kMaxDim)
           .flag("--micro-batch-size", FlagForm::value)
+          .bridge("train.micro_batch_size")
           .always()
           .json("micro_batch_size")
           .ui("micro-batch", "", "Sequences per forward: every saved activation scales with it.")
           .range(1, 0, 1),
       MM_INT("gbs", "0", training.global_batch_size, 0, kMaxCount)
           .flag("--global-batch-size", FlagForm::value)
+          .bridge("train.global_batch_size")
           .json("global_batch_size")
           .ui("global batch", "--global-batch-size (0 = micro-batch x DP)",
               "Sets the micro-batches per step; memory changes only through the pipeline "
@@ -421,6 +439,7 @@ std::vector<ConfigField> batch_rows() {
           .range(0, 0, 64),
       MM_INT("seq", "4096", training.seq_length, 1, kMaxDim)
           .flag("--seq-length", FlagForm::value)
+          .bridge("model.seq_length")
           .json("seq_length")
           .ui("sequence length", "",
               "Tokens per sequence: activations scale with it (unfused attention with its "
@@ -445,16 +464,19 @@ std::vector<ConfigField> recompute_rows() {
           .choices(
               {{"uniform", "uniform", "uniform", "uniform"}, {"block", "block", "block", "block"}})
           .read_by_code("--recompute-method")
+          .needs("--recompute-granularity", "full")
           .json("recompute_method")
           .ui("method", "",
               "uniform: groups of N layers; block: the first N layers of each chunk."),
       MM_INT("recompute-layers", "1", training.recompute.num_layers, 0, kMaxDim)
           .read_by_code("--recompute-num-layers")
+          .needs("--recompute-granularity", "full")
           .json("recompute_num_layers")
           .ui("recompute layers", "", "Layers per group (uniform) or per chunk (block).")
           .range(1, 0, 1),
       MM_LIST("recompute-modules", training.recompute.modules)
           .read_by_code("--recompute-modules")
+          .needs("--recompute-granularity", "selective")
           .json("recompute_modules")
           .ui("recompute modules", "",
               "Each checked module's saved tensors are dropped and recomputed in "
@@ -477,10 +499,12 @@ std::vector<ConfigField> pipeline_rows() {
   return {
       MM_INT("pp-first", "0", parallel.decoder_first_pipeline_num_layers, 0, kMaxDim)
           .flag("--decoder-first-pipeline-num-layers", FlagForm::value)
+          .bridge("model.num_layers_in_first_pipeline_stage")
           .json("decoder_first_pipeline_num_layers")
           .ui("first-stage layers", "", "Layers on the first stage (0 = even split)."),
       MM_INT("pp-last", "0", parallel.decoder_last_pipeline_num_layers, 0, kMaxDim)
           .flag("--decoder-last-pipeline-num-layers", FlagForm::value)
+          .bridge("model.num_layers_in_last_pipeline_stage")
           .json("decoder_last_pipeline_num_layers")
           .ui("last-stage layers", "", "Layers on the last stage (0 = even split)."),
       MM_BOOL("pp-emb", "0", parallel.account_for_embedding_in_pipeline_split)
@@ -504,6 +528,7 @@ std::vector<ConfigField> pipeline_rows() {
           .ui("VPP group", "", "Micro-batches per group of the interleaved schedule (0 = PP)."),
       MM_INT("dist-opt-instances", "1", parallel.num_distributed_optimizer_instances, 1, kMaxDim)
           .flag("--num-distributed-optimizer-instances", FlagForm::value)
+          .bridge("ddp.num_distributed_optimizer_instances")
           .json("num_distributed_optimizer_instances")
           .ui("optimizer instances", "",
               "Replicas of the distributed optimizer: each shards over fewer GPUs.")
@@ -526,12 +551,10 @@ std::vector<ConfigField> numerics_rows() {
               "takes 4."),
       MM_CHOICE("fp8", "none", training.fp8_recipe)
           .json("fp8_recipe")
-          .choices({{"none", "none", "", "none"},
-                    {"delayed", "delayed", "delayed", "delayed"},
-                    {"tensorwise", "tensorwise", "tensorwise", "tensorwise"},
-                    {"mxfp8", "mxfp8", "mxfp8", "mxfp8"},
-                    {"blockwise", "blockwise", "blockwise", "blockwise"}})
+          .choices(kFp8RecipeChoices)
           .read_by_code("--fp8-recipe")
+          .needs("--fp8-format")  // transformer_config.py: FP8 is on only with a format
+          .bridge("mixed_precision.fp8_recipe")
           .writes(write_fp8)
           .ui("FP8 recipe", "--fp8-format with --fp8-recipe",
               "FP8 GEMMs: 1-byte saved GEMM inputs and cached FP8 weight copies (Transformer "
@@ -539,6 +562,7 @@ std::vector<ConfigField> numerics_rows() {
       MM_BOOL("fp8-param-gather", "0", training.fp8_param_gather)
           .json("fp8_param_gather")
           .flag("--fp8-param-gather", FlagForm::store_true)
+          .bridge("mixed_precision.fp8_param_gather")
           .ui("FP8 param gather", "", "GEMM weights stored in 1 byte."),
       // transformer_config.py: --first-last-layers-bf16 keeps --num-layers-at-start-in-bf16 and
       // --num-layers-at-end-in-bf16 decoder layers (1 each by default) out of FP8.
@@ -585,6 +609,7 @@ std::vector<ConfigField> implementation_rows() {
                     {"native", "native", "native", "native fused"},
                     {"te", "te", "te", "TE fused"}})
           .read_by_code("--cross-entropy-fusion-impl")
+          .needs("--cross-entropy-loss-fusion")
           .writes(write_cross_entropy)
           .ui("cross entropy", "--cross-entropy-loss-fusion / --cross-entropy-fusion-impl",
               "Unfused keeps fp32 logits; fused variants keep less at the loss."),
@@ -735,15 +760,18 @@ std::vector<ConfigField> optimizer_state_rows() {
           .ui("optimizer CPU offload", "", "Optimizer state moves to host memory."),
       MM_REAL("opt-offload-fraction", "1", optimizer.optimizer_offload_fraction, 0.0, 1.0)
           .flag("--optimizer-offload-fraction", FlagForm::value, 0.0, 1.0)
+          .needs("--optimizer-cpu-offload")
           .json("optimizer_offload_fraction")
           .ui("offload fraction", "", "Share of the optimizer state kept on the host.")
           .range(0.0, 1.0, 0.05, "%.2f"),
       MM_BOOL("overlap-grad", "0", optimizer.overlap_grad_reduce)
           .flag("--overlap-grad-reduce", FlagForm::store_true)
+          .bridge("ddp.overlap_grad_reduce")
           .json("overlap_grad_reduce")
           .ui("overlap grad reduce", "", "Gradient buckets; changes the DDP buffer padding."),
       MM_INT("bucket", "0", optimizer.ddp_bucket_size_elements, 0, std::int64_t{1} << 50)
           .flag("--ddp-bucket-size", FlagForm::value)
+          .bridge("ddp.bucket_size")
           .json("ddp_bucket_size"),
   };
 }
@@ -758,11 +786,13 @@ std::vector<ConfigField> offload_rows() {
               "back at a time."),
       MM_LIST("offload-modules", training.offload.offload_modules)
           .read_by_code("--offload-modules")
+          .needs("--fine-grained-activation-offloading")
           .writes(write_offload_modules)
           .json("offload_modules")
           .ui("offload modules", "", "Modules whose saved tensors are offloaded."),
       MM_REAL("offload-fraction", "1", training.offload.activation_offload_fraction, 0.0, 1.0)
           .read_by_code("--activation-offload-fraction", FlagForm::value)
+          .needs("--fine-grained-activation-offloading")
           .json("activation_offload_fraction"),
       MM_BOOL("cpu-offload", "0", training.offload.cpu_offloading)
           .json("cpu_offloading")
@@ -987,6 +1017,7 @@ std::vector<ConfigField> model_embedding_rows() {
               "A separate output layer (vocabulary x hidden) on the last PP rank."),
       MM_INT("m.vocab", "0", model.vocab_size, 0, std::int64_t{1} << 31)
           .read_by_code("--vocab-size", FlagForm::value)
+          .bridge("model.vocab_size")
           .json("vocab_size")
           .ui("vocabulary", "--vocab-size (or the tokenizer's)",
               "Embedding and output layer on the first and last PP rank; the loss keeps "
@@ -1016,6 +1047,7 @@ std::vector<ConfigField> model_moe_rows() {
       // arguments.py validate_args: --num-experts 0 means a dense model.
       MM_INT("m.experts", "0", model.num_experts, 0, kMaxDim)
           .flag("--num-experts", FlagForm::value, 0.0)
+          .bridge("model.num_moe_experts")
           .json("num_experts")
           .ui("experts", "--num-experts (0 = dense)",
               "Routed experts, split over EP: E / EP local experts of weights per GPU."),

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "formats/megatron_flag_names.hpp"
+#include "megamem/fields.hpp"
 
 namespace megamem::formats {
 namespace {
@@ -44,27 +45,20 @@ constexpr std::string_view kReadDirectly[] = {
     "num_virtual_stages_per_pipeline_rank",
 };
 
-// Arguments that only mean something when another one has a value; the dump prints their
-// defaults regardless, and Megatron ignores them then, so they are left out.
-struct Dependency {
-  std::string_view name;
-  std::string_view needs;
-  std::string_view value;  // the needed argument's printed value
-};
-constexpr Dependency kDependencies[] = {
-    {"recompute_method", "recompute_granularity", "full"},
-    {"recompute_num_layers", "recompute_granularity", "full"},
-    {"recompute_modules", "recompute_granularity", "selective"},
-    {"offload_modules", "fine_grained_activation_offloading", "True"},
-    {"activation_offload_fraction", "fine_grained_activation_offloading", "True"},
-    {"optimizer_offload_fraction", "optimizer_cpu_offload", "True"},
-    {"cross_entropy_fusion_impl", "cross_entropy_loss_fusion", "True"},
-    {"fp8_recipe", "fp8", "!None"},
-};
-
 std::string dashed(std::string_view name) {
   std::string out(name);
   std::replace(out.begin(), out.end(), '_', '-');
+  return out;
+}
+
+// The dump name of a flag ("--fp8-format" -> "fp8").
+std::string destination_of(std::string_view flag) {
+  flag.remove_prefix(std::min<std::size_t>(2, flag.size()));
+  for (const auto& [name, renamed] : kRenamedFlags) {
+    if (renamed == flag) return std::string(name);
+  }
+  std::string out(flag);
+  std::replace(out.begin(), out.end(), '-', '_');
   return out;
 }
 
@@ -110,12 +104,16 @@ std::string shell_quote(const std::string& word) {
 
 using Dump = std::map<std::string, const DumpedArgument*, std::less<>>;
 
+// False for an argument Megatron uses only when another one is given (the registry's
+// flag_needs: --recompute-method without full recompute, --fp8-recipe without a format). The
+// dump prints its default regardless; Megatron ignores it then, so it is left out.
 bool dependency_met(const Dump& dump, std::string_view name) {
-  for (const Dependency& d : kDependencies) {
-    if (d.name != name) continue;
-    const auto it = dump.find(d.needs);
+  for (const ConfigField& field : config_fields()) {
+    if (field.flag_needs.empty() || destination_of(field.flag) != name) continue;
+    const auto it = dump.find(destination_of(field.flag_needs));
     const std::string value = it == dump.end() ? "None" : it->second->value;
-    if (d.value == "!None" ? value == "None" : value != d.value) return false;
+    if (field.flag_needs_value.empty()) return value != "None" && value != "False";
+    return value == field.flag_needs_value;
   }
   return true;
 }
