@@ -686,13 +686,29 @@ void read_parallel(FlagReader& r, ParallelConfig& p) {
 // transformer_config.py: --first-last-layers-bf16 keeps --num-layers-at-start-in-bf16 and
 // --num-layers-at-end-in-bf16 layers (1 each by default) out of FP8; it means nothing without
 // FP8 (fp8_utils.py, is_first_last_bf16_layer). Its refusal with delayed scaling is a rule
-// (rules/precision.cpp).
+// (rules/precision.cpp). Read only under FP8.
 void read_fp8_bf16_layers(FlagReader& r, TrainingConfig& t) {
-  if (!r.has("--first-last-layers-bf16") || t.fp8_recipe == Fp8Recipe::none) return;
+  if (!r.has("--first-last-layers-bf16")) return;
   t.fp8_bf16_layers_at_start = 1;
   t.fp8_bf16_layers_at_end = 1;
   r.read("--num-layers-at-start-in-bf16", t.fp8_bf16_layers_at_start, 0);
   r.read("--num-layers-at-end-in-bf16", t.fp8_bf16_layers_at_end, 0);
+}
+
+// transformer_config.py: FP8 is on only with --fp8-format (e4m3 or hybrid: same bytes); the
+// recipe (the registry row's spellings) defaults to Megatron's "delayed" and means nothing
+// without a format, though a misspelt one is an error either way.
+void read_fp8(FlagReader& r, Config& c) {
+  const ConfigField& recipe = *field_by_link_key("fp8");
+  const std::optional<std::size_t> chosen = r.choose_index(recipe.flag, recipe.choices);
+  if (!r.has(recipe.flag_needs)) return;
+  std::string_view format;
+  r.choose<std::string_view>(recipe.flag_needs, format, {{"e4m3", "e4m3"}, {"hybrid", "hybrid"}});
+  const auto delayed = std::find_if(recipe.choices.begin(), recipe.choices.end(),
+                                    [](const FieldChoice& f) { return f.megatron == "delayed"; });
+  const auto index = chosen.value_or(static_cast<std::size_t>(delayed - recipe.choices.begin()));
+  recipe.set_int(c, static_cast<std::int64_t>(index));
+  read_fp8_bf16_layers(r, c.training);
 }
 
 void read_training(FlagReader& r, TrainingConfig& t) {
@@ -701,28 +717,6 @@ void read_training(FlagReader& r, TrainingConfig& t) {
   if (r.has("--fp16") && r.has("--bf16")) r.fail("--fp16", "cannot be combined with --bf16");
   if (r.has("--fp16")) t.params_dtype = DType::fp16;
   if (r.has("--bf16")) t.params_dtype = DType::bf16;
-
-  // transformer_config.py: FP8 is on only with --fp8-format (e4m3 or hybrid: same bytes);
-  // --fp8-recipe defaults to "delayed" and means nothing without a format.
-  if (r.has("--fp8-format")) {
-    std::string_view format;
-    r.choose<std::string_view>("--fp8-format", format, {{"e4m3", "e4m3"}, {"hybrid", "hybrid"}});
-    t.fp8_recipe = Fp8Recipe::delayed;
-    r.choose<Fp8Recipe>("--fp8-recipe", t.fp8_recipe,
-                        {{"tensorwise", Fp8Recipe::tensorwise},
-                         {"delayed", Fp8Recipe::delayed},
-                         {"mxfp8", Fp8Recipe::mxfp8},
-                         {"blockwise", Fp8Recipe::blockwise}});
-  } else if (r.has("--fp8-recipe")) {
-    Fp8Recipe unused = Fp8Recipe::none;
-    r.choose<Fp8Recipe>("--fp8-recipe", unused,
-                        {{"tensorwise", Fp8Recipe::tensorwise},
-                         {"delayed", Fp8Recipe::delayed},
-                         {"mxfp8", Fp8Recipe::mxfp8},
-                         {"blockwise", Fp8Recipe::blockwise}});
-  }
-
-  read_fp8_bf16_layers(r, t);
 
   // transformer_config.py moe_router_dtype: None (the params dtype), fp32 or fp64. fp64
   // router scores are not modeled (listed as unmodeled in note_unmodeled_flags).
@@ -1304,6 +1298,7 @@ Expected<MegatronArgs> parse_megatron_words(const std::vector<std::string>& word
   read_architecture(r, c.model);
   read_parallel(r, c.parallel);
   read_training(r, c.training);
+  read_fp8(r, c);
   read_optimizer(r, c.optimizer, c.training.params_dtype);
   read_recompute(r, c.training.recompute);
   read_offload(r, c.training.offload);
