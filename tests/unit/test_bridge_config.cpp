@@ -61,6 +61,18 @@ TEST_CASE("Bridge overrides name the fields recipes take") {
   CHECK(overrides.find("train.micro_batch_size=1") != std::string::npos);
   CHECK(overrides.find("mixed_precision.bf16=true") != std::string::npos);
   CHECK(overrides.find("ddp.use_distributed_optimizer=true") != std::string::npos);
+  // Fields whose Bridge path is not model.<flag>: the registry rows' bridge_field.
+  c.training.fp8_recipe = Fp8Recipe::mxfp8;
+  c.training.fp8_param_gather = true;
+  c.optimizer.overlap_grad_reduce = true;
+  c.optimizer.ddp_bucket_size_elements = 40'000'000;
+  const std::string fp8 = to_bridge_overrides(c);
+  for (const char* field : {"mixed_precision.fp8=hybrid", "mixed_precision.fp8_recipe=mxfp8",
+                            "mixed_precision.fp8_param_gather=true", "ddp.overlap_grad_reduce=true",
+                            "ddp.bucket_size=40000000", "model.seq_length="}) {
+    INFO(field << " in " << fp8);
+    CHECK(fp8.find(field) != std::string::npos);
+  }
 }
 
 TEST_CASE("a mixed-precision recipe name sets the precision fields it sets in Bridge") {

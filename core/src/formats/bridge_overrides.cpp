@@ -16,6 +16,7 @@
 #include "formats/megatron_dump_flags.hpp"
 #include "megamem/bridge_config.hpp"
 #include "megamem/estimate.hpp"
+#include "megamem/fields.hpp"
 #include "megamem/megatron_args.hpp"
 
 namespace megamem {
@@ -74,22 +75,21 @@ std::vector<std::string_view> split_words(std::string_view text) {
   return words;
 }
 
-// Megatron flag (without "--") -> Bridge field, where it is not model.<destination>.
+// Megatron flag (without "--") -> Bridge field, where it is not model.<destination>: a
+// registry row's bridge_field, else this table of flags no row carries one-to-one.
 constexpr std::pair<std::string_view, std::string_view> kFlagFields[] = {
-    {"num-experts", "model.num_moe_experts"},
-    {"decoder-first-pipeline-num-layers", "model.num_layers_in_first_pipeline_stage"},
-    {"decoder-last-pipeline-num-layers", "model.num_layers_in_last_pipeline_stage"},
-    {"micro-batch-size", "train.micro_batch_size"},
-    {"global-batch-size", "train.global_batch_size"},
-    {"seq-length", "model.seq_length"},
     {"fp8-format", "mixed_precision.fp8"},
-    {"fp8-recipe", "mixed_precision.fp8_recipe"},
-    {"fp8-param-gather", "mixed_precision.fp8_param_gather"},
-    {"overlap-grad-reduce", "ddp.overlap_grad_reduce"},
-    {"ddp-bucket-size", "ddp.bucket_size"},
-    {"num-distributed-optimizer-instances", "ddp.num_distributed_optimizer_instances"},
-    {"vocab-size", "model.vocab_size"},
 };
+
+std::optional<std::string_view> bridge_field_of(std::string_view flag) {
+  for (const ConfigField& field : config_fields()) {
+    if (!field.bridge_field.empty() && field.flag.size() == flag.size() + 2 &&
+        field.flag.substr(2) == flag) {
+      return field.bridge_field;
+    }
+  }
+  return lookup(kFlagFields, flag);
+}
 
 // Switches whose Bridge field is the negation or another field.
 constexpr std::pair<std::string_view, std::string_view> kSwitchFields[] = {
@@ -104,8 +104,6 @@ constexpr std::pair<std::string_view, std::string_view> kSwitchFields[] = {
     {"no-create-attention-mask-in-dataloader", "dataset.create_attention_mask=false"},
     {"use-distributed-optimizer",
      "ddp.use_distributed_optimizer=true optimizer.use_distributed_optimizer=true"},
-    {"overlap-grad-reduce", "ddp.overlap_grad_reduce=true"},
-    {"fp8-param-gather", "mixed_precision.fp8_param_gather=true"},
 };
 
 constexpr std::string_view kOptimizerFlags[] = {
@@ -123,6 +121,7 @@ std::string underscored(std::string_view flag) {
 std::string flag_override(std::string_view flag, const std::vector<std::string>& values) {
   if (values.empty()) {
     if (const auto field = lookup(kSwitchFields, flag)) return std::string(*field);
+    if (const auto field = bridge_field_of(flag)) return std::string(*field) + "=true";
     if (flag == "bf16" || flag == "fp16") return "mixed_precision." + std::string(flag) + "=true";
     if (std::find(std::begin(kOptimizerFlags), std::end(kOptimizerFlags), flag) !=
         std::end(kOptimizerFlags)) {
@@ -139,7 +138,7 @@ std::string flag_override(std::string_view flag, const std::vector<std::string>&
   }
   if (value.find_first_of(" '\"()*+|") != std::string::npos) value = "'" + value + "'";
   std::string field;
-  if (const auto mapped = lookup(kFlagFields, flag)) {
+  if (const auto mapped = bridge_field_of(flag)) {
     field = *mapped;
   } else if (std::find(std::begin(kOptimizerFlags), std::end(kOptimizerFlags), flag) !=
              std::end(kOptimizerFlags)) {
