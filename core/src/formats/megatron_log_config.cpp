@@ -55,10 +55,9 @@ std::optional<std::int64_t> first_rank_params(formats::DumpedFlags flags, std::i
 std::optional<std::int64_t> vocabulary_from_parameter_count(const MegatronLog& log,
                                                             const formats::DumpedFlags& flags,
                                                             std::int64_t world_size) {
-  const auto count = std::find_if(log.parameter_counts.begin(), log.parameter_counts.end(),
-                                  [](const LogParameterCount& c) {
-                                    return c.tensor_rank == 0 && c.pipeline_rank == 0;
-                                  });
+  const auto count = std::find_if(
+      log.parameter_counts.begin(), log.parameter_counts.end(),
+      [](const LogParameterCount& c) { return c.tensor_rank == 0 && c.pipeline_rank == 0; });
   const std::optional<std::int64_t> divisible = dumped_integer(log, "make_vocab_size_divisible_by");
   const std::optional<std::int64_t> tp = dumped_integer(log, "tensor_model_parallel_size");
   if (count == log.parameter_counts.end() || !divisible || !tp || *divisible < 1 || *tp < 1) {
