@@ -141,6 +141,10 @@ export async function waitForState(page, predicate, what, timeoutMs = 10_000) {
 
 // The centre of a labelled widget in CSS pixels.
 export async function widgetCenter(page, label) {
+  // A state() change can come before the frame that draws its widgets (a what-if row):
+  // give the page a few frames to lay the widget out before giving up on it.
+  await page.waitForFunction((l) => window.megamem.inputRects()[l] !== undefined, label,
+                             { timeout: 3_000 }).catch(() => {});
   const { rects, pixelRatio } = await page.evaluate(
       () => ({ rects: window.megamem.inputRects(), pixelRatio: window.megamem.pixelRatio }));
   const rect = rects[label];
@@ -176,9 +180,25 @@ export async function scrollIntoView(page, label) {
   throw new Error(`could not scroll "${label}" into view`);
 }
 
+// The widget's centre once two frames in a row drew it in the same place: a click right after
+// a state change (a planner row applied) could land where the widget was a frame earlier. An
+// idle page draws no frames; its layout is settled already.
+async function settledCenter(page, label) {
+  let previous = await widgetCenter(page, label);
+  for (let i = 0; i < 10; i += 1) {
+    const frames = await page.evaluate(() => window.megamem.frames());
+    const drew = await page.waitForFunction((n) => window.megamem.frames() >= n + 2, frames,
+                                            { timeout: 300 }).then(() => true, () => false);
+    const now = await widgetCenter(page, label);
+    if (!drew || (now.x === previous.x && now.y === previous.y)) return now;
+    previous = now;
+  }
+  return previous;
+}
+
 export async function click(page, label) {
   await scrollIntoView(page, label);
-  const { x, y } = await widgetCenter(page, label);
+  const { x, y } = await settledCenter(page, label);
   await page.mouse.move(x, y);
   await page.waitForTimeout(60);  // ImGui sees the hover before the press
   await page.mouse.down();
