@@ -1,5 +1,5 @@
-# Dear ImGui for the web app: target `imgui` = core + GLFW platform backend + OpenGL3 renderer
-# (WebGL2 through "#version 300 es").
+# Dear ImGui for the web app: target `imgui` = core + GLFW platform backend. The renderer is
+# megamem's own (web/ui_renderer.cpp, WebGL2), not ImGui's OpenGL3 backend.
 #
 # Sources come from IMGUI_DIR (scripts/setup.sh unpacks Debian's source package, 1.86, into
 # the git-ignored third_party/imgui) or, when that is missing, from upstream's matching tag via
@@ -30,11 +30,10 @@ add_library(imgui STATIC
   ${imgui_source_dir}/imgui_tables.cpp
   ${imgui_source_dir}/imgui_widgets.cpp
   ${imgui_source_dir}/backends/imgui_impl_glfw.cpp
-  ${imgui_source_dir}/backends/imgui_impl_opengl3.cpp
 )
 # SYSTEM: third-party code, so our -Werror never judges its headers.
 target_include_directories(imgui SYSTEM PUBLIC ${imgui_source_dir} ${imgui_source_dir}/backends)
-target_compile_definitions(imgui PUBLIC IMGUI_IMPL_OPENGL_ES3 IMGUI_DISABLE_OBSOLETE_FUNCTIONS)
+target_compile_definitions(imgui PUBLIC IMGUI_DISABLE_OBSOLETE_FUNCTIONS)
 if(EMSCRIPTEN)
   # GLFW emulated by Emscripten's JS library over the canvas (its header is in the sysroot,
   # so -sUSE_GLFW=3 is a link setting only); WebGL2 only.

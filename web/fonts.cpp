@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "imgui_impl_opengl3.h"
 #include "messages.hpp"
 #include "platform.hpp"
+#include "ui_renderer.hpp"
 
 namespace megamem::web::assets {
 extern const unsigned char kUiFont[];  // generated/ui_font.cpp (Roboto, or empty)
@@ -240,8 +240,7 @@ bool update_fonts(float pixel_ratio) {
   configure_atlas(pixel_ratio);
   if (had_texture) {
     // The atlas changed after the renderer made its texture: make it again (this builds it).
-    ImGui_ImplOpenGL3_DestroyFontsTexture();
-    ImGui_ImplOpenGL3_CreateFontsTexture();
+    upload_ui_font_texture();
   }
   fonts.check_missing = true;  // once built, glyphs still missing may fetch the next font
   return true;

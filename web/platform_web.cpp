@@ -27,9 +27,9 @@
 #include "fonts.hpp"
 #include "imgui.h"
 #include "imgui_impl_glfw.h"
-#include "imgui_impl_opengl3.h"
 #include "js_api.hpp"
 #include "platform.hpp"
+#include "ui_renderer.hpp"
 
 namespace {
 
@@ -144,7 +144,6 @@ void wake() { platform.frames_to_draw = kFramesAfterInput; }
 // One frame's UI, built up to ImGui::Render() or EndFrame().
 void build_ui() {
   megamem::web::app_prepare_frame(platform.pixel_ratio);
-  ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
   // The canvas size is ours (see follow_window_size); mouse positions arrive in canvas pixels.
   ImGuiIO& io = ImGui::GetIO();
@@ -159,19 +158,22 @@ void build_ui() {
                               static_cast<float>(platform.height_px), platform.pixel_ratio);
 }
 
-// Before the first frame is drawn: the font atlas (rasterised on the CPU), its texture and
-// ImGui's shader program, each marked; then one frame built and not drawn, in which the
-// auto-sized top bar measures itself (ImGui hides such a window the first time it is built),
-// so that the first frame drawn shows the settled layout and the verdict.
+// Before the first frame is drawn: the font atlas (rasterised on the CPU) and its texture,
+// each marked; then one frame built and not drawn, in which the auto-sized top bar measures
+// itself (ImGui hides such a window the first time it is built), so that the first frame
+// drawn shows the settled layout and the verdict; last the UI program's link result, which
+// the GPU process has had since main() to produce (ui_renderer.hpp).
 void prepare_first_frame() {
   megamem::web::update_fonts(platform.pixel_ratio);  // with the Chinese font, if it came
   ImGui::GetIO().Fonts->Build();
   megamem::web::mark_startup_step("font atlas built");
-  ImGui_ImplOpenGL3_CreateDeviceObjects();
-  megamem::web::mark_startup_step("ImGui shaders and font texture");
+  megamem::web::upload_ui_font_texture();
+  megamem::web::mark_startup_step("font texture");
   build_ui();
   ImGui::EndFrame();
   megamem::web::mark_startup_step("layout pass (not drawn)");
+  megamem::web::finish_ui_renderer();
+  megamem::web::mark_startup_step("UI program linked");
 }
 
 void frame() {
@@ -200,7 +202,7 @@ void frame() {
   glViewport(0, 0, platform.width_px, platform.height_px);
   glClearColor(0.08f, 0.08f, 0.09f, 1.0f);
   glClear(GL_COLOR_BUFFER_BIT);
-  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  megamem::web::render_ui(*ImGui::GetDrawData(), platform.width_px, platform.height_px);
   ++platform.frames;
 
   if (first_frame) {
@@ -485,7 +487,7 @@ bool create_window() {
   return true;
 }
 
-// Dear ImGui with its GLFW and OpenGL3 backends; every input wakes the loop.
+// Dear ImGui with its GLFW backend and megamem's WebGL2 renderer; every input wakes the loop.
 void init_imgui() {
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
@@ -510,7 +512,8 @@ void init_imgui() {
     key_events.push_back({0, 0, -1, 0, character});
     wake();
   });
-  ImGui_ImplOpenGL3_Init("#version 300 es");
+  // The UI program compiles in the GPU process while the page starts (ui_renderer.hpp).
+  megamem::web::start_ui_renderer();
   io.GetClipboardTextFn = get_clipboard;
   io.SetClipboardTextFn = set_clipboard;
 }
