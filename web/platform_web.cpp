@@ -29,6 +29,7 @@
 #include "imgui_impl_glfw.h"
 #include "js_api.hpp"
 #include "platform.hpp"
+#include "timeline_renderer.hpp"
 #include "ui_renderer.hpp"
 
 namespace {
@@ -173,7 +174,8 @@ void prepare_first_frame() {
   ImGui::EndFrame();
   megamem::web::mark_startup_step("layout pass (not drawn)");
   megamem::web::finish_ui_renderer();
-  megamem::web::mark_startup_step("UI program linked");
+  megamem::web::finish_timeline_program();
+  megamem::web::mark_startup_step("UI and timeline programs linked");
 }
 
 void frame() {
@@ -514,6 +516,7 @@ void init_imgui() {
   });
   // The UI program compiles in the GPU process while the page starts (ui_renderer.hpp).
   megamem::web::start_ui_renderer();
+  megamem::web::start_timeline_program();
   io.GetClipboardTextFn = get_clipboard;
   io.SetClipboardTextFn = set_clipboard;
 }

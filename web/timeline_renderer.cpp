@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shaders.hpp"  // generated from shaders/*.glsl
@@ -14,8 +15,10 @@ namespace megamem::web {
 namespace {
 
 struct Renderer {
-  bool initialised = false;
+  bool started = false;   // compile and link issued
+  bool finished = false;  // link result read, locations and vertex array set up
   GLuint program = 0;
+  std::vector<GLuint> shaders;  // until finished
   GLuint vao = 0;
   GLuint vbo = 0;
   GLint u_x_range = -1;
@@ -31,44 +34,34 @@ struct Renderer {
 };
 Renderer renderer;
 
-GLuint compile(GLenum type, const char* source) {
-  const GLuint shader = glCreateShader(type);
-  glShaderSource(shader, 1, &source, nullptr);
-  glCompileShader(shader);
-  GLint ok = 0;
-  glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
-  if (!ok) {
-    char log[1024];
-    glGetShaderInfoLog(shader, sizeof log, nullptr, log);
-    renderer.error += std::string(type == GL_VERTEX_SHADER ? "vertex: " : "fragment: ") + log;
-    std::fprintf(stderr, "megamem: timeline shader: %s\n", log);
+// Compiles and links without asking the result: the GPU process (software WebGL's compiler)
+// works while the page parses presets, estimates and builds its fonts.
+void start_program() {
+  renderer.started = true;
+  renderer.program = glCreateProgram();
+  for (const auto& [type, source] :
+       {std::pair{GLenum{GL_VERTEX_SHADER}, shaders::kTimelineVert},
+        std::pair{GLenum{GL_FRAGMENT_SHADER}, shaders::kTimelineFrag}}) {
+    const GLuint shader = glCreateShader(type);
+    glShaderSource(shader, 1, &source, nullptr);
+    glCompileShader(shader);
+    glAttachShader(renderer.program, shader);
+    renderer.shaders.push_back(shader);
   }
-  return shader;
+  glLinkProgram(renderer.program);
 }
 
-void initialise() {
-  renderer.initialised = true;
-  const GLuint vertex = compile(GL_VERTEX_SHADER, shaders::kTimelineVert);
-  const GLuint fragment = compile(GL_FRAGMENT_SHADER, shaders::kTimelineFrag);
-  renderer.program = glCreateProgram();
-  glAttachShader(renderer.program, vertex);
-  glAttachShader(renderer.program, fragment);
-  glLinkProgram(renderer.program);
-  glDeleteShader(vertex);
-  glDeleteShader(fragment);
+// The GL log of a shader that did not compile ("" when it did).
+std::string shader_log(GLuint shader) {
   GLint ok = 0;
-  glGetProgramiv(renderer.program, GL_LINK_STATUS, &ok);
-  if (!ok) {
-    char log[1024];
-    glGetProgramInfoLog(renderer.program, sizeof log, nullptr, log);
-    renderer.error += std::string("link: ") + log;
-    std::fprintf(stderr, "megamem: timeline program: %s\n", log);
-    return;
-  }
-  renderer.u_x_range = glGetUniformLocation(renderer.program, "u_x_range");
-  renderer.u_bands = glGetUniformLocation(renderer.program, "u_bands");
-  renderer.u_colors = glGetUniformLocation(renderer.program, "u_colors");
-  renderer.u_dim = glGetUniformLocation(renderer.program, "u_dim");
+  glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
+  if (ok) return "";
+  char log[1024] = {};
+  glGetShaderInfoLog(shader, sizeof log, nullptr, log);
+  return log;
+}
+
+void describe_vertices() {
   glGenVertexArrays(1, &renderer.vao);
   glGenBuffers(1, &renderer.vbo);
   glBindVertexArray(renderer.vao);
@@ -80,6 +73,30 @@ void initialise() {
   glVertexAttribPointer(1, 4, GL_FLOAT, GL_FALSE, kStride,
                         reinterpret_cast<const void*>(2 * sizeof(float)));
   glBindVertexArray(0);
+}
+
+// Asking for the link result waits for the GPU process: done once, before the first frame's
+// draws are queued (platform_web.cpp), so that the wait is for the link alone.
+void finish_program() {
+  if (!renderer.started) start_program();
+  renderer.finished = true;
+  GLint ok = 0;
+  glGetProgramiv(renderer.program, GL_LINK_STATUS, &ok);
+  if (!ok) {
+    char log[1024] = {};
+    glGetProgramInfoLog(renderer.program, sizeof log, nullptr, log);
+    renderer.error = std::string("link: ") + log;
+    for (GLuint shader : renderer.shaders) renderer.error += " " + shader_log(shader);
+    std::fprintf(stderr, "megamem: timeline program: %s\n", renderer.error.c_str());
+  }
+  for (GLuint shader : renderer.shaders) glDeleteShader(shader);
+  renderer.shaders.clear();
+  if (!ok) return;
+  renderer.u_x_range = glGetUniformLocation(renderer.program, "u_x_range");
+  renderer.u_bands = glGetUniformLocation(renderer.program, "u_bands");
+  renderer.u_colors = glGetUniformLocation(renderer.program, "u_colors");
+  renderer.u_dim = glGetUniformLocation(renderer.program, "u_dim");
+  describe_vertices();
 }
 
 // Two triangles per operation: x from i to i + 1, y from the floor to the operation's peak.
@@ -107,7 +124,7 @@ void upload(const TimelineChart& chart) {
 
 void draw(const ImDrawList*, const ImDrawCmd* command) {
   const auto* chart = static_cast<const TimelineChart*>(command->UserCallbackData);
-  if (!renderer.initialised) initialise();
+  if (!renderer.finished) finish_program();
   if (!renderer.error.empty() || chart->columns.empty()) return;
   if (renderer.uploaded_chart != chart || renderer.uploaded_version != chart->version) {
     upload(*chart);
@@ -142,6 +159,14 @@ void add_timeline_chart(ImDrawList* draw_list, const TimelineChart* chart, ImVec
   renderer.max = max;
   draw_list->AddCallback(draw, const_cast<TimelineChart*>(chart));
   draw_list->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
+}
+
+void start_timeline_program() {
+  if (!renderer.started) start_program();
+}
+
+void finish_timeline_program() {
+  if (!renderer.finished) finish_program();
 }
 
 const std::string& timeline_renderer_error() { return renderer.error; }

@@ -31,6 +31,12 @@ struct TimelineChart {
 // alive until the frame is rendered (the callback reads it then).
 void add_timeline_chart(ImDrawList* draw_list, const TimelineChart* chart, ImVec2 min, ImVec2 max);
 
+// The program compiles while the page starts, as the UI's does (ui_renderer.hpp): start when
+// the GL context exists (compile and link issued, nothing asked), finish before the first
+// frame's draws (the link result read). Drawing a chart finishes it if nobody did.
+void start_timeline_program();
+void finish_timeline_program();
+
 // Empty when the program compiled and linked; the GL log otherwise.
 const std::string& timeline_renderer_error();
 
