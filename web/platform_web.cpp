@@ -528,7 +528,7 @@ int main() {
   if (!create_window()) return 1;
   megamem::web::mark_startup_step("WebGL2 context");
   init_imgui();
-  megamem::web::mark_startup_step("ImGui and its backends");
+  megamem::web::mark_startup_step("ImGui, and the GL programs asked for");
   install_browser_glue(static_cast<double>(megamem::web::kMaxPasteBytes));
   megamem::web::install_js_api(platform.pixel_ratio);
   megamem::web::app_init(platform.pixel_ratio);
