@@ -338,8 +338,8 @@ bool shown_text(std::string text) {
 // Files whose literals are not on screen: JSON for scripts, GL programs, browser glue, font
 // files and their state.
 bool scanned(const std::string& file) {
-  return file != "app.cpp" && file != "timeline_renderer.cpp" && file != "platform_web.cpp" &&
-         file != "js_api.cpp" && file != "fonts.cpp";
+  return file != "app.cpp" && file != "timeline_renderer.cpp" && file != "ui_renderer.cpp" &&
+         file != "platform_web.cpp" && file != "js_api.cpp" && file != "fonts.cpp";
 }
 
 }  // namespace
