@@ -4,21 +4,17 @@
 #include <GLES3/gl3.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <string>
-#include <utility>
 #include <vector>
 
+#include "gl_program.hpp"
 #include "shaders.hpp"  // generated from shaders/*.glsl
 
 namespace megamem::web {
 namespace {
 
 struct Renderer {
-  bool started = false;   // compile and link issued
-  bool finished = false;  // link result read, locations and vertex array set up
-  GLuint program = 0;
-  std::vector<GLuint> shaders;  // until finished
+  GlProgram gl{.name = "timeline"};
   GLuint vao = 0;
   GLuint vbo = 0;
   GLint u_x_range = -1;
@@ -28,38 +24,10 @@ struct Renderer {
   const TimelineChart* uploaded_chart = nullptr;
   std::uint64_t uploaded_version = ~std::uint64_t{0};
   GLsizei vertex_count = 0;
-  std::string error;
   // The rectangle of the current draw, in canvas pixels (set when the callback is added).
   ImVec2 min, max;
 };
 Renderer renderer;
-
-// Compiles and links without asking the result: the GPU process (software WebGL's compiler)
-// works while the page parses presets, estimates and builds its fonts.
-void start_program() {
-  renderer.started = true;
-  renderer.program = glCreateProgram();
-  for (const auto& [type, source] :
-       {std::pair{GLenum{GL_VERTEX_SHADER}, shaders::kTimelineVert},
-        std::pair{GLenum{GL_FRAGMENT_SHADER}, shaders::kTimelineFrag}}) {
-    const GLuint shader = glCreateShader(type);
-    glShaderSource(shader, 1, &source, nullptr);
-    glCompileShader(shader);
-    glAttachShader(renderer.program, shader);
-    renderer.shaders.push_back(shader);
-  }
-  glLinkProgram(renderer.program);
-}
-
-// The GL log of a shader that did not compile ("" when it did).
-std::string shader_log(GLuint shader) {
-  GLint ok = 0;
-  glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
-  if (ok) return "";
-  char log[1024] = {};
-  glGetShaderInfoLog(shader, sizeof log, nullptr, log);
-  return log;
-}
 
 void describe_vertices() {
   glGenVertexArrays(1, &renderer.vao);
@@ -75,27 +43,15 @@ void describe_vertices() {
   glBindVertexArray(0);
 }
 
-// Asking for the link result waits for the GPU process: done once, before the first frame's
-// draws are queued (platform_web.cpp), so that the wait is for the link alone.
+// The link result, read once (platform_web.cpp calls it before the first frame's draws).
 void finish_program() {
-  if (!renderer.started) start_program();
-  renderer.finished = true;
-  GLint ok = 0;
-  glGetProgramiv(renderer.program, GL_LINK_STATUS, &ok);
-  if (!ok) {
-    char log[1024] = {};
-    glGetProgramInfoLog(renderer.program, sizeof log, nullptr, log);
-    renderer.error = std::string("link: ") + log;
-    for (GLuint shader : renderer.shaders) renderer.error += " " + shader_log(shader);
-    std::fprintf(stderr, "megamem: timeline program: %s\n", renderer.error.c_str());
-  }
-  for (GLuint shader : renderer.shaders) glDeleteShader(shader);
-  renderer.shaders.clear();
-  if (!ok) return;
-  renderer.u_x_range = glGetUniformLocation(renderer.program, "u_x_range");
-  renderer.u_bands = glGetUniformLocation(renderer.program, "u_bands");
-  renderer.u_colors = glGetUniformLocation(renderer.program, "u_colors");
-  renderer.u_dim = glGetUniformLocation(renderer.program, "u_dim");
+  if (renderer.gl.finished) return;
+  if (!finish_gl_program(renderer.gl, shaders::kTimelineVert, shaders::kTimelineFrag)) return;
+  const GLuint program = renderer.gl.program;
+  renderer.u_x_range = glGetUniformLocation(program, "u_x_range");
+  renderer.u_bands = glGetUniformLocation(program, "u_bands");
+  renderer.u_colors = glGetUniformLocation(program, "u_colors");
+  renderer.u_dim = glGetUniformLocation(program, "u_dim");
   describe_vertices();
 }
 
@@ -124,8 +80,8 @@ void upload(const TimelineChart& chart) {
 
 void draw(const ImDrawList*, const ImDrawCmd* command) {
   const auto* chart = static_cast<const TimelineChart*>(command->UserCallbackData);
-  if (!renderer.finished) finish_program();
-  if (!renderer.error.empty() || chart->columns.empty()) return;
+  if (!renderer.gl.finished) finish_program();
+  if (!renderer.gl.error.empty() || chart->columns.empty()) return;
   if (renderer.uploaded_chart != chart || renderer.uploaded_version != chart->version) {
     upload(*chart);
   }
@@ -142,7 +98,7 @@ void draw(const ImDrawList*, const ImDrawCmd* command) {
   glEnable(GL_SCISSOR_TEST);
   glScissor(static_cast<GLint>(x0), static_cast<GLint>(framebuffer_height - y1),
             static_cast<GLsizei>(x1 - x0), static_cast<GLsizei>(y1 - y0));
-  glUseProgram(renderer.program);
+  glUseProgram(renderer.gl.program);
   glUniform2f(renderer.u_x_range, 0.0f, static_cast<float>(chart->columns.size()));
   glUniform1fv(renderer.u_bands, 5, chart->bands);
   glUniform4fv(renderer.u_colors, 7, &chart->colors[0][0]);
@@ -162,13 +118,11 @@ void add_timeline_chart(ImDrawList* draw_list, const TimelineChart* chart, ImVec
 }
 
 void start_timeline_program() {
-  if (!renderer.started) start_program();
+  start_gl_program(renderer.gl, shaders::kTimelineVert, shaders::kTimelineFrag);
 }
 
-void finish_timeline_program() {
-  if (!renderer.finished) finish_program();
-}
+void finish_timeline_program() { finish_program(); }
 
-const std::string& timeline_renderer_error() { return renderer.error; }
+const std::string& timeline_renderer_error() { return renderer.gl.error; }
 
 }  // namespace megamem::web

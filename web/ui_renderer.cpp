@@ -4,39 +4,23 @@
 #include <GLES3/gl3.h>
 
 #include <cstdint>
-#include <cstdio>
-#include <utility>
-#include <vector>
 
+#include "gl_program.hpp"
 #include "shaders.hpp"  // generated from shaders/*.glsl
 
 namespace megamem::web {
 namespace {
 
 struct UiRenderer {
-  bool started = false;   // compile and link issued
-  bool finished = false;  // link result read
-  GLuint program = 0;
-  std::vector<GLuint> shaders;  // until finished
+  GlProgram gl{.name = "UI"};
   GLint u_display = -1;
   GLint u_atlas = -1;
   GLuint vao = 0;
   GLuint vertices = 0;
   GLuint indices = 0;
   GLuint atlas = 0;
-  std::string error;
 };
 UiRenderer renderer;
-
-// The GL log of a shader that did not compile ("" when it did).
-std::string shader_log(GLuint shader) {
-  GLint ok = 0;
-  glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
-  if (ok) return "";
-  char log[1024] = {};
-  glGetShaderInfoLog(shader, sizeof log, nullptr, log);
-  return log;
-}
 
 // ImDrawVert: position and atlas coordinate as floats, the colour as 4 normalised bytes.
 void describe_vertices() {
@@ -67,7 +51,7 @@ void set_render_state(const ImDrawData& data, int width_px, int height_px) {
   glDisable(GL_STENCIL_TEST);
   glEnable(GL_SCISSOR_TEST);
   glViewport(0, 0, width_px, height_px);
-  glUseProgram(renderer.program);
+  glUseProgram(renderer.gl.program);
   glUniform4f(renderer.u_display, data.DisplayPos.x, data.DisplayPos.y, data.DisplaySize.x,
               data.DisplaySize.y);
   glUniform1i(renderer.u_atlas, 0);
@@ -120,19 +104,9 @@ void draw_list(const ImDrawData& data, const ImDrawList& list, int width_px, int
 }  // namespace
 
 void start_ui_renderer() {
-  if (renderer.started) return;
-  renderer.started = true;
+  if (renderer.gl.started) return;
   ImGui::GetIO().BackendRendererName = "megamem_webgl2";
-  renderer.program = glCreateProgram();
-  for (const auto& [type, source] : {std::pair{GLenum{GL_VERTEX_SHADER}, shaders::kUiVert},
-                                     std::pair{GLenum{GL_FRAGMENT_SHADER}, shaders::kUiFrag}}) {
-    const GLuint shader = glCreateShader(type);
-    glShaderSource(shader, 1, &source, nullptr);
-    glCompileShader(shader);
-    glAttachShader(renderer.program, shader);
-    renderer.shaders.push_back(shader);
-  }
-  glLinkProgram(renderer.program);
+  start_gl_program(renderer.gl, shaders::kUiVert, shaders::kUiFrag);
   glGenVertexArrays(1, &renderer.vao);
   glGenBuffers(1, &renderer.vertices);
   glGenBuffers(1, &renderer.indices);
@@ -141,22 +115,11 @@ void start_ui_renderer() {
 
 bool finish_ui_renderer() {
   start_ui_renderer();
-  if (renderer.finished) return renderer.error.empty();
-  renderer.finished = true;
-  GLint linked = 0;
-  glGetProgramiv(renderer.program, GL_LINK_STATUS, &linked);
-  if (!linked) {
-    char log[1024] = {};
-    glGetProgramInfoLog(renderer.program, sizeof log, nullptr, log);
-    renderer.error = std::string("link: ") + log;
-    for (GLuint shader : renderer.shaders) renderer.error += " " + shader_log(shader);
-    std::fprintf(stderr, "megamem: UI program: %s\n", renderer.error.c_str());
-  }
-  for (GLuint shader : renderer.shaders) glDeleteShader(shader);
-  renderer.shaders.clear();
-  renderer.u_display = glGetUniformLocation(renderer.program, "u_display");
-  renderer.u_atlas = glGetUniformLocation(renderer.program, "u_atlas");
-  return renderer.error.empty();
+  if (renderer.gl.finished) return renderer.gl.error.empty();
+  const bool linked = finish_gl_program(renderer.gl, shaders::kUiVert, shaders::kUiFrag);
+  renderer.u_display = glGetUniformLocation(renderer.gl.program, "u_display");
+  renderer.u_atlas = glGetUniformLocation(renderer.gl.program, "u_atlas");
+  return linked;
 }
 
 void upload_ui_font_texture() {
@@ -185,6 +148,6 @@ void render_ui(const ImDrawData& data, int framebuffer_width_px, int framebuffer
   glBindVertexArray(0);
 }
 
-const std::string& ui_renderer_error() { return renderer.error; }
+const std::string& ui_renderer_error() { return renderer.gl.error; }
 
 }  // namespace megamem::web
