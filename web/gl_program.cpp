@@ -19,12 +19,12 @@ std::string shader_log(GLuint shader) {
 
 }  // namespace
 
-void start_gl_program(GlProgram& p, const char* vertex_source, const char* fragment_source) {
+void start_gl_program(GlProgram& p) {
   if (p.started) return;
   p.started = true;
   p.program = glCreateProgram();
-  for (const auto& [type, source] : {std::pair{GLenum{GL_VERTEX_SHADER}, vertex_source},
-                                     std::pair{GLenum{GL_FRAGMENT_SHADER}, fragment_source}}) {
+  for (const auto& [type, source] : {std::pair{GLenum{GL_VERTEX_SHADER}, p.vertex_source},
+                                     std::pair{GLenum{GL_FRAGMENT_SHADER}, p.fragment_source}}) {
     const GLuint shader = glCreateShader(type);
     glShaderSource(shader, 1, &source, nullptr);
     glCompileShader(shader);
@@ -34,8 +34,8 @@ void start_gl_program(GlProgram& p, const char* vertex_source, const char* fragm
   glLinkProgram(p.program);
 }
 
-bool finish_gl_program(GlProgram& p, const char* vertex_source, const char* fragment_source) {
-  start_gl_program(p, vertex_source, fragment_source);
+bool finish_gl_program(GlProgram& p) {
+  start_gl_program(p);
   if (p.finished) return p.error.empty();
   p.finished = true;
   GLint linked = 0;

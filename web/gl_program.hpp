@@ -13,6 +13,8 @@ namespace megamem::web {
 
 struct GlProgram {
   const char* name = "";  // for the log: "UI", "timeline"
+  const char* vertex_source = nullptr;
+  const char* fragment_source = nullptr;
   bool started = false;   // compile and link asked for
   bool finished = false;  // link result read
   GLuint program = 0;
@@ -20,10 +22,10 @@ struct GlProgram {
   std::string error;            // empty when it linked; the GL log otherwise
 };
 
-// Asks for both shaders' compile and the link (nothing waited for).
-void start_gl_program(GlProgram& program, const char* vertex_source, const char* fragment_source);
+// Asks for both shaders' compile and the link (nothing waited for); once.
+void start_gl_program(GlProgram& program);
 
 // Reads the link result once (starting the program first if nobody did); true when linked.
-bool finish_gl_program(GlProgram& program, const char* vertex_source, const char* fragment_source);
+bool finish_gl_program(GlProgram& program);
 
 }  // namespace megamem::web

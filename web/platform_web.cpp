@@ -162,8 +162,8 @@ void build_ui() {
 // Before the first frame is drawn: the font atlas (rasterised on the CPU) and its texture,
 // each marked; then one frame built and not drawn, in which the auto-sized top bar measures
 // itself (ImGui hides such a window the first time it is built), so that the first frame
-// drawn shows the settled layout and the verdict; last the UI program's link result, which
-// the GPU process has had since main() to produce (ui_renderer.hpp).
+// drawn shows the settled layout and the verdict; last the UI and timeline programs' link
+// results, which the GPU process has had since main() to produce (gl_program.hpp).
 void prepare_first_frame() {
   megamem::web::update_fonts(platform.pixel_ratio);  // with the Chinese font, if it came
   ImGui::GetIO().Fonts->Build();
@@ -514,7 +514,7 @@ void init_imgui() {
     key_events.push_back({0, 0, -1, 0, character});
     wake();
   });
-  // The UI program compiles in the GPU process while the page starts (ui_renderer.hpp).
+  // The GL programs compile in the GPU process while the page starts (gl_program.hpp).
   megamem::web::start_ui_renderer();
   megamem::web::start_timeline_program();
   io.GetClipboardTextFn = get_clipboard;

@@ -14,7 +14,9 @@ namespace megamem::web {
 namespace {
 
 struct Renderer {
-  GlProgram gl{.name = "timeline"};
+  GlProgram gl{.name = "timeline",
+               .vertex_source = shaders::kTimelineVert,
+               .fragment_source = shaders::kTimelineFrag};
   GLuint vao = 0;
   GLuint vbo = 0;
   GLint u_x_range = -1;
@@ -46,7 +48,7 @@ void describe_vertices() {
 // The link result, read once (platform_web.cpp calls it before the first frame's draws).
 void finish_program() {
   if (renderer.gl.finished) return;
-  if (!finish_gl_program(renderer.gl, shaders::kTimelineVert, shaders::kTimelineFrag)) return;
+  if (!finish_gl_program(renderer.gl)) return;
   const GLuint program = renderer.gl.program;
   renderer.u_x_range = glGetUniformLocation(program, "u_x_range");
   renderer.u_bands = glGetUniformLocation(program, "u_bands");
@@ -117,9 +119,7 @@ void add_timeline_chart(ImDrawList* draw_list, const TimelineChart* chart, ImVec
   draw_list->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
 }
 
-void start_timeline_program() {
-  start_gl_program(renderer.gl, shaders::kTimelineVert, shaders::kTimelineFrag);
-}
+void start_timeline_program() { start_gl_program(renderer.gl); }
 
 void finish_timeline_program() { finish_program(); }
 

@@ -12,7 +12,8 @@ namespace megamem::web {
 namespace {
 
 struct UiRenderer {
-  GlProgram gl{.name = "UI"};
+  GlProgram gl{
+      .name = "UI", .vertex_source = shaders::kUiVert, .fragment_source = shaders::kUiFrag};
   GLint u_display = -1;
   GLint u_atlas = -1;
   GLuint vao = 0;
@@ -106,7 +107,7 @@ void draw_list(const ImDrawData& data, const ImDrawList& list, int width_px, int
 void start_ui_renderer() {
   if (renderer.gl.started) return;
   ImGui::GetIO().BackendRendererName = "megamem_webgl2";
-  start_gl_program(renderer.gl, shaders::kUiVert, shaders::kUiFrag);
+  start_gl_program(renderer.gl);
   glGenVertexArrays(1, &renderer.vao);
   glGenBuffers(1, &renderer.vertices);
   glGenBuffers(1, &renderer.indices);
@@ -116,7 +117,7 @@ void start_ui_renderer() {
 bool finish_ui_renderer() {
   start_ui_renderer();
   if (renderer.gl.finished) return renderer.gl.error.empty();
-  const bool linked = finish_gl_program(renderer.gl, shaders::kUiVert, shaders::kUiFrag);
+  const bool linked = finish_gl_program(renderer.gl);
   renderer.u_display = glGetUniformLocation(renderer.gl.program, "u_display");
   renderer.u_atlas = glGetUniformLocation(renderer.gl.program, "u_atlas");
   return linked;
@@ -147,7 +148,5 @@ void render_ui(const ImDrawData& data, int framebuffer_width_px, int framebuffer
   glDisable(GL_SCISSOR_TEST);
   glBindVertexArray(0);
 }
-
-const std::string& ui_renderer_error() { return renderer.gl.error; }
 
 }  // namespace megamem::web

@@ -7,8 +7,6 @@
 // one-byte coverage texture (a quarter of ImGui's RGBA copy). docs/performance.md.
 #pragma once
 
-#include <string>
-
 #include "imgui.h"
 
 namespace megamem::web {
@@ -16,8 +14,8 @@ namespace megamem::web {
 // Issues the program's compile and link (no result asked) and makes its buffers.
 void start_ui_renderer();
 
-// Reads the link result (waits for the GPU process the first time); false and an error
-// (ui_renderer_error) when the program did not link.
+// Reads the link result (waits for the GPU process the first time); false, with the GL log
+// on the console, when the program did not link.
 bool finish_ui_renderer();
 
 // Makes the font atlas's texture again from ImGui's atlas (building the atlas if needed).
@@ -26,8 +24,5 @@ void upload_ui_font_texture();
 // Draws one frame's draw data over a framebuffer of this size in pixels. ImGui's
 // ImDrawCallback_ResetRenderState and other draw-list callbacks (the timeline) are honoured.
 void render_ui(const ImDrawData& data, int framebuffer_width_px, int framebuffer_height_px);
-
-// Empty when the program compiled and linked; the GL log otherwise.
-const std::string& ui_renderer_error();
 
 }  // namespace megamem::web
