@@ -704,10 +704,8 @@ void read_fp8(FlagReader& r, Config& c) {
   if (!r.has(recipe.flag_needs)) return;
   std::string_view format;
   r.choose<std::string_view>(recipe.flag_needs, format, {{"e4m3", "e4m3"}, {"hybrid", "hybrid"}});
-  const auto delayed = std::find_if(recipe.choices.begin(), recipe.choices.end(),
-                                    [](const FieldChoice& f) { return f.megatron == "delayed"; });
-  const auto index = chosen.value_or(static_cast<std::size_t>(delayed - recipe.choices.begin()));
-  recipe.set_int(c, static_cast<std::int64_t>(index));
+  const std::size_t delayed = static_cast<std::size_t>(Fp8Recipe::delayed);  // Megatron's default
+  recipe.set_int(c, static_cast<std::int64_t>(chosen.value_or(delayed)));
   read_fp8_bf16_layers(r, c.training);
 }
 

@@ -53,36 +53,40 @@ std::optional<std::int64_t> first_rank_params(formats::DumpedFlags flags, std::i
 // positive multiple of --make-vocab-size-divisible-by x TP (training.py
 // _vocab_size_with_padding) and reproduces the count exactly.
 std::optional<std::int64_t> vocabulary_from_parameter_count(const MegatronLog& log,
+                                                            const LogParameterCount& count,
                                                             const formats::DumpedFlags& flags,
                                                             std::int64_t world_size) {
-  const auto count = std::find_if(
-      log.parameter_counts.begin(), log.parameter_counts.end(),
-      [](const LogParameterCount& c) { return c.tensor_rank == 0 && c.pipeline_rank == 0; });
   const std::optional<std::int64_t> divisible = dumped_integer(log, "make_vocab_size_divisible_by");
   const std::optional<std::int64_t> tp = dumped_integer(log, "tensor_model_parallel_size");
-  if (count == log.parameter_counts.end() || !divisible || !tp || *divisible < 1 || *tp < 1) {
-    return std::nullopt;
-  }
+  if (!divisible || !tp || *divisible < 1 || *tp < 1) return std::nullopt;
   const std::int64_t step = *divisible * *tp;
   const auto low = first_rank_params(flags, world_size, step);
   const auto high = first_rank_params(flags, world_size, 2 * step);
   if (!low || !high || *high <= *low) return std::nullopt;
   const std::int64_t per_step = *high - *low;
-  const std::int64_t above = count->params - *low;
+  const std::int64_t above = count.params - *low;
   if (above < 0 || above % per_step != 0) return std::nullopt;
   const std::int64_t vocab = step * (1 + above / per_step);
-  if (first_rank_params(flags, world_size, vocab) != count->params) return std::nullopt;
+  if (first_rank_params(flags, world_size, vocab) != count.params) return std::nullopt;
   return vocab;
 }
 
-std::string padded_vocabulary_note(const MegatronLog& log, std::int64_t padded_vocab) {
-  std::size_t line = 0;
-  for (const LogParameterCount& c : log.parameter_counts) {
-    if (c.tensor_rank == 0 && c.pipeline_rank == 0) line = c.line;
+// The padded vocabulary solved from rank (0, 0)'s logged count, with the warning that says so.
+std::optional<std::int64_t> solved_padded_vocabulary(const MegatronLog& log,
+                                                     const formats::DumpedFlags& flags,
+                                                     std::int64_t world_size, std::string& note) {
+  const auto count = std::find_if(
+      log.parameter_counts.begin(), log.parameter_counts.end(),
+      [](const LogParameterCount& c) { return c.tensor_rank == 0 && c.pipeline_rank == 0; });
+  if (count == log.parameter_counts.end()) return std::nullopt;
+  const std::optional<std::int64_t> padded =
+      vocabulary_from_parameter_count(log, *count, flags, world_size);
+  if (padded) {
+    note = "the log prints no vocabulary: padded vocabulary " + std::to_string(*padded) +
+           " solved from the parameter count of rank (0, 0) (line " + std::to_string(count->line) +
+           "); --vocab-size overrides it";
   }
-  return "the log prints no vocabulary: padded vocabulary " + std::to_string(padded_vocab) +
-         " solved from the parameter count of rank (0, 0) (line " + std::to_string(line) +
-         "); --vocab-size overrides it";
+  return padded;
 }
 
 }  // namespace
@@ -104,10 +108,7 @@ Expected<LogConfig> log_config(const MegatronLog& log, std::int64_t vocab_size) 
   std::string vocab_note;
   if (vocab == 0) {
     std::optional<std::int64_t> padded = dumped_integer(log, "padded_vocab_size");
-    if (!padded) {
-      padded = vocabulary_from_parameter_count(log, *flags, *world_size);
-      if (padded) vocab_note = padded_vocabulary_note(log, *padded);
-    }
+    if (!padded) padded = solved_padded_vocabulary(log, *flags, *world_size, vocab_note);
     if (padded) {
       flags.value().words.push_back("--padded-vocab-size");
       flags.value().words.push_back(std::to_string(*padded));
