@@ -86,12 +86,14 @@ try {
   const first = await pageState(page);
   await typeValue(page, 'TP', 2);
   const second = await waitForState(page, (s) => s.query.includes('tp=2'), 'TP 2 in the link');
-  check(await page.evaluate(() => location.search.includes('tp=2')),
-        `editing TP changes the address: ${second.url}`);
+  // The page pushes the address once the edited field is let go: a frame or two after state().
+  const addressShows = (parts) => page.waitForFunction(
+      (p) => p.every((part) => location.search.includes(part)), parts, { timeout: 5_000 })
+    .then(() => true, () => false);
+  check(await addressShows(['tp=2']), `editing TP changes the address: ${second.url}`);
   await typeValue(page, 'PP', 4);
   const third = await waitForState(page, (s) => s.query.includes('pp=4'), 'PP 4 in the link');
-  check(await page.evaluate(() => location.search.includes('tp=2') && location.search.includes('pp=4')),
-        `editing PP changes the address again: ${third.url}`);
+  check(await addressShows(['tp=2', 'pp=4']), `editing PP changes the address again: ${third.url}`);
   check(third.result.ranks.length === 4 && second.result.ranks.length === 1,
         'the edits changed the estimate (1 rank, then 4)');
 
