@@ -19,7 +19,7 @@ bool offload_selected(const NormalizedConfig& n, OffloadModules module) {
   return offload.fine_grained_activation_offloading && offload.offload_modules.intersects(module);
 }
 
-// The largest bf16 weight gradient of a layer, alive between its wgrad GEMM and the DDP
+// The largest weight gradient (params dtype) of a layer, alive between its wgrad GEMM and the DDP
 // hook that adds it to main_grad, when gradient-accumulation fusion is off
 // (megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication).
 double largest_weight_grad_bytes(const NormalizedConfig& n, bool moe_layer) {
@@ -33,7 +33,7 @@ double largest_weight_grad_bytes(const NormalizedConfig& n, bool moe_layer) {
                 : glu * m.ffn_hidden_size * h / tp;
   const double qkv = (static_cast<double>(m.num_attention_heads) + 2.0 * m.num_query_groups) *
                      m.kv_channels * h / tp;
-  return 2 * std::max(fc1, qkv);
+  return activation_element_bytes(n.config) * std::max(fc1, qkv);
 }
 
 }  // namespace
@@ -213,8 +213,8 @@ class ChunkWalk {
   void checkpointed_layer(int i) {
     const RecomputeConfig& recompute = n_.config.training.recompute;
     const double stash = (recompute.distribute_saved_activations && !n_.sequence_parallel)
-                             ? 2 * s_.tokens * s_.h / s_.tp
-                             : 2 * s_.sp_tokens * s_.h;
+                             ? s_.act * s_.tokens * s_.h / s_.tp
+                             : s_.act * s_.sp_tokens * s_.h;
     const int group = std::max(1, recompute.num_layers);
     const bool block = recompute.method == RecomputeMethod::block;
     const bool group_start = block || i % group == 0;

@@ -121,7 +121,7 @@ double graph_static_bytes(const NormalizedConfig& n, int pp_rank) {
   const ModelConfig& m = n.config.model;
   const ActivationShape s = activation_shape(n);
   const double full_seq = s.seq * n.config.parallel.context_parallel;
-  const double hidden = 2 * s.sp_tokens * s.h;  // module.py: bf16 [s/cp(/tp), b, h]
+  const double hidden = s.act * s.sp_tokens * s.h;  // module.py: [s/cp(/tp), b, h]
   // transformer_layer.py get_layer_static_inputs: a bool causal mask [b, 1, s/cp, s].
   const double mask = attention_captured(n) ? s.batch * s.seq * full_seq : 0;
   double bytes = static_input_sets(n, pp_rank) * (hidden + mask);

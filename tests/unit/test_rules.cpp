@@ -168,12 +168,10 @@ TEST_CASE("TP communication overlap without sequence parallelism is Megatron-LM'
   CHECK(warnings_of(c).size() == 1);
 }
 
-TEST_CASE("fp32 training says its activations are priced as 16-bit") {
+TEST_CASE("fp32 training is estimated without a warning") {
   Config c = dense();
   c.training.params_dtype = DType::fp32;
-  const std::vector<std::string> warnings = warnings_of(c);
-  REQUIRE(warnings.size() == 1);
-  CHECK_THAT(warnings[0], Contains("fp32 training"));
+  CHECK(warnings_of(c).empty());
   CHECK(estimate(c).has_value());
 }
 

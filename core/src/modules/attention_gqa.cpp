@@ -50,18 +50,20 @@ void unfused_core_attention(const ModuleContext& c, const ActivationShape& s, Sa
   const bool expanded = heads > groups;
   const RecomputeModules core_attn = {RecomputeModule::core_attn};
   const OffloadModules offload = {OffloadModule::core_attn};
-  sink.add("Q (core attention input)", attn, n * heads * dh, 2, {}, offload);
-  sink.add("K, V (expanded to all heads)", attn, n * 2 * (expanded ? heads : groups) * dh, 2, {},
-           offload);
-  sink.add("attention probabilities", attn, scores, 2, core_attn, offload);
+  sink.add("Q (core attention input)", attn, n * heads * dh, s.act, {}, offload);
+  sink.add("K, V (expanded to all heads)", attn, n * 2 * (expanded ? heads : groups) * dh, s.act,
+           {}, offload);
+  sink.add("attention probabilities", attn, scores, s.act, core_attn, offload);
   if (c.model.attention_dropout > 0) {
-    sink.add("attention dropout mask and output", attn, scores, 3, core_attn, offload);
+    sink.add("attention dropout mask and output", attn, scores, 1 + s.act, core_attn, offload);
   }
-  // The raw bf16 scores live until the softmax kernel has run.
-  sink.forward_transient(2 * scores + (c.config.training.masked_softmax_fusion ? 0 : 4 * scores));
+  // The raw scores live until the softmax kernel has run. Without the fused kernel (off, or
+  // fp32 input: fused_softmax.py is_kernel_available) the mask and softmax make an fp32 copy.
+  const bool fused_softmax = c.config.training.masked_softmax_fusion && s.act == 2;
+  sink.forward_transient(s.act * scores + (fused_softmax ? 0 : 4 * scores));
   // In backward the probabilities' gradient and the scores' gradient (the softmax
   // backward's output) are both alive next to the saved probabilities.
-  sink.backward_transient(2 * 2 * scores);
+  sink.backward_transient(2 * s.act * scores);
 }
 
 void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
@@ -74,21 +76,21 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const double n = s.tokens;
   const ModuleKind attn = ModuleKind::self_attention;
   // The fused QKV output is copied into contiguous Q, K, V; only the copies are saved.
-  sink.forward_transient(2 * n * (heads + 2 * groups) * dh);
+  sink.forward_transient(s.act * n * (heads + 2 * groups) * dh);
   if (m.qk_layernorm) {
-    sink.add("q/k layernorm inputs", attn, n * (heads + groups) * dh, 2, {},
+    sink.add("q/k layernorm inputs", attn, n * (heads + groups) * dh, s.act, {},
              {OffloadModule::qkv_linear});
   }
   if (unfused_attention(c.config)) {
     unfused_core_attention(c, s, sink, heads, groups);
   } else {
-    sink.add("Q, K, V (core attention inputs)", attn, n * (heads + 2 * groups) * dh, 2, {},
+    sink.add("Q, K, V (core attention inputs)", attn, n * (heads + 2 * groups) * dh, s.act, {},
              {OffloadModule::core_attn});
     // Flash/cuDNN keep the fp32 log-sum-exp per head and token.
     sink.add("softmax statistics (fp32)", attn, n * heads, 4, {RecomputeModule::core_attn},
              {OffloadModule::core_attn});
   }
-  sink.add("attention output (linear_proj input)", attn, n * heads * dh, 2, {},
+  sink.add("attention output (linear_proj input)", attn, n * heads * dh, s.act, {},
            {OffloadModule::attn_proj});
   delayed_scaling_copy(c, sink, "attention output FP8 copy (linear_proj input)", attn,
                        n * heads * dh, {OffloadModule::attn_proj});

@@ -61,16 +61,17 @@ void latents_saved(const ModuleContext& c, const ActivationShape& s, SavedSink& 
   const OffloadModules qkv_linear = {OffloadModule::qkv_linear};
   const OffloadModules core_attn = {OffloadModule::core_attn};
   if (m.q_lora_rank > 0) {
-    sink.add("q_down output", attn, nsp * m.q_lora_rank, 2, {}, qkv_linear);
+    sink.add("q_down output", attn, nsp * m.q_lora_rank, s.act, {}, qkv_linear);
     sink.add("q norm output", attn, nsp * m.q_lora_rank * norm_outputs, gemm_input, up_proj,
              qkv_linear);
   }
   sink.add("kv_down output", attn,
-           nsp * (static_cast<double>(m.kv_lora_rank) + m.qk_pos_emb_head_dim), 2, {}, qkv_linear);
+           nsp * (static_cast<double>(m.kv_lora_rank) + m.qk_pos_emb_head_dim), s.act, {},
+           qkv_linear);
   sink.add("kv norm output", attn, nsp * m.kv_lora_rank * norm_outputs, gemm_input, up_proj,
            qkv_linear);
-  sink.add("Q, K (core attention inputs)", attn, 2 * n * heads * q_head, 2, up_proj, core_attn);
-  sink.add("V (core attention input)", attn, n * heads * m.v_head_dim, 2, up_proj, core_attn);
+  sink.add("Q, K (core attention inputs)", attn, 2 * n * heads * q_head, s.act, up_proj, core_attn);
+  sink.add("V (core attention input)", attn, n * heads * m.v_head_dim, s.act, up_proj, core_attn);
 }
 
 void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
@@ -85,24 +86,25 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   latents_saved(c, s, sink);
   if (unfused_attention(c.config)) {
     const double scores = s.batch * heads * s.seq * s.seq;
-    sink.add("attention probabilities", attn, scores, 2, core_attn, offload_core);
+    sink.add("attention probabilities", attn, scores, s.act, core_attn, offload_core);
     if (m.attention_dropout > 0) {
-      sink.add("attention dropout mask and output", attn, scores, 3, core_attn, offload_core);
+      sink.add("attention dropout mask and output", attn, scores, 1 + s.act, core_attn,
+               offload_core);
     }
-    sink.forward_transient(2 * scores);
-    sink.backward_transient(2 * 2 * scores);
+    sink.forward_transient(s.act * scores);
+    sink.backward_transient(2 * s.act * scores);
   } else {
     sink.add("softmax statistics (fp32)", attn, n * heads, 4, core_attn, offload_core);
   }
-  sink.add("attention output (linear_proj input)", attn, n * heads * m.v_head_dim, 2, {},
+  sink.add("attention output (linear_proj input)", attn, n * heads * m.v_head_dim, s.act, {},
            {OffloadModule::attn_proj});
   delayed_scaling_copy(c, sink, "attention output FP8 copy (linear_proj input)", attn,
                        n * heads * m.v_head_dim, {OffloadModule::attn_proj});
   // mla_up_proj keeps the gathered RoPE slice as a checkpoint input.
   if (sink.active_recompute().has(RecomputeModule::mla_up_proj)) {
-    sink.add("RoPE slice (mla_up_proj checkpoint input)", attn, n * m.qk_pos_emb_head_dim, 2);
+    sink.add("RoPE slice (mla_up_proj checkpoint input)", attn, n * m.qk_pos_emb_head_dim, s.act);
   }
-  sink.forward_transient(2 * n * heads * (2 * q_head + m.v_head_dim));
+  sink.forward_transient(s.act * n * heads * (2 * q_head + m.v_head_dim));
 }
 
 void flops(const ModuleContext& c, ModuleFlops& f) {

@@ -30,7 +30,8 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   if (!unfused_attention(c.config)) return;
   const double heads = c.model.num_attention_heads / s.tp;
   sink.add("attention probabilities, sink column", ModuleKind::self_attention,
-           s.batch * heads * s.seq, 2, {RecomputeModule::core_attn}, {OffloadModule::core_attn});
+           s.batch * heads * s.seq, s.act, {RecomputeModule::core_attn},
+           {OffloadModule::core_attn});
 }
 
 void flops(const ModuleContext&, ModuleFlops&) {}

@@ -24,15 +24,15 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const RecomputeModules recompute = {RecomputeModule::mlp};
   // Under TE the norm is fused into fc1 (no standalone module for mlp_norm to offload).
   const bool standalone_norm = c.config.training.transformer_impl == TransformerImpl::local;
-  sink.add("pre_mlp_layernorm input", ModuleKind::pre_mlp_layernorm, s.sp_tokens * s.h, 2, {},
+  sink.add("pre_mlp_layernorm input", ModuleKind::pre_mlp_layernorm, s.sp_tokens * s.h, s.act, {},
            standalone_norm ? OffloadModules{OffloadModule::mlp_norm} : OffloadModules{});
   // Saved by the fused LN+fc1 GEMM and by fc2 as GEMM inputs (FP8 in an FP8 layer:
   // layernorm_linear.py, linear.py); the activation keeps its bf16 input
-  // (fusions/fused_bias_swiglu.py).
+  // (fusions/fused_bias_swiglu.py) in the activation dtype.
   const double gemm_input = gemm_input_bytes(c);
   sink.add("pre_mlp_layernorm output", ModuleKind::pre_mlp_layernorm, s.sp_tokens * s.h, gemm_input,
            recompute);
-  sink.add("fc1 output (activation input)", mlp, s.tokens * glu_factor(m) * ffn, 2, recompute);
+  sink.add("fc1 output (activation input)", mlp, s.tokens * glu_factor(m) * ffn, s.act, recompute);
   sink.add("activation output (fc2 input)", mlp, s.tokens * ffn, gemm_input, recompute);
 }
 

@@ -95,19 +95,19 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const double inner = shape.inner() / s.tp;
   const double zxbcdt = n * shape.in_proj_out() / s.tp;
   fused_norm_in_proj_saved(c, s, mixer, sink);
-  sink.add("zxBCdt (in_proj output, kernel input)", mixer, zxbcdt, 2);
-  sink.add("SSM output before gating (out_x)", mixer, n * inner, 2);
-  sink.add("gated RMSNorm input", mixer, n * inner, 2);
+  sink.add("zxBCdt (in_proj output, kernel input)", mixer, zxbcdt, s.act);
+  sink.add("SSM output before gating (out_x)", mixer, n * inner, s.act);
+  sink.add("gated RMSNorm input", mixer, n * inner, s.act);
   sink.add("gated RMSNorm rstd (fp32)", mixer, n * shape.groups / s.tp, 4);
   sink.add("out_proj input", mixer, n * inner, gemm_input_bytes(c));
   const ScanWorkingSet w = scan_working_set(shape, s);
   // Forward: the in_proj output before its contiguous copy, or the kernel's working set
   // (fp32 chunk states with their bf16 passed copy).
   const double kernel_forward = w.conv_bytes + w.dt_bytes + 6 * w.states_elements + w.cb_bytes;
-  sink.forward_transient(std::max(2 * zxbcdt, kernel_forward));
+  sink.forward_transient(std::max(s.act * zxbcdt, kernel_forward));
   // Backward: dzxbcdt, the recomputed xBC with its gradient dxBC, dt/dA_cumsum, states (fp32,
   // then bf16) with dstates (fp32), CB with dCB (fp32).
-  sink.backward_transient(2 * zxbcdt + 2 * w.conv_bytes + w.dt_bytes + 10 * w.states_elements +
+  sink.backward_transient(s.act * zxbcdt + 2 * w.conv_bytes + w.dt_bytes + 10 * w.states_elements +
                           2 * w.cb_bytes);
 }
 

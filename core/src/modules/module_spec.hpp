@@ -120,7 +120,14 @@ struct ActivationShape {
   double batch = 0;
   double seq = 0;           // per CP rank
   double dropout_mask = 0;  // 1 byte per element when hidden dropout is on
+  double act = 2;           // bytes per element of the activation dtype
 };
+
+// Bytes per element of the activations: the layers run in the params dtype. Float16Module
+// casts the inputs for --bf16/--fp16; without them the model, its activations and its
+// gradients stay fp32 (megatron/training/arguments.py params_dtype,
+// megatron/core/transformer/module.py Float16Module).
+double activation_element_bytes(const Config& config);
 
 ActivationShape activation_shape(const NormalizedConfig& normalized);
 
@@ -183,7 +190,7 @@ struct ModuleContext {
 ModuleContext module_context(const NormalizedConfig& normalized, LayerKind kind, bool fp8 = false);
 
 // Bytes per element of a GEMM input a TE linear saves for backward: FP8 (1 byte plus its
-// scales) in an FP8 layer, else bf16 (fp8_memory.hpp).
+// scales) in an FP8 layer, else the activation dtype (fp8_memory.hpp).
 double gemm_input_bytes(const ModuleContext& context);
 
 // Under delayed scaling a TE linear whose input another module already saves in bf16 keeps its

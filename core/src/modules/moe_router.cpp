@@ -23,9 +23,9 @@ void params(const ModuleContext& c, ParamSink& sink) {
 
 void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const double nsp = s.sp_tokens;
-  sink.add("pre_mlp_layernorm input", ModuleKind::pre_mlp_layernorm, nsp * s.h, 2, {},
+  sink.add("pre_mlp_layernorm input", ModuleKind::pre_mlp_layernorm, nsp * s.h, s.act, {},
            {OffloadModule::mlp_norm});
-  sink.add("pre_mlp_layernorm output", ModuleKind::pre_mlp_layernorm, nsp * s.h, 2,
+  sink.add("pre_mlp_layernorm output", ModuleKind::pre_mlp_layernorm, nsp * s.h, s.act,
            {RecomputeModule::layernorm, RecomputeModule::moe});
   sink.add("router scores (fp32)", ModuleKind::router, 2 * nsp * c.model.num_experts, 4,
            {RecomputeModule::moe});

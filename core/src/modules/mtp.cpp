@@ -3,8 +3,8 @@
 // transformer layer inside is the last decoder layer's kind, from the layer module specs.
 //   parameters: enorm and hnorm (replicated), eh_proj [h x 2h] /TP without bias, the final
 //     norm (replicated). Dense bucket.
-//   saved: enorm/hnorm inputs and outputs and eh_proj's concatenated input, bf16 [N/SP, h]
-//     each: 12 bytes per token and hidden unit.
+//   saved: enorm/hnorm inputs and outputs and eh_proj's concatenated input [N/SP, h] each
+//     in the activation dtype: 6 elements per token and hidden unit.
 //   FLOPs: training.py mtp: 2 x (3h norms + 2h x h eh_proj) per token.
 #include "module_spec.hpp"
 
@@ -22,7 +22,7 @@ void mtp_final_norm_params(const NormalizedConfig& n, ParamSink& sink) {
   sink.norm(ModuleKind::mtp_final_layernorm, n.config.model.hidden_size);
 }
 
-double mtp_saved_bytes(const ActivationShape& s) { return 12 * s.sp_tokens * s.h; }
+double mtp_saved_bytes(const ActivationShape& s) { return 6 * s.act * s.sp_tokens * s.h; }
 
 double mtp_extra_flops(const ModelConfig& m) {
   const double h = m.hidden_size;

@@ -3,8 +3,8 @@
 // megatron/core/fusions/fused_cross_entropy.py, TE's fused cross entropy).
 //   parameters: final norm (replicated); output layer [padded vocab x h] /TP, column
 //     parallel, no bias (skipped where tied to a local embedding; its own bucket when shared).
-//   saved: final norm input and output (bf16 [N/SP, h] each); the cross entropy's fp32
-//     softmax [N, V/TP] (TE's fused CE keeps the bf16 logits instead).
+//   saved: final norm input and output ([N/SP, h] each, activation dtype); the cross
+//     entropy's fp32 softmax [N, V/TP] (TE's fused CE keeps the logits instead).
 //   FLOPs: training.py: 2h x padded vocab per token for the logits.
 #include "module_spec.hpp"
 
@@ -22,10 +22,13 @@ void output_layer_params(const NormalizedConfig& n, bool shared, ParamSink& sink
 
 LossActivations loss_activations(const NormalizedConfig& n, const ActivationShape& s) {
   const TrainingConfig& t = n.config.training;
-  // tensor_parallel/cross_entropy.py: fp32 upcast of the bf16 logits, softmax in place
-  // and saved; the bf16 logits die after the forward. TE's fused CE (up to TE 2.17)
-  // keeps the bf16 logits and writes the gradient into them.
+  // tensor_parallel/cross_entropy.py: fp32 upcast of the 16-bit logits, softmax in place
+  // and saved; the 16-bit logits die after the forward. In fp32 training .float() returns
+  // the logits themselves: no copy, and no cast of the gradient back. TE's fused CE (up to
+  // TE 2.17) keeps the logits and writes the gradient into them.
   const double logits = s.tokens * static_cast<double>(n.padded_vocab_size) / s.tp;
+  const double upcast_copy = s.act < 4 ? 4 : 0;
+  const double grad_cast = s.act < 4 ? s.act : 0;
   const bool te_ce = t.cross_entropy == CrossEntropyImpl::te_fused;
   // fusions/fused_cross_entropy.py (--cross-entropy-loss-fusion, impl native) runs the same
   // steps inside jit-fused functions, where the in-place subtract/exp and the in-place
@@ -33,18 +36,18 @@ LossActivations loss_activations(const NormalizedConfig& n, const ActivationShap
   // Megatron CI (gpt3_mcore_te_tp2_pp2_cross_entropy_loss_fusion): +4 bytes per logit.
   const double jit_copy = t.cross_entropy == CrossEntropyImpl::native_fused ? 4 : 0;
   LossActivations out;
-  out.logits_bytes = 2 * logits;
-  out.norm_saved = 4 * s.sp_tokens * s.h;  // final norm input and output
-  out.loss_saved = te_ce ? 2 * logits : 4 * logits;
-  out.loss_forward_transient = te_ce ? 2 * logits : (6 + jit_copy) * logits;
-  // Backward: the bf16 logits gradient on top of the saved softmax.
-  out.loss_backward_transient = te_ce ? 0 : (2 + jit_copy) * logits;
+  out.logits_bytes = s.act * logits;
+  out.norm_saved = 2 * s.act * s.sp_tokens * s.h;  // final norm input and output
+  out.loss_saved = te_ce ? s.act * logits : 4 * logits;
+  out.loss_forward_transient = te_ce ? s.act * logits : (s.act + upcast_copy + jit_copy) * logits;
+  // Backward: the logits gradient cast back to the logits' dtype, on top of the saved softmax.
+  out.loss_backward_transient = te_ce ? 0 : (grad_cast + jit_copy) * logits;
   // Output layer backward: the logits gradient and, without gradient-accumulation
-  // fusion, the bf16 weight gradient of the output layer, after the softmax is freed.
+  // fusion, the weight gradient of the output layer (params dtype), after the softmax is freed.
   const double output_wgrad = t.gradient_accumulation_fusion
                                   ? 0
-                                  : 2 * static_cast<double>(n.padded_vocab_size) * s.h / s.tp;
-  out.output_backward = (te_ce ? out.loss_saved : 2 * logits) + output_wgrad;
+                                  : s.act * static_cast<double>(n.padded_vocab_size) * s.h / s.tp;
+  out.output_backward = (te_ce ? out.loss_saved : s.act * logits) + output_wgrad;
   return out;
 }
 

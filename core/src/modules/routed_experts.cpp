@@ -53,13 +53,14 @@ double routed_tokens(const ModuleContext& c, const ActivationShape& s) {
 }
 
 // grouped_linear.py saves the grouped FP8 input (columnwise only); offloading expert_fc1
-// makes Megatron save the bf16 original instead, except under MXFP8 (moe/experts.py,
+// makes Megatron save the unquantized original instead, except under MXFP8 (moe/experts.py,
 // TEGroupedMLP.__init__).
 double expert_fc1_input_bytes(const ModuleContext& c) {
   const TrainingConfig& t = c.config.training;
   const bool offloaded = t.offload.fine_grained_activation_offloading &&
                          t.offload.offload_modules.intersects({OffloadModule::expert_fc1});
-  return offloaded && t.fp8_recipe != Fp8Recipe::mxfp8 ? 2.0 : gemm_input_bytes(c);
+  return offloaded && t.fp8_recipe != Fp8Recipe::mxfp8 ? activation_element_bytes(c.config)
+                                                       : gemm_input_bytes(c);
 }
 
 // The alltoall dispatcher's permutation maps (token_dispatcher.py MoEAlltoAllTokenDispatcher;
@@ -93,7 +94,7 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const RecomputeModules moe_act = {RecomputeModule::moe, RecomputeModule::moe_act};
   sink.add("dispatched tokens (expert fc1 input)", experts, routed * width,
            expert_fc1_input_bytes(c), moe, {OffloadModule::expert_fc1});
-  sink.add("expert fc1 output", experts, routed * glu_factor(m) * expert_ffn, 2, moe,
+  sink.add("expert fc1 output", experts, routed * glu_factor(m) * expert_ffn, s.act, moe,
            {OffloadModule::moe_act});
   sink.add("expert activation output", experts, routed * expert_ffn, gemm_input_bytes(c), moe_act);
   // experts.py bias_act_func: only the fused weighted SwiGLU folds the routing
@@ -104,11 +105,11 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   // The permuted probabilities, in the router's dtype, saved by the weighted activation
   // (fusions/fused_bias_swiglu.py, WeightedSwiGLUFunction) or by the product with them; a
   // moe_act checkpoint keeps them as its input.
-  sink.add("permuted probabilities", experts, routed, c.config.training.moe_router_fp32 ? 4 : 2,
+  sink.add("permuted probabilities", experts, routed, c.config.training.moe_router_fp32 ? 4 : s.act,
            moe);
   if (!fused) {
     sink.add("expert activation output (probs-weighted copies)", experts,
-             glu_factor(m) * routed * expert_ffn, 2, moe_act);
+             glu_factor(m) * routed * expert_ffn, s.act, moe_act);
   }
   const bool allgather = c.config.training.moe_token_dispatcher == TokenDispatcher::allgather;
   if (c.config.training.moe_token_dispatcher == TokenDispatcher::alltoall) {
@@ -116,7 +117,7 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   }
   // token_dispatcher.py: permute output, exchange buffers and their sorted copies exist
   // only inside the layer's forward (and again in backward).
-  sink.forward_transient((allgather ? 2 : 2 * 2) * routed * width);
+  sink.forward_transient((allgather ? 1 : 2) * s.act * routed * width);
 }
 
 void flops(const ModuleContext& c, ModuleFlops& f) {

@@ -24,10 +24,10 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const double shared_ffn = c.model.moe_shared_expert_intermediate_size / s.tp;
   const RecomputeModules recompute = {RecomputeModule::moe, RecomputeModule::shared_experts};
   sink.add("shared expert fc1 output", ModuleKind::shared_experts,
-           s.tokens * glu_factor(c.model) * shared_ffn, 2, recompute);
+           s.tokens * glu_factor(c.model) * shared_ffn, s.act, recompute);
   sink.add("shared expert activation output", ModuleKind::shared_experts, s.tokens * shared_ffn,
            gemm_input_bytes(c), recompute);
-  // fc1's input is the pre-MLP norm output the router already saves in bf16.
+  // fc1's input is the pre-MLP norm output the router already saves unquantized.
   delayed_scaling_copy(c, sink, "shared expert fc1 FP8 input copy", ModuleKind::shared_experts,
                        s.sp_tokens * s.h, {});
 }

@@ -5,6 +5,7 @@
 
 #include "attention_backend.hpp"
 #include "fp8_memory.hpp"
+#include "megamem/units.hpp"
 #include "module_spec.hpp"
 
 namespace megamem {
@@ -78,6 +79,10 @@ void ParamSink::embedding_or_output(ModuleKind module, std::int64_t numel, bool 
   push(t);
 }
 
+double activation_element_bytes(const Config& config) {
+  return dtype_bytes(config.training.params_dtype);
+}
+
 ActivationShape activation_shape(const NormalizedConfig& n) {
   const Config& c = n.config;
   ActivationShape s;
@@ -88,6 +93,7 @@ ActivationShape activation_shape(const NormalizedConfig& n) {
   s.sp_tokens = n.sequence_parallel ? s.tokens / s.tp : s.tokens;
   s.h = c.model.hidden_size;
   s.dropout_mask = c.model.hidden_dropout > 0 ? 1.0 : 0.0;
+  s.act = activation_element_bytes(c);
   return s;
 }
 
@@ -122,8 +128,8 @@ ModuleContext module_context(const NormalizedConfig& normalized, LayerKind kind,
 }
 
 double gemm_input_bytes(const ModuleContext& context) {
-  return fp8_saved_input_bytes_per_element(context.fp8 ? context.config.training.fp8_recipe
-                                                       : Fp8Recipe::none);
+  if (!context.fp8) return activation_element_bytes(context.config);
+  return fp8_saved_input_bytes_per_element(context.config.training.fp8_recipe);
 }
 
 void delayed_scaling_copy(const ModuleContext& context, SavedSink& sink, const char* tensor,
@@ -150,14 +156,14 @@ void input_norm_saved(const ModuleContext& context, const ActivationShape& s, Sa
   // Offloading hooks every tensor saved inside the named module's forward
   // (fine_grained_activation_offload.py, saved_tensors_hooks): a fused norm's input is saved
   // inside qkv_linear; attn_norm offloads only a standalone norm.
-  sink.add("input_layernorm input", ModuleKind::input_layernorm, s.sp_tokens * s.h, 2, {},
+  sink.add("input_layernorm input", ModuleKind::input_layernorm, s.sp_tokens * s.h, s.act, {},
            {standalone_norm ? OffloadModule::attn_norm : OffloadModule::qkv_linear});
   // Under TE linear_qkv saves the fused norm's output as its GEMM input, FP8 in an FP8 layer
   // (layernorm_linear.py, with_quantized_norm). A standalone norm's (MLA) output is saved by
   // its consumers: under FP8 the two down-projections (q_down or q_proj, and kv_down) each
   // keep an FP8 copy (linear.py, saved_inputmat).
   const double output_bytes =
-      !context.fp8 ? 2.0 : (standalone_norm ? 2.0 : 1.0) * gemm_input_bytes(context);
+      !context.fp8 ? s.act : (standalone_norm ? 2.0 : 1.0) * gemm_input_bytes(context);
   sink.add(
       "input_layernorm output", ModuleKind::input_layernorm, s.sp_tokens * s.h, output_bytes,
       standalone_norm && mla ? RecomputeModules{RecomputeModule::layernorm} : RecomputeModules{},
@@ -173,7 +179,7 @@ void fused_norm_in_proj_params(const ModuleContext& context, ModuleKind module,
 
 void fused_norm_in_proj_saved(const ModuleContext& context, const ActivationShape& s,
                               ModuleKind module, SavedSink& sink) {
-  sink.add("in_proj layer norm input", module, s.sp_tokens * s.h, 2);
+  sink.add("in_proj layer norm input", module, s.sp_tokens * s.h, s.act);
   sink.add("in_proj layer norm output", module, s.sp_tokens * s.h, gemm_input_bytes(context));
 }
 

@@ -79,18 +79,6 @@ std::optional<Error> cuda_graphs_not_counted(NormalizedConfig& n) {
   return std::nullopt;
 }
 
-// Without --bf16 / --fp16 Megatron trains in fp32 (arguments.py params_dtype): activations
-// are fp32, and Transformer Engine's fused softmax needs 16-bit input
-// (dot_product_attention/softmax.py is_kernel_available), so unfused attention keeps fp32
-// scores. The activation rules (activations.cpp, modules/) price 16-bit activations, so the
-// peak of such a run is low. Said, not hidden.
-std::optional<Error> fp32_activations_not_counted(NormalizedConfig& n) {
-  return warn_when(n, n.config.training.params_dtype == DType::fp32,
-                   "fp32 training (no --bf16 or --fp16): activations are estimated as 16-bit, "
-                   "Megatron keeps them in fp32; the peak is underestimated",
-                   "megatron/training/arguments.py (params_dtype)");
-}
-
 // megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py: the hybrid device optimizer
 // runs on the precision-aware optimizer's code path (arguments.py says so when it asserts).
 std::optional<Error> optimizer_offload_needs_precision_aware(NormalizedConfig& n) {
@@ -122,8 +110,7 @@ std::optional<Error> te_cross_entropy_fusion(NormalizedConfig& n) {
 constexpr Check kPrecisionChecks[] = {
     fp8_param_gather_needs_fp8,   bf16_layers_need_current_scaling,
     fp8_param_gather_under_fsdp2, optimizer_offload_needs_precision_aware,
-    te_cross_entropy_fusion,      cuda_graphs_not_counted,
-    fp32_activations_not_counted};
+    te_cross_entropy_fusion,      cuda_graphs_not_counted};
 
 }  // namespace
 
