@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string_view>
 
 #include "fp8_memory.hpp"
@@ -56,7 +57,7 @@ LayerActivations layer_activations(const NormalizedConfig& n, LayerKind kind, bo
   const bool moe_layer = layer_kind_is_moe(kind);
   LayerActivations out;
   const RecomputeModules active = active_recompute_modules(n);
-  SavedSink sink(out, active);
+  SavedSink sink(out, active, n.config.training.delay_wgrad_compute);
   layer_saved(module_context(n, kind, fp8), activation_shape(n), sink);
   std::erase_if(out.saved, [&](const SavedActivation& item) {
     return !in_graph_part(n, part, item.module, moe_layer);
@@ -86,8 +87,9 @@ LayerActivations layer_activations(const NormalizedConfig& n, LayerKind kind, bo
   // bf16. Under FP8 the gradients stay bf16 (TE's dgrad outputs), so the bf16 sizes count.
   const double saved_bf16 =
       fp8 ? layer_activations(n, kind, true, part).full_bytes : out.full_bytes;
-  out.backward_transient_bytes =
-      std::max(saved_bf16, sink.extra_backward()) + largest_weight_grad_bytes(n, moe_layer);
+  out.backward_transient_bytes = std::max(saved_bf16, sink.extra_backward()) +
+                                 largest_weight_grad_bytes(n, moe_layer) +
+                                 sink.delayed_wgrad_peak();
   return out;
 }
 
@@ -236,6 +238,7 @@ class ChunkWalk {
     phase(loss.norm_saved, 0, 0);
     phase(0, 0, loss.output_backward);
     phase(loss.loss_saved, loss.loss_forward_transient, loss.loss_backward_transient);
+    loss_phase_ = backward_free_.size() - 1;
   }
 
   // Backward walk in reverse: each phase's transient on top of what is still saved.
@@ -243,14 +246,18 @@ class ChunkWalk {
   // (one layer's reload at a time, counted in that layer's backward transient).
   ChunkActivations finish() {
     double freed = 0;
-    double backward_peak = 0;
+    double loss_peak = 0;
+    double rest_peak = 0;
     for (std::size_t k = backward_free_.size(); k-- > 0;) {
-      backward_peak = std::max(backward_peak, backward_transient_[k] - freed);
+      double& peak = k == loss_phase_ ? loss_peak : rest_peak;
+      peak = std::max(peak, backward_transient_[k] - freed);
       freed += backward_free_[k];
     }
     out_.saved_bytes = saved_;
     out_.forward_peak_extra_bytes = std::max(forward_peak_, saved_);
-    out_.backward_peak_extra_bytes = std::max(0.0, backward_peak);
+    out_.loss_backward_peak_extra_bytes = loss_peak;
+    out_.weight_grad_backward_peak_extra_bytes = rest_peak;
+    out_.backward_peak_extra_bytes = std::max(loss_peak, rest_peak);
     return out_;
   }
 
@@ -263,6 +270,7 @@ class ChunkWalk {
   double forward_peak_ = 0;                 // max of (saved so far + transient)
   std::vector<double> backward_free_;       // freed by each phase
   std::vector<double> backward_transient_;  // transient of each phase
+  std::size_t loss_phase_ = SIZE_MAX;       // the cross entropy's phase, if the chunk has it
 };
 
 }  // namespace

@@ -55,8 +55,12 @@ struct ChunkActivations {
   double saved_bytes = 0;                // A_chunk: held from its forward until its backward
   double forward_peak_extra_bytes = 0;   // max over the forward of (saved so far + transient)
   double backward_peak_extra_bytes = 0;  // max over the backward of (transient - freed)
-  double offloaded_bytes = 0;            // on the host per in-flight micro-batch
-  double logits_bytes = 0;               // bf16 logits of the loss (diagnostic)
+  // The same split at the output layer's backward: the cross entropy's backward runs before
+  // any weight gradient of the chunk exists (FSDP's gradient buckets come after it).
+  double loss_backward_peak_extra_bytes = 0;
+  double weight_grad_backward_peak_extra_bytes = 0;
+  double offloaded_bytes = 0;  // on the host per in-flight micro-batch
+  double logits_bytes = 0;     // bf16 logits of the loss (diagnostic)
 };
 
 // Profiles of the graphed part run the chunk as the CUDA-graph capture does: its graphed

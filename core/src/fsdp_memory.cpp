@@ -197,6 +197,10 @@ FsdpWorkingSet megatron_fsdp_working_set(const NormalizedConfig& n, const UnitSi
     // whole backward (its embedding gradient comes last), one unit's at a time.
     working.backward_bytes += sizes.root.grad_bytes + sizes.largest_unit.grad_bytes;
   }
+  // None of it is there in the cross entropy's backward: the gradient buckets come with the
+  // first gradient hook (megatron_fsdp.py _grad_acc, param.get_main_grad), the output layer's
+  // wgrad, and the units are gathered again by their pre-backward hooks.
+  working.loss_backward_bytes = 0;
   return working;
 }
 
@@ -211,6 +215,7 @@ FsdpWorkingSet torch_fsdp2_working_set(const NormalizedConfig& n, const UnitSize
   working.forward_bytes = unsharded;
   working.forward_start_bytes = 2 * largest;
   working.backward_bytes = unsharded + largest;
+  working.loss_backward_bytes = working.backward_bytes;
   return working;
 }
 
@@ -303,7 +308,9 @@ void add_fsdp_working_set(const std::vector<FsdpWorkingSet>& working,
   chunk.forward_peak_extra_bytes =
       other_roots +
       std::max(chunk.forward_peak_extra_bytes + own.forward_bytes, own.forward_start_bytes);
-  chunk.backward_peak_extra_bytes += other_roots + own.backward_bytes;
+  chunk.backward_peak_extra_bytes =
+      other_roots + std::max(chunk.loss_backward_peak_extra_bytes + own.loss_backward_bytes,
+                             chunk.weight_grad_backward_peak_extra_bytes + own.backward_bytes);
 }
 
 void add_fsdp_initialization(const std::vector<FsdpWorkingSet>& working,

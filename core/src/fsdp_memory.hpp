@@ -45,6 +45,8 @@ struct FsdpWorkingSet {
   double forward_bytes = 0;
   double forward_start_bytes = 0;
   double backward_bytes = 0;
+  // The part alive already in the cross entropy's backward, before the output layer's wgrad.
+  double loss_backward_bytes = 0;
   // Before the first step, without --init-model-with-meta-device: the chunk's parameters
   // unsharded, and its largest parameter group's temporary bucket while it is sharded.
   double initial_params_bytes = 0;

@@ -19,7 +19,8 @@ std::vector<std::string_view> active_communicators(const NormalizedConfig& norma
 
 // Transformer Engine's userbuffers for --tp-comm-overlap (TP > 1), per GPU: twelve buffers of
 // the [s x b / CP, h] shape in the default overlap configuration, bf16, or uint8 for the
-// all-gather ones under FP8. A --tp-comm-overlap-cfg file can change methods: not modeled.
+// all-gather ones under FP8. A --tp-comm-overlap-cfg file is not read; the parser bounds what
+// its methods could add (megatron_args.cpp note_userbuffer_cfg).
 // NVLS multicast binds these same buffers (no extra memory beyond its 2 MiB granularity).
 double userbuffer_bytes(const NormalizedConfig& normalized);
 

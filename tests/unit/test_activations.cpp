@@ -48,6 +48,21 @@ TEST_CASE("unfused attention keeps 5 b (n/t) s^2 bytes of scores with dropout (K
   CHECK(unfused - flash == Approx(5 * scores - 4.0 * 4096 * 64 / 8 + kv_expansion));
 }
 
+// --delay-wgrad-compute keeps a node's grad outputs until its backward_dw (linear.py
+// wgrad_store.put): the MLP node's fc1 [N, 2f/TP] and fc2 [Nsp, h] outweigh the attention
+// node's QKV [N, (n + 2g) dh / TP] and proj [Nsp, h]; bf16, Llama-3-70B TP8 SP, N = 4096.
+TEST_CASE("delayed wgrad adds the larger node's grad outputs to the layer's backward") {
+  Config c = fixtures::llama3_70b_tp8_pp4();
+  const double normal = layer_activations(normalized(c), false).backward_transient_bytes;
+  c.training.delay_wgrad_compute = true;
+  c.training.overlap_moe_expert_parallel_comm = true;
+  const LayerActivations delayed = layer_activations(normalized(c), false);
+  const double mlp_node = 2.0 * (4096.0 * 2 * 28672 / 8 + 512.0 * 8192);
+  CHECK(mlp_node > 2.0 * (4096.0 * 80 * 128 / 8 + 512.0 * 8192));
+  CHECK(delayed.backward_transient_bytes - normal == Approx(mlp_node));
+  CHECK(delayed.kept_bytes == layer_activations(normalized(c), false).kept_bytes);
+}
+
 // Without --bf16/--fp16 the layers run in fp32 (arguments.py params_dtype): every tensor in the
 // activation dtype doubles; the fp32 softmax statistics (131,072 bytes) do not.
 TEST_CASE("fp32 training saves the activation-dtype tensors in 4 bytes") {

@@ -222,16 +222,38 @@ TEST_CASE("with several chunks on a rank, the other chunks' root groups stay uns
   FsdpWorkingSet second{.forward_bytes = 7, .forward_start_bytes = 9, .backward_bytes = 11};
   std::vector<StagePlacement> stages(3);
   stages[1].pp_rank = 1;  // another rank's stage does not count
-  ChunkActivations chunk{
-      .saved_bytes = 100, .forward_peak_extra_bytes = 100, .backward_peak_extra_bytes = 40};
+  ChunkActivations chunk{.saved_bytes = 100,
+                         .forward_peak_extra_bytes = 100,
+                         .backward_peak_extra_bytes = 40,
+                         .weight_grad_backward_peak_extra_bytes = 40};
   add_fsdp_working_set({first, {.forward_bytes = 1000}, second}, stages, 0, chunk);
   CHECK(chunk.forward_peak_extra_bytes == 7 + 100 + 10);
   CHECK(chunk.backward_peak_extra_bytes == 40 + 7 + 50);
 }
 
+// megatron_fsdp.py: the gradient buckets come with the first gradient hook (the output
+// layer's wgrad) and the units are gathered by their pre-backward hooks, so the cross
+// entropy's backward runs without the working set; torch FSDP2 keeps its units meanwhile.
+TEST_CASE("Megatron-FSDP's working set is not there in the cross entropy's backward") {
+  ChunkActivations chunk{.backward_peak_extra_bytes = 200,
+                         .loss_backward_peak_extra_bytes = 200,
+                         .weight_grad_backward_peak_extra_bytes = 40};
+  const std::vector<StagePlacement> stages(1);
+  ChunkActivations megatron = chunk;
+  add_fsdp_working_set({{.backward_bytes = 50}}, stages, 0, megatron);
+  CHECK(megatron.backward_peak_extra_bytes == 200);
+  add_fsdp_working_set({{.backward_bytes = 500}}, stages, 0, chunk);
+  CHECK(chunk.backward_peak_extra_bytes == 540);
+  ChunkActivations fsdp2{.loss_backward_peak_extra_bytes = 200};
+  add_fsdp_working_set({{.backward_bytes = 50, .loss_backward_bytes = 50}}, stages, 0, fsdp2);
+  CHECK(fsdp2.backward_peak_extra_bytes == 250);
+}
+
 TEST_CASE("FSDP's working set raises the peak, not the static memory") {
-  const RankMemory ddp = rank0(kTiny + "--use-distributed-optimizer");
-  const RankMemory fsdp = rank0(kTiny + "--use-megatron-fsdp");
+  // A 64-token vocabulary keeps the loss small: the layers' backward is the peak.
+  const std::string flags = kTiny + "--vocab-size 64 ";
+  const RankMemory ddp = rank0(flags + "--use-distributed-optimizer");
+  const RankMemory fsdp = rank0(flags + "--use-megatron-fsdp");
   CHECK(fsdp.static_bytes < ddp.static_bytes);
   CHECK(fsdp.peak_allocated_bytes - fsdp.static_bytes >
         ddp.peak_allocated_bytes - ddp.static_bytes);

@@ -813,13 +813,26 @@ TEST_CASE("memory-relevant flags megamem does not model are listed as unmodeled"
   const MegatronArgs a = parse_ok(kBase +
                                   "--use-megatron-fsdp --cuda-graph-impl transformer_engine "
                                   "--tp-comm-overlap --tp-comm-overlap-cfg ub.yaml "
-                                  "--delay-wgrad-compute --defer-embedding-wgrad-compute");
-  CHECK(a.unmodeled_flags ==
-        std::vector<std::string>{"--tp-comm-overlap-cfg", "--delay-wgrad-compute"});
+                                  "--use-nccl-ub --defer-embedding-wgrad-compute");
+  CHECK(a.unmodeled_flags == std::vector<std::string>{"--use-nccl-ub"});
   CHECK(a.config.training.tp_comm_overlap);
   CHECK(a.config.training.cuda_graph_impl == CudaGraphImpl::transformer_engine);
   CHECK(a.config.parallel.fsdp.impl == FsdpImpl::megatron);
   CHECK(a.config.training.defer_embedding_wgrad_compute);
+}
+
+// Six [s b / CP, h] bf16 buffers at (TP - 1) / TP: 6 x 2 x 4 x 1024 x 512 x 3/4 B = 18 MiB.
+TEST_CASE("a --tp-comm-overlap-cfg file is bounded, not listed as unmodeled") {
+  const MegatronArgs a =
+      parse_ok(kBase +
+               "--tensor-model-parallel-size 4 --sequence-parallel --tp-comm-overlap "
+               "--tp-comm-overlap-cfg ub.yaml --delay-wgrad-compute "
+               "--overlap-moe-expert-parallel-comm");
+  CHECK(a.unmodeled_flags.empty());
+  CHECK(a.config.training.delay_wgrad_compute);
+  REQUIRE(a.warnings.size() == 1);
+  CHECK_THAT(a.warnings[0], Contains("--tp-comm-overlap-cfg is not read"));
+  CHECK_THAT(a.warnings[0], Contains("at most 18 MiB"));
 }
 
 TEST_CASE("negative numbers are values, not flags") {

@@ -267,7 +267,8 @@ struct TrainingConfig {
   bool moe_permute_fusion = false;  // --moe-permute-fusion (TE's fused permute kernels)
   bool moe_router_fp32 = false;     // --moe-router-dtype fp32 (router scores kept in fp32)
   bool overlap_moe_expert_parallel_comm = false;  // one extra warm-up micro-batch (VPP)
-  double moe_expert_capacity_factor = 0.0;        // 0 = dropless
+  bool delay_wgrad_compute = false;  // --delay-wgrad-compute: wgrad GEMMs wait for backward_dw
+  double moe_expert_capacity_factor = 0.0;  // 0 = dropless
   bool moe_pad_expert_input_to_capacity = false;
   double moe_imbalance_factor = 1.0;  // hottest EP rank's share over balanced (user knob)
   CrossEntropyImpl cross_entropy = CrossEntropyImpl::unfused;

@@ -683,6 +683,12 @@ std::vector<ConfigField> moe_training_rows() {
           .flag("--overlap-moe-expert-parallel-comm", FlagForm::store_true)
           .ui("overlap EP comm.", "",
               "One more warm-up micro-batch in flight (interleaved schedule)."),
+      MM_BOOL("delay-wgrad", "0", training.delay_wgrad_compute)
+          .json("delay_wgrad_compute")
+          .flag("--delay-wgrad-compute", FlagForm::store_true)
+          .ui("delay wgrad", "",
+              "Weight gradients wait for each node's backward_dw; its grad outputs stay until "
+              "then."),
       MM_REAL("capacity", "0", training.moe_expert_capacity_factor, 0.0, kMaxReal)
           .json("moe_expert_capacity_factor")
           .flag("--moe-expert-capacity-factor", FlagForm::value, 0.0, 1e6)

@@ -183,6 +183,7 @@ constexpr FlagSpec kModeledFlags[] = {
     {"--no-bias-swiglu-fusion", Arity::none},
     {"--deterministic-mode", Arity::none},
     {"--overlap-moe-expert-parallel-comm", Arity::none},
+    {"--delay-wgrad-compute", Arity::none},
     // Recompute (transformer_config.py recompute_* fields; arguments.py legacy flags).
     {"--recompute-granularity", Arity::one},
     {"--recompute-method", Arity::one},
@@ -215,17 +216,16 @@ constexpr FlagSpec kModeledFlags[] = {
     {"--cuda-graph-modules", Arity::list},
     {"--cuda-graph-scope", Arity::list},
     {"--cuda-graph-warmup-steps", Arity::one},
-    {"--tp-comm-overlap", Arity::none},  // TE userbuffers (runtime_overheads.cpp)
+    {"--tp-comm-overlap", Arity::none},     // TE userbuffers (runtime_overheads.cpp)
+    {"--tp-comm-overlap-cfg", Arity::one},  // not read; note_userbuffer_cfg bounds it
 };
 
 // Flags that change what is allocated but have no Config field yet. They are accepted and
 // listed in MegatronArgs::unmodeled_flags so front ends can say the estimate leaves them out.
 // Some only matter with certain values; those are decided in note_unmodeled_flags().
 constexpr std::string_view kUnmodeledFlags[] = {
-    "--tp-comm-overlap-cfg",                  // userbuffer methods other than TE's defaults
     "--fp4-format",                           // NVFP4 weights and caches
     "--fp4-param-gather",                     // NVFP4 parameter buffer
-    "--delay-wgrad-compute",                  // weight gradients held until later
     "--moe-shared-expert-overlap",            // shared experts on a side stream
     "--use-nccl-ub",                          // grad/param buffers from an NCCL pool
     "--ddp-pad-buckets-for-high-nccl-busbw",  // buckets padded to 2^16 elements
@@ -1060,6 +1060,28 @@ void note_unmodeled_flags(const FlagReader& r, const std::vector<FlagOccurrence>
   }
 }
 
+// A --tp-comm-overlap-cfg file is a path megamem cannot read. Of its settings only the method
+// and fp8_buf size a userbuffer (transformer_engine/pytorch/module/base.py initialize_ub;
+// common/comm_gemm_overlap/comm_gemm_overlap.cpp): a ring_exchange reduce-scatter buffer holds
+// (2 TP - 1) / TP of a [s b / CP, h] buffer, and six buffers can be reduce-scatter (proj/fc2
+// fprop, qkv/fc1 wgrad, and qkv/fc1 dgrad when not bulk). They live outside PyTorch's
+// allocator, so only peak_total_bytes can move, by at most that much.
+void note_userbuffer_cfg(const FlagReader& r, const Config& c, MegatronArgs& out) {
+  if (!r.has("--tp-comm-overlap-cfg") || !c.training.tp_comm_overlap) return;
+  const double tp = c.parallel.tensor_parallel;
+  const double buffer_bytes = 2.0 * static_cast<double>(c.training.micro_batch_size) *
+                              static_cast<double>(c.training.seq_length) /
+                              static_cast<double>(c.parallel.context_parallel) *
+                              static_cast<double>(c.model.hidden_size);
+  const double bound_mib = std::ceil(6 * buffer_bytes * (tp - 1) / tp / (1024.0 * 1024.0));
+  out.warnings.push_back(
+      "--tp-comm-overlap-cfg is not read: the userbuffers are sized with Transformer Engine's "
+      "default methods; a file that moves reduce-scatter buffers to ring_exchange adds at most " +
+      std::to_string(static_cast<long long>(bound_mib)) +
+      " MiB outside PyTorch's allocator (transformer_engine/pytorch/module/base.py "
+      "initialize_ub)");
+}
+
 // Vocabulary: the caller's tokenizer size wins over --vocab-size (the tokenizer provides
 // it). --padded-vocab-size wins over both and is used as is (megatron/training/
 // argument_utils.py gpt_config_from_args: should_pad_vocab=False), i.e. padding to 1.
@@ -1308,6 +1330,7 @@ Expected<MegatronArgs> parse_megatron_words(const std::vector<std::string>& word
   out.warnings = std::move(r.warnings);
 
   note_unmodeled_flags(r, flags, c.training.params_dtype, out);
+  note_userbuffer_cfg(r, c, out);
   return out;
 }
 

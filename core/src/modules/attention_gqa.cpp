@@ -94,6 +94,11 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
            {OffloadModule::attn_proj});
   delayed_scaling_copy(c, sink, "attention output FP8 copy (linear_proj input)", attn,
                        n * heads * dh, {OffloadModule::attn_proj});
+  // linear_qkv's and linear_proj's grad outputs until backward_dw.
+  const double gate = m.attention_output_gate ? 2 : 1;
+  sink.delayed_wgrad(
+      LayerBlock::attention,
+      gemm_input_bytes(c) * (n * (gate * heads + 2 * groups) * dh + s.sp_tokens * s.h));
 }
 
 void flops(const ModuleContext& c, ModuleFlops& f) {

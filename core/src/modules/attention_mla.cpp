@@ -100,6 +100,13 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
            {OffloadModule::attn_proj});
   delayed_scaling_copy(c, sink, "attention output FP8 copy (linear_proj input)", attn,
                        n * heads * m.v_head_dim, {OffloadModule::attn_proj});
+  // The five projections' grad outputs until backward_dw.
+  const double kv_down = static_cast<double>(m.kv_lora_rank) + m.qk_pos_emb_head_dim;
+  const double q_up = m.q_lora_rank > 0 ? n * heads * q_head : 0;
+  sink.delayed_wgrad(
+      LayerBlock::attention,
+      gemm_input_bytes(c) * (s.sp_tokens * (m.q_lora_rank + kv_down + s.h) + q_up +
+                             n * heads * (static_cast<double>(m.qk_head_dim) + m.v_head_dim)));
   // mla_up_proj keeps the gathered RoPE slice as a checkpoint input.
   if (sink.active_recompute().has(RecomputeModule::mla_up_proj)) {
     sink.add("RoPE slice (mla_up_proj checkpoint input)", attn, n * m.qk_pos_emb_head_dim, s.act);

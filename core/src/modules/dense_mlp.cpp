@@ -34,6 +34,9 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
            recompute);
   sink.add("fc1 output (activation input)", mlp, s.tokens * glu_factor(m) * ffn, s.act, recompute);
   sink.add("activation output (fc2 input)", mlp, s.tokens * ffn, gemm_input, recompute);
+  // fc1's and fc2's grad outputs until backward_dw.
+  sink.delayed_wgrad(LayerBlock::mlp,
+                     gemm_input * (s.tokens * glu_factor(m) * ffn + s.sp_tokens * s.h));
 }
 
 void flops(const ModuleContext& c, ModuleFlops& f) {

@@ -131,10 +131,15 @@ double activation_element_bytes(const Config& config);
 
 ActivationShape activation_shape(const NormalizedConfig& normalized);
 
+// The two halves of transformer_layer.py, each closed by a bias-dropout-add. A hybrid layer
+// has one of them: its mixer (Mamba, attention) or its MLP / MoE.
+enum class LayerBlock : std::uint8_t { attention, mlp };
+
 // Where a module's saved tensors and transients go.
 class SavedSink {
  public:
-  SavedSink(LayerActivations& out, RecomputeModules active) : out_(out), active_(active) {}
+  SavedSink(LayerActivations& out, RecomputeModules active, bool delay_wgrad = false)
+      : out_(out), active_(active), delay_wgrad_(delay_wgrad) {}
   void add(const char* tensor, ModuleKind module, double elements, double bytes_per_element,
            RecomputeModules freed_by = {}, OffloadModules offload = {});
   // The largest tensor alive only inside the module's forward.
@@ -142,13 +147,22 @@ class SavedSink {
   // A module-specific backward working set beyond its activation gradients.
   void backward_transient(double bytes);
   double extra_backward() const { return extra_backward_; }
+  // --delay-wgrad-compute: what a node's TE linears keep from their dgrad to the node's
+  // backward_dw (transformer_engine/pytorch/module/linear.py, grouped_linear.py:
+  // wgrad_store.put of grad_output, and the grouped wgrad buffers). The combined 1F1B plan
+  // (model_chunk_schedule_plan.py) runs one node's backward_dw right after its backward: the
+  // MLP or experts node, then the attention node with the shared experts. No-op without it.
+  void delayed_wgrad(LayerBlock node, double bytes);
+  double delayed_wgrad_peak() const;
   // The selective recompute modules this run uses (some change what a module saves).
   RecomputeModules active_recompute() const { return active_; }
 
  private:
   LayerActivations& out_;
   RecomputeModules active_;
+  bool delay_wgrad_ = false;
   double extra_backward_ = 0;
+  double delayed_[2] = {0, 0};  // per LayerBlock
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -198,10 +212,6 @@ double gemm_input_bytes(const ModuleContext& context);
 // and moe/shared_experts.py, set_save_original_input).
 void delayed_scaling_copy(const ModuleContext& context, SavedSink& sink, const char* tensor,
                           ModuleKind module, double elements, OffloadModules offload);
-
-// The two halves of transformer_layer.py, each closed by a bias-dropout-add. A hybrid layer
-// has one of them: its mixer (Mamba, attention) or its MLP / MoE.
-enum class LayerBlock : std::uint8_t { attention, mlp };
 
 struct LayerModuleSpec {
   const char* name;

@@ -84,6 +84,21 @@ void alltoall_indices_saved(const ModuleContext& c, const ActivationShape& s, do
   }
 }
 
+// --delay-wgrad-compute: fc1's and fc2's grad outputs, and without gradient-accumulation
+// fusion the packed weight gradients of all local experts, which grouped_linear.py allocates
+// in backward and backward_dw fills (TEGroupedMLP.backward_dw: fc2, then fc1).
+void experts_delayed_wgrad(const ModuleContext& c, const ActivationShape& s, double routed,
+                           double width, double expert_ffn, SavedSink& sink) {
+  const double glu = glu_factor(c.model);
+  const double local_experts =
+      static_cast<double>(c.model.num_experts) / c.config.parallel.expert_parallel;
+  const double wgrad_buffers = c.config.training.gradient_accumulation_fusion
+                                   ? 0
+                                   : s.act * local_experts * (glu + 1) * expert_ffn * width;
+  sink.delayed_wgrad(LayerBlock::mlp,
+                     gemm_input_bytes(c) * routed * (glu * expert_ffn + width) + wgrad_buffers);
+}
+
 void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const ModelConfig& m = c.model;
   const double width = m.moe_latent_size > 0 ? m.moe_latent_size : m.hidden_size;
@@ -118,6 +133,7 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   // token_dispatcher.py: permute output, exchange buffers and their sorted copies exist
   // only inside the layer's forward (and again in backward).
   sink.forward_transient((allgather ? 1 : 2) * s.act * routed * width);
+  experts_delayed_wgrad(c, s, routed, width, expert_ffn, sink);
 }
 
 void flops(const ModuleContext& c, ModuleFlops& f) {

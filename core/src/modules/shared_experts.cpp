@@ -30,6 +30,10 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   // fc1's input is the pre-MLP norm output the router already saves unquantized.
   delayed_scaling_copy(c, sink, "shared expert fc1 FP8 input copy", ModuleKind::shared_experts,
                        s.sp_tokens * s.h, {});
+  // The combined 1F1B plan runs the shared experts in the attention node (pre_dispatch).
+  sink.delayed_wgrad(
+      LayerBlock::attention,
+      gemm_input_bytes(c) * (s.tokens * glu_factor(c.model) * shared_ffn + s.sp_tokens * s.h));
 }
 
 void flops(const ModuleContext& c, ModuleFlops& f) {

@@ -118,6 +118,12 @@ void SavedSink::backward_transient(double bytes) {
   extra_backward_ = std::max(extra_backward_, bytes);
 }
 
+void SavedSink::delayed_wgrad(LayerBlock node, double bytes) {
+  if (delay_wgrad_) delayed_[static_cast<std::size_t>(node)] += bytes;
+}
+
+double SavedSink::delayed_wgrad_peak() const { return std::max(delayed_[0], delayed_[1]); }
+
 ModuleContext module_context(const NormalizedConfig& normalized, LayerKind kind, bool fp8) {
   return ModuleContext{.normalized = normalized,
                        .model = normalized.config.model,

@@ -62,6 +62,21 @@ std::optional<Error> moe_with_tp_needs_sequence_parallel(NormalizedConfig& n) {
                     "megatron/core/transformer/moe/moe_layer.py");
 }
 
+// --delay-wgrad-compute runs the wgrad GEMMs in the combined 1F1B schedule's backward_dw
+// (model_chunk_schedule_plan.py); TransformerConfig asserts the EP overlap since core_v0.14,
+// and only Transformer Engine linears take delay_wgrad_compute (extensions/transformer_engine.py).
+std::optional<Error> delay_wgrad_needs_ep_overlap(NormalizedConfig& n) {
+  const TrainingConfig& t = n.config.training;
+  if (!t.delay_wgrad_compute) return std::nullopt;
+  return warn_when(n,
+                   !t.overlap_moe_expert_parallel_comm ||
+                       t.transformer_impl != TransformerImpl::transformer_engine,
+                   "--delay-wgrad-compute needs --overlap-moe-expert-parallel-comm and "
+                   "--transformer-impl transformer_engine (Megatron-Core 0.14 and later refuse it "
+                   "otherwise); estimated as delayed",
+                   "megatron/core/transformer/transformer_config.py __post_init__");
+}
+
 // transformer_block.py / moe_utils.py: --moe-layer-freq, an integer or one 0/1 per layer.
 std::optional<Error> resolve_moe_layer_pattern(NormalizedConfig& n) {
   const ModelConfig& m = n.config.model;
@@ -94,7 +109,8 @@ std::optional<Error> resolve_moe_layer_pattern(NormalizedConfig& n) {
 
 constexpr Check kMoeChecks[] = {
     experts_divide_by_ep,        router_topk_within_experts,          expert_ffn_divides_by_etp,
-    shared_experts_divide_by_tp, moe_with_tp_needs_sequence_parallel, resolve_moe_layer_pattern};
+    shared_experts_divide_by_tp, moe_with_tp_needs_sequence_parallel, resolve_moe_layer_pattern,
+    delay_wgrad_needs_ep_overlap};
 
 }  // namespace
 
