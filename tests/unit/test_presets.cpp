@@ -78,7 +78,11 @@ TEST_CASE("the issue's models, GPUs and recipes are presets") {
         presets.find_recipe("deepseek-v3-h100-1024"));
   CHECK(presets.find_recipe("qwen3-235b-a22b-h100-256") != nullptr);
   CHECK(presets.find_recipe("qwen3-30b-a3b-rl-h100-8") != nullptr);
-  CHECK(presets.find_recipe("qwen3-next-80b-a3b-h100-32") != nullptr);
+  // Recipes that moved to the run Bridge publishes keep their old ids.
+  CHECK(presets.find_recipe("qwen3-next-80b-a3b-h100-32") ==
+        presets.find_recipe("qwen3-next-80b-a3b-h100-128"));
+  CHECK(presets.find_recipe("nemotron-nano-9b-v2-h100-2") ==
+        presets.find_recipe("nemotron-nano-9b-v2-h100-8"));
 }
 
 TEST_CASE("preset ids are lowercase words joined by hyphens") {
@@ -217,6 +221,11 @@ TEST_CASE("every recipe estimates") {
     INFO((e ? std::string() : e.error().field + ": " + e.error().message));
     REQUIRE(e.has_value());
     CHECK(e->ranks.size() == static_cast<std::size_t>(shared->config.parallel.pipeline_parallel));
+    // Every recipe is a run that trained: its device-level peak fits the card.
+    const double capacity_bytes = shared->config.device.capacity_gib * 1024.0 * 1024.0 * 1024.0;
+    for (const RankMemory& rank : e->ranks) {
+      CHECK(static_cast<double>(rank.peak_total_bytes) < capacity_bytes);
+    }
   }
 }
 
