@@ -224,6 +224,25 @@ TEST_CASE("unfused expert activations keep the probability-weighted copy") {
   CHECK(unfused - fused == Approx(2 * 2.0 * 8 * 4096 * 1536));
 }
 
+// moe_utils.py unpermute: deterministic mode combines with index_add_, whose backward keeps
+// its source (the experts' output, Ne x h); the fused permutation and scatter_add_ do not.
+TEST_CASE("deterministic unpermute keeps the experts' output for index_add_'s backward") {
+  Config c = fixtures::qwen3_235b_a22b();
+  c.model.num_layers = 4;
+  c.parallel.world_size = 8;
+  c.parallel.expert_parallel = 8;
+  c.parallel.expert_tensor_parallel = 1;
+  c.training.moe_permute_fusion = false;
+  const double scatter_add = layer_activations(normalized(c), true).kept_bytes;
+  c.training.deterministic_mode = true;
+  const double index_add = layer_activations(normalized(c), true).kept_bytes;
+  CHECK(index_add - scatter_add == Approx(2.0 * 8 * 4096 * 4096));  // Ne = k N, h = 4096
+  c.training.moe_permute_fusion = true;
+  const double fused_deterministic = layer_activations(normalized(c), true).kept_bytes;
+  c.training.deterministic_mode = false;
+  CHECK(fused_deterministic == layer_activations(normalized(c), true).kept_bytes);
+}
+
 TEST_CASE("unfused attention's backward holds the probabilities' and the scores' gradients") {
   Config c = fixtures::llama3_70b_tp8_pp4();
   c.training.attention_backend = AttentionBackend::unfused;

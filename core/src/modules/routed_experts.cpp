@@ -126,6 +126,13 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
     sink.add("expert activation output (probs-weighted copies)", experts,
              glu_factor(m) * routed * expert_ffn, s.act, moe_act);
   }
+  // moe_utils.py unpermute (unfused): under torch.use_deterministic_algorithms
+  // (--deterministic-mode) it combines with index_add_, whose autograd node keeps its source,
+  // the experts' output (IndexAddBackward0); scatter_add_ keeps only the index.
+  if (c.config.training.deterministic_mode && !c.config.training.moe_permute_fusion) {
+    sink.add("expert output (deterministic unpermute's index_add_ source)", experts, routed * width,
+             s.act, moe);
+  }
   const bool allgather = c.config.training.moe_token_dispatcher == TokenDispatcher::allgather;
   if (c.config.training.moe_token_dispatcher == TokenDispatcher::alltoall) {
     alltoall_indices_saved(c, s, routed, sink);
