@@ -296,6 +296,53 @@ TEST_CASE("parse_megatron_launch: given world size, else the launcher's, else th
   CHECK(none.error().field == "world_size");
 }
 
+namespace {
+const std::string kTinyMoe =
+    "pretrain_gpt.py --num-layers 4 --hidden-size 64 --num-attention-heads 4 --seq-length 128 "
+    "--micro-batch-size 1 --vocab-size 1000 --num-experts 8 --bf16 ";
+// slime's MoE model scripts: --moe-layer-freq built by a loop and printf -v.
+const std::string kLoopFreq =
+    "arr=()\nfor ((i=0; i<4; i++)); do\n  arr+=(1)\ndone\n"
+    "printf -v FREQ \"[%s]\" \"$(IFS=', '; echo \"${arr[*]}\")\"\n";
+}  // namespace
+
+// The reader runs neither loops nor printf -v: the flag arrives without its value. Megatron
+// saw the real one, so the run is estimated with Megatron's default and a warning.
+TEST_CASE("a flag whose value comes from code not run falls back to Megatron's default") {
+  for (const char* freq : {"$FREQ", "\"$FREQ\""}) {
+    const std::string text = kLoopFreq + "torchrun --nproc_per_node 8 " + kTinyMoe +
+                             "--moe-layer-freq " + freq + " --disable-bias-linear\n";
+    INFO(text);
+    const Expected<MegatronLaunch> parsed = parse_megatron_launch(text, {});
+    REQUIRE(parsed.has_value());
+    CHECK(parsed->args.config.model.num_experts == 8);
+    const Words& warnings = parsed->script.warnings;
+    CHECK(std::count(warnings.begin(), warnings.end(),
+                     "--moe-layer-freq has no value here (its variable comes from code megamem "
+                     "does not run); Megatron's default is used: give the value") == 1);
+  }
+  // In a plain list of flags a missing value is a typo: still an error.
+  const Expected<MegatronLaunch> typo =
+      parse_megatron_launch(kTinyMoe.substr(16) + "--moe-layer-freq", {.world_size = 8});
+  REQUIRE_FALSE(typo.has_value());
+  CHECK(typo.error().field == "--moe-layer-freq");
+}
+
+TEST_CASE("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True in the script is read") {
+  const std::string text =
+      "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n"
+      "torchrun --nproc_per_node 8 " +
+      kTinyMoe + "\n";
+  const Expected<MegatronLaunch> parsed = parse_megatron_launch(text, {});
+  REQUIRE(parsed.has_value());
+  CHECK(parsed->script.allocator_conf == "expandable_segments:True");
+  CHECK(parsed->args.config.runtime.expandable_segments);
+  const Expected<MegatronLaunch> plain =
+      parse_megatron_launch("torchrun --nproc_per_node 8 " + kTinyMoe + "\n", {});
+  REQUIRE(plain.has_value());
+  CHECK_FALSE(plain->args.config.runtime.expandable_segments);
+}
+
 TEST_CASE("every note and warning the page shows for a script has a Chinese row") {
   const LaunchScript script = read(
       "source env.sh\nfor i in 1; do\n  X=1\ndone\n"
@@ -307,6 +354,21 @@ TEST_CASE("every note and warning the page shows for a script has a Chinese row"
   texts.push_back("read the pretrain_gpt.py command: " + used_lines_text(script));
   for (const char* error : {"A=\"x", "echo hi"}) texts.push_back(read_error(error).message);
   CHECK(texts.size() == 15);
+  // parse_megatron_launch's own: a lost value, slime's defaults, the allocator setting.
+  const std::string slime =
+      "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n" + kLoopFreq +
+      "python3 train.py --actor-num-gpus-per-node 8 --rollout-batch-size 4 " + kTinyMoe.substr(16) +
+      "--moe-layer-freq $FREQ --use-dynamic-batch-size --max-tokens-per-gpu 4096\n";
+  const Expected<MegatronLaunch> launch = parse_megatron_launch(slime, {});
+  REQUIRE(launch.has_value());
+  const auto starts = [&](const std::string& prefix) {
+    return std::count_if(launch->script.warnings.begin(), launch->script.warnings.end(),
+                         [&](const std::string& w) { return w.rfind(prefix, 0) == 0; });
+  };
+  CHECK(starts("--moe-layer-freq has no value here") == 1);
+  CHECK(starts("slime (train.py) sets --use-distributed-optimizer, micro-batches of 4096") == 1);
+  CHECK(starts("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: ") == 1);
+  texts.insert(texts.end(), launch->script.warnings.begin(), launch->script.warnings.end());
   for (const std::string& text : texts) {
     INFO(text);
     std::string chinese;

@@ -84,7 +84,7 @@ TEST_CASE("Megatron-LM's Mixtral 8x7B example reads to its run") {
         run.script.used_lines.end());
 }
 
-TEST_CASE("slime's Qwen3-4B scripts: MODEL_ARGS arrays read; the run lacks --seq-length") {
+TEST_CASE("slime's Qwen3-4B scripts: MODEL_ARGS arrays read; slime's defaults apply") {
   const Expected<LaunchScript> script = read_launch_script(fixture("slime-qwen3-4B.sh"));
   REQUIRE(script.has_value());
   CHECK(script->program == "train.py");
@@ -101,8 +101,15 @@ TEST_CASE("slime's Qwen3-4B scripts: MODEL_ARGS arrays read; the run lacks --seq
   CHECK(std::find(script->warnings.begin(), script->warnings.end(),
                   "line 54: `source` is not followed (the paste is read alone)") !=
         script->warnings.end());
-  const Expected<MegatronLaunch> parsed =
-      parse_megatron_launch(fixture("slime-qwen3-4B.sh"), {.default_world_size = 8});
-  REQUIRE_FALSE(parsed.has_value());
-  CHECK(parsed.error().field == "--seq-length");  // slime packs by --max-tokens-per-gpu
+  // slime/backends/megatron_utils/arguments.py: bf16, the distributed optimizer, and with
+  // --use-dynamic-batch-size micro-batches packed to --max-tokens-per-gpu (9216 here); the
+  // world is the actor's GPUs (--actor-num-gpus-per-node 8, one node).
+  const Expected<MegatronLaunch> parsed = parse_megatron_launch(fixture("slime-qwen3-4B.sh"), {});
+  REQUIRE(parsed.has_value());
+  const Config& c = parsed->args.config;
+  CHECK(c.parallel.world_size == 8);
+  CHECK(c.training.params_dtype == DType::bf16);
+  CHECK(c.optimizer.use_distributed_optimizer);
+  CHECK(c.training.micro_batch_size == 1);
+  CHECK(c.training.seq_length == 9216);
 }

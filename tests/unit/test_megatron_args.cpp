@@ -835,6 +835,30 @@ TEST_CASE("a --tp-comm-overlap-cfg file is bounded, not listed as unmodeled") {
   CHECK_THAT(a.warnings[0], Contains("at most 18 MiB"));
 }
 
+// arguments.py: a hybrid model without --num-layers takes the pattern's length (Megatron-LM's
+// examples/mamba/train.sh passes none).
+TEST_CASE("the hybrid layer pattern gives the layer count when --num-layers is absent") {
+  const std::string flags =
+      "--hidden-size 1024 --num-attention-heads 16 --seq-length 4096 --micro-batch-size 1 "
+      "--vocab-size 1000 --hybrid-layer-pattern M-M*M-M* ";
+  const MegatronArgs a = parse_ok(flags);
+  CHECK(a.config.model.num_layers == 8);
+  const Expected<MegatronArgs> plain = parse_megatron_args(
+      "--hidden-size 1024 --num-attention-heads 16 --seq-length 4096 --micro-batch-size 1", 8);
+  REQUIRE_FALSE(plain.has_value());
+  CHECK(plain.error().field == "--num-layers");
+}
+
+// gpt_builders.py imports --spec's module in place of the standard layer spec: Megatron-Core's
+// own specs are what megamem models; any other one is not.
+TEST_CASE("a --spec outside megatron.core is listed as unmodeled") {
+  const MegatronArgs core =
+      parse_ok(kBase + "--spec megatron.core.models.mamba.mamba_layer_specs mamba_stack_spec");
+  CHECK(core.unmodeled_flags.empty());
+  const MegatronArgs custom = parse_ok(kBase + "--spec slime_plugins.models.qwen3_next get_spec");
+  CHECK(custom.unmodeled_flags == std::vector<std::string>{"--spec"});
+}
+
 TEST_CASE("negative numbers are values, not flags") {
   const MegatronArgs a = parse_ok(kBase + "--inference-batch-times-seqlen-threshold -1");
   CHECK(a.unknown_flags.empty());

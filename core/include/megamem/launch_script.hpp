@@ -33,7 +33,8 @@ struct LaunchScript {
   std::vector<int> used_lines;              // 1-based, ascending: the command and what feeds it
   int ignored_lines = 0;  // lines with code (not blank, not only a comment) not used
   std::optional<std::int64_t> world_size;  // the launcher's --nproc_per_node x --nnodes
-  std::vector<std::string> warnings;       // "line 7: ..." for what was not understood
+  std::string allocator_conf;         // PYTORCH_CUDA_ALLOC_CONF as the paste sets it ("" if not)
+  std::vector<std::string> warnings;  // "line 7: ..." for what was not understood
 };
 
 // Errors only on what makes the text unreadable (an unterminated quote, a runaway expansion)

@@ -534,6 +534,10 @@ Expected<LaunchScript> read_launch_script(std::string_view text) {
   }
   LaunchScript out = chosen_command(*interpreter.best, lexed->code_lines);
   add_unique(out.warnings, interpreter.warnings);
+  const auto conf = interpreter.variables.find("PYTORCH_CUDA_ALLOC_CONF");
+  if (conf != interpreter.variables.end() && !conf->second.values.empty()) {
+    out.allocator_conf = conf->second.values.front();
+  }
   std::stable_sort(
       out.warnings.begin(), out.warnings.end(),
       [](const std::string& a, const std::string& b) { return line_of(a) < line_of(b); });
@@ -555,10 +559,145 @@ std::string used_lines_text(const LaunchScript& script) {
          std::to_string(script.ignored_lines) + (script.ignored_lines == 1 ? " line" : " lines");
 }
 
+namespace {
+
+// Only a script whose reader warned (code it did not run, variables it could not set) can
+// have lost a value that way; in a plain list of flags a missing value is the user's.
+bool may_have_lost_values(const LaunchScript& script) {
+  return !script.warnings.empty() && (!script.program.empty() || script.used_lines.size() > 1);
+}
+
+std::string empty_value_warning(const std::string& flag) {
+  return flag +
+         " has no value here (its variable comes from code megamem does not run); Megatron's "
+         "default is used: give the value";
+}
+
+// A flag followed by an empty word: its variable came from code the reader does not run
+// (loops, printf -v, command substitution), while Megatron saw the real value. The flag is
+// left out, so Megatron's default stands, with a warning, rather than refusing the run.
+void drop_empty_values(LaunchScript& script) {
+  if (!may_have_lost_values(script)) return;
+  std::vector<std::string>& words = script.megatron_words;
+  for (std::size_t i = 0; i + 1 < words.size();) {
+    const bool empty_value = words[i].rfind("--", 0) == 0 && words[i + 1].empty() &&
+                             (i + 2 == words.size() || words[i + 2].rfind("-", 0) == 0);
+    if (!empty_value) {
+      ++i;
+      continue;
+    }
+    script.warnings.push_back(empty_value_warning(words[i]));
+    words.erase(words.begin() + static_cast<std::ptrdiff_t>(i),
+                words.begin() + static_cast<std::ptrdiff_t>(i) + 2);
+  }
+}
+
+// The same for an unquoted empty expansion, which leaves no word at all: the parser then says
+// the flag needs a value. Its valueless occurrences are dropped; false if there are none.
+bool drop_valueless_flag(LaunchScript& script, const std::string& flag) {
+  if (!may_have_lost_values(script)) return false;
+  std::vector<std::string>& words = script.megatron_words;
+  bool dropped = false;
+  for (std::size_t i = 0; i < words.size();) {
+    const bool valueless =
+        words[i] == flag && (i + 1 == words.size() || words[i + 1].rfind("--", 0) == 0);
+    if (!valueless) {
+      ++i;
+      continue;
+    }
+    words.erase(words.begin() + static_cast<std::ptrdiff_t>(i));
+    dropped = true;
+  }
+  if (dropped) script.warnings.push_back(empty_value_warning(flag));
+  return dropped;
+}
+
+// The value after `flag` in the words (the last occurrence, as argparse keeps), or null.
+const std::string* word_after(const std::vector<std::string>& words, std::string_view flag) {
+  const std::string* value = nullptr;
+  for (std::size_t i = 0; i + 1 < words.size(); ++i) {
+    if (words[i] == flag) value = &words[i + 1];
+  }
+  return value;
+}
+
+// A positive count below 2^31 (token counts, CP sizes); 0 when the word is not one.
+long long small_count(const std::string* word) {
+  if (!word) return 0;
+  long long value = 0;
+  const auto [end, error] = std::from_chars(word->data(), word->data() + word->size(), value);
+  const bool whole = error == std::errc() && end == word->data() + word->size();
+  return whole && value > 0 && value < (1LL << 31) ? value : 0;
+}
+
+bool has_word(const std::vector<std::string>& words, std::string_view word) {
+  return std::find(words.begin(), words.end(), word) != words.end();
+}
+
+// slime's train.py (and train_async.py) passes its own defaults to Megatron before
+// validate_args (slime/backends/megatron_utils/arguments.py _set_default_megatron_args):
+// bf16 unless --fp16, the distributed optimizer (not for Muon), --seq-length 4096 as a
+// placeholder. With --use-dynamic-batch-size each micro-batch is packed up to
+// --max-tokens-per-gpu tokens per GPU (x CP over the context-parallel group), so that is the
+// micro-batch the estimate prices.
+void apply_slime_defaults(LaunchScript& script) {
+  std::vector<std::string>& words = script.megatron_words;
+  const bool slime_program = script.program == "train.py" || script.program == "train_async.py";
+  if (!slime_program ||
+      !(has_word(words, "--rollout-batch-size") || has_word(words, "--actor-num-gpus-per-node"))) {
+    return;
+  }
+  std::string applied;
+  const auto add = [&](std::vector<std::string> flag, const std::string& what) {
+    words.insert(words.end(), flag.begin(), flag.end());
+    applied += (applied.empty() ? "" : ", ") + what;
+  };
+  if (!has_word(words, "--bf16") && !has_word(words, "--fp16")) add({"--bf16"}, "--bf16");
+  const std::string* optimizer = word_after(words, "--optimizer");
+  if (!has_word(words, "--use-distributed-optimizer") && !(optimizer && *optimizer == "muon")) {
+    add({"--use-distributed-optimizer"}, "--use-distributed-optimizer");
+  }
+  const std::string* max_tokens = word_after(words, "--max-tokens-per-gpu");
+  if (has_word(words, "--use-dynamic-batch-size") && max_tokens) {
+    const long long cp = small_count(word_after(words, "--context-parallel-size"));
+    const long long tokens = small_count(max_tokens) * (cp > 0 ? cp : 1);
+    if (tokens > 0) {
+      add({"--micro-batch-size", "1", "--seq-length", std::to_string(tokens)},
+          "micro-batches of " + std::to_string(tokens) + " packed tokens (--max-tokens-per-gpu)");
+    }
+  } else if (!has_word(words, "--seq-length")) {
+    add({"--seq-length", "4096"}, "--seq-length 4096");
+  }
+  // The actor's ray placement is the training world: --actor-num-nodes (default 1) x
+  // --actor-num-gpus-per-node (slime/utils/arguments.py).
+  const long long per_node = small_count(word_after(words, "--actor-num-gpus-per-node"));
+  const long long nodes = small_count(word_after(words, "--actor-num-nodes"));
+  if (!script.world_size && per_node > 0) script.world_size = per_node * (nodes > 0 ? nodes : 1);
+  if (applied.empty()) return;
+  script.warnings.push_back("slime (" + script.program + ") sets " + applied +
+                            " before Megatron reads its arguments "
+                            "(slime/backends/megatron_utils/arguments.py)");
+}
+
+// A parse error names what the reader could not follow, which is often why.
+Error with_script_warnings(Error error, const LaunchScript& script) {
+  if (script.warnings.empty()) return error;
+  error.message += " (the script reader warned: " + script.warnings.front();
+  if (script.warnings.size() > 1) {
+    error.message += "; and " + std::to_string(script.warnings.size() - 1) + " more";
+  }
+  error.message += ")";
+  return error;
+}
+
+}  // namespace
+
 Expected<MegatronLaunch> parse_megatron_launch(std::string_view text, const LaunchSizes& sizes) {
   Expected<LaunchScript> read = read_launch_script(text);
   if (!read) return read.error();
   LaunchScript& script = read.value();
+  drop_empty_values(script);
+  apply_slime_defaults(script);
   std::int64_t world_size = sizes.world_size;
   if (world_size > 0 && script.world_size && *script.world_size != world_size) {
     script.warnings.push_back("the launcher runs " + std::to_string(*script.world_size) +
@@ -573,8 +712,21 @@ Expected<MegatronLaunch> parse_megatron_launch(std::string_view text, const Laun
   }
   Expected<MegatronArgs> args =
       parse_megatron_words(script.megatron_words, world_size, sizes.vocab_size);
-  if (!args) return args.error();
-  return MegatronLaunch{.args = std::move(args).value(), .script = std::move(script)};
+  while (!args && args.error().message == "needs a value" &&
+         drop_valueless_flag(script, args.error().field)) {
+    args = parse_megatron_words(script.megatron_words, world_size, sizes.vocab_size);
+  }
+  if (!args) return with_script_warnings(args.error(), script);
+  MegatronArgs parsed = std::move(args).value();
+  // c10/cuda/CUDAAllocatorConfig.cpp reads expandable_segments:True from the environment
+  // torchrun passes on (Megatron-Bridge, slime and Pai scripts export it).
+  if (script.allocator_conf.find("expandable_segments:True") != std::string::npos ||
+      script.allocator_conf.find("expandable_segments:true") != std::string::npos) {
+    parsed.config.runtime.expandable_segments = true;
+    script.warnings.push_back("PYTORCH_CUDA_ALLOC_CONF=" + script.allocator_conf +
+                              ": the allocator's reserve is estimated with expandable segments");
+  }
+  return MegatronLaunch{.args = std::move(parsed), .script = std::move(script)};
 }
 
 }  // namespace megamem

@@ -237,6 +237,9 @@ constexpr std::string_view kUnmodeledFlags[] = {
     // Megatron-FSDP keeps each FP8 parameter's transpose, 1 byte per parameter, whole
     // (megatron_fsdp.py release_params_fp8_transpose_cache; fsdp_memory.cpp)
     "--keep-fp8-transpose-cache",
+    // a layer spec module other than Megatron-Core's own replaces the standard one
+    // (gpt_builders.py import_module; note_unmodeled_flags skips megatron.core.* specs)
+    "--spec",
 };
 
 const FlagSpec* find_modeled_flag(std::string_view name) {
@@ -550,6 +553,10 @@ std::string pattern_from_ratios(int layers, double attention_ratio, double mlp_r
   return out;
 }
 
+bool has_hybrid_pattern(const FlagReader& r) {
+  return r.has("--hybrid-override-pattern") || r.has("--hybrid-layer-pattern");
+}
+
 // Hybrid models: --hybrid-override-pattern, its later name --hybrid-layer-pattern
 // (arguments.py: not both), or the ratio flags of earlier releases.
 void read_hybrid(FlagReader& r, ModelConfig& m) {
@@ -562,6 +569,8 @@ void read_hybrid(FlagReader& r, ModelConfig& m) {
   }
   if (pattern) {
     m.hybrid_layer_pattern = *pattern;
+    // arguments.py: without --num-layers Megatron takes the pattern's length.
+    if (!r.has("--num-layers")) m.num_layers = static_cast<int>(pattern->size());
     return;
   }
   double attention_ratio = 0, mlp_ratio = 0;
@@ -1048,7 +1057,9 @@ void note_unmodeled_flags(const FlagReader& r, const std::vector<FlagOccurrence>
                           DType params_dtype, MegatronArgs& out) {
   for (const FlagOccurrence& flag : flags) {
     if (!is_unmodeled_flag(flag.name)) continue;
-    add_unique(out.unmodeled_flags, flag.name);
+    const bool core_spec = flag.name == "--spec" && !flag.values.empty() &&
+                           flag.values.front().rfind("megatron.core.", 0) == 0;
+    if (!core_spec) add_unique(out.unmodeled_flags, flag.name);
   }
   if (r.text("--moe-router-dtype") && *r.text("--moe-router-dtype") == "fp64") {
     add_unique(out.unmodeled_flags, "--moe-router-dtype");
@@ -1306,7 +1317,7 @@ Expected<MegatronArgs> parse_megatron_words(const std::vector<std::string>& word
 
   FlagReader r(std::move(modeled_values));
   for (const std::string_view required : kRequiredFlags) {
-    if (!r.has(required)) {
+    if (!r.has(required) && !(required == "--num-layers" && has_hybrid_pattern(r))) {
       return Error{std::string(required), "is required (megatron/training/arguments.py)"};
     }
   }
