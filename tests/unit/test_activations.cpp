@@ -211,12 +211,20 @@ TEST_CASE("native fused cross entropy holds one more fp32 copy of the logits (ji
   CHECK(fused.ranks[0].peak_allocated_bytes == unfused.ranks[0].peak_allocated_bytes);
 }
 
-TEST_CASE("unfused expert activations keep the probability-weighted copy") {
+namespace {
+// Qwen3-235B-A22B's MoE layer on one node: EP8, ETP1, N = 4096 tokens per GPU.
+Config qwen3_moe_on_8_gpus() {
   Config c = fixtures::qwen3_235b_a22b();
   c.model.num_layers = 4;
   c.parallel.world_size = 8;
   c.parallel.expert_parallel = 8;
   c.parallel.expert_tensor_parallel = 1;
+  return c;
+}
+}  // namespace
+
+TEST_CASE("unfused expert activations keep the probability-weighted copy") {
+  Config c = qwen3_moe_on_8_gpus();
   const double fused = layer_activations(normalized(c), true).kept_bytes;
   c.training.bias_activation_fusion = false;
   const double unfused = layer_activations(normalized(c), true).kept_bytes;
@@ -227,11 +235,7 @@ TEST_CASE("unfused expert activations keep the probability-weighted copy") {
 // moe_utils.py unpermute: deterministic mode combines with index_add_, whose backward keeps
 // its source (the experts' output, Ne x h); the fused permutation and scatter_add_ do not.
 TEST_CASE("deterministic unpermute keeps the experts' output for index_add_'s backward") {
-  Config c = fixtures::qwen3_235b_a22b();
-  c.model.num_layers = 4;
-  c.parallel.world_size = 8;
-  c.parallel.expert_parallel = 8;
-  c.parallel.expert_tensor_parallel = 1;
+  Config c = qwen3_moe_on_8_gpus();
   c.training.moe_permute_fusion = false;
   const double scatter_add = layer_activations(normalized(c), true).kept_bytes;
   c.training.deterministic_mode = true;
