@@ -62,6 +62,21 @@ std::vector<std::string_view> active_communicators(const NormalizedConfig& n) {
       p.pipeline_parallel > 1 &&
       (!n.config.model.untie_embeddings_and_output_weights || n.config.model.mtp_num_layers > 0);
   if (embedding_group) names.push_back("nccl_embedding");
+  // Each new_group is its own NCCL communicator, created by its first collective
+  // (ProcessGroupNCCL::getNCCLComm). Every step also runs collectives on: the default group
+  // (barriers, timers, the exit check in megatron/training/training.py); the model-parallel
+  // group (TP x PP: the inf/NaN and grad-norm reductions of megatron/core/optimizer); and,
+  // under the distributed optimizer, the intra-instance group that reduces the grad norm
+  // (grad_stats_parallel_group, optimizer/__init__.py; clip_grads.py), a group of its own even
+  // when it holds the same ranks as another.
+  const std::int64_t world = p.world_size;
+  if (world > 1) names.push_back("nccl_world");
+  if (std::int64_t{p.tensor_parallel} * p.pipeline_parallel > 1) {
+    names.push_back("nccl_model_parallel");
+  }
+  if (n.config.optimizer.use_distributed_optimizer && world > 1) {
+    names.push_back("nccl_grad_stats");
+  }
   return names;
 }
 

@@ -2,7 +2,9 @@
 // outside it, one TEST_CASE per rule with hand-computed bytes.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "estimate_helpers.hpp"
 #include "megamem/estimate.hpp"
@@ -53,18 +55,27 @@ TEST_CASE("expandable segments round the peak up to a 20 MiB page plus a 2 MiB s
 }
 
 TEST_CASE("every communicator with more than one member is an itemized NCCL term") {
-  const NormalizedConfig n = normalized(dense_config());
-  const std::vector<DeviceOverhead> overheads = device_overheads(n);
-  // cuda_context, nccl_tp, nccl_pp, nccl_dp, nccl_embedding (tied embeddings across PP).
-  REQUIRE(overheads.size() == 5);
-  CHECK(overheads[0].name == "cuda_context");
+  Config c = dense_config();
+  std::vector<DeviceOverhead> overheads = device_overheads(normalized(c));
+  // cuda_context, nccl_tp, nccl_pp, nccl_dp, nccl_embedding (tied embeddings across PP), and
+  // the groups every step uses: the default group and the model-parallel group (TP x PP).
+  const std::vector<std::string> names = {
+      "cuda_context",       "nccl_tp", "nccl_pp", "nccl_dp", "nccl_embedding", "nccl_world",
+      "nccl_model_parallel"};
+  REQUIRE(overheads.size() == names.size());
+  for (std::size_t i = 0; i < names.size(); ++i) CHECK(overheads[i].name == names[i]);
   CHECK(overheads[0].bytes == kGiB / 2);
-  CHECK(overheads[1].name == "nccl_tp");
-  CHECK(overheads[2].name == "nccl_pp");
-  CHECK(overheads[3].name == "nccl_dp");
-  CHECK(overheads[4].name == "nccl_embedding");
   for (const DeviceOverhead& o : overheads) CHECK_FALSE(o.source.empty());
   CHECK(overheads[1].bytes == kGiB / 4);
+  // The distributed optimizer reduces its grad norm over a group of its own.
+  c.optimizer.use_distributed_optimizer = true;
+  overheads = device_overheads(normalized(c));
+  CHECK(overheads.back().name == "nccl_grad_stats");
+  // One GPU has no communicator at all.
+  c.parallel.world_size = 1;
+  c.parallel.tensor_parallel = 1;
+  c.parallel.pipeline_parallel = 1;
+  CHECK(device_overheads(normalized(c)).size() == 1);
 }
 
 TEST_CASE("peak_total_bytes is reserved plus the overheads, and the planner's path agrees") {
