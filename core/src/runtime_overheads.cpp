@@ -20,6 +20,12 @@ constexpr std::string_view kNcclSource =
     "NCCL_BUFFSIZE 4 MiB x NCCL_MAX_NCHANNELS 32 x 2 ring peers (NCCL environment variables); "
     "groups from megatron/core/parallel_state.py";
 
+constexpr std::string_view kNcclNodeSource =
+    "NCCL communicator within one node (NVLink P2P transport): per collective channel, the "
+    "receive side holds the Simple (4 MiB), LL128 (4.69 MiB) and LL (0.5 MiB) buffers in 2 MiB "
+    "granules and the send side 2 MiB (src/transport/p2p.cc, src/init.cc DEFAULT_*_BUFFSIZE), "
+    "24 channels on an H100 node, plus 2 MiB per channel structure (src/channel.cc)";
+
 constexpr std::string_view kUserbufferSource =
     "transformer_engine/pytorch/module/base.py initialize_ub (default methods: 4 ring-exchange, "
     "2 pipeline, 4 bulk, 2 external buffers, each of the [s x b / CP, h] shape Megatron's "
@@ -43,25 +49,31 @@ double userbuffer_bytes(const NormalizedConfig& n) {
   return fp8_set + (bf16_layers ? bf16_set : 0);
 }
 
-std::vector<std::string_view> active_communicators(const NormalizedConfig& n) {
+std::vector<Communicator> active_communicators(const NormalizedConfig& n) {
   const ParallelConfig& p = n.config.parallel;
   const bool moe = n.config.model.num_experts > 0;
-  std::vector<std::string_view> names;
-  // megatron/core/parallel_state.py: TP, CP, PP, DP x CP, and for MoE EP, expert-TP and
-  // expert-DP; the embedding group ties first and last stages.
-  if (p.tensor_parallel > 1) names.push_back("nccl_tp");
-  if (p.context_parallel > 1) names.push_back("nccl_cp");
-  if (p.pipeline_parallel > 1) names.push_back("nccl_pp");
-  if (n.data_parallel * p.context_parallel > 1) names.push_back("nccl_dp");
-  if (moe && p.expert_parallel > 1) names.push_back("nccl_ep");
-  if (moe && p.expert_tensor_parallel > 1 && p.expert_tensor_parallel != p.tensor_parallel) {
-    names.push_back("nccl_expert_tp");
+  const std::int64_t world = p.world_size;
+  const std::int64_t tp = p.tensor_parallel;
+  const std::int64_t dense_ranks = world / p.pipeline_parallel;  // TP x CP x DP
+  std::vector<Communicator> out;
+  const auto add = [&](std::string_view name, std::int64_t span) { out.push_back({name, span}); };
+  // megatron/core/parallel_state.py orders ranks tp-cp-ep-dp-pp (expert groups etp-ep-dp-pp):
+  // a group spans the ranks of its own dimension and every inner one.
+  if (tp > 1) add("nccl_tp", tp);
+  if (p.context_parallel > 1) add("nccl_cp", tp * p.context_parallel);
+  if (p.pipeline_parallel > 1) add("nccl_pp", world);
+  if (n.data_parallel * p.context_parallel > 1) add("nccl_dp", dense_ranks);
+  if (moe && p.expert_parallel > 1) {
+    add("nccl_ep", std::int64_t{p.expert_tensor_parallel} * p.expert_parallel);
   }
-  if (moe && n.expert_data_parallel > 1) names.push_back("nccl_expert_dp");
+  if (moe && p.expert_tensor_parallel > 1 && p.expert_tensor_parallel != p.tensor_parallel) {
+    add("nccl_expert_tp", p.expert_tensor_parallel);
+  }
+  if (moe && n.expert_data_parallel > 1) add("nccl_expert_dp", dense_ranks);
   const bool embedding_group =
       p.pipeline_parallel > 1 &&
       (!n.config.model.untie_embeddings_and_output_weights || n.config.model.mtp_num_layers > 0);
-  if (embedding_group) names.push_back("nccl_embedding");
+  if (embedding_group) add("nccl_embedding", world);
   // Each new_group is its own NCCL communicator, created by its first collective
   // (ProcessGroupNCCL::getNCCLComm). Every step also runs collectives on: the default group
   // (barriers, timers, the exit check in megatron/training/training.py); the model-parallel
@@ -69,15 +81,10 @@ std::vector<std::string_view> active_communicators(const NormalizedConfig& n) {
   // under the distributed optimizer, the intra-instance group that reduces the grad norm
   // (grad_stats_parallel_group, optimizer/__init__.py; clip_grads.py), a group of its own even
   // when it holds the same ranks as another.
-  const std::int64_t world = p.world_size;
-  if (world > 1) names.push_back("nccl_world");
-  if (std::int64_t{p.tensor_parallel} * p.pipeline_parallel > 1) {
-    names.push_back("nccl_model_parallel");
-  }
-  if (n.config.optimizer.use_distributed_optimizer && world > 1) {
-    names.push_back("nccl_grad_stats");
-  }
-  return names;
+  if (world > 1) add("nccl_world", world);
+  if (tp * p.pipeline_parallel > 1) add("nccl_model_parallel", world);
+  if (n.config.optimizer.use_distributed_optimizer && world > 1) add("nccl_grad_stats", world);
+  return out;
 }
 
 std::uint64_t peak_reserved_bytes(const NormalizedConfig& n, std::uint64_t peak_allocated_bytes) {
@@ -108,8 +115,12 @@ std::vector<DeviceOverhead> device_overheads(const NormalizedConfig& n) {
   add("cuda_context", r.cuda_context_gib * kBytesPerGiB,
       "CUDA context with lazy module loading (CUDA Programming Guide, Lazy Loading: "
       "CUDA_MODULE_LOADING=LAZY, default on Linux since CUDA 12.2, set by torch/cuda/__init__.py)");
-  for (const std::string_view name : active_communicators(n)) {
-    add(name, r.nccl_gib_per_communicator * kBytesPerGiB, kNcclSource);
+  const std::int64_t node = std::max(1, n.config.device.gpus_per_node);
+  for (const Communicator& comm : active_communicators(n)) {
+    const bool in_node = comm.span_ranks <= node;
+    add(comm.name,
+        (in_node ? r.nccl_node_gib_per_communicator : r.nccl_gib_per_communicator) * kBytesPerGiB,
+        in_node ? kNcclNodeSource : kNcclSource);
   }
   add("userbuffers", userbuffer_bytes(n), kUserbufferSource);
   if (n.config.model.num_experts > 0 &&

@@ -7,15 +7,24 @@
 // Every size is a RuntimeOverheadConfig setting; the CI measurements contain none of them.
 #pragma once
 
+#include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "megamem/estimate.hpp"
 
 namespace megamem {
 
-// The NCCL communicators with more than one member that a rank uses, by name
-// ("nccl_tp", "nccl_dp", ...), in megatron/core/parallel_state.py's order.
-std::vector<std::string_view> active_communicators(const NormalizedConfig& normalized);
+// A NCCL communicator a rank uses: its name ("nccl_tp", "nccl_dp", ...) and the span of
+// consecutive global ranks its groups cover (within one node when it fits gpus_per_node).
+struct Communicator {
+  std::string_view name;
+  std::int64_t span_ranks = 1;
+};
+
+// The communicators with more than one member that a rank uses, in
+// megatron/core/parallel_state.py's order, then the step-wide ones.
+std::vector<Communicator> active_communicators(const NormalizedConfig& normalized);
 
 // Transformer Engine's userbuffers for --tp-comm-overlap (TP > 1), per GPU: twelve buffers of
 // the [s x b / CP, h] shape in the default overlap configuration, bf16, or uint8 for the

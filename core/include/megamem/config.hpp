@@ -212,8 +212,13 @@ struct OffloadConfig {
 // the caching allocator's reserve, and what nvidia-smi counts outside the allocator.
 struct RuntimeOverheadConfig {
   double cuda_context_gib = 0.5;  // CUDA context and lazily loaded kernel modules
-  // NCCL_BUFFSIZE (4 MiB) x NCCL_MAX_NCHANNELS (32) x 2 ring peers, per communicator.
+  // NCCL_BUFFSIZE (4 MiB) x NCCL_MAX_NCHANNELS (32) x 2 ring peers, per communicator across
+  // nodes (network transport, whose other buffers megamem has not traced).
   double nccl_gib_per_communicator = 0.25;
+  // Per communicator within one node: 24 channels x (10 MiB receive + 2 MiB send) for the
+  // three protocols over NVLink P2P, + 2 MiB x (3 x 32 p2p + 24 + 3) channel and communicator
+  // structures = 534 MiB (NCCL 2.27, H100; runtime_overheads.cpp cites the files).
+  double nccl_node_gib_per_communicator = 534.0 / 1024.0;
   // Cached blocks the allocator cannot reuse, as a fraction of the allocator peak; applies
   // without expandable segments.
   double fragmentation_fraction = 0.05;

@@ -814,7 +814,7 @@ std::vector<ConfigField> offload_rows() {
   };
 }
 
-std::vector<ConfigField> runtime_and_device_rows() {
+std::vector<ConfigField> runtime_rows() {
   return {
       MM_REAL("rt.ctx", "0.5", runtime.cuda_context_gib, 0.0, kMaxReal)
           .json("cuda_context_gib")
@@ -825,6 +825,11 @@ std::vector<ConfigField> runtime_and_device_rows() {
           .json("nccl_gib_per_communicator")
           .ui("NCCL per group (GiB)", "(megamem setting)",
               "Buffers per NCCL communicator the rank uses (TP, PP, DP, EP, ...).")
+          .range(0.0, 16.0, 0.05, "%.2f"),
+      MM_REAL("rt.nccl-node", "0.521484375", runtime.nccl_node_gib_per_communicator, 0.0, kMaxReal)
+          .json("nccl_node_gib_per_communicator")
+          .ui("NCCL per group in a node (GiB)", "(megamem setting)",
+              "Buffers per NCCL communicator whose ranks share one node (NVLink).")
           .range(0.0, 16.0, 0.05, "%.2f"),
       MM_REAL("rt.frag", "0.05", runtime.fragmentation_fraction, 0.0, 1.0)
           .json("fragmentation_fraction")
@@ -841,6 +846,11 @@ std::vector<ConfigField> runtime_and_device_rows() {
           .ui("DeepEP buffers (GiB)", "(megamem setting, flex dispatcher)",
               "DeepEP's communication buffers with the flex dispatcher.")
           .range(0.0, 64.0, 0.25, "%.2f"),
+  };
+}
+
+std::vector<ConfigField> device_rows() {
+  return {
       MM_TEXT("g.name", device.name, 200).json("name"),
       MM_REAL("g.mem", "80", device.capacity_gib, 0.0, kMaxReal)
           .json("capacity_gib")
@@ -1390,7 +1400,8 @@ std::vector<ConfigField> all_rows() {
                                         optimizer_rows(),
                                         optimizer_state_rows(),
                                         offload_rows(),
-                                        runtime_and_device_rows(),
+                                        runtime_rows(),
+                                        device_rows(),
                                         model_shape_rows(),
                                         model_layer_rows(),
                                         model_attention_variant_rows(),
