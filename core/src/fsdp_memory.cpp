@@ -197,10 +197,10 @@ FsdpWorkingSet megatron_fsdp_working_set(const NormalizedConfig& n, const UnitSi
     // whole backward (its embedding gradient comes last), one unit's at a time.
     working.backward_bytes += sizes.root.grad_bytes + sizes.largest_unit.grad_bytes;
   }
-  // None of it is there in the cross entropy's backward: the gradient buckets come with the
-  // first gradient hook (megatron_fsdp.py _grad_acc, param.get_main_grad), the output layer's
-  // wgrad, and the units are gathered again by their pre-backward hooks.
-  working.loss_backward_bytes = 0;
+  // None of it is there in the cross entropy's backward (loss_backward_bytes stays 0): the
+  // gradient buckets come with the first gradient hook (megatron_fsdp.py _grad_acc,
+  // param.get_main_grad), the output layer's wgrad, and the units are gathered again by their
+  // pre-backward hooks.
   return working;
 }
 

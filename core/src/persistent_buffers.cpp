@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "megamem/units.hpp"
+#include "modules/module_spec.hpp"
 
 namespace megamem {
 namespace {
@@ -50,22 +51,18 @@ double workspace_bytes(const NormalizedConfig& n) {
 
 double global_buffer_bytes(const NormalizedConfig& n) {
   const Config& c = n.config;
-  const double tokens = static_cast<double>(c.training.micro_batch_size) * c.training.seq_length /
-                        c.parallel.context_parallel;
-  const double sp_tokens = n.sequence_parallel ? tokens / c.parallel.tensor_parallel : tokens;
-  const double h = c.model.hidden_size;
-  // The buffer takes the input's dtype, the params dtype (get_tensor(..., input.dtype)).
-  const double element = dtype_bytes(c.training.params_dtype);
+  // The buffer takes the input's dtype, the activation dtype (get_tensor(..., input.dtype)).
+  const ActivationShape s = activation_shape(n);
   double bytes = 0;
   // token_dispatcher.py (MoEAllGatherTokenDispatcher): gathered tokens in the global buffer.
   if (c.model.num_experts > 0 && c.training.moe_token_dispatcher == TokenDispatcher::allgather) {
     const double group =
         static_cast<double>(c.parallel.expert_parallel) * c.parallel.expert_tensor_parallel;
-    if (group > 1) bytes = std::max(bytes, element * sp_tokens * group * h);
+    if (group > 1) bytes = std::max(bytes, s.act * s.sp_tokens * group * s.h);
   }
   // tensor_parallel/layers.py: local-spec linears all-gather SP input into the buffer.
   if (c.training.transformer_impl == TransformerImpl::local && n.sequence_parallel) {
-    bytes = std::max(bytes, element * tokens * h);
+    bytes = std::max(bytes, s.act * s.tokens * s.h);
   }
   return bytes;
 }

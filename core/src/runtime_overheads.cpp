@@ -34,11 +34,20 @@ constexpr std::string_view kUserbufferSource =
 
 }  // namespace
 
+double userbuffer_elements(const Config& c) {
+  return static_cast<double>(c.training.micro_batch_size) * c.training.seq_length /
+         c.parallel.context_parallel * c.model.hidden_size;
+}
+
+double userbuffer_cfg_bound_bytes(const Config& c) {
+  const double tp = c.parallel.tensor_parallel;
+  return 6 * 2 * userbuffer_elements(c) * (tp - 1) / tp;
+}
+
 double userbuffer_bytes(const NormalizedConfig& n) {
   const TrainingConfig& t = n.config.training;
   if (!t.tp_comm_overlap || n.config.parallel.tensor_parallel < 2) return 0;
-  const double elements = static_cast<double>(t.micro_batch_size) * t.seq_length /
-                          n.config.parallel.context_parallel * n.config.model.hidden_size;
+  const double elements = userbuffer_elements(n.config);
   const double bf16_set = 12 * 2 * elements;
   if (!fp8_enabled(t)) return bf16_set;
   // FP8: the 8 all-gather buffers (qkv/fc1 fprop and dgrad, proj/fc2 dgrad and wgrad) hold

@@ -33,6 +33,17 @@ std::vector<Communicator> active_communicators(const NormalizedConfig& normalize
 // NVLS multicast binds these same buffers (no extra memory beyond its 2 MiB granularity).
 double userbuffer_bytes(const NormalizedConfig& normalized);
 
+// Elements of one userbuffer: the [s x b / CP, h] shape megatron/training/initialize.py
+// _initialize_tp_communicators passes for every buffer name.
+double userbuffer_elements(const Config& config);
+
+// The most a --tp-comm-overlap-cfg file can add to the default userbuffers. Of its settings
+// only method and fp8_buf size a buffer (transformer_engine/pytorch/module/base.py
+// initialize_ub; common/comm_gemm_overlap/comm_gemm_overlap.cpp): a ring_exchange
+// reduce-scatter buffer holds (2 TP - 1) / TP of one, and six can be reduce-scatter (proj/fc2
+// fprop, qkv/fc1 wgrad, qkv/fc1 dgrad when not bulk), bf16.
+double userbuffer_cfg_bound_bytes(const Config& config);
+
 // torch.cuda.max_memory_reserved() for an allocator peak (memory_allocated at its highest).
 std::uint64_t peak_reserved_bytes(const NormalizedConfig& normalized,
                                   std::uint64_t peak_allocated_bytes);

@@ -81,6 +81,16 @@ TEST_CASE("tensorwise FP8 saves the norm outputs and fc2's input in one byte") {
   CHECK(layer.backward_transient_bytes == Approx(bf16.backward_transient_bytes));
 }
 
+// Under FP8 autocast the GEMM inputs stay one byte whatever the params dtype; in fp32 training
+// every other tensor of the layer doubles, except the fp32 softmax statistics (131,072 B).
+TEST_CASE("fp32 training under FP8 keeps the saved GEMM inputs at one byte") {
+  Config c = llama_fp8(Fp8Recipe::tensorwise);
+  const double bf16 = layer_activations(normalized(c), false).kept_bytes;
+  c.training.params_dtype = DType::fp32;
+  const double fp32 = layer_activations(normalized(c), false).kept_bytes;
+  CHECK(fp32 - bf16 == Approx(bf16 - kNormOutputs - kFc2Input - 131'072.0));
+}
+
 TEST_CASE("delayed scaling keeps linear_proj's own FP8 copy of the attention output") {
   const LayerActivations layer =
       layer_activations(normalized(llama_fp8(Fp8Recipe::delayed)), false);

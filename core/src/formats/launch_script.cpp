@@ -426,9 +426,10 @@ void Interpreter::run(const Command& c) {
 // [SECTION] The chosen command: program, arguments, launcher's world size
 // ---------------------------------------------------------------------------------------------
 
-// The value of a launcher option in `--name V` or `--name=V` form, if given.
-std::optional<std::string> launcher_option(const std::vector<std::string>& words, std::size_t end,
-                                           std::initializer_list<std::string_view> names) {
+// The value of an option in `--name V` or `--name=V` form among words[0, end), if given (the
+// last one, as argparse keeps).
+std::optional<std::string> option_value(const std::vector<std::string>& words, std::size_t end,
+                                        std::initializer_list<std::string_view> names) {
   std::optional<std::string> value;
   for (std::size_t i = 0; i < end; ++i) {
     for (const std::string_view name : names) {
@@ -446,9 +447,9 @@ std::optional<std::string> launcher_option(const std::vector<std::string>& words
 void read_world_size(const std::vector<std::string>& words, std::size_t program, int line,
                      LaunchScript& out) {
   const std::optional<std::string> per_node =
-      launcher_option(words, program, {"--nproc_per_node", "--nproc-per-node"});
+      option_value(words, program, {"--nproc_per_node", "--nproc-per-node"});
   if (!per_node) return;
-  const std::optional<std::string> nodes = launcher_option(words, program, {"--nnodes"});
+  const std::optional<std::string> nodes = option_value(words, program, {"--nnodes"});
   const std::optional<long long> gpus = integer_of(*per_node);
   const std::optional<long long> node_count = nodes ? integer_of(*nodes) : 1;
   if (!gpus || !node_count || *gpus < 1 || *node_count < 1 || *gpus > (1 << 20) ||
@@ -612,22 +613,12 @@ bool drop_valueless_flag(LaunchScript& script, const std::string& flag) {
   return dropped;
 }
 
-// The value after `flag` in the words (the last occurrence, as argparse keeps), or null.
-const std::string* word_after(const std::vector<std::string>& words, std::string_view flag) {
-  const std::string* value = nullptr;
-  for (std::size_t i = 0; i + 1 < words.size(); ++i) {
-    if (words[i] == flag) value = &words[i + 1];
-  }
-  return value;
-}
-
-// A positive count below 2^31 (token counts, CP sizes); 0 when the word is not one.
-long long small_count(const std::string* word) {
-  if (!word) return 0;
-  long long value = 0;
-  const auto [end, error] = std::from_chars(word->data(), word->data() + word->size(), value);
-  const bool whole = error == std::errc() && end == word->data() + word->size();
-  return whole && value > 0 && value < (1LL << 31) ? value : 0;
+// A positive count an option of the command gives (tokens, CP size, GPUs); 0 when absent or
+// not one.
+long long count_option(const std::vector<std::string>& words, std::string_view name) {
+  const std::optional<std::string> text = option_value(words, words.size(), {name});
+  const std::optional<long long> value = text ? integer_of(*text) : std::nullopt;
+  return value && *value > 0 && *value < (1LL << 31) ? *value : 0;
 }
 
 bool has_word(const std::vector<std::string>& words, std::string_view word) {
@@ -653,25 +644,23 @@ void apply_slime_defaults(LaunchScript& script) {
     applied += (applied.empty() ? "" : ", ") + what;
   };
   if (!has_word(words, "--bf16") && !has_word(words, "--fp16")) add({"--bf16"}, "--bf16");
-  const std::string* optimizer = word_after(words, "--optimizer");
-  if (!has_word(words, "--use-distributed-optimizer") && !(optimizer && *optimizer == "muon")) {
+  const bool muon = option_value(words, words.size(), {"--optimizer"}) == "muon";
+  if (!has_word(words, "--use-distributed-optimizer") && !muon) {
     add({"--use-distributed-optimizer"}, "--use-distributed-optimizer");
   }
-  const std::string* max_tokens = word_after(words, "--max-tokens-per-gpu");
-  if (has_word(words, "--use-dynamic-batch-size") && max_tokens) {
-    const long long cp = small_count(word_after(words, "--context-parallel-size"));
-    const long long tokens = small_count(max_tokens) * (cp > 0 ? cp : 1);
-    if (tokens > 0) {
-      add({"--micro-batch-size", "1", "--seq-length", std::to_string(tokens)},
-          "micro-batches of " + std::to_string(tokens) + " packed tokens (--max-tokens-per-gpu)");
-    }
+  const long long max_tokens = count_option(words, "--max-tokens-per-gpu");
+  if (has_word(words, "--use-dynamic-batch-size") && max_tokens > 0) {
+    const long long cp = count_option(words, "--context-parallel-size");
+    const long long tokens = max_tokens * (cp > 0 ? cp : 1);
+    add({"--micro-batch-size", "1", "--seq-length", std::to_string(tokens)},
+        "micro-batches of " + std::to_string(tokens) + " packed tokens (--max-tokens-per-gpu)");
   } else if (!has_word(words, "--seq-length")) {
     add({"--seq-length", "4096"}, "--seq-length 4096");
   }
   // The actor's ray placement is the training world: --actor-num-nodes (default 1) x
   // --actor-num-gpus-per-node (slime/utils/arguments.py).
-  const long long per_node = small_count(word_after(words, "--actor-num-gpus-per-node"));
-  const long long nodes = small_count(word_after(words, "--actor-num-nodes"));
+  const long long per_node = count_option(words, "--actor-num-gpus-per-node");
+  const long long nodes = count_option(words, "--actor-num-nodes");
   if (!script.world_size && per_node > 0) script.world_size = per_node * (nodes > 0 ? nodes : 1);
   if (applied.empty()) return;
   script.warnings.push_back("slime (" + script.program + ") sets " + applied +

@@ -31,6 +31,7 @@
 #include "formats/megatron_expressions.hpp"
 #include "formats/megatron_flag_names.hpp"
 #include "megamem/fields.hpp"
+#include "runtime_overheads.hpp"
 
 namespace megamem {
 namespace {
@@ -1071,20 +1072,11 @@ void note_unmodeled_flags(const FlagReader& r, const std::vector<FlagOccurrence>
   }
 }
 
-// A --tp-comm-overlap-cfg file is a path megamem cannot read. Of its settings only the method
-// and fp8_buf size a userbuffer (transformer_engine/pytorch/module/base.py initialize_ub;
-// common/comm_gemm_overlap/comm_gemm_overlap.cpp): a ring_exchange reduce-scatter buffer holds
-// (2 TP - 1) / TP of a [s b / CP, h] buffer, and six buffers can be reduce-scatter (proj/fc2
-// fprop, qkv/fc1 wgrad, and qkv/fc1 dgrad when not bulk). They live outside PyTorch's
-// allocator, so only peak_total_bytes can move, by at most that much.
+// A --tp-comm-overlap-cfg file is a path megamem cannot read: the warning gives the most its
+// settings could add to the default userbuffers (runtime_overheads.hpp).
 void note_userbuffer_cfg(const FlagReader& r, const Config& c, MegatronArgs& out) {
   if (!r.has("--tp-comm-overlap-cfg") || !c.training.tp_comm_overlap) return;
-  const double tp = c.parallel.tensor_parallel;
-  const double buffer_bytes = 2.0 * static_cast<double>(c.training.micro_batch_size) *
-                              static_cast<double>(c.training.seq_length) /
-                              static_cast<double>(c.parallel.context_parallel) *
-                              static_cast<double>(c.model.hidden_size);
-  const double bound_mib = std::ceil(6 * buffer_bytes * (tp - 1) / tp / (1024.0 * 1024.0));
+  const double bound_mib = std::ceil(userbuffer_cfg_bound_bytes(c) / (1024.0 * 1024.0));
   out.warnings.push_back(
       "--tp-comm-overlap-cfg is not read: the userbuffers are sized with Transformer Engine's "
       "default methods; a file that moves reduce-scatter buffers to ring_exchange adds at most " +
