@@ -43,9 +43,9 @@ std::string kind_text(TimelineEvent::Kind kind) {
 }
 
 // What is allocated as operation `i` starts: what the one before left, and before the first
-// the static memory (the optimizer step, last, runs on static memory alone: timeline.cpp).
-std::uint64_t held_before(const std::vector<TimelineEvent>& timeline, std::size_t i) {
-  return i > 0 ? timeline[i - 1].allocated_after_bytes : timeline.back().allocated_after_bytes;
+// the static memory (zero_grad has freed the last step's fp32 grad copy: timeline.cpp).
+std::uint64_t held_before(const RankMemory& rank, std::size_t i) {
+  return i > 0 ? rank.timeline[i - 1].allocated_after_bytes : rank.static_bytes;
 }
 
 // Rebuilds the chart's columns when the estimate or the rank changed.
@@ -83,7 +83,7 @@ void update_cache(const AppState& state, const Estimate& estimate, int rank_inde
   for (std::size_t i = 0; i < rank.timeline.size(); ++i) {
     const TimelineEvent& event = rank.timeline[i];
     cache.chart.columns.push_back(
-        {level(runtime + static_cast<double>(held_before(rank.timeline, i))),
+        {level(runtime + static_cast<double>(held_before(rank, i))),
          level(runtime + static_cast<double>(event.allocated_after_bytes)),
          level(runtime + static_cast<double>(event.peak_during_bytes)),
          static_cast<float>(static_cast<int>(event.kind))});
@@ -160,18 +160,22 @@ void block_line(const char* what, std::uint64_t bytes) {
 void event_tooltip(const std::vector<TimelineEvent>& timeline, std::size_t i,
                    const RankMemory& rank) {
   const TimelineEvent& event = timeline[i];
-  const std::uint64_t static_bytes = timeline.back().allocated_after_bytes;
-  const std::uint64_t held = held_before(timeline, i);
+  const std::uint64_t static_bytes = rank.static_bytes;
+  const std::uint64_t held = held_before(rank, i);
   const std::uint64_t after = event.allocated_after_bytes;
   const std::uint64_t saved = std::max(held, after);
   ImGui::BeginTooltip();
   if (event.kind == TimelineEvent::Kind::optimizer_step) {
-    ImGui::TextUnformatted(tr("optimizer step: on static memory alone, no activations"));
+    ImGui::TextUnformatted(tr("optimizer step: on static memory, no activations"));
   } else {
     ImGui::Text(tr("%s of micro-batch %lld, chunk %d"), kind_text(event.kind).c_str(),
                 static_cast<long long>(event.microbatch), event.vpp_chunk);
   }
   block_line("static: weights, gradients, optimizer state, buffers", static_bytes);
+  if (event.kind == TimelineEvent::Kind::optimizer_step && rank.optimizer_step_bytes > 0) {
+    block_line("fp32 copy of the 16-bit gradients, until the next zero_grad",
+               rank.optimizer_step_bytes);
+  }
   if (event.kind != TimelineEvent::Kind::optimizer_step) {
     block_line("saved activations held as it starts", held - std::min(held, static_bytes));
     if (event.kind == TimelineEvent::Kind::forward) {

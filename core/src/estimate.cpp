@@ -181,6 +181,7 @@ std::vector<FsdpWorkingSet> add_stage_static_memory(const NormalizedConfig& n,
     rank.gradient_bytes += bytes.gradient_bytes;
     rank.optimizer_bytes += bytes.optimizer_bytes;
     rank.host_optimizer_bytes += bytes.host_optimizer_bytes;
+    rank.optimizer_step_bytes += bytes.optimizer_step_bytes;
     rank.persistent_buffer_bytes +=
         static_cast<std::uint64_t>(std::llround(expert_bias_buffer_bytes(n, params.blocks)));
     collect_te_dummy_wgrad_shapes(n, params.blocks, stage.has_loss,
@@ -216,14 +217,15 @@ void keep_higher(RankPeak& peak, const RankPeak& phase) {
 // --cuda-graph-warmup-steps eager steps before it hold everything but those buffers.
 RankPeak rank_run_peak(const NormalizedConfig& n, const RankChunks& chunks, double static_bytes,
                        double graph_bytes, RankMemory& rank, bool timeline) {
-  RankPeak peak = simulate_rank(n, rank.pp_rank, chunks.step, static_bytes,
+  const auto step = static_cast<double>(rank.optimizer_step_bytes);
+  RankPeak peak = simulate_rank(n, rank.pp_rank, chunks.step, static_bytes, step,
                                 timeline ? &rank.timeline : nullptr);
   if (!chunks.capture.empty()) {
-    keep_higher(peak, simulate_rank(n, rank.pp_rank, chunks.capture, static_bytes, nullptr));
+    keep_higher(peak, simulate_rank(n, rank.pp_rank, chunks.capture, static_bytes, step, nullptr));
   }
   if (!chunks.warmup.empty()) {
     RankPeak warmup =
-        simulate_rank(n, rank.pp_rank, chunks.warmup, static_bytes - graph_bytes, nullptr);
+        simulate_rank(n, rank.pp_rank, chunks.warmup, static_bytes - graph_bytes, step, nullptr);
     // Reported against the static memory of the steps that follow.
     warmup.transient_bytes =
         std::max(0.0, warmup.peak_allocated_bytes - static_bytes - warmup.activation_bytes);

@@ -208,9 +208,9 @@ struct LayoutState {
   std::vector<int> columns;                  // valid micro-batch sizes, ascending
   std::vector<NormalizedConfig> normalized;  // per column, least-memory-hungry row
   std::vector<StagePlacement> stages;
-  std::vector<std::uint64_t> fixed;             // per column: workspaces, global buffer
-  std::vector<std::uint64_t> parameters[2];     // per rank, without / with optimizer offload
-  std::vector<std::vector<double>> activation;  // per (column, recompute, act offload): per rank
+  std::vector<std::uint64_t> fixed;               // per column: workspaces, global buffer
+  std::vector<RankParameterBytes> parameters[2];  // per rank, without / with optimizer offload
+  std::vector<std::vector<double>> activation;    // per (column, recompute, act offload): per rank
   std::vector<std::vector<const ScheduleProfile*>> schedules;  // per column: per rank
   std::vector<std::pair<double, double>> offloaded;  // per (column, recompute): dense, MoE
   std::vector<Cell> cells;                           // rows x columns
@@ -438,10 +438,11 @@ bool Planner::prepare(LayoutState& state) {
   // Static bound: with no activations at all, the least static memory already over the
   // limit (by more than the slack) rules out every cell.
   if (!optimizer_rows) state.parameters[0] = rank_parameter_bytes(first, state.stages);
-  const std::vector<std::uint64_t>& least = state.parameters[optimizer_rows ? 1 : 0];
+  const std::vector<RankParameterBytes>& least = state.parameters[optimizer_rows ? 1 : 0];
   std::uint64_t bound = 0;
-  for (std::uint64_t bytes : least) {
-    bound = std::max(bound, rank_peak_total(first, bytes + state.fixed.front(), 0.0));
+  for (const RankParameterBytes& bytes : least) {
+    bound = std::max(bound, rank_peak_total(first, bytes.static_bytes + state.fixed.front(),
+                                            static_cast<double>(bytes.optimizer_step_bytes)));
   }
   if (bound > limit_bytes_ + req_.inference_slack_bytes) return false;
 
@@ -542,13 +543,17 @@ void Planner::evaluate_cell(LayoutState& state, std::size_t row, std::size_t col
     if (recompute_of(r) != recompute || activation_offload(r) != activations) continue;
     const std::size_t index = r * columns + column;
     if (state.peak[index] != 0 || state.cells[index] == Cell::invalid) continue;
-    const std::vector<std::uint64_t>& parameters =
+    const std::vector<RankParameterBytes>& parameters =
         state.parameters[optimizer_offload(r) && !state.parameters[1].empty() ? 1 : 0];
     std::uint64_t worst = 0;
     int limiting = 0;
     for (std::size_t rank = 0; rank < peaks.size(); ++rank) {
-      const std::uint64_t total = rank_peak_total(
-          state.normalized[column], parameters[rank] + state.fixed[column], peaks[rank]);
+      // The step's grad copy replaces the activations when it is larger (timeline.cpp).
+      const double above_static =
+          std::max(peaks[rank], static_cast<double>(parameters[rank].optimizer_step_bytes));
+      const std::uint64_t total =
+          rank_peak_total(state.normalized[column],
+                          parameters[rank].static_bytes + state.fixed[column], above_static);
       if (total > worst) {
         worst = total;
         limiting = static_cast<int>(rank);

@@ -15,9 +15,10 @@
 
 namespace megamem {
 
-std::vector<std::uint64_t> rank_parameter_bytes(const NormalizedConfig& n,
-                                                const std::vector<StagePlacement>& stages) {
-  std::vector<std::uint64_t> out(static_cast<std::size_t>(n.config.parallel.pipeline_parallel), 0);
+std::vector<RankParameterBytes> rank_parameter_bytes(const NormalizedConfig& n,
+                                                     const std::vector<StagePlacement>& stages) {
+  std::vector<RankParameterBytes> out(
+      static_cast<std::size_t>(n.config.parallel.pipeline_parallel));
   const LayerTemplates templates = layer_templates(n);
   StageParams params;
   std::vector<std::vector<std::int64_t>> dummy_shapes(out.size());
@@ -26,14 +27,16 @@ std::vector<std::uint64_t> rank_parameter_bytes(const NormalizedConfig& n,
     // distributed_data_parallel.py: only the first pipeline rank's first chunk buckets.
     const bool bucketing = stage.pp_rank == 0 && stage.vpp_chunk == 0;
     const ChunkStaticBytes bytes = chunk_static_bytes(n, params.blocks, bucketing);
-    out[static_cast<std::size_t>(stage.pp_rank)] +=
+    RankParameterBytes& rank = out[static_cast<std::size_t>(stage.pp_rank)];
+    rank.static_bytes +=
         bytes.weight_bytes + bytes.gradient_bytes + bytes.optimizer_bytes +
         static_cast<std::uint64_t>(std::llround(expert_bias_buffer_bytes(n, params.blocks)));
+    rank.optimizer_step_bytes += bytes.optimizer_step_bytes;
     collect_te_dummy_wgrad_shapes(n, params.blocks, stage.has_loss,
                                   dummy_shapes[static_cast<std::size_t>(stage.pp_rank)]);
   }
   for (std::size_t rank = 0; rank < out.size(); ++rank) {
-    out[rank] +=
+    out[rank].static_bytes +=
         static_cast<std::uint64_t>(std::llround(te_dummy_wgrad_bytes(n, dummy_shapes[rank])));
   }
   return out;

@@ -3,7 +3,8 @@
 //
 // estimate() (estimate.cpp) prices each rank as
 //   static  = weights + gradients + optimizer + expert-bias buffers + fixed buffers
-//   peak    = simulate_rank(static) = static + the schedule's worst (saved + transient)
+//   peak    = simulate_rank(static) = static + the schedule's worst (saved + transient), or
+//             the optimizer step's static + fp32 grad copy when that is more
 //   total   = device_total_bytes(peak): reserved + overheads outside the allocator
 // Static memory depends on the layout and the optimizer settings only; the fixed buffers on
 // the micro-batch size; the schedule part on micro-batch size, recompute and activation
@@ -22,9 +23,14 @@
 
 namespace megamem {
 
-// Per rank: weights + gradients + optimizer + expert-bias buffers (no fixed buffers).
-std::vector<std::uint64_t> rank_parameter_bytes(const NormalizedConfig& normalized,
-                                                const std::vector<StagePlacement>& stages);
+// One rank's parameter memory: weights + gradients + optimizer + expert-bias buffers (no
+// fixed buffers), and the optimizer step's fp32 grad copy on top (RankMemory).
+struct RankParameterBytes {
+  std::uint64_t static_bytes = 0;
+  std::uint64_t optimizer_step_bytes = 0;
+};
+std::vector<RankParameterBytes> rank_parameter_bytes(const NormalizedConfig& normalized,
+                                                     const std::vector<StagePlacement>& stages);
 
 // cuBLAS workspaces, calibrated remainder and Megatron's global memory buffer, as estimate()
 // rounds them.

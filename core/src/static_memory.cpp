@@ -166,8 +166,12 @@ ParamBytes param_bytes(const NormalizedConfig& normalized, const ParamTensor& te
     // full fp32 masters).
     bytes.gradient = precision_aware_grad_bytes(params_dtype, opt);
     const Fp8Recipe recipe = normalized.config.training.fp8_recipe;
+    // optimizer_config.py use_precision_aware_optimizer_no_fp8_or_ds_fp8.
     const bool te_owns_master = recipe == Fp8Recipe::none || recipe == Fp8Recipe::delayed ||
-                                opt.main_params_dtype != DType::fp32;
+                                opt.main_params_dtype != DType::fp32 || opt.optimizer_cpu_offload;
+    // Otherwise the step reads .grad = the 16-bit buffer shard .float() (distrib_optimizer.py
+    // _copy_model_grads_to_main_grads), freed by the next zero_grad as without this optimizer.
+    if (!te_owns_master && bytes.gradient < 4.0) bytes.optimizer_step = 4.0;
     const bool remainder = opt.store_param_remainders && params_dtype == DType::bf16 &&
                            opt.main_params_dtype == DType::fp32 && te_owns_master &&
                            !opt.optimizer_cpu_offload;
@@ -192,13 +196,16 @@ ParamBytes param_bytes(const NormalizedConfig& normalized, const ParamTensor& te
   const bool half_grads =
       params_dtype == DType::fp16 || (params_dtype == DType::bf16 && opt.grad_reduce_in_bf16);
   bytes.gradient = half_grads ? 2.0 : 4.0;
-  // A 16-bit grad buffer forces an fp32 grad copy in the optimizer (optimizer.py,
-  // _copy_model_grads_to_main_grads); it lives until the next zero_grad.
-  const double grad_copy = half_grads ? 4.0 : 0.0;
+  // A 16-bit grad buffer makes the optimizer step copy it to fp32 (optimizer.py and
+  // distrib_optimizer.py _copy_model_grads_to_main_grads: main_grad.float()). The copy is
+  // the main param's .grad, which optimizer.zero_grad() frees at the start of the next
+  // train_step (megatron/training/training.py train_step; Bridge training/train.py), so it
+  // never coexists with the activations.
+  bytes.optimizer_step = half_grads ? 4.0 : 0.0;
   const double master = half_params ? 4.0 : 0.0;
   const OptimizerKind kind = optimizer_for(opt, tensor);
   const double moments = kind == OptimizerKind::adam ? 8.0 : 4.0;  // SGD/Muon: one momentum
-  bytes.optimizer_state = grad_copy + master + moments;
+  bytes.optimizer_state = master + moments;
   return bytes;
 }
 
@@ -210,6 +217,7 @@ namespace {
 struct BufferSums {
   std::int64_t elements = 0;
   double optimizer = 0;
+  double optimizer_step = 0;
   double host = 0;
   bool used = false;
   ParamBytes first;
@@ -250,6 +258,7 @@ BufferGrid sum_buffers(const NormalizedConfig& normalized, const std::vector<Ten
     sum.used = true;
     sum.elements += elements;
     sum.optimizer += bytes.optimizer_state * static_cast<double>(elements);
+    sum.optimizer_step += bytes.optimizer_step * static_cast<double>(elements);
     sum.host += bytes.host_optimizer_state * static_cast<double>(elements);
   });
   return grid;
@@ -264,7 +273,8 @@ ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
   ChunkStaticBytes out;
   const std::int64_t bucket_size = ddp_bucket_elements(normalized, bucketing);
   const BufferGrid grid = sum_buffers(normalized, blocks, out);
-  double weight = fp8_weight_copies(normalized, blocks), gradient = 0, optimizer = 0, host = 0;
+  double weight = fp8_weight_copies(normalized, blocks), gradient = 0, optimizer = 0, host = 0,
+         step = 0;
   for (int expert = 0; expert < 2; ++expert) {
     for (int fp8 = 0; fp8 < 2; ++fp8) {
       const BufferSums& sum = grid.sums[expert][fp8];
@@ -282,12 +292,15 @@ ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
           (sum.optimizer + sum.first.optimizer_state * padding) / static_cast<double>(shard_group);
       host +=
           (sum.host + sum.first.host_optimizer_state * padding) / static_cast<double>(shard_group);
+      step += (sum.optimizer_step + sum.first.optimizer_step * padding) /
+              static_cast<double>(shard_group);
     }
   }
   out.weight_bytes = static_cast<std::uint64_t>(std::llround(weight));
   out.gradient_bytes = static_cast<std::uint64_t>(std::llround(gradient));
   out.optimizer_bytes = static_cast<std::uint64_t>(std::llround(optimizer));
   out.host_optimizer_bytes = static_cast<std::uint64_t>(std::llround(host));
+  out.optimizer_step_bytes = static_cast<std::uint64_t>(std::llround(step));
   return out;
 }
 

@@ -23,7 +23,10 @@ namespace megamem {
 struct ParamBytes {
   double weight = 0;
   double gradient = 0;
-  double optimizer_state = 0;       // before sharding; on the GPU
+  double optimizer_state = 0;  // before sharding; on the GPU
+  // Before sharding: the fp32 grad copy the optimizer step makes of a 16-bit grad buffer,
+  // alive from the step to the next zero_grad (never beside the activations).
+  double optimizer_step = 0;
   double host_optimizer_state = 0;  // before sharding; offloaded to the CPU
   double fp8_weight_copies = 0;     // TE's FP8 copies of the weight, beside the buffer
 };
@@ -41,7 +44,8 @@ struct ChunkStaticBytes {
   std::uint64_t gradient_bytes = 0;
   std::uint64_t optimizer_bytes = 0;
   std::uint64_t host_optimizer_bytes = 0;
-  std::int64_t padding_elements = 0;  // DDP alignment and bucket padding
+  std::uint64_t optimizer_step_bytes = 0;  // ParamBytes::optimizer_step, sharded
+  std::int64_t padding_elements = 0;       // DDP alignment and bucket padding
 };
 
 // Calls visit(tensor, elements) for every tensor of the blocks, counting the chunk's dense

@@ -23,9 +23,11 @@ struct RankPeak {
 // shortened, with equivalent_microbatches() (the same peak in fewer steps).
 ScheduleShape rank_schedule_shape(const NormalizedConfig& normalized, int pp_rank, bool shortened);
 
-// chunks: the rank's ChunkActivations indexed by VPP chunk. timeline: filled when non-null.
+// chunks: the rank's ChunkActivations indexed by VPP chunk. optimizer_step_bytes: what the
+// optimizer step allocates on top of static memory (RankMemory::optimizer_step_bytes).
+// timeline: filled when non-null.
 RankPeak simulate_rank(const NormalizedConfig& normalized, int pp_rank,
                        const std::vector<ChunkActivations>& chunks, double static_bytes,
-                       std::vector<TimelineEvent>* timeline);
+                       double optimizer_step_bytes, std::vector<TimelineEvent>* timeline);
 
 }  // namespace megamem

@@ -41,6 +41,7 @@ Config random_config(std::mt19937& rng) {
   c.training.micro_batch_size = pick({1, 2});
   c.training.global_batch_size = 16 * c.training.micro_batch_size;
   if (pick({0, 1}) == 1) c.training.attention_backend = AttentionBackend::unfused;
+  c.optimizer.grad_reduce_in_bf16 = pick({0, 1}) == 1;
   return c;
 }
 }  // namespace
@@ -101,7 +102,7 @@ TEST_CASE("the timeline's maximum equals the reported peak") {
       }
       CHECK(highest == rank.peak_allocated_bytes);
       CHECK(rank.timeline.back().kind == TimelineEvent::Kind::optimizer_step);
-      CHECK(rank.timeline.back().allocated_after_bytes == rank.static_bytes);
+      CHECK(rank.timeline.back().allocated_after_bytes == allocated_after_step_bytes(rank));
       CHECK(rank.static_bytes + rank.activation_peak_bytes + rank.transient_bytes ==
             rank.peak_allocated_bytes);
     }
@@ -132,4 +133,33 @@ TEST_CASE("the shortened schedule reaches the same peak as the full one") {
             full->ranks[r].max_inflight_microbatches);
     }
   }
+}
+
+TEST_CASE("the optimizer step's fp32 grad copy is a phase of its own, never beside activations") {
+  // optimizer.py _copy_model_grads_to_main_grads makes it; zero_grad frees it before the next
+  // forward (megatron/training/training.py train_step).
+  Config c = fixtures::llama3_70b();
+  c.model.num_layers = 4;
+  c.parallel.world_size = 8;
+  c.parallel.tensor_parallel = 8;
+  c.optimizer.grad_reduce_in_bf16 = true;
+  c.training.micro_batch_size = 8;
+  c.training.global_batch_size = 64;
+  auto with_activations = estimate(c);
+  REQUIRE(with_activations.has_value());
+  const RankMemory& busy = with_activations->ranks[0];
+  REQUIRE(busy.optimizer_step_bytes > 0);
+  REQUIRE(busy.activation_peak_bytes > busy.optimizer_step_bytes);
+  CHECK(busy.peak_allocated_bytes ==
+        busy.static_bytes + busy.activation_peak_bytes + busy.transient_bytes);
+  CHECK(busy.peak_allocated_bytes - busy.static_bytes >= busy.activation_peak_bytes);
+
+  c.training.seq_length = 16;  // activations far below the copy: the step is the peak
+  c.model.max_position_embeddings = 16;
+  auto quiet = estimate(c);
+  REQUIRE(quiet.has_value());
+  const RankMemory& rank = quiet->ranks[0];
+  CHECK(rank.peak_allocated_bytes == allocated_after_step_bytes(rank));
+  CHECK(rank.activation_peak_bytes == 0);
+  CHECK(rank.transient_bytes == rank.optimizer_step_bytes);
 }

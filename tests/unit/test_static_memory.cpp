@@ -86,9 +86,10 @@ TEST_CASE("bytes per parameter follow the optimizer and precision table") {
     REQUIRE(e.has_value());
     const RankMemory& rank = e->ranks[0];
     const auto p = static_cast<double>(rank.dense_params);
-    return std::array<double, 3>{static_cast<double>(rank.weight_bytes) / p,
+    return std::array<double, 4>{static_cast<double>(rank.weight_bytes) / p,
                                  static_cast<double>(rank.gradient_bytes) / p,
-                                 static_cast<double>(rank.optimizer_bytes) / p};
+                                 static_cast<double>(rank.optimizer_bytes) / p,
+                                 static_cast<double>(rank.optimizer_step_bytes) / p};
   };
   SECTION("bf16, fp32 grads, distributed optimizer over DP 4: 2 + 4 + 12/4") {
     auto b = per_param(c);
@@ -101,11 +102,12 @@ TEST_CASE("bytes per parameter follow the optimizer and precision table") {
     auto b = per_param(c);
     CHECK(b[0] + b[1] + b[2] == Approx(18.0));
   }
-  SECTION("fp16: 4 + 16/R") {
+  SECTION("fp16: 4 + 12/R, and the step's fp32 grad copy 4/R") {
     c.training.params_dtype = DType::fp16;
     auto b = per_param(c);
     CHECK_THAT(b[0] + b[1], WithinRel(4.0, 1e-4));
-    CHECK_THAT(b[2], WithinRel(4.0, 1e-4));
+    CHECK_THAT(b[2], WithinRel(3.0, 1e-4));
+    CHECK_THAT(b[3], WithinRel(1.0, 1e-4));
   }
   SECTION("fp32 params: 8 + 8/R") {
     c.training.params_dtype = DType::fp32;
@@ -113,11 +115,24 @@ TEST_CASE("bytes per parameter follow the optimizer and precision table") {
     CHECK_THAT(b[0] + b[1], WithinRel(8.0, 1e-4));
     CHECK_THAT(b[2], WithinRel(2.0, 1e-4));
   }
-  SECTION("grad reduce in bf16: 4 + 16/R") {
+  SECTION("grad reduce in bf16: 4 + 12/R, and the step's fp32 grad copy 4/R") {
     c.optimizer.grad_reduce_in_bf16 = true;
     auto b = per_param(c);
     CHECK_THAT(b[0] + b[1], WithinRel(4.0, 1e-4));
-    CHECK_THAT(b[2], WithinRel(4.0, 1e-4));
+    CHECK_THAT(b[2], WithinRel(3.0, 1e-4));
+    CHECK_THAT(b[3], WithinRel(1.0, 1e-4));
+  }
+  SECTION("precision-aware, fp32 masters under FP8 current scaling: the step copies bf16 grads") {
+    c.optimizer.use_precision_aware_optimizer = true;
+    c.optimizer.grad_reduce_in_bf16 = true;
+    c.training.fp8_recipe = Fp8Recipe::tensorwise;
+    auto b = per_param(c);
+    CHECK_THAT(b[1], WithinRel(2.0, 1e-4));
+    CHECK_THAT(b[3], WithinRel(1.0, 1e-4));
+  }
+  SECTION("fp32 grads: no copy in the step") {
+    auto b = per_param(c);
+    CHECK(b[3] == 0.0);
   }
   SECTION("precision-aware optimizer with param remainders: 6 + 10/R") {
     c.optimizer.use_precision_aware_optimizer = true;

@@ -137,8 +137,12 @@ struct RankMemory {
   // Of those, Transformer Engine CUDA graphs' static inputs and gradient outputs
   // (megatron/core/transformer/cuda_graphs.py; cuda_graphs.hpp).
   std::uint64_t cuda_graph_bytes = 0;
-  std::uint64_t static_bytes = 0;          // torch.cuda.memory_allocated() after a step
+  std::uint64_t static_bytes = 0;          // allocated through forward and backward
   std::uint64_t host_optimizer_bytes = 0;  // optimizer state offloaded to the CPU
+  // The fp32 grad copy the optimizer step makes of a 16-bit grad buffer: allocated in the
+  // step, freed by the next zero_grad, so it is not in static_bytes and a step's peak is
+  // static_bytes + this (memory-model.md, "The optimizer step").
+  std::uint64_t optimizer_step_bytes = 0;
 
   // The step's peak (memory-model.md 7): at the worst operation of the timeline, the
   // saved activations of all in-flight micro-batches and that operation's transients.
@@ -156,6 +160,12 @@ struct RankMemory {
   int max_inflight_microbatches = 0;                  // chunk-forwards outstanding at most
   std::vector<TimelineEvent> timeline;                // empty unless EstimateOptions::timeline
 };
+
+// torch.cuda.memory_allocated() after an optimizer step, as Megatron's and Bridge's logs
+// print it: static memory and the step's fp32 grad copy (freed by the next zero_grad).
+inline std::uint64_t allocated_after_step_bytes(const RankMemory& rank) {
+  return rank.static_bytes + rank.optimizer_step_bytes;
+}
 
 struct ModelTotals {
   std::int64_t params = 0;         // unique parameters, unpadded vocabulary, without MTP

@@ -330,8 +330,10 @@ CaseResult score_case(const Config& config, const CaseEntry& e, CaseResult resul
   }
   result.status = CaseStatus::scored;
   if (e.measured_static) {
-    result.static_memory = Comparison{.predicted_bytes = static_cast<double>(rank->static_bytes),
-                                      .measured_bytes = *e.measured_static};
+    // Measured after the optimizer step (memory_allocated() as logged).
+    result.static_memory =
+        Comparison{.predicted_bytes = static_cast<double>(allocated_after_step_bytes(*rank)),
+                   .measured_bytes = *e.measured_static};
   }
   if (const std::optional<double> peak = predicted_peak_bytes(*rank); peak && e.measured_peak) {
     result.peak_memory = Comparison{.predicted_bytes = *peak, .measured_bytes = *e.measured_peak};
