@@ -64,8 +64,9 @@ constexpr CommandUsage kCommandUsage[] = {
      "  megamem validate [--cases PATH] [--report PATH] [--json] [--strict]\n"
      "      Compare estimates with measured Megatron-LM runs (default cases file:\n"
      "      ../shared/validation/megatron-ci.json next to the repository, or\n"
-     "      $MEGAMEM_SHARED/validation/megatron-ci.json). --report writes a Markdown report;\n"
-     "      --strict exits with 3 when an accuracy target fails.\n"},
+     "      $MEGAMEM_SHARED/validation/megatron-ci.json; community.json and\n"
+     "      bridge-recipes.json beside it are scored too). --report writes a Markdown report;\n"
+     "      --strict exits with 3 when a gating accuracy target fails.\n"},
     {"compare",
      "  megamem compare LOG [--json] [--vocab-size V] [--gpu ID] [--base-url URL]\n"
      "      A Megatron-LM training log: the configuration of its argument dump estimated\n"

@@ -83,12 +83,11 @@ bool targets_pass(const ValidationReport& report) {
 }
 
 // The scored files: --cases PATH alone, or by default Megatron's CI cases and, beside them,
-// the community runs (community.json) when present.
+// each outside file (community runs, Megatron-Bridge recipes) that is present.
 struct ScoredFiles {
   CasesFile ci;
   ValidationReport ci_report;
-  std::optional<CasesFile> community;
-  std::optional<ValidationReport> community_report;
+  std::vector<OutsideReport> outside;
 };
 
 Expected<ScoredFiles> score_files(const ParsedOptions& options) {
@@ -100,25 +99,42 @@ Expected<ScoredFiles> score_files(const ParsedOptions& options) {
     Expected<CasesFile> found = find_cases_file("megatron-ci.json");
     if (!found) return found.error();
     scored.ci = *found;
-    if (Expected<CasesFile> community = find_cases_file("community.json")) {
-      scored.community = *community;
-    }
   }
   Expected<ValidationReport> ci = score_file(scored.ci, kMegatronCiTargets);
   if (!ci) return ci.error();
   scored.ci_report = std::move(*ci);
-  if (scored.community) {
-    Expected<ValidationReport> community = score_file(*scored.community, kCommunityTargets);
-    if (!community) return community.error();
-    scored.community_report = std::move(*community);
+  if (given != options.values.end()) return scored;
+  for (const OutsideCasesFile& file : outside_cases_files()) {
+    Expected<CasesFile> found = find_cases_file(file.file_name);
+    if (!found) continue;
+    Expected<ValidationReport> report = score_file(*found, file.targets);
+    if (!report) return report.error();
+    scored.outside.push_back({&file, found->display, std::move(*report)});
   }
   return scored;
 }
 
 std::string report_markdown(const ScoredFiles& s) {
-  if (!s.community_report) return validation_report_markdown(s.ci_report, s.ci.display);
-  return validation_reports_markdown(s.ci_report, s.ci.display, *s.community_report,
-                                     s.community->display);
+  if (s.outside.empty()) return validation_report_markdown(s.ci_report, s.ci.display);
+  return validation_reports_markdown(s.ci_report, s.ci.display, s.outside);
+}
+
+void print_scores(const ScoredFiles& scored, bool json) {
+  if (json && !scored.outside.empty()) {
+    std::cout << "{\"megatron_ci\": " << validation_report_json(scored.ci_report);
+    for (const OutsideReport& other : scored.outside) {
+      std::cout << ",\n\"" << other.file->json_key
+                << "\": " << validation_report_json(other.report);
+    }
+    std::cout << "}\n";
+  } else if (json) {
+    std::cout << validation_report_json(scored.ci_report) << "\n";
+  } else {
+    std::cout << validation_summary_text(scored.ci_report);
+    for (const OutsideReport& other : scored.outside) {
+      std::cout << "\n" << other.path << ":\n" << validation_summary_text(other.report);
+    }
+  }
 }
 
 }  // namespace
@@ -134,22 +150,11 @@ int run_validate(const std::vector<std::string>& args) {
     out << report_markdown(*scored);
     if (!out) return fail({"--report", "cannot write " + path->second}, kExitError);
   }
-  const bool json = options->switches.count("--json") > 0;
-  if (json && scored->community_report) {
-    std::cout << "{\"megatron_ci\": " << validation_report_json(scored->ci_report)
-              << ",\n\"community\": " << validation_report_json(*scored->community_report) << "}\n";
-  } else if (json) {
-    std::cout << validation_report_json(scored->ci_report) << "\n";
-  } else {
-    std::cout << validation_summary_text(scored->ci_report);
-    if (scored->community_report) {
-      std::cout << "\n"
-                << scored->community->display << ":\n"
-                << validation_summary_text(*scored->community_report);
-    }
+  print_scores(*scored, options->switches.count("--json") > 0);
+  bool all_pass = targets_pass(scored->ci_report);
+  for (const OutsideReport& other : scored->outside) {
+    all_pass = all_pass && targets_pass(other.report);
   }
-  const bool all_pass = targets_pass(scored->ci_report) &&
-                        (!scored->community_report || targets_pass(*scored->community_report));
   if (options->switches.count("--strict") && !all_pass) return kExitTargetsFail;
   return kExitOk;
 }
