@@ -21,7 +21,7 @@ int run_plan(const std::vector<std::string>& args);
 // megamem presets [--json]
 int run_presets(const std::vector<std::string>& args);
 
-// megamem validate [--cases PATH] [--report PATH] [--json] [--strict]
+// megamem validate [--cases PATH] [--report PATH] [--bands PATH] [--json] [--strict]
 int run_validate(const std::vector<std::string>& args);
 
 // megamem compare LOG [--json] [--vocab-size V] [--gpu ID] [--base-url URL]

@@ -1,6 +1,7 @@
 // megamem estimate: a configuration (preset, recipe, link, config.json or Megatron-LM flags,
 // see config_options.hpp) -> per-pipeline-rank memory, as a table or JSON, with its share link.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -23,6 +24,46 @@
 
 namespace megamem::cli {
 namespace {
+
+// A rank's verdict cell: "fits  8.6 free", "borderline  0.3 over", "no  2.1 over".
+std::string rank_verdict_cell(const Verdict& verdict, int pp_rank) {
+  for (const RankVerdict& rank : verdict.ranks) {
+    if (rank.pp_rank != pp_rank) continue;
+    const double headroom_gib = static_cast<double>(rank.headroom_bytes) / kBytesPerGiB;
+    const char* status = rank.status == FitStatus::fits         ? "fits      "
+                         : rank.status == FitStatus::borderline ? "borderline"
+                                                                : "no        ";
+    char cell[64];
+    std::snprintf(cell, sizeof(cell), "%s  %.1f %s", status, std::abs(headroom_gib),
+                  headroom_gib >= 0 ? "free" : "over");
+    return cell;
+  }
+  return "";
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+// The verdict in one sentence, with the band it rests on.
+std::string verdict_line(const Verdict& verdict) {
+  const ErrorBand& band = verdict.band;
+  char text[200];
+  std::snprintf(text, sizeof(text),
+                "verdict: %s (rank %d); error band %+.1f %% .. %+.1f %% of the allocator peak "
+                "(validated configurations: %d for %s)",
+                fit_status_name(verdict.status), verdict.limiting_pp_rank, band.low_percent,
+                band.high_percent, band.runs, band.thinnest_feature.c_str());
+  std::string line = text;
+  if (!band.features.empty()) line += "; features " + joined(band.features);
+  if (!band.few_runs_features.empty()) {
+    line += "; few validated runs with " + joined(band.few_runs_features) +
+            ", so the band is the widest error seen";
+  }
+  return line;
+}
 
 std::string gib(std::uint64_t bytes) {
   char text[32];
@@ -99,13 +140,7 @@ void print_table(const Estimate& estimate, const std::string& link) {
   for (std::size_t i = 0; i < headers.size(); ++i) line += (i ? "  " : "") + headers[i];
   std::cout << line << "\n";
   for (const RankMemory& rank : estimate.ranks) {
-    const double peak_gib = static_cast<double>(rank.peak_total_bytes) / kBytesPerGiB;
-    char fits[48];
-    if (peak_gib <= capacity_gib) {
-      std::snprintf(fits, sizeof(fits), "yes  %.1f free", capacity_gib - peak_gib);
-    } else {
-      std::snprintf(fits, sizeof(fits), "no   %.1f over", peak_gib - capacity_gib);
-    }
+    const std::string fits = rank_verdict_cell(estimate.verdict, rank.pp_rank);
     const std::vector<std::string> cells = {
         std::to_string(rank.pp_rank), gib(rank.weight_bytes),
         gib(rank.gradient_bytes),     gib(rank.optimizer_bytes),
@@ -125,6 +160,7 @@ void print_table(const Estimate& estimate, const std::string& link) {
   std::cout << "GiB per GPU; peak = static + activations + transients + runtime (the caching "
                "allocator's reserve, CUDA context, NCCL and library buffers: what nvidia-smi "
                "shows)\n";
+  std::cout << verdict_line(estimate.verdict) << "\n";
   std::cout << "link: " << link << "\n";
   print_what_if(estimate);
 }

@@ -4,7 +4,7 @@
 //   megamem url encode <configuration options> | megamem url decode LINK
 //   megamem plan <configuration options> --gpus N --gbs B [--top K] [--margin-gib G] [--json]
 //   megamem presets [--json]
-//   megamem validate [--cases PATH] [--report PATH] [--json] [--strict]
+//   megamem validate [--cases PATH] [--report PATH] [--bands PATH] [--json] [--strict]
 //   megamem compare LOG [--json] [--vocab-size V] [--gpu ID]
 //
 // A thin front end: it reads argv and files, calls the core, and prints text or JSON.
@@ -61,11 +61,12 @@ constexpr CommandUsage kCommandUsage[] = {
      "  megamem presets [--json]\n"
      "      The model, GPU and recipe presets (ids, names, sources: docs/presets.md).\n"},
     {"validate",
-     "  megamem validate [--cases PATH] [--report PATH] [--json] [--strict]\n"
+     "  megamem validate [--cases PATH] [--report PATH] [--bands PATH] [--json] [--strict]\n"
      "      Compare estimates with measured Megatron-LM runs (default cases file:\n"
      "      ../shared/validation/megatron-ci.json next to the repository, or\n"
      "      $MEGAMEM_SHARED/validation/megatron-ci.json; community.json and\n"
-     "      bridge-recipes.json beside it are scored too). --report writes a Markdown report;\n"
+     "      bridge-recipes.json beside it are scored too). --report writes a Markdown report,\n"
+     "      --bands the verdict's error-band table (core/src/error_bands.inc);\n"
      "      --strict exits with 3 when a gating accuracy target fails.\n"},
     {"compare",
      "  megamem compare LOG [--json] [--vocab-size V] [--gpu ID] [--base-url URL]\n"

@@ -141,7 +141,7 @@ void print_scores(const ScoredFiles& scored, bool json) {
 
 int run_validate(const std::vector<std::string>& args) {
   Expected<ParsedOptions> options =
-      parse_options(args, {"--cases", "--report"}, {"--json", "--strict"});
+      parse_options(args, {"--cases", "--report", "--bands"}, {"--json", "--strict"});
   if (!options) return fail(options.error(), kExitUsage);
   const Expected<ScoredFiles> scored = score_files(*options);
   if (!scored) return fail(scored.error(), kExitError);
@@ -149,6 +149,13 @@ int run_validate(const std::vector<std::string>& args) {
     std::ofstream out(path->second, std::ios::binary);
     out << report_markdown(*scored);
     if (!out) return fail({"--report", "cannot write " + path->second}, kExitError);
+  }
+  if (const auto path = options->values.find("--bands"); path != options->values.end()) {
+    std::vector<const ValidationReport*> reports = {&scored->ci_report};
+    for (const OutsideReport& other : scored->outside) reports.push_back(&other.report);
+    std::ofstream out(path->second, std::ios::binary);
+    out << error_bands_source(reports);
+    if (!out) return fail({"--bands", "cannot write " + path->second}, kExitError);
   }
   print_scores(*scored, options->switches.count("--json") > 0);
   bool all_pass = targets_pass(scored->ci_report);

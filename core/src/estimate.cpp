@@ -323,6 +323,7 @@ Expected<Estimate> estimate(const Config& config, const EstimateOptions& options
       result.limiting_pp_rank = rank.pp_rank;
     }
   }
+  result.verdict = verdict_of(result);
   return result;
 }
 

@@ -13,6 +13,7 @@
 
 #include "megamem/config.hpp"
 #include "megamem/expected.hpp"
+#include "megamem/verdict.hpp"
 
 namespace megamem {
 
@@ -198,6 +199,7 @@ struct Estimate {
   std::vector<RankMemory> ranks;  // one per pipeline rank
   int limiting_pp_rank = 0;       // rank with the largest peak_total_bytes
   std::vector<std::string> warnings;
+  Verdict verdict;  // does it fit, with the error band of its features (verdict.hpp)
   // Not filled by estimate(): what_if_options() (what_if.hpp) is its own call, which front
   // ends that show the table put here for the JSON output.
   std::vector<WhatIfRow> what_if;

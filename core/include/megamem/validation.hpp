@@ -94,6 +94,7 @@ struct CaseResult {
   std::optional<Comparison> static_memory;        // memory_allocated after the optimizer step
   std::optional<Comparison> peak_memory;          // max_memory_allocated, once the estimator has it
   std::optional<Comparison> reserved_memory;      // max_memory_reserved, where measured
+  std::vector<std::string> features;  // configuration_features() of the scored configuration
 };
 
 // Error statistics over a set of comparisons.
@@ -171,6 +172,11 @@ struct OutsideReport {
 // own heading (docs/validation.md).
 std::string validation_reports_markdown(const ValidationReport& ci, std::string_view ci_path,
                                         const std::vector<OutsideReport>& outside);
+
+// core/src/error_bands.inc (verdict.hpp): per feature of the scored configurations, the 5th
+// and 95th percentile of the signed relative peak error over distinct configurations of
+// every report, and the largest |error| of any.
+std::string error_bands_source(const std::vector<const ValidationReport*>& reports);
 
 // A short plain-text summary ending with one "PASS"/"FAIL" line per target.
 std::string validation_summary_text(const ValidationReport& report);

@@ -144,10 +144,42 @@ std::string dump(const json& value, int indent) { return value.dump(indent < 0 ?
 
 }  // namespace
 
+json rank_verdict_json(const RankVerdict& rank) {
+  return {{"pp_rank", rank.pp_rank},
+          {"status", fit_status_name(rank.status)},
+          {"headroom_bytes", rank.headroom_bytes},
+          {"low_total_bytes", rank.low_total_bytes},
+          {"high_total_bytes", rank.high_total_bytes}};
+}
+
+json verdict_json(const Verdict& verdict) {
+  json ranks = json::array();
+  for (const RankVerdict& rank : verdict.ranks) ranks.push_back(rank_verdict_json(rank));
+  const ErrorBand& band = verdict.band;
+  return {{"status", fit_status_name(verdict.status)},
+          {"limiting_pp_rank", verdict.limiting_pp_rank},
+          {"headroom_bytes", verdict.headroom_bytes},
+          {"capacity_bytes", verdict.capacity_bytes},
+          {"band",
+           {{"low_percent", band.low_percent},
+            {"high_percent", band.high_percent},
+            {"thinnest_feature", band.thinnest_feature},
+            {"runs", band.runs},
+            {"features", band.features},
+            {"few_runs_features", band.few_runs_features}}},
+          {"ranks", std::move(ranks)}};
+}
+
 json estimate_json(const Estimate& estimate, bool include_timeline) {
   const NormalizedConfig& n = estimate.normalized;
   json ranks = json::array();
-  for (const RankMemory& rank : estimate.ranks) ranks.push_back(rank_json(rank, include_timeline));
+  for (std::size_t i = 0; i < estimate.ranks.size(); ++i) {
+    json rank = rank_json(estimate.ranks[i], include_timeline);
+    if (i < estimate.verdict.ranks.size()) {
+      rank["verdict"] = rank_verdict_json(estimate.verdict.ranks[i]);
+    }
+    ranks.push_back(std::move(rank));
+  }
   json result = {
       {"config", config_json_value(n.config)},
       {"derived",
@@ -162,6 +194,7 @@ json estimate_json(const Estimate& estimate, bool include_timeline) {
         {"active_params", estimate.totals.active_params},
         {"padded_params", estimate.totals.padded_params}}},
       {"limiting_pp_rank", estimate.limiting_pp_rank},
+      {"verdict", verdict_json(estimate.verdict)},
       {"warnings", estimate.warnings},
       {"ranks", std::move(ranks)},
   };

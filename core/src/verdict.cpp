@@ -1,0 +1,176 @@
+// The fits verdict and its error band; see megamem/verdict.hpp.
+#include "megamem/verdict.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "attention_backend.hpp"
+#include "megamem/estimate.hpp"
+#include "megamem/units.hpp"
+
+namespace megamem {
+namespace {
+
+#include "error_bands.inc"
+
+// The features the band is kept for: what changes how well the estimate holds. Each is one
+// question about the resolved configuration.
+struct FeatureRule {
+  const char* name;
+  std::function<bool(const NormalizedConfig&)> uses;
+};
+
+const std::vector<FeatureRule>& feature_rules() {
+  using N = const NormalizedConfig&;
+  static const std::vector<FeatureRule> rules = {
+      {"tp", [](N n) { return n.config.parallel.tensor_parallel > 1; }},
+      {"pp", [](N n) { return n.config.parallel.pipeline_parallel > 1; }},
+      {"vpp", [](N n) { return n.config.parallel.virtual_stages_per_pipeline_rank > 1; }},
+      {"cp", [](N n) { return n.config.parallel.context_parallel > 1; }},
+      {"ep", [](N n) { return n.config.parallel.expert_parallel > 1; }},
+      {"moe", [](N n) { return n.config.model.num_experts > 0; }},
+      {"mla", [](N n) { return n.config.model.multi_latent_attention; }},
+      {"mtp", [](N n) { return n.config.model.mtp_num_layers > 0; }},
+      {"hybrid", [](N n) { return !n.config.model.hybrid_layer_pattern.empty(); }},
+      {"fp8", [](N n) { return n.config.training.fp8_recipe != Fp8Recipe::none; }},
+      {"fp16", [](N n) { return n.config.training.params_dtype == DType::fp16; }},
+      {"fsdp", [](N n) { return n.config.parallel.fsdp.impl != FsdpImpl::none; }},
+      {"no_dist_opt",
+       [](N n) {
+         return !n.config.optimizer.use_distributed_optimizer &&
+                n.config.parallel.fsdp.impl == FsdpImpl::none;
+       }},
+      {"precision_aware_optimizer",
+       [](N n) { return n.config.optimizer.use_precision_aware_optimizer; }},
+      {"optimizer_muon", [](N n) { return n.config.optimizer.kind == OptimizerKind::muon; }},
+      {"recompute_full",
+       [](N n) { return n.config.training.recompute.granularity == RecomputeGranularity::full; }},
+      {"recompute_selective",
+       [](N n) {
+         return n.config.training.recompute.granularity == RecomputeGranularity::selective;
+       }},
+      {"activation_offload",
+       [](N n) {
+         const OffloadConfig& o = n.config.training.offload;
+         return o.fine_grained_activation_offloading || o.cpu_offloading;
+       }},
+      {"cuda_graph", [](N n) { return n.config.training.cuda_graph_impl != CudaGraphImpl::none; }},
+      {"tp_comm_overlap", [](N n) { return n.config.training.tp_comm_overlap; }},
+      {"ep_overlap", [](N n) { return n.config.training.overlap_moe_expert_parallel_comm; }},
+      {"local_impl",
+       [](N n) { return n.config.training.transformer_impl == TransformerImpl::local; }},
+      {"unfused_attention",
+       [](N n) {
+         const AttentionBackend backend = resolved_attention_backend(n.config);
+         return backend == AttentionBackend::unfused || backend == AttentionBackend::local;
+       }},
+      {"long_seq", [](N n) { return n.config.training.seq_length >= 16384; }},
+  };
+  return rules;
+}
+
+const FeatureBand* band_of(const std::string& feature) {
+  for (const FeatureBand& band : feature_bands()) {
+    if (feature == band.feature) return &band;
+  }
+  return nullptr;
+}
+
+std::uint64_t to_bytes(double bytes) {
+  return static_cast<std::uint64_t>(std::llround(std::max(0.0, bytes)));
+}
+
+}  // namespace
+
+const char* fit_status_name(FitStatus status) {
+  switch (status) {
+    case FitStatus::fits:
+      return "fits";
+    case FitStatus::borderline:
+      return "borderline";
+    case FitStatus::does_not_fit:
+      return "does_not_fit";
+  }
+  return "fits";
+}
+
+const std::vector<FeatureBand>& feature_bands() {
+  static const std::vector<FeatureBand> bands(std::begin(kFeatureBands), std::end(kFeatureBands));
+  return bands;
+}
+
+double widest_error_percent() { return kWidestErrorPercent; }
+
+std::vector<std::string> configuration_features(const NormalizedConfig& normalized) {
+  std::vector<std::string> out;
+  for (const FeatureRule& rule : feature_rules()) {
+    if (rule.uses(normalized)) out.emplace_back(rule.name);
+  }
+  return out;
+}
+
+ErrorBand error_band(const std::vector<std::string>& features) {
+  ErrorBand band;
+  band.features = features;
+  const FeatureBand* all = band_of("all");
+  band.low_percent = all != nullptr ? all->low_percent : -kWidestErrorPercent;
+  band.high_percent = all != nullptr ? all->high_percent : kWidestErrorPercent;
+  band.runs = all != nullptr ? all->runs : 0;
+  for (const std::string& feature : features) {
+    const FeatureBand* row = band_of(feature);
+    const int runs = row != nullptr ? row->runs : 0;
+    if (runs < band.runs) {
+      band.runs = runs;
+      band.thinnest_feature = feature;
+    }
+    if (runs < kMinBandRuns) {
+      band.few_runs_features.push_back(feature);
+      band.low_percent = std::min(band.low_percent, -kWidestErrorPercent);
+      band.high_percent = std::max(band.high_percent, kWidestErrorPercent);
+      continue;
+    }
+    band.low_percent = std::min(band.low_percent, row->low_percent);
+    band.high_percent = std::max(band.high_percent, row->high_percent);
+  }
+  return band;
+}
+
+TotalRange total_range(const ErrorBand& band, std::uint64_t peak_reserved_bytes,
+                       std::uint64_t peak_total_bytes) {
+  // estimated = measured x (1 + error): an estimate that runs low (negative error) means
+  // more real memory.
+  const auto reserved = static_cast<double>(peak_reserved_bytes);
+  const double outside = static_cast<double>(peak_total_bytes) - reserved;
+  return {to_bytes(outside + reserved / (1.0 + band.high_percent / 100.0)),
+          to_bytes(outside + reserved / (1.0 + band.low_percent / 100.0))};
+}
+
+FitStatus fit_status(const TotalRange& range, std::uint64_t capacity_bytes) {
+  if (range.high_bytes <= capacity_bytes) return FitStatus::fits;
+  if (range.low_bytes > capacity_bytes) return FitStatus::does_not_fit;
+  return FitStatus::borderline;
+}
+
+Verdict verdict_of(const Estimate& estimate) {
+  Verdict verdict;
+  verdict.capacity_bytes = to_bytes(estimate.normalized.config.device.capacity_gib * kBytesPerGiB);
+  verdict.band = error_band(configuration_features(estimate.normalized));
+  verdict.limiting_pp_rank = estimate.limiting_pp_rank;
+  for (const RankMemory& rank : estimate.ranks) {
+    const TotalRange range =
+        total_range(verdict.band, rank.peak_reserved_bytes, rank.peak_total_bytes);
+    RankVerdict r{.pp_rank = rank.pp_rank,
+                  .status = fit_status(range, verdict.capacity_bytes),
+                  .headroom_bytes = static_cast<std::int64_t>(verdict.capacity_bytes) -
+                                    static_cast<std::int64_t>(rank.peak_total_bytes),
+                  .low_total_bytes = range.low_bytes,
+                  .high_total_bytes = range.high_bytes};
+    verdict.status = std::max(verdict.status, r.status);
+    if (rank.pp_rank == estimate.limiting_pp_rank) verdict.headroom_bytes = r.headroom_bytes;
+    verdict.ranks.push_back(r);
+  }
+  return verdict;
+}
+
+}  // namespace megamem
