@@ -92,7 +92,30 @@ double main_grad_bytes(const NormalizedConfig& n, const ParamTensor& tensor) {
 bool root_gathered_between_steps(const NormalizedConfig& n, const ParamTensor& tensor) {
   const FsdpConfig& fsdp = n.config.parallel.fsdp;
   return fsdp.impl == FsdpImpl::megatron && fsdp.sharding == FsdpSharding::optim_grads_params &&
-         !in_unit(n, tensor);
+         !in_unit(n, tensor) && shard_group(n, tensor.expert) > 1;
+}
+
+// What all-gathering a Megatron-FSDP tensor adds beside its persistent buffer. A buffer whose
+// group has one rank is not distributed (param_and_grad_buffer.py
+// _init_each_parameter_group_buffers: is_data_distributed needs dp_group.size() > 1), and
+// fetch_bucket hands out a view of it: only what TE makes after the gather (the columnwise
+// copy, MXFP8 scales) is new. torch FSDP2 unshards into new storage.
+double gather_added_bytes(const NormalizedConfig& n, const ParamTensor& tensor) {
+  const double gathered = gathered_weight_bytes(n, tensor);
+  if (n.config.parallel.fsdp.impl != FsdpImpl::megatron || shard_group(n, tensor.expert) > 1) {
+    return gathered;
+  }
+  return std::max(0.0, gathered - weight_buffer_bytes(n, tensor));
+}
+
+// A full-size gradient bucket is made only for a distributed gradient buffer; otherwise
+// _grad_acc adds into the persistent buffer (megatron_fsdp.py, _bucket_group_gradient_reduce
+// allocates only when gbuf.is_data_distributed).
+double grad_bucket_bytes(const NormalizedConfig& n, const ParamTensor& tensor) {
+  if (n.config.parallel.fsdp.impl == FsdpImpl::megatron && shard_group(n, tensor.expert) <= 1) {
+    return 0.0;
+  }
+  return main_grad_bytes(n, tensor);
 }
 
 // Transformer Engine's cached FP8 copy of a 16-bit weight of an FP8 layer: TE quantizes the
@@ -109,14 +132,16 @@ double te_weight_copy_bytes(const NormalizedConfig& n, const ParamTensor& tensor
 // bytes once all-gathered, and bytes of its full-size main-gradient bucket.
 struct GroupSize {
   double elements = 0;
-  double weight_bytes = 0;
+  double weight_bytes = 0;  // added by its all-gather
   double grad_bytes = 0;
+  double initial_bytes = 0;  // the module's own parameters before the FSDP wrapper
 
   void add(const NormalizedConfig& n, const ParamTensor& tensor, double repeat) {
     const double count = static_cast<double>(tensor.elements()) * repeat;
-    elements += count;
-    weight_bytes += gathered_weight_bytes(n, tensor) * count;
-    grad_bytes += main_grad_bytes(n, tensor) * count;
+    elements += count;  // the prefetch bound counts every bucket (all_gather_params)
+    weight_bytes += gather_added_bytes(n, tensor) * count;
+    grad_bytes += grad_bucket_bytes(n, tensor) * count;
+    initial_bytes += gathered_weight_bytes(n, tensor) * count;
   }
 };
 
@@ -124,7 +149,8 @@ struct UnitSizes {
   GroupSize root;                // outside FSDP units
   std::vector<GroupSize> units;  // each unit, in forward order
   GroupSize total_units;
-  GroupSize largest_unit;  // the unit with the most elements
+  GroupSize largest_unit;         // the unit with the most elements
+  double largest_grad_bytes = 0;  // the largest unit gradient bucket
 };
 
 UnitSizes unit_sizes(const NormalizedConfig& n, const std::vector<TensorBlock>& blocks) {
@@ -149,7 +175,9 @@ UnitSizes unit_sizes(const NormalizedConfig& n, const std::vector<TensorBlock>& 
     sizes.total_units.elements += unit.elements;
     sizes.total_units.weight_bytes += unit.weight_bytes;
     sizes.total_units.grad_bytes += unit.grad_bytes;
+    sizes.total_units.initial_bytes += unit.initial_bytes;
     if (unit.elements > sizes.largest_unit.elements) sizes.largest_unit = unit;
+    sizes.largest_grad_bytes = std::max(sizes.largest_grad_bytes, unit.grad_bytes);
   }
   return sizes;
 }
@@ -195,7 +223,7 @@ FsdpWorkingSet megatron_fsdp_working_set(const NormalizedConfig& n, const UnitSi
       fsdp.sharding == FsdpSharding::optim_grads_params) {
     // Gradients are reduced from a full-size temporary bucket: the root group's through the
     // whole backward (its embedding gradient comes last), one unit's at a time.
-    working.backward_bytes += sizes.root.grad_bytes + sizes.largest_unit.grad_bytes;
+    working.backward_bytes += sizes.root.grad_bytes + sizes.largest_grad_bytes;
   }
   // None of it is there in the cross entropy's backward (loss_backward_bytes stays 0): the
   // gradient buckets come with the first gradient hook (megatron_fsdp.py _grad_acc,
@@ -287,9 +315,9 @@ FsdpWorkingSet fsdp_working_set(const NormalizedConfig& normalized,
     // training.py get_model: model_module.cuda() before the FSDP wrapper; the wrapper then
     // copies group by group into its buffers through a full-size bucket and frees the
     // originals (param_and_grad_buffer.py _init_each_parameter_group_buffers).
-    working.initial_params_bytes = sizes.root.weight_bytes + sizes.total_units.weight_bytes;
+    working.initial_params_bytes = sizes.root.initial_bytes + sizes.total_units.initial_bytes;
     working.initial_bucket_bytes =
-        std::max(sizes.root.weight_bytes, sizes.largest_unit.weight_bytes);
+        std::max(sizes.root.initial_bytes, sizes.largest_unit.initial_bytes);
   }
   return working;
 }
