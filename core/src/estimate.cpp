@@ -221,7 +221,12 @@ RankPeak rank_run_peak(const NormalizedConfig& n, const RankChunks& chunks, doub
   RankPeak peak = simulate_rank(n, rank.pp_rank, chunks.step, static_bytes, step,
                                 timeline ? &rank.timeline : nullptr);
   if (!chunks.capture.empty()) {
-    keep_higher(peak, simulate_rank(n, rank.pp_rank, chunks.capture, static_bytes, step, nullptr));
+    // The capture runs before the next train_step's zero_grad (megatron/training/training.py,
+    // Bridge training/train.py: create_cudagraphs after cuda_graph_warmup_steps steps), so the
+    // last step's fp32 grad copy is still allocated; with no warm-up no step has run yet.
+    const double held = n.config.training.cuda_graph_warmup_steps > 0 ? step : 0.0;
+    keep_higher(peak,
+                simulate_rank(n, rank.pp_rank, chunks.capture, static_bytes + held, 0.0, nullptr));
   }
   if (!chunks.warmup.empty()) {
     RankPeak warmup =

@@ -142,6 +142,30 @@ TEST_CASE("Megatron-FSDP ZeRO-3 holds the root group and the prefetched units un
   CHECK(fsdp_working_set(n, tiny.blocks()).backward_bytes == 0);
 }
 
+TEST_CASE("a Megatron-FSDP buffer of a one-rank group is never gathered nor bucketed") {
+  // param_and_grad_buffer.py: is_data_distributed needs dp_group.size() > 1; fetch_bucket
+  // then returns a view of the persistent buffer and _grad_acc adds into it.
+  NormalizedConfig n = normalized(kTiny +
+                                  "--use-megatron-fsdp --num-experts 8 "
+                                  "--expert-model-parallel-size 8 --moe-grouped-gemm");
+  REQUIRE(n.expert_data_parallel == 1);
+  std::array<ParamTensor, 2> layer{
+      ParamTensor{.numel = 100, .module = ModuleKind::mlp, .layer = 0, .gemm_weight = true},
+      ParamTensor{.numel = 300,
+                  .module = ModuleKind::routed_experts,
+                  .layer = 0,
+                  .expert = true,
+                  .gemm_weight = true}};
+  const std::vector<TensorBlock> blocks{TensorBlock{layer.data(), 2, 4}};
+  // Only the dense 100 elements per unit are gathered (bf16) and bucketed (fp32 grads).
+  const FsdpWorkingSet w = fsdp_working_set(n, blocks);
+  CHECK(w.forward_start_bytes == 2 * 400);
+  CHECK(w.backward_bytes == 2 * 400 + 4 * 100);
+  // The experts' persistent buffers hold them whole.
+  CHECK(fsdp_tensor_bytes(n, layer[1]).weight == 2.0);
+  CHECK(fsdp_tensor_bytes(n, layer[1]).gradient == 4.0);
+}
+
 TEST_CASE("FP8 parameters under Megatron-FSDP live in uint8 buffers with bf16 gradients") {
   const std::string fp8 =
       kTiny + "--use-megatron-fsdp --fp8-format e4m3 --fp8-recipe tensorwise --fp8-param-gather ";
@@ -420,6 +444,23 @@ TEST_CASE("a graphed run's static memory holds the buffers; its peak follows the
   const RankMemory cold = rank0(graphs + "--cuda-graph-warmup-steps 0");
   CHECK(cold.peak_allocated_bytes < plain.peak_allocated_bytes + cold.cuda_graph_bytes);
   CHECK(cold.peak_allocated_bytes > cold.static_bytes);
+}
+
+TEST_CASE("the graph capture runs before zero_grad: the last step's fp32 grad copy is there") {
+  // training.py / Bridge train.py: create_cudagraphs() after cuda_graph_warmup_steps steps,
+  // before the next train_step's optimizer.zero_grad(). Short sequences make the copy larger
+  // than any micro-batch's activations, so the step itself would otherwise be the peak.
+  const std::string graphs =
+      "--num-layers 4 --hidden-size 512 --num-attention-heads 8 --seq-length 64 "
+      "--max-position-embeddings 64 --micro-batch-size 1 --global-batch-size 8 "
+      "--vocab-size 50257 --bf16 --grad-reduce-in-bf16 --cuda-graph-impl transformer_engine "
+      "--cuda-graph-modules attn ";
+  const RankMemory warm = rank0(graphs + "--cuda-graph-warmup-steps 1");
+  REQUIRE(warm.optimizer_step_bytes > warm.activation_bytes_per_microbatch);
+  CHECK(warm.peak_allocated_bytes > allocated_after_step_bytes(warm));
+  // Captured at the first iteration, before any step: no copy beside the capture.
+  const RankMemory cold = rank0(graphs + "--cuda-graph-warmup-steps 0");
+  CHECK(cold.peak_allocated_bytes == allocated_after_step_bytes(cold));
 }
 
 TEST_CASE("local and whole-iteration CUDA graphs are said to be not modeled") {
