@@ -60,7 +60,7 @@ LayerActivations layer_activations(const NormalizedConfig& n, LayerKind kind, bo
   SavedSink sink(out, active, n.config.training.delay_wgrad_compute);
   layer_saved(module_context(n, kind, fp8), activation_shape(n), sink);
   std::erase_if(out.saved, [&](const SavedActivation& item) {
-    return !in_graph_part(n, part, item.module, moe_layer);
+    return !in_graph_part(n, part, item.module, kind);
   });
   // Normal checkpoints (core_attn, mlp, moe, shared_experts) recompute one module at a time
   // in backward; output-discarding ones (moe_act, layernorm, mla_up_proj, gdn_norm_out) bring back

@@ -35,16 +35,19 @@ enum class GraphPart {
 // Transformer Engine per-layer graphs, the implementation modeled here.
 bool uses_te_layer_graphs(const TrainingConfig& training);
 
-// _layer_is_graphable: whether a decoder (or MTP) layer, MoE or dense, is captured.
-bool layer_graphed(const NormalizedConfig& normalized, bool moe_layer);
+// _layer_is_graphable: whether a decoder (or MTP) layer of this kind is captured: a Mamba
+// layer with `mamba` in the scope, a TransformerLayer with attention under `attn`, with a MoE
+// under `moe`/`moe_router`/`moe_preprocess`, with a dense MLP under `mlp`; every layer with
+// no scope.
+bool layer_graphed(const NormalizedConfig& normalized, LayerKind kind);
 
 // Whether a saved tensor of `module` in such a layer lies inside its graph
-// (TransformerLayer._get_submodules_under_cudagraphs).
-bool module_graphed(const NormalizedConfig& normalized, ModuleKind module, bool moe_layer);
+// (TransformerLayer._get_submodules_under_cudagraphs; a Mamba layer is graphed whole).
+bool module_graphed(const NormalizedConfig& normalized, ModuleKind module, LayerKind kind);
 
 // The keep-or-drop test of a GraphPart for one saved tensor.
 bool in_graph_part(const NormalizedConfig& normalized, GraphPart part, ModuleKind module,
-                   bool moe_layer);
+                   LayerKind kind);
 
 // Bytes the graphs keep allocated on pipeline rank `pp_rank` for the whole run: one static
 // input set per (graphed layer, micro-batch) whose forward is captured before an earlier

@@ -387,19 +387,20 @@ TEST_CASE("--cuda-graph-modules decides which saved tensors a graph holds") {
                           "--num-experts 4 --moe-shared-expert-intermediate-size 256 "
                           "--cuda-graph-impl transformer_engine ";
   const NormalizedConfig attn = normalized(moe + "--cuda-graph-modules attn");
-  CHECK(module_graphed(attn, ModuleKind::self_attention, true));
-  CHECK_FALSE(module_graphed(attn, ModuleKind::pre_mlp_layernorm, true));
-  CHECK_FALSE(module_graphed(attn, ModuleKind::routed_experts, true));
+  CHECK(module_graphed(attn, ModuleKind::self_attention, LayerKind::moe));
+  CHECK_FALSE(module_graphed(attn, ModuleKind::pre_mlp_layernorm, LayerKind::moe));
+  CHECK_FALSE(module_graphed(attn, ModuleKind::routed_experts, LayerKind::moe));
   const NormalizedConfig router = normalized(moe + "--cuda-graph-modules moe_router");
-  CHECK_FALSE(module_graphed(router, ModuleKind::self_attention, true));
-  CHECK(module_graphed(router, ModuleKind::router, true));
-  CHECK(module_graphed(router, ModuleKind::shared_experts, true));
-  CHECK_FALSE(module_graphed(router, ModuleKind::routed_experts, true));
-  CHECK_FALSE(layer_graphed(router, false));  // _layer_is_graphable: no MLP module listed
+  CHECK_FALSE(module_graphed(router, ModuleKind::self_attention, LayerKind::moe));
+  CHECK(module_graphed(router, ModuleKind::router, LayerKind::moe));
+  CHECK(module_graphed(router, ModuleKind::shared_experts, LayerKind::moe));
+  CHECK_FALSE(module_graphed(router, ModuleKind::routed_experts, LayerKind::moe));
+  CHECK_FALSE(
+      layer_graphed(router, LayerKind::dense));  // _layer_is_graphable: no MLP module listed
   const NormalizedConfig whole = normalized(moe);
-  CHECK(module_graphed(whole, ModuleKind::routed_experts, true));
-  CHECK(in_graph_part(whole, GraphPart::graphed, ModuleKind::mlp, false));
-  CHECK_FALSE(in_graph_part(whole, GraphPart::eager, ModuleKind::mlp, false));
+  CHECK(module_graphed(whole, ModuleKind::routed_experts, LayerKind::moe));
+  CHECK(in_graph_part(whole, GraphPart::graphed, ModuleKind::mlp, LayerKind::dense));
+  CHECK_FALSE(in_graph_part(whole, GraphPart::eager, ModuleKind::mlp, LayerKind::dense));
 }
 
 TEST_CASE("without PP the graphs keep one static input set per graphed layer") {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "activations.hpp"
+#include "cuda_graphs.hpp"
 #include "estimate_helpers.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/hf_config.hpp"
@@ -300,4 +301,29 @@ TEST_CASE("hybrid: the planner finds layouts for Nemotron-Nano-9B-v2 on 64 H100s
     CHECK(e.has_value());
     CHECK(candidate.config.parallel.virtual_stages_per_pipeline_rank == 1);
   }
+}
+
+TEST_CASE("TE graphs of a hybrid model capture Mamba layers under mamba, attention under attn") {
+  // cuda_graphs.py _layer_is_graphable; transformer_layer.py get_layer_static_inputs: each
+  // graphed callable keeps a [s, b, h] input set, an attention layer also a [b, 1, s, s] mask.
+  Config c = nano();
+  c.training.cuda_graph_impl = CudaGraphImpl::transformer_engine;
+  const double hidden = 2.0 * 4096 * 4480;
+  const double mask = 4096.0 * 4096;
+  auto graph_bytes = [&](CudaGraphModules modules) {
+    c.training.cuda_graph_modules = modules;
+    auto e = estimate(c);
+    REQUIRE(e.has_value());
+    return static_cast<double>(e->ranks[0].cuda_graph_bytes);
+  };
+  // 27 M and 4 * layers; the 25 MLP layers stay eager. One grad-output set; no RoPE table
+  // (Nemotron-H has no position embedding).
+  CHECK(graph_bytes({CudaGraphModule::attn, CudaGraphModule::mamba}) ==
+        Approx(31 * hidden + 4 * mask + hidden));
+  CHECK(graph_bytes({CudaGraphModule::attn}) == Approx(4 * hidden + 4 * mask + hidden));
+  CHECK(graph_bytes({CudaGraphModule::mamba}) == Approx(27 * hidden + hidden));
+  // The Mamba mixer's saved tensors are in the graph's pool while it replays.
+  const NormalizedConfig n = normalized(c);
+  CHECK(module_graphed(n, ModuleKind::mamba_mixer, LayerKind::mamba));
+  CHECK_FALSE(layer_graphed(n, LayerKind::mlp));
 }
