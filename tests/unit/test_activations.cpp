@@ -241,3 +241,17 @@ TEST_CASE("unfused attention's backward holds the probabilities' and the scores'
   CHECK(layer.backward_transient_bytes == Approx(std::max(layer.full_bytes, 2 * 2 * scores)));
   CHECK(layer.backward_transient_bytes > layer.full_bytes);
 }
+
+// moe_layer.py: moe recompute checkpoints the MoE layer with the pre-MLP norm output as its
+// input, which CheckpointFunction keeps; layernorm recompute is what discards it.
+TEST_CASE("moe recompute keeps the pre-MLP norm output; layernorm recompute frees it") {
+  Config c = qwen3_moe_on_8_gpus();
+  c.training.recompute.granularity = RecomputeGranularity::selective;
+  c.training.recompute.modules = {RecomputeModule::moe};
+  const double moe = layer_activations(normalized(c), true).kept_bytes;
+  c.training.recompute.modules = {RecomputeModule::moe, RecomputeModule::layernorm};
+  const double with_layernorm = layer_activations(normalized(c), true).kept_bytes;
+  const NormalizedConfig n = normalized(c);
+  const ActivationShape s = activation_shape(n);
+  CHECK(moe - with_layernorm == Approx(2.0 * s.sp_tokens * s.h));
+}

@@ -2,9 +2,9 @@
 //   parameters: pre-MLP norm and the router weight [E x h] (bias with --add-bias-linear),
 //     replicated on every rank; dense bucket (static_memory.cpp keeps the router out of
 //     the FP8/Muon GEMM sets).
-//   saved: the norm's input (mlp_norm offload) and output (freed by layernorm or moe
-//     recompute); two fp32 score tensors over all experts, one for the aux loss and one for
-//     the score function (moe recompute); top-k keeps indices only.
+//   saved: the norm's input (mlp_norm offload) and output (freed by layernorm recompute; moe
+//     recompute's checkpoint keeps it as its input); two fp32 score tensors over all experts, one
+//     for the aux loss and one for the score function (moe recompute); top-k keeps indices only.
 //   FLOPs: none in training.py's count (the router GEMM is left out there).
 #include "module_spec.hpp"
 
@@ -25,8 +25,11 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const double nsp = s.sp_tokens;
   sink.add("pre_mlp_layernorm input", ModuleKind::pre_mlp_layernorm, nsp * s.h, s.act, {},
            {OffloadModule::mlp_norm});
+  // moe recompute checkpoints the MoE layer with this tensor as its input, which
+  // CheckpointFunction saves (moe_layer.py forward, tensor_parallel/random.py); only layernorm
+  // recompute discards it.
   sink.add("pre_mlp_layernorm output", ModuleKind::pre_mlp_layernorm, nsp * s.h, s.act,
-           {RecomputeModule::layernorm, RecomputeModule::moe});
+           {RecomputeModule::layernorm});
   sink.add("router scores (fp32)", ModuleKind::router, 2 * nsp * c.model.num_experts, 4,
            {RecomputeModule::moe});
 }
