@@ -23,15 +23,22 @@ bool offload_selected(const NormalizedConfig& n, OffloadModules module) {
 // The largest weight gradient (params dtype) of a layer, alive between its wgrad GEMM and the DDP
 // hook that adds it to main_grad, when gradient-accumulation fusion is off
 // (megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication).
+// TE's grouped GEMM makes the wgrads of all its local experts in one packed tensor
+// (grouped_linear.py backward: wgrad_packed [N, out, in]), freed when the last hook has run.
 double largest_weight_grad_bytes(const NormalizedConfig& n, bool moe_layer) {
   if (n.config.training.gradient_accumulation_fusion) return 0;
   const ModelConfig& m = n.config.model;
+  const TrainingConfig& t = n.config.training;
   const double h = m.hidden_size;
   const double tp = n.config.parallel.tensor_parallel;
   const double glu = m.activation == Activation::swiglu ? 2 : 1;
-  const double fc1 =
-      moe_layer ? glu * m.moe_ffn_hidden_size * h / n.config.parallel.expert_tensor_parallel
-                : glu * m.ffn_hidden_size * h / tp;
+  const bool packed =
+      t.moe_grouped_gemm && t.transformer_impl == TransformerImpl::transformer_engine;
+  const double experts_in_gemm =
+      packed ? static_cast<double>(m.num_experts) / n.config.parallel.expert_parallel : 1.0;
+  const double fc1 = moe_layer ? experts_in_gemm * glu * m.moe_ffn_hidden_size * h /
+                                     n.config.parallel.expert_tensor_parallel
+                               : glu * m.ffn_hidden_size * h / tp;
   const double qkv = (static_cast<double>(m.num_attention_heads) + 2.0 * m.num_query_groups) *
                      m.kv_channels * h / tp;
   return activation_element_bytes(n.config) * std::max(fc1, qkv);

@@ -255,3 +255,15 @@ TEST_CASE("moe recompute keeps the pre-MLP norm output; layernorm recompute free
   const ActivationShape s = activation_shape(n);
   CHECK(moe - with_layernorm == Approx(2.0 * s.sp_tokens * s.h));
 }
+
+// grouped_linear.py backward: without gradient-accumulation fusion TE writes the wgrads of all
+// local experts into one packed [N, out, in] tensor, alive until the last grad hook has run.
+TEST_CASE("without wgrad fusion the grouped GEMM holds every local expert's fc1 wgrad at once") {
+  Config c = qwen3_moe_on_8_gpus();
+  c.training.moe_grouped_gemm = true;
+  const double fused = layer_activations(normalized(c), true).backward_transient_bytes;
+  c.training.gradient_accumulation_fusion = false;
+  const double packed = layer_activations(normalized(c), true).backward_transient_bytes;
+  // Qwen3-235B: 128 experts / EP 8 = 16 local, fc1 [2 x 1536, 4096] in bf16.
+  CHECK(packed - fused == Approx(2.0 * 16 * 2 * 1536 * 4096));
+}
