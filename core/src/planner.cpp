@@ -208,6 +208,7 @@ struct LayoutState {
   std::vector<int> columns;                  // valid micro-batch sizes, ascending
   std::vector<NormalizedConfig> normalized;  // per column, least-memory-hungry row
   std::vector<StagePlacement> stages;
+  int loss_rank = 0;                              // the pipeline rank that computes the loss
   std::vector<std::uint64_t> fixed;               // per column: workspaces, global buffer
   std::vector<RankParameterBytes> parameters[2];  // per rank, without / with optimizer offload
   std::vector<std::vector<double>> activation;    // per (column, recompute, act offload): per rank
@@ -290,6 +291,7 @@ class Planner {
   void record_peak(LayoutState& state, std::size_t row, std::size_t column, std::uint64_t worst,
                    int limiting);
   void estimate_cell(LayoutState& state, std::size_t row, std::size_t column);
+  void evaluate_cell_exactly(LayoutState& state, std::size_t row, std::size_t column);
   void infer(LayoutState& state, std::size_t row, std::size_t column, std::uint64_t peak);
   void classify(LayoutState& state);
   void reject(const Error& error, std::int64_t count);
@@ -352,6 +354,9 @@ class Planner {
   // Recompute/offload rules depend on the layout only through sequence parallelism.
   std::optional<std::vector<std::optional<Error>>> row_errors_[2];
   std::uint64_t limit_bytes_ = 0;  // capacity minus margin
+  // Megatron-FSDP's working set and TE CUDA graphs' phases are priced by estimate() itself:
+  // every evaluated cell is estimated (planner_memory.hpp prices the rest).
+  bool estimate_every_cell_ = false;
   // Schedule profiles by (PP, VPP, rank, micro-batches, group, EP overlap).
   struct KeyHash {
     std::size_t operator()(const std::array<std::int64_t, 6>& key) const {
@@ -421,6 +426,9 @@ void Planner::recount(Cell before, Cell after) {
 bool Planner::prepare(LayoutState& state) {
   const NormalizedConfig& first = state.normalized.front();
   state.stages = first.stages;  // placed once, by normalize()
+  for (const StagePlacement& stage : state.stages) {
+    if (stage.has_loss) state.loss_rank = stage.pp_rank;
+  }
   const bool optimizer_rows = std::any_of(offload_.begin(), offload_.end(),
                                           [](const OffloadOption& o) { return o.optimizer; });
   if (optimizer_rows) {
@@ -534,6 +542,10 @@ void Planner::evaluate_cell(LayoutState& state, std::size_t row, std::size_t col
   const std::size_t columns = state.columns.size();
   if (state.peak[row * columns + column] != 0) return;
   if (state.cells[row * columns + column] == Cell::invalid) return;
+  if (estimate_every_cell_) {
+    evaluate_cell_exactly(state, row, column);
+    return;
+  }
   const std::size_t recompute = recompute_of(row);
   const bool activations = activation_offload(row);
   std::vector<double>& peaks =
@@ -548,9 +560,9 @@ void Planner::evaluate_cell(LayoutState& state, std::size_t row, std::size_t col
     std::uint64_t worst = 0;
     int limiting = 0;
     for (std::size_t rank = 0; rank < peaks.size(); ++rank) {
-      // The step's grad copy replaces the activations when it is larger (timeline.cpp).
       const double above_static =
-          std::max(peaks[rank], static_cast<double>(parameters[rank].optimizer_step_bytes));
+          rank_above_static(state.normalized[column], peaks[rank], parameters[rank],
+                            static_cast<int>(rank) == state.loss_rank);
       const std::uint64_t total =
           rank_peak_total(state.normalized[column],
                           parameters[rank].static_bytes + state.fixed[column], above_static);
@@ -581,11 +593,31 @@ void Planner::record_peak(LayoutState& state, std::size_t row, std::size_t colum
   }
 }
 
+// With estimate_every_cell_: the cell's peak from estimate() itself, recorded as a fast-path
+// one is (and so inferring its neighbours).
+void Planner::evaluate_cell_exactly(LayoutState& state, std::size_t row, std::size_t column) {
+  const std::size_t index = row * state.columns.size() + column;
+  ++stats_.memory_evaluations;
+  const Expected<Estimate> result =
+      estimate(config_for(state.layout, state.columns[column], row), EstimateOptions{false, false});
+  if (!result) {
+    const Cell before = state.cells[index];
+    reject(result.error(), 1);
+    state.cells[index] = Cell::invalid;
+    recount(before, Cell::invalid);
+    return;
+  }
+  state.exact[index] = 1;
+  const RankMemory& rank = result->ranks[static_cast<std::size_t>(result->limiting_pp_rank)];
+  record_peak(state, row, column, rank.peak_total_bytes, result->limiting_pp_rank);
+}
+
 // estimate() itself, for a cell that is reported: its bytes replace the fast path's.
 void Planner::estimate_cell(LayoutState& state, std::size_t row, std::size_t column) {
   const std::size_t index = row * state.columns.size() + column;
   if (state.exact[index] || state.cells[index] == Cell::invalid) return;
   evaluate_cell(state, row, column);
+  if (state.exact[index] || state.cells[index] == Cell::invalid) return;
   state.exact[index] = 1;
   ++stats_.estimates;
   const Cell before = state.cells[index];
@@ -690,6 +722,8 @@ Expected<NormalizedConfig> Planner::check_request() {
   const double limit = (base_.device.capacity_gib - req_.margin_gib) * kBytesPerGiB;
   if (!(limit > 0)) return Error{"margin_gib", "the margin leaves no memory on the card"};
   limit_bytes_ = static_cast<std::uint64_t>(limit);
+  estimate_every_cell_ = base_.parallel.fsdp.impl != FsdpImpl::none ||
+                         base_.training.cuda_graph_impl == CudaGraphImpl::transformer_engine;
   plain_ = base_;
   plain_.parallel = ParallelConfig{};
   plain_.parallel.world_size = 1;

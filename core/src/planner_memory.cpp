@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "activations.hpp"
+#include "deferred_embedding_wgrad.hpp"
 #include "parameter_count.hpp"
 #include "persistent_buffers.hpp"
 #include "pipeline_schedule.hpp"
@@ -114,6 +115,18 @@ void rank_activation_peaks(const std::vector<ChunkActivations>& chunks, int virt
     }
     out[r] = worst;
   }
+}
+
+double rank_above_static(const NormalizedConfig& n, double activation_peak,
+                         const RankParameterBytes& parameters, bool loss_rank) {
+  // timeline.cpp: the step's grad copy replaces the activations when it is larger.
+  const double above =
+      std::max(activation_peak, static_cast<double>(parameters.optimizer_step_bytes));
+  if (!loss_rank) return above;
+  // estimate.cpp add_rank_peak -> add_deferred_embedding_wgrad.
+  const DeferredWgradBytes held = deferred_embedding_wgrad_bytes(n);
+  if (held.at_flush <= 0) return above;
+  return std::max(above + held.during_schedule, held.at_flush);
 }
 
 std::uint64_t rank_peak_total(const NormalizedConfig& n, std::uint64_t static_bytes,

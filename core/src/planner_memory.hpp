@@ -55,6 +55,13 @@ void rank_activation_peaks(const std::vector<ChunkActivations>& chunks, int virt
                            const std::vector<const ScheduleProfile*>& profiles,
                            std::vector<double>& out);
 
+// What a rank's peak holds above its static memory, as estimate() takes it: the schedule's
+// worst (activation_peak) or the optimizer step's fp32 grad copy, whichever is larger, and on
+// the rank that computes the loss the deferred output-layer wgrad buffers
+// (deferred_embedding_wgrad.hpp: held through the schedule, or all of them at the flush).
+double rank_above_static(const NormalizedConfig& normalized, double activation_peak,
+                         const RankParameterBytes& parameters, bool loss_rank);
+
 // peak_total_bytes of one rank from its static bytes and activation peak.
 std::uint64_t rank_peak_total(const NormalizedConfig& normalized, std::uint64_t static_bytes,
                               double activation_peak);

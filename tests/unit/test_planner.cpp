@@ -114,6 +114,35 @@ TEST_CASE("every candidate is classified as estimate() classifies it (DeepSeek-V
   check_against_estimate(deepseek_request());
 }
 
+// The terms the fast path must price as estimate() does (issue 24): Megatron-FSDP's working
+// set and initialization, TE CUDA graphs' phases, the deferred embedding wgrad and the
+// optimizer step's fp32 grad copy.
+TEST_CASE("the fast path agrees with estimate() on FSDP, CUDA graphs, deferred wgrad, the step") {
+  SECTION("Megatron-FSDP") {
+    PlanRequest r = llama_request();
+    r.base.parallel.fsdp.impl = FsdpImpl::megatron;
+    r.base.optimizer.use_distributed_optimizer = false;
+    check_against_estimate(r);
+  }
+  SECTION("Transformer Engine CUDA graphs") {
+    PlanRequest r = llama_request();
+    r.base.training.cuda_graph_impl = CudaGraphImpl::transformer_engine;
+    check_against_estimate(r);
+  }
+  SECTION("deferred embedding wgrad") {
+    PlanRequest r = llama_request();
+    r.base.training.defer_embedding_wgrad_compute = true;
+    r.base.training.wgrad_deferral_limit = 4;
+    check_against_estimate(r);
+  }
+  SECTION("a 16-bit grad buffer's step copy") {
+    PlanRequest r = llama_request();
+    r.base.optimizer.grad_reduce_in_bf16 = true;
+    r.base.optimizer.use_distributed_optimizer = false;
+    check_against_estimate(r);
+  }
+}
+
 TEST_CASE("reported candidates carry estimate()'s bytes and estimate_step_time()'s time") {
   for (const PlanRequest& request : {llama_request(), deepseek_request()}) {
     const Expected<PlanResult> result = plan(request);
