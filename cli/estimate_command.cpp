@@ -161,6 +161,9 @@ void print_table(const Estimate& estimate, const std::string& link) {
                "allocator's reserve, CUDA context, NCCL and library buffers: what nvidia-smi "
                "shows)\n";
   std::cout << verdict_line(estimate.verdict) << "\n";
+  for (const std::string& assumption : estimate.assumptions) {
+    std::cout << "assumes: " << assumption << "\n";
+  }
   std::cout << "link: " << link << "\n";
   print_what_if(estimate);
 }

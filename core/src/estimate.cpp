@@ -329,6 +329,9 @@ Expected<Estimate> estimate(const Config& config, const EstimateOptions& options
     }
   }
   result.verdict = verdict_of(result);
+  if (std::string routing = hottest_expert_rank_assumption(n); !routing.empty()) {
+    result.assumptions.push_back(std::move(routing));
+  }
   return result;
 }
 

@@ -149,6 +149,7 @@ std::vector<WhatIfOption> what_if_options(const Config& config) {
       option.peak_allocated_bytes = rank.peak_allocated_bytes;
       option.peak_total_bytes = limiting_peak_total(*result);
       option.limiting_pp_rank = result->limiting_pp_rank;
+      option.status = result->verdict.status;
       option.note = choice.note;
       const Expected<StepTime> time = estimate_step_time(choice.config);
       if (time) option.step_time_s = time->step_time_s;

@@ -267,3 +267,23 @@ TEST_CASE("without wgrad fusion the grouped GEMM holds every local expert's fc1 
   // Qwen3-235B: 128 experts / EP 8 = 16 local, fc1 [2 x 1536, 4096] in bf16.
   CHECK(packed - fused == Approx(2.0 * 16 * 2 * 1536 * 4096));
 }
+
+// shared_experts.py: with --moe-shared-expert-overlap the shared experts all-gather their
+// input themselves (pre_forward_comm) and fc1 runs with parallel_mode None, so TE saves the
+// whole-sequence input; without SP it is the norm output the router keeps anyway.
+TEST_CASE("shared-expert overlap saves the gathered fc1 input under sequence parallelism") {
+  Config c = qwen3_moe_on_8_gpus();
+  c.model.moe_shared_expert_intermediate_size = 1536;
+  c.parallel.tensor_parallel = 2;
+  c.parallel.sequence_parallel = true;
+  const double plain = layer_activations(normalized(c), true).kept_bytes;
+  c.training.moe_shared_expert_overlap = true;
+  const double overlap = layer_activations(normalized(c), true).kept_bytes;
+  const ActivationShape s = activation_shape(normalized(c));
+  CHECK(overlap - plain == Approx(2.0 * s.tokens * 4096));  // [s, b, h] bf16, h = 4096
+  c.training.recompute.granularity = RecomputeGranularity::selective;
+  c.training.recompute.modules = {RecomputeModule::shared_experts};
+  const double recomputed = layer_activations(normalized(c), true).kept_bytes;
+  c.training.moe_shared_expert_overlap = false;
+  CHECK(recomputed == Approx(layer_activations(normalized(c), true).kept_bytes));
+}

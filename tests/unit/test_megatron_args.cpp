@@ -1304,3 +1304,32 @@ TEST_CASE("layout flags are the layout's, recompute's and offload's flags, shell
   REQUIRE(parsed.has_value());
   CHECK(layout_megatron_args(parsed->config) == flags);
 }
+
+// A registry row's flag is read with the arity of its form (fields.hpp FlagForm), with no
+// second table in the parser.
+TEST_CASE("a flag known only by its registry row is parsed with its form's arity") {
+  const std::string moe = kBase + " --num-experts 8 --expert-model-parallel-size 8";
+  CHECK(parse_ok(moe + " --moe-router-force-load-balancing")
+            .config.training.moe_router_force_load_balancing);
+  CHECK_FALSE(parse_ok(moe).config.training.moe_router_force_load_balancing);
+  CHECK(parse_error(moe + " --moe-router-force-load-balancing 1").field ==
+        "--moe-router-force-load-balancing");
+  CHECK(parse_error(kBase + " --moe-expert-capacity-factor").message == "needs a value");
+}
+
+TEST_CASE("the estimate says what it takes for the busiest expert rank unless routing is fixed") {
+  const std::string moe = kBase + " --num-experts 8 --expert-model-parallel-size 8";
+  auto assumptions = [](const std::string& flags) {
+    auto e = estimate(parse_ok(flags).config);
+    REQUIRE(e.has_value());
+    return e->assumptions;
+  };
+  const std::vector<std::string> free_routing = assumptions(moe);
+  REQUIRE(free_routing.size() == 1);
+  CHECK(free_routing[0].find("1.00x its even share") != std::string::npos);
+  CHECK(free_routing[0].find("drops no token") != std::string::npos);
+  CHECK(assumptions(moe + " --moe-router-force-load-balancing").empty());
+  CHECK(assumptions(moe + " --moe-expert-capacity-factor 1.5 --moe-pad-expert-input-to-capacity")
+            .empty());
+  CHECK(assumptions(kBase + " --num-experts 8").empty());  // EP 1: every GPU gets k x N
+}

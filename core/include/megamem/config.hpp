@@ -276,6 +276,10 @@ struct TrainingConfig {
   double moe_expert_capacity_factor = 0.0;  // 0 = dropless
   bool moe_pad_expert_input_to_capacity = false;
   double moe_imbalance_factor = 1.0;  // hottest EP rank's share over balanced (user knob)
+  // --moe-router-force-load-balancing: the router assigns tokens evenly (benchmarks).
+  bool moe_router_force_load_balancing = false;
+  // --moe-shared-expert-overlap: shared experts on a side stream beside the dispatch.
+  bool moe_shared_expert_overlap = false;
   CrossEntropyImpl cross_entropy = CrossEntropyImpl::unfused;
   bool gradient_accumulation_fusion = true;  // --no-gradient-accumulation-fusion clears it
   bool create_attention_mask_in_dataloader = true;

@@ -186,6 +186,7 @@ struct WhatIfRow {
   std::uint64_t peak_total_bytes = 0;
   std::int64_t saving_bytes = 0;  // current peak_total minus this one (positive saves)
   int limiting_pp_rank = 0;
+  FitStatus status = FitStatus::fits;  // the row's own verdict (verdict.hpp)
   // The step-time model's step (step_time.hpp) and its change against the current setting
   // (0.05 = 5 % slower); 0 when the model cannot price it.
   double step_time_s = 0;
@@ -200,6 +201,9 @@ struct Estimate {
   int limiting_pp_rank = 0;       // rank with the largest peak_total_bytes
   std::vector<std::string> warnings;
   Verdict verdict;  // does it fit, with the error band of its features (verdict.hpp)
+  // What the estimate takes where the configuration leaves memory open (the busiest expert
+  // rank's share of routed tokens, ...), one sentence each.
+  std::vector<std::string> assumptions;
   // Not filled by estimate(): what_if_options() (what_if.hpp) is its own call, which front
   // ends that show the table put here for the JSON output.
   std::vector<WhatIfRow> what_if;

@@ -699,6 +699,12 @@ std::vector<ConfigField> moe_training_rows() {
           .json("moe_pad_expert_input_to_capacity")
           .flag("--moe-pad-expert-input-to-capacity", FlagForm::store_true)
           .ui("pad to capacity", "", "Every expert receives exactly its capacity."),
+      MM_BOOL("shared-overlap", "0", training.moe_shared_expert_overlap)
+          .json("moe_shared_expert_overlap")
+          .flag("--moe-shared-expert-overlap", FlagForm::store_true),
+      MM_BOOL("force-balance", "0", training.moe_router_force_load_balancing)
+          .json("moe_router_force_load_balancing")
+          .flag("--moe-router-force-load-balancing", FlagForm::store_true),
       MM_REAL("imbalance", "1", training.moe_imbalance_factor, 0.0, kMaxReal)
           .json("moe_imbalance_factor")
           .ui("imbalance factor", "(megamem knob, no flag)",

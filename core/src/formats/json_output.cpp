@@ -131,6 +131,7 @@ json what_if_row_json(const WhatIfRow& row) {
     node["peak_total_bytes"] = row.peak_total_bytes;
     node["saving_bytes"] = row.saving_bytes;
     node["limiting_pp_rank"] = row.limiting_pp_rank;
+    node["status"] = fit_status_name(row.status);
     node["step_time_s"] = row.step_time_s;
     node["step_time_change"] = row.step_time_change;
     if (!row.note.empty()) node["note"] = row.note;
@@ -195,6 +196,7 @@ json estimate_json(const Estimate& estimate, bool include_timeline) {
         {"padded_params", estimate.totals.padded_params}}},
       {"limiting_pp_rank", estimate.limiting_pp_rank},
       {"verdict", verdict_json(estimate.verdict)},
+      {"assumptions", estimate.assumptions},
       {"warnings", estimate.warnings},
       {"ranks", std::move(ranks)},
   };

@@ -53,138 +53,59 @@ struct FlagSpec {
   Arity arity;
 };
 
-// Flags that set Config fields (or are read by an argument check below). Arity follows
-// Megatron's argparse definitions: store_true/store_false flags take no value, nargs='+'
-// flags take a list.
+// Flags that set Config fields through the readers below (or are read by an argument check)
+// and have no registry row of their own; a registry row's flag (fields.hpp, FlagForm) is
+// modeled with the arity of its form. Arity follows Megatron's argparse definitions:
+// store_true/store_false flags take no value, nargs='+' flags take a list.
 constexpr FlagSpec kModeledFlags[] = {
     // Model shape (arguments.py _add_network_size_args; transformer_config.py fields).
-    {"--num-layers", Arity::one},
-    {"--hidden-size", Arity::one},
-    {"--num-attention-heads", Arity::one},
     {"--group-query-attention", Arity::none},
     {"--num-query-groups", Arity::one},
-    {"--kv-channels", Arity::one},
-    {"--ffn-hidden-size", Arity::one},
     {"--swiglu", Arity::none},
     {"--squared-relu", Arity::none},
     {"--quick-geglu", Arity::none},
-    {"--normalization", Arity::one},
-    {"--qk-layernorm", Arity::none},
-    {"--disable-bias-linear", Arity::none},
-    {"--add-qkv-bias", Arity::none},
-    {"--attention-output-gate", Arity::none},
-    {"--softmax-type", Arity::one},
     {"--window-size", Arity::one},
-    {"--window-attn-skip-freq", Arity::one},
     {"--position-embedding-type", Arity::one},
     {"--use-rotary-position-embeddings", Arity::none},
     {"--no-position-embedding", Arity::none},
-    {"--max-position-embeddings", Arity::one},
-    {"--untie-embeddings-and-output-weights", Arity::none},
     {"--vocab-size", Arity::one},
     {"--padded-vocab-size", Arity::one},
-    {"--make-vocab-size-divisible-by", Arity::one},
-    {"--hidden-dropout", Arity::one},
-    {"--attention-dropout", Arity::one},
     // Mixture of experts (arguments.py _add_moe_args; transformer_config.py moe_* fields).
-    {"--num-experts", Arity::one},
-    {"--moe-router-topk", Arity::one},
-    {"--moe-ffn-hidden-size", Arity::one},
-    {"--moe-shared-expert-intermediate-size", Arity::one},
-    {"--moe-shared-expert-gate", Arity::none},
-    {"--moe-latent-size", Arity::one},
-    {"--moe-router-enable-expert-bias", Arity::none},
     {"--moe-layer-freq", Arity::one},
     {"--moe-router-dtype", Arity::one},
-    {"--moe-token-dispatcher-type", Arity::one},
-    {"--moe-grouped-gemm", Arity::none},
-    {"--moe-expert-capacity-factor", Arity::one},
-    {"--moe-pad-expert-input-to-capacity", Arity::none},
     {"--moe-layer-recompute", Arity::none},
-    // Multi-latent attention (arguments.py _add_mla_args) and multi-token prediction.
-    {"--multi-latent-attention", Arity::none},
-    {"--q-lora-rank", Arity::one},
-    {"--kv-lora-rank", Arity::one},
-    {"--qk-head-dim", Arity::one},
-    {"--qk-pos-emb-head-dim", Arity::one},
-    {"--v-head-dim", Arity::one},
-    {"--mtp-num-layers", Arity::one},
-    {"--mtp-use-repeated-layer", Arity::none},
     // Hybrid models (arguments.py; transformer_config.py mamba_* fields).
     {"--hybrid-override-pattern", Arity::one},
     {"--hybrid-layer-pattern", Arity::one},
-    {"--mamba-state-dim", Arity::one},
-    {"--mamba-head-dim", Arity::one},
-    {"--mamba-num-groups", Arity::one},
-    {"--mamba-num-heads", Arity::one},
     {"--hybrid-attention-ratio", Arity::one},
     {"--hybrid-mlp-ratio", Arity::one},
     // Gated DeltaNet layers (transformer_config.py linear_* fields).
     {"--experimental-attention-variant", Arity::one},
     {"--linear-attention-freq", Arity::one},
-    {"--linear-conv-kernel-dim", Arity::one},
-    {"--linear-key-head-dim", Arity::one},
-    {"--linear-value-head-dim", Arity::one},
-    {"--linear-num-key-heads", Arity::one},
-    {"--linear-num-value-heads", Arity::one},
     // Parallelism (model_parallel_config.py fields; arguments.py _add_distributed_args).
-    {"--tensor-model-parallel-size", Arity::one},
-    {"--pipeline-model-parallel-size", Arity::one},
     {"--num-layers-per-virtual-pipeline-stage", Arity::one},
     {"--num-virtual-stages-per-pipeline-rank", Arity::one},
     {"--pipeline-model-parallel-layout", Arity::one},
-    {"--decoder-first-pipeline-num-layers", Arity::one},
-    {"--decoder-last-pipeline-num-layers", Arity::one},
-    {"--account-for-embedding-in-pipeline-split", Arity::none},
-    {"--account-for-loss-in-pipeline-split", Arity::none},
-    {"--context-parallel-size", Arity::one},
-    {"--expert-model-parallel-size", Arity::one},
-    {"--expert-tensor-parallel-size", Arity::one},
     {"--sequence-parallel", Arity::none},
-    {"--num-distributed-optimizer-instances", Arity::one},
-    {"--microbatch-group-size-per-virtual-pipeline-stage", Arity::one},
     {"--no-overlap-p2p-communication", Arity::none},
     // Optimizer and gradient buffers (arguments.py _add_training_args,
     // _add_mixed_precision_args, _add_distributed_args, precision-aware optimizer args).
     {"--optimizer", Arity::one},
-    {"--muon-scalar-optimizer", Arity::one},
     {"--use-distributed-optimizer", Arity::none},
     {"--grad-reduce-in-bf16", Arity::none},
     {"--accumulate-allreduce-grads-in-fp32", Arity::none},
-    {"--use-precision-aware-optimizer", Arity::none},
-    {"--main-grads-dtype", Arity::one},
-    {"--main-params-dtype", Arity::one},
-    {"--exp-avg-dtype", Arity::one},
-    {"--exp-avg-sq-dtype", Arity::one},
-    {"--optimizer-cpu-offload", Arity::none},
-    {"--optimizer-offload-fraction", Arity::one},
-    {"--overlap-grad-reduce", Arity::none},
-    {"--ddp-bucket-size", Arity::one},
     // Batch, precision and kernels.
-    {"--micro-batch-size", Arity::one},
-    {"--global-batch-size", Arity::one},
-    {"--seq-length", Arity::one},
     {"--bf16", Arity::none},
     {"--fp16", Arity::none},
     {"--fp8-format", Arity::one},
     {"--fp8-recipe", Arity::one},
-    {"--fp8-param-gather", Arity::none},
     {"--first-last-layers-bf16", Arity::none},
     {"--num-layers-at-start-in-bf16", Arity::one},
     {"--num-layers-at-end-in-bf16", Arity::one},
-    {"--moe-permute-fusion", Arity::none},
-    {"--transformer-impl", Arity::one},
-    {"--attention-backend", Arity::one},
     {"--cross-entropy-loss-fusion", Arity::none},
     {"--cross-entropy-fusion-impl", Arity::one},
-    {"--no-gradient-accumulation-fusion", Arity::none},
-    {"--no-create-attention-mask-in-dataloader", Arity::none},
-    {"--no-masked-softmax-fusion", Arity::none},
     {"--no-bias-gelu-fusion", Arity::none},
     {"--no-bias-swiglu-fusion", Arity::none},
-    {"--deterministic-mode", Arity::none},
-    {"--overlap-moe-expert-parallel-comm", Arity::none},
-    {"--delay-wgrad-compute", Arity::none},
     // Recompute (transformer_config.py recompute_* fields; arguments.py legacy flags).
     {"--recompute-granularity", Arity::one},
     {"--recompute-method", Arity::one},
@@ -201,15 +122,12 @@ constexpr FlagSpec kModeledFlags[] = {
     // Fully sharded data parallelism (arguments.py _add_distributed_args, Megatron-FSDP args).
     {"--use-megatron-fsdp", Arity::none},
     {"--use-torch-fsdp2", Arity::none},
-    {"--data-parallel-sharding-strategy", Arity::one},
     {"--megatron-fsdp-main-params-dtype", Arity::one},
     {"--megatron-fsdp-main-grads-dtype", Arity::one},
     {"--fsdp-double-buffer", Arity::none},
     {"--suggested-communication-unit-size", Arity::one},
     {"--torch-fsdp2-no-reshard-after-forward", Arity::none},
     {"--init-model-with-meta-device", Arity::none},
-    {"--defer-embedding-wgrad-compute", Arity::none},
-    {"--wgrad-deferral-limit", Arity::one},
     // Per-layer CUDA graphs (arguments.py _add_training_args; cuda_graph_config.py).
     {"--cuda-graph-impl", Arity::one},
     {"--enable-cuda-graph", Arity::none},
@@ -227,7 +145,6 @@ constexpr FlagSpec kModeledFlags[] = {
 constexpr std::string_view kUnmodeledFlags[] = {
     "--fp4-format",                           // NVFP4 weights and caches
     "--fp4-param-gather",                     // NVFP4 parameter buffer
-    "--moe-shared-expert-overlap",            // shared experts on a side stream
     "--use-nccl-ub",                          // grad/param buffers from an NCCL pool
     "--ddp-pad-buckets-for-high-nccl-busbw",  // buckets padded to 2^16 elements
     "--reuse-grad-buf-for-mxfp8-param-ag",    // MXFP8 param all-gather buffer
@@ -243,11 +160,17 @@ constexpr std::string_view kUnmodeledFlags[] = {
     "--spec",
 };
 
-const FlagSpec* find_modeled_flag(std::string_view name) {
+// The arity of a modeled flag: the table's, else its registry row's form.
+std::optional<Arity> modeled_flag_arity(std::string_view name) {
   for (const FlagSpec& spec : kModeledFlags) {
-    if (spec.name == name) return &spec;
+    if (spec.name == name) return spec.arity;
   }
-  return nullptr;
+  for (const ConfigField& field : config_fields()) {
+    if (field.flag != name) continue;
+    if (field.flag_form == FlagForm::value) return Arity::one;
+    if (field.flag_form != FlagForm::none) return Arity::none;
+  }
+  return std::nullopt;
 }
 
 bool is_unmodeled_flag(std::string_view name) {
@@ -1287,14 +1210,14 @@ Expected<MegatronArgs> parse_megatron_words(const std::vector<std::string>& word
   MegatronArgs out;
   std::map<std::string, std::vector<std::string>, std::less<>> modeled_values;
   for (const FlagOccurrence& flag : flags) {
-    if (const FlagSpec* spec = find_modeled_flag(flag.name)) {
-      if (spec->arity == Arity::none && !flag.values.empty()) {
+    if (const std::optional<Arity> arity = modeled_flag_arity(flag.name)) {
+      if (*arity == Arity::none && !flag.values.empty()) {
         return Error{flag.name, "takes no value, got '" + join_words(flag.values) + "'"};
       }
-      if (spec->arity != Arity::none && flag.values.empty()) {
+      if (*arity != Arity::none && flag.values.empty()) {
         return Error{flag.name, "needs a value"};
       }
-      if (spec->arity == Arity::one && flag.values.size() > 1) {
+      if (*arity == Arity::one && flag.values.size() > 1) {
         return Error{flag.name, "takes one value, got '" + join_words(flag.values) + "'"};
       }
       modeled_values[flag.name] = flag.values;

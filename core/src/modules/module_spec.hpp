@@ -298,6 +298,10 @@ void mtp_final_norm_params(const NormalizedConfig& normalized, ParamSink& sink);
 double mtp_saved_bytes(const ActivationShape& shape);
 double mtp_extra_flops(const ModelConfig& model);
 
+// routed_experts.cpp: what the estimate takes for the busiest expert-parallel rank when the
+// router is free to route unevenly (empty when routing cannot make a rank hotter).
+std::string hottest_expert_rank_assumption(const NormalizedConfig& normalized);
+
 // Forward FLOPs per token of every module kind of the model (dense and MoE layer modules,
 // logits, MTP).
 ModuleFlops model_module_flops(const NormalizedConfig& normalized);

@@ -11,6 +11,8 @@
 //   FLOPs: training.py: top-k experts' 2h x moe_ffn x (1 + glu) per token, and the latent
 //     projections.
 #include <algorithm>
+#include <cstdio>
+#include <string>
 
 #include "module_spec.hpp"
 
@@ -156,5 +158,33 @@ void flops(const ModuleContext& c, ModuleFlops& f) {
 }  // namespace
 
 MEGAMEM_LAYER_MODULE_SPEC(kRoutedExpertsSpec, "MoE routed experts", LayerBlock::mlp);
+
+std::string hottest_expert_rank_assumption(const NormalizedConfig& n) {
+  const TrainingConfig& t = n.config.training;
+  // With every expert on each GPU (EP 1) a GPU always gets all k x N routed tokens; forced
+  // balance and padding to capacity fix each rank's share.
+  if (n.config.model.num_experts == 0 || n.config.parallel.expert_parallel == 1 ||
+      t.moe_router_force_load_balancing ||
+      (t.moe_expert_capacity_factor > 0 && t.moe_pad_expert_input_to_capacity)) {
+    return {};
+  }
+  char share[32];
+  std::snprintf(share, sizeof share, "%.2fx", t.moe_imbalance_factor);
+  std::string text = std::string(
+                         "routing is not forced to balance: the busiest expert-parallel "
+                         "rank is taken to receive ") +
+                     share +
+                     " its even share of the top-k routed tokens (the imbalance factor, link "
+                     "key imbalance)";
+  if (t.moe_expert_capacity_factor > 0) {
+    char cap[32];
+    std::snprintf(cap, sizeof cap, "%.2f", t.moe_expert_capacity_factor);
+    return text + "; --moe-expert-capacity-factor " + cap +
+           " caps each expert, and so that share (moe/token_dispatcher.py drops the rest)";
+  }
+  return text +
+         "; without --moe-expert-capacity-factor Megatron drops no token, so a busier rank "
+         "holds proportionally more of the experts' activations (moe/token_dispatcher.py)";
+}
 
 }  // namespace megamem

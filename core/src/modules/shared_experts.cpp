@@ -3,7 +3,8 @@
 //   parameters: fc1 [glu x shared x h] /TP, fc2 [h x shared] /TP (bias replicated), the
 //     optional gate [h] (--moe-shared-expert-gate). Dense bucket.
 //   saved: fc1 output and activation output (fc2's FP8 input in an FP8 layer), freed by moe
-//     or shared_experts recompute; under delayed scaling fc1's own FP8 input copy.
+//     or shared_experts recompute; under delayed scaling fc1's own FP8 input copy; with
+//     --moe-shared-expert-overlap under SP the gathered fc1 input.
 //   FLOPs: training.py: 2h x shared x (1 + glu) per token.
 #include "module_spec.hpp"
 
@@ -27,7 +28,14 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
            s.tokens * glu_factor(c.model) * shared_ffn, s.act, recompute);
   sink.add("shared expert activation output", ModuleKind::shared_experts, s.tokens * shared_ffn,
            gemm_input_bytes(c), recompute);
-  // fc1's input is the pre-MLP norm output the router already saves unquantized.
+  // fc1's input is the pre-MLP norm output the router already saves unquantized. With
+  // --moe-shared-expert-overlap and SP the shared experts gather it themselves on their stream
+  // (shared_experts.py pre_forward_comm: cached_fc1_input) and fc1 runs with parallel_mode
+  // None, so TE saves the whole-sequence input.
+  if (c.config.training.moe_shared_expert_overlap && s.sp_tokens < s.tokens) {
+    sink.add("shared expert fc1 input (gathered for the overlap)", ModuleKind::shared_experts,
+             s.tokens * s.h, gemm_input_bytes(c), recompute);
+  }
   delayed_scaling_copy(c, sink, "shared expert fc1 FP8 input copy", ModuleKind::shared_experts,
                        s.sp_tokens * s.h, {});
   // The combined 1F1B plan runs the shared experts in the attention node (pre_dispatch).
