@@ -221,7 +221,8 @@ void print_header(const PlanRequest& request, const PlanStats& s, double seconds
             << base.training.global_batch_size << " · seq " << base.training.seq_length
             << " · fits under " << fixed(limit_gib, 2) << " GiB ("
             << fixed(base.device.capacity_gib, 2) << " − " << fixed(request.margin_gib, 2)
-            << " margin)\n";
+            << " margin), and the top of each layout's error band under "
+            << fixed(base.device.capacity_gib, 2) << " GiB\n";
   std::cout << "searched " << with_commas(s.candidates) << " candidates (" << with_commas(s.layouts)
             << " layouts) in " << fixed(seconds, 2) << " s: " << with_commas(s.fitting) << " fit, "
             << with_commas(s.out_of_memory) << " out of memory, " << with_commas(s.invalid)

@@ -23,6 +23,7 @@
 #include "activations.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/units.hpp"
+#include "megamem/verdict.hpp"
 #include "memory_choices.hpp"
 #include "planner_memory.hpp"
 #include "step_time_model.hpp"
@@ -209,6 +210,7 @@ struct LayoutState {
   std::vector<NormalizedConfig> normalized;  // per column, least-memory-hungry row
   std::vector<StagePlacement> stages;
   int loss_rank = 0;                              // the pipeline rank that computes the loss
+  std::vector<double> row_band_low;               // per row: the verdict band's low edge, %
   std::vector<std::uint64_t> fixed;               // per column: workspaces, global buffer
   std::vector<RankParameterBytes> parameters[2];  // per rank, without / with optimizer offload
   std::vector<std::vector<double>> activation;    // per (column, recompute, act offload): per rank
@@ -288,11 +290,19 @@ class Planner {
   void evaluate_cell(LayoutState& state, std::size_t row, std::size_t column);
   void activation_peaks(LayoutState& state, std::size_t row, std::size_t column,
                         std::vector<double>& peaks);
-  void record_peak(LayoutState& state, std::size_t row, std::size_t column, std::uint64_t worst,
+  // A cell's limiting peak_total_bytes, and what it needs of the card: its peak with the
+  // margin or the top of its error band (verdict.hpp), whichever is more, over its ranks.
+  struct CellPeak {
+    std::uint64_t total_bytes = 0;
+    std::uint64_t required_bytes = 0;
+  };
+  std::uint64_t required_bytes(const RankTotals& totals, double band_low_percent) const;
+  CellPeak estimated_peak(const Estimate& estimate) const;
+  void record_peak(LayoutState& state, std::size_t row, std::size_t column, CellPeak peak,
                    int limiting);
   void estimate_cell(LayoutState& state, std::size_t row, std::size_t column);
   void evaluate_cell_exactly(LayoutState& state, std::size_t row, std::size_t column);
-  void infer(LayoutState& state, std::size_t row, std::size_t column, std::uint64_t peak);
+  void infer(LayoutState& state, std::size_t row, std::size_t column, std::uint64_t required);
   void classify(LayoutState& state);
   void reject(const Error& error, std::int64_t count);
   void recount(Cell before, Cell after);
@@ -354,6 +364,8 @@ class Planner {
   // Recompute/offload rules depend on the layout only through sequence parallelism.
   std::optional<std::vector<std::optional<Error>>> row_errors_[2];
   std::uint64_t limit_bytes_ = 0;  // capacity minus margin
+  std::uint64_t capacity_bytes_ = 0;
+  std::uint64_t margin_bytes_ = 0;
   // Megatron-FSDP's working set and TE CUDA graphs' phases are priced by estimate() itself:
   // every evaluated cell is estimated (planner_memory.hpp prices the rest).
   bool estimate_every_cell_ = false;
@@ -429,6 +441,13 @@ bool Planner::prepare(LayoutState& state) {
   for (const StagePlacement& stage : state.stages) {
     if (stage.has_loss) state.loss_rank = stage.pp_rank;
   }
+  // The verdict's band per row (verdict.hpp): features follow the layout and the row's
+  // recompute and offload, not the micro-batch size.
+  for (std::size_t row = 0; row < rows_; ++row) {
+    NormalizedConfig n = first;
+    apply_row(row, n.config);
+    state.row_band_low.push_back(error_band(configuration_features(n)).low_percent);
+  }
   const bool optimizer_rows = std::any_of(offload_.begin(), offload_.end(),
                                           [](const OffloadOption& o) { return o.optimizer; });
   if (optimizer_rows) {
@@ -452,7 +471,7 @@ bool Planner::prepare(LayoutState& state) {
     bound = std::max(bound, rank_peak_total(first, bytes.static_bytes + state.fixed.front(),
                                             static_cast<double>(bytes.optimizer_step_bytes)));
   }
-  if (bound > limit_bytes_ + req_.inference_slack_bytes) return false;
+  if (bound + margin_bytes_ > capacity_bytes_ + req_.inference_slack_bytes) return false;
 
   if (optimizer_rows) state.parameters[0] = rank_parameter_bytes(first, state.stages);
   for (const NormalizedConfig& n : state.normalized) {
@@ -478,20 +497,23 @@ const ScheduleProfile* Planner::schedule(const NormalizedConfig& n, int rank) {
 // Marks what an evaluated cell implies: a cell with room to spare makes every cell that
 // needs no more memory fit; one over the limit by more than the slack makes every cell
 // that needs at least as much not fit.
-void Planner::infer(LayoutState& state, std::size_t row, std::size_t column, std::uint64_t peak) {
+void Planner::infer(LayoutState& state, std::size_t row, std::size_t column,
+                    std::uint64_t required) {
   const std::size_t columns = state.columns.size();
   const std::uint64_t slack = req_.inference_slack_bytes;
-  if (peak + slack <= limit_bytes_) {
+  // Rows with another band (another recompute feature) need their own evaluation.
+  auto same_band = [&](std::size_t r) { return state.row_band_low[r] == state.row_band_low[row]; };
+  if (required + slack <= capacity_bytes_) {
     for (std::size_t r = 0; r < rows_; ++r) {
-      if (!row_le(r, row)) continue;
+      if (!row_le(r, row) || !same_band(r)) continue;
       for (std::size_t c = 0; c <= column; ++c) {
         Cell& cell = state.cells[r * columns + c];
         if (cell == Cell::unknown) cell = Cell::fits;
       }
     }
-  } else if (peak > limit_bytes_ + slack) {
+  } else if (required > capacity_bytes_ + slack) {
     for (std::size_t r = 0; r < rows_; ++r) {
-      if (!row_le(row, r)) continue;
+      if (!row_le(row, r) || !same_band(r)) continue;
       for (std::size_t c = column; c < columns; ++c) {
         Cell& cell = state.cells[r * columns + c];
         if (cell == Cell::unknown) cell = Cell::out_of_memory;
@@ -557,40 +579,60 @@ void Planner::evaluate_cell(LayoutState& state, std::size_t row, std::size_t col
     if (state.peak[index] != 0 || state.cells[index] == Cell::invalid) continue;
     const std::vector<RankParameterBytes>& parameters =
         state.parameters[optimizer_offload(r) && !state.parameters[1].empty() ? 1 : 0];
-    std::uint64_t worst = 0;
+    std::uint64_t worst = 0, required = 0;
     int limiting = 0;
     for (std::size_t rank = 0; rank < peaks.size(); ++rank) {
       const double above_static =
           rank_above_static(state.normalized[column], peaks[rank], parameters[rank],
                             static_cast<int>(rank) == state.loss_rank);
-      const std::uint64_t total =
-          rank_peak_total(state.normalized[column],
-                          parameters[rank].static_bytes + state.fixed[column], above_static);
-      if (total > worst) {
-        worst = total;
+      const RankTotals totals =
+          rank_peak_totals(state.normalized[column],
+                           parameters[rank].static_bytes + state.fixed[column], above_static);
+      required = std::max(required, required_bytes(totals, state.row_band_low[r]));
+      if (totals.total_bytes > worst) {
+        worst = totals.total_bytes;
         limiting = static_cast<int>(rank);
       }
     }
-    record_peak(state, r, column, worst, limiting);
+    record_peak(state, r, column, {worst, required}, limiting);
   }
 }
 
 // A cell's evaluated peak: its classification, and (before the counts are taken) what it
 // implies for the cells around it.
-void Planner::record_peak(LayoutState& state, std::size_t row, std::size_t column,
-                          std::uint64_t worst, int limiting) {
+void Planner::record_peak(LayoutState& state, std::size_t row, std::size_t column, CellPeak peak,
+                          int limiting) {
   const std::size_t index = row * state.columns.size() + column;
   const Cell before = state.cells[index];
-  state.peak[index] = std::max<std::uint64_t>(1, worst);
+  state.peak[index] = std::max<std::uint64_t>(1, peak.total_bytes);
   state.limiting[index] = limiting;
   state.evaluated.push_back(static_cast<std::uint32_t>(index));
-  state.cells[index] = worst <= limit_bytes_ ? Cell::fits : Cell::out_of_memory;
+  state.cells[index] = peak.required_bytes <= capacity_bytes_ ? Cell::fits : Cell::out_of_memory;
   if (counted_) {
     if (before != Cell::unknown) --stats_.inferred;
     recount(before, state.cells[index]);
   } else {
-    infer(state, row, column, worst);
+    infer(state, row, column, peak.required_bytes);
   }
+}
+
+std::uint64_t Planner::required_bytes(const RankTotals& totals, double band_low_percent) const {
+  ErrorBand band;
+  band.low_percent = band_low_percent;
+  const TotalRange range = total_range(band, totals.reserved_bytes, totals.total_bytes);
+  return std::max(totals.total_bytes + margin_bytes_, range.high_bytes);
+}
+
+// The same from estimate()'s own ranks and verdict.
+Planner::CellPeak Planner::estimated_peak(const Estimate& estimate) const {
+  CellPeak peak;
+  for (std::size_t r = 0; r < estimate.ranks.size(); ++r) {
+    const RankMemory& rank = estimate.ranks[r];
+    peak.total_bytes = std::max(peak.total_bytes, rank.peak_total_bytes);
+    peak.required_bytes = std::max({peak.required_bytes, rank.peak_total_bytes + margin_bytes_,
+                                    estimate.verdict.ranks[r].high_total_bytes});
+  }
+  return peak;
 }
 
 // With estimate_every_cell_: the cell's peak from estimate() itself, recorded as a fast-path
@@ -608,8 +650,7 @@ void Planner::evaluate_cell_exactly(LayoutState& state, std::size_t row, std::si
     return;
   }
   state.exact[index] = 1;
-  const RankMemory& rank = result->ranks[static_cast<std::size_t>(result->limiting_pp_rank)];
-  record_peak(state, row, column, rank.peak_total_bytes, result->limiting_pp_rank);
+  record_peak(state, row, column, estimated_peak(*result), result->limiting_pp_rank);
 }
 
 // estimate() itself, for a cell that is reported: its bytes replace the fast path's.
@@ -630,10 +671,10 @@ void Planner::estimate_cell(LayoutState& state, std::size_t row, std::size_t col
     recount(before, Cell::invalid);
     return;
   }
-  const RankMemory& rank = result->ranks[static_cast<std::size_t>(result->limiting_pp_rank)];
-  state.peak[index] = std::max<std::uint64_t>(1, rank.peak_total_bytes);
+  const CellPeak peak = estimated_peak(*result);
+  state.peak[index] = std::max<std::uint64_t>(1, peak.total_bytes);
   state.limiting[index] = result->limiting_pp_rank;
-  state.cells[index] = rank.peak_total_bytes <= limit_bytes_ ? Cell::fits : Cell::out_of_memory;
+  state.cells[index] = peak.required_bytes <= capacity_bytes_ ? Cell::fits : Cell::out_of_memory;
   recount(before, state.cells[index]);
 }
 
@@ -722,6 +763,8 @@ Expected<NormalizedConfig> Planner::check_request() {
   const double limit = (base_.device.capacity_gib - req_.margin_gib) * kBytesPerGiB;
   if (!(limit > 0)) return Error{"margin_gib", "the margin leaves no memory on the card"};
   limit_bytes_ = static_cast<std::uint64_t>(limit);
+  capacity_bytes_ = static_cast<std::uint64_t>(base_.device.capacity_gib * kBytesPerGiB);
+  margin_bytes_ = capacity_bytes_ - std::min(capacity_bytes_, limit_bytes_);
   estimate_every_cell_ = base_.parallel.fsdp.impl != FsdpImpl::none ||
                          base_.training.cuda_graph_impl == CudaGraphImpl::transformer_engine;
   plain_ = base_;
@@ -1040,9 +1083,10 @@ void Planner::rejections(PlanResult& result) const {
   if (stats_.out_of_memory > 0) {
     PlanRejection oom;
     oom.reason = "out_of_memory";
-    oom.rule = "peak_total_bytes + margin above capacity_gib";
+    oom.rule =
+        "peak_total_bytes + margin, or the top of the verdict's error band, above capacity_gib";
     char text[96];
-    std::snprintf(text, sizeof(text), "%.2f GiB capacity - %.2f GiB margin",
+    std::snprintf(text, sizeof(text), "%.2f GiB capacity - %.2f GiB margin or the band",
                   base_.device.capacity_gib, req_.margin_gib);
     oom.example = text;
     oom.count = stats_.out_of_memory;

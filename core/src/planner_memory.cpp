@@ -129,6 +129,16 @@ double rank_above_static(const NormalizedConfig& n, double activation_peak,
   return std::max(above + held.during_schedule, held.at_flush);
 }
 
+RankTotals rank_peak_totals(const NormalizedConfig& n, std::uint64_t static_bytes,
+                            double above_static) {
+  const auto allocated =
+      static_cast<std::uint64_t>(std::llround(static_cast<double>(static_bytes) + above_static));
+  RankTotals totals;
+  totals.reserved_bytes = peak_reserved_bytes(n, allocated);
+  totals.total_bytes = device_total_bytes(n, allocated);
+  return totals;
+}
+
 std::uint64_t rank_peak_total(const NormalizedConfig& n, std::uint64_t static_bytes,
                               double activation_peak) {
   const double peak = static_cast<double>(static_bytes) + activation_peak;

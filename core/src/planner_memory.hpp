@@ -62,6 +62,15 @@ void rank_activation_peaks(const std::vector<ChunkActivations>& chunks, int virt
 double rank_above_static(const NormalizedConfig& normalized, double activation_peak,
                          const RankParameterBytes& parameters, bool loss_rank);
 
+// peak_reserved_bytes and peak_total_bytes of one rank from its static bytes and the bytes
+// above them (the verdict's band moves the reserved part: verdict.hpp total_range).
+struct RankTotals {
+  std::uint64_t reserved_bytes = 0;
+  std::uint64_t total_bytes = 0;
+};
+RankTotals rank_peak_totals(const NormalizedConfig& normalized, std::uint64_t static_bytes,
+                            double above_static);
+
 // peak_total_bytes of one rank from its static bytes and activation peak.
 std::uint64_t rank_peak_total(const NormalizedConfig& normalized, std::uint64_t static_bytes,
                               double activation_peak);

@@ -58,6 +58,19 @@ std::uint64_t limit_bytes(const PlanRequest& r) {
   return static_cast<std::uint64_t>((r.base.device.capacity_gib - r.margin_gib) * kGiB);
 }
 
+// Whether estimate() says the configuration fits the request: its peak with the margin, and
+// every rank's verdict band (verdict.hpp) within the capacity.
+bool fits_request(const Config& config, const PlanRequest& r) {
+  const Expected<Estimate> e = estimate(config, EstimateOptions{false, false});
+  REQUIRE(e.has_value());
+  bool fits = e->ranks[static_cast<std::size_t>(e->limiting_pp_rank)].peak_total_bytes <=
+              limit_bytes(r);
+  for (const RankVerdict& rank : e->verdict.ranks) {
+    fits = fits && rank.high_total_bytes <= e->verdict.capacity_bytes;
+  }
+  return fits;
+}
+
 std::uint64_t estimated_peak(const Config& config) {
   const Expected<Estimate> e = estimate(config, EstimateOptions{false, false});
   REQUIRE(e.has_value());
@@ -81,7 +94,12 @@ void check_against_estimate(const PlanRequest& request) {
     }
     const std::uint64_t peak =
         e->ranks[static_cast<std::size_t>(e->limiting_pp_rank)].peak_total_bytes;
-    const bool fit = peak <= limit;
+    // The margin or the verdict's band, whichever needs more (verdict.hpp).
+    bool within_band = true;
+    for (const RankVerdict& rank : e->verdict.ranks) {
+      within_band = within_band && rank.high_total_bytes <= e->verdict.capacity_bytes;
+    }
+    const bool fit = peak <= limit && within_band;
     INFO("TP" + std::to_string(cell.config.parallel.tensor_parallel) + " PP" +
          std::to_string(cell.config.parallel.pipeline_parallel) + " mbs " +
          std::to_string(cell.config.training.micro_batch_size) + " peak " +
@@ -173,7 +191,7 @@ TEST_CASE("the top list is the fastest fitting candidates, fastest first") {
   REQUIRE(result.has_value());
   std::vector<double> times;
   for (const PlanCell& cell : result->cells) {
-    if (estimated_peak(cell.config) > limit_bytes(request)) continue;
+    if (!fits_request(cell.config, request)) continue;
     times.push_back(estimate_step_time(cell.config, request.step_time)->step_time_s);
   }
   std::sort(times.begin(), times.end());
