@@ -145,6 +145,45 @@ double precision_aware_grad_bytes(DType params_dtype, const OptimizerConfig& opt
 
 }  // namespace
 
+namespace {
+
+// The precision-aware optimizer's states (TE FusedAdam in the chosen dtypes), its grad buffer
+// and the step's grad copy, into bytes (weights already set).
+void precision_aware_bytes(const NormalizedConfig& normalized, ParamBytes& bytes) {
+  const OptimizerConfig& opt = normalized.config.optimizer;
+  const DType params_dtype = normalized.config.training.params_dtype;
+  // megatron/core/optimizer/optimizer_config.py: TE FusedAdam keeps states in the chosen
+  // dtypes. A bf16 parameter's fp32 master is a 2-byte remainder when TE owns the master
+  // weights (no fp8 beyond delayed scaling) and no CPU offload (HybridDeviceOptimizer keeps
+  // full fp32 masters).
+  bytes.gradient = precision_aware_grad_bytes(params_dtype, opt);
+  const Fp8Recipe recipe = normalized.config.training.fp8_recipe;
+  // optimizer_config.py use_precision_aware_optimizer_no_fp8_or_ds_fp8.
+  const bool te_owns_master = recipe == Fp8Recipe::none || recipe == Fp8Recipe::delayed ||
+                              opt.main_params_dtype != DType::fp32 || opt.optimizer_cpu_offload;
+  // Otherwise the step reads .grad = the 16-bit buffer shard .float() (distrib_optimizer.py
+  // _copy_model_grads_to_main_grads), freed by the next zero_grad as without this optimizer.
+  if (!te_owns_master && bytes.gradient < 4.0) bytes.optimizer_step = 4.0;
+  const bool remainder = opt.store_param_remainders && params_dtype == DType::bf16 &&
+                         opt.main_params_dtype == DType::fp32 && te_owns_master &&
+                         !opt.optimizer_cpu_offload;
+  double master = remainder ? 2.0 : dtype_bytes(opt.main_params_dtype);
+  if (opt.optimizer_cpu_offload) master = 4.0;
+  const double moments = dtype_bytes(opt.exp_avg_dtype) + dtype_bytes(opt.exp_avg_sq_dtype);
+  const double state = master + moments;
+  if (opt.optimizer_cpu_offload) {
+    // hybrid_optimizer.py: the offloaded share keeps master, m, v and an fp32 grad copy
+    // on the host; weights and grads stay on the GPU.
+    const double fraction = opt.optimizer_offload_fraction;
+    bytes.optimizer_state = (1.0 - fraction) * state;
+    bytes.host_optimizer_state = fraction * (state + 4.0);
+  } else {
+    bytes.optimizer_state = state;
+  }
+}
+
+}  // namespace
+
 ParamBytes param_bytes(const NormalizedConfig& normalized, const ParamTensor& tensor) {
   const OptimizerConfig& opt = normalized.config.optimizer;
   const DType params_dtype = normalized.config.training.params_dtype;
@@ -160,34 +199,7 @@ ParamBytes param_bytes(const NormalizedConfig& normalized, const ParamTensor& te
   }
 
   if (opt.use_precision_aware_optimizer) {
-    // megatron/core/optimizer/optimizer_config.py: TE FusedAdam keeps states in the chosen
-    // dtypes. A bf16 parameter's fp32 master is a 2-byte remainder when TE owns the master
-    // weights (no fp8 beyond delayed scaling) and no CPU offload (HybridDeviceOptimizer keeps
-    // full fp32 masters).
-    bytes.gradient = precision_aware_grad_bytes(params_dtype, opt);
-    const Fp8Recipe recipe = normalized.config.training.fp8_recipe;
-    // optimizer_config.py use_precision_aware_optimizer_no_fp8_or_ds_fp8.
-    const bool te_owns_master = recipe == Fp8Recipe::none || recipe == Fp8Recipe::delayed ||
-                                opt.main_params_dtype != DType::fp32 || opt.optimizer_cpu_offload;
-    // Otherwise the step reads .grad = the 16-bit buffer shard .float() (distrib_optimizer.py
-    // _copy_model_grads_to_main_grads), freed by the next zero_grad as without this optimizer.
-    if (!te_owns_master && bytes.gradient < 4.0) bytes.optimizer_step = 4.0;
-    const bool remainder = opt.store_param_remainders && params_dtype == DType::bf16 &&
-                           opt.main_params_dtype == DType::fp32 && te_owns_master &&
-                           !opt.optimizer_cpu_offload;
-    double master = remainder ? 2.0 : dtype_bytes(opt.main_params_dtype);
-    if (opt.optimizer_cpu_offload) master = 4.0;
-    const double moments = dtype_bytes(opt.exp_avg_dtype) + dtype_bytes(opt.exp_avg_sq_dtype);
-    const double state = master + moments;
-    if (opt.optimizer_cpu_offload) {
-      // hybrid_optimizer.py: the offloaded share keeps master, m, v and an fp32 grad copy
-      // on the host; weights and grads stay on the GPU.
-      const double fraction = opt.optimizer_offload_fraction;
-      bytes.optimizer_state = (1.0 - fraction) * state;
-      bytes.host_optimizer_state = fraction * (state + 4.0);
-    } else {
-      bytes.optimizer_state = state;
-    }
+    precision_aware_bytes(normalized, bytes);
     return bytes;
   }
 

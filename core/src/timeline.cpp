@@ -27,6 +27,31 @@ ScheduleShape rank_schedule_shape(const NormalizedConfig& n, int pp_rank, bool s
   return shape;
 }
 
+namespace {
+
+// The optimizer step runs on static memory plus the fp32 grad copy of a 16-bit grad buffer,
+// which stays until the next zero_grad; the distributed optimizer's reduce-scatter and
+// all-gather are in place (memory-model.md 7.1).
+void add_optimizer_step(double static_bytes, double optimizer_step_bytes, RankPeak& peak,
+                        std::vector<TimelineEvent>* timeline) {
+  const double step_bytes = static_bytes + optimizer_step_bytes;
+  if (step_bytes > peak.peak_allocated_bytes) {
+    peak.peak_allocated_bytes = step_bytes;
+    peak.activation_bytes = 0;
+    peak.transient_bytes = optimizer_step_bytes;
+    peak.host_activation_bytes = 0;
+  }
+  if (timeline != nullptr) {
+    TimelineEvent step;
+    step.kind = TimelineEvent::Kind::optimizer_step;
+    step.allocated_after_bytes = to_bytes(step_bytes);
+    step.peak_during_bytes = to_bytes(step_bytes);
+    timeline->push_back(step);
+  }
+}
+
+}  // namespace
+
 RankPeak simulate_rank(const NormalizedConfig& n, int pp_rank,
                        const std::vector<ChunkActivations>& chunks, double static_bytes,
                        double optimizer_step_bytes, std::vector<TimelineEvent>* timeline) {
@@ -73,23 +98,7 @@ RankPeak simulate_rank(const NormalizedConfig& n, int pp_rank,
       timeline->push_back(event);
     }
   }
-  // The optimizer step runs on static memory plus the fp32 grad copy of a 16-bit grad
-  // buffer, which stays until the next zero_grad; the distributed optimizer's
-  // reduce-scatter and all-gather are in place (memory-model.md 7.1).
-  const double step_bytes = static_bytes + optimizer_step_bytes;
-  if (step_bytes > peak.peak_allocated_bytes) {
-    peak.peak_allocated_bytes = step_bytes;
-    peak.activation_bytes = 0;
-    peak.transient_bytes = optimizer_step_bytes;
-    peak.host_activation_bytes = 0;
-  }
-  if (timeline != nullptr) {
-    TimelineEvent step;
-    step.kind = TimelineEvent::Kind::optimizer_step;
-    step.allocated_after_bytes = to_bytes(step_bytes);
-    step.peak_during_bytes = to_bytes(step_bytes);
-    timeline->push_back(step);
-  }
+  add_optimizer_step(static_bytes, optimizer_step_bytes, peak, timeline);
   return peak;
 }
 

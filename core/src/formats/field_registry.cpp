@@ -689,6 +689,12 @@ std::vector<ConfigField> moe_training_rows() {
           .ui("delay wgrad", "",
               "Weight gradients wait for each node's backward_dw; its grad outputs stay until "
               "then."),
+  };
+}
+
+// How tokens reach the experts: capacity, forced balance, the busiest rank's share.
+std::vector<ConfigField> moe_routing_rows() {
+  return {
       MM_REAL("capacity", "0", training.moe_expert_capacity_factor, 0.0, kMaxReal)
           .json("moe_expert_capacity_factor")
           .flag("--moe-expert-capacity-factor", FlagForm::value, 0.0, 1e6)
@@ -1403,6 +1409,7 @@ std::vector<ConfigField> all_rows() {
                                         implementation_rows(),
                                         kernel_rows(),
                                         moe_training_rows(),
+                                        moe_routing_rows(),
                                         optimizer_rows(),
                                         optimizer_state_rows(),
                                         offload_rows(),
