@@ -91,15 +91,15 @@ float draw_segments(const BarGeometry& g, const RankMemory& rank, ImVec2 row, bo
 }
 
 // The peak, with the headroom or the overshoot.
-void draw_peak(const BarGeometry& g, const RankMemory& rank, ImVec2 row, bool row_hovered,
-               float bar_end_x) {
+void draw_peak(const BarGeometry& g, const RankMemory& rank, const RankVerdict& verdict, ImVec2 row,
+               bool row_hovered, float bar_end_x) {
   const double peak_gib = to_gib(rank.peak_total_bytes);
-  const double capacity_gib = g.capacity_bytes / kBytesPerGiB;
   char value[48];
   std::snprintf(value, sizeof value, "%.2f GiB", peak_gib);
-  const ImU32 color = static_cast<double>(rank.peak_total_bytes) > g.capacity_bytes
-                          ? kOverColor
-                          : (peak_gib > capacity_gib * 0.95 ? tight_color() : strong_text_color());
+  // The core's verdict of the rank (verdict.hpp).
+  const ImU32 color = verdict.status == FitStatus::does_not_fit ? kOverColor
+                      : verdict.status == FitStatus::borderline ? tight_color()
+                                                                : strong_text_color();
   // Values in their own column right of the scale, so the capacity line never crosses one.
   const float value_x = g.origin_x + g.label_px + g.bar_width_px + ImGui::GetFontSize() * 0.5f;
   g.draw->AddText(ImVec2(value_x, row.y + (g.bar_height_px - ImGui::GetTextLineHeight()) * 0.5f),
@@ -130,7 +130,8 @@ void draw_rank_row(AppState& state, const Estimate& estimate, const BarGeometry&
                                                                    : muted_text_color()),
       ("PP rank " + std::to_string(rank.pp_rank)).c_str());
   const float bar_end_x = draw_segments(g, rank, row, row_hovered);
-  draw_peak(g, rank, row, row_hovered, bar_end_x);
+  draw_peak(g, rank, estimate.verdict.ranks[static_cast<std::size_t>(rank.pp_rank)], row,
+            row_hovered, bar_end_x);
   ImGui::PopID();
 }
 
@@ -150,9 +151,12 @@ void draw_capacity_line(const BarGeometry& g, float first_row_y) {
 
 void draw_rank_bars(AppState& state, const Estimate& estimate) {
   const double capacity_bytes = estimate.normalized.config.device.capacity_gib * kBytesPerGiB;
-  char note[96];
-  std::snprintf(note, sizeof note, tr("limiting: PP rank %d   capacity %.2f GiB"),
-                estimate.limiting_pp_rank, estimate.normalized.config.device.capacity_gib);
+  char note[160];
+  const ErrorBand& band = estimate.verdict.band;
+  std::snprintf(note, sizeof note,
+                tr("limiting: PP rank %d   capacity %.2f GiB   band %+.1f .. %+.1f %%"),
+                estimate.limiting_pp_rank, estimate.normalized.config.device.capacity_gib,
+                band.low_percent, band.high_percent);
   results_heading("PER GPU, BY PIPELINE RANK", note);
   legend();
 

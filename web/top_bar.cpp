@@ -145,7 +145,9 @@ void verdict(AppState& state, bool compact) {
   ImGui::PopStyleColor();
   describe_item(state, "verdict", "text", "peak per GPU against the card's capacity",
                 "The limiting pipeline rank's peak (static + activations + transients + "
-                "runtime overheads) against the GPU's memory; amber within 5 %.");
+                "runtime overheads) against the GPU's memory. Borderline (amber): the capacity "
+                "lies inside the estimate's error band, the spread of its errors on validated "
+                "runs with this configuration's features.");
   if (estimate.ranks.size() > 1) {
     ImGui::SameLine();
     ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
@@ -216,31 +218,26 @@ bool preset_combo(AppState& state, const char* label,
 std::string verdict_text(const AppState& state) {
   if (state.error) return tr("invalid - ") + tr_text(state.error->message);
   if (!state.last_estimate) return tr("no valid estimate");
-  const Estimate& estimate = *state.last_estimate;
-  const RankMemory& rank = estimate.ranks[static_cast<std::size_t>(estimate.limiting_pp_rank)];
-  const double capacity_gib = estimate.normalized.config.device.capacity_gib;
-  const double peak_gib = to_gib(rank.peak_total_bytes);
-  const int level = verdict_level(estimate);
-  const char* word = tr(level == 0 ? "fits" : level == 1 ? "fits, within 5 %" : "does not fit");
+  // The core's verdict (verdict.hpp); the page only words it.
+  const Verdict& verdict = state.last_estimate->verdict;
+  const double capacity_gib = to_gib(verdict.capacity_bytes);
+  const double headroom_gib = static_cast<double>(verdict.headroom_bytes) / kBytesPerGiB;
+  const double peak_gib = capacity_gib - headroom_gib;
+  const char* word = tr(verdict.status == FitStatus::fits         ? "fits"
+                        : verdict.status == FitStatus::borderline ? "borderline"
+                                                                  : "does not fit");
   char text[160];
-  if (level < 2) {
+  if (headroom_gib >= 0) {
     std::snprintf(text, sizeof text, tr("%s: %.2f / %.2f GiB, %.2f GiB free"), word, peak_gib,
-                  capacity_gib, capacity_gib - peak_gib);
+                  capacity_gib, headroom_gib);
   } else {
     std::snprintf(text, sizeof text, tr("%s: %.2f / %.2f GiB, %.2f GiB over"), word, peak_gib,
-                  capacity_gib, peak_gib - capacity_gib);
+                  capacity_gib, -headroom_gib);
   }
   return text;
 }
 
-int verdict_level(const Estimate& estimate) {
-  const RankMemory& rank = estimate.ranks[static_cast<std::size_t>(estimate.limiting_pp_rank)];
-  const double capacity = estimate.normalized.config.device.capacity_gib * kBytesPerGiB;
-  const double peak = static_cast<double>(rank.peak_total_bytes);
-  if (peak > capacity) return 2;
-  if (peak > capacity * 0.95) return 1;
-  return 0;
-}
+int verdict_level(const Estimate& estimate) { return static_cast<int>(estimate.verdict.status); }
 
 bool model_picker(AppState& state, const char* label) {
   return preset_combo(state, label, &PresetCatalog::models, model_title(state), &state.model_filter,

@@ -108,7 +108,7 @@ void time_cells(const WhatIfOption& row, bool wide) {
 }
 
 // Peak, saving against the current setting, step time, and whether it fits.
-void number_cells(const WhatIfOption& row, double capacity_bytes, bool wide) {
+void number_cells(const WhatIfOption& row, bool wide) {
   ImGui::TableNextColumn();
   if (!row.valid) {
     ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
@@ -131,9 +131,13 @@ void number_cells(const WhatIfOption& row, double capacity_bytes, bool wide) {
   }
   time_cells(row, wide);
   ImGui::TableNextColumn();
-  const bool fits = static_cast<double>(row.peak_total_bytes) <= capacity_bytes;
-  ImGui::PushStyleColor(ImGuiCol_Text, fits ? kFitsColor : kOverColor);
-  ImGui::TextUnformatted(tr(fits ? "fits" : "does not fit"));
+  // The row's own verdict from the core (verdict.hpp).
+  ImGui::PushStyleColor(ImGuiCol_Text, row.status == FitStatus::fits         ? kFitsColor
+                                       : row.status == FitStatus::borderline ? tight_color()
+                                                                             : kOverColor);
+  ImGui::TextUnformatted(tr(row.status == FitStatus::fits         ? "fits"
+                            : row.status == FitStatus::borderline ? "borderline"
+                                                                  : "does not fit"));
   ImGui::PopStyleColor();
 }
 
@@ -148,7 +152,6 @@ bool draw_what_if_table(AppState& state, const Estimate& estimate) {
     ImGui::PopStyleColor();
     return false;
   }
-  const double capacity_bytes = estimate.normalized.config.device.capacity_gib * kBytesPerGiB;
   ImGui::Checkbox("rank by GiB saved per % of step time", &state.what_if_by_deal);
   describe_item(state, "what-if by deal", "checkbox", "step-time model (docs/planner.md)",
                 "Sorts the choices by memory saved per percent of step time they add: the best "
@@ -166,7 +169,7 @@ bool draw_what_if_table(AppState& state, const Estimate& estimate) {
     ImGui::TableNextColumn();
     ImGui::PushID(static_cast<int>(i));
     applied = choice_cell(state, row, i);
-    number_cells(row, capacity_bytes, wide);
+    number_cells(row, wide);
     ImGui::PopID();
   }
   ImGui::EndTable();
