@@ -28,3 +28,16 @@ function(megamem_system_header_folder folder header)
     file(CREATE_LINK "${include_root_${folder}}/${folder}" "${link}" SYMBOLIC)
   endif()
 endfunction()
+
+# megamem_optimize_for_size(<target>...): compiles the targets at -Oz in optimised builds. The
+# page's bundle is mostly code that runs once a frame or once an input (ImGui, the panels,
+# the message table, the text formats, yaml-cpp); the estimator (megamem_core) keeps -O3,
+# since the planner and the what-if table call it thousands of times (docs/performance.md,
+# "-O3 core, -Oz rest": bundle -19 %, estimator speed unchanged).
+function(megamem_optimize_for_size)
+  foreach(target IN LISTS ARGN)
+    if(TARGET ${target})
+      target_compile_options(${target} PRIVATE $<$<NOT:$<CONFIG:Debug>>:-Oz>)
+    endif()
+  endforeach()
+endfunction()
