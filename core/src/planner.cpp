@@ -286,6 +286,7 @@ class Planner {
 
   Config config_for(const Layout& layout, int mbs, std::size_t row) const;
   void apply_row(std::size_t row, Config& config) const;
+  double row_band_low(const Layout& layout, std::size_t row);
   bool prepare(LayoutState& state);
   void evaluate_cell(LayoutState& state, std::size_t row, std::size_t column);
   void activation_peaks(LayoutState& state, std::size_t row, std::size_t column,
@@ -369,6 +370,7 @@ class Planner {
   // Megatron-FSDP's working set and TE CUDA graphs' phases are priced by estimate() itself:
   // every evaluated cell is estimated (planner_memory.hpp prices the rest).
   bool estimate_every_cell_ = false;
+  std::unordered_map<std::size_t, double> band_low_;  // row_band_low() by (axes, row)
   // Schedule profiles by (PP, VPP, rank, micro-batches, group, EP overlap).
   struct KeyHash {
     std::size_t operator()(const std::array<std::int64_t, 6>& key) const {
@@ -395,6 +397,20 @@ Config Planner::config_for(const Layout& layout, int mbs, std::size_t row) const
   write_layout(c, layout, mbs);
   apply_row(row, c);
   return c;
+}
+
+// The band depends on the layout only through which axes exceed 1 (verdict.cpp features),
+// so layouts share it: computed once per (axes, row).
+double Planner::row_band_low(const Layout& layout, std::size_t row) {
+  const std::size_t axes = (layout.tp > 1 ? 1u : 0u) | (layout.pp > 1 ? 2u : 0u) |
+                           (layout.vpp > 1 ? 4u : 0u) | (layout.cp > 1 ? 8u : 0u) |
+                           (layout.ep > 1 ? 16u : 0u);
+  const std::size_t key = axes * rows_ + row;
+  if (const auto found = band_low_.find(key); found != band_low_.end()) return found->second;
+  const Config c = config_for(layout, base_.training.micro_batch_size, row);
+  const double low = error_band(configuration_features(c)).low_percent;
+  band_low_.emplace(key, low);
+  return low;
 }
 
 void Planner::reject(const Error& error, std::int64_t count) {
@@ -444,9 +460,7 @@ bool Planner::prepare(LayoutState& state) {
   // The verdict's band per row (verdict.hpp): features follow the layout and the row's
   // recompute and offload, not the micro-batch size.
   for (std::size_t row = 0; row < rows_; ++row) {
-    NormalizedConfig n = first;
-    apply_row(row, n.config);
-    state.row_band_low.push_back(error_band(configuration_features(n)).low_percent);
+    state.row_band_low.push_back(row_band_low(state.layout, row));
   }
   const bool optimizer_rows = std::any_of(offload_.begin(), offload_.end(),
                                           [](const OffloadOption& o) { return o.optimizer; });

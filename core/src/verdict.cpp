@@ -2,8 +2,10 @@
 #include "megamem/verdict.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
-#include <functional>
+#include <iterator>
+#include <string_view>
 
 #include "attention_backend.hpp"
 #include "megamem/estimate.hpp"
@@ -18,57 +20,49 @@ namespace {
 // question about the resolved configuration.
 struct FeatureRule {
   const char* name;
-  std::function<bool(const NormalizedConfig&)> uses;
+  bool (*uses)(const Config&);
 };
 
-const std::vector<FeatureRule>& feature_rules() {
-  using N = const NormalizedConfig&;
-  static const std::vector<FeatureRule> rules = {
-      {"tp", [](N n) { return n.config.parallel.tensor_parallel > 1; }},
-      {"pp", [](N n) { return n.config.parallel.pipeline_parallel > 1; }},
-      {"vpp", [](N n) { return n.config.parallel.virtual_stages_per_pipeline_rank > 1; }},
-      {"cp", [](N n) { return n.config.parallel.context_parallel > 1; }},
-      {"ep", [](N n) { return n.config.parallel.expert_parallel > 1; }},
-      {"moe", [](N n) { return n.config.model.num_experts > 0; }},
-      {"mla", [](N n) { return n.config.model.multi_latent_attention; }},
-      {"mtp", [](N n) { return n.config.model.mtp_num_layers > 0; }},
-      {"hybrid", [](N n) { return !n.config.model.hybrid_layer_pattern.empty(); }},
-      {"fp8", [](N n) { return n.config.training.fp8_recipe != Fp8Recipe::none; }},
-      {"fp16", [](N n) { return n.config.training.params_dtype == DType::fp16; }},
-      {"fsdp", [](N n) { return n.config.parallel.fsdp.impl != FsdpImpl::none; }},
-      {"no_dist_opt",
-       [](N n) {
-         return !n.config.optimizer.use_distributed_optimizer &&
-                n.config.parallel.fsdp.impl == FsdpImpl::none;
-       }},
-      {"precision_aware_optimizer",
-       [](N n) { return n.config.optimizer.use_precision_aware_optimizer; }},
-      {"optimizer_muon", [](N n) { return n.config.optimizer.kind == OptimizerKind::muon; }},
-      {"recompute_full",
-       [](N n) { return n.config.training.recompute.granularity == RecomputeGranularity::full; }},
-      {"recompute_selective",
-       [](N n) {
-         return n.config.training.recompute.granularity == RecomputeGranularity::selective;
-       }},
-      {"activation_offload",
-       [](N n) {
-         const OffloadConfig& o = n.config.training.offload;
-         return o.fine_grained_activation_offloading || o.cpu_offloading;
-       }},
-      {"cuda_graph", [](N n) { return n.config.training.cuda_graph_impl != CudaGraphImpl::none; }},
-      {"tp_comm_overlap", [](N n) { return n.config.training.tp_comm_overlap; }},
-      {"ep_overlap", [](N n) { return n.config.training.overlap_moe_expert_parallel_comm; }},
-      {"local_impl",
-       [](N n) { return n.config.training.transformer_impl == TransformerImpl::local; }},
-      {"unfused_attention",
-       [](N n) {
-         const AttentionBackend backend = resolved_attention_backend(n.config);
-         return backend == AttentionBackend::unfused || backend == AttentionBackend::local;
-       }},
-      {"long_seq", [](N n) { return n.config.training.seq_length >= 16384; }},
-  };
-  return rules;
-}
+using N = const Config&;
+constexpr FeatureRule kFeatureRules[] = {
+    {"tp", [](N n) { return n.parallel.tensor_parallel > 1; }},
+    {"pp", [](N n) { return n.parallel.pipeline_parallel > 1; }},
+    {"vpp", [](N n) { return n.parallel.virtual_stages_per_pipeline_rank > 1; }},
+    {"cp", [](N n) { return n.parallel.context_parallel > 1; }},
+    {"ep", [](N n) { return n.parallel.expert_parallel > 1; }},
+    {"moe", [](N n) { return n.model.num_experts > 0; }},
+    {"mla", [](N n) { return n.model.multi_latent_attention; }},
+    {"mtp", [](N n) { return n.model.mtp_num_layers > 0; }},
+    {"hybrid", [](N n) { return !n.model.hybrid_layer_pattern.empty(); }},
+    {"fp8", [](N n) { return n.training.fp8_recipe != Fp8Recipe::none; }},
+    {"fp16", [](N n) { return n.training.params_dtype == DType::fp16; }},
+    {"fsdp", [](N n) { return n.parallel.fsdp.impl != FsdpImpl::none; }},
+    {"no_dist_opt",
+     [](N n) {
+       return !n.optimizer.use_distributed_optimizer && n.parallel.fsdp.impl == FsdpImpl::none;
+     }},
+    {"precision_aware_optimizer", [](N n) { return n.optimizer.use_precision_aware_optimizer; }},
+    {"optimizer_muon", [](N n) { return n.optimizer.kind == OptimizerKind::muon; }},
+    {"recompute_full",
+     [](N n) { return n.training.recompute.granularity == RecomputeGranularity::full; }},
+    {"recompute_selective",
+     [](N n) { return n.training.recompute.granularity == RecomputeGranularity::selective; }},
+    {"activation_offload",
+     [](N n) {
+       const OffloadConfig& o = n.training.offload;
+       return o.fine_grained_activation_offloading || o.cpu_offloading;
+     }},
+    {"cuda_graph", [](N n) { return n.training.cuda_graph_impl != CudaGraphImpl::none; }},
+    {"tp_comm_overlap", [](N n) { return n.training.tp_comm_overlap; }},
+    {"ep_overlap", [](N n) { return n.training.overlap_moe_expert_parallel_comm; }},
+    {"local_impl", [](N n) { return n.training.transformer_impl == TransformerImpl::local; }},
+    {"unfused_attention",
+     [](N n) {
+       const AttentionBackend backend = resolved_attention_backend(n);
+       return backend == AttentionBackend::unfused || backend == AttentionBackend::local;
+     }},
+    {"long_seq", [](N n) { return n.training.seq_length >= 16384; }},
+};
 
 const FeatureBand* band_of(const std::string& feature) {
   for (const FeatureBand& band : feature_bands()) {
@@ -102,10 +96,10 @@ const std::vector<FeatureBand>& feature_bands() {
 
 double widest_error_percent() { return kWidestErrorPercent; }
 
-std::vector<std::string> configuration_features(const NormalizedConfig& normalized) {
+std::vector<std::string> configuration_features(const Config& config) {
   std::vector<std::string> out;
-  for (const FeatureRule& rule : feature_rules()) {
-    if (rule.uses(normalized)) out.emplace_back(rule.name);
+  for (const FeatureRule& rule : kFeatureRules) {
+    if (rule.uses(config)) out.emplace_back(rule.name);
   }
   return out;
 }
@@ -126,8 +120,10 @@ ErrorBand error_band(const std::vector<std::string>& features) {
     }
     if (runs < kMinBandRuns) {
       band.few_runs_features.push_back(feature);
-      band.low_percent = std::min(band.low_percent, -kWidestErrorPercent);
-      band.high_percent = std::max(band.high_percent, kWidestErrorPercent);
+      band.low_percent =
+          std::min(band.low_percent, runs > 0 ? row->min_percent : -kWidestErrorPercent);
+      band.high_percent =
+          std::max(band.high_percent, runs > 0 ? row->max_percent : kWidestErrorPercent);
       continue;
     }
     band.low_percent = std::min(band.low_percent, row->low_percent);
@@ -155,7 +151,7 @@ FitStatus fit_status(const TotalRange& range, std::uint64_t capacity_bytes) {
 Verdict verdict_of(const Estimate& estimate) {
   Verdict verdict;
   verdict.capacity_bytes = to_bytes(estimate.normalized.config.device.capacity_gib * kBytesPerGiB);
-  verdict.band = error_band(configuration_features(estimate.normalized));
+  verdict.band = error_band(configuration_features(estimate.normalized.config));
   verdict.limiting_pp_rank = estimate.limiting_pp_rank;
   for (const RankMemory& rank : estimate.ranks) {
     const TotalRange range =

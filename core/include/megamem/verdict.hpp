@@ -7,8 +7,9 @@
 // configuration (configuration_features), as committed in core/src/error_bands.inc, which
 // `megamem validate --bands core/src/error_bands.inc` writes. The configuration's band spans
 // the 5th to 95th percentile of every feature it uses; a feature with fewer than
-// kMinBandRuns validated configurations widens it to the largest error seen in any file and
-// is named in few_runs_features. memory-model.md, "The verdict", states the rule.
+// kMinBandRuns validated configurations contributes its runs' extreme errors instead (too few
+// for percentiles), one with none the largest error seen in any file, and is named in
+// few_runs_features. memory-model.md, "The verdict", states the rule.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +18,7 @@
 
 namespace megamem {
 
-struct NormalizedConfig;
+struct Config;
 struct Estimate;
 
 enum class FitStatus { fits, borderline, does_not_fit };
@@ -31,6 +32,8 @@ struct FeatureBand {
   int runs;             // distinct validated configurations with the feature
   double low_percent;   // 5th percentile of the signed relative peak error
   double high_percent;  // 95th percentile
+  double min_percent;   // the most negative error of those runs
+  double max_percent;   // the most positive
 };
 
 // The committed table (error_bands.inc): "all" first, then each feature.
@@ -68,7 +71,7 @@ struct Verdict {
 };
 
 // The features the band table is kept for ("moe", "fp8", "pp", ...), in table order.
-std::vector<std::string> configuration_features(const NormalizedConfig& normalized);
+std::vector<std::string> configuration_features(const Config& config);
 
 // The band of a set of features (from configuration_features).
 ErrorBand error_band(const std::vector<std::string>& features);
