@@ -129,7 +129,9 @@ export async function hoverTimeline(page, settleMs = 150) {
 
 export const pageState = (page) => page.evaluate(() => window.megamem.state());
 
-export async function waitForState(page, predicate, what, timeoutMs = 10_000) {
+// The budget is generous: a loaded 2-core machine can take seconds per frame of software
+// WebGL, and a wait that gives up early fails a page that works (issue 24).
+export async function waitForState(page, predicate, what, timeoutMs = 60_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const state = await pageState(page);
@@ -196,15 +198,30 @@ async function settledCenter(page, label) {
   return previous;
 }
 
+// Waits until the page has drawn `count` frames after the input just sent (input wakes the
+// frame loop: platform_web.cpp), however long a frame takes on a loaded machine.
+async function inputSeen(page, since, count = 2) {
+  await page.waitForFunction(([n, c]) => window.megamem.frames() >= n + c, [since, count],
+                             { timeout: 60_000 });
+}
+
+const frameCount = (page) => page.evaluate(() => window.megamem.frames());
+
+// Hover, press and release, each seen by its own frames: ImGui sees the hover before the
+// press and the press before the release (fixed sleeps lost clicks under load, issue 24).
 export async function click(page, label) {
   await scrollIntoView(page, label);
   const { x, y } = await settledCenter(page, label);
+  let frames = await frameCount(page);
+  await page.mouse.move(x + 1, y);
   await page.mouse.move(x, y);
-  await page.waitForTimeout(60);  // ImGui sees the hover before the press
+  await inputSeen(page, frames);
+  frames = await frameCount(page);
   await page.mouse.down();
-  await page.waitForTimeout(60);
+  await inputSeen(page, frames);
+  frames = await frameCount(page);
   await page.mouse.up();
-  await page.waitForTimeout(60);
+  await inputSeen(page, frames);
 }
 
 // Types a value into a labelled number: a slider turns into a text field on Ctrl+click, an
