@@ -31,7 +31,7 @@ bool contains_ignoring_case(const std::string& text, const std::string& needle) 
 
 // The filter field at the top of an open picker; focused when the picker opens. True when
 // Enter was pressed in it (the first match is then picked).
-bool filter_field(std::string* filter) {
+bool filter_field(AppState& state, std::string* filter) {
   if (ImGui::IsWindowAppearing()) {
     filter->clear();
     ImGui::SetKeyboardFocusHere();
@@ -42,6 +42,8 @@ bool filter_field(std::string* filter) {
   // The buffer is edited in place as one types; the call is true only on Enter.
   const bool enter = ImGui::InputTextWithHint("##filter", tr("type to filter"), buffer,
                                               sizeof buffer, ImGuiInputTextFlags_EnterReturnsTrue);
+  // Tests type into the picker once this field has the keyboard ("keyboard focus").
+  record_item(state, "picker filter", "input");
   *filter = buffer;
   return enter;
 }
@@ -196,7 +198,7 @@ bool preset_combo(AppState& state, const char* label,
   bool changed = false;
   const std::string id = std::string("##") + label;
   if (ImGui::BeginCombo(id.c_str(), title.c_str(), ImGuiComboFlags_HeightLarge)) {
-    bool enter = filter_field(filter);
+    bool enter = filter_field(state, filter);
     for (std::size_t i = 0; catalog && i < ((*catalog).*presets).size() && !changed; ++i) {
       const Preset& preset = ((*catalog).*presets)[i];
       if (!contains_ignoring_case(search_text(preset), *filter)) continue;

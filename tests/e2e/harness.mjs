@@ -207,6 +207,25 @@ async function inputSeen(page, since, count = 2) {
 
 const frameCount = (page) => page.evaluate(() => window.megamem.frames());
 
+// Waits until the widget labelled `label` has the keyboard (state().inputRects()'s
+// "keyboard focus"), before typing into it.
+export async function waitForKeyboardFocus(page, label) {
+  await page.waitForFunction((l) => window.megamem.inputRects()['keyboard focus']?.kind === l,
+                             label, { timeout: 60_000 });
+}
+
+// Opens the model picker and types once its filter has the keyboard, then Enter picks the
+// first match (a fixed 100 ms before typing was too short on a loaded machine).
+export async function pickModel(page, id) {
+  await click(page, 'top model');
+  await waitForKeyboardFocus(page, 'picker filter');
+  await page.keyboard.type(id, { delay: 10 });
+  await page.keyboard.press('Enter');
+  // The pick closes the picker: wait for that before anything else is clicked.
+  await page.waitForFunction(() => window.megamem.inputRects()['picker filter'] === undefined,
+                             null, { timeout: 60_000 });
+}
+
 // Hover, press and release, each seen by its own frames: ImGui sees the hover before the
 // press and the press before the release (fixed sleeps lost clicks under load, issue 24).
 export async function click(page, label) {

@@ -27,7 +27,7 @@ import { gzipSync } from 'node:zlib';
 import {
   check, checkTopBar as checkTopBarOf, click, fail, finish, hoverTimeline, launch, measured,
   moveMouseAway, openPage, options, pageState, pasteInto as pasteIntoBox, scrollIntoView, serve,
-  typeValue, waitForState, widgetCenter,
+  typeValue, waitForKeyboardFocus, waitForState, widgetCenter,
 } from './harness.mjs';
 
 const opts = options();
@@ -101,7 +101,7 @@ try {
   await waitForState(page, (s) => s.config.parallel.tensor_model_parallel_size === 4, 'TP 4');
   await click(page, 'TP');
   await page.keyboard.press('Tab');  // ImGui moves to the next text field, its text selected
-  await page.waitForTimeout(100);
+  await waitForKeyboardFocus(page, 'PP');
   await page.keyboard.type('2', { delay: 20 });
   await page.keyboard.press('Enter');
   const tabbed = await waitForState(page, (s) => s.config.parallel.pipeline_model_parallel_size === 2,

@@ -17,8 +17,8 @@
 import { join } from 'node:path';
 
 import {
-  check, cliEstimateForLink, cliJson, click, finish, firstDifference, launch, openPage, options,
-  pageState, serve, typeValue, waitForState,
+  check, cliEstimateForLink, cliJson, finish, firstDifference, launch, openPage, options,
+  pageState, pickModel, serve, typeValue, waitForState,
 } from './harness.mjs';
 
 const opts = options();
@@ -58,10 +58,7 @@ const ownRows = {
 // estimate against the CLI's for the link the page then shows.
 async function checkPickedPreset(target, model) {
   try {
-    await click(target, 'top model');
-    await target.waitForTimeout(100);
-    await target.keyboard.type(model.id, { delay: 10 });
-    await target.keyboard.press('Enter');
+    await pickModel(target, model.id);
     const state = await waitForState(target, (s) => s.model_id === model.id && s.result !== null &&
                                      s.result.link === s.url, `${model.id} to be picked`, 30_000);
     const difference = firstDifference(state.result, cliEstimateForLink(opts.cli, state.url, url));

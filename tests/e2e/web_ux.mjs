@@ -23,8 +23,8 @@
 import { join } from 'node:path';
 
 import {
-  check, click, finish, launch, moveMouseAway, navigate, openPage, options, pageState, serve,
-  typeValue, waitForState, widgetCenter,
+  check, click, finish, launch, moveMouseAway, navigate, openPage, options, pageState, pickModel,
+  serve, typeValue, waitForState, widgetCenter,
 } from './harness.mjs';
 
 const opts = options();
@@ -55,13 +55,6 @@ async function checkTopBar(page, when) {
 }
 
 // Opens the model picker, types the preset's id and presses Enter.
-async function pickModel(page, id) {
-  await click(page, 'top model');
-  await page.waitForTimeout(100);
-  await page.keyboard.type(id, { delay: 10 });
-  await page.keyboard.press('Enter');
-}
-
 const rectsOf = (page) => page.evaluate(() => window.megamem.inputRects());
 
 // model: hard to change by accident.
