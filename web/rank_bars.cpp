@@ -97,9 +97,8 @@ void draw_peak(const BarGeometry& g, const RankMemory& rank, const RankVerdict& 
   char value[48];
   std::snprintf(value, sizeof value, "%.2f GiB", peak_gib);
   // The core's verdict of the rank (verdict.hpp).
-  const ImU32 color = verdict.status == FitStatus::does_not_fit ? kOverColor
-                      : verdict.status == FitStatus::borderline ? tight_color()
-                                                                : strong_text_color();
+  const ImU32 color =
+      verdict.status == FitStatus::fits ? strong_text_color() : fit_status_color(verdict.status);
   // Values in their own column right of the scale, so the capacity line never crosses one.
   const float value_x = g.origin_x + g.label_px + g.bar_width_px + ImGui::GetFontSize() * 0.5f;
   g.draw->AddText(ImVec2(value_x, row.y + (g.bar_height_px - ImGui::GetTextLineHeight()) * 0.5f),

@@ -17,6 +17,18 @@ ImU32 panel_background_color() { return theme.light ? rgb(0xF7F7F8) : rgb(0x1717
 bool light_theme() { return theme.light; }
 ImU32 tight_color() { return theme.light ? rgb(0xA67C00) : kTightColor; }
 
+ImU32 fit_status_color(FitStatus status) {
+  return status == FitStatus::fits         ? kFitsColor
+         : status == FitStatus::borderline ? tight_color()
+                                           : kOverColor;
+}
+
+const char* fit_status_word(FitStatus status) {
+  return status == FitStatus::fits         ? "fits"
+         : status == FitStatus::borderline ? "borderline"
+                                           : "does not fit";
+}
+
 void apply_theme(bool light, float pixel_ratio) {
   theme.light = light;
 

@@ -65,8 +65,13 @@ inline constexpr Category kCategories[] = {
      kRuntimeColor, &RankMemory::runtime_overhead_bytes},
 };
 
-// The "within 5 %" amber, darker on the light theme so it stays readable on white.
+// The borderline amber, darker on the light theme so it stays readable on white.
 ImU32 tight_color();
+
+// A verdict's colour (green, amber, red) and its word (untranslated; callers tr() it), the same
+// in the top bar, the rank bars and the what-if table.
+ImU32 fit_status_color(FitStatus status);
+const char* fit_status_word(FitStatus status);
 
 // Text colours of the current theme.
 ImU32 muted_text_color();

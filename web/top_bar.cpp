@@ -136,8 +136,7 @@ void verdict(AppState& state, bool compact) {
     return;
   }
   const Estimate& estimate = *state.last_estimate;
-  const int level = verdict_level(estimate);
-  const ImU32 color = level == 0 ? kFitsColor : level == 1 ? tight_color() : kOverColor;
+  const ImU32 color = fit_status_color(estimate.verdict.status);
   verdict_dot(color);
   ImGui::AlignTextToFramePadding();
   ImGui::PushStyleColor(ImGuiCol_Text, color);
@@ -225,9 +224,7 @@ std::string verdict_text(const AppState& state) {
   const double capacity_gib = to_gib(verdict.capacity_bytes);
   const double headroom_gib = static_cast<double>(verdict.headroom_bytes) / kBytesPerGiB;
   const double peak_gib = capacity_gib - headroom_gib;
-  const char* word = tr(verdict.status == FitStatus::fits         ? "fits"
-                        : verdict.status == FitStatus::borderline ? "borderline"
-                                                                  : "does not fit");
+  const char* word = tr(fit_status_word(verdict.status));
   char text[160];
   if (headroom_gib >= 0) {
     std::snprintf(text, sizeof text, tr("%s: %.2f / %.2f GiB, %.2f GiB free"), word, peak_gib,
@@ -238,8 +235,6 @@ std::string verdict_text(const AppState& state) {
   }
   return text;
 }
-
-int verdict_level(const Estimate& estimate) { return static_cast<int>(estimate.verdict.status); }
 
 bool model_picker(AppState& state, const char* label) {
   return preset_combo(state, label, &PresetCatalog::models, model_title(state), &state.model_filter,

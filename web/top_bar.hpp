@@ -29,7 +29,4 @@ bool recipe_picker(AppState& state, const char* label);
 // "invalid - <rule>" (never the numbers of another configuration).
 std::string verdict_text(const AppState& state);
 
-// The verdict of an estimate: 0 fits, 1 within 5 % of capacity, 2 does not fit.
-int verdict_level(const Estimate& estimate);
-
 }  // namespace megamem::web

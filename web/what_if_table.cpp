@@ -132,12 +132,8 @@ void number_cells(const WhatIfOption& row, bool wide) {
   time_cells(row, wide);
   ImGui::TableNextColumn();
   // The row's own verdict from the core (verdict.hpp).
-  ImGui::PushStyleColor(ImGuiCol_Text, row.status == FitStatus::fits         ? kFitsColor
-                                       : row.status == FitStatus::borderline ? tight_color()
-                                                                             : kOverColor);
-  ImGui::TextUnformatted(tr(row.status == FitStatus::fits         ? "fits"
-                            : row.status == FitStatus::borderline ? "borderline"
-                                                                  : "does not fit"));
+  ImGui::PushStyleColor(ImGuiCol_Text, fit_status_color(row.status));
+  ImGui::TextUnformatted(tr(fit_status_word(row.status)));
   ImGui::PopStyleColor();
 }
 

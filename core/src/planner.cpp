@@ -482,8 +482,9 @@ bool Planner::prepare(LayoutState& state) {
   const std::vector<RankParameterBytes>& least = state.parameters[optimizer_rows ? 1 : 0];
   std::uint64_t bound = 0;
   for (const RankParameterBytes& bytes : least) {
-    bound = std::max(bound, rank_peak_total(first, bytes.static_bytes + state.fixed.front(),
-                                            static_cast<double>(bytes.optimizer_step_bytes)));
+    bound = std::max(bound, rank_peak_totals(first, bytes.static_bytes + state.fixed.front(),
+                                             static_cast<double>(bytes.optimizer_step_bytes))
+                                .total_bytes);
   }
   if (bound + margin_bytes_ > capacity_bytes_ + req_.inference_slack_bytes) return false;
 

@@ -139,10 +139,4 @@ RankTotals rank_peak_totals(const NormalizedConfig& n, std::uint64_t static_byte
   return totals;
 }
 
-std::uint64_t rank_peak_total(const NormalizedConfig& n, std::uint64_t static_bytes,
-                              double activation_peak) {
-  const double peak = static_cast<double>(static_bytes) + activation_peak;
-  return device_total_bytes(n, static_cast<std::uint64_t>(std::llround(peak)));
-}
-
 }  // namespace megamem

@@ -71,8 +71,4 @@ struct RankTotals {
 RankTotals rank_peak_totals(const NormalizedConfig& normalized, std::uint64_t static_bytes,
                             double above_static);
 
-// peak_total_bytes of one rank from its static bytes and activation peak.
-std::uint64_t rank_peak_total(const NormalizedConfig& normalized, std::uint64_t static_bytes,
-                              double activation_peak);
-
 }  // namespace megamem

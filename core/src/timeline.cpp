@@ -4,16 +4,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "megamem/units.hpp"
 #include "pipeline_schedule.hpp"
 
 namespace megamem {
-namespace {
-
-std::uint64_t to_bytes(double value) {
-  return static_cast<std::uint64_t>(std::llround(std::max(0.0, value)));
-}
-
-}  // namespace
 
 ScheduleShape rank_schedule_shape(const NormalizedConfig& n, int pp_rank, bool shortened) {
   ScheduleShape shape;
@@ -44,8 +38,8 @@ void add_optimizer_step(double static_bytes, double optimizer_step_bytes, RankPe
   if (timeline != nullptr) {
     TimelineEvent step;
     step.kind = TimelineEvent::Kind::optimizer_step;
-    step.allocated_after_bytes = to_bytes(step_bytes);
-    step.peak_during_bytes = to_bytes(step_bytes);
+    step.allocated_after_bytes = whole_bytes(step_bytes);
+    step.peak_during_bytes = whole_bytes(step_bytes);
     timeline->push_back(step);
   }
 }
@@ -93,8 +87,8 @@ RankPeak simulate_rank(const NormalizedConfig& n, int pp_rank,
       event.kind = op.forward ? TimelineEvent::Kind::forward : TimelineEvent::Kind::backward;
       event.microbatch = op.microbatch;
       event.vpp_chunk = op.chunk;
-      event.allocated_after_bytes = to_bytes(static_bytes + live);
-      event.peak_during_bytes = to_bytes(during);
+      event.allocated_after_bytes = whole_bytes(static_bytes + live);
+      event.peak_during_bytes = whole_bytes(during);
       timeline->push_back(event);
     }
   }

@@ -71,10 +71,6 @@ const FeatureBand* band_of(const std::string& feature) {
   return nullptr;
 }
 
-std::uint64_t to_bytes(double bytes) {
-  return static_cast<std::uint64_t>(std::llround(std::max(0.0, bytes)));
-}
-
 }  // namespace
 
 const char* fit_status_name(FitStatus status) {
@@ -138,8 +134,8 @@ TotalRange total_range(const ErrorBand& band, std::uint64_t peak_reserved_bytes,
   // more real memory.
   const auto reserved = static_cast<double>(peak_reserved_bytes);
   const double outside = static_cast<double>(peak_total_bytes) - reserved;
-  return {to_bytes(outside + reserved / (1.0 + band.high_percent / 100.0)),
-          to_bytes(outside + reserved / (1.0 + band.low_percent / 100.0))};
+  return {whole_bytes(outside + reserved / (1.0 + band.high_percent / 100.0)),
+          whole_bytes(outside + reserved / (1.0 + band.low_percent / 100.0))};
 }
 
 FitStatus fit_status(const TotalRange& range, std::uint64_t capacity_bytes) {
@@ -150,7 +146,8 @@ FitStatus fit_status(const TotalRange& range, std::uint64_t capacity_bytes) {
 
 Verdict verdict_of(const Estimate& estimate) {
   Verdict verdict;
-  verdict.capacity_bytes = to_bytes(estimate.normalized.config.device.capacity_gib * kBytesPerGiB);
+  verdict.capacity_bytes =
+      whole_bytes(estimate.normalized.config.device.capacity_gib * kBytesPerGiB);
   verdict.band = error_band(configuration_features(estimate.normalized.config));
   verdict.limiting_pp_rank = estimate.limiting_pp_rank;
   for (const RankMemory& rank : estimate.ranks) {

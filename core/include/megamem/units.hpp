@@ -3,6 +3,10 @@
 // bytes of one element of each dtype.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
 #include "megamem/config.hpp"
 
 namespace megamem {
@@ -24,6 +28,11 @@ constexpr double dtype_bytes(DType dtype) {
       return 1;
   }
   return 4;
+}
+
+// A byte count computed in double, rounded, never below zero.
+inline std::uint64_t whole_bytes(double bytes) {
+  return static_cast<std::uint64_t>(std::llround(std::max(0.0, bytes)));
 }
 
 template <class Bytes>

@@ -751,12 +751,6 @@ std::map<std::string, std::vector<double>> peak_errors_by_feature(
   return errors;
 }
 
-std::string fixed2(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.2f", value);
-  return text;
-}
-
 }  // namespace
 
 std::string error_bands_source(const std::vector<const ValidationReport*>& reports) {
@@ -770,12 +764,13 @@ std::string error_bands_source(const std::vector<const ValidationReport*>& repor
       "// {feature, distinct validated configurations, 5th and 95th percentile, least and\n"
       "// greatest of the signed relative peak error in %} over megatron-ci, community and\n"
       "// bridge-recipes.\n";
-  out += "inline constexpr double kWidestErrorPercent = " + fixed2(widest) + ";\n";
+  out += "inline constexpr double kWidestErrorPercent = " + format("%.2f", widest) + ";\n";
   out += "inline constexpr FeatureBand kFeatureBands[] = {\n";
   auto row = [&](const std::string& feature, const std::vector<double>& values) {
     out += "    {\"" + feature + "\", " + std::to_string(values.size()) + ", " +
-           fixed2(quantile(values, 0.05)) + ", " + fixed2(quantile(values, 0.95)) + ", " +
-           fixed2(quantile(values, 0.0)) + ", " + fixed2(quantile(values, 1.0)) + "},\n";
+           format("%.2f", quantile(values, 0.05)) + ", " + format("%.2f", quantile(values, 0.95)) +
+           ", " + format("%.2f", quantile(values, 0.0)) + ", " +
+           format("%.2f", quantile(values, 1.0)) + "},\n";
   };
   if (const auto all = errors.find("all"); all != errors.end()) row("all", all->second);
   for (const auto& [feature, values] : errors) {
