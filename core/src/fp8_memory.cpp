@@ -53,6 +53,17 @@ double fp8_weight_copy_bytes_per_param(Fp8Recipe recipe, bool fp8_param, bool ge
   return 0.0;
 }
 
+double fp8_weight_scale_bytes_per_param(Fp8Recipe recipe) {
+  switch (recipe) {
+    case Fp8Recipe::mxfp8:
+      return 2.0 * kMxfp8ScaleBytes;
+    case Fp8Recipe::blockwise:
+      return 2.0 * kBlockwise2dScaleBytes;
+    default:
+      return 0.0;  // one fp32 scale per tensor
+  }
+}
+
 double fp8_param_buffer_bytes_per_param(Fp8Recipe recipe) {
   // param_and_grad_buffer.py: FP8 parameters live in a uint8 param buffer; MXFP8 ones are
   // gathered through a bf16 view of the grad buffer instead (shared_buffer), so their own

@@ -26,6 +26,10 @@ double fp8_saved_input_bytes_per_element(Fp8Recipe recipe);
 // any layout (Blackwell), so tensor-scaled FP8 needs no transposed copy.
 double fp8_weight_copy_bytes_per_param(Fp8Recipe recipe, bool fp8_param, bool gemm_any_layout);
 
+// Bytes per parameter of the scale-inverse tensors of an FP8 weight's rowwise and columnwise
+// copies (MXFP8: one E8M0 byte per 32 elements each; blockwise: one fp32 per 128x128 block).
+double fp8_weight_scale_bytes_per_param(Fp8Recipe recipe);
+
 // Bytes per parameter of the DDP param buffer holding FP8 parameters (--fp8-param-gather).
 double fp8_param_buffer_bytes_per_param(Fp8Recipe recipe);
 

@@ -60,17 +60,78 @@ double weight_buffer_bytes(const NormalizedConfig& n, const ParamTensor& tensor)
   return n.config.training.fp8_recipe == Fp8Recipe::mxfp8 ? 2.0 : 1.0;
 }
 
-// Bytes per element of a parameter once all-gathered for compute: its buffer data, and for
-// an FP8 parameter the scales and the columnwise copy TE makes after the all-gather
+// Which all-gather a pass makes: a parameter group with a transpose_weight_buffer (MXFP8) is
+// gathered rowwise for forward and columnwise for backward, each its own bucket
+// (param_and_grad_buffer.py AllGatherPipeline.get_bucket_key: (bucket_id, has_transpose and
+// bwd)); every other group has one bucket for both passes.
+enum class GatherPass : std::uint8_t { forward, backward };
+
+bool mxfp8_fsdp_param(const NormalizedConfig& n, const ParamTensor& tensor) {
+  return fsdp_fp8_param(n, tensor) && n.config.training.fp8_recipe == Fp8Recipe::mxfp8;
+}
+
+// Bytes per element of the bucket a pass all-gathers: the parameter dtype, one uint8 layout
+// of an FP8 parameter (MXFP8: the rowwise data in forward, the columnwise data in backward).
+double gathered_bucket_bytes(const NormalizedConfig& n, const ParamTensor& tensor) {
+  if (!fsdp_fp8_param(n, tensor)) return dtype_bytes(n.config.training.params_dtype);
+  return mxfp8_fsdp_param(n, tensor)
+             ? 1.0
+             : fp8_param_buffer_bytes_per_param(n.config.training.fp8_recipe);
+}
+
+// What TE makes from a gathered FP8 parameter and keeps until the unit is released
 // (megatron_fsdp.py fp8_create_transpose_cache -> TE tensor/utils.py
-// post_all_gather_processing: a Float8Tensor's _transpose before Blackwell, a blockwise
-// tensor's columnwise data), discarded when the unit is released unless
-// --keep-fp8-transpose-cache (release_params_fp8_transpose_cache).
+// post_all_gather_processing): a Float8Tensor's _transpose before Blackwell, a blockwise
+// tensor's columnwise data; nothing for MXFP8 ("no need to do anything": both layouts are
+// gathered, and the scales never leave the parameter, see unsharded_scale_bytes). Dropped
+// with the unit unless --keep-fp8-transpose-cache (release_params_fp8_transpose_cache).
+double post_gather_copy_bytes(const NormalizedConfig& n, const ParamTensor& tensor) {
+  if (!fsdp_fp8_param(n, tensor) || mxfp8_fsdp_param(n, tensor)) return 0.0;
+  return fp8_weight_copy_bytes_per_param(n.config.training.fp8_recipe, true,
+                                         n.config.device.fp8_gemm_any_layout);
+}
+
+// Bytes per element of a parameter once all-gathered for one pass.
 double gathered_weight_bytes(const NormalizedConfig& n, const ParamTensor& tensor) {
+  return gathered_bucket_bytes(n, tensor) + post_gather_copy_bytes(n, tensor);
+}
+
+// Bytes per element of a parameter as its module creates it, before the FSDP wrapper: an FP8
+// parameter with every layout and scale TE gives it.
+double unwrapped_weight_bytes(const NormalizedConfig& n, const ParamTensor& tensor) {
   if (!fsdp_fp8_param(n, tensor)) return dtype_bytes(n.config.training.params_dtype);
   const TrainingConfig& t = n.config.training;
   return fp8_param_buffer_bytes_per_param(t.fp8_recipe) +
          fp8_weight_copy_bytes_per_param(t.fp8_recipe, true, n.config.device.fp8_gemm_any_layout);
+}
+
+// The scale-inverse tensors of an MXFP8 parameter: Megatron-FSDP points only the rowwise and
+// columnwise data at its buffers (mixed_precision.py fp8_set_raw_data), so the E8M0 scales TE
+// created with the parameter stay allocated at full size on every rank.
+double unsharded_scale_bytes(const NormalizedConfig& n, const ParamTensor& tensor) {
+  return mxfp8_fsdp_param(n, tensor) ? fp8_weight_scale_bytes_per_param(Fp8Recipe::mxfp8) : 0.0;
+}
+
+// Whether backward runs this tensor's module again (full recompute, or a selective module
+// that holds its GEMM): recompute gathers the forward bucket once more, in the backward pass
+// (the recomputed forward's pre-forward hook in PRE_BACKWARD state).
+bool rerun_in_backward(const NormalizedConfig& n, const ParamTensor& tensor) {
+  if (n.config.training.recompute.granularity == RecomputeGranularity::full) return true;
+  const RecomputeModules active = active_recompute_modules(n);
+  switch (tensor.module) {
+    case ModuleKind::self_attention:
+      return active.has(RecomputeModule::mla_up_proj);
+    case ModuleKind::mlp:
+      return active.has(RecomputeModule::mlp);
+    case ModuleKind::shared_experts:
+      return active.has(RecomputeModule::shared_experts) || active.has(RecomputeModule::moe);
+    case ModuleKind::routed_experts:
+    case ModuleKind::router:
+    case ModuleKind::moe_latent_projection:
+      return active.has(RecomputeModule::moe);
+    default:
+      return false;
+  }
 }
 
 // The main-gradient dtype of a parameter's group (_resolve_group_grad_dtype): an FP8 group's
@@ -98,14 +159,13 @@ bool root_gathered_between_steps(const NormalizedConfig& n, const ParamTensor& t
 // What all-gathering a Megatron-FSDP tensor adds beside its persistent buffer. A buffer whose
 // group has one rank is not distributed (param_and_grad_buffer.py
 // _init_each_parameter_group_buffers: is_data_distributed needs dp_group.size() > 1), and
-// fetch_bucket hands out a view of it: only what TE makes after the gather (the columnwise
-// copy, MXFP8 scales) is new. torch FSDP2 unshards into new storage.
+// fetch_bucket hands out a view of it: only what TE makes after the gather is new. torch
+// FSDP2 unshards into new storage.
 double gather_added_bytes(const NormalizedConfig& n, const ParamTensor& tensor) {
-  const double gathered = gathered_weight_bytes(n, tensor);
   if (n.config.parallel.fsdp.impl != FsdpImpl::megatron || shard_group(n, tensor.expert) > 1) {
-    return gathered;
+    return gathered_weight_bytes(n, tensor);
   }
-  return std::max(0.0, gathered - weight_buffer_bytes(n, tensor));
+  return post_gather_copy_bytes(n, tensor);
 }
 
 // A full-size gradient bucket is made only for a distributed gradient buffer; otherwise
@@ -132,16 +192,31 @@ double te_weight_copy_bytes(const NormalizedConfig& n, const ParamTensor& tensor
 // bytes once all-gathered, and bytes of its full-size main-gradient bucket.
 struct GroupSize {
   double elements = 0;
-  double weight_bytes = 0;  // added by its all-gather
+  double weight_bytes = 0;  // added by its all-gather, in either pass
+  // Forward buckets gathered again in backward for recompute (MXFP8 only: other groups' one
+  // bucket serves both passes), without prefetch, for the unit being recomputed.
+  double recompute_weight_bytes = 0;
   double grad_bytes = 0;
   double initial_bytes = 0;  // the module's own parameters before the FSDP wrapper
 
   void add(const NormalizedConfig& n, const ParamTensor& tensor, double repeat) {
     const double count = static_cast<double>(tensor.elements()) * repeat;
+    const double gathered = gather_added_bytes(n, tensor) * count;
     elements += count;  // the prefetch bound counts every bucket (all_gather_params)
-    weight_bytes += gather_added_bytes(n, tensor) * count;
+    weight_bytes += gathered;
+    if (mxfp8_fsdp_param(n, tensor) && rerun_in_backward(n, tensor)) {
+      recompute_weight_bytes += gathered;
+    }
     grad_bytes += grad_bucket_bytes(n, tensor) * count;
-    initial_bytes += gathered_weight_bytes(n, tensor) * count;
+    initial_bytes += unwrapped_weight_bytes(n, tensor) * count;
+  }
+
+  void add(const GroupSize& other) {
+    elements += other.elements;
+    weight_bytes += other.weight_bytes;
+    recompute_weight_bytes += other.recompute_weight_bytes;
+    grad_bytes += other.grad_bytes;
+    initial_bytes += other.initial_bytes;
   }
 };
 
@@ -172,22 +247,24 @@ UnitSizes unit_sizes(const NormalizedConfig& n, const std::vector<TensorBlock>& 
     }
   }
   for (const GroupSize& unit : sizes.units) {
-    sizes.total_units.elements += unit.elements;
-    sizes.total_units.weight_bytes += unit.weight_bytes;
-    sizes.total_units.grad_bytes += unit.grad_bytes;
-    sizes.total_units.initial_bytes += unit.initial_bytes;
+    sizes.total_units.add(unit);
     if (unit.elements > sizes.largest_unit.elements) sizes.largest_unit = unit;
     sizes.largest_grad_bytes = std::max(sizes.largest_grad_bytes, unit.grad_bytes);
   }
   return sizes;
 }
 
-// Gathered bytes of the units all-gathered at once by Megatron-FSDP: the current unit and the
-// following ones until the prefetched elements reach the bound (AllGatherPipeline.
-// all_gather_params); two units with --fsdp-double-buffer (need_skip_prefetch).
-double gathered_units_bytes(const FsdpConfig& fsdp, const UnitSizes& sizes) {
+// Gathered bytes of the units all-gathered at once by Megatron-FSDP in one pass: the current
+// unit (with its recomputed forward buckets in backward) and the following ones until the
+// prefetched elements reach the bound (AllGatherPipeline.all_gather_params); two units with
+// --fsdp-double-buffer (need_skip_prefetch).
+double gathered_units_bytes(const FsdpConfig& fsdp, const UnitSizes& sizes, GatherPass pass) {
   const std::vector<GroupSize>& units = sizes.units;
   if (units.empty()) return 0;
+  const auto bytes = [](const GroupSize& unit) { return unit.weight_bytes; };
+  const auto rerun = [&](std::size_t i) {
+    return pass == GatherPass::backward ? units[i].recompute_weight_bytes : 0.0;
+  };
   const double average = sizes.total_units.elements / static_cast<double>(units.size());
   const double unit_size = fsdp.communication_unit_elements > 0
                                ? static_cast<double>(fsdp.communication_unit_elements)
@@ -200,10 +277,18 @@ double gathered_units_bytes(const FsdpConfig& fsdp, const UnitSizes& sizes) {
     for (; next < units.size(); ++next) {
       if (fsdp.double_buffer ? next > i + 1 : prefetched >= bound) break;
       prefetched += units[next].elements;
-      prefetched_bytes += units[next].weight_bytes;
+      prefetched_bytes += bytes(units[next]);
     }
-    largest = std::max(largest, units[i].weight_bytes + prefetched_bytes);
-    if (next == units.size()) break;  // later starts gather a suffix of this window
+    largest = std::max(largest, bytes(units[i]) + rerun(i) + prefetched_bytes);
+    if (next == units.size()) {
+      // Later starts gather a suffix of this window, with their own recomputed buckets.
+      double suffix = 0;
+      for (std::size_t j = units.size() - 1; j > i; --j) {
+        suffix += bytes(units[j]);
+        largest = std::max(largest, suffix + rerun(j));
+      }
+      break;
+    }
   }
   return largest;
 }
@@ -215,9 +300,8 @@ FsdpWorkingSet megatron_fsdp_working_set(const NormalizedConfig& n, const UnitSi
     // The root group is gathered from the first step on and stays so (static memory,
     // root_gathered_between_steps); FSDP units are resharded after their forward
     // (_post_forward) and gathered again, with prefetch, in backward.
-    const double gathered = gathered_units_bytes(fsdp, sizes);
-    working.forward_start_bytes = gathered;
-    working.backward_bytes = gathered;
+    working.forward_start_bytes = gathered_units_bytes(fsdp, sizes, GatherPass::forward);
+    working.backward_bytes = gathered_units_bytes(fsdp, sizes, GatherPass::backward);
   }
   if (fsdp.sharding == FsdpSharding::optim_grads ||
       fsdp.sharding == FsdpSharding::optim_grads_params) {
@@ -279,7 +363,8 @@ ShardedTensorBytes fsdp_tensor_bytes(const NormalizedConfig& normalized,
       s == FsdpSharding::optim_grads || s == FsdpSharding::optim_grads_params;
   bytes.weight = weight_buffer_bytes(normalized, tensor) /
                      (s == FsdpSharding::optim_grads_params ? shard : 1.0) +
-                 te_weight_copy_bytes(normalized, tensor);
+                 te_weight_copy_bytes(normalized, tensor) +
+                 unsharded_scale_bytes(normalized, tensor);
   if (root_gathered_between_steps(normalized, tensor)) {
     bytes.weight += gathered_weight_bytes(normalized, tensor);
   }

@@ -188,9 +188,39 @@ TEST_CASE("FP8 parameters under Megatron-FSDP live in uint8 buffers with bf16 gr
   CHECK(fsdp_working_set(n, blocks).forward_start_bytes == 2 * 400);
   n.config.device.fp8_gemm_any_layout = true;
   CHECK(fsdp_working_set(n, blocks).forward_start_bytes == 1 * 400);
-  // MXFP8: a transpose_weight_buffer beside the model weight buffer, both sharded.
+  // MXFP8: a transpose_weight_buffer beside the model weight buffer, both sharded, and the
+  // E8M0 scales of both layouts (1 byte per 32 elements each) whole: fp8_set_raw_data points
+  // only the data at the buffers.
   n.config.training.fp8_recipe = Fp8Recipe::mxfp8;
-  CHECK(fsdp_tensor_bytes(n, gemm).weight == 2.0 / 8);
+  CHECK(fsdp_tensor_bytes(n, gemm).weight == 2.0 / 8 + 2.0 / 32);
+}
+
+TEST_CASE("Megatron-FSDP gathers one MXFP8 layout per pass, the rowwise again for recompute") {
+  // AllGatherPipeline.get_bucket_key: the rowwise bucket in forward, the columnwise
+  // (transpose_weight_buffer) in backward, one byte per element each; TE makes nothing after
+  // an MXFP8 gather. Recomputing a unit's GEMMs gathers its rowwise bucket once more.
+  const std::string mxfp8 = kTiny +
+                            "--use-megatron-fsdp --fp8-format e4m3 --fp8-recipe mxfp8 "
+                            "--fp8-param-gather --suggested-communication-unit-size 202 ";
+  const std::array<ParamTensor, 1> layer{ParamTensor{
+      .numel = 100, .module = ModuleKind::mlp, .layer = 0, .gemm_weight = true, .fp8 = true}};
+  const std::vector<TensorBlock> blocks{TensorBlock{layer.data(), 1, 4}};
+  // Prefetch until 101 elements: the unit and two more, 1 byte per element.
+  FsdpWorkingSet w = fsdp_working_set(normalized(mxfp8), blocks);
+  CHECK(w.forward_start_bytes == 300);
+  CHECK(w.backward_bytes == 300 + 4 * 100);  // + one unit's fp32 gradient bucket
+  w = fsdp_working_set(
+      normalized(mxfp8 + "--recompute-granularity selective --recompute-modules mlp"), blocks);
+  CHECK(w.forward_start_bytes == 300);
+  CHECK(w.backward_bytes == 300 + 100 + 4 * 100);
+  // core_attn recompute runs no GEMM of this unit.
+  w = fsdp_working_set(normalized(mxfp8 + "--recompute-granularity selective"), blocks);
+  CHECK(w.backward_bytes == 300 + 4 * 100);
+  // Built before the wrapper, a parameter holds both layouts and their scales.
+  CHECK_THAT(normalized(mxfp8).config.parallel.fsdp.init_model_with_meta_device
+                 ? 0.0
+                 : fsdp_working_set(normalized(mxfp8), blocks).initial_params_bytes,
+             WithinAbs(400 * 2 * (1 + 1.0 / 32), 1e-9));
 }
 
 TEST_CASE("16-bit weights of FP8 layers under FSDP keep TE's whole FP8 copy") {
