@@ -151,6 +151,10 @@ class ChunkWalk {
     const bool capture = profiles_.part == GraphPart::graphed;
     // Embedding dropout mask; the embedding output is layer 0's saved input.
     if (stage_.has_embedding && !capture) phase(embedding_saved_bytes(s_), 0, 0);
+    first_layer_phase_ = backward_free_.size();
+    if (n_.config.parallel.fsdp.impl == FsdpImpl::megatron) {
+      out_.layer_backward_extra_bytes.resize(static_cast<std::size_t>(stage_.num_layers));
+    }
     for (int i = 0; i < stage_.num_layers; ++i) decoder_layer(i);
     if (capture) {
       const LayerActivations& mtp_layer =
@@ -258,6 +262,7 @@ class ChunkWalk {
     for (std::size_t k = backward_free_.size(); k-- > 0;) {
       double& peak = k == loss_phase_ ? loss_peak : rest_peak;
       peak = std::max(peak, backward_transient_[k] - freed);
+      record_fsdp_phase(k, backward_transient_[k] - freed);
       freed += backward_free_[k];
     }
     out_.saved_bytes = saved_;
@@ -268,16 +273,27 @@ class ChunkWalk {
     return out_;
   }
 
+  // Phase k's backward extra, kept per decoder layer and for the embedding under FSDP.
+  void record_fsdp_phase(std::size_t k, double extra) {
+    std::vector<double>& layers = out_.layer_backward_extra_bytes;
+    if (k >= first_layer_phase_ && k - first_layer_phase_ < layers.size()) {
+      layers[k - first_layer_phase_] = extra;
+    } else if (k + 1 == first_layer_phase_) {
+      out_.embedding_backward_extra_bytes = extra;
+    }
+  }
+
   const NormalizedConfig& n_;
   const StagePlacement& stage_;
   const LayerProfiles& profiles_;
   const ActivationShape s_;
   ChunkActivations out_;
-  double saved_ = 0;                        // saved so far in the forward walk
-  double forward_peak_ = 0;                 // max of (saved so far + transient)
-  std::vector<double> backward_free_;       // freed by each phase
-  std::vector<double> backward_transient_;  // transient of each phase
-  std::size_t loss_phase_ = SIZE_MAX;       // the cross entropy's phase, if the chunk has it
+  double saved_ = 0;                          // saved so far in the forward walk
+  double forward_peak_ = 0;                   // max of (saved so far + transient)
+  std::vector<double> backward_free_;         // freed by each phase
+  std::vector<double> backward_transient_;    // transient of each phase
+  std::size_t loss_phase_ = SIZE_MAX;         // the cross entropy's phase, if the chunk has it
+  std::size_t first_layer_phase_ = SIZE_MAX;  // the first decoder layer's phase
 };
 
 }  // namespace

@@ -58,6 +58,10 @@ struct ChunkActivations {
   // The same split at the output layer's backward: the cross entropy's backward runs before
   // any weight gradient of the chunk exists (FSDP's gradient buckets come after it).
   double loss_backward_peak_extra_bytes = 0;
+  // Under Megatron-FSDP, whose gradient buckets pile up through the backward: the same at
+  // each decoder layer's backward (chunk order) and at the embedding's, the last.
+  std::vector<double> layer_backward_extra_bytes = {};
+  double embedding_backward_extra_bytes = 0;
   double weight_grad_backward_peak_extra_bytes = 0;
   double offloaded_bytes = 0;  // on the host per in-flight micro-batch
   double logits_bytes = 0;     // bf16 logits of the loss (diagnostic)

@@ -155,7 +155,9 @@ std::vector<FsdpWorkingSet> add_stage_static_memory(const NormalizedConfig& n,
     // distributed_data_parallel.py: only the first pipeline rank's first chunk buckets.
     const bool bucketing = stage.pp_rank == 0 && stage.vpp_chunk == 0;
     const ChunkStaticBytes bytes = chunk_static_bytes(n, params.blocks, bucketing);
-    if (uses_fsdp(n)) fsdp_working.push_back(fsdp_working_set(n, params.blocks));
+    if (uses_fsdp(n)) {
+      fsdp_working.push_back(fsdp_working_set(n, params.blocks, stage.vpp_chunk == 0));
+    }
 
     RankMemory& rank = result.ranks[static_cast<std::size_t>(stage.pp_rank)];
     rank.pp_rank = stage.pp_rank;

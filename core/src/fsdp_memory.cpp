@@ -221,14 +221,27 @@ struct GroupSize {
 };
 
 struct UnitSizes {
-  GroupSize root;                // outside FSDP units
+  GroupSize root;  // outside FSDP units
+  // The untied input embedding when it is a gradient bucket of its own: the root group is
+  // split into buckets of ddp_bucket_elements in parameter order, the embedding first
+  // (param_and_grad_buffer.py _get_parameter_groups), and its bucket is allocated by its
+  // gradient, the last of the backward (a tied one is its own bucket from the output layer's
+  // gradient on: _does_param_require_new_bucket).
+  GroupSize input_embedding;
   std::vector<GroupSize> units;  // each unit, in forward order
   GroupSize total_units;
   GroupSize largest_unit;         // the unit with the most elements
   double largest_grad_bytes = 0;  // the largest unit gradient bucket
 };
 
-UnitSizes unit_sizes(const NormalizedConfig& n, const std::vector<TensorBlock>& blocks) {
+bool own_late_bucket(const NormalizedConfig& n, const ParamTensor& tensor, bool bucketing) {
+  const std::int64_t bucket = ddp_bucket_elements(n, bucketing);
+  return tensor.module == ModuleKind::word_embedding && !tensor.shared_embedding && bucket > 0 &&
+         tensor.elements() >= bucket;
+}
+
+UnitSizes unit_sizes(const NormalizedConfig& n, const std::vector<TensorBlock>& blocks,
+                     bool bucketing) {
   UnitSizes sizes;
   for (const TensorBlock& block : blocks) {
     GroupSize layer_unit;
@@ -236,6 +249,9 @@ UnitSizes unit_sizes(const NormalizedConfig& n, const std::vector<TensorBlock>& 
       const ParamTensor& tensor = block.tensors[t];
       if (!in_unit(n, tensor)) {
         sizes.root.add(n, tensor, static_cast<double>(block.repeat));
+        if (own_late_bucket(n, tensor, bucketing)) {
+          sizes.input_embedding.add(n, tensor, static_cast<double>(block.repeat));
+        }
       } else if (tensor.layer < 0) {
         sizes.units.emplace_back().add(n, tensor, 1.0);  // FSDP2's embedding or output layer
       } else {
@@ -254,6 +270,17 @@ UnitSizes unit_sizes(const NormalizedConfig& n, const std::vector<TensorBlock>& 
   return sizes;
 }
 
+// Elements of Megatron-FSDP's communication unit: --suggested-communication-unit-size, or
+// twice the average FSDP unit, at least 1e9 (megatron_fsdp.py). The all-gather prefetches half
+// of it; the reduce-scatter queue holds up to all of it.
+double communication_unit_elements(const FsdpConfig& fsdp, const UnitSizes& sizes) {
+  if (fsdp.communication_unit_elements > 0) {
+    return static_cast<double>(fsdp.communication_unit_elements);
+  }
+  const double average = sizes.total_units.elements / static_cast<double>(sizes.units.size());
+  return std::max(kDefaultCommunicationUnitElements, 2 * average);
+}
+
 // Gathered bytes of the units all-gathered at once by Megatron-FSDP in one pass: the current
 // unit (with its recomputed forward buckets in backward) and the following ones until the
 // prefetched elements reach the bound (AllGatherPipeline.all_gather_params); two units with
@@ -265,11 +292,7 @@ double gathered_units_bytes(const FsdpConfig& fsdp, const UnitSizes& sizes, Gath
   const auto rerun = [&](std::size_t i) {
     return pass == GatherPass::backward ? units[i].recompute_weight_bytes : 0.0;
   };
-  const double average = sizes.total_units.elements / static_cast<double>(units.size());
-  const double unit_size = fsdp.communication_unit_elements > 0
-                               ? static_cast<double>(fsdp.communication_unit_elements)
-                               : std::max(kDefaultCommunicationUnitElements, 2 * average);
-  const double bound = unit_size / 2;
+  const double bound = communication_unit_elements(fsdp, sizes) / 2;
   double largest = 0;
   for (std::size_t i = 0; i < units.size(); ++i) {
     double prefetched = 0, prefetched_bytes = 0;
@@ -293,21 +316,83 @@ double gathered_units_bytes(const FsdpConfig& fsdp, const UnitSizes& sizes, Gath
   return largest;
 }
 
+// Megatron-FSDP's reduce-scatter queue through a backward: a reduce-scattered bucket is freed
+// only while the queue holds more than a communication unit of elements, oldest first, checked
+// before the next bucket is queued (GradReducePipeline.wait_for_previous_grad_reduce; every
+// bucket's elements count), and the queue is emptied at the end of each backward
+// (_root_post_backward -> reset).
+class ReduceScatterQueue {
+ public:
+  explicit ReduceScatterQueue(double capacity_elements) : capacity_(capacity_elements) {}
+  void push(double elements, double bytes) {
+    while (elements_ > capacity_ && first_ < queued_.size()) {
+      elements_ -= queued_[first_].first;
+      bytes_ -= queued_[first_].second;
+      ++first_;
+    }
+    queued_.emplace_back(elements, bytes);
+    elements_ += elements;
+    bytes_ += bytes;
+  }
+  double bytes() const { return bytes_; }
+
+ private:
+  double capacity_;
+  std::vector<std::pair<double, double>> queued_;  // elements, bytes
+  std::size_t first_ = 0;
+  double elements_ = 0, bytes_ = 0;
+};
+
+// Gathered bytes while unit `u` runs its backward: it (with its recomputed forward buckets)
+// and the units before it that the backward prefetches up to the bound (two units with
+// --fsdp-double-buffer).
+double backward_window_bytes(const FsdpConfig& fsdp, const UnitSizes& sizes, std::size_t u) {
+  const double bound = communication_unit_elements(fsdp, sizes) / 2;
+  double bytes = sizes.units[u].weight_bytes + sizes.units[u].recompute_weight_bytes;
+  double prefetched = 0;
+  for (std::size_t next = u; next-- > 0;) {
+    if (fsdp.double_buffer ? next + 1 < u : prefetched >= bound) break;
+    prefetched += sizes.units[next].elements;
+    bytes += sizes.units[next].weight_bytes;
+  }
+  return bytes;
+}
+
+// The working set at each unit's backward, last unit first, and at the embedding's: the root
+// group's other buckets are queued after the output layer's gradient, each unit's once its
+// gradients are done.
+void add_backward_phases(const FsdpConfig& fsdp, const UnitSizes& sizes, bool gathers,
+                         FsdpWorkingSet& working) {
+  ReduceScatterQueue queue(communication_unit_elements(fsdp, sizes));
+  queue.push(sizes.root.elements - sizes.input_embedding.elements,
+             sizes.root.grad_bytes - sizes.input_embedding.grad_bytes);
+  working.layer_backward_bytes.assign(sizes.units.size(), 0.0);
+  for (std::size_t u = sizes.units.size(); u-- > 0;) {
+    const GroupSize& unit = sizes.units[u];
+    working.layer_backward_bytes[u] =
+        (gathers ? backward_window_bytes(fsdp, sizes, u) : 0.0) + unit.grad_bytes + queue.bytes();
+    queue.push(unit.elements, unit.grad_bytes);
+  }
+  working.embedding_backward_bytes = queue.bytes() + sizes.input_embedding.grad_bytes;
+}
+
 FsdpWorkingSet megatron_fsdp_working_set(const NormalizedConfig& n, const UnitSizes& sizes) {
   const FsdpConfig& fsdp = n.config.parallel.fsdp;
   FsdpWorkingSet working;
-  if (fsdp.sharding == FsdpSharding::optim_grads_params) {
+  const bool gathers = fsdp.sharding == FsdpSharding::optim_grads_params;
+  if (gathers) {
     // The root group is gathered from the first step on and stays so (static memory,
     // root_gathered_between_steps); FSDP units are resharded after their forward
     // (_post_forward) and gathered again, with prefetch, in backward.
     working.forward_start_bytes = gathered_units_bytes(fsdp, sizes, GatherPass::forward);
     working.backward_bytes = gathered_units_bytes(fsdp, sizes, GatherPass::backward);
   }
-  if (fsdp.sharding == FsdpSharding::optim_grads ||
-      fsdp.sharding == FsdpSharding::optim_grads_params) {
-    // Gradients are reduced from a full-size temporary bucket: the root group's through the
-    // whole backward (its embedding gradient comes last), one unit's at a time.
-    working.backward_bytes += sizes.root.grad_bytes + sizes.largest_grad_bytes;
+  if (fsdp.sharding == FsdpSharding::optim_grads || gathers) {
+    // Gradients are reduced from full-size temporary buckets: the root group's from its
+    // output layer's gradient on, one unit's at a time, kept in the reduce-scatter queue.
+    working.backward_bytes +=
+        sizes.root.grad_bytes - sizes.input_embedding.grad_bytes + sizes.largest_grad_bytes;
+    add_backward_phases(fsdp, sizes, gathers, working);
   }
   // None of it is there in the cross entropy's backward (loss_backward_bytes stays 0): the
   // gradient buckets come with the first gradient hook (megatron_fsdp.py _grad_acc,
@@ -391,8 +476,8 @@ ChunkStaticBytes fsdp_chunk_static_bytes(const NormalizedConfig& normalized,
 }
 
 FsdpWorkingSet fsdp_working_set(const NormalizedConfig& normalized,
-                                const std::vector<TensorBlock>& blocks) {
-  const UnitSizes sizes = unit_sizes(normalized, blocks);
+                                const std::vector<TensorBlock>& blocks, bool bucketing) {
+  const UnitSizes sizes = unit_sizes(normalized, blocks, bucketing);
   FsdpWorkingSet working = normalized.config.parallel.fsdp.impl == FsdpImpl::torch_fsdp2
                                ? torch_fsdp2_working_set(normalized, sizes)
                                : megatron_fsdp_working_set(normalized, sizes);
@@ -421,9 +506,19 @@ void add_fsdp_working_set(const std::vector<FsdpWorkingSet>& working,
   chunk.forward_peak_extra_bytes =
       other_roots +
       std::max(chunk.forward_peak_extra_bytes + own.forward_bytes, own.forward_start_bytes);
+  double layers = 0;
+  const std::size_t count =
+      std::min(chunk.layer_backward_extra_bytes.size(), own.layer_backward_bytes.size());
+  for (std::size_t i = 0; i < count; ++i) {
+    layers = std::max(layers, chunk.layer_backward_extra_bytes[i] + own.layer_backward_bytes[i]);
+  }
+  const double embedding = own.embedding_backward_bytes > 0
+                               ? chunk.embedding_backward_extra_bytes + own.embedding_backward_bytes
+                               : 0.0;
   chunk.backward_peak_extra_bytes =
-      other_roots + std::max(chunk.loss_backward_peak_extra_bytes + own.loss_backward_bytes,
-                             chunk.weight_grad_backward_peak_extra_bytes + own.backward_bytes);
+      other_roots + std::max({chunk.loss_backward_peak_extra_bytes + own.loss_backward_bytes,
+                              chunk.weight_grad_backward_peak_extra_bytes + own.backward_bytes,
+                              layers, embedding});
 }
 
 void add_fsdp_initialization(const std::vector<FsdpWorkingSet>& working,

@@ -47,14 +47,21 @@ struct FsdpWorkingSet {
   double backward_bytes = 0;
   // The part alive already in the cross entropy's backward, before the output layer's wgrad.
   double loss_backward_bytes = 0;
+  // Megatron-FSDP at each decoder layer's backward (chunk order): its unit and the prefetched
+  // ones gathered, its gradient bucket and the reduce-scatter queue; and at the embedding's
+  // backward, the last: the queue and the input embedding's own bucket.
+  std::vector<double> layer_backward_bytes = {};
+  double embedding_backward_bytes = 0;
   // Before the first step, without --init-model-with-meta-device: the chunk's parameters
   // unsharded, and its largest parameter group's temporary bucket while it is sharded.
   double initial_params_bytes = 0;
   double initial_bucket_bytes = 0;
 };
 
+// bucketing: the chunk splits its root group into gradient buckets (the first chunk of its
+// rank, megatron/training/training.py per_chunk_disable_bucketing).
 FsdpWorkingSet fsdp_working_set(const NormalizedConfig& normalized,
-                                const std::vector<TensorBlock>& blocks);
+                                const std::vector<TensorBlock>& blocks, bool bucketing);
 
 // Adds the working set of stage `stage` to its chunk's forward and backward peaks, with the
 // root groups of the rank's other chunks (unsharded from their forward to their backward,

@@ -238,16 +238,6 @@ struct BufferGrid {
   BufferSums sums[2][2];  // [expert][fp8]
 };
 
-// distributed_data_parallel.py: buckets of --ddp-bucket-size, or max(4e7, 1e6 x DP) elements,
-// only with --overlap-grad-reduce on the bucketed chunk; 0 = one bucket.
-std::int64_t ddp_bucket_elements(const NormalizedConfig& normalized, bool bucketing) {
-  const OptimizerConfig& opt = normalized.config.optimizer;
-  if (!bucketing || !opt.overlap_grad_reduce) return 0;
-  return opt.ddp_bucket_size_elements > 0
-             ? opt.ddp_bucket_size_elements
-             : std::max<std::int64_t>(40000000, 1000000 * normalized.data_parallel);
-}
-
 // Sums the chunk's tensors into their buffers and counts its dense and expert parameters.
 BufferGrid sum_buffers(const NormalizedConfig& normalized, const std::vector<TensorBlock>& blocks,
                        ChunkStaticBytes& out) {
@@ -314,6 +304,14 @@ ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
   out.host_optimizer_bytes = static_cast<std::uint64_t>(std::llround(host));
   out.optimizer_step_bytes = static_cast<std::uint64_t>(std::llround(step));
   return out;
+}
+
+std::int64_t ddp_bucket_elements(const NormalizedConfig& normalized, bool bucketing) {
+  const OptimizerConfig& opt = normalized.config.optimizer;
+  if (!bucketing || !opt.overlap_grad_reduce) return 0;
+  return opt.ddp_bucket_size_elements > 0
+             ? opt.ddp_bucket_size_elements
+             : std::max<std::int64_t>(40000000, 1000000 * normalized.data_parallel);
 }
 
 }  // namespace megamem

@@ -68,4 +68,9 @@ void visit_chunk_tensors(const std::vector<TensorBlock>& blocks, ChunkStaticByte
 ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
                                     const std::vector<TensorBlock>& blocks, bool bucketing);
 
+// Elements per gradient bucket (megatron/training/training.py resolve_ddp_bucket_size):
+// --ddp-bucket-size, or max(4e7, 1e6 x DP); 0 (one bucket) without --overlap-grad-reduce or
+// on a chunk that does not bucket.
+std::int64_t ddp_bucket_elements(const NormalizedConfig& normalized, bool bucketing);
+
 }  // namespace megamem

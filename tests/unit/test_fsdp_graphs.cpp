@@ -119,27 +119,56 @@ TEST_CASE("Megatron-FSDP ZeRO-3 holds the root group and the prefetched units un
   CHECK(root.weight == 2.0 / 8 + 2.0);
   CHECK(fsdp_tensor_bytes(n, tiny.layer[0]).weight == 2.0 / 8);
   // Default prefetch bound 5e8 elements: all 4 units gathered. bf16 weights, fp32 grads.
-  FsdpWorkingSet w = fsdp_working_set(n, tiny.blocks());
+  FsdpWorkingSet w = fsdp_working_set(n, tiny.blocks(), true);
   CHECK(w.forward_bytes == 0);
   CHECK(w.forward_start_bytes == 2 * 400);
   CHECK(w.backward_bytes == 2 * 400 + 4 * (1000 + 100));
   // --fsdp-double-buffer: two units at a time.
   n.config.parallel.fsdp.double_buffer = true;
-  w = fsdp_working_set(n, tiny.blocks());
+  w = fsdp_working_set(n, tiny.blocks(), true);
   CHECK(w.forward_start_bytes == 2 * 200);
   // --suggested-communication-unit-size 202: prefetch until 101 elements, i.e. two more units.
   n.config.parallel.fsdp.double_buffer = false;
   n.config.parallel.fsdp.communication_unit_elements = 202;
-  w = fsdp_working_set(n, tiny.blocks());
+  w = fsdp_working_set(n, tiny.blocks(), true);
   CHECK(w.forward_start_bytes == 2 * 300);
   // optim_grads (ZeRO-2): weights are whole; only the gradient buckets are temporary.
   n.config.parallel.fsdp.sharding = FsdpSharding::optim_grads;
-  w = fsdp_working_set(n, tiny.blocks());
+  w = fsdp_working_set(n, tiny.blocks(), true);
   CHECK(w.forward_start_bytes == 0);
   CHECK(w.backward_bytes == 4 * (1000 + 100));
   CHECK(fsdp_tensor_bytes(n, tiny.root[0]).weight == 2.0);  // whole, gathered once
   n.config.parallel.fsdp.sharding = FsdpSharding::optim;
-  CHECK(fsdp_working_set(n, tiny.blocks()).backward_bytes == 0);
+  CHECK(fsdp_working_set(n, tiny.blocks(), true).backward_bytes == 0);
+}
+
+TEST_CASE("Megatron-FSDP's gradient buckets pile up in the reduce-scatter queue") {
+  // GradReducePipeline: a reduce-scattered bucket is freed only while the queue holds more
+  // than a communication unit of elements (checked before the next is queued); the untied
+  // input embedding is a bucket of its own when it reaches the bucket size, filled by the
+  // last gradient of the backward.
+  NormalizedConfig n = normalized(kTiny +
+                                  "--use-megatron-fsdp --overlap-grad-reduce --ddp-bucket-size 500 "
+                                  "--suggested-communication-unit-size 202");
+  const TinyBlocks tiny;
+  FsdpWorkingSet w = fsdp_working_set(n, tiny.blocks(), true);
+  // Start of backward: three units gathered (bf16), one unit's fp32 bucket; no embedding one.
+  CHECK(w.backward_bytes == 2 * 300 + 4 * 100);
+  // Each unit's backward, last first: its window (it and the earlier units prefetched up to
+  // 101 elements), its bucket, and the queue: 0, 1, 2, 3 later units' buckets.
+  CHECK(w.layer_backward_bytes ==
+        std::vector<double>{200 + 400 + 1200, 400 + 400 + 800, 600 + 400 + 400, 600 + 400 + 0});
+  // The embedding's backward: unit 3's bucket left the queue (300 > 202 elements), three stay.
+  CHECK(w.embedding_backward_bytes == 4 * 300 + 4 * 1000);
+  // A chunk that does not bucket (not its rank's first) keeps the root in one bucket, from
+  // the output layer's gradient on.
+  CHECK(fsdp_working_set(n, tiny.blocks(), false).backward_bytes == 2 * 300 + 4 * (1000 + 100));
+  // The peak is the phase where buckets most outgrow the activations freed.
+  ChunkActivations chunk{.saved_bytes = 10000,
+                         .layer_backward_extra_bytes = {-300, -600, -900, -1200},
+                         .embedding_backward_extra_bytes = -10000};
+  add_fsdp_working_set({w}, std::vector<StagePlacement>(1), 0, chunk);
+  CHECK(chunk.backward_peak_extra_bytes == -300 + 1800);
 }
 
 TEST_CASE("a Megatron-FSDP buffer of a one-rank group is never gathered nor bucketed") {
@@ -158,7 +187,7 @@ TEST_CASE("a Megatron-FSDP buffer of a one-rank group is never gathered nor buck
                   .gemm_weight = true}};
   const std::vector<TensorBlock> blocks{TensorBlock{layer.data(), 2, 4}};
   // Only the dense 100 elements per unit are gathered (bf16) and bucketed (fp32 grads).
-  const FsdpWorkingSet w = fsdp_working_set(n, blocks);
+  const FsdpWorkingSet w = fsdp_working_set(n, blocks, true);
   CHECK(w.forward_start_bytes == 2 * 400);
   CHECK(w.backward_bytes == 2 * 400 + 4 * 100);
   // The experts' persistent buffers hold them whole.
@@ -185,9 +214,9 @@ TEST_CASE("FP8 parameters under Megatron-FSDP live in uint8 buffers with bf16 gr
   // all-gather (post_all_gather_processing), dropped with the unit.
   const std::array<ParamTensor, 1> layer{gemm};
   const std::vector<TensorBlock> blocks{TensorBlock{layer.data(), 1, 4}};
-  CHECK(fsdp_working_set(n, blocks).forward_start_bytes == 2 * 400);
+  CHECK(fsdp_working_set(n, blocks, true).forward_start_bytes == 2 * 400);
   n.config.device.fp8_gemm_any_layout = true;
-  CHECK(fsdp_working_set(n, blocks).forward_start_bytes == 1 * 400);
+  CHECK(fsdp_working_set(n, blocks, true).forward_start_bytes == 1 * 400);
   // MXFP8: a transpose_weight_buffer beside the model weight buffer, both sharded, and the
   // E8M0 scales of both layouts (1 byte per 32 elements each) whole: fp8_set_raw_data points
   // only the data at the buffers.
@@ -206,20 +235,21 @@ TEST_CASE("Megatron-FSDP gathers one MXFP8 layout per pass, the rowwise again fo
       .numel = 100, .module = ModuleKind::mlp, .layer = 0, .gemm_weight = true, .fp8 = true}};
   const std::vector<TensorBlock> blocks{TensorBlock{layer.data(), 1, 4}};
   // Prefetch until 101 elements: the unit and two more, 1 byte per element.
-  FsdpWorkingSet w = fsdp_working_set(normalized(mxfp8), blocks);
+  FsdpWorkingSet w = fsdp_working_set(normalized(mxfp8), blocks, true);
   CHECK(w.forward_start_bytes == 300);
   CHECK(w.backward_bytes == 300 + 4 * 100);  // + one unit's fp32 gradient bucket
   w = fsdp_working_set(
-      normalized(mxfp8 + "--recompute-granularity selective --recompute-modules mlp"), blocks);
+      normalized(mxfp8 + "--recompute-granularity selective --recompute-modules mlp"), blocks,
+      true);
   CHECK(w.forward_start_bytes == 300);
   CHECK(w.backward_bytes == 300 + 100 + 4 * 100);
   // core_attn recompute runs no GEMM of this unit.
-  w = fsdp_working_set(normalized(mxfp8 + "--recompute-granularity selective"), blocks);
+  w = fsdp_working_set(normalized(mxfp8 + "--recompute-granularity selective"), blocks, true);
   CHECK(w.backward_bytes == 300 + 4 * 100);
   // Built before the wrapper, a parameter holds both layouts and their scales.
   CHECK_THAT(normalized(mxfp8).config.parallel.fsdp.init_model_with_meta_device
                  ? 0.0
-                 : fsdp_working_set(normalized(mxfp8), blocks).initial_params_bytes,
+                 : fsdp_working_set(normalized(mxfp8), blocks, true).initial_params_bytes,
              WithinAbs(400 * 2 * (1 + 1.0 / 32), 1e-9));
 }
 
@@ -243,11 +273,11 @@ TEST_CASE("FSDP2 unshards the current and next unit, or every unit without resha
       normalized(kTiny + "--use-torch-fsdp2 --untie-embeddings-and-output-weights");
   const TinyBlocks tiny;
   // The embedding is a unit of its own (1000), the largest; layers are units of 100.
-  FsdpWorkingSet w = fsdp_working_set(n, tiny.blocks());
+  FsdpWorkingSet w = fsdp_working_set(n, tiny.blocks(), true);
   CHECK(w.forward_bytes == 2 * 2000);
   CHECK(w.backward_bytes == 2 * (2000 + 1000));
   n.config.parallel.fsdp.reshard_after_forward = false;
-  w = fsdp_working_set(n, tiny.blocks());
+  w = fsdp_working_set(n, tiny.blocks(), true);
   CHECK(w.forward_bytes == 2 * 1400);
   CHECK(w.backward_bytes == 2 * (1400 + 1000));
 }
@@ -256,7 +286,7 @@ TEST_CASE("without meta-device init the whole model is first built unsharded") {
   // training.py get_model: model_module.cuda() before wrapping; then one group's bucket.
   NormalizedConfig n = normalized(kTiny + "--use-megatron-fsdp");
   const TinyBlocks tiny;
-  FsdpWorkingSet w = fsdp_working_set(n, tiny.blocks());
+  FsdpWorkingSet w = fsdp_working_set(n, tiny.blocks(), true);
   CHECK(w.initial_params_bytes == 2 * 1400);
   CHECK(w.initial_bucket_bytes == 2 * 1000);
   const std::vector<StagePlacement> stages(2, StagePlacement{});  // both on pipeline rank 0
@@ -265,7 +295,7 @@ TEST_CASE("without meta-device init the whole model is first built unsharded") {
   CHECK(peak.peak_allocated_bytes == 2 * 1400 * 2 + 2 * 1000);
   CHECK(peak.activation_bytes == 0);
   n.config.parallel.fsdp.init_model_with_meta_device = true;
-  w = fsdp_working_set(n, tiny.blocks());
+  w = fsdp_working_set(n, tiny.blocks(), true);
   CHECK(w.initial_params_bytes == 0);
   CHECK(parse(kTiny + "--use-megatron-fsdp --init-model-with-meta-device")
             .config.parallel.fsdp.init_model_with_meta_device);
