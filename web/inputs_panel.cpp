@@ -340,8 +340,11 @@ void parallel_rows(InputContext& ctx) {
   }
   row(ctx, "fsdp");
   if (ctx.state.shared.config.parallel.fsdp.impl != FsdpImpl::none) {
-    rows(ctx, {"fsdp-shard", "fsdp-main-params", "fsdp-main-grads", "fsdp-double-buffer",
-               "fsdp-unit", "fsdp2-reshard", "meta-init"});
+    rows(ctx, {"fsdp-shard", "fsdp-main-params", "fsdp-main-grads", "fsdp-double-buffer"});
+    if (ctx.state.shared.config.parallel.fsdp.double_buffer) {
+      rows(ctx, {"fsdp-max-pool", "fsdp-persist-buf"});
+    }
+    rows(ctx, {"fsdp-unit", "fsdp2-reshard", "meta-init"});
   }
 }
 

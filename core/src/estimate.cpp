@@ -194,6 +194,7 @@ std::vector<FsdpWorkingSet> add_stage_static_memory(const NormalizedConfig& n,
     rank.persistent_buffer_bytes += static_cast<std::uint64_t>(std::llround(
         te_dummy_wgrad_bytes(n, dummy_shapes[static_cast<std::size_t>(rank.pp_rank)])));
   }
+  add_fsdp_persistent_pools(fsdp_working, n.stages, result.ranks);
   return fsdp_working;
 }
 

@@ -2,6 +2,7 @@
 #include "fsdp_memory.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "fp8_memory.hpp"
@@ -188,35 +189,71 @@ double te_weight_copy_bytes(const NormalizedConfig& n, const ParamTensor& tensor
                                          n.config.device.fp8_gemm_any_layout);
 }
 
+// Bytes per element a distributed bucket of this tensor takes from Megatron-FSDP's bucket
+// allocator: its gathered layout (and for MXFP8 the columnwise one from the transpose
+// allocator), and its gradient bucket.
+double pooled_weight_bytes_per_element(const NormalizedConfig& n, const ParamTensor& tensor) {
+  if (n.config.parallel.fsdp.impl != FsdpImpl::megatron || shard_group(n, tensor.expert) <= 1) {
+    return 0.0;
+  }
+  return gathered_bucket_bytes(n, tensor) * (mxfp8_fsdp_param(n, tensor) ? 2.0 : 1.0);
+}
+
+// A unit's buckets by parameter group: dense or expert, 16-bit or FP8
+// (param_and_grad_buffer.py _get_parameter_groups groups by dtype and is_expert_param).
+constexpr std::size_t kBucketKinds = 4;
+std::size_t bucket_kind(const NormalizedConfig& n, const ParamTensor& tensor) {
+  return (tensor.expert ? 2u : 0u) + (fsdp_fp8_param(n, tensor) ? 1u : 0u);
+}
+
 // Sizes of one FSDP unit or of the root group: elements (the prefetch bound counts them),
 // bytes once all-gathered, and bytes of its full-size main-gradient bucket.
 struct GroupSize {
   double elements = 0;
   double weight_bytes = 0;  // added by its all-gather, in either pass
+  double copy_bytes = 0;    // of which TE's copies made after the gather
   // Forward buckets gathered again in backward for recompute (MXFP8 only: other groups' one
   // bucket serves both passes), without prefetch, for the unit being recomputed.
   double recompute_weight_bytes = 0;
   double grad_bytes = 0;
   double initial_bytes = 0;  // the module's own parameters before the FSDP wrapper
+  // Per bucket kind: elements (a double-buffer pool's units have equal ones), and the bytes
+  // its distributed buckets take from the weight and gradient allocators.
+  std::array<double, kBucketKinds> bucket_elements{};
+  std::array<double, kBucketKinds> pooled_weight_bytes{};
+  std::array<double, kBucketKinds> pooled_grad_bytes{};
 
   void add(const NormalizedConfig& n, const ParamTensor& tensor, double repeat) {
     const double count = static_cast<double>(tensor.elements()) * repeat;
     const double gathered = gather_added_bytes(n, tensor) * count;
     elements += count;  // the prefetch bound counts every bucket (all_gather_params)
     weight_bytes += gathered;
+    copy_bytes += post_gather_copy_bytes(n, tensor) * count;
     if (mxfp8_fsdp_param(n, tensor) && rerun_in_backward(n, tensor)) {
       recompute_weight_bytes += gathered;
     }
     grad_bytes += grad_bucket_bytes(n, tensor) * count;
     initial_bytes += unwrapped_weight_bytes(n, tensor) * count;
+    const std::size_t kind = bucket_kind(n, tensor);
+    bucket_elements[kind] += count;
+    pooled_weight_bytes[kind] += pooled_weight_bytes_per_element(n, tensor) * count;
+    pooled_grad_bytes[kind] += grad_bucket_bytes(n, tensor) * count;
   }
 
   void add(const GroupSize& other) {
     elements += other.elements;
     weight_bytes += other.weight_bytes;
+    copy_bytes += other.copy_bytes;
     recompute_weight_bytes += other.recompute_weight_bytes;
     grad_bytes += other.grad_bytes;
     initial_bytes += other.initial_bytes;
+  }
+
+  // The unit's buckets come from persistent buffers: only TE's copies stay temporary.
+  void move_buckets_to_persistent_buffers() {
+    weight_bytes = copy_bytes;
+    recompute_weight_bytes = 0;
+    grad_bytes = 0;
   }
 };
 
@@ -230,14 +267,62 @@ struct UnitSizes {
   GroupSize input_embedding;
   std::vector<GroupSize> units;  // each unit, in forward order
   GroupSize total_units;
-  GroupSize largest_unit;         // the unit with the most elements
-  double largest_grad_bytes = 0;  // the largest unit gradient bucket
+  GroupSize largest_unit;            // the unit with the most elements
+  double largest_grad_bytes = 0;     // the largest unit gradient bucket
+  double persistent_pool_bytes = 0;  // --fsdp-double-buffer's persistent buffers
 };
 
 bool own_late_bucket(const NormalizedConfig& n, const ParamTensor& tensor, bool bucketing) {
   const std::int64_t bucket = ddp_bucket_elements(n, bucketing);
   return tensor.module == ModuleKind::word_embedding && !tensor.shared_embedding && bucket > 0 &&
          tensor.elements() >= bucket;
+}
+
+// The units --fsdp-double-buffer pools: the largest set of units with the same buckets
+// (FixedPoolAllocator: equal dtype and size per bucket, the first such set on a tie), or every
+// unit with --megatron-fsdp-max-pool-double-buffer (MaxPoolAllocator).
+std::vector<bool> pooled_units(const FsdpConfig& fsdp, const std::vector<GroupSize>& units) {
+  std::vector<bool> pooled(units.size(), fsdp.max_pool_double_buffer);
+  if (fsdp.max_pool_double_buffer) return pooled;
+  std::size_t best = 0, best_count = 0;
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    const auto same = [&](const GroupSize& other) {
+      return other.bucket_elements == units[u].bucket_elements;
+    };
+    const auto count = static_cast<std::size_t>(std::count_if(units.begin(), units.end(), same));
+    if (count > best_count) best = u, best_count = count;
+  }
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    pooled[u] = units[u].bucket_elements == units[best].bucket_elements;
+  }
+  return pooled;
+}
+
+// --fsdp-double-buffer (forced by --use-nccl-ub): the pooled units' all-gather and gradient
+// buckets come from two buffer groups per allocator (param_and_grad_buffer.py UB_BUFFER_NUM =
+// 2; weights, MXFP8 transposes, gradients), each sized for the pooled unit (MaxPoolAllocator:
+// for the largest unit per bucket kind), taken from Megatron-FSDP's GlobalMemoryBuffer and
+// never freed. Other units allocate dynamically, or with --fsdp-db-use-persist-buf-on-alloc-fail
+// each bucket keeps a persistent buffer of its own.
+void add_double_buffer_pools(const FsdpConfig& fsdp, UnitSizes& sizes) {
+  const std::vector<bool> pooled = pooled_units(fsdp, sizes.units);
+  std::array<double, kBucketKinds> weight{}, grad{};
+  for (std::size_t u = 0; u < sizes.units.size(); ++u) {
+    GroupSize& unit = sizes.units[u];
+    for (std::size_t k = 0; pooled[u] && k < kBucketKinds; ++k) {
+      weight[k] = std::max(weight[k], unit.pooled_weight_bytes[k]);
+      grad[k] = std::max(grad[k], unit.pooled_grad_bytes[k]);
+    }
+    if (!pooled[u] && fsdp.persist_unpooled_buffers) {
+      for (std::size_t k = 0; k < kBucketKinds; ++k) {
+        sizes.persistent_pool_bytes += unit.pooled_weight_bytes[k] + unit.pooled_grad_bytes[k];
+      }
+    }
+    if (pooled[u] || fsdp.persist_unpooled_buffers) unit.move_buckets_to_persistent_buffers();
+  }
+  for (std::size_t k = 0; k < kBucketKinds; ++k) {
+    sizes.persistent_pool_bytes += 2 * (weight[k] + grad[k]);
+  }
 }
 
 UnitSizes unit_sizes(const NormalizedConfig& n, const std::vector<TensorBlock>& blocks,
@@ -262,6 +347,7 @@ UnitSizes unit_sizes(const NormalizedConfig& n, const std::vector<TensorBlock>& 
       sizes.units.insert(sizes.units.end(), static_cast<std::size_t>(block.repeat), layer_unit);
     }
   }
+  if (n.config.parallel.fsdp.double_buffer) add_double_buffer_pools(n.config.parallel.fsdp, sizes);
   for (const GroupSize& unit : sizes.units) {
     sizes.total_units.add(unit);
     if (unit.elements > sizes.largest_unit.elements) sizes.largest_unit = unit;
@@ -481,6 +567,7 @@ FsdpWorkingSet fsdp_working_set(const NormalizedConfig& normalized,
   FsdpWorkingSet working = normalized.config.parallel.fsdp.impl == FsdpImpl::torch_fsdp2
                                ? torch_fsdp2_working_set(normalized, sizes)
                                : megatron_fsdp_working_set(normalized, sizes);
+  working.persistent_pool_bytes = sizes.persistent_pool_bytes;
   if (!normalized.config.parallel.fsdp.init_model_with_meta_device) {
     // training.py get_model: model_module.cuda() before the FSDP wrapper; the wrapper then
     // copies group by group into its buffers through a full-size bucket and frees the
@@ -519,6 +606,19 @@ void add_fsdp_working_set(const std::vector<FsdpWorkingSet>& working,
       other_roots + std::max({chunk.loss_backward_peak_extra_bytes + own.loss_backward_bytes,
                               chunk.weight_grad_backward_peak_extra_bytes + own.backward_bytes,
                               layers, embedding});
+}
+
+void add_fsdp_persistent_pools(const std::vector<FsdpWorkingSet>& working,
+                               const std::vector<StagePlacement>& stages,
+                               std::vector<RankMemory>& ranks) {
+  std::vector<double> pools(ranks.size(), 0.0);
+  for (std::size_t s = 0; s < working.size() && s < stages.size(); ++s) {
+    const auto rank = static_cast<std::size_t>(stages[s].pp_rank);
+    if (rank < pools.size()) pools[rank] = std::max(pools[rank], working[s].persistent_pool_bytes);
+  }
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    ranks[r].persistent_buffer_bytes += static_cast<std::uint64_t>(std::llround(pools[r]));
+  }
 }
 
 void add_fsdp_initialization(const std::vector<FsdpWorkingSet>& working,

@@ -56,6 +56,10 @@ struct FsdpWorkingSet {
   // unsharded, and its largest parameter group's temporary bucket while it is sharded.
   double initial_params_bytes = 0;
   double initial_bucket_bytes = 0;
+  // --fsdp-double-buffer's buffers, allocated at the first step and kept for the run; named
+  // by allocator, buffer group and bucket in one process-wide GlobalMemoryBuffer
+  // (megatron_fsdp/utils.py), so a rank's chunks share them: its largest chunk's count.
+  double persistent_pool_bytes = 0;
 };
 
 // bucketing: the chunk splits its root group into gradient buckets (the first chunk of its
@@ -69,6 +73,12 @@ FsdpWorkingSet fsdp_working_set(const NormalizedConfig& normalized,
 void add_fsdp_working_set(const std::vector<FsdpWorkingSet>& working,
                           const std::vector<StagePlacement>& stages, std::size_t stage,
                           ChunkActivations& chunk);
+
+// Adds each rank's --fsdp-double-buffer buffers to its persistent buffers: the largest of its
+// chunks' (working: one entry per stage, in `stages` order; ranks indexed by PP rank).
+void add_fsdp_persistent_pools(const std::vector<FsdpWorkingSet>& working,
+                               const std::vector<StagePlacement>& stages,
+                               std::vector<RankMemory>& ranks);
 
 // Raises the rank's peak to its initialization peak: all its chunks' parameters unsharded
 // plus one parameter group's bucket (working: one entry per stage, in `stages` order).

@@ -123,10 +123,13 @@ TEST_CASE("Megatron-FSDP ZeRO-3 holds the root group and the prefetched units un
   CHECK(w.forward_bytes == 0);
   CHECK(w.forward_start_bytes == 2 * 400);
   CHECK(w.backward_bytes == 2 * 400 + 4 * (1000 + 100));
-  // --fsdp-double-buffer: two units at a time.
+  // --fsdp-double-buffer: two units at a time, in two persistent buffer groups (bf16 weights,
+  // fp32 gradients), so nothing of the units is allocated during the step.
   n.config.parallel.fsdp.double_buffer = true;
   w = fsdp_working_set(n, tiny.blocks(), true);
-  CHECK(w.forward_start_bytes == 2 * 200);
+  CHECK(w.forward_start_bytes == 0);
+  CHECK(w.backward_bytes == 4 * 1000);  // the root's gradient bucket
+  CHECK(w.persistent_pool_bytes == 2 * (2 * 100 + 4 * 100));
   // --suggested-communication-unit-size 202: prefetch until 101 elements, i.e. two more units.
   n.config.parallel.fsdp.double_buffer = false;
   n.config.parallel.fsdp.communication_unit_elements = 202;
@@ -169,6 +172,37 @@ TEST_CASE("Megatron-FSDP's gradient buckets pile up in the reduce-scatter queue"
                          .embedding_backward_extra_bytes = -10000};
   add_fsdp_working_set({w}, std::vector<StagePlacement>(1), 0, chunk);
   CHECK(chunk.backward_peak_extra_bytes == -300 + 1800);
+}
+
+TEST_CASE("Megatron-FSDP's double buffer pools the most common unit, or the largest") {
+  // param_and_grad_buffer.py: FixedPoolAllocator pools the largest set of units with equal
+  // buckets, two buffer groups per allocator from the GlobalMemoryBuffer (never freed); other
+  // units allocate when needed, or keep their own buffers with
+  // --fsdp-db-use-persist-buf-on-alloc-fail. MaxPoolAllocator pools every unit, sized for the
+  // largest per bucket kind.
+  const std::string db = kTiny + "--use-megatron-fsdp --fsdp-double-buffer ";
+  // One dense unit of 300 elements, then three MoE-like units of 100 dense + 200 expert (DP 8,
+  // expert-DP 8: both distributed).
+  std::array<ParamTensor, 1> dense{
+      ParamTensor{.numel = 300, .module = ModuleKind::mlp, .layer = 0, .gemm_weight = true}};
+  std::array<ParamTensor, 2> moe{
+      ParamTensor{.numel = 100, .module = ModuleKind::self_attention, .layer = 1},
+      ParamTensor{.numel = 200, .module = ModuleKind::routed_experts, .layer = 1, .expert = true}};
+  const std::vector<TensorBlock> blocks{TensorBlock{dense.data(), 1, 1},
+                                        TensorBlock{moe.data(), 2, 3}};
+  // Pool: two MoE units of bf16 weights and fp32 gradients; the dense unit stays dynamic.
+  FsdpWorkingSet w = fsdp_working_set(normalized(db), blocks, true);
+  CHECK(w.persistent_pool_bytes == 2 * 300 * (2 + 4));
+  CHECK(w.forward_start_bytes == 2 * 300);  // the dense unit's gather
+  CHECK(w.backward_bytes == 2 * 300 + 4 * 300);
+  // Persistent buffers for the dense unit too: nothing left to allocate.
+  w = fsdp_working_set(normalized(db + "--fsdp-db-use-persist-buf-on-alloc-fail"), blocks, true);
+  CHECK(w.persistent_pool_bytes == 2 * 300 * (2 + 4) + 300 * (2 + 4));
+  CHECK(w.forward_start_bytes == 0);
+  // Max pool: per bucket kind the largest unit, dense 300 and expert 200 elements.
+  w = fsdp_working_set(normalized(db + "--megatron-fsdp-max-pool-double-buffer"), blocks, true);
+  CHECK(w.persistent_pool_bytes == 2 * (300 + 200) * (2 + 4));
+  CHECK(w.forward_start_bytes == 0);
 }
 
 TEST_CASE("a Megatron-FSDP buffer of a one-rank group is never gathered nor bucketed") {

@@ -142,6 +142,11 @@ struct FsdpConfig {
   // reduced in fp32 unless --grad-reduce-in-bf16; later releases default to the param dtype).
   DType main_grads_dtype = DType::fp32;
   bool double_buffer = false;  // --fsdp-double-buffer (implied by --use-nccl-ub)
+  // --megatron-fsdp-max-pool-double-buffer: the pool fits every unit, not only the most
+  // common one.
+  bool max_pool_double_buffer = false;
+  // --fsdp-db-use-persist-buf-on-alloc-fail: units outside the pool keep persistent buffers.
+  bool persist_unpooled_buffers = false;
   // --suggested-communication-unit-size (elements); 0 = Megatron's default.
   std::int64_t communication_unit_elements = 0;
   bool reshard_after_forward = true;  // FSDP2; --torch-fsdp2-no-reshard-after-forward

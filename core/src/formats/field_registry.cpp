@@ -1313,12 +1313,30 @@ std::vector<ConfigField> fsdp_rows() {
           .ui("FSDP main grads", "",
               "Dtype of the gradient buffers and of the reduce-scatter (fp32 unless set; later "
               "Megatron-Core releases default to the parameter dtype)."),
+  };
+}
+
+// Megatron-FSDP's communication buffers and prefetch, FSDP2 resharding, meta-device init.
+std::vector<ConfigField> fsdp_buffer_rows() {
+  return {
       MM_BOOL("fsdp-double-buffer", "0", parallel.fsdp.double_buffer)
           .read_by_code("--fsdp-double-buffer", FlagForm::store_true)
           .json("fsdp_double_buffer")
           .ui("FSDP double buffer", "--fsdp-double-buffer (or --use-nccl-ub)",
-              "A fixed pool of two units' all-gather buffers instead of prefetching up to the "
-              "communication size."),
+              "Two units' all-gather and gradient buckets in a persistent pool, instead of "
+              "prefetching up to the communication size into temporary buffers."),
+      MM_BOOL("fsdp-max-pool", "0", parallel.fsdp.max_pool_double_buffer)
+          .read_by_code("--megatron-fsdp-max-pool-double-buffer", FlagForm::store_true)
+          .json("megatron_fsdp_max_pool_double_buffer")
+          .ui("FSDP max-pool buffers", "with the double buffer",
+              "The double buffer's pool fits every FSDP unit (the largest per bucket), not only "
+              "the most common unit."),
+      MM_BOOL("fsdp-persist-buf", "0", parallel.fsdp.persist_unpooled_buffers)
+          .read_by_code("--fsdp-db-use-persist-buf-on-alloc-fail", FlagForm::store_true)
+          .json("fsdp_db_use_persist_buf_on_alloc_fail")
+          .ui("FSDP persistent unpooled buffers", "with the double buffer",
+              "Units outside the double buffer's pool keep a persistent buffer per bucket "
+              "instead of allocating one when needed."),
       MM_INT("fsdp-unit", "0", parallel.fsdp.communication_unit_elements, 0, kMaxCount)
           .read_by_code("--suggested-communication-unit-size", FlagForm::value)
           .json("suggested_communication_unit_size")
@@ -1422,6 +1440,7 @@ std::vector<ConfigField> all_rows() {
                                         model_moe_rows(),
                                         model_mla_mtp_rows(),
                                         fsdp_rows(),
+                                        fsdp_buffer_rows(),
                                         wgrad_and_backend_rows()}) {
     for (ConfigField& field : part) rows.push_back(std::move(field));
   }

@@ -125,6 +125,8 @@ constexpr FlagSpec kModeledFlags[] = {
     {"--megatron-fsdp-main-params-dtype", Arity::one},
     {"--megatron-fsdp-main-grads-dtype", Arity::one},
     {"--fsdp-double-buffer", Arity::none},
+    {"--megatron-fsdp-max-pool-double-buffer", Arity::none},
+    {"--fsdp-db-use-persist-buf-on-alloc-fail", Arity::none},
     {"--suggested-communication-unit-size", Arity::one},
     {"--torch-fsdp2-no-reshard-after-forward", Arity::none},
     {"--init-model-with-meta-device", Arity::none},
@@ -754,6 +756,8 @@ void read_fsdp(FlagReader& r, FsdpConfig& f, OptimizerConfig& o, DType params_dt
       read_fsdp_dtype(r, "--megatron-fsdp-main-grads-dtype", params_dtype, legacy_grads);
   // param_and_grad_buffer.py: NCCL user buffers always use the FSDP double buffer.
   f.double_buffer = r.has("--fsdp-double-buffer") || r.has("--use-nccl-ub");
+  f.max_pool_double_buffer = r.has("--megatron-fsdp-max-pool-double-buffer");
+  f.persist_unpooled_buffers = r.has("--fsdp-db-use-persist-buf-on-alloc-fail");
   r.read("--suggested-communication-unit-size", f.communication_unit_elements, 1);
   f.reshard_after_forward = !r.has("--torch-fsdp2-no-reshard-after-forward");
   f.init_model_with_meta_device = r.has("--init-model-with-meta-device");
