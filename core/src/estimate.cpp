@@ -148,7 +148,7 @@ std::vector<FsdpWorkingSet> add_stage_static_memory(const NormalizedConfig& n,
   const LayerTemplates templates = layer_templates(n);
   StageParams params;
   std::vector<ParamTensor> tensors;
-  std::vector<std::vector<std::int64_t>> dummy_shapes(result.ranks.size());
+  std::vector<TeDummyWgradShapes> dummy_shapes(result.ranks.size());
   std::vector<FsdpWorkingSet> fsdp_working;  // per stage, with FSDP
   for (const StagePlacement& stage : n.stages) {
     stage_params(n, stage, templates, params);
@@ -242,11 +242,19 @@ RankPeak rank_run_peak(const NormalizedConfig& n, const RankChunks& chunks, doub
   return peak;
 }
 
+// What every rank's peak reads that is the same for all ranks.
+struct RankShared {
+  double fixed_bytes = 0;  // C_fixed and Megatron's global memory buffer, per GPU
+  const std::vector<FsdpWorkingSet>& fsdp_working;
+  std::vector<DeviceOverhead> device_overheads;
+};
+
 // One rank's step: persistent buffers, its chunks' activations through the schedule, the
 // peak and the runtime overheads on top.
 void add_rank_peak(const NormalizedConfig& n, const EstimateOptions& options,
-                   const LayerProfiles& profiles, double fixed_bytes, const RankChunks& chunks,
-                   const std::vector<FsdpWorkingSet>& fsdp_working, RankMemory& rank) {
+                   const LayerProfiles& profiles, const RankShared& shared,
+                   const RankChunks& chunks, RankMemory& rank) {
+  const double fixed_bytes = shared.fixed_bytes;
   const double graph_bytes = graph_static_bytes(n, rank.pp_rank);
   rank.cuda_graph_bytes = static_cast<std::uint64_t>(std::llround(graph_bytes));
   rank.persistent_buffer_bytes +=
@@ -264,7 +272,7 @@ void add_rank_peak(const NormalizedConfig& n, const EstimateOptions& options,
                   [](const ChunkMemory& c) { return c.has_output_layer; })) {
     add_deferred_embedding_wgrad(n, static_cast<double>(rank.static_bytes), peak);
   }
-  add_fsdp_initialization(fsdp_working, n.stages, rank.pp_rank, peak);
+  add_fsdp_initialization(shared.fsdp_working, n.stages, rank.pp_rank, peak);
   rank.peak_allocated_bytes = static_cast<std::uint64_t>(std::llround(peak.peak_allocated_bytes));
   rank.activation_peak_bytes = static_cast<std::uint64_t>(std::llround(peak.activation_bytes));
   rank.activation_peak_bytes =
@@ -272,7 +280,7 @@ void add_rank_peak(const NormalizedConfig& n, const EstimateOptions& options,
   rank.transient_bytes = rank.peak_allocated_bytes - rank.static_bytes - rank.activation_peak_bytes;
   rank.host_activation_bytes = static_cast<std::uint64_t>(std::llround(peak.host_activation_bytes));
   rank.max_inflight_microbatches = peak.max_inflight;
-  set_device_memory(n, rank);
+  set_device_memory(n, shared.device_overheads, rank);
   if (options.module_tree) {
     for (ChunkMemory& chunk : rank.chunks) add_activation_bytes(n, profiles, chunk.modules);
   }
@@ -319,13 +327,15 @@ Expected<Estimate> estimate(const Config& config, const EstimateOptions& options
   const std::vector<FsdpWorkingSet> fsdp_working = add_stage_static_memory(n, options, result);
 
   // Persistent allocations: C_fixed per GPU and Megatron's global memory buffer.
-  const double fixed_bytes = workspace_bytes(n) + global_buffer_bytes(n);
+  const RankShared shared{.fixed_bytes = workspace_bytes(n) + global_buffer_bytes(n),
+                          .fsdp_working = fsdp_working,
+                          .device_overheads = device_overheads(n)};
   const LayerProfiles profiles = layer_profiles(n);
   const std::vector<RankChunks> chunks = rank_chunks(n, profiles, fsdp_working);
   double largest = -1;
   for (RankMemory& rank : result.ranks) {
-    add_rank_peak(n, options, profiles, fixed_bytes, chunks[static_cast<std::size_t>(rank.pp_rank)],
-                  fsdp_working, rank);
+    add_rank_peak(n, options, profiles, shared, chunks[static_cast<std::size_t>(rank.pp_rank)],
+                  rank);
     if (static_cast<double>(rank.peak_total_bytes) > largest) {
       largest = static_cast<double>(rank.peak_total_bytes);
       result.limiting_pp_rank = rank.pp_rank;

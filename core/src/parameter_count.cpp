@@ -138,11 +138,12 @@ void stage_params(const NormalizedConfig& normalized, const StagePlacement& stag
                       tensor.module == ModuleKind::position_embedding;
     (head ? out.head : out.tail).push_back(tensor);
   }
-  auto add = [&](const std::vector<ParamTensor>& tensors, std::int64_t repeat) {
+  auto add = [&](const std::vector<ParamTensor>& tensors, std::int64_t repeat,
+                 bool layer_template) {
     if (!tensors.empty() && repeat > 0)
-      out.blocks.push_back({tensors.data(), tensors.size(), repeat});
+      out.blocks.push_back({tensors.data(), tensors.size(), repeat, layer_template});
   };
-  add(out.head, 1);
+  add(out.head, 1, false);
   // Runs of layers of one kind (dense, MoE or a hybrid kind), FP8 or kept in bf16
   // (--first-last-layers-bf16).
   auto kind = [&](int layer) {
@@ -157,10 +158,10 @@ void stage_params(const NormalizedConfig& normalized, const StagePlacement& stag
            kind(stage.first_layer + i + run) == kind(stage.first_layer + i)) {
       ++run;
     }
-    add(templates.of(layer_kind, layer_fp8 != fp8), run);
+    add(templates.of(layer_kind, layer_fp8 != fp8), run, true);
     i += run;
   }
-  add(out.tail, 1);
+  add(out.tail, 1, false);
 }
 
 ModelTotals count_model_totals(const NormalizedConfig& normalized) {

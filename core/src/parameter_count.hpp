@@ -18,6 +18,7 @@ struct TensorBlock {
   const ParamTensor* tensors = nullptr;
   std::size_t count = 0;
   std::int64_t repeat = 1;
+  bool layer_template = false;  // tensors are a LayerTemplates list, the same on every stage
 };
 
 // One tensor list per layer kind, built once per estimate: every dense (MoE) layer of a

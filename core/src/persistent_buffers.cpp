@@ -107,9 +107,15 @@ bool is_te_linear(const ParamTensor& tensor) {
 
 }  // namespace
 
+// Adds `key` to the sorted, distinct keys.
+void add_shape_key(std::vector<std::int64_t>& keys, std::int64_t key) {
+  const auto at = std::lower_bound(keys.begin(), keys.end(), key);
+  if (at == keys.end() || *at != key) keys.insert(at, key);
+}
+
 void collect_te_dummy_wgrad_shapes(const NormalizedConfig& n,
                                    const std::vector<TensorBlock>& blocks, bool has_loss,
-                                   std::vector<std::int64_t>& shapes) {
+                                   TeDummyWgradShapes& shapes) {
   const TrainingConfig& t = n.config.training;
   if (t.transformer_impl != TransformerImpl::transformer_engine ||
       !t.gradient_accumulation_fusion) {
@@ -118,13 +124,19 @@ void collect_te_dummy_wgrad_shapes(const NormalizedConfig& n,
   if (has_loss) {
     const std::int64_t output =
         n.padded_vocab_size * n.config.model.hidden_size / n.config.parallel.tensor_parallel;
-    shapes.push_back(output * kShapeKeyScale +
-                     static_cast<std::int64_t>(ModuleKind::output_layer) * 4);
+    add_shape_key(shapes.keys, output * kShapeKeyScale +
+                                   static_cast<std::int64_t>(ModuleKind::output_layer) * 4);
   }
   // The cache is keyed by shape; a tensor list does not carry shapes, so a weight is told apart
   // by its module, element count and its rank among equal counts of that module in the layer
-  // (fc1 and fc2 of a non-gated MLP have equal counts but transposed shapes).
+  // (fc1 and fc2 of a non-gated MLP have equal counts but transposed shapes). A layer template
+  // gives the same keys on every stage that has it.
   for (const TensorBlock& block : blocks) {
+    std::vector<const ParamTensor*>& seen = shapes.blocks_seen;
+    if (block.layer_template) {
+      if (std::find(seen.begin(), seen.end(), block.tensors) != seen.end()) continue;
+      seen.push_back(block.tensors);
+    }
     for (std::size_t i = 0; i < block.count; ++i) {
       const ParamTensor& tensor = block.tensors[i];
       if (!is_te_linear(tensor)) continue;
@@ -134,18 +146,16 @@ void collect_te_dummy_wgrad_shapes(const NormalizedConfig& n,
         ordinal += is_te_linear(earlier) && earlier.module == tensor.module &&
                    earlier.numel == tensor.numel;
       }
-      shapes.push_back(tensor.numel * kShapeKeyScale +
-                       static_cast<std::int64_t>(tensor.module) * 4 +
-                       std::min<std::int64_t>(ordinal, 3));
+      add_shape_key(shapes.keys, tensor.numel * kShapeKeyScale +
+                                     static_cast<std::int64_t>(tensor.module) * 4 +
+                                     std::min<std::int64_t>(ordinal, 3));
     }
   }
 }
 
-double te_dummy_wgrad_bytes(const NormalizedConfig& n, std::vector<std::int64_t> shapes) {
-  std::sort(shapes.begin(), shapes.end());
-  shapes.erase(std::unique(shapes.begin(), shapes.end()), shapes.end());
+double te_dummy_wgrad_bytes(const NormalizedConfig& n, const TeDummyWgradShapes& shapes) {
   double elements = 0;
-  for (const std::int64_t key : shapes) elements += static_cast<double>(key / kShapeKeyScale);
+  for (const std::int64_t key : shapes.keys) elements += static_cast<double>(key / kShapeKeyScale);
   // The placeholder has the weight's dtype: fp32, or bf16/fp16 with --bf16/--fp16.
   return elements * (n.config.training.params_dtype == DType::fp32 ? 4.0 : 2.0);
 }

@@ -33,11 +33,15 @@ double expert_bias_buffer_bytes(const NormalizedConfig& normalized,
 // LinearWithGradAccumulationAndAsyncCommunication.backward): a [padded vocab / TP, h] tensor
 // on every stage with the loss (`has_loss`), tied or not. Adds a key per such weight in
 // `blocks` to `shapes` (one rank collects over all its chunks).
+struct TeDummyWgradShapes {
+  std::vector<std::int64_t> keys;               // distinct shape keys, sorted
+  std::vector<const ParamTensor*> blocks_seen;  // layer templates already collected
+};
 void collect_te_dummy_wgrad_shapes(const NormalizedConfig& normalized,
                                    const std::vector<TensorBlock>& blocks, bool has_loss,
-                                   std::vector<std::int64_t>& shapes);
+                                   TeDummyWgradShapes& shapes);
 
 // Bytes of the cache for the shapes one rank collected: one tensor per distinct shape.
-double te_dummy_wgrad_bytes(const NormalizedConfig& normalized, std::vector<std::int64_t> shapes);
+double te_dummy_wgrad_bytes(const NormalizedConfig& normalized, const TeDummyWgradShapes& shapes);
 
 }  // namespace megamem

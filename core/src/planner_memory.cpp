@@ -22,7 +22,7 @@ std::vector<RankParameterBytes> rank_parameter_bytes(const NormalizedConfig& n,
       static_cast<std::size_t>(n.config.parallel.pipeline_parallel));
   const LayerTemplates templates = layer_templates(n);
   StageParams params;
-  std::vector<std::vector<std::int64_t>> dummy_shapes(out.size());
+  std::vector<TeDummyWgradShapes> dummy_shapes(out.size());
   for (const StagePlacement& stage : stages) {
     stage_params(n, stage, templates, params);
     // distributed_data_parallel.py: only the first pipeline rank's first chunk buckets.

@@ -147,9 +147,10 @@ std::uint64_t device_total_bytes(const NormalizedConfig& n, std::uint64_t peak_a
   return total;
 }
 
-void set_device_memory(const NormalizedConfig& n, RankMemory& rank) {
+void set_device_memory(const NormalizedConfig& n, const std::vector<DeviceOverhead>& overheads,
+                       RankMemory& rank) {
   rank.peak_reserved_bytes = peak_reserved_bytes(n, rank.peak_allocated_bytes);
-  rank.device_overheads = device_overheads(n);
+  rank.device_overheads = overheads;
   rank.peak_total_bytes = rank.peak_reserved_bytes;
   for (const DeviceOverhead& overhead : rank.device_overheads) {
     rank.peak_total_bytes += overhead.bytes;

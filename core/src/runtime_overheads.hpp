@@ -57,7 +57,9 @@ std::uint64_t device_total_bytes(const NormalizedConfig& normalized,
                                  std::uint64_t peak_allocated_bytes);
 
 // Fills a rank's peak_reserved_bytes, device_overheads, runtime_overhead_bytes and
-// peak_total_bytes from its peak_allocated_bytes.
-void set_device_memory(const NormalizedConfig& normalized, RankMemory& rank);
+// peak_total_bytes from its peak_allocated_bytes (overheads: device_overheads(normalized),
+// the same on every rank, computed once).
+void set_device_memory(const NormalizedConfig& normalized,
+                       const std::vector<DeviceOverhead>& overheads, RankMemory& rank);
 
 }  // namespace megamem
