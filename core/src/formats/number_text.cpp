@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace megamem {
 
@@ -12,6 +13,15 @@ std::string shortest_double_text(double value) {
   for (int precision = 1; precision <= 17; ++precision) {
     std::snprintf(buffer, sizeof(buffer), "%.*g", precision, value);
     if (std::strtod(buffer, nullptr) == value) break;
+  }
+  // %g writes 60 as "6e+01"; a person (and a share link) reads "60" better. Plain decimals
+  // for magnitudes people type, exponents only beyond them.
+  const double magnitude = value < 0 ? -value : value;
+  if (std::strchr(buffer, 'e') == nullptr || magnitude < 1e-4 || magnitude >= 1e15) return buffer;
+  for (int decimals = 0; decimals <= 17; ++decimals) {
+    char fixed[64];
+    std::snprintf(fixed, sizeof(fixed), "%.*f", decimals, value);
+    if (std::strtod(fixed, nullptr) == value) return fixed;
   }
   return buffer;
 }
