@@ -27,10 +27,16 @@ int run_validate(const std::vector<std::string>& args);
 // megamem compare LOG [--json] [--vocab-size V] [--gpu ID] [--base-url URL]
 int run_compare(const std::vector<std::string>& args);
 
+// megamem check <configuration options> [--gpu-from-nvidia-smi FILE|-] [--json]
+int run_check(const std::vector<std::string>& args);
+
 // Exit codes shared by the subcommands.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;        // the input is valid CLI syntax but fails
 inline constexpr int kExitUsage = 2;        // malformed command line
 inline constexpr int kExitTargetsFail = 3;  // validate --strict: an accuracy target fails
+// megamem check: the verdict (any bad input is kExitError there).
+inline constexpr int kExitCheckBorderline = 2;
+inline constexpr int kExitCheckDoesNotFit = 3;
 
 }  // namespace megamem::cli

@@ -1,6 +1,7 @@
 // megamem: per-GPU memory of Megatron-Core training, from the command line.
 //
 //   megamem estimate <configuration options> [--json] [--print-megatron-args]
+//   megamem check <configuration options> [--gpu-from-nvidia-smi FILE|-] [--json]
 //   megamem url encode <configuration options> | megamem url decode LINK
 //   megamem plan <configuration options> --gpus N --gbs B [--top K] [--margin-gib G] [--json]
 //   megamem presets [--json]
@@ -40,6 +41,16 @@ constexpr CommandUsage kCommandUsage[] = {
      "      --bridge-config run_config.yaml --world-size N starts from a Megatron-Bridge run;\n"
      "      --snapshot FILE [--rank P] writes rank P's step as a PyTorch memory snapshot;\n"
      "      --timeline adds each rank's memory after every forward/backward to --json.\n"},
+    {"check",
+     "  megamem check <configuration> [--gpu-from-nvidia-smi FILE|-] [--json]\n"
+     "      The pre-flight for a launch script: one line with the verdict (fits, borderline,\n"
+     "      does not fit), the limiting rank and its headroom, and when it does not fit the\n"
+     "      cheapest recompute/offload change or layout on the same GPUs that fits, with its\n"
+     "      link. The configuration is given as for estimate; --megatron-args may take the\n"
+     "      flags as separate words (--megatron-args \"$@\"), up to check's own next option.\n"
+     "      --gpu-from-nvidia-smi reads `nvidia-smi --query-gpu=name,memory.total\n"
+     "      --format=csv` output from a file or stdin (-) as the GPU.\n"
+     "      Exit status: 0 fits, 2 borderline, 3 does not fit, 1 bad input.\n"},
     {"url",
      "  megamem url encode <configuration> [--json] [--base-url URL]\n"
      "  megamem url decode LINK [--json] [--base-url URL]\n"
@@ -105,6 +116,7 @@ int main(int argc, char** argv) {
   }
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (args[0] == "estimate") return megamem::cli::run_estimate(rest);
+  if (args[0] == "check") return megamem::cli::run_check(rest);
   if (args[0] == "url") return megamem::cli::run_url(rest);
   if (args[0] == "plan") return megamem::cli::run_plan(rest);
   if (args[0] == "presets") return megamem::cli::run_presets(rest);

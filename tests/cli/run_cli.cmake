@@ -8,12 +8,17 @@
 #   -DJSON_RANKS=<n>            stdout is JSON whose "ranks" array has n entries, each with
 #                               pp_rank and a positive static_bytes (optional)
 #   -DFILE=<path> -DFILE_REGEX=<regex>  a file the command writes must match (optional)
+#   -DINPUT_FILE=<path>         the command's stdin (optional)
 cmake_minimum_required(VERSION 3.22)
 string(REPLACE "@@" ";" args "${ARGS}")
 if(DEFINED FILE)
   file(REMOVE "${FILE}")
 endif()
-execute_process(COMMAND "${EXE}" ${args}
+set(input)
+if(DEFINED INPUT_FILE)
+  set(input INPUT_FILE "${INPUT_FILE}")
+endif()
+execute_process(COMMAND "${EXE}" ${args} ${input}
                 RESULT_VARIABLE exit_code OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("exit: ${exit_code}\n--- stdout ---\n${out}--- stderr ---\n${err}")
 

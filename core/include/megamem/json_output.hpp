@@ -26,6 +26,9 @@ std::string estimate_to_json(const Estimate& estimate, int indent = 2,
                              bool include_timeline = false);
 
 // The what-if table as a JSON array (label, flags, peaks, saving, validity).
+// The core's verdict (verdict.hpp) as estimate --json's "verdict" object.
+nlohmann::json verdict_json(const Verdict& verdict);
+
 nlohmann::json what_if_json(const std::vector<WhatIfOption>& options);
 std::string what_if_to_json(const std::vector<WhatIfOption>& options, int indent = 2);
 

@@ -44,6 +44,10 @@ struct MegatronArgs {
   std::vector<std::string> warnings;
 };
 
+// True when `flag` ("--seq-length", "--seq-length=4096") is a flag of Megatron-LM's
+// pretraining scripts, modeled or not.
+bool is_megatron_lm_flag(std::string_view flag);
+
 // vocab_size: the tokenizer's vocabulary; it overrides --vocab-size and is needed when the
 // flags name a tokenizer file instead (0 = take --vocab-size from the flags).
 Expected<MegatronArgs> parse_megatron_args(std::string_view command_line, std::int64_t world_size,

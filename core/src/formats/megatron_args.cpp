@@ -1264,4 +1264,10 @@ Expected<MegatronArgs> parse_megatron_words(const std::vector<std::string>& word
   return out;
 }
 
+bool is_megatron_lm_flag(std::string_view flag) {
+  if (flag.size() < 3 || flag.substr(0, 2) != "--") return false;
+  flag.remove_prefix(2);
+  return formats::is_megatron_flag(flag.substr(0, flag.find('=')));
+}
+
 }  // namespace megamem
