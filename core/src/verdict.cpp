@@ -32,6 +32,7 @@ constexpr FeatureRule kFeatureRules[] = {
     {"ep", [](N n) { return n.parallel.expert_parallel > 1; }},
     {"moe", [](N n) { return n.model.num_experts > 0; }},
     {"mla", [](N n) { return n.model.multi_latent_attention; }},
+    {"dsa", [](N n) { return n.model.dsa_indexer_topk > 0; }},
     {"mtp", [](N n) { return n.model.mtp_num_layers > 0; }},
     {"hybrid", [](N n) { return !n.model.hybrid_layer_pattern.empty(); }},
     {"fp8", [](N n) { return n.training.fp8_recipe != Fp8Recipe::none; }},

@@ -30,6 +30,9 @@ enum class AttentionBackend { auto_select, flash, fused, unfused, local };
 // --softmax-type: attention sinks. off_by_one adds a fixed 0 logit per head, learnable a
 // trained one (transformer_config.py softmax_type; gpt-oss).
 enum class SoftmaxType { vanilla, off_by_one, learnable };
+// --dsa-kernel-backend: DeepSeek sparse attention's kernels. none is Megatron-Core's PyTorch
+// reference (dense fp32 scores), the others the fused sparse kernels (dsa_kernels.py).
+enum class DsaKernelBackend { none, tilelang, cudnn };
 enum class RecomputeGranularity { none, selective, full };
 enum class RecomputeMethod { uniform, block };
 enum class CrossEntropyImpl { unfused, native_fused, te_fused };
@@ -127,6 +130,15 @@ struct ModelConfig {
   int linear_value_head_dim = 128;  // --linear-value-head-dim (value and output gate)
   int linear_num_key_heads = 16;    // --linear-num-key-heads
   int linear_num_value_heads = 32;  // --linear-num-value-heads
+
+  // DeepSeek sparse attention (--experimental-attention-variant dsa; DeepSeek-V3.2, GLM-5):
+  // absorbed MLA whose queries attend to the top-k keys a lightweight indexer picks
+  // (megatron/core/transformer/experimental_attention_variant/dsa.py). 0: no DSA.
+  int dsa_indexer_topk = 0;              // --dsa-indexer-topk
+  int dsa_indexer_n_heads = 64;          // --dsa-indexer-n-heads
+  int dsa_indexer_head_dim = 128;        // --dsa-indexer-head-dim
+  int dsa_indexer_topk_freq = 1;         // --dsa-indexer-topk-freq: 1 layer in N computes top-k
+  int dsa_indexer_skip_topk_offset = 0;  // --dsa-indexer-skip-topk-offset
 
   double hidden_dropout = 0.1;     // --hidden-dropout
   double attention_dropout = 0.1;  // --attention-dropout
@@ -272,6 +284,11 @@ struct TrainingConfig {
   int fp8_bf16_layers_at_end = 0;
   TransformerImpl transformer_impl = TransformerImpl::transformer_engine;
   AttentionBackend attention_backend = AttentionBackend::auto_select;
+  DsaKernelBackend dsa_kernel_backend = DsaKernelBackend::none;  // --dsa-kernel-backend
+  // --dsa-indexer-loss-coeff (0 = None: no indexer loss, the indexer runs without grad) and
+  // --dsa-indexer-use-sparse-loss (the KL loss on the top-k support only).
+  double dsa_indexer_loss_coeff = 0;
+  bool dsa_indexer_use_sparse_loss = false;
   TokenDispatcher moe_token_dispatcher = TokenDispatcher::allgather;
   bool moe_grouped_gemm = false;    // --moe-grouped-gemm
   bool moe_permute_fusion = false;  // --moe-permute-fusion (TE's fused permute kernels)

@@ -41,6 +41,7 @@ enum class FieldScope {
   always,
   gqa,
   mla,
+  dsa,
   experts,
   shared_experts,
   moe_frequency,

@@ -603,6 +603,28 @@ std::vector<ConfigField> implementation_rows() {
           .flag("--attention-backend", FlagForm::value)
           .ui("attention backend", "",
               "Flash/fused keep no seq x seq scores; unfused saves the probabilities."),
+      // dsa_kernels.py: the fused sparse kernels, or Megatron-Core's PyTorch reference.
+      MM_CHOICE("dsa-kernels", "none", training.dsa_kernel_backend)
+          .json("dsa_kernel_backend")
+          .choices({{"none", "none", "none", "PyTorch reference"},
+                    {"tilelang", "tilelang", "tilelang", "TileLang"},
+                    {"cudnn", "cudnn", "cudnn", "cuDNN"}})
+          .flag("--dsa-kernel-backend", FlagForm::value)
+          .ui("DSA kernels", "",
+              "The PyTorch reference keeps dense fp32 scores per head (tests only); the fused "
+              "kernels keep the top-k indices and the latent output."),
+      MM_REAL("dsa-loss", "0", training.dsa_indexer_loss_coeff, 0.0, kMaxReal)
+          .json("dsa_indexer_loss_coeff")
+          .flag("--dsa-indexer-loss-coeff", FlagForm::value, 0.0, 1e6)
+          .ui("DSA indexer loss", "--dsa-indexer-loss-coeff (0 = none)",
+              "Trains the indexer with a KL loss against the attention; keeps its gradients "
+              "from the forward.")
+          .range(0.0, 1.0, 0.001, "%.4f"),
+      MM_BOOL("dsa-sparse-loss", "0", training.dsa_indexer_use_sparse_loss)
+          .json("dsa_indexer_use_sparse_loss")
+          .flag("--dsa-indexer-use-sparse-loss", FlagForm::store_true)
+          .ui("DSA sparse indexer loss", "",
+              "The indexer loss on the top-k keys only, instead of dense scores."),
       MM_CHOICE("ce", "unfused", training.cross_entropy)
           .json("cross_entropy")
           .choices({{"unfused", "unfused", "", "unfused"},
@@ -1184,6 +1206,53 @@ std::vector<ConfigField> model_mla_mtp_rows() {
   };
 }
 
+// DeepSeek sparse attention is selected by --experimental-attention-variant dsa with its
+// indexer's sizes (transformer_config.py dsa_*; the flags are generated from those fields).
+void write_dsa(const Config& c, std::vector<MegatronFlag>& flags) {
+  if (c.model.dsa_indexer_topk == 0) return;
+  add_flag(flags, "--experimental-attention-variant", "dsa");
+  add_flag(flags, "--dsa-indexer-topk", std::to_string(c.model.dsa_indexer_topk));
+}
+
+// DeepSeek sparse attention (megatron/core/transformer/experimental_attention_variant/dsa.py).
+std::vector<ConfigField> model_dsa_rows() {
+  return {
+      MM_INT("m.dsa-topk", "0", model.dsa_indexer_topk, 0, kMaxCount)
+          .read_by_code("--dsa-indexer-topk")
+          .writes(write_dsa)
+          .json("dsa_indexer_topk")
+          .ui("DSA top-k", "--experimental-attention-variant dsa --dsa-indexer-topk (0 = off)",
+              "DeepSeek sparse attention: each query attends to the top-k keys an indexer "
+              "picks (absorbed MLA; needs MLA).")
+          .range(0, 0, 256),
+      MM_INT("m.dsa-heads", "64", model.dsa_indexer_n_heads, 1, kMaxDim)
+          .scope(FieldScope::dsa)
+          .flag("--dsa-indexer-n-heads", FlagForm::value)
+          .json("dsa_indexer_n_heads")
+          .ui("DSA indexer heads", "", "Heads of the top-k indexer (full on every TP rank).")
+          .range(1, 0, 1),
+      MM_INT("m.dsa-dim", "128", model.dsa_indexer_head_dim, 1, kMaxDim)
+          .scope(FieldScope::dsa)
+          .flag("--dsa-indexer-head-dim", FlagForm::value)
+          .json("dsa_indexer_head_dim")
+          .ui("DSA indexer head dim", "", "Channels per indexer head.")
+          .range(1, 0, 16),
+      MM_INT("m.dsa-freq", "1", model.dsa_indexer_topk_freq, 1, kMaxDim)
+          .scope(FieldScope::dsa)
+          .flag("--dsa-indexer-topk-freq", FlagForm::value, 1.0)
+          .json("dsa_indexer_topk_freq")
+          .ui("DSA top-k frequency", "",
+              "One layer in N computes the top-k (and has an indexer); the others reuse it.")
+          .range(1, 0, 1),
+      MM_INT("m.dsa-offset", "0", model.dsa_indexer_skip_topk_offset, 0, kMaxDim)
+          .scope(FieldScope::dsa)
+          .flag("--dsa-indexer-skip-topk-offset", FlagForm::value, 0.0)
+          .json("dsa_indexer_skip_topk_offset")
+          .ui("DSA top-k offset", "", "Layers before it all compute their own top-k.")
+          .range(0, 0, 1),
+  };
+}
+
 // Hybrid models (megatron/core/models/hybrid/, megatron/core/ssm/mamba_mixer.py); the Mamba
 // sizes are TransformerConfig fields (transformer_config.py mamba_* defaults).
 std::vector<ConfigField> model_hybrid_rows() {
@@ -1439,6 +1508,7 @@ std::vector<ConfigField> all_rows() {
                                         model_embedding_rows(),
                                         model_moe_rows(),
                                         model_mla_mtp_rows(),
+                                        model_dsa_rows(),
                                         fsdp_rows(),
                                         fsdp_buffer_rows(),
                                         wgrad_and_backend_rows()}) {

@@ -408,7 +408,28 @@ std::optional<Error> read_nemotron_h(const Reader& r, Family, HfImport& out) {
   return std::nullopt;
 }
 
-// DeepSeek-V2/V3, Moonlight and Kimi-K2: MLA, then the shared-expert MoE.
+// DeepSeek sparse attention (DeepSeek-V3.2, GLM-5): the indexer's index_topk, index_n_heads
+// and index_head_dim, as Megatron-Bridge's glm5_bridge.py provider_bridge maps them to
+// dsa_indexer_* (index_topk_freq and index_skip_topk_offset when present). The bridge also
+// trains the indexer (loss coefficient 0.001, sparse) and its recipes pick the cuDNN kernels:
+// training settings, said in a note.
+std::optional<Error> read_sparse_attention(const Reader& r, HfImport& out) {
+  if (!r.find("index_topk")) return std::nullopt;
+  ModelConfig& m = out.model;
+  MM_READ(m.dsa_indexer_topk, r.int_field("index_topk", 1, kMaxSize));
+  MM_READ(m.dsa_indexer_n_heads, r.int_field("index_n_heads", 1, kMaxSize));
+  MM_READ(m.dsa_indexer_head_dim, r.int_field("index_head_dim", 1, kMaxSize));
+  MM_READ(m.dsa_indexer_topk_freq, r.int_field("index_topk_freq", 1, kMaxSize, 1));
+  MM_READ(m.dsa_indexer_skip_topk_offset, r.int_field("index_skip_topk_offset", 0, kMaxSize, 0));
+  m.add_bias_linear = false;  // AbsorbedMLASelfAttention has no linear biases
+  out.notes.push_back(
+      "DeepSeek sparse attention: Megatron-Bridge trains its indexer (--dsa-indexer-loss-coeff "
+      "0.001 --dsa-indexer-use-sparse-loss) with the cuDNN kernels (--dsa-kernel-backend "
+      "cudnn); Megatron-Core's defaults are no indexer loss and the PyTorch reference kernels");
+  return std::nullopt;
+}
+
+// DeepSeek-V2/V3/V3.2, Moonlight, Kimi-K2 and GLM-5: MLA, then the shared-expert MoE.
 std::optional<Error> read_deepseek(const Reader& r, Family, HfImport& out) {
   ModelConfig& m = out.model;
   m.multi_latent_attention = true;
@@ -423,6 +444,7 @@ std::optional<Error> read_deepseek(const Reader& r, Family, HfImport& out) {
   if (attention_bias) {
     out.notes.push_back("attention_bias (MLA projection biases) is not represented");
   }
+  if (std::optional<Error> error = read_sparse_attention(r, out)) return error;
   return read_shared_expert_moe(r, "", m);
 }
 
@@ -524,6 +546,8 @@ constexpr FamilyRow kFamilies[] = {
     {"mixtral", Family::mixtral, read_mixtral},
     {"deepseek_v2", Family::deepseek, read_deepseek},
     {"deepseek_v3", Family::deepseek, read_deepseek},
+    {"deepseek_v32", Family::deepseek, read_deepseek},
+    {"glm_moe_dsa", Family::deepseek, read_deepseek},
     {"kimi_k2", Family::deepseek, read_deepseek},
     {"glm4_moe", Family::glm4_moe, read_glm4_moe},
     {"gpt_oss", Family::gpt_oss, read_gpt_oss},

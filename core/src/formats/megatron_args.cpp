@@ -81,6 +81,7 @@ constexpr FlagSpec kModeledFlags[] = {
     {"--hybrid-mlp-ratio", Arity::one},
     // Gated DeltaNet layers (transformer_config.py linear_* fields).
     {"--experimental-attention-variant", Arity::one},
+    {"--dsa-indexer-topk", Arity::one},
     {"--linear-attention-freq", Arity::one},
     // Parallelism (model_parallel_config.py fields; arguments.py _add_distributed_args).
     {"--num-layers-per-virtual-pipeline-stage", Arity::one},
@@ -511,12 +512,30 @@ void read_hybrid(FlagReader& r, ModelConfig& m) {
   }
 }
 
+// DeepSeek sparse attention: --experimental-attention-variant dsa with the indexer's top-k
+// (transformer_config.py dsa_indexer_topk, None by default: the indexer cannot be built
+// without it).
+void read_dsa(FlagReader& r, ModelConfig& m) {
+  if (!r.text("--dsa-indexer-topk")) {
+    r.fail("--dsa-indexer-topk", "must be set for the dsa variant (the indexer's top-k)");
+    return;
+  }
+  r.read("--dsa-indexer-topk", m.dsa_indexer_topk, 1);
+}
+
 // Gated DeltaNet layers: --experimental-attention-variant gated_delta_net (gdn in later
 // releases) with --linear-attention-freq N (an integer; Megatron also takes a Python list
 // expression, which megamem does not read). transformer_config.py asserts the frequency for
-// the variant; without the variant Megatron builds no linear-attention layers.
-void read_linear_attention(FlagReader& r, ModelConfig& m) {
+// the variant; without the variant Megatron builds no linear-attention layers. DSA: read_dsa.
+void read_attention_variant(FlagReader& r, ModelConfig& m) {
   const std::string* variant = r.text("--experimental-attention-variant");
+  if (!variant || *variant != "dsa") {
+    if (r.text("--dsa-indexer-topk")) {
+      r.warnings.push_back(
+          "--dsa-indexer-topk without --experimental-attention-variant dsa is ignored by "
+          "Megatron-Core (no sparse attention is built)");
+    }
+  }
   if (!variant) {
     if (r.text("--linear-attention-freq")) {
       r.warnings.push_back(
@@ -525,9 +544,15 @@ void read_linear_attention(FlagReader& r, ModelConfig& m) {
     }
     return;
   }
+  if (*variant == "dsa") {
+    read_dsa(r, m);
+    return;
+  }
   if (*variant != "gated_delta_net" && *variant != "gdn") {
     r.fail("--experimental-attention-variant",
-           "'" + *variant + "' is not modeled by megamem; use gated_delta_net (Gated DeltaNet)");
+           "'" + *variant +
+               "' is not modeled by megamem; use gated_delta_net (Gated DeltaNet) or dsa "
+               "(DeepSeek sparse attention)");
     return;
   }
   if (!r.text("--linear-attention-freq")) {
@@ -1193,7 +1218,7 @@ void read_architecture(FlagReader& r, ModelConfig& m) {
   read_model(r, m);
   read_hybrid(r, m);
   read_window_size(r, m);
-  read_linear_attention(r, m);
+  read_attention_variant(r, m);
 }
 
 }  // namespace

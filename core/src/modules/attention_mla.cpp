@@ -18,10 +18,13 @@ namespace megamem {
 namespace {
 
 bool present(const ModuleContext& c) {
-  return c.model.multi_latent_attention && layer_kind_has_attention(c.kind);
+  return c.model.multi_latent_attention && !dsa_attention(c.model) &&
+         layer_kind_has_attention(c.kind);
 }
 
-void params(const ModuleContext& c, ParamSink& sink) {
+}  // namespace
+
+void mla_params(const ModuleContext& c, ParamSink& sink) {
   const ModelConfig& m = c.model;
   const std::int64_t tp = c.config.parallel.tensor_parallel;
   const std::int64_t h = m.hidden_size;
@@ -44,6 +47,26 @@ void params(const ModuleContext& c, ParamSink& sink) {
   sink.linear(kind, m.kv_lora_rank * kv_up / tp, bias * kv_up / tp);
   sink.linear(kind, heads * m.v_head_dim * h / tp, bias * h);
 }
+
+void mla_flops(const ModuleContext& c, ModuleFlops& f) {
+  const ModelConfig& m = c.model;
+  const double h = m.hidden_size;
+  const double s = c.config.training.seq_length;
+  const double heads = m.num_attention_heads;
+  const double qk = m.qk_head_dim + m.qk_pos_emb_head_dim;
+  const double q_term =
+      m.q_lora_rank == 0 ? h * heads * qk : m.q_lora_rank * (h + heads * qk + 1.0);
+  const double kv_term = m.kv_lora_rank * (h + heads * (m.qk_head_dim + m.v_head_dim) + 1.0);
+  f.attention_projections =
+      2.0 * (q_term + kv_term + h * m.qk_pos_emb_head_dim + heads * m.v_head_dim * h);
+  f.attention_core = 2.0 * s * (heads * qk / 2.0 + heads * m.v_head_dim / 2.0);
+  f.mla_up_projections = 2.0 * ((m.q_lora_rank > 0 ? m.q_lora_rank * heads * qk : 0.0) +
+                                m.kv_lora_rank * heads * (m.qk_head_dim + m.v_head_dim));
+}
+
+namespace {
+
+void params(const ModuleContext& c, ParamSink& sink) { mla_params(c, sink); }
 
 // The compressed latents, their norms and the up-projected Q, K, V.
 // The q/kv norms' outputs are the up-projections' GEMM inputs, FP8 in an FP8 layer
@@ -114,21 +137,7 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   sink.forward_transient(s.act * n * heads * (2 * q_head + m.v_head_dim));
 }
 
-void flops(const ModuleContext& c, ModuleFlops& f) {
-  const ModelConfig& m = c.model;
-  const double h = m.hidden_size;
-  const double s = c.config.training.seq_length;
-  const double heads = m.num_attention_heads;
-  const double qk = m.qk_head_dim + m.qk_pos_emb_head_dim;
-  const double q_term =
-      m.q_lora_rank == 0 ? h * heads * qk : m.q_lora_rank * (h + heads * qk + 1.0);
-  const double kv_term = m.kv_lora_rank * (h + heads * (m.qk_head_dim + m.v_head_dim) + 1.0);
-  f.attention_projections =
-      2.0 * (q_term + kv_term + h * m.qk_pos_emb_head_dim + heads * m.v_head_dim * h);
-  f.attention_core = 2.0 * s * (heads * qk / 2.0 + heads * m.v_head_dim / 2.0);
-  f.mla_up_projections = 2.0 * ((m.q_lora_rank > 0 ? m.q_lora_rank * heads * qk : 0.0) +
-                                m.kv_lora_rank * heads * (m.qk_head_dim + m.v_head_dim));
-}
+void flops(const ModuleContext& c, ModuleFlops& f) { mla_flops(c, f); }
 
 }  // namespace
 

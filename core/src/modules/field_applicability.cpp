@@ -18,7 +18,8 @@ bool has_experts(const ModelConfig& m) { return m.num_experts > 0; }
 
 // Attention: multi_latent_attention.py MLASelfAttention sizes its q/kv down- and
 // up-projections by the LoRA ranks and qk/v head dims; it reads neither --num-query-groups
-// (MLA is not GQA) nor --kv-channels, and plain attention reads none of the MLA sizes.
+// (MLA is not GQA) nor --kv-channels, and plain attention reads none of the MLA sizes. DSA's
+// indexer exists only with the dsa variant (dsa.py DSAIndexer).
 std::string_view attention_not_applicable(FieldScope scope, const ModelConfig& m) {
   if (scope == FieldScope::gqa && m.multi_latent_attention) {
     return "Does not apply: multi-latent attention has no query groups or kv channels; its key "
@@ -26,6 +27,9 @@ std::string_view attention_not_applicable(FieldScope scope, const ModelConfig& m
   }
   if (scope == FieldScope::mla && !m.multi_latent_attention) {
     return "Does not apply: only multi-latent attention (--multi-latent-attention) reads it.";
+  }
+  if (scope == FieldScope::dsa && m.dsa_indexer_topk == 0) {
+    return "Does not apply: only DeepSeek sparse attention (indexer top-k above 0) reads it.";
   }
   return {};
 }
@@ -78,6 +82,7 @@ std::string_view field_not_applicable(const ConfigField& field, const ModelConfi
       return {};
     case FieldScope::gqa:
     case FieldScope::mla:
+    case FieldScope::dsa:
       return attention_not_applicable(field.scope, model);
     case FieldScope::experts:
     case FieldScope::shared_experts:

@@ -245,6 +245,19 @@ void layer_params(const ModuleContext& context, ParamSink& sink);
 void layer_saved(const ModuleContext& context, const ActivationShape& shape, SavedSink& sink);
 void layer_flops(const ModuleContext& context, ModuleFlops& flops);
 
+// Multi-latent attention's projections and FLOPs (attention_mla.cpp), which DeepSeek sparse
+// attention builds too (attention_dsa.cpp).
+void mla_params(const ModuleContext& context, ParamSink& sink);
+void mla_flops(const ModuleContext& context, ModuleFlops& flops);
+
+// DeepSeek sparse attention (--experimental-attention-variant dsa) replaces MLA's attention.
+inline bool dsa_attention(const ModelConfig& model) {
+  return model.multi_latent_attention && model.dsa_indexer_topk > 0;
+}
+// The share of decoder layers that compute their own top-k and so have an indexer
+// (dsa.py is_dsa_skip_topk_layer with --dsa-indexer-topk-freq / -skip-topk-offset).
+double dsa_computing_layer_fraction(const ModelConfig& model);
+
 // Shared by both attention specs: the input norm's saved tensors (transformer_layer.py), and
 // whether core attention runs unfused (scores materialised; dot_product_attention.py).
 void input_norm_saved(const ModuleContext& context, const ActivationShape& shape, SavedSink& sink);

@@ -6,6 +6,7 @@
 #define MEGAMEM_LAYER_MODULES(X) \
   X(kGqaAttentionSpec)           \
   X(kMlaAttentionSpec)           \
+  X(kDsaAttentionSpec)           \
   X(kAttentionSinksSpec)         \
   X(kDenseMlpSpec)               \
   X(kMoeRouterSpec)              \

@@ -142,6 +142,42 @@ std::optional<Error> multi_latent_attention_has_ranks(NormalizedConfig& n) {
                     "megatron/core/transformer/multi_latent_attention.py");
 }
 
+// DeepSeek sparse attention: experimental_attention_variant_module_specs.py
+// get_dsa_module_spec_for_backend asserts MLA; transformer_config.py refuses linear biases
+// (AbsorbedMLASelfAttention); absorbed_mla.py needs sequence parallelism under TP.
+std::optional<Error> sparse_attention_is_buildable(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  if (m.dsa_indexer_topk == 0) return std::nullopt;
+  constexpr const char* kDsa = "megatron/core/transformer/experimental_attention_variant/dsa.py";
+  if (!m.multi_latent_attention) {
+    return rule_error("multi_latent_attention",
+                      "DeepSeek sparse attention needs multi-latent attention "
+                      "(--multi-latent-attention): only MLA supports sparse attention",
+                      "megatron/core/models/gpt/experimental_attention_variant_module_specs.py");
+  }
+  if (m.add_bias_linear) {
+    return rule_error("add_bias_linear",
+                      "DeepSeek sparse attention (AbsorbedMLASelfAttention) needs "
+                      "--disable-bias-linear",
+                      "megatron/core/transformer/transformer_config.py");
+  }
+  if (n.config.parallel.tensor_parallel > 1 && !n.config.parallel.sequence_parallel) {
+    return rule_error("sequence_parallel",
+                      "DeepSeek sparse attention (AbsorbedMLA) needs --sequence-parallel when "
+                      "tensor_model_parallel_size > 1",
+                      "megatron/core/transformer/experimental_attention_variant/absorbed_mla.py");
+  }
+  if (n.config.training.dsa_kernel_backend == DsaKernelBackend::none) {
+    policy_warning(n,
+                   "--dsa-kernel-backend none (Megatron-Core's default) runs the PyTorch "
+                   "reference, which keeps every head's dense fp32 scores (13 bytes per score); "
+                   "runs use cudnn or tilelang, and the fused kernels fall back to it silently "
+                   "for shapes they refuse",
+                   kDsa);
+  }
+  return std::nullopt;
+}
+
 // Learned absolute positions are a table of max_position_embeddings rows: a longer sequence
 // indexes past it (megatron/core/models/common/embeddings/language_model_embedding.py). With
 // rope or no position embedding only Megatron-LM's arguments.py asserts it.
@@ -212,6 +248,7 @@ constexpr Check kModelChecks[] = {
     fractions_are_fractions,
     resolve_model_defaults,
     multi_latent_attention_has_ranks,
+    sparse_attention_is_buildable,
     position_table_covers_sequence,
     mtp_position_embedding,
     moe_latent_needs_experts,
