@@ -292,7 +292,11 @@ void model_rows(InputContext& ctx) {
     ImGui::TreePop();
   }
   if (group(ctx, "multi-latent attention", {"m.mla"})) {
-    rows(ctx, {"m.mla", "m.q-lora", "m.kv-lora", "m.qk-dim", "m.qk-pos-dim", "m.v-dim"});
+    rows(ctx,
+         {"m.mla", "m.q-lora", "m.kv-lora", "m.qk-dim", "m.qk-pos-dim", "m.v-dim", "m.dsa-topk"});
+    if (ctx.state.shared.config.model.dsa_indexer_topk > 0) {
+      rows(ctx, {"m.dsa-heads", "m.dsa-dim", "m.dsa-freq", "m.dsa-offset"});
+    }
     ImGui::TreePop();
   }
   if (group(ctx, "multi-token prediction", {"m.mtp"})) {
@@ -354,6 +358,9 @@ void training_rows(InputContext& ctx) {
   rows(ctx,
        {"mbs", "gbs", "seq", "dtype", "fp8", "fp8-param-gather", "impl", "attn", "ce",
         "grad-acc-fusion", "softmax-fusion", "mask-in-loader", "deterministic", "defer-wgrad"});
+  if (ctx.state.shared.config.model.dsa_indexer_topk > 0) {
+    rows(ctx, {"dsa-kernels", "dsa-loss", "dsa-sparse-loss"});
+  }
   if (ctx.state.shared.config.model.num_experts > 0 &&
       ImGui::TreeNodeEx(tr("MoE dispatch"), ImGuiTreeNodeFlags_DefaultOpen)) {
     rows(ctx, {"dispatcher", "grouped-gemm", "router-fp32", "capacity", "pad-capacity", "imbalance",
