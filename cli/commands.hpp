@@ -30,6 +30,10 @@ int run_compare(const std::vector<std::string>& args);
 // megamem check <configuration options> [--gpu-from-nvidia-smi FILE|-] [--json]
 int run_check(const std::vector<std::string>& args);
 
+// megamem mcp: a Model Context Protocol server on stdin/stdout (JSON-RPC 2.0, one message per
+// line) with the tools estimate, check, plan, compare, explain_field and share_link.
+int run_mcp(const std::vector<std::string>& args);
+
 // Exit codes shared by the subcommands.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;        // the input is valid CLI syntax but fails

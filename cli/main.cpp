@@ -2,6 +2,7 @@
 //
 //   megamem estimate <configuration options> [--json] [--print-megatron-args]
 //   megamem check <configuration options> [--gpu-from-nvidia-smi FILE|-] [--json]
+//   megamem mcp
 //   megamem url encode <configuration options> | megamem url decode LINK
 //   megamem plan <configuration options> --gpus N --gbs B [--top K] [--margin-gib G] [--json]
 //   megamem presets [--json]
@@ -51,6 +52,11 @@ constexpr CommandUsage kCommandUsage[] = {
      "      --gpu-from-nvidia-smi reads `nvidia-smi --query-gpu=name,memory.total\n"
      "      --format=csv` output from a file or stdin (-) as the GPU.\n"
      "      Exit status: 0 fits, 2 borderline, 3 does not fit, 1 bad input.\n"},
+    {"mcp",
+     "  megamem mcp\n"
+     "      A Model Context Protocol server on stdin/stdout for agents (docs/agents.md): the\n"
+     "      tools estimate, check, plan, compare, explain_field and share_link, each returning\n"
+     "      the JSON its command prints with --json and a one-line summary.\n"},
     {"url",
      "  megamem url encode <configuration> [--json] [--base-url URL]\n"
      "  megamem url decode LINK [--json] [--base-url URL]\n"
@@ -117,6 +123,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (args[0] == "estimate") return megamem::cli::run_estimate(rest);
   if (args[0] == "check") return megamem::cli::run_check(rest);
+  if (args[0] == "mcp") return megamem::cli::run_mcp(rest);
   if (args[0] == "url") return megamem::cli::run_url(rest);
   if (args[0] == "plan") return megamem::cli::run_plan(rest);
   if (args[0] == "presets") return megamem::cli::run_presets(rest);
