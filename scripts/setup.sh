@@ -41,6 +41,12 @@ apt_packages=(
   fonts-roboto-unhinted  # the web page's UI font, compiled in (web/CMakeLists.txt)
   fonts-noto-cjk      # the page's Chinese font (Noto Sans CJK SC), subset at build time ...
   python3-fonttools   # ... by pyftsubset to the message table's characters (web/messages)
+  pybind11-dev        # python/: the Python module megamem (pybind11 headers and CMake config)
+  python3-pybind11    # ... and its Python half, for pip install --no-build-isolation
+  python3-dev         # ... Python headers
+  python3-pytest      # python/tests
+  python3-pip         # pip install ./python into a venv
+  python3-venv        # ... the venv (Debian's python3 is externally managed)
   ca-certificates
 )
 if [[ $with_browser == true ]]; then

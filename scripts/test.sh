@@ -41,6 +41,23 @@ for preset in web-release "$native_preset"; do
   echo "test: ctest $preset took $((SECONDS - step_s)) s"
 done
 
+# The Python module as a user installs it: pip into a venv over Debian's python3 (offline:
+# setuptools and pybind11 come from Debian), then its pytest suite against the installed copy.
+step_s=$SECONDS
+echo
+echo "=== python: pip install ./python and pytest ==="
+venv=build/python-venv
+rm -rf "$venv"
+if ! { /usr/bin/python3 -m venv --system-site-packages --without-pip "$venv" &&
+       MEGAMEM_BUILD_DIR="$PWD/build/$native_preset" "$venv/bin/python" -m pip install -q \
+         --no-build-isolation --no-index ./python &&
+       (cd build && MEGAMEM_CLI="$PWD/$native_preset/cli/megamem" \
+          "../$venv/bin/python" -m pytest -q -p no:cacheprovider ../python/tests); }; then
+  failures+=("python module")
+fi
+rm -rf python/build python/*.egg-info
+echo "test: python module took $((SECONDS - step_s)) s"
+
 # ASan + UBSan over the unit and CLI tests (issue 11: no sanitizer report) and the fuzz runs.
 # Only the targets they need are built; the e2e and function-length tests are not repeated.
 if [[ "$native_preset" != native-asan ]]; then
