@@ -2,7 +2,9 @@
 // output goes to stdout, warnings and errors (naming the offending field) to stderr.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace megamem::cli {
@@ -33,6 +35,9 @@ int run_check(const std::vector<std::string>& args);
 // megamem mcp: a Model Context Protocol server on stdin/stdout (JSON-RPC 2.0, one message per
 // line) with the tools estimate, check, plan, compare, explain_field and share_link.
 int run_mcp(const std::vector<std::string>& args);
+// One message line in, its response line out (nullopt for a notification or a blank line):
+// what run_mcp does per line, and what the MCP fuzz harness drives.
+std::optional<std::string> mcp_respond(std::string_view line);
 
 // Exit codes shared by the subcommands.
 inline constexpr int kExitOk = 0;

@@ -465,22 +465,27 @@ bool read_message(std::istream& in, std::string& line, bool& too_long) {
 
 }  // namespace
 
+std::optional<std::string> mcp_respond(std::string_view line) {
+  if (line.size() > kMaxMessageBytes) {
+    return error_response(nullptr, kInvalidRequest, "message larger than 4 MiB").dump();
+  }
+  if (line.find_first_not_of(" \t\r") == std::string_view::npos) return std::nullopt;
+  const json message = json::parse(line, nullptr, false);
+  const std::optional<json> response = message.is_discarded()
+                                           ? error_response(nullptr, kParseError, "not valid JSON")
+                                           : handle_request(message);
+  if (!response) return std::nullopt;
+  return response->dump();
+}
+
 int run_mcp(const std::vector<std::string>& args) {
   if (!args.empty()) return fail({args.front(), "megamem mcp takes no options"}, kExitUsage);
   std::string line;
   bool too_long = false;
   while (read_message(std::cin, line, too_long)) {
-    std::optional<json> response;
-    if (too_long) {
-      response = error_response(nullptr, kInvalidRequest, "message larger than 4 MiB");
-    } else if (line.find_first_not_of(" \t\r") == std::string::npos) {
-      continue;
-    } else {
-      const json message = json::parse(line, nullptr, false);
-      response = message.is_discarded() ? error_response(nullptr, kParseError, "not valid JSON")
-                                        : handle_request(message);
-    }
-    if (response) std::cout << response->dump() << "\n" << std::flush;
+    const std::optional<std::string> response =
+        too_long ? mcp_respond(std::string(kMaxMessageBytes + 1, ' ')) : mcp_respond(line);
+    if (response) std::cout << *response << "\n" << std::flush;
   }
   return kExitOk;
 }

@@ -5,7 +5,7 @@ dict that `megamem <command> ... --json` prints (the same schema; docs/agents.md
 README describe it). A configuration is given as the CLI takes it:
 
     megamem.estimate("--num-layers 32 --hidden-size 4096 ...", world_size=64, gpu="h100")
-    megamem.estimate(preset="llama-3-70b", gpu="h100", gpus=64, set={"tp": 8, "pp": 2})
+    megamem.estimate(preset="llama-3-70b", gpu="h100", gpus=64, tp=8, pp=2)
     megamem.estimate({"num_layers": 32, "hidden_size": 4096, ...}, gpus=8)  # config fields
     megamem.check(url="http://localhost:8080/?v=1&model=qwen3-8b&gpus=16&tp=4")
     megamem.estimate(bridge_yaml=open("run_config.yaml").read(), world_size=64)
@@ -108,9 +108,30 @@ class _Args:
                 pass
 
 
+def _link_changes_from_keywords(keywords):
+    """Other keywords are share-link keys (tp=8, pp=4, recompute="full", m_layers=61 for
+    m.layers): the CLI's --tp/--pp/... and --set in one."""
+    global _FIELDS
+    if _FIELDS is None:
+        _FIELDS = _fields_by_name()
+    link_keys = set(_FIELDS.values())
+    changes = {}
+    for name, value in keywords.items():
+        for key in (name, name.replace("_", "-"), name.replace("_", ".", 1)):
+            if key in link_keys:
+                changes[key] = value
+                break
+        else:
+            raise ConfigError(name, "is neither an option of this function nor a share-link key "
+                                    "(docs/share-links.md)")
+    return changes
+
+
 def _configuration(args, config, *, megatron_args=None, world_size=None, url=None, preset=None,
                    recipe=None, gpu=None, gpus=None, bridge_yaml=None, hf_config=None,
-                   vocab_size=None, set=None):  # noqa: A002 - the CLI's option name
+                   vocab_size=None, set=None, **keywords):  # noqa: A002 - the CLI's option name
+    if keywords:
+        set = {**_link_changes_from_keywords(keywords), **(set or {})}
     if isinstance(config, dict):
         set = {**_to_link_changes(config), **(set or {})}
     elif isinstance(config, str):

@@ -82,3 +82,24 @@ def test_config_error_names_the_field_and_suggests():
     with pytest.raises(megamem.ConfigError) as error:
         megamem.estimate("--num-layers 2", world_size=1)
     assert "hidden-size" in error.value.field or "hidden" in error.value.message
+
+
+def test_share_link_keys_as_keywords_give_the_cli_number():
+    # 61 layers do not split over PP 8 (transformer_block.py): refused as the CLI refuses it,
+    # with the same nearest valid layouts; with the first of them, the CLI's number.
+    with pytest.raises(megamem.ConfigError) as error:
+        megamem.estimate(preset="deepseek-v3", gpu="h100-80gb", gpus=256, pp=8, ep=32)
+    refused = cli_json("estimate", "--preset", "deepseek-v3", "--gpu", "h100-80gb", "--gpus",
+                       "256", "--pp", "8", "--ep", "32", ok=(1,))
+    assert error.value.field == refused["error"]["field"] == "num_layers"
+    assert error.value.suggestions == refused["suggestions"]
+    got = megamem.estimate(preset="deepseek-v3", gpu="h100-80gb", gpus=256, pp=8, ep=32,
+                           pp_first=6, pp_last=7)
+    want = cli_json("estimate", "--preset", "deepseek-v3", "--gpu", "h100-80gb", "--gpus", "256",
+                    "--pp", "8", "--ep", "32", "--set", "pp-first=6&pp-last=7")
+    assert got["ranks"][0]["peak_allocated_bytes"] == want["ranks"][0]["peak_allocated_bytes"]
+    layers = megamem.estimate(preset="llama-3.1-8b", gpus=8, m_layers=16)
+    assert layers["config"]["model"]["num_layers"] == 16
+    with pytest.raises(megamem.ConfigError) as error:
+        megamem.estimate(preset="llama-3.1-8b", tensor_parallel=2)
+    assert error.value.field == "tensor_parallel"
