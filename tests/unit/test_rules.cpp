@@ -309,3 +309,26 @@ TEST_CASE("Transformer Engine cross-entropy fusion estimates with a version warn
   REQUIRE(e.has_value());
   CHECK(e->warnings == warnings);
 }
+
+TEST_CASE("FP8 recipes the GPU cannot run are estimated with a warning naming the GPU") {
+  // transformer_engine/pytorch/quantization.py: FP8 from compute capability 8.9, MXFP8 on
+  // 10.x only, blockwise scaling from 9.0.
+  const auto warned = [](Fp8Recipe recipe, int compute_capability) {
+    Config c = dense();
+    c.training.fp8_recipe = recipe;
+    c.device.name = "GPU";
+    c.device.compute_capability = compute_capability;
+    for (const std::string& warning : warnings_of(c)) {
+      if (warning.find("Transformer Engine refuses it on GPU") != std::string::npos) return true;
+    }
+    return false;
+  };
+  CHECK(warned(Fp8Recipe::tensorwise, 80));
+  CHECK_FALSE(warned(Fp8Recipe::tensorwise, 90));
+  CHECK(warned(Fp8Recipe::mxfp8, 90));
+  CHECK_FALSE(warned(Fp8Recipe::mxfp8, 100));
+  CHECK(warned(Fp8Recipe::mxfp8, 120));
+  CHECK(warned(Fp8Recipe::blockwise, 89));
+  CHECK_FALSE(warned(Fp8Recipe::blockwise, 90));
+  CHECK_FALSE(warned(Fp8Recipe::none, 80));
+}

@@ -1,5 +1,6 @@
 // Rule book, precision topic: FP8 parameters, the optimizer's CPU offload and the loss
 // fusion.
+#include "fp8_memory.hpp"
 #include "rule_book.hpp"
 
 namespace megamem::rules {
@@ -107,10 +108,46 @@ std::optional<Error> te_cross_entropy_fusion(NormalizedConfig& n) {
                    "megatron/training/arguments.py validate_args");
 }
 
-constexpr Check kPrecisionChecks[] = {
-    fp8_param_gather_needs_fp8,   bf16_layers_need_current_scaling,
-    fp8_param_gather_under_fsdp2, optimizer_offload_needs_precision_aware,
-    te_cross_entropy_fusion,      cuda_graphs_not_counted};
+// Transformer Engine checks the GPU when the FP8 autocast starts
+// (transformer_engine/pytorch/quantization.py _compute_*_support): FP8 needs compute
+// capability 8.9 (Ada, Hopper; not A100), MXFP8 10.0 (Blackwell; not 12.x yet), blockwise
+// scaling 9.0. The run fails on such a GPU; megamem estimates it (the memory is defined) and
+// says so, since the GPU is often a what-if.
+std::optional<Error> fp8_recipe_runs_on_the_gpu(NormalizedConfig& n) {
+  const TrainingConfig& t = n.config.training;
+  if (!fp8_enabled(t)) return std::nullopt;
+  const int cc = n.config.device.compute_capability;
+  constexpr const char* kSource = "transformer_engine/pytorch/quantization.py";
+  const std::string gpu = n.config.device.name.empty() ? "this GPU" : n.config.device.name;
+  if (cc < 89) {
+    policy_warning(n,
+                   "FP8 needs compute capability 8.9 or higher; Transformer Engine refuses it "
+                   "on " +
+                       gpu,
+                   kSource);
+  } else if (t.fp8_recipe == Fp8Recipe::mxfp8 && (cc < 100 || cc >= 120)) {
+    policy_warning(n,
+                   "--fp8-recipe mxfp8 runs on compute capability 10.x (Blackwell) only; "
+                   "Transformer Engine refuses it on " +
+                       gpu,
+                   kSource);
+  } else if (t.fp8_recipe == Fp8Recipe::blockwise && cc < 90) {
+    policy_warning(n,
+                   "--fp8-recipe blockwise needs compute capability 9.0 or higher; "
+                   "Transformer Engine refuses it on " +
+                       gpu,
+                   kSource);
+  }
+  return std::nullopt;
+}
+
+constexpr Check kPrecisionChecks[] = {fp8_recipe_runs_on_the_gpu,
+                                      fp8_param_gather_needs_fp8,
+                                      bf16_layers_need_current_scaling,
+                                      fp8_param_gather_under_fsdp2,
+                                      optimizer_offload_needs_precision_aware,
+                                      te_cross_entropy_fusion,
+                                      cuda_graphs_not_counted};
 
 }  // namespace
 
