@@ -1333,3 +1333,29 @@ TEST_CASE("the estimate says what it takes for the busiest expert rank unless ro
             .empty());
   CHECK(assumptions(kBase + " --num-experts 8").empty());  // EP 1: every GPU gets k x N
 }
+
+TEST_CASE("a HuggingFace tokenizer of a preset model gives its vocabulary") {
+  // Megatron-LM's examples pass --tokenizer-type HuggingFaceTokenizer --tokenizer-model
+  // <repository or path> and no --vocab-size.
+  const std::string flags =
+      "--num-layers 2 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 "
+      "--max-position-embeddings 1024 --micro-batch-size 1 --tokenizer-type "
+      "HuggingFaceTokenizer --tokenizer-model ";
+  for (const char* model : {"meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-8B-Instruct",
+                            "/checkpoints/hf/Llama-3.1-8B/"}) {
+    Expected<MegatronArgs> args = parse_megatron_args(flags + model, 1);
+    REQUIRE(args.has_value());
+    CHECK(args->config.model.vocab_size == 128256);
+    REQUIRE_FALSE(args->warnings.empty());
+    CHECK_THAT(args->warnings.back(), Catch::Matchers::Contains("preset llama-3.1-8b"));
+  }
+  // --vocab-size wins; an unknown model asks for it.
+  Expected<MegatronArgs> given =
+      parse_megatron_args(flags + "Qwen/Qwen3-8B --vocab-size 1000", 1);
+  REQUIRE(given.has_value());
+  CHECK(given->config.model.vocab_size == 1000);
+  Expected<MegatronArgs> unknown = parse_megatron_args(flags + "someone/their-model", 1);
+  REQUIRE_FALSE(unknown.has_value());
+  CHECK(unknown.error().field == "--vocab-size");
+  CHECK_THAT(unknown.error().message, Catch::Matchers::Contains("someone/their-model"));
+}

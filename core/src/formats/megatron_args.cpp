@@ -17,6 +17,7 @@
 #include "megamem/megatron_args.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -31,6 +32,7 @@
 #include "formats/megatron_expressions.hpp"
 #include "formats/megatron_flag_names.hpp"
 #include "megamem/fields.hpp"
+#include "megamem/presets.hpp"
 #include "runtime_overheads.hpp"
 
 namespace megamem {
@@ -70,6 +72,7 @@ constexpr FlagSpec kModeledFlags[] = {
     {"--no-position-embedding", Arity::none},
     {"--vocab-size", Arity::one},
     {"--padded-vocab-size", Arity::one},
+    {"--tokenizer-model", Arity::one},  // a HuggingFace model names its vocabulary
     // Mixture of experts (arguments.py _add_moe_args; transformer_config.py moe_* fields).
     {"--moe-layer-freq", Arity::one},
     {"--moe-router-dtype", Arity::one},
@@ -1037,9 +1040,46 @@ void note_userbuffer_cfg(const FlagReader& r, const Config& c, MegatronArgs& out
       "initialize_ub)");
 }
 
+// A HuggingFace model name as presets spell it: the last path component ("meta-llama/
+// Llama-3.1-8B-Instruct" or a local /models/Llama-3.1-8B-Instruct), lowercase, without the
+// suffixes of a model's variants (Instruct, Base, chat, ...), which share its tokenizer.
+std::string tokenizer_model_key(std::string_view path) {
+  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+  if (const std::size_t slash = path.rfind('/'); slash != std::string_view::npos) {
+    path.remove_prefix(slash + 1);
+  }
+  std::string key(path);
+  std::transform(key.begin(), key.end(), key.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  for (const std::string_view suffix : {"-instruct", "-base", "-chat", "-hf", "-it", "-v0.1"}) {
+    if (key.size() > suffix.size() && key.ends_with(suffix)) {
+      key.resize(key.size() - suffix.size());
+    }
+  }
+  return key;
+}
+
+// The model preset a --tokenizer-model names (HuggingFaceTokenizer): by its config.json's
+// repository or by its id.
+const ModelPreset* preset_of_tokenizer(std::string_view tokenizer) {
+  const Expected<PresetCatalog>& catalog = builtin_presets();
+  if (!catalog) return nullptr;
+  const std::string key = tokenizer_model_key(tokenizer);
+  for (const ModelPreset& preset : catalog->models) {
+    std::string_view source = preset.source;
+    if (const std::size_t blob = source.find("/blob/"); blob != std::string_view::npos) {
+      source = source.substr(0, blob);
+    }
+    if (tokenizer_model_key(source) == key || preset.id == key) return &preset;
+  }
+  return nullptr;
+}
+
 // Vocabulary: the caller's tokenizer size wins over --vocab-size (the tokenizer provides
 // it). --padded-vocab-size wins over both and is used as is (megatron/training/
-// argument_utils.py gpt_config_from_args: should_pad_vocab=False), i.e. padding to 1.
+// argument_utils.py gpt_config_from_args: should_pad_vocab=False), i.e. padding to 1. A
+// HuggingFace tokenizer (Megatron-LM's examples pass --tokenizer-model) of a model megamem
+// has a preset for gives that preset's vocabulary.
 std::optional<Error> read_vocabulary(FlagReader& r, ModelConfig& m, std::int64_t vocab_size) {
   r.read("--vocab-size", m.vocab_size, 1);
   if (vocab_size > 0) m.vocab_size = vocab_size;
@@ -1048,6 +1088,19 @@ std::optional<Error> read_vocabulary(FlagReader& r, ModelConfig& m, std::int64_t
     m.make_vocab_size_divisible_by = 1;
   }
   if (r.error) return r.error;
+  const std::string* tokenizer = r.text("--tokenizer-model");
+  if (m.vocab_size == 0 && tokenizer) {
+    if (const ModelPreset* preset = preset_of_tokenizer(*tokenizer)) {
+      m.vocab_size = preset->model.vocab_size;
+      r.warnings.push_back("vocabulary " + std::to_string(m.vocab_size) + " of " + preset->name +
+                           " (preset " + preset->id + "), whose tokenizer --tokenizer-model " +
+                           *tokenizer + " names; --vocab-size overrides it");
+      return std::nullopt;
+    }
+    return Error{"--vocab-size", "--tokenizer-model " + *tokenizer +
+                                     " is not a model megamem has a preset for; pass its "
+                                     "vocabulary with --vocab-size"};
+  }
   if (m.vocab_size == 0) {
     return Error{"--vocab-size",
                  "the flags name no vocabulary size; pass the tokenizer's "
