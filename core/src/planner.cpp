@@ -727,6 +727,8 @@ StepVariant Planner::variant_for(LayoutState& state, std::size_t row, std::size_
   v.num_microbatches = n.num_microbatches;
   v.recompute = recompute.config.granularity;
   v.recompute_modules = recompute.active;
+  v.recompute_method = recompute.config.method;
+  v.recompute_num_layers = recompute.config.num_layers;
   v.distribute_saved_activations = recompute.config.distribute_saved_activations;
   if (activation_offload(row)) {
     auto& bytes = state.offloaded[column * recompute_.size() + recompute_of(row)];

@@ -397,6 +397,7 @@ void StepTimeModel::count_chunks(const std::vector<StagePlacement>& stages) {
     for (int i = 0; i < stage.num_layers; ++i) {
       const auto layer = static_cast<std::size_t>(stage.first_layer + i);
       chunk.layers[static_cast<std::size_t>(n.layer_kinds[layer])] += 1;
+      chunk.order.push_back(n.layer_kinds[layer]);
     }
     chunk.mtp_layers = stage.num_mtp_layers;
     chunk.mtp_kind = last;
@@ -551,6 +552,25 @@ double StepTimeModel::recompute_s(const LayerCost& l, LayerKind kind, const Step
   return t;
 }
 
+// Full recompute with the block method re-runs the first recompute_num_layers decoder layers
+// of each chunk and no MTP layer (transformer_block.py _checkpointed_forward,
+// multi_token_prediction.py); every other setting prices each layer by recompute_s.
+std::vector<std::array<double, kLayerKindCount>> StepTimeModel::recomputed_layers(
+    const StepVariant& v) const {
+  if (v.recompute != RecomputeGranularity::full || v.recompute_method != RecomputeMethod::block) {
+    return kind_count_;
+  }
+  std::vector<std::array<double, kLayerKindCount>> out(kind_count_.size());
+  for (const Chunk& chunk : chunks_) {
+    const std::size_t n = std::min<std::size_t>(
+        static_cast<std::size_t>(std::max(0, v.recompute_num_layers)), chunk.order.size());
+    for (std::size_t i = 0; i < n; ++i) {
+      out[static_cast<std::size_t>(chunk.pp_rank)][static_cast<std::size_t>(chunk.order[i])] += 1;
+    }
+  }
+  return out;
+}
+
 // Offloaded bytes per sample of a layer of `kind`: the planner measures dense and MoE layers;
 // a hybrid model's other kinds offload nothing in this model (docs/memory-model.md).
 double StepTimeModel::offload_bytes(LayerKind kind, const StepVariant& v) const {
@@ -600,7 +620,18 @@ double StepTimeModel::recomputed_flops_per_token(const StepVariant& v) const {
     dense += layer_kind_has_dense_mlp(kind) ? model_layers_[k] : 0.0;
     moe += layer_kind_is_moe(kind) ? model_layers_[k] : 0.0;
   }
-  if (v.recompute == RecomputeGranularity::full) return full;
+  if (v.recompute == RecomputeGranularity::full) {
+    if (v.recompute_method != RecomputeMethod::block) return full;
+    // The block method's layers on every rank: each rank runs all micro-batches of its own
+    // chunks, so the model-wide count is the sum over ranks.
+    double block = 0;
+    for (const auto& counts : recomputed_layers(v)) {
+      for (std::size_t k = 0; k < kLayerKindCount; ++k) {
+        block += counts[k] * layer_forward_flops(mf, static_cast<LayerKind>(k));
+      }
+    }
+    return block;
+  }
   if (v.recompute != RecomputeGranularity::selective) return 0;
   const RecomputeModules r = v.recompute_modules;
   double per_token = 0;
@@ -640,9 +671,11 @@ StepTime StepTimeModel::evaluate(const StepVariant& v) const {
     recompute[k] = recompute_s(cached_[k], kind, v);
     offload[k] = offload_s(cached_[k], offload_bytes(kind, v), b);
   }
-  auto per_rank = [&](std::size_t rank, const std::array<double, kLayerKindCount>& per_layer) {
+  const std::vector<std::array<double, kLayerKindCount>> rerun = recomputed_layers(v);
+  auto per_rank = [&](std::size_t rank, const std::array<double, kLayerKindCount>& per_layer,
+                      const std::vector<std::array<double, kLayerKindCount>>& counts) {
     double sum = 0;
-    for (std::size_t k = 0; k < kLayerKindCount; ++k) sum += kind_count_[rank][k] * per_layer[k];
+    for (std::size_t k = 0; k < kLayerKindCount; ++k) sum += counts[rank][k] * per_layer[k];
     return sum;
   };
 
@@ -650,7 +683,8 @@ StepTime StepTimeModel::evaluate(const StepVariant& v) const {
   std::size_t bottleneck = 0;
   double micro = -1;
   for (std::size_t i = 0; i < base_.size(); ++i) {
-    const double total = base_[i].total() + per_rank(i, recompute) + per_rank(i, offload);
+    const double total =
+        base_[i].total() + per_rank(i, recompute, rerun) + per_rank(i, offload, kind_count_);
     if (total > micro) {
       micro = total;
       bottleneck = i;
@@ -664,12 +698,12 @@ StepTime StepTimeModel::evaluate(const StepVariant& v) const {
   out.microbatch_time_s = micro;
   StepTimeBreakdown& d = out.breakdown;
   d.compute_s = m_count * slow.compute;
-  d.recompute_s = m_count * per_rank(bottleneck, recompute);
+  d.recompute_s = m_count * per_rank(bottleneck, recompute, rerun);
   d.tp_comm_s = m_count * slow.tp;
   d.cp_comm_s = m_count * slow.cp;
   d.ep_comm_s = m_count * slow.ep;
   d.pp_comm_s = m_count * slow.pp;
-  d.offload_s = m_count * per_rank(bottleneck, offload);
+  d.offload_s = m_count * per_rank(bottleneck, offload, kind_count_);
   d.pipeline_bubble_s = pp_ > 1 ? micro * (pp_ - 1.0) / vpp_ : 0.0;
   optimizer_step(v, d);
   out.step_time_s = m_count * micro + d.pipeline_bubble_s + d.dp_comm_s + d.optimizer_s;
@@ -696,6 +730,8 @@ StepVariant step_variant(const NormalizedConfig& normalized) {
   v.num_microbatches = normalized.num_microbatches;
   v.recompute = t.recompute.granularity;
   v.recompute_modules = active_recompute_modules(normalized);
+  v.recompute_method = t.recompute.method;
+  v.recompute_num_layers = t.recompute.num_layers;
   v.distribute_saved_activations = t.recompute.distribute_saved_activations;
   offloaded_layer_bytes(normalized, v.offloaded_bytes_dense, v.offloaded_bytes_moe);
   const OptimizerConfig& o = normalized.config.optimizer;

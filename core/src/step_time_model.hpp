@@ -20,6 +20,10 @@ struct StepVariant {
   std::int64_t num_microbatches = 1;
   RecomputeGranularity recompute = RecomputeGranularity::none;
   RecomputeModules recompute_modules;  // selective granularity: the modules it re-runs
+  // Full granularity: uniform re-runs every layer, block the first recompute_num_layers of
+  // each chunk (megatron/core/transformer/transformer_block.py _checkpointed_forward).
+  RecomputeMethod recompute_method = RecomputeMethod::uniform;
+  int recompute_num_layers = 1;
   bool distribute_saved_activations = false;
   // Bytes fine-grained offloading copies to the host per layer and micro-batch of size 1
   // (scaled by micro_batch_size).
@@ -75,6 +79,7 @@ class StepTimeModel {
   struct Chunk {
     int pp_rank = 0;
     std::array<int, kLayerKindCount> layers{};  // decoder layers by LayerKind
+    std::vector<LayerKind> order;               // the same in forward order
     int mtp_layers = 0;
     LayerKind mtp_kind = LayerKind::dense;  // MTP layers copy the last decoder layer's kind
     bool embedding = false;
@@ -108,6 +113,9 @@ class StepTimeModel {
   void ep_times(const LayerShape& shape, LayerCost& cost) const;
   LayerCost layer_cost(LayerKind kind, double micro_batch) const;
   double recompute_s(const LayerCost& layer, LayerKind kind, const StepVariant& variant) const;
+  // Layers of each kind whose forward the variant re-runs, per rank.
+  std::vector<std::array<double, kLayerKindCount>> recomputed_layers(
+      const StepVariant& variant) const;
   double offload_bytes(LayerKind kind, const StepVariant& variant) const;
   double offload_s(const LayerCost& layer, double bytes_per_sample, double micro_batch) const;
   void optimizer_step(const StepVariant& variant, StepTimeBreakdown& breakdown) const;

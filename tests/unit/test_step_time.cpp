@@ -114,6 +114,22 @@ TEST_CASE("full recompute re-runs one forward; model FLOPs leave it out") {
   CHECK(attn.breakdown.recompute_s < full.breakdown.recompute_s / 5);
 }
 
+TEST_CASE("full recompute with the block method prices only the layers it re-runs") {
+  // transformer_block.py _checkpointed_forward, block: the first N layers of each chunk.
+  // Llama-3-70B on PP 8: 10 layers per stage; block 5 re-runs half of them.
+  Config c = llama(64, 8, 8, 128);
+  c.training.recompute.granularity = RecomputeGranularity::full;
+  const StepTime uniform = time_of(c);
+  c.training.recompute.method = RecomputeMethod::block;
+  c.training.recompute.num_layers = 5;
+  const StepTime half = time_of(c);
+  CHECK(half.breakdown.recompute_s == Approx(uniform.breakdown.recompute_s / 2));
+  CHECK(half.hardware_flops_per_step - half.model_flops_per_step ==
+        Approx((uniform.hardware_flops_per_step - uniform.model_flops_per_step) / 2));
+  c.training.recompute.num_layers = 10;  // every layer of the stage: uniform's price
+  CHECK(time_of(c).breakdown.recompute_s == Approx(uniform.breakdown.recompute_s));
+}
+
 TEST_CASE("a TP group inside a node uses NVLink, one spread over nodes the NIC") {
   Config c = llama(64, 8, 8, 128);
   const StepTime inside = time_of(c);
