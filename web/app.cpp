@@ -37,23 +37,10 @@ struct Layout {
 };
 Layout layout;
 
-// Recipe shown when the page opens without a link: a published run most people know.
-constexpr const char* kDefaultRecipe = "llama-3-70b-h100-64";
 // Below this width (CSS pixels) the page shows one column: results, or settings on demand.
 constexpr float kNarrowCssPx = 760.0f;
 // The what-if table is priced once the inputs rest this long (seconds).
 constexpr double kWhatIfDelayS = 0.15;
-
-SharedConfig default_shared_config() {
-  const Expected<PresetCatalog>& catalog = builtin_presets();
-  if (catalog) {
-    if (const RecipePreset* recipe = catalog->find_recipe(kDefaultRecipe)) {
-      Expected<SharedConfig> shared = recipe_config(*recipe);
-      if (shared) return std::move(shared).value();
-    }
-  }
-  return SharedConfig{share_link_defaults(), "", ""};
-}
 
 std::string query_of_url(const std::string& url) {
   const std::size_t question = url.find('?');
@@ -168,7 +155,7 @@ void app_open_link(const std::string& url) {
   state.edited_key.clear();
   state.selected_rank = -1;
   if (query.empty()) {
-    state.shared = default_shared_config();
+    state.shared = default_configuration();
   } else {
     Expected<SharedConfig> decoded = decode_share_link(url);
     if (decoded) {
@@ -176,7 +163,7 @@ void app_open_link(const std::string& url) {
     } else {
       state.link_error = decoded.error();
       state.link_error_text = url;
-      state.shared = default_shared_config();
+      state.shared = default_configuration();
     }
   }
   mark_startup_step("link decoded (presets parsed)");

@@ -87,6 +87,19 @@ try {
   check(zh.url.endsWith('&lang=zh') && zh.query === plain.query,
         `the link keeps lang=zh beside the same configuration: ${zh.url}`);
   check(JSON.stringify(zh.result) === JSON.stringify(plain.result), 'the same numbers in Chinese');
+  // A link with only the language (or only v=1) opens the default configuration in it, not an
+  // empty model (issue #28 item 4).
+  for (const bare of ['lang=zh', 'v=1&lang=zh']) {
+    await openPage(page, `${baseUrl}?${bare}`);
+    const opened = await waitForState(page, (s) => s.result && s.result.what_if,
+                                      `the default configuration from ?${bare}`);
+    check(opened.language === 'zh' && !opened.link_error &&
+          opened.config.model.num_layers === 80 && opened.result.verdict,
+          `?${bare} opens the default configuration in Chinese: ${opened.config.model.num_layers} ` +
+          `layers, link error ${JSON.stringify(opened.link_error || null)}`);
+  }
+  await openPage(page, `${baseUrl}?${recipe}&lang=zh`);
+  await waitForState(page, (s) => s.result && s.result.what_if, 'the recipe in Chinese again');
   await moveMouseAway(page);
   await shot(page, 'zh-main-1440x900.png');
   await checkTopBar(page, 'zh 1440 x 900', topBar);

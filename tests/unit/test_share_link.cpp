@@ -255,8 +255,20 @@ TEST_CASE("version 1 defaults are a bf16 Megatron-Core run") {
   CHECK(d.training.seq_length == 4096);
   CHECK(d.training.micro_batch_size == 1);
   CHECK(d.parallel.world_size == 1);
-  CHECK(member_differences(decode("v=1").config, d).empty());
   CHECK(encode_share_query({d, "", ""}) == "v=1");
+}
+
+TEST_CASE("a link that sets nothing opens the default configuration, in its language") {
+  // The page's start (#28 item 4): only v=1 or lang=zh is not an empty, invalid model.
+  const SharedConfig expected = default_configuration();
+  CHECK(expected.model_id == "llama-3-70b");
+  for (const char* link : {"v=1", "?lang=zh", "http://localhost:8080/?v=1&lang=zh"}) {
+    INFO(link);
+    const Expected<SharedConfig> decoded = decode_share_link(link);
+    REQUIRE(decoded.has_value());
+    CHECK(member_differences(decoded->config, expected.config).empty());
+    CHECK(estimate(decoded->config).has_value());
+  }
 }
 
 TEST_CASE("version 1 defaults equal config.hpp except the documented run settings") {

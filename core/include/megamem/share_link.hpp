@@ -41,8 +41,14 @@ struct SharedConfig {
 
 using LinkParameters = std::vector<std::pair<std::string, std::string>>;
 
-// The defaults of link version 1: what a link with only `v=1` decodes to.
+// The defaults of link version 1: the base every link's parameters change (an empty model:
+// a link that names no preset spells out the model it describes).
 Config share_link_defaults();
+
+// The configuration a front end shows when it is given none, and what a link that sets no
+// configuration parameter (only `v=1`, `lang=zh`) opens: Megatron-Bridge's Llama-3-70B
+// pre-training recipe on 64 H100 (llama-3-70b-h100-64), a published run most people know.
+SharedConfig default_configuration();
 
 // The query without the leading '?': "v=1&model=...&...", keys in the documented order.
 std::string encode_share_query(const SharedConfig& shared);

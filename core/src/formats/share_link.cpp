@@ -527,8 +527,22 @@ Expected<SharedConfig> decode_share_link(std::string_view link) {
                             std::to_string(kShareLinkVersion) + " (update megamem)"};
     }
   }
+  // A link that sets nothing of the configuration opens the default one, in its language.
+  if (rest.empty()) return default_configuration();
   // A link without v= is read as version 1, the first format.
   return apply_share_parameters(SharedConfig{share_link_defaults(), "", ""}, rest);
+}
+
+SharedConfig default_configuration() {
+  constexpr std::string_view kDefaultRecipe = "llama-3-70b-h100-64";
+  const Expected<PresetCatalog>& catalog = builtin_presets();
+  if (catalog) {
+    if (const RecipePreset* recipe = catalog->find_recipe(kDefaultRecipe)) {
+      Expected<SharedConfig> shared = recipe_config(*recipe);
+      if (shared) return std::move(shared).value();
+    }
+  }
+  return SharedConfig{share_link_defaults(), "", ""};
 }
 
 Expected<LinkView> decode_link_view(std::string_view link) {
