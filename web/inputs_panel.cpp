@@ -331,10 +331,12 @@ void parallel_rows(InputContext& ctx) {
   if (ctx.state.last_estimate && !ctx.state.error) {
     const NormalizedConfig& n = ctx.state.last_estimate->normalized;
     char note[160];
-    std::snprintf(note, sizeof note, tr("-> DP %lld, expert-DP %lld, %lld micro-batches per step"),
-                  static_cast<long long>(n.data_parallel),
-                  static_cast<long long>(n.expert_data_parallel),
-                  static_cast<long long>(n.num_microbatches));
+    std::snprintf(
+        note, sizeof note,
+        n.num_microbatches == 1 ? tr("-> DP %lld, expert-DP %lld, %lld micro-batch per step")
+                                : tr("-> DP %lld, expert-DP %lld, %lld micro-batches per step"),
+        static_cast<long long>(n.data_parallel), static_cast<long long>(n.expert_data_parallel),
+        static_cast<long long>(n.num_microbatches));
     row_note(ctx, note);
   }
   if (group(ctx, "uneven pipeline", {"pp-first", "pp-last", "pp-layout"})) {

@@ -1,6 +1,7 @@
 // The training log's comparison; see log_comparison_view.hpp.
 #include "log_comparison_view.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -39,7 +40,8 @@ constexpr const char* kUnused =
 
 // "+1.57 (+12.3 %)": estimated - measured, in GiB and in % of the measurement.
 std::string difference_text(std::uint64_t estimated, std::uint64_t measured) {
-  const double delta = static_cast<double>(estimated) - static_cast<double>(measured);
+  double delta = static_cast<double>(estimated) - static_cast<double>(measured);
+  if (std::abs(delta) < 0.005 * kBytesPerGiB) delta = 0;  // "+0.00", never "-0.00"
   char text[64];
   if (measured == 0) {
     std::snprintf(text, sizeof text, "%+.2f", delta / kBytesPerGiB);

@@ -61,7 +61,9 @@ void summary_line(const Estimate& estimate) {
   text += ")";
   char layout[200];
   std::snprintf(layout, sizeof layout,
-                tr("  %s  DP%lld expert-DP%lld  mbs %d  seq %d  %lld micro-batches"),
+                n.num_microbatches == 1
+                    ? tr("  %s  DP%lld expert-DP%lld  mbs %d  seq %d  %lld micro-batch")
+                    : tr("  %s  DP%lld expert-DP%lld  mbs %d  seq %d  %lld micro-batches"),
                 layout_summary_label(c.parallel).c_str(), static_cast<long long>(n.data_parallel),
                 static_cast<long long>(n.expert_data_parallel), c.training.micro_batch_size,
                 c.training.seq_length, static_cast<long long>(n.num_microbatches));

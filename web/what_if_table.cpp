@@ -4,6 +4,7 @@
 // the step-time change beside the memory saved; the rows rank by GiB saved per % of step time
 // on request.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -126,7 +127,12 @@ void number_cells(const WhatIfOption& row, bool wide) {
     ImGui::PushStyleColor(ImGuiCol_Text, saving_gib > 0.005    ? kFitsColor
                                          : saving_gib < -0.005 ? kOverColor
                                                                : muted_text_color());
-    ImGui::Text("%+.2f GiB", -saving_gib);
+    // Under half a hundredth of a GiB reads as no change, not "-0.00".
+    if (std::abs(saving_gib) < 0.005) {
+      ImGui::TextUnformatted("0.00 GiB");
+    } else {
+      ImGui::Text("%+.2f GiB", -saving_gib);
+    }
     ImGui::PopStyleColor();
   }
   time_cells(row, wide);
