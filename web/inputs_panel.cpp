@@ -328,6 +328,14 @@ void cluster_rows(InputContext& ctx) {
 
 void parallel_rows(InputContext& ctx) {
   rows(ctx, {"tp", "pp", "vpp", "cp", "ep", "etp", "sp"});
+  const Config& config = ctx.state.shared.config;
+  if (config.model.num_experts > 0 && config.parallel.expert_tensor_parallel == 0) {
+    // The rules and their messages use the effective ETP (tensor_parallel.cpp: 0 = TP).
+    char note[96];
+    std::snprintf(note, sizeof note, tr("ETP 0 means ETP = TP = %d"),
+                  config.parallel.tensor_parallel);
+    row_note(ctx, note);
+  }
   if (ctx.state.last_estimate && !ctx.state.error) {
     const NormalizedConfig& n = ctx.state.last_estimate->normalized;
     char note[160];
