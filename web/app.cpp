@@ -152,18 +152,19 @@ void app_init(float pixel_ratio) {
 void app_open_link(const std::string& url) {
   const std::string query = query_of_url(url);
   state.link_error.reset();
+  state.link_error_count = 0;
   state.edited_key.clear();
   state.selected_rank = -1;
   if (query.empty()) {
     state.shared = default_configuration();
   } else {
-    Expected<SharedConfig> decoded = decode_share_link(url);
-    if (decoded) {
-      state.shared = std::move(decoded).value();
-    } else {
-      state.link_error = decoded.error();
+    // What parses is applied; the first parameter that does not is named (#28 item 11).
+    PartialLink decoded = decode_share_link_partially(url);
+    state.shared = std::move(decoded.shared);
+    if (!decoded.errors.empty()) {
+      state.link_error = decoded.errors.front();
+      state.link_error_count = decoded.errors.size();
       state.link_error_text = url;
-      state.shared = default_configuration();
     }
   }
   mark_startup_step("link decoded (presets parsed)");
@@ -298,6 +299,7 @@ bool app_frame(float display_width_px, float display_height_px, float pixel_rati
   }
   if (changed) {
     state.link_error.reset();
+    state.link_error_count = 0;
     configuration_changed();
   }
   // Idle work: the what-if table, then the address bar.

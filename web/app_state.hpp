@@ -116,12 +116,13 @@ struct AppState {
   double frame_worst_ms = 0.0;            // the slowest frame since state() was last read
 
   // --- the link -------------------------------------------------------------------------------
-  std::string base_url;             // page address without query ("http://host/")
-  std::string query;                // the current configuration's query ("v=1&...")
-  std::string pushed_query;         // the query the browser's address bar shows
-  std::optional<Error> link_error;  // the opened link could not be read
-  std::string link_error_text;      // that link
-  bool link_copied = false;         // "Copy link" feedback
+  std::string base_url;              // page address without query ("http://host/")
+  std::string query;                 // the current configuration's query ("v=1&...")
+  std::string pushed_query;          // the query the browser's address bar shows
+  std::optional<Error> link_error;   // the first parameter of the opened link not read
+  std::size_t link_error_count = 0;  // parameters of it not read
+  std::string link_error_text;       // that link
+  bool link_copied = false;          // "Copy link" feedback
   double link_copied_at_s = 0.0;
 
   // --- the view -------------------------------------------------------------------------------

@@ -114,14 +114,19 @@ void link_error_box(const AppState& state) {
   ImGui::PushStyleColor(ImGuiCol_ChildBg, ImGui::ColorConvertU32ToFloat4(kErrorColor & 0x30FFFFFF));
   ImGui::BeginChild("link error", ImVec2(0.0f, ImGui::GetTextLineHeightWithSpacing() * 4.5f), true);
   ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
-  ImGui::TextUnformatted("This link could not be opened");
+  ImGui::TextUnformatted(tr("Part of this link could not be read"));
   ImGui::PopStyleColor();
   ImGui::PushTextWrapPos(0.0f);
-  ImGui::Text("%s: %s", state.link_error->field.c_str(), state.link_error->message.c_str());
+  ImGui::Text("%s: %s", state.link_error->field.c_str(),
+              tr_text(state.link_error->message).c_str());
   ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+  if (state.link_error_count > 1) {
+    ImGui::Text(tr("and %d more parameters not read."),
+                static_cast<int>(state.link_error_count - 1));
+  }
   ImGui::TextUnformatted(
-      "Showing the default configuration instead; docs/share-links.md "
-      "describes the link format.");
+      tr("Showing what the rest of the link sets (the default configuration when nothing "
+         "else); docs/share-links.md describes the link format."));
   ImGui::PopStyleColor();
   ImGui::PopTextWrapPos();
   ImGui::EndChild();

@@ -219,6 +219,8 @@ bool preset_combo(AppState& state, const char* label,
 std::string verdict_text(const AppState& state) {
   if (state.error) return tr("invalid - ") + tr_text(state.error->message);
   if (!state.last_estimate) return tr("no valid estimate");
+  // A link read in part: the verdict is of what was read, and says so.
+  const std::string link_mark = state.link_error ? std::string(tr("link partly read - ")) : "";
   // The core's verdict (verdict.hpp); the page only words it.
   const Verdict& verdict = state.last_estimate->verdict;
   const double capacity_gib = to_gib(verdict.capacity_bytes);
@@ -233,7 +235,7 @@ std::string verdict_text(const AppState& state) {
     std::snprintf(text, sizeof text, tr("%s: %.2f / %.2f GiB, %.2f GiB over"), word, peak_gib,
                   capacity_gib, -headroom_gib);
   }
-  return text;
+  return link_mark + text;
 }
 
 bool model_picker(AppState& state, const char* label) {

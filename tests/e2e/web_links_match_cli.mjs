@@ -113,21 +113,29 @@ try {
         'history restores the exact result');
 
   // --- 3. malformed links ---------------------------------------------------------------
+  // What parses is applied (the model's 32 or the default's 80 layers), the first parameter
+  // that does not is named, and the top bar says the link was read in part (#28 item 11).
   const malformed = [
-    ['v=1&model=gpt-17', 'model', 'an unknown model preset'],
-    ['v=1&model=llama-3.1-8b&tp=two', 'tp', 'a value that is not a number'],
-    ['v=1&model=llama-3.1-8b&tensor_parallel=2', 'tensor_parallel', 'an unknown key'],
-    ['v=99&model=llama-3.1-8b', 'v', 'a newer link version'],
-    ['v=1&model=llama-3.1-8b&tp=2&tp=4', 'tp', 'a repeated key'],
+    ['v=1&model=gpt-17', 'model', 'an unknown model preset', 80],
+    ['v=1&model=llama-3.1-8b&tp=two', 'tp', 'a value that is not a number', 32],
+    ['v=1&model=llama-3.1-8b&tensor_parallel=2', 'tensor_parallel', 'an unknown key', 32],
+    ['v=99&model=llama-3.1-8b', 'v', 'a newer link version', 80],
+    ['v=1&model=llama-3.1-8b&tp=2&tp=4', 'tp', 'a repeated key', 32],
+    ['v=1&model=llama-3.1-8b&gpus=-32&cp=two', 'gpus', 'two bad values', 32],
+    ['v=1&model=llama-3.1-8b&tp=2&se', 'se', 'a link cut inside a key', 32],
   ];
-  for (const [index, [query, field, what]] of malformed.entries()) {
+  for (const [index, [query, field, what, layers]] of malformed.entries()) {
     await openPage(page, `${baseUrl}?${query}`);
     const state = await pageState(page);
     check(state.link_error !== null && state.link_error.field === field,
           `${what} (?${query}) shows the error panel naming '${field}': ` +
           `${JSON.stringify(state.link_error)}`);
-    check(state.result !== null && state.error === null,
-          `${what}: the default configuration is estimated below the panel`);
+    check(state.result !== null && state.error === null &&
+          state.config.model.num_layers === layers,
+          `${what}: what the link sets is estimated below the panel (${layers} layers): ` +
+          `${state.config.model.num_layers}`);
+    check(state.verdict.startsWith('link partly read - '),
+          `${what}: the top bar says the link was read in part: ${state.verdict}`);
     check(await page.evaluate(() => location.search.slice(1)) === query,
           `${what}: the address bar keeps the link that was opened`);
     if (index === 0) {

@@ -525,3 +525,26 @@ TEST_CASE("share_parameters lists every value, defaults included, for display") 
   REQUIRE(changed.size() == 3);
   CHECK(changed[2] == std::pair<std::string, std::string>("tp", "2"));
 }
+
+TEST_CASE("a link read in part applies what parses and lists what does not") {
+  PartialLink partial =
+      decode_share_link_partially("?v=1&model=llama-3.1-8b&gpus=-32&tp=2&cp=two&tp=4&x%zz=1");
+  CHECK(partial.shared.model_id == "llama-3.1-8b");
+  CHECK(partial.shared.config.parallel.tensor_parallel == 2);
+  std::vector<std::string> fields;
+  for (const Error& error : partial.errors) fields.push_back(error.field);
+  // Query errors (the repeated key, the broken escape) in link order, then the values.
+  CHECK(fields == std::vector<std::string>{"tp", "x%zz", "gpus", "cp"});
+  // decode_share_link is strict: the first of them.
+  const Expected<SharedConfig> strict =
+      decode_share_link("?v=1&model=llama-3.1-8b&gpus=-32&tp=2&cp=two&tp=4&x%zz=1");
+  REQUIRE_FALSE(strict.has_value());
+  CHECK(strict.error().field == "tp");
+  // Nothing readable, or a newer version: the default configuration.
+  for (const char* link : {"?v=1&model=gpt-17", "?v=99&model=llama-3.1-8b", "?tp=two"}) {
+    INFO(link);
+    partial = decode_share_link_partially(link);
+    CHECK_FALSE(partial.errors.empty());
+    CHECK(partial.shared.model_id == default_configuration().model_id);
+  }
+}

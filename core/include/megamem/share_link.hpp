@@ -60,6 +60,17 @@ std::string share_link(const SharedConfig& shared, std::string_view base_url);
 // ("#v=1&...") -> the configuration. Errors name the parameter.
 Expected<SharedConfig> decode_share_link(std::string_view link);
 
+// The same, applying what it can read: each parameter that cannot be read (a value that does
+// not parse, an unknown key or model, a key twice, broken percent-encoding) is left out and
+// its error listed, in link order. A link that sets nothing readable of the configuration,
+// or is a newer version, gives default_configuration(). decode_share_link() is this with the
+// first error.
+struct PartialLink {
+  SharedConfig shared;
+  std::vector<Error> errors;
+};
+PartialLink decode_share_link_partially(std::string_view link);
+
 // Applies decoded parameters on top of `shared` (model= and gpu= first, then the rest).
 // Used for links, recipes and command-line overrides alike. Errors name the parameter.
 Expected<SharedConfig> apply_share_parameters(SharedConfig shared,

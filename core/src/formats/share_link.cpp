@@ -435,7 +435,23 @@ std::vector<std::string> share_link_keys() {
   return keys;
 }
 
-Expected<LinkParameters> parse_share_query(std::string_view query) {
+namespace {
+
+// One "key=value" of a query, or why it cannot be read.
+Expected<std::pair<std::string, std::string>> query_part(std::string_view part) {
+  const std::size_t equals = part.find('=');
+  const std::optional<std::string> key = percent_decode(part.substr(0, equals));
+  if (!key) return Error{display_key(part.substr(0, equals)), "has malformed percent-encoding"};
+  if (equals == std::string_view::npos) {
+    return Error{display_key(*key), "has no value (expected " + display_key(*key) + "=...)"};
+  }
+  const std::optional<std::string> value = percent_decode(part.substr(equals + 1));
+  if (!value) return Error{display_key(*key), "has malformed percent-encoding in its value"};
+  return std::pair{*key, *value};
+}
+
+// The query's parameters; a part that cannot be read is left out and its error added.
+LinkParameters query_parameters(std::string_view query, std::vector<Error>& errors) {
   LinkParameters parameters;
   std::set<std::string> seen;
   std::size_t start = 0;
@@ -444,72 +460,89 @@ Expected<LinkParameters> parse_share_query(std::string_view query) {
     if (end == std::string_view::npos) end = query.size();
     const std::string_view part = query.substr(start, end - start);
     start = end + 1;
-    if (part.empty()) {
-      if (end == query.size()) break;
-      continue;  // "a=1&&b=2" and a trailing '&' are harmless
+    if (!part.empty()) {  // "a=1&&b=2" and a trailing '&' are harmless
+      Expected<std::pair<std::string, std::string>> parameter = query_part(part);
+      if (!parameter) {
+        errors.push_back(parameter.error());
+      } else if (!seen.insert(parameter->first).second) {
+        errors.push_back({display_key(parameter->first), "is given more than once"});
+      } else {
+        parameters.push_back(std::move(*parameter));
+      }
     }
-    const std::size_t equals = part.find('=');
-    const std::optional<std::string> key = percent_decode(part.substr(0, equals));
-    if (!key) {
-      return Error{display_key(part.substr(0, equals)), "has malformed percent-encoding"};
-    }
-    if (equals == std::string_view::npos) {
-      return Error{display_key(*key), "has no value (expected " + display_key(*key) + "=...)"};
-    }
-    const std::optional<std::string> value = percent_decode(part.substr(equals + 1));
-    if (!value) return Error{display_key(*key), "has malformed percent-encoding in its value"};
-    if (!seen.insert(*key).second) {
-      return Error{display_key(*key), "is given more than once"};
-    }
-    parameters.emplace_back(*key, *value);
     if (end == query.size()) break;
   }
   return parameters;
 }
 
-Expected<SharedConfig> apply_share_parameters(SharedConfig shared,
-                                              const LinkParameters& parameters) {
-  const Expected<PresetCatalog>& catalog = builtin_presets();
-  if (!catalog) return catalog.error();
-  // Presets first, wherever they appear, so m.* and g.* refine them.
+}  // namespace
+
+Expected<LinkParameters> parse_share_query(std::string_view query) {
+  std::vector<Error> errors;
+  LinkParameters parameters = query_parameters(query, errors);
+  if (!errors.empty()) return errors.front();
+  return parameters;
+}
+
+namespace {
+
+// Applies each parameter it can read to `shared`; each one it cannot is left out and its
+// error added. Presets first, wherever they appear, so m.* and g.* refine them.
+void apply_parameters(SharedConfig& shared, const LinkParameters& parameters,
+                      const PresetCatalog& catalog, std::vector<Error>& errors) {
   for (const auto& [key, value] : parameters) {
     if (key == "model") {
-      const ModelPreset* preset = catalog->find_model(value);
-      if (!preset) {
-        return Error{"model", display_value(value) +
-                                  " is not a model preset (`megamem presets` lists them)"};
+      if (const ModelPreset* preset = catalog.find_model(value)) {
+        shared.config.model = preset->model;
+        shared.model_id = preset->id;
+      } else {
+        errors.push_back({"model", display_value(value) +
+                                       " is not a model preset (`megamem presets` lists them)"});
       }
-      shared.config.model = preset->model;
-      shared.model_id = preset->id;
     } else if (key == "gpu") {
-      const GpuPreset* preset = catalog->find_gpu(value);
-      if (!preset) {
-        return Error{"gpu",
-                     display_value(value) + " is not a GPU preset (`megamem presets` lists them)"};
+      if (const GpuPreset* preset = catalog.find_gpu(value)) {
+        shared.config.device = preset->device;
+        shared.gpu_id = preset->id;
+      } else {
+        errors.push_back(
+            {"gpu", display_value(value) + " is not a GPU preset (`megamem presets` lists them)"});
       }
-      shared.config.device = preset->device;
-      shared.gpu_id = preset->id;
     }
   }
   for (const auto& [key, value] : parameters) {
     if (key == "model" || key == "gpu") continue;
-    if (key == "v") return Error{"v", "the link version belongs at the start of a link"};
-    const Field* field = find_field(key);
-    if (!field) return unknown_parameter(key);
-    if (auto error = parse_field(*field, value, shared.config)) return *error;
+    if (key == "v") {
+      errors.push_back({"v", "the link version belongs at the start of a link"});
+    } else if (const Field* field = find_field(key); !field) {
+      errors.push_back(unknown_parameter(key));
+    } else if (auto error = parse_field(*field, value, shared.config)) {
+      errors.push_back(*error);
+    }
   }
+}
+
+}  // namespace
+
+Expected<SharedConfig> apply_share_parameters(SharedConfig shared,
+                                              const LinkParameters& parameters) {
+  const Expected<PresetCatalog>& catalog = builtin_presets();
+  if (!catalog) return catalog.error();
+  std::vector<Error> errors;
+  apply_parameters(shared, parameters, *catalog, errors);
+  if (!errors.empty()) return errors.front();
   return shared;
 }
 
-Expected<SharedConfig> decode_share_link(std::string_view link) {
-  const Expected<std::string_view> query = query_of(link);
-  if (!query) return query.error();
-  Expected<LinkParameters> parameters = parse_share_query(*query);
-  if (!parameters) return parameters.error();
+namespace {
+
+// The link's configuration parameters (view keys checked and left out) and its version's
+// errors; a version this build cannot read is fatal.
+LinkParameters configuration_parameters(LinkParameters parameters, std::vector<Error>& errors,
+                                        bool& unreadable) {
   LinkParameters rest;
-  for (auto& [key, value] : *parameters) {
+  for (auto& [key, value] : parameters) {
     if (is_view_key(key)) {
-      if (auto error = check_view_value(key, value)) return *error;
+      if (auto error = check_view_value(key, value)) errors.push_back(*error);
       continue;
     }
     if (key != "v") {
@@ -518,19 +551,48 @@ Expected<SharedConfig> decode_share_link(std::string_view link) {
     }
     const std::optional<std::int64_t> version = parse_integer(value);
     if (!version || *version < 1) {
-      return Error{"v",
-                   "expects the link version (a whole number from 1), got " + display_value(value)};
-    }
-    if (*version > kShareLinkVersion) {
-      return Error{"v", "this link is format version " + std::to_string(*version) +
-                            "; this megamem reads versions up to " +
-                            std::to_string(kShareLinkVersion) + " (update megamem)"};
+      errors.push_back(
+          {"v", "expects the link version (a whole number from 1), got " + display_value(value)});
+    } else if (*version > kShareLinkVersion) {
+      errors.push_back({"v", "this link is format version " + std::to_string(*version) +
+                                 "; this megamem reads versions up to " +
+                                 std::to_string(kShareLinkVersion) + " (update megamem)"});
+      unreadable = true;
     }
   }
-  // A link that sets nothing of the configuration opens the default one, in its language.
-  if (rest.empty()) return default_configuration();
+  return rest;
+}
+
+}  // namespace
+
+PartialLink decode_share_link_partially(std::string_view link) {
+  PartialLink out;
+  const Expected<std::string_view> query = query_of(link);
+  if (!query) {
+    out.errors.push_back(query.error());
+    out.shared = default_configuration();
+    return out;
+  }
+  bool unreadable = false;
+  const LinkParameters rest =
+      configuration_parameters(query_parameters(*query, out.errors), out.errors, unreadable);
+  const Expected<PresetCatalog>& catalog = builtin_presets();
+  if (!catalog) out.errors.push_back(catalog.error());
+  const std::size_t before = out.errors.size();
   // A link without v= is read as version 1, the first format.
-  return apply_share_parameters(SharedConfig{share_link_defaults(), "", ""}, rest);
+  out.shared = SharedConfig{share_link_defaults(), "", ""};
+  if (catalog && !unreadable) apply_parameters(out.shared, rest, *catalog, out.errors);
+  // Nothing of the configuration read: the default one.
+  if (unreadable || rest.size() <= out.errors.size() - before) {
+    out.shared = default_configuration();
+  }
+  return out;
+}
+
+Expected<SharedConfig> decode_share_link(std::string_view link) {
+  PartialLink partial = decode_share_link_partially(link);
+  if (!partial.errors.empty()) return partial.errors.front();
+  return std::move(partial.shared);
 }
 
 SharedConfig default_configuration() {
