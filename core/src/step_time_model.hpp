@@ -76,7 +76,6 @@ class StepTimeModel {
     int pp_rank = 0;
     std::array<int, kLayerKindCount> layers{};  // decoder layers by LayerKind
     int mtp_layers = 0;
-    LayerKind mtp_kind = LayerKind::dense;  // MTP layers copy the last decoder layer's kind
     bool embedding = false;
     bool loss = false;
   };

@@ -62,6 +62,13 @@ struct NormalizedConfig {
   bool sequence_parallel = false;               // effective (off at TP = 1)
   std::vector<std::uint8_t> moe_layer_pattern;  // resolved, one entry per decoder layer
   std::vector<LayerKind> layer_kinds;           // resolved, one entry per decoder layer
+  // The layers inside one MTP depth (multi_token_prediction.py mtp_model_layer): the last
+  // decoder layer's kind for a GPT model, the '/' part's symbols for a hybrid model (a nested
+  // HybridStack). Empty without MTP.
+  std::vector<LayerKind> mtp_layer_kinds;
+  // A hybrid model's MTP inner stack is a HybridStack, not a GraphableMegatronModule: never
+  // captured by TE's per-layer CUDA graphs (transformer/cuda_graphs.py _layer_is_graphable).
+  bool mtp_layers_graphable = true;
   // Layer placement, computed once by the rule book: one entry per stage, indexed
   // vpp_chunk * pipeline_parallel + pp_rank (Megatron's stage order).
   std::vector<StagePlacement> stages;

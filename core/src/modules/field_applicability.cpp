@@ -16,6 +16,10 @@ constexpr std::string_view kDense = "Does not apply: a dense model has no expert
 
 bool has_experts(const ModelConfig& m) { return m.num_experts > 0; }
 
+bool pattern_has(const ModelConfig& m, char symbol) {
+  return m.hybrid_layer_pattern.find(symbol) != std::string::npos;
+}
+
 // Attention: multi_latent_attention.py MLASelfAttention sizes its q/kv down- and
 // up-projections by the LoRA ranks and qk/v head dims; it reads neither --num-query-groups
 // (MLA is not GQA) nor --kv-channels, and plain attention reads none of the MLA sizes.
@@ -48,7 +52,8 @@ std::string_view experts_not_applicable(FieldScope scope, const ModelConfig& m) 
 
 // The other layer kinds: mamba_mixer.py MambaMixer is built only for the hybrid pattern's M
 // layers; gated_delta_net/gdn.py only with --linear-attention-freq;
-// multi_token_prediction.py's repeated layer is one of the MTP layers; transformer/utils.py
+// multi_token_prediction.py's repeated layer is one of the MTP layers (also a hybrid
+// pattern's '/' parts); transformer/utils.py
 // is_layer_window_attention's skip frequency picks which layers keep full attention, so it
 // needs a window.
 std::string_view layer_kind_not_applicable(FieldScope scope, const ModelConfig& m) {
@@ -60,7 +65,7 @@ std::string_view layer_kind_not_applicable(FieldScope scope, const ModelConfig& 
       if (m.linear_attention_freq > 0) return {};
       return "Does not apply: no Gated DeltaNet layers (linear attention frequency 0).";
     case FieldScope::mtp:
-      if (m.mtp_num_layers > 0) return {};
+      if (m.mtp_num_layers > 0 || pattern_has(m, '/')) return {};
       return "Does not apply: the model has no multi-token prediction layers.";
     case FieldScope::sliding_window:
       if (m.window_size > 0) return {};

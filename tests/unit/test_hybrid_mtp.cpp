@@ -1,0 +1,173 @@
+// Hybrid (Nemotron-3-class) models: the current --hybrid-layer-pattern syntax by hand from the
+// cited sources: '/' MTP depths (hybrid_layer_allocation.py parse_hybrid_pattern,
+// multi_token_prediction.py), '+' MLA and 'G' Gated DeltaNet layers (hybrid_layer_specs.py),
+// '|' pipeline segments (select_pipeline_segment), LatentMoE's saved tensors (moe_layer.py) and
+// the Nemotron 3 config.json import (Megatron-Bridge nemotron_h_bridge.py).
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "activations.hpp"
+#include "cuda_graphs.hpp"
+#include "fp8_memory.hpp"
+#include "megamem/estimate.hpp"
+#include "megamem/hf_config.hpp"
+#include "megamem/megatron_args.hpp"
+#include "model_fixtures.hpp"
+#include "modules/module_spec.hpp"
+#include "parameter_count.hpp"
+
+using namespace megamem;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// A small Nemotron-3-like hybrid: h 1024, GQA 8/2 x 128, squared-ReLU MLP 2048, 8 experts
+// top-2 of 512 with a 1024 shared expert, RMSNorm, no biases, untied; seq 1024, one GPU.
+Config tiny(const std::string& pattern) {
+  Config c;
+  ModelConfig& m = c.model;
+  // arguments.py: --num-layers is the main part's layer count (get_hybrid_total_layer_count).
+  const std::string main = pattern.substr(0, pattern.find('/'));
+  m.num_layers =
+      static_cast<int>(main.size()) - static_cast<int>(std::count(main.begin(), main.end(), '|'));
+  m.hidden_size = 1024;
+  m.num_attention_heads = 8;
+  m.num_query_groups = 2;
+  m.kv_channels = 128;
+  m.ffn_hidden_size = 2048;
+  m.activation = Activation::squared_relu;
+  m.normalization = Normalization::rmsnorm;
+  m.add_bias_linear = false;
+  m.position_embedding = PositionEmbedding::none;
+  m.untie_embeddings_and_output_weights = true;
+  m.vocab_size = 32000;
+  m.num_experts = 8;
+  m.moe_router_topk = 2;
+  m.moe_ffn_hidden_size = 512;
+  m.moe_shared_expert_intermediate_size = 1024;
+  m.hybrid_layer_pattern = pattern;
+  c.training.seq_length = 1024;
+  c.training.micro_batch_size = 1;
+  c.training.global_batch_size = 8;
+  return fixtures::bf16_training(c);
+}
+
+NormalizedConfig normalized(const Config& c) {
+  Expected<NormalizedConfig> n = normalize(c);
+  if (!n) FAIL(n.error().field + ": " + n.error().message);
+  return *n;
+}
+
+Error error_of(const Config& c) {
+  Expected<NormalizedConfig> n = normalize(c);
+  REQUIRE_FALSE(n.has_value());
+  return n.error();
+}
+
+// One "*E" MTP depth at h 1024, TP 1 (multi_token_prediction.py MultiTokenPredictionLayer):
+// enorm + hnorm 2h, eh_proj 2h^2, final_layernorm h; the '*' layer's fused norm h, qkv
+// (8 + 2 x 2) x 128 x h and proj h^2; the 'E' layer's pre-MLP norm h, router 8h, experts
+// 8 x 2 x 512 x h (squared ReLU: no GLU) and the shared expert 2 x 1024 x h.
+constexpr std::int64_t kOwn = 2 * 1024 + 2 * 1024 * 1024 + 1024;
+constexpr std::int64_t kAttention = 1024 + 12 * 128 * 1024 + 1024 * 1024;
+constexpr std::int64_t kMoe = 1024 + 8 * 1024 + 8 * 2 * 512 * 1024 + 2 * 1024 * 1024;
+
+}  // namespace
+
+TEST_CASE("hybrid MTP: '/' parts are MTP depths built from the part's layers") {
+  const NormalizedConfig n = normalized(tiny("MEM*E/*E/*E"));
+  CHECK(n.config.model.num_layers == 5);  // MTP layers are not in --num-layers
+  CHECK(n.config.model.mtp_num_layers == 2);
+  CHECK(n.mtp_layer_kinds == std::vector<LayerKind>{LayerKind::attention, LayerKind::moe_only});
+  CHECK_FALSE(n.mtp_layers_graphable);
+  REQUIRE(n.stages.size() == 1);
+  CHECK(n.stages[0].num_mtp_layers == 2);
+  // Each depth builds its own weights: two of 15,217,664.
+  CHECK(kOwn + kAttention + kMoe == 15217664);
+  CHECK(count_model_totals(n).mtp_params == 2 * 15217664);
+}
+
+TEST_CASE("hybrid MTP: --mtp-use-repeated-layer counts the depth's weights once") {
+  Config c = tiny("MEM*E/*E/*E");
+  c.model.mtp_use_repeated_layer = true;
+  const NormalizedConfig repeated = normalized(c);
+  CHECK(count_model_totals(repeated).mtp_params == kOwn + kAttention + kMoe);
+  // ... and the activations once per depth (MultiTokenPredictionBlock.forward).
+  const NormalizedConfig distinct = normalized(tiny("MEM*E/*E/*E"));
+  const double repeated_saved =
+      chunk_activations(repeated, repeated.stages[0], layer_profiles(repeated)).saved_bytes;
+  const double distinct_saved =
+      chunk_activations(distinct, distinct.stages[0], layer_profiles(distinct)).saved_bytes;
+  CHECK(repeated_saved == Approx(distinct_saved));
+}
+
+TEST_CASE("hybrid MTP: each depth saves the MTP's own tensors, its layers and a loss") {
+  const NormalizedConfig one = normalized(tiny("MEM*E/*E"));
+  const NormalizedConfig two = normalized(tiny("MEM*E/*E/*E"));
+  const double saved_one = chunk_activations(one, one.stages[0], layer_profiles(one)).saved_bytes;
+  const double saved_two = chunk_activations(two, two.stages[0], layer_profiles(two)).saved_bytes;
+  const ActivationShape s = activation_shape(two);
+  const LossActivations loss = loss_activations(two, s);
+  const double depth =
+      mtp_saved_bytes(s) + layer_activations(two, LayerKind::attention).kept_bytes +
+      layer_activations(two, LayerKind::moe_only).kept_bytes + loss.norm_saved + loss.loss_saved;
+  CHECK(saved_two - saved_one == Approx(depth));
+  CHECK(mtp_saved_bytes(s) == 6.0 * 2 * 1024 * 1024);
+}
+
+TEST_CASE("hybrid MTP: the pattern's depth count overrides --mtp-num-layers with a warning") {
+  Config c = tiny("MEM*E/*E/*E");
+  c.model.mtp_num_layers = 3;
+  const NormalizedConfig n = normalized(c);
+  CHECK(n.config.model.mtp_num_layers == 2);
+  REQUIRE(n.warnings.size() == 1);
+  CHECK_THAT(n.warnings[0], Contains("conflicts with the MTP depth count (2)"));
+  c = tiny("MEM*E");
+  c.model.mtp_num_layers = 1;
+  CHECK(error_of(c).field == "mtp_num_layers");
+  CHECK(normalized(tiny("MEM*E/")).config.model.mtp_num_layers == 0);  // no depth after '/'
+}
+
+TEST_CASE("hybrid MTP: all MTP parts must be identical (parse_hybrid_pattern)") {
+  const Error error = error_of(tiny("MEM*E/*E/E*"));
+  CHECK(error.field == "hybrid_layer_pattern");
+  CHECK_THAT(error.message, Contains("All MTP patterns must be identical. Pattern 1 is '*E', "
+                                     "but pattern 2 is 'E*'"));
+  CHECK_THAT(error_of(tiny("MEM*E/*|E")).message, Contains("In MTP pattern, '|'"));
+}
+
+TEST_CASE("hybrid MTP: the MTP stack is never in a TE CUDA graph") {
+  Config with = tiny("MEM*E/*E/*E");
+  Config without = tiny("MEM*E");
+  for (Config* c : {&with, &without})
+    c->training.cuda_graph_impl = CudaGraphImpl::transformer_engine;
+  CHECK(graph_static_bytes(normalized(with), 0) == graph_static_bytes(normalized(without), 0));
+  const NormalizedConfig n = normalized(with);
+  const LayerProfiles graphed = layer_profiles(n, GraphPart::graphed);
+  const LayerProfiles eager = layer_profiles(n, GraphPart::eager);
+  REQUIRE(graphed.mtp.size() == 2);
+  CHECK(graphed.mtp[0].full_bytes == 0);
+  CHECK(eager.mtp[1].full_bytes == Approx(layer_activations(n, LayerKind::moe_only).full_bytes));
+}
+
+TEST_CASE("hybrid flags: '/' and '|' patterns in and out, the legacy MTP pattern flag") {
+  const char* base =
+      "--hidden-size 1024 --num-attention-heads 8 --seq-length 1024 --micro-batch-size 1 "
+      "--num-experts 8 --mtp-num-layers 2 ";
+  const Expected<MegatronArgs> unified =
+      parse_megatron_args(std::string(base) + "--hybrid-layer-pattern 'M*|ME/*E/*E'", 1, 32000);
+  REQUIRE(unified.has_value());
+  CHECK(unified->config.model.num_layers == 4);
+  CHECK(unified->config.model.hybrid_layer_pattern == "M*|ME/*E/*E");
+  const std::string flags = to_megatron_args(unified->config);
+  CHECK_THAT(flags, Contains("M*|ME/*E/*E"));
+  const Expected<MegatronArgs> back = parse_megatron_args(flags, 1, 32000);
+  REQUIRE(back.has_value());
+  CHECK(back->config.model.hybrid_layer_pattern == "M*|ME/*E/*E");
+  const Expected<MegatronArgs> legacy = parse_megatron_args(
+      std::string(base) + "--hybrid-layer-pattern M*ME --mtp-hybrid-override-pattern '*E'", 1,
+      32000);
+  REQUIRE(legacy.has_value());
+  CHECK(legacy->config.model.hybrid_layer_pattern == "M*ME/*E/*E");
+}
