@@ -215,8 +215,8 @@ TEST_CASE("hybrid: layer symbols Megatron-Core does not know, or megamem does no
   c.model.hybrid_layer_pattern = "M*X-";
   CHECK(error_of(c).field == "hybrid_layer_pattern");
   CHECK_THAT(error_of(c).message, Contains("hybrid_layer_allocation.py"));
-  c.model.hybrid_layer_pattern = "MG*-";
-  CHECK_THAT(error_of(c).message, Contains("Gated DeltaNet"));
+  c.model.hybrid_layer_pattern = "MD*-";
+  CHECK_THAT(error_of(c).message, Contains("DeepSeek sparse attention"));
   c.model.hybrid_layer_pattern = "M*|M-";
   CHECK_THAT(error_of(c).message, Contains("pipeline segment"));
   c.model.hybrid_layer_pattern = "M*E-";

@@ -5,6 +5,7 @@
 // the Nemotron 3 config.json import (Megatron-Bridge nemotron_h_bridge.py).
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <numeric>
 #include <string>
 
 #include "activations.hpp"
@@ -63,6 +64,11 @@ Error error_of(const Config& c) {
   Expected<NormalizedConfig> n = normalize(c);
   REQUIRE_FALSE(n.has_value());
   return n.error();
+}
+
+std::int64_t elements(const std::vector<ParamTensor>& tensors) {
+  return std::accumulate(tensors.begin(), tensors.end(), std::int64_t{0},
+                         [](std::int64_t sum, const ParamTensor& t) { return sum + t.elements(); });
 }
 
 // One "*E" MTP depth at h 1024, TP 1 (multi_token_prediction.py MultiTokenPredictionLayer):
@@ -149,6 +155,46 @@ TEST_CASE("hybrid MTP: the MTP stack is never in a TE CUDA graph") {
   REQUIRE(graphed.mtp.size() == 2);
   CHECK(graphed.mtp[0].full_bytes == 0);
   CHECK(eager.mtp[1].full_bytes == Approx(layer_activations(n, LayerKind::moe_only).full_bytes));
+}
+
+TEST_CASE("hybrid '+': an attention-only layer with multi-latent attention") {
+  const NormalizedConfig n = normalized(tiny("M+M-"));
+  CHECK(n.config.model.multi_latent_attention);
+  CHECK(n.layer_kinds[1] == LayerKind::attention);
+  // MLA with q_lora_rank 0, kv_lora_rank 32, qk 128 + rope 64, v 128, 8 heads, bf16 per token:
+  // standalone input norm in and out 2h + 2h, kv_down output 2 x 96, Q and K 2 x 2 x 8 x 192,
+  // V 2 x 8 x 128, fp32 softmax statistics 4 x 8, linear_proj input 2 x 8 x 128.
+  const double per_token = 2048 + 2048 + 192 + 6144 + 2048 + 32 + 2048;
+  CHECK(layer_activations(n, LayerKind::attention).full_bytes == Approx(1024 * per_token));
+}
+
+TEST_CASE("hybrid '*' cannot be combined with '+' or 'D' (_validate_pattern)") {
+  CHECK_THAT(error_of(tiny("M*M+")).message,
+             Contains("Not supported to have both Attention and MLA/DSA in one model"));
+  CHECK_THAT(error_of(tiny("M+M-/*E")).message, Contains("both Attention and MLA/DSA"));
+  CHECK_THAT(error_of(tiny("MDM-")).message, Contains("DeepSeek sparse attention"));
+  CHECK_THAT(error_of(tiny("MXM-")).message, Contains("'X' is not a valid layer symbol"));
+}
+
+TEST_CASE("hybrid 'G': a Gated DeltaNet mixer layer without an MLP") {
+  const NormalizedConfig n = normalized(tiny("MGM-"));
+  CHECK(n.layer_kinds[1] == LayerKind::gdn_mixer);
+  // Defaults: 16 key heads, 32 value heads, head dims 128, conv 4 (qk 2048, v 4096, conv_dim
+  // 8192). Params: fused norm h, in_proj (2 qk + 2 v + 2 Hv) h, conv1d 4 x 8192, dt_bias and
+  // A_log 32 each, out_norm 128, out_proj v x h.
+  const LayerTemplates templates = layer_templates(n);
+  const std::int64_t params = 1024 + 12352 * 1024 + 4 * 8192 + 64 + 128 + 4096 * 1024;
+  CHECK(elements(templates.hybrid[static_cast<std::size_t>(LayerKind::gdn_mixer)]) == params);
+  // Saved per token (gated_deltanet.cpp): bf16 norm in and out 2h each, conv input 8192,
+  // l2norm q, k 4096, delta-rule q, k 8192, v 4096, beta 32, A 32 x 64, z, gated norm input,
+  // output and out_proj input 4096 each; fp32 l2norm rstd 32, g cumsum 32, gated rstd 32.
+  const double bf16 = 1024 + 1024 + 8192 + 4096 + 8192 + 4096 + 32 + 2048 + 4 * 4096;
+  const double per_token = 2 * bf16 + 4 * 96;
+  CHECK(layer_activations(n, LayerKind::gdn_mixer).full_bytes == Approx(1024 * per_token));
+  CHECK(model_module_flops(n).gdn > 0);
+  Config c = tiny("MGM-");
+  c.model.linear_num_key_heads = 12;  // 32 value heads are not a multiple of 12 key heads
+  CHECK(error_of(c).field == "linear_num_value_heads");
 }
 
 TEST_CASE("hybrid flags: '/' and '|' patterns in and out, the legacy MTP pattern flag") {

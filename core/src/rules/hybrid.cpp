@@ -21,11 +21,14 @@ std::optional<LayerKind> kind_of_symbol(char symbol) {
     case 'M':
       return LayerKind::mamba;
     case '*':
+    case '+':  // MLA: attention_mla.cpp, selected by multi_latent_attention
       return LayerKind::attention;
     case '-':
       return LayerKind::mlp;
     case 'E':
       return LayerKind::moe_only;
+    case 'G':
+      return LayerKind::gdn_mixer;
     default:
       return std::nullopt;
   }
@@ -78,27 +81,15 @@ std::string main_layers(const std::string& pattern) {
 
 // Symbols Megatron-Core knows that megamem does not model yet: named, not called invalid.
 std::optional<Error> unmodeled_symbol(char symbol) {
-  std::string what;
-  switch (symbol) {
-    case 'G':
-      what = "'G' (Gated DeltaNet) layers";
-      break;
-    case 'D':
-      what = "'D' (DeepSeek sparse attention) layers";
-      break;
-    case '+':
-      what = "'+' (multi-latent attention) layers";
-      break;
-    default:
-      return std::nullopt;
-  }
-  return Error{kPatternField, what +
-                                  " in a hybrid layer pattern are not modeled by megamem; use "
-                                  "'M', '*', '-' and 'E'"};
+  if (symbol != 'D') return std::nullopt;
+  return Error{kPatternField,
+               "'D' (DeepSeek sparse attention) layers in a hybrid layer pattern are not modeled "
+               "by megamem; use 'M', 'G', '*', '+', '-' and 'E'"};
 }
 
 // hybrid_layer_allocation.py _validate_pattern: the layer symbols (and '|' in the main part
-// only).
+// only), and never attention ('*') together with MLA ('+') or DSA ('D'). megamem checks the
+// mix over the whole pattern: its MLA switch is model-wide.
 std::optional<Error> symbols_are_valid(const std::string& pattern) {
   bool in_mtp = false;
   for (const char symbol : pattern) {
@@ -107,12 +98,24 @@ std::optional<Error> symbols_are_valid(const std::string& pattern) {
     if (std::optional<Error> error = unmodeled_symbol(symbol)) return error;
     return rule_error(kPatternField,
                       std::string("In ") + (in_mtp ? "MTP" : "main") + " pattern, '" + symbol +
-                          "' is not a valid layer symbol; valid symbols are M (Mamba), "
-                          "* (attention), - (MLP), E (MoE)" +
+                          "' is not a valid layer symbol; valid symbols are M (Mamba), G (Gated "
+                          "DeltaNet), * (attention), + (MLA), - (MLP), E (MoE)" +
                           (in_mtp ? "" : ", | (pipeline segment), / (MTP depth)"),
                       kAllocation);
   }
+  const bool attention = pattern.find('*') != std::string::npos;
+  if (attention && pattern.find_first_of("+D") != std::string::npos) {
+    return rule_error(kPatternField,
+                      "Not supported to have both Attention and MLA/DSA in one model", kAllocation);
+  }
   return std::nullopt;
+}
+
+// arguments.py validate_args: a '+' (or 'D') layer turns on multi_latent_attention.
+void mla_follows_pattern(NormalizedConfig& n) {
+  if (n.config.model.hybrid_layer_pattern.find('+') != std::string::npos) {
+    n.config.model.multi_latent_attention = true;
+  }
 }
 
 // arguments.py validate_args: the pattern's '/' depth count overrides --mtp-num-layers (a
@@ -266,6 +269,7 @@ std::optional<Error> check_hybrid_pattern(NormalizedConfig& n) {
   Expected<PatternParts> parts = split_pattern(pattern);
   if (!parts) return parts.error();
   layers_follow_pattern(n);
+  mla_follows_pattern(n);
   if (std::optional<Error> error = mtp_follows_pattern(n, *parts)) return error;
   if (std::optional<Error> error = hybrid_pipeline_flags(n, *parts)) return error;
   if (std::optional<Error> error = segments_place_layers(n, *parts)) return error;
@@ -309,15 +313,17 @@ std::optional<Error> resolve_layer_kinds(NormalizedConfig& n) {
 
 // transformer_config.py __post_init__ (gated delta net): head counts split over TP x CP and
 // value heads over key heads; common.py _GDNBase: under FP8 the in_proj width is a multiple
-// of 16. A GDN layer is a GPT layer: not combined with a hybrid layer pattern here.
+// of 16. The same GatedDeltaNet builds a hybrid pattern's 'G' layers (hybrid_layer_specs.py);
+// a GPT model's --linear-attention-freq is not combined with a hybrid layer pattern.
 std::optional<Error> gated_deltanet_shapes(NormalizedConfig& n) {
   const ModelConfig& m = n.config.model;
-  if (m.linear_attention_freq == 0) return std::nullopt;
+  const bool hybrid_gdn = m.hybrid_layer_pattern.find('G') != std::string::npos;
+  if (m.linear_attention_freq == 0 && !hybrid_gdn) return std::nullopt;
   constexpr const char* kConfig = "megatron/core/transformer/transformer_config.py";
   if (m.linear_attention_freq < 0) {
     return Error{"linear_attention_freq", "linear_attention_freq must not be negative"};
   }
-  if (!m.hybrid_layer_pattern.empty()) {
+  if (m.linear_attention_freq > 0 && !m.hybrid_layer_pattern.empty()) {
     return Error{"linear_attention_freq",
                  "Gated DeltaNet layers of a GPT model (--linear-attention-freq) cannot be "
                  "combined with a hybrid layer pattern; use one of the two"};
