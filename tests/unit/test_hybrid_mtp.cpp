@@ -197,6 +197,34 @@ TEST_CASE("hybrid 'G': a Gated DeltaNet mixer layer without an MLP") {
   CHECK(error_of(c).field == "linear_num_value_heads");
 }
 
+TEST_CASE("hybrid '|': segment i on rank i mod PP, virtual stage i div PP") {
+  Config c = tiny("M*||MM|*-/*-");
+  c.model.num_experts = 0;
+  c.parallel.world_size = 2;
+  c.parallel.pipeline_parallel = 2;
+  const NormalizedConfig n = normalized(c);
+  CHECK(n.config.parallel.virtual_stages_per_pipeline_rank == 2);
+  REQUIRE(n.stages.size() == 4);
+  const int layers[] = {2, 0, 2, 2}, first[] = {0, 2, 2, 4}, rank[] = {0, 1, 0, 1};
+  for (std::size_t i = 0; i < 4; ++i) {
+    CHECK(n.stages[i].num_layers == layers[i]);
+    CHECK(n.stages[i].first_layer == first[i]);
+    CHECK(n.stages[i].pp_rank == rank[i]);
+    CHECK(n.stages[i].vpp_chunk == static_cast<int>(i / 2));
+  }
+  CHECK(n.stages[0].has_embedding);
+  CHECK(n.stages[3].has_loss);
+  CHECK(n.stages[3].num_mtp_layers == 1);
+  c.parallel.pipeline_parallel = 3;
+  c.parallel.world_size = 3;
+  CHECK(error_of(c).field == "hybrid_layer_pattern");
+  CHECK_THAT(error_of(c).message, Contains("The number of pipe-delimited segments (4)"));
+  c.parallel.pipeline_parallel = 4;
+  c.parallel.world_size = 4;
+  c.parallel.decoder_last_pipeline_num_layers = 2;
+  CHECK(error_of(c).field == "decoder_first_pipeline_num_layers");
+}
+
 TEST_CASE("hybrid flags: '/' and '|' patterns in and out, the legacy MTP pattern flag") {
   const char* base =
       "--hidden-size 1024 --num-attention-heads 8 --seq-length 1024 --micro-batch-size 1 "

@@ -253,13 +253,36 @@ std::optional<Error> hybrid_pipeline_flags(NormalizedConfig& n, const PatternPar
   return std::nullopt;
 }
 
-// '|' pipeline segments (hybrid_layer_allocation.py select_pipeline_segment, and the virtual
-// stages arguments.py derives from them) are not modeled yet: refused by name.
-std::optional<Error> segments_place_layers(NormalizedConfig&, const PatternParts& parts) {
-  if (parts.main.find('|') == std::string::npos) return std::nullopt;
-  return Error{kPatternField,
-               "'|' pipeline segment separators in a hybrid layer pattern are not modeled by "
-               "megamem yet; use --pipeline-model-parallel-size for the even pipeline split"};
+// hybrid_layer_allocation.py select_pipeline_segment: segment i runs on pipeline rank
+// i mod PP, virtual stage i div PP (segments may be empty); arguments.py: the segment count is
+// a multiple of PP, VPP = segments / PP, and --decoder-first/last-pipeline-num-layers are
+// refused. The embedding is on segment 0, the loss and the MTP depths on the last
+// (training.py get_model, hybrid_model.py mtp_on_this_rank). megamem hands the segments to
+// the layer placement as the equivalent --pipeline-model-parallel-layout (layer_placement.cpp).
+std::optional<Error> segments_place_layers(NormalizedConfig& n, const PatternParts& parts) {
+  ParallelConfig& par = n.config.parallel;
+  const auto segments = std::count(parts.main.begin(), parts.main.end(), '|') + 1;
+  if (segments == 1) return std::nullopt;
+  if (par.decoder_first_pipeline_num_layers > 0 || par.decoder_last_pipeline_num_layers > 0) {
+    return rule_error("decoder_first_pipeline_num_layers",
+                      "If --hybrid-layer-pattern contains pipe separators, "
+                      "--decoder-first/last-pipeline-num-layers should not be specified as the "
+                      "pipeline layout is explicitly defined",
+                      "megatron/training/arguments.py");
+  }
+  if (segments % par.pipeline_parallel != 0) {
+    return rule_error(kPatternField,
+                      "The number of pipe-delimited segments (" + str(segments) +
+                          ") in hybrid_layer_pattern must be evenly divisible by "
+                          "pipeline_model_parallel_size (" +
+                          str(par.pipeline_parallel) + ")",
+                      kAllocation);
+  }
+  std::string layout = "E";
+  for (const char symbol : parts.main) layout += symbol == '|' ? '|' : 't';
+  layout.append(static_cast<std::size_t>(parts.mtp_depths), 'm');
+  par.pipeline_layout = layout + "L";
+  return std::nullopt;
 }
 
 std::optional<Error> check_hybrid_pattern(NormalizedConfig& n) {
