@@ -71,6 +71,13 @@ std::int64_t elements(const std::vector<ParamTensor>& tensors) {
                          [](std::int64_t sum, const ParamTensor& t) { return sum + t.elements(); });
 }
 
+const SavedActivation* saved_named(const LayerActivations& layer, const std::string& name) {
+  for (const SavedActivation& item : layer.saved) {
+    if (name == item.tensor) return &item;
+  }
+  return nullptr;
+}
+
 // One "*E" MTP depth at h 1024, TP 1 (multi_token_prediction.py MultiTokenPredictionLayer):
 // enorm + hnorm 2h, eh_proj 2h^2, final_layernorm h; the '*' layer's fused norm h, qkv
 // (8 + 2 x 2) x 128 x h and proj h^2; the 'E' layer's pre-MLP norm h, router 8h, experts
@@ -244,4 +251,30 @@ TEST_CASE("hybrid flags: '/' and '|' patterns in and out, the legacy MTP pattern
       32000);
   REQUIRE(legacy.has_value());
   CHECK(legacy->config.model.hybrid_layer_pattern == "M*ME/*E/*E");
+}
+
+TEST_CASE("LatentMoE: fc2_latent_proj's input, and under FP8 fc1_latent_proj's FP8 copy") {
+  Config c = tiny("MEM*E");
+  c.model.moe_latent_size = 256;
+  const LayerActivations bf16 = layer_activations(normalized(c), LayerKind::moe_only);
+  const SavedActivation* fc2 = saved_named(bf16, "fc2_latent_proj input (combined tokens)");
+  REQUIRE(fc2 != nullptr);
+  CHECK(fc2->bytes == 1024.0 * 256 * 2);
+  CHECK(fc2->freed_by.has(RecomputeModule::moe));
+  CHECK(saved_named(bf16, "fc1_latent_proj input (FP8 copy of the pre-MLP norm output)") ==
+        nullptr);
+  c.training.fp8_recipe = Fp8Recipe::tensorwise;
+  const LayerActivations fp8 = layer_activations(normalized(c), LayerKind::moe_only);
+  const SavedActivation* fc1 =
+      saved_named(fp8, "fc1_latent_proj input (FP8 copy of the pre-MLP norm output)");
+  REQUIRE(fc1 != nullptr);
+  CHECK(fc1->bytes ==
+        Approx(1024.0 * 1024 * fp8_saved_input_bytes_per_element(Fp8Recipe::tensorwise)));
+}
+
+TEST_CASE("LatentMoE: shared-expert overlap is refused in training (moe_layer.py)") {
+  Config c = tiny("MEM*E");
+  c.model.moe_latent_size = 256;
+  c.training.moe_shared_expert_overlap = true;
+  CHECK(error_of(c).field == "moe_shared_expert_overlap");
 }
