@@ -278,3 +278,92 @@ TEST_CASE("LatentMoE: shared-expert overlap is refused in training (moe_layer.py
   c.training.moe_shared_expert_overlap = true;
   CHECK(error_of(c).field == "moe_shared_expert_overlap");
 }
+
+namespace {
+
+// A Nemotron-3-like config.json (tests/cli/fixtures/hf/Nemotron-3-tiny/config.json): the
+// fields nemotron_h_bridge.py provider_bridge reads, with MoE 'E' layers, a latent size and
+// one shared MTP block of "*E" run twice.
+constexpr const char* kNemotron3Tiny = R"json({
+  "architectures": ["NemotronHForCausalLM"],
+  "model_type": "nemotron_h",
+  "hidden_size": 1024,
+  "num_hidden_layers": 8,
+  "hybrid_override_pattern": "MEM*EMEM",
+  "mtp_hybrid_override_pattern": "*E",
+  "num_nextn_predict_layers": 2,
+  "num_attention_heads": 8,
+  "num_key_value_heads": 2,
+  "head_dim": 128,
+  "intermediate_size": 2048,
+  "mamba_num_heads": 32,
+  "mamba_head_dim": 64,
+  "n_groups": 8,
+  "ssm_state_size": 128,
+  "conv_kernel": 4,
+  "use_conv_bias": true,
+  "mamba_proj_bias": false,
+  "n_routed_experts": 16,
+  "num_experts_per_tok": 4,
+  "moe_intermediate_size": 512,
+  "moe_shared_expert_intermediate_size": 1024,
+  "moe_latent_size": 256,
+  "moe_shared_expert_overlap": false,
+  "n_group": 1,
+  "topk_group": 1,
+  "routed_scaling_factor": 5.0,
+  "norm_topk_prob": true,
+  "mlp_hidden_act": "relu2",
+  "attention_bias": false,
+  "mlp_bias": false,
+  "use_bias": false,
+  "layer_norm_epsilon": 1e-05,
+  "residual_in_fp32": false,
+  "hidden_dropout": 0.0,
+  "attention_dropout": 0.0,
+  "max_position_embeddings": 4096,
+  "tie_word_embeddings": false,
+  "vocab_size": 32000
+})json";
+
+}  // namespace
+
+TEST_CASE("nemotron_h: a Nemotron 3 config.json imports its MoE, latent size and MTP") {
+  const Expected<HfImport> imported = import_hf_config(kNemotron3Tiny);
+  INFO((imported ? std::string() : imported.error().field + ": " + imported.error().message));
+  REQUIRE(imported.has_value());
+  const ModelConfig& m = imported->model;
+  CHECK(m.hybrid_layer_pattern == "MEM*EMEM/*E/*E");
+  CHECK(m.mtp_num_layers == 2);
+  CHECK(m.mtp_use_repeated_layer);  // the bridge's default
+  CHECK(m.num_experts == 16);
+  CHECK(m.moe_router_topk == 4);
+  CHECK(m.moe_ffn_hidden_size == 512);
+  CHECK(m.moe_shared_expert_intermediate_size == 1024);
+  CHECK(m.moe_latent_size == 256);
+  CHECK(m.moe_router_enable_expert_bias);
+  CHECK(imported->notes.empty());
+  Config c = tiny("");
+  c.model = m;
+  const NormalizedConfig n = normalized(fixtures::bf16_training(c));
+  // One shared "*E" depth: own 2,100,224; attention 2,622,464; the 'E' layer with latent 256:
+  // norm h, router 16h, latent projections 2 x 256h, experts 16 x 2 x 512 x 256, shared 2 x 1024h.
+  const std::int64_t moe = 1024 + 16 * 1024 + 2 * 256 * 1024 + 16 * 2 * 512 * 256 + 2 * 1024 * 1024;
+  CHECK(count_model_totals(n).mtp_params == kOwn + kAttention + moe);
+}
+
+TEST_CASE("nemotron_h: MTP needs its pattern, and the bridge's overlap default is noted") {
+  std::string text = kNemotron3Tiny;
+  const std::string mtp = R"("mtp_hybrid_override_pattern": "*E",)";
+  std::string without_mtp = text;
+  without_mtp.erase(without_mtp.find(mtp), mtp.size());
+  const Expected<HfImport> missing = import_hf_config(without_mtp);
+  REQUIRE_FALSE(missing.has_value());
+  CHECK(missing.error().field == "mtp_hybrid_override_pattern");
+  const std::string overlap = R"("moe_shared_expert_overlap": false,)";
+  text.erase(text.find(overlap), overlap.size());
+  const Expected<HfImport> noted = import_hf_config(text);
+  REQUIRE(noted.has_value());
+  REQUIRE(noted->notes.size() == 1);
+  CHECK_THAT(noted->notes[0], Contains("moe_shared_expert_overlap"));
+}
