@@ -111,30 +111,58 @@ LayerProfiles layer_profiles(const NormalizedConfig& n, GraphPart part) {
       fp8_enabled(t) && t.fp8_bf16_layers_at_start + t.fp8_bf16_layers_at_end > 0;
   profiles.dense_bf16 = bf16_layers ? layer_activations(n, false, true, part) : profiles.dense;
   profiles.moe_bf16 = bf16_layers && moe ? layer_activations(n, true, true, part) : profiles.moe;
+  auto used = [&](LayerKind kind) {
+    const auto& mtp = n.mtp_layer_kinds;
+    return std::find(n.layer_kinds.begin(), n.layer_kinds.end(), kind) != n.layer_kinds.end() ||
+           std::find(mtp.begin(), mtp.end(), kind) != mtp.end();
+  };
   for (std::size_t k = 2; k < kLayerKindCount; ++k) {
     const auto kind = static_cast<LayerKind>(k);
-    if (std::find(n.layer_kinds.begin(), n.layer_kinds.end(), kind) == n.layer_kinds.end())
-      continue;
+    if (!used(kind)) continue;
     profiles.hybrid[k] = layer_activations(n, kind, false, part);
     profiles.hybrid_bf16[k] =
         bf16_layers ? layer_activations(n, kind, true, part) : profiles.hybrid[k];
   }
+  profiles.mtp = mtp_profiles(n, profiles);
   return profiles;
 }
 
-// MTP layers are built like the last decoder layer, always in the global FP8 context
-// (multi_token_prediction.py).
-const LayerActivations& profile_of_layer(const NormalizedConfig& n, const LayerProfiles& profiles,
-                                         int layer, bool mtp) {
-  const TrainingConfig& t = n.config.training;
-  const LayerKind kind = n.layer_kinds[static_cast<std::size_t>(layer)];
-  const bool moe = kind == LayerKind::moe;
-  const bool bf16 = !mtp && fp8_enabled(t) && !fp8_layer(t, n.config.model.num_layers, layer);
+namespace {
+
+const LayerActivations& profile_of_kind(const LayerProfiles& profiles, LayerKind kind, bool bf16) {
   if (kind != LayerKind::dense && kind != LayerKind::moe) {
     return (bf16 ? profiles.hybrid_bf16 : profiles.hybrid)[static_cast<std::size_t>(kind)];
   }
-  if (bf16) return moe ? profiles.moe_bf16 : profiles.dense_bf16;
-  return moe ? profiles.moe : profiles.dense;
+  if (bf16) return kind == LayerKind::moe ? profiles.moe_bf16 : profiles.dense_bf16;
+  return kind == LayerKind::moe ? profiles.moe : profiles.dense;
+}
+
+}  // namespace
+
+// MTP layers run in the global FP8 context (multi_token_prediction.py). A hybrid model's are
+// never in a CUDA graph (NormalizedConfig::mtp_layers_graphable): the graphed part has none of
+// their tensors and the eager part all of them.
+std::vector<LayerActivations> mtp_profiles(const NormalizedConfig& n,
+                                           const LayerProfiles& profiles) {
+  std::vector<LayerActivations> out;
+  for (const LayerKind kind : n.mtp_layer_kinds) {
+    if (n.mtp_layers_graphable || profiles.part == GraphPart::whole) {
+      out.push_back(profile_of_kind(profiles, kind, false));
+    } else if (profiles.part == GraphPart::graphed) {
+      out.emplace_back();
+    } else {
+      out.push_back(layer_activations(n, kind, false, GraphPart::whole));
+    }
+  }
+  return out;
+}
+
+const LayerActivations& profile_of_layer(const NormalizedConfig& n, const LayerProfiles& profiles,
+                                         int layer) {
+  const TrainingConfig& t = n.config.training;
+  const LayerKind kind = n.layer_kinds[static_cast<std::size_t>(layer)];
+  const bool bf16 = fp8_enabled(t) && !fp8_layer(t, n.config.model.num_layers, layer);
+  return profile_of_kind(profiles, kind, bf16);
 }
 
 namespace {
@@ -157,19 +185,17 @@ class ChunkWalk {
     }
     for (int i = 0; i < stage_.num_layers; ++i) decoder_layer(i);
     if (capture) {
-      const LayerActivations& mtp_layer =
-          profile_of_layer(n_, profiles_, n_.config.model.num_layers - 1, true);
       for (int depth = 0; stage_.has_loss && depth < stage_.num_mtp_layers; ++depth) {
-        kept_layer(mtp_layer);
+        for (const LayerActivations& inner : profiles_.mtp) kept_layer(inner);
       }
     } else if (stage_.has_loss) {
       // gpt_model.py _postprocess: MTP layers and their losses run before the main loss.
-      const LayerActivations& mtp_layer =
-          profile_of_layer(n_, profiles_, n_.config.model.num_layers - 1, true);
+      // Every depth saves its activations, also with --mtp-use-repeated-layer's shared weights
+      // (MultiTokenPredictionBlock.forward).
       for (int depth = 0; depth < stage_.num_mtp_layers; ++depth) {
-        // MTP's own tensors (modules/mtp.cpp), then its transformer layer.
+        // MTP's own tensors (modules/mtp.cpp), then its inner layers.
         phase(mtp_saved_bytes(s_), 0, 0);
-        kept_layer(mtp_layer);
+        for (const LayerActivations& inner : profiles_.mtp) kept_layer(inner);
         loss();
       }
       loss();
@@ -180,7 +206,7 @@ class ChunkWalk {
  private:
   // Layers of this chunk in order; each kind's profile computed once.
   const LayerActivations& layer_at(int index) const {
-    return profile_of_layer(n_, profiles_, stage_.first_layer + index, false);
+    return profile_of_layer(n_, profiles_, stage_.first_layer + index);
   }
 
   // A phase keeps `kept` bytes on the GPU; `offloaded` bytes are saved too but copied to the

@@ -40,15 +40,21 @@ struct LayerProfiles {
   // A hybrid model's layer kinds (indexed by LayerKind; only the kinds it has are computed).
   std::array<LayerActivations, kLayerKindCount> hybrid;
   std::array<LayerActivations, kLayerKindCount> hybrid_bf16;
+  // The inner layers of one MTP depth (NormalizedConfig::mtp_layer_kinds), in order.
+  std::vector<LayerActivations> mtp;
   GraphPart part = GraphPart::whole;  // what the profiles keep of each layer
 };
 
 LayerProfiles layer_profiles(const NormalizedConfig& normalized, GraphPart part = GraphPart::whole);
 
-// Decoder layer `layer`'s (global index) profile: MoE or dense; FP8, or bf16 for
-// --first-last-layers-bf16's layers. mtp: an MTP layer built like layer `layer`.
+// Decoder layer `layer`'s (global index) profile: its kind; FP8, or bf16 for
+// --first-last-layers-bf16's layers.
 const LayerActivations& profile_of_layer(const NormalizedConfig& normalized,
-                                         const LayerProfiles& profiles, int layer, bool mtp);
+                                         const LayerProfiles& profiles, int layer);
+
+// The profiles of one MTP depth's inner layers (LayerProfiles::mtp), from the decoder kinds'.
+std::vector<LayerActivations> mtp_profiles(const NormalizedConfig& normalized,
+                                           const LayerProfiles& profiles);
 
 // One chunk (its embedding, layers, loss and MTP), per micro-batch per GPU.
 struct ChunkActivations {

@@ -37,8 +37,9 @@ LayerKind kind_at(const NormalizedConfig& n, int layer) {
 }
 
 // Graphed callables of one stage: its decoder layers and MTP layers (TECudaGraphHelper.
-// _discover_layers; MTP layers are built like the last decoder layer), and of those the ones
-// whose static inputs carry the attention mask (transformer_layer.py get_layer_static_inputs).
+// _discover_layers; a GPT model's MTP layers are built like the last decoder layer), and of those
+// the ones whose static inputs carry the attention mask (transformer_layer.py
+// get_layer_static_inputs).
 struct Callables {
   int all = 0;
   int with_mask = 0;
@@ -56,7 +57,11 @@ Callables stage_callables(const NormalizedConfig& n, const StagePlacement& stage
   for (int i = stage.first_layer; i < stage.first_layer + stage.num_layers; ++i) {
     add(kind_at(n, i), 1);
   }
-  add(kind_at(n, n.config.model.num_layers - 1), stage.num_mtp_layers);
+  // cuda_graphs.py appends mtp.layers[i].mtp_model_layer only if it is a
+  // GraphableMegatronModule: a GPT model's TransformerLayer, never a hybrid model's HybridStack.
+  if (n.mtp_layers_graphable) {
+    for (const LayerKind kind : n.mtp_layer_kinds) add(kind, stage.num_mtp_layers);
+  }
   return count;
 }
 

@@ -110,14 +110,20 @@ ModuleMemory build_module_tree(const NormalizedConfig& normalized,
   return root;
 }
 
-// The activation profile of a top-level block named "layer N[ (MoE)]" or "mtp D"
-// (top_level_name); MTP layers are built like the last decoder layer.
-const LayerActivations& block_profile(const NormalizedConfig& normalized,
-                                      const LayerProfiles& profiles, const std::string& name) {
+// The activation profiles of a top-level block named "layer N[ (MoE)]" or "mtp D"
+// (top_level_name): a decoder layer's, or an MTP depth's inner layers'.
+std::vector<const LayerActivations*> block_profiles(const NormalizedConfig& normalized,
+                                                    const LayerProfiles& profiles,
+                                                    const std::string& name) {
+  std::vector<const LayerActivations*> out;
+  if (name.rfind("mtp ", 0) == 0) {
+    for (const LayerActivations& inner : profiles.mtp) out.push_back(&inner);
+    return out;
+  }
   int layer = normalized.config.model.num_layers - 1;
-  const bool mtp = name.rfind("mtp ", 0) == 0;
-  if (!mtp) std::from_chars(name.data() + 6, name.data() + name.size(), layer);
-  return profile_of_layer(normalized, profiles, layer, mtp);
+  std::from_chars(name.data() + 6, name.data() + name.size(), layer);
+  out.push_back(&profile_of_layer(normalized, profiles, layer));
+  return out;
 }
 
 // Adds each decoder/MTP layer module's saved bytes per micro-batch (after recompute and
@@ -127,14 +133,15 @@ void add_activation_bytes(const NormalizedConfig& normalized, const LayerProfile
   const RecomputeModules active = active_recompute_modules(normalized);
   for (ModuleMemory& block : root.children) {
     if (block.children.empty()) continue;
-    const LayerActivations& layer = block_profile(normalized, profiles, block.name);
-    for (const SavedActivation& item : layer.saved) {
-      if (item.freed_by.intersects(active) || item.on_host) continue;
-      const std::string module = module_kind_name(item.module);
-      ModuleMemory& child = child_named(block, module);
-      const auto bytes = static_cast<std::uint64_t>(std::llround(item.bytes));
-      child.activation_bytes += bytes;
-      block.activation_bytes += bytes;
+    for (const LayerActivations* layer : block_profiles(normalized, profiles, block.name)) {
+      for (const SavedActivation& item : layer->saved) {
+        if (item.freed_by.intersects(active) || item.on_host) continue;
+        const std::string module = module_kind_name(item.module);
+        ModuleMemory& child = child_named(block, module);
+        const auto bytes = static_cast<std::uint64_t>(std::llround(item.bytes));
+        child.activation_bytes += bytes;
+        block.activation_bytes += bytes;
+      }
     }
   }
 }

@@ -37,13 +37,18 @@ class StageBuilder {
     output_layer_params(n_, shared, sink);
   }
 
-  // megatron/core/transformer/multi_token_prediction.py: MultiTokenPredictionLayer.
-  // It runs the whole MTP layer in the global FP8 context.
-  void mtp_layer(int depth, LayerKind kind) {
+  // megatron/core/transformer/multi_token_prediction.py: MultiTokenPredictionLayer (enorm,
+  // hnorm, eh_proj, its inner layers, final_layernorm). It runs the whole MTP layer in the
+  // global FP8 context. A hybrid model's inner layers are a HybridStack of the '/' part.
+  void mtp_layer(int depth, const std::vector<LayerKind>& kinds) {
     const bool fp8 = fp8_enabled(n_.config.training);
-    ParamSink sink = sink_for(depth, true, layer_kind_is_moe(kind), fp8);
+    const bool moe = std::any_of(kinds.begin(), kinds.end(), layer_kind_is_moe);
+    ParamSink sink = sink_for(depth, true, moe, fp8);
     mtp_projection_params(n_, sink);
-    layer_params(module_context(n_, kind, fp8), sink);
+    for (const LayerKind kind : kinds) {
+      ParamSink inner = sink_for(depth, true, layer_kind_is_moe(kind), fp8);
+      layer_params(module_context(n_, kind, fp8), inner);
+    }
     mtp_final_norm_params(n_, sink);
   }
 
@@ -88,11 +93,12 @@ void append_stage_tensors(const NormalizedConfig& normalized, const StagePlaceme
   }
   if (stage.has_loss) builder.final_layernorm();
   // megatron/core/transformer/multi_token_prediction.py: MTP layers use the spec of the last
-  // decoder layer. With --mtp-use-repeated-layer one layer's weights serve every depth.
+  // decoder layer (a hybrid model's: the '/' part's layers, NormalizedConfig::mtp_layer_kinds).
+  // With --mtp-use-repeated-layer one layer's weights serve every depth (_build_layers).
   const int mtp_built =
       model.mtp_use_repeated_layer ? std::min(stage.num_mtp_layers, 1) : stage.num_mtp_layers;
-  const LayerKind mtp_kind = kind_of_layer(normalized, model.num_layers - 1);
-  for (int depth = 0; depth < mtp_built; ++depth) builder.mtp_layer(depth, mtp_kind);
+  for (int depth = 0; depth < mtp_built; ++depth)
+    builder.mtp_layer(depth, normalized.mtp_layer_kinds);
   // gpt_model.py: the output layer skips its weight only where it is tied to a local
   // embedding (pre_process); every other loss stage allocates a full copy.
   if (stage.has_loss && !(tied && stage.has_embedding)) builder.output_layer(shared && tied);
@@ -207,7 +213,7 @@ ModelTotals count_model_totals(const NormalizedConfig& normalized) {
     builder.decoder_layer(0, static_cast<LayerKind>(k), false);
     count(layers_of_kind[k]);
   }
-  builder.mtp_layer(0, kind_of_layer(normalized, model.num_layers - 1));
+  builder.mtp_layer(0, normalized.mtp_layer_kinds);
   count(mtp_built);
   totals.active_params = static_cast<std::int64_t>(active + 0.5);
   const std::int64_t padding_rows = normalized.padded_vocab_size - model.vocab_size;

@@ -113,7 +113,14 @@ double layer_units_of_loss(const NormalizedConfig& n) {
   for (const LayerKind kind : n.layer_kinds) decoder += layer_forward_flops(f, kind);
   const double layer = decoder / static_cast<double>(n.layer_kinds.size());
   const double mtp = n.config.model.mtp_num_layers;
-  return ((1.0 + mtp) * f.logits + mtp * f.mtp_extra) / layer + mtp;
+  // A GPT MTP depth counts as one decoder layer; a hybrid one as its '/' part's layers.
+  double mtp_layer_units = 1;
+  if (!n.config.model.hybrid_layer_pattern.empty()) {
+    mtp_layer_units = 0;
+    for (const LayerKind kind : n.mtp_layer_kinds)
+      mtp_layer_units += layer_forward_flops(f, kind) / layer;
+  }
+  return ((1.0 + mtp) * f.logits + mtp * f.mtp_extra) / layer + mtp * mtp_layer_units;
 }
 
 // The pipeline layout string for pp x vpp stages: Megatron's even split when it balances as

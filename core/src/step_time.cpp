@@ -18,12 +18,13 @@ namespace {
 
 constexpr double kGB = kBytesPerGB;  // link and HBM bandwidths are decimal GB/s
 
-// Decoder and MTP layers of each kind (training.py counts MTP layers as the last layer's kind).
+// Decoder and MTP layers of each kind (training.py counts a GPT model's MTP layers as the last
+// layer's kind; a hybrid model's MTP depth is its '/' part's layers).
 std::array<double, kLayerKindCount> layer_counts(const NormalizedConfig& n) {
   std::array<double, kLayerKindCount> out{};
   for (const LayerKind kind : n.layer_kinds) out[static_cast<std::size_t>(kind)] += 1;
-  if (!n.layer_kinds.empty()) {
-    out[static_cast<std::size_t>(n.layer_kinds.back())] += n.config.model.mtp_num_layers;
+  for (const LayerKind kind : n.mtp_layer_kinds) {
+    out[static_cast<std::size_t>(kind)] += n.config.model.mtp_num_layers;
   }
   return out;
 }
@@ -386,11 +387,11 @@ void StepTimeModel::set_bandwidths() {
   }
 }
 
-// Layers of each kind per chunk and per rank (MTP layers copy the last decoder layer's kind).
+// Layers of each kind per chunk and per rank (an MTP depth's are NormalizedConfig::
+// mtp_layer_kinds).
 void StepTimeModel::count_chunks(const std::vector<StagePlacement>& stages) {
   const NormalizedConfig& n = *n_;
   kind_count_.assign(static_cast<std::size_t>(pp_), {});
-  const LayerKind last = n.layer_kinds.empty() ? LayerKind::dense : n.layer_kinds.back();
   for (const StagePlacement& stage : stages) {
     Chunk chunk;
     chunk.pp_rank = stage.pp_rank;
@@ -400,13 +401,13 @@ void StepTimeModel::count_chunks(const std::vector<StagePlacement>& stages) {
       chunk.order.push_back(n.layer_kinds[layer]);
     }
     chunk.mtp_layers = stage.num_mtp_layers;
-    chunk.mtp_kind = last;
     chunk.embedding = stage.has_embedding;
     chunk.loss = stage.has_loss;
     chunks_.push_back(chunk);
     auto& count = kind_count_[static_cast<std::size_t>(stage.pp_rank)];
     for (std::size_t k = 0; k < kLayerKindCount; ++k) count[k] += chunk.layers[k];
-    count[static_cast<std::size_t>(last)] += chunk.mtp_layers;
+    for (const LayerKind kind : n.mtp_layer_kinds)
+      count[static_cast<std::size_t>(kind)] += chunk.mtp_layers;
   }
 }
 
@@ -460,9 +461,10 @@ void StepTimeModel::add_chunk(const Chunk& chunk, double micro_batch, RankTime& 
   const double loss_backward = 2.0 * logits + cross_entropy / 2.0;
   const double tp_one = collective_s(tp_, hidden_bytes, tp_bw_);
   for (std::size_t k = 0; k < kLayerKindCount; ++k) r.add_layers(cached_[k], chunk.layers[k]);
-  // MTP: eh_proj, a transformer layer like the last decoder layer, and its own logits.
+  // MTP: eh_proj, its inner layers (NormalizedConfig::mtp_layer_kinds) and its own logits.
   if (chunk.mtp_layers > 0) {
-    r.add_layers(cached_[static_cast<std::size_t>(chunk.mtp_kind)], chunk.mtp_layers);
+    for (const LayerKind kind : n_->mtp_layer_kinds)
+      r.add_layers(cached_[static_cast<std::size_t>(kind)], chunk.mtp_layers);
     const double eh = gemm_s(tokens, m.hidden_size / tp_, 2.0 * m.hidden_size);
     r.compute += chunk.mtp_layers * (3.0 * eh + loss_forward + loss_backward);
     r.forward += chunk.mtp_layers * (eh + loss_forward);

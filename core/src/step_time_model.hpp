@@ -81,7 +81,6 @@ class StepTimeModel {
     std::array<int, kLayerKindCount> layers{};  // decoder layers by LayerKind
     std::vector<LayerKind> order;               // the same in forward order
     int mtp_layers = 0;
-    LayerKind mtp_kind = LayerKind::dense;  // MTP layers copy the last decoder layer's kind
     bool embedding = false;
     bool loss = false;
   };

@@ -151,9 +151,10 @@ TEST_CASE("nemotron_h: a family Megatron-Core does not build is named with the s
   CHECK_THAT(hf.error().message, Contains("nemotron_h"));
   std::string moe = kNemotronNano9Bv2;
   moe.replace(moe.find("M-M-M-MM"), 8, "MEM-MM-M");
+  // Nemotron 3's 'E' layers need their experts (nemotron_h_bridge.py reads n_routed_experts).
   const Expected<HfImport> nemotron3 = import_hf_config(moe);
   REQUIRE_FALSE(nemotron3.has_value());
-  CHECK(nemotron3.error().field == "hybrid_override_pattern");
+  CHECK(nemotron3.error().field == "n_routed_experts");
 }
 
 // mamba_split_conv1d_scan_combined saves zxbcdt and out_x; ExtendedRMSNorm its input and fp32
@@ -215,10 +216,10 @@ TEST_CASE("hybrid: layer symbols Megatron-Core does not know, or megamem does no
   c.model.hybrid_layer_pattern = "M*X-";
   CHECK(error_of(c).field == "hybrid_layer_pattern");
   CHECK_THAT(error_of(c).message, Contains("hybrid_layer_allocation.py"));
-  c.model.hybrid_layer_pattern = "MG*-";
-  CHECK_THAT(error_of(c).message, Contains("Gated DeltaNet"));
-  c.model.hybrid_layer_pattern = "M*|M-";
-  CHECK_THAT(error_of(c).message, Contains("pipeline segment"));
+  c.model.hybrid_layer_pattern = "MD*-";
+  CHECK_THAT(error_of(c).message, Contains("DeepSeek sparse attention"));
+  c.model.hybrid_layer_pattern = "M*|M-";  // two segments need two pipeline ranks
+  CHECK(error_of(c).field == "virtual_stages_per_pipeline_rank");
   c.model.hybrid_layer_pattern = "M*E-";
   CHECK_THAT(error_of(c).message, Contains("--num-experts"));
 }

@@ -30,14 +30,26 @@ struct StagePlacement {
 };
 
 // What one decoder layer is. A GPT layer has self-attention and an MLP (dense) or MoE; a hybrid
-// model's layer (ModelConfig::hybrid_layer_pattern) is one of Mamba-2, attention, MLP or MoE
-// (megatron/core/models/hybrid/hybrid_block.py builds MambaLayer, TransformerLayer with only
-// self_attention, MLPLayer or MoETransformerLayer for 'M', '*', '-', 'E').
+// model's layer (ModelConfig::hybrid_layer_pattern) is one of Mamba-2, attention (GQA for '*',
+// MLA for '+'), MLP, MoE or a Gated DeltaNet mixer (megatron/core/models/hybrid/
+// hybrid_block.py builds MambaLayer, TransformerLayer with only self_attention, MLPLayer,
+// MoETransformerLayer or a TransformerLayer with only a GatedDeltaNet for 'M', '*' / '+', '-',
+// 'E', 'G': gdn_mixer).
 // A GPT model with Gated DeltaNet layers (ModelConfig::linear_attention_freq) builds them as
 // TransformerLayers whose self_attention is a GatedDeltaNet, with the layer's MLP or MoE:
 // gdn and gdn_moe (experimental_attention_variant_module_specs.py).
-enum class LayerKind : std::uint8_t { dense, moe, mamba, attention, mlp, moe_only, gdn, gdn_moe };
-inline constexpr std::size_t kLayerKindCount = 8;
+enum class LayerKind : std::uint8_t {
+  dense,
+  moe,
+  mamba,
+  attention,
+  mlp,
+  moe_only,
+  gdn,
+  gdn_moe,
+  gdn_mixer
+};
+inline constexpr std::size_t kLayerKindCount = 9;
 
 constexpr bool layer_kind_has_attention(LayerKind kind) {
   return kind == LayerKind::dense || kind == LayerKind::moe || kind == LayerKind::attention;
@@ -49,7 +61,7 @@ constexpr bool layer_kind_is_moe(LayerKind kind) {
   return kind == LayerKind::moe || kind == LayerKind::moe_only || kind == LayerKind::gdn_moe;
 }
 constexpr bool layer_kind_is_gdn(LayerKind kind) {
-  return kind == LayerKind::gdn || kind == LayerKind::gdn_moe;
+  return kind == LayerKind::gdn || kind == LayerKind::gdn_moe || kind == LayerKind::gdn_mixer;
 }
 
 // Config with every "0 = derived" field resolved and the derived sizes Megatron computes.
@@ -62,6 +74,13 @@ struct NormalizedConfig {
   bool sequence_parallel = false;               // effective (off at TP = 1)
   std::vector<std::uint8_t> moe_layer_pattern;  // resolved, one entry per decoder layer
   std::vector<LayerKind> layer_kinds;           // resolved, one entry per decoder layer
+  // The layers inside one MTP depth (multi_token_prediction.py mtp_model_layer): the last
+  // decoder layer's kind for a GPT model, the '/' part's symbols for a hybrid model (a nested
+  // HybridStack). Empty without MTP.
+  std::vector<LayerKind> mtp_layer_kinds;
+  // A hybrid model's MTP inner stack is a HybridStack, not a GraphableMegatronModule: never
+  // captured by TE's per-layer CUDA graphs (transformer/cuda_graphs.py _layer_is_graphable).
+  bool mtp_layers_graphable = true;
   // Layer placement, computed once by the rule book: one entry per stage, indexed
   // vpp_chunk * pipeline_parallel + pp_rank (Megatron's stage order).
   std::vector<StagePlacement> stages;

@@ -370,20 +370,67 @@ std::optional<Error> read_shared_expert_moe(const Reader& r, const char* topk_me
   return std::nullopt;
 }
 
+// Nemotron 3's MoE ('E') layers as nemotron_h_bridge.py provider_bridge reads them:
+// n_routed_experts, num_experts_per_tok, moe_intermediate_size, the shared experts'
+// moe_shared_expert_intermediate_size (CONFIG_MAPPING) and the optional moe_latent_size;
+// sigmoid routing with an expert bias (moe_router_enable_expert_bias = True).
+std::optional<Error> read_nemotron_h_moe(const Reader& r, HfImport& out) {
+  ModelConfig& m = out.model;
+  const bool has_moe = m.hybrid_layer_pattern.find('E') != std::string::npos;
+  if (!has_moe) return std::nullopt;
+  MM_READ(m.num_experts, r.int_field("n_routed_experts", 1, kMaxSize));
+  MM_READ(m.moe_router_topk, r.int_field("num_experts_per_tok", 1, m.num_experts));
+  MM_READ(m.moe_ffn_hidden_size, r.int_field("moe_intermediate_size", 1, kMaxSize));
+  std::int64_t shared = 0;
+  MM_READ(shared, r.integer("n_shared_experts", 0, kMaxSize, 0));
+  MM_READ(m.moe_shared_expert_intermediate_size,
+          r.int_field("moe_shared_expert_intermediate_size", 0, kMaxSize,
+                      std::min<std::int64_t>(shared * m.moe_ffn_hidden_size, kMaxSize)));
+  MM_READ(m.moe_latent_size, r.int_field("moe_latent_size", 0, kMaxSize, 0));
+  m.moe_router_enable_expert_bias = true;
+  bool overlap = true;
+  MM_READ(overlap, r.boolean("moe_shared_expert_overlap", true));
+  if (m.moe_latent_size > 0 && overlap) {
+    out.notes.push_back(
+        "the Bridge turns on moe_shared_expert_overlap unless config.json says false; "
+        "Megatron refuses it with latent MoE in training (moe_layer.py), so leave it off");
+  }
+  return std::nullopt;
+}
+
+// Nemotron 3's MTP (nemotron_h_bridge.py _hf_mtp_config): num_nextn_predict_layers depths of
+// mtp_hybrid_override_pattern, which HybridModelProvider.finalize appends to the pattern as
+// "/<mtp>" per depth; mtp_use_repeated_layer defaults to True (one set of weights).
+std::optional<Error> read_nemotron_h_mtp(const Reader& r, HfImport& out) {
+  ModelConfig& m = out.model;
+  std::int64_t depths = 0;
+  MM_READ(depths, r.integer("num_nextn_predict_layers", 0, 64, 0));
+  if (depths == 0) return std::nullopt;
+  std::string mtp;
+  MM_READ(mtp, r.text("mtp_hybrid_override_pattern", ""));
+  if (mtp.empty()) {
+    return Error{"mtp_hybrid_override_pattern",
+                 "is missing: a config with num_nextn_predict_layers > 0 must define it "
+                 "(nemotron_h_bridge.py)"};
+  }
+  for (std::int64_t depth = 0; depth < depths; ++depth) m.hybrid_layer_pattern += "/" + mtp;
+  m.mtp_num_layers = static_cast<int>(depths);
+  MM_READ(m.mtp_use_repeated_layer, r.boolean("mtp_use_repeated_layer", true));
+  return std::nullopt;
+}
+
 // Nemotron-H's Mamba-2 mixers and its hybrid_override_pattern (one symbol per layer; the
-// NemotronH bridge passes it to Megatron's HybridModel). MambaMixer asserts a conv bias and
-// no projection biases, and its causal conv1d is 4 wide (mamba_mixer.py).
+// NemotronH bridge passes it to Megatron's HybridModel), with Nemotron 3's MoE layers and
+// MTP. MambaMixer asserts a conv bias and no projection biases, and its causal conv1d is 4
+// wide (mamba_mixer.py).
 std::optional<Error> read_nemotron_h(const Reader& r, Family, HfImport& out) {
   ModelConfig& m = out.model;
   MM_READ(m.hybrid_layer_pattern, r.text("hybrid_override_pattern", ""));
   if (m.hybrid_layer_pattern.empty()) {
     return Error{"hybrid_override_pattern", "is missing from config.json (it places the layers)"};
   }
-  if (m.hybrid_layer_pattern.find('E') != std::string::npos) {
-    return Error{"hybrid_override_pattern",
-                 "has MoE ('E') layers (Nemotron 3); megamem imports Nemotron-H's M, * and - "
-                 "layers only"};
-  }
+  if (auto error = read_nemotron_h_moe(r, out)) return error;
+  if (auto error = read_nemotron_h_mtp(r, out)) return error;
   std::int64_t conv = 0;
   MM_READ(m.mamba_head_dim, r.int_field("mamba_head_dim", 1, kMaxSize));
   MM_READ(m.mamba_num_heads, r.int_field("mamba_num_heads", 1, kMaxSize));

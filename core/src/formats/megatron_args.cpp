@@ -82,6 +82,7 @@ constexpr FlagSpec kModeledFlags[] = {
     {"--hybrid-layer-pattern", Arity::one},
     {"--hybrid-attention-ratio", Arity::one},
     {"--hybrid-mlp-ratio", Arity::one},
+    {"--mtp-hybrid-override-pattern", Arity::one},
     // Gated DeltaNet layers (transformer_config.py linear_* fields).
     {"--experimental-attention-variant", Arity::one},
     {"--dsa-indexer-topk", Arity::one},
@@ -499,8 +500,19 @@ void read_hybrid(FlagReader& r, ModelConfig& m) {
   }
   if (pattern) {
     m.hybrid_layer_pattern = *pattern;
-    // arguments.py: without --num-layers Megatron takes the pattern's length.
-    if (!r.has("--num-layers")) m.num_layers = static_cast<int>(pattern->size());
+    // arguments.py: a legacy --mtp-hybrid-override-pattern X with --mtp-num-layers D becomes
+    // the unified "<main>/X/X..." (D parts) unless the pattern has '/' parts already.
+    const std::string* mtp = r.text("--mtp-hybrid-override-pattern");
+    if (mtp && !mtp->empty() && m.mtp_num_layers > 0 && pattern->find('/') == std::string::npos) {
+      for (int depth = 0; depth < m.mtp_num_layers; ++depth) m.hybrid_layer_pattern += "/" + *mtp;
+    }
+    // arguments.py: without --num-layers Megatron takes the pattern's layer count (the main
+    // part's symbols, get_hybrid_total_layer_count).
+    if (!r.has("--num-layers")) {
+      const std::string main = pattern->substr(0, pattern->find('/'));
+      m.num_layers = static_cast<int>(
+          main.size() - static_cast<std::size_t>(std::count(main.begin(), main.end(), '|')));
+    }
     return;
   }
   double attention_ratio = 0, mlp_ratio = 0;

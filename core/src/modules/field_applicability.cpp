@@ -16,16 +16,23 @@ constexpr std::string_view kDense = "Does not apply: a dense model has no expert
 
 bool has_experts(const ModelConfig& m) { return m.num_experts > 0; }
 
+bool pattern_has(const ModelConfig& m, char symbol) {
+  return m.hybrid_layer_pattern.find(symbol) != std::string::npos;
+}
+
+// arguments.py: a hybrid pattern's '+' layers turn multi-latent attention on.
+bool uses_mla(const ModelConfig& m) { return m.multi_latent_attention || pattern_has(m, '+'); }
+
 // Attention: multi_latent_attention.py MLASelfAttention sizes its q/kv down- and
 // up-projections by the LoRA ranks and qk/v head dims; it reads neither --num-query-groups
 // (MLA is not GQA) nor --kv-channels, and plain attention reads none of the MLA sizes. DSA's
 // indexer exists only with the dsa variant (dsa.py DSAIndexer).
 std::string_view attention_not_applicable(FieldScope scope, const ModelConfig& m) {
-  if (scope == FieldScope::gqa && m.multi_latent_attention) {
+  if (scope == FieldScope::gqa && uses_mla(m) && !pattern_has(m, '*')) {
     return "Does not apply: multi-latent attention has no query groups or kv channels; its key "
            "and value sizes are the MLA ranks and head dims.";
   }
-  if (scope == FieldScope::mla && !m.multi_latent_attention) {
+  if (scope == FieldScope::mla && !uses_mla(m)) {
     return "Does not apply: only multi-latent attention (--multi-latent-attention) reads it.";
   }
   if (scope == FieldScope::dsa && m.dsa_indexer_topk == 0) {
@@ -51,8 +58,9 @@ std::string_view experts_not_applicable(FieldScope scope, const ModelConfig& m) 
 }
 
 // The other layer kinds: mamba_mixer.py MambaMixer is built only for the hybrid pattern's M
-// layers; gated_delta_net/gdn.py only with --linear-attention-freq;
-// multi_token_prediction.py's repeated layer is one of the MTP layers; transformer/utils.py
+// layers; gated_delta_net/gdn.py only with --linear-attention-freq or 'G' layers;
+// multi_token_prediction.py's repeated layer is one of the MTP layers (also a hybrid
+// pattern's '/' parts); transformer/utils.py
 // is_layer_window_attention's skip frequency picks which layers keep full attention, so it
 // needs a window.
 std::string_view layer_kind_not_applicable(FieldScope scope, const ModelConfig& m) {
@@ -61,10 +69,10 @@ std::string_view layer_kind_not_applicable(FieldScope scope, const ModelConfig& 
       if (m.hybrid_layer_pattern.find('M') != std::string::npos) return {};
       return "Does not apply: no Mamba layers (the hybrid layer pattern has no M).";
     case FieldScope::gated_deltanet:
-      if (m.linear_attention_freq > 0) return {};
+      if (m.linear_attention_freq > 0 || pattern_has(m, 'G')) return {};
       return "Does not apply: no Gated DeltaNet layers (linear attention frequency 0).";
     case FieldScope::mtp:
-      if (m.mtp_num_layers > 0) return {};
+      if (m.mtp_num_layers > 0 || pattern_has(m, '/')) return {};
       return "Does not apply: the model has no multi-token prediction layers.";
     case FieldScope::sliding_window:
       if (m.window_size > 0) return {};

@@ -6,8 +6,8 @@
 //   saved: the dispatched tokens (expert_fc1 offload), fc1 output (moe_act offload),
 //     activation output (moe_act recompute), the permuted probabilities, and without the fused
 //     weighted SwiGLU the probability-weighted copies; the alltoall dispatcher's permutation
-//     maps; all freed by moe recompute. In an FP8 layer fc1's and fc2's inputs are saved in
-//     FP8. The permute and exchange buffers are forward transients.
+//     maps; the latent projections' inputs; all freed by moe recompute. In an FP8 layer fc1's
+//     and fc2's inputs are saved in FP8. The permute and exchange buffers are forward transients.
 //   FLOPs: training.py: top-k experts' 2h x moe_ffn x (1 + glu) per token, and the latent
 //     projections.
 #include <algorithm>
@@ -101,6 +101,23 @@ void experts_delayed_wgrad(const ModuleContext& c, const ActivationShape& s, dou
                      gemm_input_bytes(c) * routed * (glu * expert_ffn + width) + wgrad_buffers);
 }
 
+// moe_layer.py MoELayer.postprocess: fc2_latent_proj (a TELinear) saves its input, the combined
+// tokens [Nsp x L]; preprocess: in an FP8 layer fc1_latent_proj keeps its own quantized copy of
+// the pre-MLP norm output (no save_original_input, unlike shared_experts.py linear_fc1; the
+// bf16 output is the router's saved input). Both run inside the moe checkpoint.
+void latent_projections_saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
+  const double latent = c.model.moe_latent_size;
+  if (latent <= 0) return;
+  const ModuleKind module = ModuleKind::moe_latent_projection;
+  const RecomputeModules moe = {RecomputeModule::moe};
+  sink.add("fc2_latent_proj input (combined tokens)", module, s.sp_tokens * latent,
+           gemm_input_bytes(c), moe);
+  if (c.fp8) {
+    sink.add("fc1_latent_proj input (FP8 copy of the pre-MLP norm output)", module,
+             s.sp_tokens * s.h, gemm_input_bytes(c), moe);
+  }
+}
+
 void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const ModelConfig& m = c.model;
   const double width = m.moe_latent_size > 0 ? m.moe_latent_size : m.hidden_size;
@@ -143,6 +160,7 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   // only inside the layer's forward (and again in backward).
   sink.forward_transient((allgather ? 1 : 2) * s.act * routed * width);
   experts_delayed_wgrad(c, s, routed, width, expert_ffn, sink);
+  latent_projections_saved(c, s, sink);
 }
 
 void flops(const ModuleContext& c, ModuleFlops& f) {

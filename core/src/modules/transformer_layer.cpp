@@ -253,7 +253,8 @@ ModuleFlops model_module_flops(const NormalizedConfig& normalized) {
   if (!normalized.config.model.hybrid_layer_pattern.empty()) {
     layer_flops(module_context(normalized, LayerKind::mamba), mamba);
   }
-  if (normalized.config.model.linear_attention_freq > 0) {
+  const ModelConfig& m = normalized.config.model;
+  if (m.linear_attention_freq > 0 || m.hybrid_layer_pattern.find('G') != std::string::npos) {
     layer_flops(module_context(normalized, LayerKind::gdn), gdn);
   }
   ModuleFlops out = dense;

@@ -1,8 +1,11 @@
 // Rule book, hybrid-model topic: the layer pattern of Megatron-Core's MambaModel / HybridModel
 // (--hybrid-override-pattern, --hybrid-layer-pattern in later releases), the Mamba-2 mixer's
-// shape rules, the pipeline flags a hybrid stack ignores, and every model's per-layer kinds.
+// shape rules, the pipeline flags a hybrid stack ignores, its '/' MTP parts and '|' pipeline
+// segments, and every model's per-layer kinds (and the layers of an MTP depth).
+#include <algorithm>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "rule_book.hpp"
 
@@ -18,62 +21,137 @@ std::optional<LayerKind> kind_of_symbol(char symbol) {
     case 'M':
       return LayerKind::mamba;
     case '*':
+    case '+':  // MLA: attention_mla.cpp, selected by multi_latent_attention
       return LayerKind::attention;
     case '-':
       return LayerKind::mlp;
     case 'E':
       return LayerKind::moe_only;
+    case 'G':
+      return LayerKind::gdn_mixer;
     default:
       return std::nullopt;
   }
+}
+
+// hybrid_layer_allocation.py parse_hybrid_pattern: "<main>/<mtp>/<mtp>...". The main part may
+// hold '|' pipeline segments; every later part is one MTP depth and all must be identical.
+struct PatternParts {
+  std::string main;  // with its '|' separators
+  std::string mtp;   // one depth's layers
+  int mtp_depths = 0;
+};
+
+Expected<PatternParts> split_pattern(const std::string& pattern) {
+  PatternParts parts;
+  std::vector<std::string> pieces(1);
+  for (const char symbol : pattern) {
+    if (symbol == '/') {
+      pieces.emplace_back();
+    } else {
+      pieces.back() += symbol;
+    }
+  }
+  parts.main = pieces.front();
+  const bool all_empty = std::all_of(pieces.begin() + 1, pieces.end(),
+                                     [](const std::string& piece) { return piece.empty(); });
+  if (pieces.size() == 1 || all_empty) return parts;  // "main/" has no MTP depth
+  parts.mtp = pieces[1];
+  for (std::size_t i = 2; i < pieces.size(); ++i) {
+    if (pieces[i] == parts.mtp) continue;
+    return rule_error(kPatternField,
+                      "All MTP patterns must be identical. Pattern 1 is '" + parts.mtp +
+                          "', but pattern " + str(static_cast<std::int64_t>(i)) + " is '" +
+                          pieces[i] + "'",
+                      kAllocation);
+  }
+  parts.mtp_depths = static_cast<int>(pieces.size() - 1);
+  return parts;
+}
+
+// The main pattern's layer symbols, without the '|' segment separators.
+std::string main_layers(const std::string& pattern) {
+  std::string out;
+  for (const char symbol : pattern) {
+    if (symbol == '/') break;
+    if (symbol != '|') out += symbol;
+  }
+  return out;
 }
 
 // Symbols Megatron-Core knows that megamem does not model yet: named, not called invalid.
 std::optional<Error> unmodeled_symbol(char symbol) {
-  std::string what;
-  switch (symbol) {
-    case 'G':
-      what = "'G' (Gated DeltaNet) layers";
-      break;
-    case 'D':
-      what = "'D' (DeepSeek sparse attention) layers";
-      break;
-    case '+':
-      what = "'+' (multi-latent attention) layers";
-      break;
-    case '|':
-      what = "'|' pipeline segment separators";
-      break;
-    case '/':
-      what = "'/' multi-token-prediction patterns";
-      break;
-    default:
-      return std::nullopt;
-  }
-  return Error{kPatternField, what +
-                                  " in a hybrid layer pattern are not modeled by megamem; use "
-                                  "'M', '*', '-' and 'E' (and --pipeline-model-parallel-size "
-                                  "for the even pipeline split)"};
+  if (symbol != 'D') return std::nullopt;
+  return Error{kPatternField,
+               "'D' (DeepSeek sparse attention) layers in a hybrid layer pattern are not modeled "
+               "by megamem; use 'M', 'G', '*', '+', '-' and 'E'"};
 }
 
+// hybrid_layer_allocation.py _validate_pattern: the layer symbols (and '|' in the main part
+// only), and never attention ('*') together with MLA ('+') or DSA ('D'). megamem checks the
+// mix over the whole pattern: its MLA switch is model-wide.
 std::optional<Error> symbols_are_valid(const std::string& pattern) {
+  bool in_mtp = false;
   for (const char symbol : pattern) {
-    if (kind_of_symbol(symbol)) continue;
+    if (symbol == '/') in_mtp = true;
+    if (symbol == '/' || (symbol == '|' && !in_mtp) || kind_of_symbol(symbol)) continue;
     if (std::optional<Error> error = unmodeled_symbol(symbol)) return error;
     return rule_error(kPatternField,
-                      std::string("'") + symbol +
-                          "' is not a valid layer symbol; valid symbols are M (Mamba), "
-                          "* (attention), - (MLP), E (MoE)",
+                      std::string("In ") + (in_mtp ? "MTP" : "main") + " pattern, '" + symbol +
+                          "' is not a valid layer symbol; valid symbols are M (Mamba), G (Gated "
+                          "DeltaNet), * (attention), + (MLA), - (MLP), E (MoE)" +
+                          (in_mtp ? "" : ", | (pipeline segment), / (MTP depth)"),
                       kAllocation);
   }
+  const bool attention = pattern.find('*') != std::string::npos;
+  if (attention && pattern.find_first_of("+D") != std::string::npos) {
+    return rule_error(kPatternField,
+                      "Not supported to have both Attention and MLA/DSA in one model", kAllocation);
+  }
+  return std::nullopt;
+}
+
+// arguments.py validate_args: a '+' (or 'D') layer turns on multi_latent_attention.
+void mla_follows_pattern(NormalizedConfig& n) {
+  if (n.config.model.hybrid_layer_pattern.find('+') != std::string::npos) {
+    n.config.model.multi_latent_attention = true;
+  }
+}
+
+// arguments.py validate_args: the pattern's '/' depth count overrides --mtp-num-layers (a
+// warning when they conflict). Without '/' parts a hybrid model has no MTP layers to build
+// (hybrid_model.py builds its MTP block from the MTP pattern).
+std::optional<Error> mtp_follows_pattern(NormalizedConfig& n, const PatternParts& parts) {
+  ModelConfig& m = n.config.model;
+  if (parts.mtp_depths == 0) {
+    return error_when(m.mtp_num_layers > 0, "mtp_num_layers",
+                      "multi-token prediction in a hybrid model needs '/' parts in the hybrid "
+                      "layer pattern (e.g. \"<main>/*E/*E\" for 2 depths of an attention and "
+                      "an MoE layer)",
+                      "megatron/core/models/hybrid/hybrid_model.py");
+  }
+  if (m.mtp_num_layers > 0 && m.mtp_num_layers != parts.mtp_depths) {
+    arguments_policy(n, "--mtp-num-layers (" + str(m.mtp_num_layers) +
+                            ") conflicts with the MTP depth count (" + str(parts.mtp_depths) +
+                            ") of the hybrid layer pattern; Megatron uses the pattern's");
+  }
+  // arguments.py: MTP wants rope or no position embedding (model.cpp warns for the flag).
+  if (m.mtp_num_layers == 0 && m.position_embedding == PositionEmbedding::learned_absolute) {
+    arguments_policy(n,
+                     "Megatron-LM refuses MTP ('/' parts) with learned absolute position "
+                     "embeddings (it wants --position-embedding-type rope or none)");
+  }
+  m.mtp_num_layers = parts.mtp_depths;
   return std::nullopt;
 }
 
 // Later releases derive --num-layers from the pattern (arguments.py, with a warning); earlier
 // ones assert that they match (mamba_hybrid_layer_allocation.py): the pattern wins.
+// get_hybrid_total_layer_count counts the main part's layers: MTP layers are not in
+// --num-layers.
 void layers_follow_pattern(NormalizedConfig& n) {
   ModelConfig& m = n.config.model;
-  const auto length = static_cast<int>(m.hybrid_layer_pattern.size());
+  const auto length = static_cast<int>(main_layers(m.hybrid_layer_pattern).size());
   if (m.num_layers == length) return;
   arguments_policy(n, "hybrid layer pattern has " + str(length) + " layers but num_layers is " +
                           str(m.num_layers) + "; Megatron builds the pattern's " + str(length) +
@@ -81,7 +159,8 @@ void layers_follow_pattern(NormalizedConfig& n) {
   m.num_layers = length;
 }
 
-// 'E' layers are MoE layers: the MoE pattern follows the hybrid pattern.
+// 'E' layers are MoE layers: the MoE pattern follows the hybrid pattern's main part (an MTP
+// part's 'E' needs the experts too).
 std::optional<Error> moe_layers_follow_pattern(NormalizedConfig& n) {
   ModelConfig& m = n.config.model;
   const bool has_moe = m.hybrid_layer_pattern.find('E') != std::string::npos;
@@ -91,7 +170,8 @@ std::optional<Error> moe_layers_follow_pattern(NormalizedConfig& n) {
   }
   m.moe_layer_pattern.clear();
   if (m.num_experts == 0) return std::nullopt;
-  for (const char symbol : m.hybrid_layer_pattern) m.moe_layer_pattern.push_back(symbol == 'E');
+  for (const char symbol : main_layers(m.hybrid_layer_pattern))
+    m.moe_layer_pattern.push_back(symbol == 'E');
   return std::nullopt;
 }
 
@@ -142,17 +222,20 @@ std::optional<Error> mamba_fp8_alignment(NormalizedConfig& n) {
 }
 
 // A hybrid stack places its layers itself (hybrid_layer_allocation.py select_pipeline_segment):
-// an even split, or --decoder-first/last-pipeline-num-layers; no virtual stages without '|'
-// segments. The layout and account-for flags are asserted against in later releases'
-// arguments.py and never read by the hybrid stack.
-std::optional<Error> hybrid_pipeline_flags(NormalizedConfig& n) {
+// '|' segments, else an even split or --decoder-first/last-pipeline-num-layers; virtual
+// stages come only from segments. The layout and account-for flags are asserted against in
+// later releases' arguments.py and never read by the hybrid stack.
+std::optional<Error> hybrid_pipeline_flags(NormalizedConfig& n, const PatternParts& parts) {
   ParallelConfig& par = n.config.parallel;
-  if (par.virtual_stages_per_pipeline_rank > 1) {
+  const auto segments = std::count(parts.main.begin(), parts.main.end(), '|') + 1;
+  const bool derived_vpp = segments > par.pipeline_parallel &&
+                           par.virtual_stages_per_pipeline_rank * par.pipeline_parallel == segments;
+  if (par.virtual_stages_per_pipeline_rank > 1 && !derived_vpp) {
     return rule_error("virtual_stages_per_pipeline_rank",
-                      "virtual pipeline stages of a hybrid model need '|' segments in the "
-                      "hybrid layer pattern, which megamem does not model; use "
+                      "virtual pipeline stages of a hybrid model come from the '|' segments of "
+                      "the hybrid layer pattern (segments / pipeline_model_parallel_size); use "
                       "virtual_stages_per_pipeline_rank 1",
-                      kAllocation);
+                      "megatron/training/arguments.py");
   }
   if (!par.pipeline_layout.empty()) {
     arguments_policy(n,
@@ -167,11 +250,38 @@ std::optional<Error> hybrid_pipeline_flags(NormalizedConfig& n) {
     par.account_for_embedding_in_pipeline_split = false;
     par.account_for_loss_in_pipeline_split = false;
   }
-  if (n.config.model.mtp_num_layers > 0) {
-    return Error{"mtp_num_layers",
-                 "multi-token prediction in a hybrid model is described by '/' patterns, which "
-                 "megamem does not model; use mtp_num_layers 0"};
+  return std::nullopt;
+}
+
+// hybrid_layer_allocation.py select_pipeline_segment: segment i runs on pipeline rank
+// i mod PP, virtual stage i div PP (segments may be empty); arguments.py: the segment count is
+// a multiple of PP, VPP = segments / PP, and --decoder-first/last-pipeline-num-layers are
+// refused. The embedding is on segment 0, the loss and the MTP depths on the last
+// (training.py get_model, hybrid_model.py mtp_on_this_rank). megamem hands the segments to
+// the layer placement as the equivalent --pipeline-model-parallel-layout (layer_placement.cpp).
+std::optional<Error> segments_place_layers(NormalizedConfig& n, const PatternParts& parts) {
+  ParallelConfig& par = n.config.parallel;
+  const auto segments = std::count(parts.main.begin(), parts.main.end(), '|') + 1;
+  if (segments == 1) return std::nullopt;
+  if (par.decoder_first_pipeline_num_layers > 0 || par.decoder_last_pipeline_num_layers > 0) {
+    return rule_error("decoder_first_pipeline_num_layers",
+                      "If --hybrid-layer-pattern contains pipe separators, "
+                      "--decoder-first/last-pipeline-num-layers should not be specified as the "
+                      "pipeline layout is explicitly defined",
+                      "megatron/training/arguments.py");
   }
+  if (segments % par.pipeline_parallel != 0) {
+    return rule_error(kPatternField,
+                      "The number of pipe-delimited segments (" + str(segments) +
+                          ") in hybrid_layer_pattern must be evenly divisible by "
+                          "pipeline_model_parallel_size (" +
+                          str(par.pipeline_parallel) + ")",
+                      kAllocation);
+  }
+  std::string layout = "E";
+  for (const char symbol : parts.main) layout += symbol == '|' ? '|' : 't';
+  layout.append(static_cast<std::size_t>(parts.mtp_depths), 'm');
+  par.pipeline_layout = layout + "L";
   return std::nullopt;
 }
 
@@ -179,18 +289,33 @@ std::optional<Error> check_hybrid_pattern(NormalizedConfig& n) {
   const std::string& pattern = n.config.model.hybrid_layer_pattern;
   if (pattern.empty()) return std::nullopt;
   if (std::optional<Error> error = symbols_are_valid(pattern)) return error;
+  Expected<PatternParts> parts = split_pattern(pattern);
+  if (!parts) return parts.error();
   layers_follow_pattern(n);
+  mla_follows_pattern(n);
+  if (std::optional<Error> error = mtp_follows_pattern(n, *parts)) return error;
+  if (std::optional<Error> error = hybrid_pipeline_flags(n, *parts)) return error;
+  if (std::optional<Error> error = segments_place_layers(n, *parts)) return error;
   static constexpr Check kChecks[] = {moe_layers_follow_pattern, mamba_shapes_divide,
-                                      mamba_fp8_alignment, hybrid_pipeline_flags};
+                                      mamba_fp8_alignment};
   return run_checks(kChecks, n);
 }
 
 std::optional<Error> resolve_layer_kinds(NormalizedConfig& n) {
   const ModelConfig& m = n.config.model;
   n.layer_kinds.clear();
+  n.mtp_layer_kinds.clear();
   if (!m.hybrid_layer_pattern.empty()) {
-    for (const char symbol : m.hybrid_layer_pattern)
+    for (const char symbol : main_layers(m.hybrid_layer_pattern))
       n.layer_kinds.push_back(*kind_of_symbol(symbol));
+    // multi_token_prediction.py MultiTokenPredictionLayer: a nested HybridStack of the MTP
+    // part's layers (hybrid_layer_specs.py _hybrid_mtp_block_spec).
+    const std::size_t slash = m.hybrid_layer_pattern.find('/');
+    const std::string rest =
+        slash == std::string::npos ? std::string() : m.hybrid_layer_pattern.substr(slash + 1);
+    for (const char symbol : rest.substr(0, rest.find('/')))
+      n.mtp_layer_kinds.push_back(*kind_of_symbol(symbol));
+    n.mtp_layers_graphable = false;
     return std::nullopt;
   }
   // experimental_attention_variant_module_specs.py get_linear_attention_pattern: with
@@ -202,20 +327,26 @@ std::optional<Error> resolve_layer_kinds(NormalizedConfig& n) {
     n.layer_kinds.push_back(gdn ? (moe ? LayerKind::gdn_moe : LayerKind::gdn)
                                 : (moe ? LayerKind::moe : LayerKind::dense));
   }
+  // multi_token_prediction.py: a GPT model's MTP layer uses the last decoder layer's spec.
+  if (m.mtp_num_layers > 0 && !n.layer_kinds.empty())
+    n.mtp_layer_kinds.push_back(n.layer_kinds.back());
+  n.mtp_layers_graphable = true;
   return std::nullopt;
 }
 
 // transformer_config.py __post_init__ (gated delta net): head counts split over TP x CP and
 // value heads over key heads; common.py _GDNBase: under FP8 the in_proj width is a multiple
-// of 16. A GDN layer is a GPT layer: not combined with a hybrid layer pattern here.
+// of 16. The same GatedDeltaNet builds a hybrid pattern's 'G' layers (hybrid_layer_specs.py);
+// a GPT model's --linear-attention-freq is not combined with a hybrid layer pattern.
 std::optional<Error> gated_deltanet_shapes(NormalizedConfig& n) {
   const ModelConfig& m = n.config.model;
-  if (m.linear_attention_freq == 0) return std::nullopt;
+  const bool hybrid_gdn = m.hybrid_layer_pattern.find('G') != std::string::npos;
+  if (m.linear_attention_freq == 0 && !hybrid_gdn) return std::nullopt;
   constexpr const char* kConfig = "megatron/core/transformer/transformer_config.py";
   if (m.linear_attention_freq < 0) {
     return Error{"linear_attention_freq", "linear_attention_freq must not be negative"};
   }
-  if (!m.hybrid_layer_pattern.empty()) {
+  if (m.linear_attention_freq > 0 && !m.hybrid_layer_pattern.empty()) {
     return Error{"linear_attention_freq",
                  "Gated DeltaNet layers of a GPT model (--linear-attention-freq) cannot be "
                  "combined with a hybrid layer pattern; use one of the two"};

@@ -107,10 +107,26 @@ std::optional<Error> resolve_moe_layer_pattern(NormalizedConfig& n) {
   return std::nullopt;
 }
 
-constexpr Check kMoeChecks[] = {
-    experts_divide_by_ep,        router_topk_within_experts,          expert_ffn_divides_by_etp,
-    shared_experts_divide_by_tp, moe_with_tp_needs_sequence_parallel, resolve_moe_layer_pattern,
-    delay_wgrad_needs_ep_overlap};
+// moe_layer.py MoELayer.preprocess: with latent projections the shared experts cannot overlap
+// the dispatch in training (an AssertionError). A dense model ignores the latent size here
+// (arguments.py asserts it; the field does not apply, fields.hpp field_not_applicable).
+std::optional<Error> latent_moe_rules(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  if (m.moe_latent_size <= 0 || m.num_experts == 0) return std::nullopt;
+  return error_when(n.config.training.moe_shared_expert_overlap, "moe_shared_expert_overlap",
+                    "Shared expert overlap with MoE latent projections is not supported during "
+                    "training. Disable moe_shared_expert_overlap.",
+                    "megatron/core/transformer/moe/moe_layer.py");
+}
+
+constexpr Check kMoeChecks[] = {experts_divide_by_ep,
+                                router_topk_within_experts,
+                                expert_ffn_divides_by_etp,
+                                shared_experts_divide_by_tp,
+                                moe_with_tp_needs_sequence_parallel,
+                                resolve_moe_layer_pattern,
+                                delay_wgrad_needs_ep_overlap,
+                                latent_moe_rules};
 
 }  // namespace
 
