@@ -160,3 +160,36 @@ TEST_CASE("DSA flags round-trip and config.json's index_* keys turn it on") {
   CHECK(glm5->model.dsa_indexer_n_heads == 32);
   CHECK_FALSE(glm5->model.add_bias_linear);
 }
+
+TEST_CASE("a hybrid pattern's D layers are DeepSeek sparse attention") {
+  // hybrid_layer_specs.py dsa_layer: AbsorbedMLASelfAttention with DSAttention, sized by the
+  // dsa_indexer_* fields without the variant flag.
+  const std::string flags =
+      "--num-layers 4 --hidden-size 2048 --num-attention-heads 16 --kv-lora-rank 512 "
+      "--q-lora-rank 512 --qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128 "
+      "--seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 --bf16 "
+      "--vocab-size 32000 --disable-bias-linear --mamba-num-heads 64 --mamba-head-dim 64 "
+      "--position-embedding-type none --hybrid-layer-pattern MDMD --dsa-kernel-backend cudnn ";
+  const Config c = parse(flags + "--dsa-indexer-topk 256");
+  const Expected<Estimate> e = estimate(c);
+  INFO((e ? std::string() : e.error().field + ": " + e.error().message));
+  REQUIRE(e.has_value());
+  CHECK(e->normalized.config.model.multi_latent_attention);
+  const LayerActivations d = layer_activations(e->normalized, LayerKind::attention);
+  bool indices = false;
+  for (const SavedActivation& saved : d.saved) {
+    indices |= std::string(saved.tensor) == "top-k indices (int32)";
+  }
+  CHECK(indices);
+  CHECK_THAT(to_megatron_args(c), !Catch::Matchers::Contains("--experimental-attention-variant"));
+  CHECK(parse(to_megatron_args(c)).model.dsa_indexer_topk == 256);
+  // Without the indexer's top-k, or beside '+' layers: refused, naming why.
+  Expected<Estimate> refused = estimate(parse(flags));
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().field == "dsa_indexer_topk");
+  Config mixed = c;
+  mixed.model.hybrid_layer_pattern = "M+MD";
+  refused = estimate(mixed);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().field == "hybrid_layer_pattern");
+}

@@ -211,13 +211,15 @@ TEST_CASE("hybrid: the pattern is the layer list and sets num_layers") {
   CHECK_THAT(resized.warnings[0], Contains("56"));
 }
 
-TEST_CASE("hybrid: layer symbols Megatron-Core does not know, or megamem does not model") {
+TEST_CASE("hybrid: layer symbols Megatron-Core does not know, or combines wrongly") {
   Config c = nano();
   c.model.hybrid_layer_pattern = "M*X-";
   CHECK(error_of(c).field == "hybrid_layer_pattern");
   CHECK_THAT(error_of(c).message, Contains("hybrid_layer_allocation.py"));
-  c.model.hybrid_layer_pattern = "MD*-";
-  CHECK_THAT(error_of(c).message, Contains("DeepSeek sparse attention"));
+  c.model.hybrid_layer_pattern = "MD*-";  // attention beside DSA (_validate_pattern)
+  CHECK_THAT(error_of(c).message, Contains("both Attention and MLA/DSA"));
+  c.model.hybrid_layer_pattern = "MDM-";  // DSA without the indexer's sizes
+  CHECK(error_of(c).field == "dsa_indexer_topk");
   c.model.hybrid_layer_pattern = "M*|M-";  // two segments need two pipeline ranks
   CHECK(error_of(c).field == "virtual_stages_per_pipeline_rank");
   c.model.hybrid_layer_pattern = "M*E-";

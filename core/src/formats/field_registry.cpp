@@ -1210,7 +1210,10 @@ std::vector<ConfigField> model_mla_mtp_rows() {
 // indexer's sizes (transformer_config.py dsa_*; the flags are generated from those fields).
 void write_dsa(const Config& c, std::vector<MegatronFlag>& flags) {
   if (c.model.dsa_indexer_topk == 0) return;
-  add_flag(flags, "--experimental-attention-variant", "dsa");
+  // A hybrid pattern's 'D' layers need no variant flag (hybrid_layer_specs.py).
+  if (c.model.hybrid_layer_pattern.find('D') == std::string::npos) {
+    add_flag(flags, "--experimental-attention-variant", "dsa");
+  }
   add_flag(flags, "--dsa-indexer-topk", std::to_string(c.model.dsa_indexer_topk));
 }
 

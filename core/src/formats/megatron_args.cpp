@@ -542,9 +542,21 @@ void read_dsa(FlagReader& r, ModelConfig& m) {
 // releases) with --linear-attention-freq N (an integer; Megatron also takes a Python list
 // expression, which megamem does not read). transformer_config.py asserts the frequency for
 // the variant; without the variant Megatron builds no linear-attention layers. DSA: read_dsa.
+// A hybrid pattern's 'D' layers (hybrid_layer_specs.py) read the dsa_indexer_* fields without
+// the variant flag.
+bool pattern_has_sparse_attention(FlagReader& r) {
+  for (const char* flag : {"--hybrid-layer-pattern", "--hybrid-override-pattern"}) {
+    const std::string* pattern = r.text(flag);
+    if (pattern && pattern->find('D') != std::string::npos) return true;
+  }
+  return false;
+}
+
 void read_attention_variant(FlagReader& r, ModelConfig& m) {
   const std::string* variant = r.text("--experimental-attention-variant");
-  if (!variant || *variant != "dsa") {
+  if (pattern_has_sparse_attention(r) && r.text("--dsa-indexer-topk")) {
+    r.read("--dsa-indexer-topk", m.dsa_indexer_topk, 1);
+  } else if (!variant || *variant != "dsa") {
     if (r.text("--dsa-indexer-topk")) {
       r.warnings.push_back(
           "--dsa-indexer-topk without --experimental-attention-variant dsa is ignored by "

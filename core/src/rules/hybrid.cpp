@@ -22,6 +22,7 @@ std::optional<LayerKind> kind_of_symbol(char symbol) {
       return LayerKind::mamba;
     case '*':
     case '+':  // MLA: attention_mla.cpp, selected by multi_latent_attention
+    case 'D':  // DSA: attention_dsa.cpp (absorbed MLA with the indexer), by dsa_indexer_topk
       return LayerKind::attention;
     case '-':
       return LayerKind::mlp;
@@ -79,12 +80,25 @@ std::string main_layers(const std::string& pattern) {
   return out;
 }
 
-// Symbols Megatron-Core knows that megamem does not model yet: named, not called invalid.
-std::optional<Error> unmodeled_symbol(char symbol) {
-  if (symbol != 'D') return std::nullopt;
-  return Error{kPatternField,
-               "'D' (DeepSeek sparse attention) layers in a hybrid layer pattern are not modeled "
-               "by megamem; use 'M', 'G', '*', '+', '-' and 'E'"};
+// hybrid_layer_specs.py: a 'D' layer is DSAttention in AbsorbedMLASelfAttention, sized by the
+// dsa_indexer_* fields (transformer_config.py; the indexer cannot be built without its top-k).
+// megamem's MLA/DSA choice is model-wide, so '+' and 'D' together are not modeled.
+std::optional<Error> sparse_attention_symbols(NormalizedConfig& n) {
+  ModelConfig& m = n.config.model;
+  if (m.hybrid_layer_pattern.find('D') == std::string::npos) return std::nullopt;
+  if (m.hybrid_layer_pattern.find('+') != std::string::npos) {
+    return Error{kPatternField,
+                 "'+' (MLA) and 'D' (DeepSeek sparse attention) layers in one hybrid pattern are "
+                 "not modeled by megamem (its attention choice is model-wide); use one of them"};
+  }
+  if (m.dsa_indexer_topk == 0) {
+    return rule_error("dsa_indexer_topk",
+                      "'D' (DeepSeek sparse attention) layers need the indexer's sizes "
+                      "(--dsa-indexer-topk, --dsa-indexer-n-heads, --dsa-indexer-head-dim)",
+                      "megatron/core/models/hybrid/hybrid_layer_specs.py");
+  }
+  m.multi_latent_attention = true;
+  return std::nullopt;
 }
 
 // hybrid_layer_allocation.py _validate_pattern: the layer symbols (and '|' in the main part
@@ -95,11 +109,10 @@ std::optional<Error> symbols_are_valid(const std::string& pattern) {
   for (const char symbol : pattern) {
     if (symbol == '/') in_mtp = true;
     if (symbol == '/' || (symbol == '|' && !in_mtp) || kind_of_symbol(symbol)) continue;
-    if (std::optional<Error> error = unmodeled_symbol(symbol)) return error;
     return rule_error(kPatternField,
                       std::string("In ") + (in_mtp ? "MTP" : "main") + " pattern, '" + symbol +
                           "' is not a valid layer symbol; valid symbols are M (Mamba), G (Gated "
-                          "DeltaNet), * (attention), + (MLA), - (MLP), E (MoE)" +
+                          "DeltaNet), * (attention), + (MLA), D (DSA), - (MLP), E (MoE)" +
                           (in_mtp ? "" : ", | (pipeline segment), / (MTP depth)"),
                       kAllocation);
   }
@@ -293,6 +306,7 @@ std::optional<Error> check_hybrid_pattern(NormalizedConfig& n) {
   if (!parts) return parts.error();
   layers_follow_pattern(n);
   mla_follows_pattern(n);
+  if (std::optional<Error> error = sparse_attention_symbols(n)) return error;
   if (std::optional<Error> error = mtp_follows_pattern(n, *parts)) return error;
   if (std::optional<Error> error = hybrid_pipeline_flags(n, *parts)) return error;
   if (std::optional<Error> error = segments_place_layers(n, *parts)) return error;

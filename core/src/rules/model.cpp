@@ -149,7 +149,8 @@ std::optional<Error> sparse_attention_is_buildable(NormalizedConfig& n) {
   const ModelConfig& m = n.config.model;
   if (m.dsa_indexer_topk == 0) return std::nullopt;
   constexpr const char* kDsa = "megatron/core/transformer/experimental_attention_variant/dsa.py";
-  if (!m.multi_latent_attention) {
+  // A hybrid pattern's 'D' layers are MLA whatever the flag (rules/hybrid.cpp).
+  if (!m.multi_latent_attention && m.hybrid_layer_pattern.find('D') == std::string::npos) {
     return rule_error("multi_latent_attention",
                       "DeepSeek sparse attention needs multi-latent attention "
                       "(--multi-latent-attention): only MLA supports sparse attention",
