@@ -38,6 +38,14 @@ constexpr int kInvalidRequest = -32600;
 constexpr int kMethodNotFound = -32601;
 constexpr int kInvalidParams = -32602;
 
+// A client's string member, "" when absent or of another type (value() would throw on the
+// type).
+std::string text_member(const json& object, const char* key) {
+  if (!object.is_object()) return "";
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 json error_response(const json& id, int code, const std::string& message, json data = nullptr) {
   json error = {{"code", code}, {"message", message}};
   if (!data.is_null()) error["data"] = std::move(data);
@@ -292,7 +300,7 @@ json tool_result(const std::string& summary, const json& document, bool is_error
 }
 
 json explain_field(const json& arguments) {
-  const std::string key = arguments.value("field", "");
+  const std::string key = text_member(arguments, "field");
   const ConfigField* field = field_by_link_key(key);
   if (!field) field = field_by_name(key);
   for (const ConfigField& candidate : config_fields()) {
@@ -378,7 +386,7 @@ json supported_versions() {
 
 // initialize: the client's version when this server speaks it, else the newest session one.
 json initialize_result(const json& params) {
-  const std::string asked = params.is_object() ? params.value("protocolVersion", "") : "";
+  const std::string asked = text_member(params, "protocolVersion");
   const bool session =
       std::find(kSessionVersions.begin(), kSessionVersions.end(), asked) != kSessionVersions.end();
   return {{"protocolVersion", session ? asked : kSessionVersions.front()},
@@ -423,7 +431,7 @@ std::optional<json> handle_request(const json& message) {
     return error_response(nullptr, kInvalidRequest, "a JSON-RPC 2.0 request object is expected");
   }
   const json id = message.value("id", json(nullptr));
-  if (message.value("jsonrpc", "") != "2.0" || !message.contains("method") ||
+  if (text_member(message, "jsonrpc") != "2.0" || !message.contains("method") ||
       !message["method"].is_string()) {
     return error_response(id, kInvalidRequest, "expected jsonrpc \"2.0\" and a method");
   }

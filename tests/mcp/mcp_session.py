@@ -115,6 +115,10 @@ expect(answer.get("error", {}).get("code") == -32602, f"unsupported version: {an
 answer = server.send_line('{"jsonrpc":"2.0","id":18,"method":"ping","params":{"x":"' +
                           "a" * (5 << 20) + '"}}')
 expect(answer.get("error", {}).get("code") == -32600, "oversized message")
+answer = server.send_line('{"jsonrpc": {"name": "explain_field"}}')
+expect(answer.get("error", {}).get("code") == -32600, f"jsonrpc not a string: {answer}")
+result = server.call(20, "explain_field", {"field": 7})
+expect(result["isError"], "a field name that is not text is a tool error")
 answer = server.request(19, "ping")
 expect(answer.get("result") == {}, f"the server still answers after bad requests: {answer}")
 server.close()
