@@ -18,6 +18,13 @@ inline NormalizedConfig normalized(const Config& c) {
   return n.value();
 }
 
+// The core's refusal of a configuration that must not normalize.
+inline Error normalize_error(const Config& c) {
+  auto n = normalize(c);
+  REQUIRE_FALSE(n.has_value());
+  return n.error();
+}
+
 inline Estimate run(const Config& c) {
   auto e = estimate(c);
   INFO((e ? std::string() : e.error().field + ": " + e.error().message));

@@ -30,17 +30,8 @@ Config nano(int tp = 1, int world = 1) {
   return c;
 }
 
-NormalizedConfig normalized(const Config& c) {
-  Expected<NormalizedConfig> n = normalize(c);
-  if (!n) FAIL(n.error().field + ": " + n.error().message);
-  return *n;
-}
-
-Error error_of(const Config& c) {
-  Expected<NormalizedConfig> n = normalize(c);
-  REQUIRE_FALSE(n.has_value());
-  return n.error();
-}
+NormalizedConfig normalized(const Config& c) { return testing::normalized(c); }
+Error error_of(const Config& c) { return testing::normalize_error(c); }
 
 // https://huggingface.co/nvidia/NVIDIA-Nemotron-Nano-9B-v2/blob/main/config.json
 // (auto_map and the token ids trimmed; "time_step_limit" keeps Python's bare Infinity).

@@ -10,6 +10,7 @@
 
 #include "activations.hpp"
 #include "cuda_graphs.hpp"
+#include "estimate_helpers.hpp"
 #include "fp8_memory.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/hf_config.hpp"
@@ -54,17 +55,8 @@ Config tiny(const std::string& pattern) {
   return fixtures::bf16_training(c);
 }
 
-NormalizedConfig normalized(const Config& c) {
-  Expected<NormalizedConfig> n = normalize(c);
-  if (!n) FAIL(n.error().field + ": " + n.error().message);
-  return *n;
-}
-
-Error error_of(const Config& c) {
-  Expected<NormalizedConfig> n = normalize(c);
-  REQUIRE_FALSE(n.has_value());
-  return n.error();
-}
+NormalizedConfig normalized(const Config& c) { return testing::normalized(c); }
+Error error_of(const Config& c) { return testing::normalize_error(c); }
 
 std::int64_t elements(const std::vector<ParamTensor>& tensors) {
   return std::accumulate(tensors.begin(), tensors.end(), std::int64_t{0},
