@@ -116,9 +116,9 @@ struct Fix {
 };
 
 // The cheapest recompute/offload change that fits (least step time, else most saved), else
-// the fastest layout the planner finds on the same GPUs, for the batch the estimate ran (a
-// configuration without a global batch runs one micro-batch per data-parallel rank).
-std::optional<Fix> best_fix(const Config& config, const NormalizedConfig& normalized) {
+// the fastest layout the planner finds on the same GPUs, for the batch the estimate ran
+// (plan_request_for).
+std::optional<Fix> best_fix(const Config& config) {
   std::optional<WhatIfOption> best;
   for (WhatIfOption& option : what_if_options(config)) {
     if (option.current || !option.valid || option.status != FitStatus::fits) continue;
@@ -129,12 +129,7 @@ std::optional<Fix> best_fix(const Config& config, const NormalizedConfig& normal
     }
   }
   if (best) return Fix{best->label, best->config, best->peak_total_bytes};
-  PlanRequest request = plan_request_for(config);
-  if (request.base.training.global_batch_size < 1) {
-    request.base.training.global_batch_size =
-        normalized.num_microbatches * config.training.micro_batch_size * normalized.data_parallel;
-  }
-  const Expected<PlanResult> plan_result = plan(request);
+  const Expected<PlanResult> plan_result = plan(plan_request_for(config));
   if (!plan_result || plan_result->top.empty()) return std::nullopt;
   const PlanCandidate& fastest = plan_result->top.front();
   return Fix{fastest.label, fastest.config, fastest.peak_total_bytes};
@@ -186,8 +181,7 @@ int report_refused(const SharedConfig& shared, const Error& error, const std::st
 int print_verdict(const Estimate& estimate, const SharedConfig& shared, const std::string& base,
                   bool json) {
   std::optional<Fix> fix;
-  if (estimate.verdict.status != FitStatus::fits)
-    fix = best_fix(shared.config, estimate.normalized);
+  if (estimate.verdict.status != FitStatus::fits) fix = best_fix(shared.config);
   SharedConfig fixed = shared;
   if (fix) fixed.config = fix->config;
   if (json) {

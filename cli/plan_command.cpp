@@ -299,6 +299,11 @@ std::optional<PlanRequest> plan_request_from(const ParsedOptions& options, int& 
   exit_code = report_config(built);  // prints the error or the warnings
   if (exit_code != kExitOk) return std::nullopt;
   PlanRequest request = plan_request_for(built->shared.config);
+  if (request.global_batch_proposed && !options.values.count("--gbs")) {
+    std::cerr << "megamem: note: no global batch given (--gbs): planning for "
+              << request.base.training.global_batch_size
+              << ", the batch of the configuration as given\n";
+  }
   request.space = space;
   if (const std::optional<Error> bad = apply_plan_numbers(options, request)) {
     print_error(*bad);

@@ -167,6 +167,14 @@ void draw_summary(AppState& state) {
       grouped(static_cast<std::uint64_t>(s.out_of_memory)).c_str(),
       grouped(static_cast<std::uint64_t>(s.invalid)).c_str());
   wrapped_text(muted_text_color(), text);
+  if (request.global_batch_proposed) {
+    // plan_request_for: the configuration has no global batch; the search keeps its own.
+    std::snprintf(text, sizeof text,
+                  tr("No global batch is set: planned for %lld, the batch of the configuration "
+                     "as given (set it under training)."),
+                  static_cast<long long>(request.base.training.global_batch_size));
+    wrapped_text(muted_text_color(), text);
+  }
   if (planner.stale) {
     wrapped_text(tight_color(),
                  "The settings changed since this search: the list below is for the earlier "

@@ -1220,11 +1220,23 @@ PlanRequest plan_request_for(const Config& config) {
   PlanRequest request;
   request.base = config;
   request.base.optimizer.overlap_grad_reduce = true;
+  // A configuration without a global batch runs num_microbatches (1) micro-batches per
+  // data-parallel rank (normalize); the search keeps that batch so its layouts train the same.
+  if (config.training.global_batch_size < 1) {
+    if (const Expected<NormalizedConfig> n = normalize(config)) {
+      request.base.training.global_batch_size =
+          n->num_microbatches * config.training.micro_batch_size * n->data_parallel;
+      request.global_batch_proposed = true;
+    }
+  }
   return request;
 }
 
 Config plan_inputs(const Config& config, const PlannerSearchSpace& space) {
-  Config inputs = plan_request_for(config).base;
+  // As plan_request_for() sets the base, without the global batch it proposes (it follows the
+  // layout, which is not an input).
+  Config inputs = config;
+  inputs.optimizer.overlap_grad_reduce = true;
   Layout unset;
   unset.etp = ParallelConfig{}.expert_tensor_parallel;  // 0: ETP follows TP
   write_layout(inputs, unset, TrainingConfig{}.micro_batch_size);

@@ -71,6 +71,8 @@ struct PlanRequest {
   int top = 10;                                      // fastest candidates to report
   std::uint64_t inference_slack_bytes = 1ull << 30;  // see above
   bool record_cells = false;  // fill PlanResult::cells (every candidate; for tests and tools)
+  // plan_request_for() set base's global batch (the configuration had none): front ends say so.
+  bool global_batch_proposed = false;
 };
 
 // One layout with its memory and time.
@@ -129,7 +131,8 @@ struct PlanResult {
 // The request for planning `config` as it stands (a page's or a command line's
 // configuration): Megatron's performance defaults for large runs are assumed — gradient
 // reduce-scatter overlapped with the backward (--overlap-grad-reduce; the step-time model
-// also assumes --overlap-param-gather and --tp-comm-overlap).
+// also assumes --overlap-param-gather and --tp-comm-overlap). Without a global batch, the
+// batch the configuration runs as given (global_batch_proposed).
 PlanRequest plan_request_for(const Config& config);
 
 // The inputs of a search: `config` with every field the search over `space` writes reset
