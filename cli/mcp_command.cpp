@@ -320,7 +320,8 @@ json explain_field(const json& arguments) {
                          {"meaning", field->tooltip},
                          {"flag_help", field->flag_help},
                          {"choices", choices},
-                         {"rules", "docs/memory-model.md and docs/share-links.md"}};
+                         {"source", field_source(*field)},
+                         {"documentation", "docs/memory-model.md, docs/share-links.md"}};
   return tool_result(std::string(field->label) + ": " + std::string(field->tooltip), document,
                      false);
 }

@@ -162,4 +162,10 @@ void append_megatron_flags(const ConfigField& field, const Config& config,
 // Megatron-Core files).
 std::string_view field_not_applicable(const ConfigField& field, const ModelConfig& model);
 
+// The Megatron-LM / Transformer Engine file whose rule the field follows: the module that
+// reads an architecture field (by its scope), else where the setting is defined and checked
+// (arguments.py, parallel_state.py, optimizer_config.py, ...). For explanations to people and
+// agents (megamem mcp explain_field); the rules themselves cite their sources in core/src.
+std::string_view field_source(const ConfigField& field);
+
 }  // namespace megamem

@@ -101,4 +101,44 @@ std::string_view field_not_applicable(const ConfigField& field, const ModelConfi
   }
 }
 
+std::string_view field_source(const ConfigField& field) {
+  switch (field.scope) {
+    case FieldScope::gqa:
+      return "megatron/core/transformer/attention.py";
+    case FieldScope::mla:
+      return "megatron/core/transformer/multi_latent_attention.py";
+    case FieldScope::dsa:
+      return "megatron/core/transformer/experimental_attention_variant/dsa.py";
+    case FieldScope::experts:
+    case FieldScope::shared_experts:
+    case FieldScope::moe_frequency:
+      return "megatron/core/transformer/moe/moe_layer.py";
+    case FieldScope::mamba:
+      return "megatron/core/ssm/mamba_mixer.py";
+    case FieldScope::gated_deltanet:
+      return "megatron/core/ssm/gated_delta_net/";
+    case FieldScope::mtp:
+      return "megatron/core/transformer/multi_token_prediction.py";
+    case FieldScope::sliding_window:
+      return "megatron/core/transformer/utils.py";
+    case FieldScope::always:
+      break;
+  }
+  switch (field.group) {
+    case FieldGroup::model:
+      return "megatron/core/transformer/transformer_config.py";
+    case FieldGroup::parallel:
+      return "megatron/core/parallel_state.py, megatron/training/arguments.py";
+    case FieldGroup::training:
+      return "megatron/training/arguments.py";
+    case FieldGroup::optimizer:
+      return "megatron/core/optimizer/optimizer_config.py";
+    case FieldGroup::runtime:
+      return "docs/memory-model.md (device memory outside the allocator)";
+    case FieldGroup::device:
+      return "docs/presets.md (the GPU presets)";
+  }
+  return "docs/memory-model.md";
+}
+
 }  // namespace megamem
