@@ -120,9 +120,9 @@ try {
     ['v=1&model=llama-3.1-8b&tp=two', 'tp', 'a value that is not a number', 32],
     ['v=1&model=llama-3.1-8b&tensor_parallel=2', 'tensor_parallel', 'an unknown key', 32],
     ['v=99&model=llama-3.1-8b', 'v', 'a newer link version', 80],
-    ['v=1&model=llama-3.1-8b&tp=2&tp=4', 'tp', 'a repeated key', 32],
+    ['v=1&model=llama-3.1-8b&gpus=8&tp=2&tp=4', 'tp', 'a repeated key', 32],
     ['v=1&model=llama-3.1-8b&gpus=-32&cp=two', 'gpus', 'two bad values', 32],
-    ['v=1&model=llama-3.1-8b&tp=2&se', 'se', 'a link cut inside a key', 32],
+    ['v=1&model=llama-3.1-8b&gpus=8&tp=2&se', 'se', 'a link cut inside a key', 32],
   ];
   for (const [index, [query, field, what, layers]] of malformed.entries()) {
     await openPage(page, `${baseUrl}?${query}`);
