@@ -125,4 +125,8 @@ TEST_CASE("malformed overrides name the word") {
   const Expected<BridgeNode> tree = parse_bridge_overrides("model.num_layers");
   REQUIRE_FALSE(tree.has_value());
   CHECK(tree.error().field == "model.num_layers");
+  // Hydra's '+' alone (a stray space after it) is named as written, not as an empty word.
+  const Expected<BridgeNode> lone_plus = parse_bridge_overrides("+ model.num_layers=4");
+  REQUIRE_FALSE(lone_plus.has_value());
+  CHECK(lone_plus.error().field == "+");
 }

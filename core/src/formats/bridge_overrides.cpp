@@ -153,11 +153,12 @@ std::string flag_override(std::string_view flag, const std::vector<std::string>&
 
 Expected<BridgeNode> parse_bridge_overrides(std::string_view overrides) {
   BridgeNode root = bridge_node(BridgeNode::Kind::map);
-  for (std::string_view word : split_words(overrides)) {
+  for (const std::string_view written : split_words(overrides)) {
+    std::string_view word = written;
     if (!word.empty() && word.front() == '+') word.remove_prefix(1);  // Hydra's "add" prefix
     const std::size_t equals = word.find('=');
     if (equals == std::string_view::npos || equals == 0) {
-      return Error{std::string(word),
+      return Error{std::string(written),  // as written: a lone "+" is a word too
                    "expects key=value (e.g. model.tensor_model_parallel_size=4)"};
     }
     BridgeNode* node = &root;
