@@ -142,6 +142,8 @@ void apply_key_events() {
 constexpr int kFramesAfterInput = 12;
 void wake() { platform.frames_to_draw = kFramesAfterInput; }
 
+constexpr float kLongestFrameCountedSeconds = 0.1f;
+
 // One frame's UI, built up to ImGui::Render() or EndFrame().
 void build_ui() {
   megamem::web::app_prepare_frame(platform.pixel_ratio);
@@ -151,6 +153,11 @@ void build_ui() {
   io.DisplaySize =
       ImVec2(static_cast<float>(platform.width_px), static_cast<float>(platform.height_px));
   io.DisplayFramebufferScale = ImVec2(1.0f, 1.0f);
+  // Dear ImGui counts a key as held for the frame's whole DeltaTime and repeats it once that
+  // passes KeyRepeatDelay (0.275 s): on a slow frame (software WebGL, a loaded machine) one
+  // quick Tab would move the focus twice. A frame counts as at most 0.1 s; only hover delays
+  // and repeats read the time, and they are simply slower on such a machine.
+  io.DeltaTime = std::min(io.DeltaTime, kLongestFrameCountedSeconds);
   apply_key_events();
   apply_touch(io);
   ImGui::NewFrame();
