@@ -60,9 +60,11 @@ constexpr CommandUsage kCommandUsage[] = {
     {"url",
      "  megamem url encode <configuration> [--json] [--base-url URL]\n"
      "  megamem url decode LINK [--json] [--base-url URL]\n"
+     "  megamem url keys\n"
      "      A configuration as a share link, and a link back as its settings, config JSON and\n"
      "      Megatron-LM flags. Links point at --base-url, $MEGAMEM_BASE_URL or\n"
-     "      http://localhost:8080/ (scripts/serve.sh).\n"},
+     "      http://localhost:8080/ (scripts/serve.sh). `url keys` lists every key a link (and\n"
+     "      --set) takes, with its Config field, default and values, as a Markdown table.\n"},
     {"plan",
      "  megamem plan <configuration> --gpus N --gbs B [--seq S] [--margin-gib 2] [--top 10]\n"
      "               [--gpu-memory-gib G --gpus-per-node K --intra-node-gb-s X\n"

@@ -1,7 +1,9 @@
-// megamem url encode|decode: share links (docs/share-links.md) from and back to configurations.
+// megamem url encode|decode|keys: share links (docs/share-links.md) from and back to
+// configurations, and the table of their keys.
 //
 //   megamem url encode <configuration options> [--base-url URL] [--json]
 //   megamem url decode LINK [--base-url URL] [--json]
+//   megamem url keys
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -106,14 +108,22 @@ int run_decode(std::vector<std::string> args) {
   return kExitOk;
 }
 
+int run_keys(const std::vector<std::string>& args) {
+  if (!args.empty()) return fail({args[0], "url keys takes no options"}, kExitUsage);
+  std::cout << share_link_keys_markdown();
+  return kExitOk;
+}
+
 }  // namespace
 
 int run_url(const std::vector<std::string>& args) {
-  if (args.empty() || (args[0] != "encode" && args[0] != "decode"))
-    return fail({"url", args.empty() ? std::string("needs 'encode' or 'decode'")
-                                     : "unknown subcommand '" + args[0] + "' (encode, decode)"},
-                kExitUsage);
+  if (args.empty() || (args[0] != "encode" && args[0] != "decode" && args[0] != "keys"))
+    return fail(
+        {"url", args.empty() ? std::string("needs 'encode', 'decode' or 'keys'")
+                             : "unknown subcommand '" + args[0] + "' (encode, decode, keys)"},
+        kExitUsage);
   const std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (args[0] == "keys") return run_keys(rest);
   return args[0] == "encode" ? run_encode(rest) : run_decode(rest);
 }
 

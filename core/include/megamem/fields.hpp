@@ -132,6 +132,7 @@ struct ConfigField {
   // name the set does not know in `unknown` (modules.hpp is the one names table).
   std::vector<std::string> (*get_list)(const Config&) = nullptr;
   bool (*set_list)(Config&, const std::vector<std::string>&, std::string& unknown) = nullptr;
+  std::string (*list_names)() = nullptr;  // every name the set knows, ", "-separated
   std::vector<std::uint8_t>* (*pattern)(Config&) = nullptr;
 };
 

@@ -79,6 +79,11 @@ Expected<SharedConfig> apply_share_parameters(SharedConfig shared,
 // Splits and percent-decodes a query ("a=1&b=2"); rejects repeated keys and malformed text.
 Expected<LinkParameters> parse_share_query(std::string_view query);
 
+// The table of every configuration key, as docs/share-links.md lists it and `megamem url keys`
+// prints it: one Markdown row per field with a link key, in link order, with its Config field,
+// version 1's default and the values it accepts, all read from the field registry.
+std::string share_link_keys_markdown();
+
 // Every parameter's value for this configuration, defaults included (for `url decode`).
 LinkParameters share_parameters(const SharedConfig& shared, bool include_defaults);
 

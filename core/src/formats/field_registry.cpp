@@ -169,6 +169,10 @@ class Row {
       if (set) c.path = *set;                                                             \
       return set.has_value();                                                             \
     };                                                                                    \
+    r.field().list_names = [] {                                                           \
+      using Set = std::remove_reference_t<decltype(Config{}.path)>;                       \
+      return known_module_names<typename Set::module_type>();                             \
+    };                                                                                    \
     return r;                                                                             \
   }()
 #define MM_PATTERN(key, path)                                                            \
