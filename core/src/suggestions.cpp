@@ -144,6 +144,76 @@ bool lower_until_resolved(Config& c, const std::string& field) {
   return false;
 }
 
+// Pipeline stages with an uneven first and/or last stage (transformer_block.py,
+// get_num_layers_to_build): the middle stages take k layers each.
+struct UnevenSplit {
+  Config config;
+  std::string label;  // "uneven pipeline: first stage 4, last 3 layers"
+  double stage_imbalance = 0;
+};
+
+std::string uneven_split_label(int first, int last) {
+  return "uneven pipeline: first stage " + std::to_string(first) +
+         (last > 0 ? ", last " + std::to_string(last) : "") +
+         (first == 1 && last <= 1 ? " layer" : " layers");
+}
+
+// (most - fewest layers per stage) / mean, for a split into `pp` stages.
+double split_imbalance(int layers, int pp, int first, int last, int middle) {
+  const int most = std::max({first, last > 0 ? last : middle, middle});
+  const int fewest = std::min({first, last > 0 ? last : middle, middle});
+  return static_cast<double>(most - fewest) * pp / std::max(1, layers);
+}
+
+std::vector<UnevenSplit> uneven_splits(const Config& config) {
+  const int layers = config.model.num_layers;
+  const int pp = config.parallel.pipeline_parallel;
+  const int vpp = config.parallel.virtual_stages_per_pipeline_rank;
+  std::vector<UnevenSplit> out;
+  if (pp < 2 || !config.parallel.pipeline_layout.empty()) return out;
+  const int even = layers / pp;
+  for (int k = std::max(0, even - 1); k <= even + 1; ++k) {
+    for (const int ends : {2, 1}) {  // both ends uneven, or only the first stage
+      if (pp == 2 && ends == 1) continue;
+      const int rest = layers - (pp - ends) * k;
+      const int first = ends == 2 ? rest / 2 / vpp * vpp : rest;
+      const int last = ends == 2 ? rest - first : 0;
+      const bool even_split = first == k && (ends == 1 || last == k);
+      if (first < 1 || (ends == 2 && last < 1) || even_split) continue;
+      UnevenSplit split{config, uneven_split_label(first, last),
+                        split_imbalance(layers, pp, first, last, k)};
+      ParallelConfig& p = split.config.parallel;
+      p.decoder_first_pipeline_num_layers = first;
+      p.decoder_last_pipeline_num_layers = last;
+      p.account_for_embedding_in_pipeline_split = false;
+      p.account_for_loss_in_pipeline_split = false;
+      out.push_back(std::move(split));
+    }
+  }
+  return out;
+}
+
+// Errors of the layer placement (layer_placement.cpp), which an uneven split can resolve.
+bool is_placement_error(const std::string& field) {
+  return field == "num_layers" || field == "decoder_first_pipeline_num_layers" ||
+         field == "virtual_stages_per_pipeline_rank" || field == "pipeline_model_parallel_layout";
+}
+
+// A layer count the pipeline does not divide, fixed by the most even uneven split the rules
+// accept (keeping PP, the change the user made), before any parallel size is lowered.
+bool repair_placement(Config& c) {
+  const UnevenSplit* best = nullptr;
+  const std::vector<UnevenSplit> splits = uneven_splits(c);
+  for (const UnevenSplit& split : splits) {
+    const Expected<NormalizedConfig> n = normalize(split.config);
+    if (!n && is_placement_error(n.error().field)) continue;
+    if (best == nullptr || split.stage_imbalance < best->stage_imbalance) best = &split;
+  }
+  if (best == nullptr) return false;
+  c = best->config;
+  return true;
+}
+
 // What a change of one knob often breaks elsewhere, fixed the cheapest way: the batch, the
 // GPU count (next multiple of the groups), sequence parallelism for MoE with TP, or a
 // parallel size lowered until it divides what it splits.
@@ -162,6 +232,7 @@ bool repair_step(Config& c, const std::string& field) {
     c.parallel.sequence_parallel = true;
     return true;
   }
+  if (is_placement_error(field) && repair_placement(c)) return true;
   return lower_until_resolved(c, field);
 }
 
@@ -190,6 +261,10 @@ double change_cost(const Config& from, const Config& to) {
   }
   if (p.pipeline_layout != q.pipeline_layout) cost += 0.4;
   if (p.sequence_parallel != q.sequence_parallel) cost += 0.2;
+  // Another GPU count is another cluster, which the user chose: every fix that keeps it
+  // comes first unless it changes far more (issue #28: DeepSeek-V3 on 256 H800 was offered
+  // 384 GPUs before EP 16 or PP 8, which keep 256).
+  if (p.world_size != q.world_size) cost += 1.0;
   return cost;
 }
 
@@ -205,12 +280,25 @@ std::string changed_knobs_label(const Config& from, const Config& to, std::strin
   return label;
 }
 
+// The uneven split a repair added, as its label ("" when the split is the one asked for).
+std::string repaired_split_label(const Config& asked, const Config& valid) {
+  const ParallelConfig &p = asked.parallel, &q = valid.parallel;
+  if (p.decoder_first_pipeline_num_layers == q.decoder_first_pipeline_num_layers &&
+      p.decoder_last_pipeline_num_layers == q.decoder_last_pipeline_num_layers) {
+    return "";
+  }
+  return uneven_split_label(q.decoder_first_pipeline_num_layers,
+                            q.decoder_last_pipeline_num_layers);
+}
+
 void add_candidate(const Config& from, Config to, std::string label, std::string field,
                    std::vector<Candidate>& out) {
-  const std::optional<ValidConfig> valid = repaired(std::move(to));
+  const std::optional<ValidConfig> valid = repaired(to);
   if (!valid) return;
   std::string knob_field;
-  const std::string knob_label = changed_knobs_label(from, valid->config, knob_field);
+  std::string knob_label = changed_knobs_label(from, valid->config, knob_field);
+  const std::string split_label = repaired_split_label(to, valid->config);
+  if (!split_label.empty()) knob_label += (knob_label.empty() ? "" : ", ") + split_label;
   if (label.empty()) {
     label = knob_label;
     field = knob_field;
@@ -245,43 +333,28 @@ void scan_knob(const Config& config, const Knob& knob, std::vector<Candidate>& o
   for (const int direction : {-1, 1}) {
     std::int64_t value = current / step * step;
     if (direction > 0 || value == current) value += direction * step;
+    // The nearest value that works; past one that needs other GPUs, on to the nearest that
+    // keeps them (both are offered; the ranking puts the cluster change later).
+    bool gpus_changed_offered = false;
     for (int i = 0; i < kSteps && value >= knob.min; ++i, value += direction * step) {
       Config candidate = config;
       knob.set(candidate, value);
-      const std::size_t before = out.size();
-      add_candidate(config, candidate, "", "", out);
-      if (out.size() > before) break;
+      std::vector<Candidate> found;
+      add_candidate(config, candidate, "", "", found);
+      if (found.empty()) continue;
+      const bool keeps_gpus =
+          found[0].suggestion.config.parallel.world_size == config.parallel.world_size;
+      if (!keeps_gpus && gpus_changed_offered) continue;
+      out.push_back(std::move(found[0]));
+      if (keeps_gpus || std::string_view(knob.field) == "world_size") break;
+      gpus_changed_offered = true;
     }
   }
 }
 
-// Pipeline stages with an uneven first and/or last stage (transformer_block.py,
-// get_num_layers_to_build): the middle stages take k layers each.
 void uneven_pipeline_splits(const Config& config, std::vector<Candidate>& out) {
-  const int layers = config.model.num_layers;
-  const int pp = config.parallel.pipeline_parallel;
-  const int vpp = config.parallel.virtual_stages_per_pipeline_rank;
-  if (pp < 2 || !config.parallel.pipeline_layout.empty()) return;
-  const int even = layers / pp;
-  for (int k = std::max(0, even - 1); k <= even + 1; ++k) {
-    for (const int ends : {2, 1}) {  // both ends uneven, or only the first stage
-      if (pp == 2 && ends == 1) continue;
-      const int rest = layers - (pp - ends) * k;
-      int first = ends == 2 ? rest / 2 / vpp * vpp : rest;
-      const int last = ends == 2 ? rest - first : 0;
-      const bool even_split = first == k && (ends == 1 || last == k);
-      if (first < 1 || (ends == 2 && last < 1) || even_split) continue;
-      Config candidate = config;
-      ParallelConfig& p = candidate.parallel;
-      p.decoder_first_pipeline_num_layers = first;
-      p.decoder_last_pipeline_num_layers = last;
-      p.account_for_embedding_in_pipeline_split = false;
-      p.account_for_loss_in_pipeline_split = false;
-      const std::string label = "uneven pipeline: first stage " + std::to_string(first) +
-                                (last > 0 ? ", last " + std::to_string(last) : "") +
-                                (first == 1 && last <= 1 ? " layer" : " layers");
-      add_candidate(config, candidate, label, "decoder_first_pipeline_num_layers", out);
-    }
+  for (const UnevenSplit& split : uneven_splits(config)) {
+    add_candidate(config, split.config, split.label, "decoder_first_pipeline_num_layers", out);
   }
 }
 
@@ -331,13 +404,23 @@ void sequence_parallel_switch(const Config& config, std::vector<Candidate>& out)
   add_candidate(config, candidate, "sequence parallel on", "sequence_parallel", out);
 }
 
-}  // namespace
-
-// Errors of the layer placement (layer_placement.cpp), which an uneven split can resolve.
-bool is_placement_error(const std::string& field) {
-  return field == "num_layers" || field == "decoder_first_pipeline_num_layers" ||
-         field == "virtual_stages_per_pipeline_rank" || field == "pipeline_model_parallel_layout";
+// Whether `more` is `fewer` plus changes of other knobs: "GPUs 512, micro-batch 2" after
+// "GPUs 512" (a scanned knob whose value the repair did not need).
+bool adds_only_idle_changes(const Config& from, const Config& fewer, const Config& more) {
+  bool extra = false;
+  for (const Knob& knob : knobs()) {
+    const std::int64_t original = knob.get(from), a = knob.get(fewer), b = knob.get(more);
+    if (a == b) continue;
+    if (a != original) return false;  // `fewer` changed it another way
+    extra = true;
+  }
+  const ParallelConfig &p = fewer.parallel, &q = more.parallel;
+  return extra && p.decoder_first_pipeline_num_layers == q.decoder_first_pipeline_num_layers &&
+         p.decoder_last_pipeline_num_layers == q.decoder_last_pipeline_num_layers &&
+         p.pipeline_layout == q.pipeline_layout && p.sequence_parallel == q.sequence_parallel;
 }
+
+}  // namespace
 
 std::vector<Suggestion> suggest_valid_configs(const Config& config, std::size_t max_count) {
   const Expected<NormalizedConfig> normalized = normalize(config);
@@ -356,7 +439,8 @@ std::vector<Suggestion> suggest_valid_configs(const Config& config, std::size_t 
   std::vector<Suggestion> out;
   for (Candidate& candidate : candidates) {
     const bool seen = std::any_of(out.begin(), out.end(), [&](const Suggestion& s) {
-      return s.label == candidate.suggestion.label;
+      return s.label == candidate.suggestion.label ||
+             adds_only_idle_changes(config, s.config, candidate.suggestion.config);
     });
     const std::ptrdiff_t same_field =
         std::count_if(out.begin(), out.end(),

@@ -107,6 +107,38 @@ TEST_CASE("an expert-parallel size the world cannot hold gets EP and GPU-count f
   CHECK(offers(suggest_valid_configs(c), "world_size"));
 }
 
+// Issue #28 item 1: PP 16 x EP 32 needs 512 GPUs; the fixes that keep the user's 256 GPUs
+// (EP 16 keeping PP 16, PP 8 keeping EP 32, each with the uneven split 61 layers need) come
+// before any that changes the cluster.
+TEST_CASE("DeepSeek-V3 on 256 GPUs at PP 16 x EP 32 is offered fixes that keep the 256 GPUs") {
+  Config c = fixtures::deepseek_v3();
+  c.parallel.world_size = 256;
+  c.parallel.pipeline_parallel = 16;
+  c.parallel.expert_parallel = 32;
+  c.parallel.pipeline_layout.clear();
+  c.parallel.decoder_first_pipeline_num_layers = 0;
+  c.parallel.decoder_last_pipeline_num_layers = 0;
+  REQUIRE(error_field_of(c) == "expert_model_parallel_size");
+  const std::vector<Suggestion> s = suggest_valid_configs(c);
+  REQUIRE(s.size() >= 3);
+  bool ep16_pp16 = false, pp8_ep32 = false, gpus_changed = false;
+  for (const Suggestion& suggestion : s) {
+    const ParallelConfig& p = suggestion.config.parallel;
+    CHECK(normalize(suggestion.config).has_value());
+    if (p.world_size != 256) {
+      gpus_changed = true;
+      continue;
+    }
+    CHECK_FALSE(gpus_changed);  // every same-GPU fix first
+    ep16_pp16 = ep16_pp16 || (p.expert_parallel == 16 && p.pipeline_parallel == 16);
+    pp8_ep32 = pp8_ep32 || (p.pipeline_parallel == 8 && p.expert_parallel == 32);
+  }
+  CHECK(ep16_pp16);
+  CHECK(pp8_ep32);
+  CHECK(gpus_changed);  // the cluster change is still offered, after them
+  CHECK_THAT(s[0].label, Contains("uneven pipeline: first stage"));
+}
+
 TEST_CASE("a GPU count TP x PP does not divide is offered the nearest GPU counts") {
   Config c = fixtures::llama3_70b_tp8_pp4();
   c.parallel.world_size = 31;
