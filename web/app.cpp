@@ -268,6 +268,19 @@ struct FrameTimer {
   }
 };
 
+// A PP or VPP edit re-places the layers when the placement is not the user's: a layout the
+// page wrote is derived again for the new sizes instead of failing on its stage count, and
+// Megatron's even split that no longer divides becomes an uneven one (issue #28 item 2). A
+// layout or uneven split the user gave stays as given.
+void follow_pipeline_size(AppState& app) {
+  ParallelConfig& p = app.shared.config.parallel;
+  const bool generated = !p.pipeline_layout.empty() && p.pipeline_layout == app.generated_layout;
+  const bool even_split = p.pipeline_layout.empty() && p.decoder_first_pipeline_num_layers == 0 &&
+                          p.decoder_last_pipeline_num_layers == 0;
+  if (generated) p.pipeline_layout.clear();
+  if (generated || even_split) app.layout_check_pending = true;
+}
+
 }  // namespace
 
 void app_prepare_frame(float pixel_ratio) {
@@ -290,6 +303,7 @@ bool app_frame(float display_width_px, float display_height_px, float pixel_rati
   if (changed) {
     const std::string& key = state.edited_key;
     state.layout_check_pending = key == "model" || key == "gpu" || key == "gpus";
+    if (key == "pp" || key == "vpp") follow_pipeline_size(state);
     if (!state.layout_check_pending) state.layout_note.clear();
   }
   // A picked model, GPU or GPU count lands on a valid layout (a typed count once typed).

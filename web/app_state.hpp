@@ -99,6 +99,9 @@ struct AppState {
   // A model, GPU or GPU count was picked: the layout is made valid once no input is active.
   bool layout_check_pending = false;
   std::string layout_note;  // what that changed in the layout ("" = nothing)
+  // The --pipeline-model-parallel-layout that check wrote ("" = none): it follows PP and VPP
+  // edits, where a layout the user typed or linked stays as given.
+  std::string generated_layout;
 
   // --- results --------------------------------------------------------------------------------
   std::optional<Estimate> last_estimate;  // last valid result, kept while inputs are invalid

@@ -64,6 +64,10 @@ bool keep_layout_valid(AppState& state) {
   state.layout_note.clear();
   const Expected<megamem::Suggestion> layout = valid_layout_for(state.shared.config);
   if (!layout || layout->label.empty()) return false;  // valid as it is, or no layout runs
+  const std::string& new_layout = layout->config.parallel.pipeline_layout;
+  if (new_layout != state.shared.config.parallel.pipeline_layout) {
+    state.generated_layout = new_layout;
+  }
   state.shared.config = layout->config;
   const Config& c = state.shared.config;
   state.layout_note =

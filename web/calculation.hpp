@@ -18,8 +18,9 @@ void recompute(AppState& state, double now_s);
 void finish_what_if(AppState& state);
 
 // After a model, GPU or GPU count was picked: a valid layout for it on those GPUs
-// (valid_layout_for: what still applies stays), and state.layout_note saying what changed.
-// True when the configuration changed.
+// (valid_layout_for: what still applies stays), and state.layout_note saying what changed;
+// a pipeline layout it writes is remembered in state.generated_layout. True when the
+// configuration changed.
 bool keep_layout_valid(AppState& state);
 
 // The core's nearest valid configurations for an invalid one (suggest_valid_configs: each

@@ -59,7 +59,13 @@ bool number_row(InputContext& ctx, const ConfigField& field, Config& c) {
   if (steps_through_divisors(field)) {
     int value = static_cast<int>(field.get_int(c));
     const auto next = [&](int direction) {
-      return step_parallel_size(c, field.json_key, direction);
+      // A layout the page generated is derived again for the new size (app.cpp), so the
+      // step looks past it.
+      Config from = c;
+      if (from.parallel.pipeline_layout == ctx.state.generated_layout) {
+        from.parallel.pipeline_layout.clear();
+      }
+      return step_parallel_size(from, field.json_key, direction);
     };
     if (!row_int_steps(ctx, spec, &value, static_cast<int>(field.ui_min), next)) return false;
     field.set_int(c, value);

@@ -199,18 +199,87 @@ bool is_placement_error(const std::string& field) {
          field == "virtual_stages_per_pipeline_rank" || field == "pipeline_model_parallel_layout";
 }
 
+// Stage texts joined by '|', a run of three or more equal ones as "(t*2|)*21" (the
+// repetition pipeline_parallel_layer_layout.py expands), so that a 40-stage layout reads in a
+// line.
+std::string joined_stages(const std::vector<std::string>& stages) {
+  std::string layout;
+  for (std::size_t i = 0; i < stages.size();) {
+    std::size_t run = 1;
+    while (i + run + 1 < stages.size() && stages[i + run] == stages[i]) ++run;
+    if (run >= 3) {
+      layout += "(" + stages[i] + "|)*" + std::to_string(run);
+    } else {
+      for (std::size_t k = 0; k < run; ++k) {
+        layout += stages[i + k] + (i + k + 1 < stages.size() ? "|" : "");
+      }
+    }
+    i += run;
+  }
+  return layout;
+}
+
+// A --pipeline-model-parallel-layout spreading the layers as evenly as the stage count
+// allows, the spare layers on the middle stages (the first holds the embedding, the last
+// the loss): pipeline_parallel_layer_layout.py syntax, "Et*4|t*5|t*5|t*4mL".
+std::string even_layout(int layers, int stages, int mtp_layers) {
+  const int base = layers / stages;
+  int spare = layers % stages;
+  std::vector<std::string> texts;
+  for (int s = 0; s < stages; ++s) {
+    int count = base;
+    const bool middle = s > 0 && s < stages - 1;
+    if (spare > 0 && (middle || stages <= 2 || spare >= stages - s)) {
+      ++count;
+      --spare;
+    }
+    std::string text = s == 0 ? "E" : "";
+    if (count > 0) text += count == 1 ? "t" : "t*" + std::to_string(count);
+    if (s == stages - 1) text += std::string(static_cast<std::size_t>(mtp_layers), 'm') + "L";
+    texts.push_back(std::move(text));
+  }
+  return joined_stages(texts);
+}
+
+// Megatron's even split with the pipeline layout string of even_layout instead.
+std::optional<Config> with_even_layout(const Config& config) {
+  const ParallelConfig& p = config.parallel;
+  const int stages = p.pipeline_parallel * p.virtual_stages_per_pipeline_rank;
+  if (p.pipeline_parallel < 2 || !p.pipeline_layout.empty() || stages > config.model.num_layers) {
+    return std::nullopt;
+  }
+  Config out = config;
+  ParallelConfig& q = out.parallel;
+  q.pipeline_layout = even_layout(config.model.num_layers, stages, config.model.mtp_num_layers);
+  q.decoder_first_pipeline_num_layers = 0;
+  q.decoder_last_pipeline_num_layers = 0;
+  q.account_for_embedding_in_pipeline_split = false;
+  q.account_for_loss_in_pipeline_split = false;
+  return out;
+}
+
+bool resolves_placement(const Config& c) {
+  const Expected<NormalizedConfig> n = normalize(c);
+  return n || !is_placement_error(n.error().field);
+}
+
 // A layer count the pipeline does not divide, fixed by the most even uneven split the rules
-// accept (keeping PP, the change the user made), before any parallel size is lowered.
+// accept, else by a layout string (keeping PP and VPP, the change the user made), before any
+// parallel size is lowered.
 bool repair_placement(Config& c) {
   const UnevenSplit* best = nullptr;
   const std::vector<UnevenSplit> splits = uneven_splits(c);
   for (const UnevenSplit& split : splits) {
-    const Expected<NormalizedConfig> n = normalize(split.config);
-    if (!n && is_placement_error(n.error().field)) continue;
+    if (!resolves_placement(split.config)) continue;
     if (best == nullptr || split.stage_imbalance < best->stage_imbalance) best = &split;
   }
-  if (best == nullptr) return false;
-  c = best->config;
+  if (best != nullptr) {
+    c = best->config;
+    return true;
+  }
+  const std::optional<Config> layout = with_even_layout(c);
+  if (!layout || !resolves_placement(*layout)) return false;
+  c = *layout;
   return true;
 }
 
@@ -280,9 +349,11 @@ std::string changed_knobs_label(const Config& from, const Config& to, std::strin
   return label;
 }
 
-// The uneven split a repair added, as its label ("" when the split is the one asked for).
+// The uneven split or layout a repair added, as its label ("" when the placement is the one
+// asked for).
 std::string repaired_split_label(const Config& asked, const Config& valid) {
   const ParallelConfig &p = asked.parallel, &q = valid.parallel;
+  if (p.pipeline_layout != q.pipeline_layout) return "layout " + q.pipeline_layout;
   if (p.decoder_first_pipeline_num_layers == q.decoder_first_pipeline_num_layers &&
       p.decoder_last_pipeline_num_layers == q.decoder_last_pipeline_num_layers) {
     return "";
@@ -358,42 +429,11 @@ void uneven_pipeline_splits(const Config& config, std::vector<Candidate>& out) {
   }
 }
 
-// A --pipeline-model-parallel-layout spreading the layers as evenly as the stage count
-// allows, the spare layers on the middle stages (the first holds the embedding, the last
-// the loss): pipeline_parallel_layer_layout.py syntax, "Et*4|t*5|t*5|t*4mL".
-std::string even_layout(int layers, int stages, int mtp_layers) {
-  const int base = layers / stages;
-  int spare = layers % stages;
-  std::string layout;
-  for (int s = 0; s < stages; ++s) {
-    int count = base;
-    const bool middle = s > 0 && s < stages - 1;
-    if (spare > 0 && (middle || stages <= 2 || spare >= stages - s)) {
-      ++count;
-      --spare;
-    }
-    if (s > 0) layout += "|";
-    if (s == 0) layout += "E";
-    if (count > 0) layout += "t*" + std::to_string(count);
-    if (s == stages - 1) layout += std::string(static_cast<std::size_t>(mtp_layers), 'm') + "L";
-  }
-  return layout;
-}
-
 void pipeline_layout_string(const Config& config, std::vector<Candidate>& out) {
-  const ParallelConfig& p = config.parallel;
-  if (p.pipeline_parallel < 2 || !p.pipeline_layout.empty()) return;
-  const int stages = p.pipeline_parallel * p.virtual_stages_per_pipeline_rank;
-  if (stages > config.model.num_layers) return;
-  Config candidate = config;
-  ParallelConfig& q = candidate.parallel;
-  q.pipeline_layout = even_layout(config.model.num_layers, stages, config.model.mtp_num_layers);
-  q.decoder_first_pipeline_num_layers = 0;
-  q.decoder_last_pipeline_num_layers = 0;
-  q.account_for_embedding_in_pipeline_split = false;
-  q.account_for_loss_in_pipeline_split = false;
-  add_candidate(config, candidate, "layout " + q.pipeline_layout, "pipeline_model_parallel_layout",
-                out);
+  const std::optional<Config> candidate = with_even_layout(config);
+  if (!candidate) return;
+  add_candidate(config, *candidate, "layout " + candidate->parallel.pipeline_layout,
+                "pipeline_model_parallel_layout", out);
 }
 
 // MoE with TP needs sequence parallelism (moe_layer.py): switching it on is one click.
@@ -540,11 +580,16 @@ bool caused_by(const Config& c, const Knob& knob, const std::string& error_field
 SizeFit size_fit(Config c, const Knob& knob) {
   Expected<NormalizedConfig> n = normalize(c);
   const bool rules_hold = n || !caused_by(c, knob, n.error().field);
+  // Megatron's even split (no layout, no uneven stage given) that no longer divides is
+  // fixed by an uneven one, as front ends do after a PP or VPP step (keep_layout_valid).
+  const bool even_split = c.parallel.pipeline_layout.empty() &&
+                          c.parallel.decoder_first_pipeline_num_layers == 0 &&
+                          c.parallel.decoder_last_pipeline_num_layers == 0;
   for (int round = 0; round < 3 && !n; ++round) {
     const std::string& field = n.error().field;
     const bool cheap = field == "global_batch_size" ||
                        field == "microbatch_group_size_per_vp_stage" ||
-                       field == "sequence_parallel";
+                       field == "sequence_parallel" || (even_split && is_placement_error(field));
     if (!cheap || !repair_step(c, field)) break;
     n = normalize(c);
   }

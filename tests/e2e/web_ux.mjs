@@ -15,6 +15,8 @@
 //               MLA model shows "—" for query groups and kv channels, with the reason
 //   keyboard    Tab from the page start goes to the top bar, then the settings in order; + on
 //               TP 8 steps to 16 (the next size that divides), not 9
+//   generated   DeepSeek-V3 picked at PP 8 x VPP 5 gets a short generated layout, which a PP
+//               step derives again for the new size (issue #28 item 2)
 //   tooltips    on a phone a tap opens a tooltip, a tap elsewhere closes it, a tap on the same
 //               item toggles it
 // Exit 77 (ctest: skipped) when the site is not built.
@@ -138,6 +140,29 @@ async function keyboard(page) {
   await moveMouseAway(page);
 }
 
+// generated layout: picking DeepSeek-V3 on the default recipe's PP 8 x VPP 5 writes a short
+// layout, and a PP step derives it again for the new size instead of failing on its stages.
+async function generatedLayout(page) {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await openPage(page, baseUrl);
+  await pickModel(page, 'deepseek-v3');
+  const picked = await waitForState(page, (s) => s.model_id === 'deepseek-v3' && s.result &&
+                                    s.result.link === s.url, 'DeepSeek-V3 to be picked');
+  const generated = picked.config.parallel.pipeline_model_parallel_layout;
+  check(generated !== '' && generated.length <= 40 && picked.layout_note.includes(generated),
+        `the generated layout is short and named in the note: "${generated}" ` +
+        `("${picked.layout_note}")`);
+  await click(page, 'PP -');
+  const stepped = await waitForState(
+    page, (s) => s.config.parallel.pipeline_model_parallel_size !== 8 && s.error === null &&
+                 s.result && s.result.link === s.url, 'PP to step with its layout');
+  const p = stepped.config.parallel;
+  check(p.pipeline_model_parallel_size === 4 && p.pipeline_model_parallel_layout !== '' &&
+        p.pipeline_model_parallel_layout !== generated,
+        `- on PP 8 steps to ${p.pipeline_model_parallel_size} with the layout derived again ` +
+        `("${p.pipeline_model_parallel_layout}")`);
+}
+
 // tooltips on a phone: taps open and close them.
 async function tapTooltips(page) {
   const tap = async (label) => {
@@ -239,6 +264,7 @@ try {
 
   await modelFields(page);
   await keyboard(page);
+  await generatedLayout(page);
 
   // --- layout: a phone with invalid settings -------------------------------------------------
   await desktop.close();

@@ -40,7 +40,8 @@ Expected<Suggestion> valid_layout_for(const Config& config);
 // The next value of a parallel size for a front end's -/+ buttons, so that a step never lands
 // on a size nothing divides (TP 9): `field` is TP, PP, VPP, CP, EP or ETP as Error::field names
 // it ("tensor_model_parallel_size"), `direction` +1 or -1. The nearest value whose layout is
-// valid (the global batch or --sequence-parallel may still want the fix normalize() names);
+// valid (the global batch, --sequence-parallel, or for Megatron's even pipeline split an uneven
+// one, may still want the fix normalize() names);
 // when none is, the nearest at which the size's own rules hold (what it must divide, the GPU
 // count); nullopt when neither exists within the GPU count (VPP: the layer count) or the field
 // is not a parallel size. ETP 0 (= TP) steps from TP's value.
