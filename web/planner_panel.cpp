@@ -38,7 +38,7 @@ void keep_controls(AppState& state) {
                {"EP", &keep.expert_parallel, p.expert_parallel},
                {"mbs", &keep.micro_batch_size, state.shared.config.training.micro_batch_size}};
   ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted("keep");
+  ImGui::TextUnformatted(tr("keep"));
   for (const auto& box : boxes) {
     char label[32];
     std::snprintf(label, sizeof label, "%s %d", box.label, box.current);

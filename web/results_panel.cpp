@@ -151,7 +151,7 @@ bool invalid_settings_box(AppState& state) {
                            model_name_or(last.model.name, tr("custom model")),
                            static_cast<long long>(last.parallel.world_size),
                            last.device.name.c_str(), layout_summary_label(last.parallel).c_str()));
-  if (!applied && ImGui::SmallButton("Go back to it")) {
+  if (!applied && ImGui::SmallButton(tr("Go back to it"))) {
     state.shared = state.estimated;
     state.edited_key.clear();
     applied = true;

@@ -102,7 +102,7 @@ void time_cells(const WhatIfOption& row, bool wide) {
   if (deal < 0.0) {
     ImGui::TextUnformatted("-");
   } else if (row.step_time_change <= 0.0001) {
-    ImGui::TextUnformatted("free");
+    ImGui::TextUnformatted(tr("free"));
   } else {
     ImGui::Text("%.2f", deal);
   }
@@ -154,7 +154,7 @@ bool draw_what_if_table(AppState& state, const Estimate& estimate) {
     ImGui::PopStyleColor();
     return false;
   }
-  ImGui::Checkbox("rank by GiB saved per % of step time", &state.what_if_by_deal);
+  ImGui::Checkbox(tr("rank by GiB saved per % of step time"), &state.what_if_by_deal);
   describe_item(state, "what-if by deal", "checkbox", "step-time model (docs/planner.md)",
                 "Sorts the choices by memory saved per percent of step time they add: the best "
                 "deal to recompute or offload first.");

@@ -342,7 +342,7 @@ bool error_box(AppState& state, const char* rect_prefix) {
 bool suggestion_buttons(AppState& state, const char* rect_prefix) {
   if (state.suggestions.empty()) return false;
   ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-  ImGui::TextUnformatted("nearest valid, least change first (click to apply):");
+  ImGui::TextUnformatted(tr("nearest valid, least change first (click to apply):"));
   ImGui::PopStyleColor();
   // One per line, cheapest first; a label wider than the column is shortened (the tooltip
   // and the link carry it whole).
