@@ -52,8 +52,8 @@ void keep_controls(AppState& state) {
     ImGui::PopID();
     describe_item(state, (std::string("plan keep ") + box.label).c_str(), "checkbox",
                   "megamem plan --tp/--pp/--cp/--ep/--mbs <value>",
-                  "Keeps this field at the calculator's value; the search varies the rest (PP "
-                  "keeps its virtual stages).");
+                  "Keeps this field at the calculator's value; the search varies the rest "
+                  "(with PP kept, the virtual stages are still searched).");
   }
 }
 
@@ -364,7 +364,12 @@ bool draw_planner_panel(AppState& state) {
     const PlanResult& result = *planner.result;
     if (result.top.empty()) {
       ImGui::PushStyleColor(ImGuiCol_Text, kOverColor);
-      ImGui::TextUnformatted(tr("No layout fits; the reasons are below."));
+      // With no candidate at all there are no reasons to list: the kept fields or the GPU
+      // count leave no layout to try.
+      ImGui::TextWrapped("%s", result.rejections.empty()
+                                   ? tr("No layout was tried: no layout of this model on these "
+                                        "GPUs has the kept values. Untick a keep box.")
+                                   : tr("No layout fits; the reasons are below."));
       ImGui::PopStyleColor();
     } else {
       if (planner.stale) ImGui::PushStyleVar(ImGuiStyleVar_Alpha, 0.55f);

@@ -1248,10 +1248,9 @@ Config plan_inputs(const Config& config, const PlannerSearchSpace& space) {
 void keep_layout_fields(PlannerSearchSpace& space, const Config& config, const PlanKeep& keep) {
   const ParallelConfig& p = config.parallel;
   if (keep.tensor_parallel) space.tensor_parallel = {p.tensor_parallel};
-  if (keep.pipeline_parallel) {
-    space.pipeline_parallel = {p.pipeline_parallel};
-    space.min_virtual_stages = space.max_virtual_stages = p.virtual_stages_per_pipeline_rank;
-  }
+  // PP only, as `megamem plan --pp` does: the virtual stages are still searched (issue #28:
+  // a kept PP 16 with the default's VPP 5 left 0 candidates where --pp 16 finds 45,120).
+  if (keep.pipeline_parallel) space.pipeline_parallel = {p.pipeline_parallel};
   if (keep.context_parallel) space.context_parallel = {p.context_parallel};
   if (keep.expert_parallel) space.expert_parallel = {p.expert_parallel};  // ETP: 1 or TP
   if (keep.micro_batch_size) space.micro_batch_sizes = {config.training.micro_batch_size};

@@ -63,8 +63,8 @@ std::uint64_t limit_bytes(const PlanRequest& r) {
 bool fits_request(const Config& config, const PlanRequest& r) {
   const Expected<Estimate> e = estimate(config, EstimateOptions{false, false});
   REQUIRE(e.has_value());
-  bool fits = e->ranks[static_cast<std::size_t>(e->limiting_pp_rank)].peak_total_bytes <=
-              limit_bytes(r);
+  bool fits =
+      e->ranks[static_cast<std::size_t>(e->limiting_pp_rank)].peak_total_bytes <= limit_bytes(r);
   for (const RankVerdict& rank : e->verdict.ranks) {
     fits = fits && rank.high_total_bytes <= e->verdict.capacity_bytes;
   }
@@ -394,8 +394,21 @@ TEST_CASE("kept layout fields stay at the configuration's values in every candid
       INFO(c.label);
       CHECK(c.config.parallel.tensor_parallel == 2);
       CHECK(c.config.parallel.pipeline_parallel == 8);
-      CHECK(c.config.parallel.virtual_stages_per_pipeline_rank == 2);
       CHECK(c.config.parallel.expert_parallel == 16);
     }
   }
+}
+
+// Keep pins what its label says: "PP 16" is PP 16 at any VPP, as `megamem plan --pp 16`.
+TEST_CASE("a kept PP leaves the virtual stages to the search") {
+  PlanRequest request = deepseek_request();
+  request.record_cells = false;
+  Config current = request.base;
+  current.parallel.pipeline_parallel = 16;
+  current.parallel.virtual_stages_per_pipeline_rank = 5;  // 61 layers: no VPP 5 at PP 16
+  keep_layout_fields(request.space, current, {.pipeline_parallel = true});
+  const Expected<PlanResult> result = plan(request);
+  REQUIRE(result.has_value());
+  REQUIRE_FALSE(result->top.empty());
+  for (const PlanCandidate& c : result->top) CHECK(c.config.parallel.pipeline_parallel == 16);
 }

@@ -51,7 +51,7 @@ struct PlannerSearchSpace {
 // Layout fields a search keeps at a configuration's values (the rest are searched).
 struct PlanKeep {
   bool tensor_parallel = false;
-  bool pipeline_parallel = false;  // with the virtual stages per rank
+  bool pipeline_parallel = false;  // the virtual stages per rank are still searched
   bool context_parallel = false;
   bool expert_parallel = false;  // ETP is still searched (1 or TP)
   bool micro_batch_size = false;
