@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "anchor_option.hpp"
 #include "cli_options.hpp"
 #include "commands.hpp"
 #include "config_options.hpp"
@@ -200,6 +201,7 @@ int run_estimate(const std::vector<std::string>& args) {
   switches.insert({"--json", "--print-megatron-args", "--print-bridge-overrides", "--timeline"});
   std::set<std::string> values = config_value_options();
   values.insert({"--snapshot", "--rank"});  // snapshot_option.hpp
+  values.merge(anchor_value_options());
   const Expected<ParsedOptions> options = parse_options(args, values, switches);
   if (!options) {
     print_error(options.error());
@@ -231,6 +233,14 @@ int run_estimate(const std::vector<std::string>& args) {
   if (const int exit_code = write_snapshot_option(*options, *estimated); exit_code != kExitOk) {
     return exit_code;
   }
+  const Expected<std::optional<AnchoredEstimate>> anchored =
+      anchored_from_options(*options, *estimated);
+  if (!anchored) return fail(anchored.error(), kExitError);
+  if (*anchored) {
+    for (const std::string& warning : (*anchored)->warnings) {
+      std::cerr << "megamem: warning: anchor: " << warning << "\n";
+    }
+  }
   const std::string link = share_link(shared, base_url(*options));
   const bool print_flags = options->switches.count("--print-megatron-args") > 0;
   const bool print_overrides = options->switches.count("--print-bridge-overrides") > 0;
@@ -239,9 +249,11 @@ int run_estimate(const std::vector<std::string>& args) {
     document["link"] = link;
     if (print_flags) document["megatron_args"] = to_megatron_args(shared.config);
     if (print_overrides) document["bridge_overrides"] = to_bridge_overrides(shared.config);
+    if (*anchored) document["anchored"] = anchored_json(**anchored);
     std::cout << document.dump(2) << "\n";
   } else {
     print_table(*estimated, link);
+    if (*anchored) print_anchored(**anchored);
     if (print_flags) std::cout << "megatron args: " << to_megatron_args(shared.config) << "\n";
     if (print_overrides) {
       std::cout << "bridge overrides: " << to_bridge_overrides(shared.config) << "\n";
