@@ -57,13 +57,22 @@ std::string first_difference(const Config& a, const Config& b, Selected selected
   return "";
 }
 
-// Precision, FP8 recipe, attention backend and MoE dispatcher change what the estimator gets
-// wrong (different kernels, different buffers): a difference measured under one says nothing
-// about the other.
+// Precision, FP8 recipe, the transformer implementation (TE or local), attention backend, the
+// cross-entropy kernel and MoE dispatcher change what the estimator gets wrong (different
+// kernels, different buffers): a difference measured under one says nothing about the other.
 bool field_rule_cannot_carry(const ConfigField& field) {
-  return starts_with_any(field.name,
-                         {"training.params_dtype", "training.fp8", "training.attention_backend",
-                          "training.moe_token_dispatcher"});
+  return starts_with_any(field.name, {"training.params_dtype", "training.fp8",
+                                      "training.transformer_impl", "training.attention_backend",
+                                      "training.cross_entropy", "training.moe_token_dispatcher"});
+}
+
+// The GPU and its software stack decide kernels and workspaces the estimator models only in
+// part (TE's cuBLAS workspace, FP8 GEMM layouts, whether flash-attn is installed): what an
+// anchor measured beyond the estimate on one GPU is not what another GPU adds.
+bool field_is_environment(const ConfigField& field) {
+  return field.name == "device.name" || field.name == "device.te_cublas_workspace_mib" ||
+         field.name == "device.fp8_gemm_any_layout" || field.name == "device.compute_capability" ||
+         field.name == "training.flash_attn_available";
 }
 
 // Recompute and CUDA graphs change which activations are saved; the activation difference is
@@ -230,6 +239,11 @@ std::optional<Error> compare_settings(const Config& anchor, const Config& target
   if (!cannot_carry.empty()) {
     return Error{"anchor", "differs in what the anchored difference depends on (" + cannot_carry +
                                "); measure a run with the same setting"};
+  }
+  const std::string environment = first_difference(anchor, target, field_is_environment);
+  if (!environment.empty()) {
+    return Error{"anchor", "ran on another GPU or software stack (" + environment +
+                               "); anchor on a run of the GPU you estimate for"};
   }
   // With --attention-backend auto the kernel follows the GPU, determinism and the layout
   // (attention_backend.hpp): compare what each run ends up with, not the flag.
