@@ -91,7 +91,7 @@ Expected<std::uint64_t> parse_byte_size(std::string_view field, std::string_view
   const std::optional<double> factor = unit_factor(trimmed(t.substr(number_end)));
   if (!factor) {
     return Error{std::string(field), "'" + std::string(text) +
-                                         "': unknown unit (B, KiB, MiB, "
+                                         "' has an unknown unit (B, KiB, MiB, "
                                          "GiB, TiB, or KB, MB, GB, TB in powers of 1000)"};
   }
   const double bytes = value * *factor;
