@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -194,6 +195,30 @@ int report_invalid(const SharedConfig& shared, const Error& error, const std::st
   return kExitError;
 }
 
+// The estimate (and its anchored numbers) as JSON or as the table, with the asked-for extras.
+void print_estimate(const ParsedOptions& options, const SharedConfig& shared,
+                    const Estimate& estimated, const std::optional<AnchoredEstimate>& anchored,
+                    bool timeline) {
+  const std::string link = share_link(shared, base_url(options));
+  const bool print_flags = options.switches.count("--print-megatron-args") > 0;
+  const bool print_overrides = options.switches.count("--print-bridge-overrides") > 0;
+  if (options.switches.count("--json")) {
+    nlohmann::json document = estimate_json(estimated, timeline);
+    document["link"] = link;
+    if (print_flags) document["megatron_args"] = to_megatron_args(shared.config);
+    if (print_overrides) document["bridge_overrides"] = to_bridge_overrides(shared.config);
+    if (anchored) document["anchored"] = anchored_json(*anchored);
+    std::cout << document.dump(2) << "\n";
+    return;
+  }
+  print_table(estimated, link);
+  if (anchored) print_anchored(*anchored);
+  if (print_flags) std::cout << "megatron args: " << to_megatron_args(shared.config) << "\n";
+  if (print_overrides) {
+    std::cout << "bridge overrides: " << to_bridge_overrides(shared.config) << "\n";
+  }
+}
+
 }  // namespace
 
 int run_estimate(const std::vector<std::string>& args) {
@@ -241,24 +266,7 @@ int run_estimate(const std::vector<std::string>& args) {
       std::cerr << "megamem: warning: anchor: " << warning << "\n";
     }
   }
-  const std::string link = share_link(shared, base_url(*options));
-  const bool print_flags = options->switches.count("--print-megatron-args") > 0;
-  const bool print_overrides = options->switches.count("--print-bridge-overrides") > 0;
-  if (options->switches.count("--json")) {
-    nlohmann::json document = estimate_json(*estimated, timeline);
-    document["link"] = link;
-    if (print_flags) document["megatron_args"] = to_megatron_args(shared.config);
-    if (print_overrides) document["bridge_overrides"] = to_bridge_overrides(shared.config);
-    if (*anchored) document["anchored"] = anchored_json(**anchored);
-    std::cout << document.dump(2) << "\n";
-  } else {
-    print_table(*estimated, link);
-    if (*anchored) print_anchored(**anchored);
-    if (print_flags) std::cout << "megatron args: " << to_megatron_args(shared.config) << "\n";
-    if (print_overrides) {
-      std::cout << "bridge overrides: " << to_bridge_overrides(shared.config) << "\n";
-    }
-  }
+  print_estimate(*options, shared, *estimated, *anchored, timeline);
   return kExitOk;
 }
 

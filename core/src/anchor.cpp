@@ -292,7 +292,12 @@ Expected<AnchoredEstimate> anchor_estimate(const AnchorMeasurement& measured,
 }
 
 Expected<AnchoredEstimate> anchor_estimate(const Anchor& anchor, const Estimate& target) {
-  Expected<Estimate> estimated = estimate(anchor.config, {.module_tree = false, .timeline = false});
+  Config config = anchor.config;
+  if (!anchor.environment_known) {
+    config.device = target.normalized.config.device;
+    config.training.flash_attn_available = target.normalized.config.training.flash_attn_available;
+  }
+  Expected<Estimate> estimated = estimate(config, {.module_tree = false, .timeline = false});
   if (!estimated) {
     return Error{"anchor", "its configuration does not estimate: " + estimated.error().field +
                                ": " + estimated.error().message};

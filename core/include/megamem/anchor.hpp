@@ -49,6 +49,10 @@ struct AnchorMeasurement {
 struct Anchor {
   Config config;  // the anchor run's configuration
   AnchorMeasurement measured;
+  // A log's argument dump and typed-in flags do not say which GPU and software stack the run
+  // had: unless set, the anchor is taken to have run on the target's (config.device and
+  // whether flash-attn is installed come from the target), as a user anchors on their cluster.
+  bool environment_known = false;
 };
 
 // Refuses numbers no run can have: a zero, NaN-born or absurd peak (over 16 TiB), a static
