@@ -184,7 +184,10 @@ std::string rank_text(int pp_rank) { return "pipeline rank " + std::to_string(pp
 // One target rank: the carried differences, refused where a term would turn negative.
 Expected<AnchoredRank> carry_to_rank(const RankMemory& anchor_rank, const RankMemory& target,
                                      AnchoredEstimate& out) {
-  const double static_ratio = parameter_state_bytes(target) / parameter_state_bytes(anchor_rank);
+  // A term with nothing to scale by on the anchor is not carried (anchor_estimate warns).
+  const double anchor_state_bytes = parameter_state_bytes(anchor_rank);
+  const double static_ratio =
+      anchor_state_bytes > 0 ? parameter_state_bytes(target) / anchor_state_bytes : 0.0;
   const double activation_ratio =
       anchor_rank.activation_peak_bytes == 0
           ? 0.0
@@ -198,19 +201,20 @@ Expected<AnchoredRank> carry_to_rank(const RankMemory& anchor_rank, const RankMe
   const double peak = as_double(target.peak_allocated_bytes) + s + a;
   const double reserved = as_double(target.peak_reserved_bytes) + s + a + d;
   if (as_double(allocated_after_step_bytes(target)) + s < 0) {
-    return Error{"anchor", rank_text(target.pp_rank) +
-                               ": the carried static difference would "
-                               "make its static memory negative"};
+    return Error{"anchor",
+                 rank_text(target.pp_rank) +
+                     ": the carried static difference would make its static memory negative"};
   }
   if (as_double(target.activation_peak_bytes) + a < 0) {
-    return Error{"anchor", rank_text(target.pp_rank) +
-                               ": the carried activation difference "
-                               "would make its activations negative"};
+    return Error{"anchor",
+                 rank_text(target.pp_rank) +
+                     ": the carried activation difference would make its activations negative"};
   }
-  if (reserved < peak || !std::isfinite(reserved)) {
-    return Error{"anchor", rank_text(target.pp_rank) +
-                               ": the carried device difference would "
-                               "put reserved memory below allocated memory"};
+  if (reserved < peak || !std::isfinite(reserved) || !std::isfinite(peak)) {
+    return Error{
+        "anchor",
+        rank_text(target.pp_rank) +
+            ": the carried device difference would put reserved memory below allocated memory"};
   }
   AnchoredRank row;
   row.pp_rank = target.pp_rank;
@@ -282,6 +286,10 @@ Expected<AnchoredEstimate> anchor_estimate(const AnchorMeasurement& measured,
     out.warnings.push_back(
         "the anchor's rank saves no activations at its peak: its activation "
         "difference is not carried");
+  }
+  if (parameter_state_bytes(anchor_rank) == 0) {
+    out.warnings.push_back(
+        "the anchor's rank holds no parameters: its static difference is not carried");
   }
   for (const RankMemory& rank : target.ranks) {
     Expected<AnchoredRank> row = carry_to_rank(anchor_rank, rank, out);
