@@ -172,6 +172,32 @@ void markdown_by_kind(std::string& md, const AnchoredPairsSummary& summary,
   }
 }
 
+// A refusal without its numbers: "ran on another GPU or software stack (device.name)".
+std::string refusal_reason(const std::string& message) {
+  const std::size_t open = message.find(" (");
+  if (open == std::string::npos) return message;
+  const std::size_t colon = message.find(':', open);
+  const std::size_t close = message.find(')', open);
+  const std::size_t end = std::min(colon, close);
+  return message.substr(0, end == std::string::npos ? open : end) + ")";
+}
+
+// How many pairs the rule refused, by reason, most frequent first.
+void markdown_refusals(std::string& md, const AnchoredPairsSummary& summary) {
+  std::map<std::string, int> counts;
+  for (const AnchoredPair& pair : summary.pairs) {
+    if (!pair.refusal.empty()) ++counts[refusal_reason(pair.refusal)];
+  }
+  if (counts.empty()) return;
+  std::vector<std::pair<std::string, int>> rows(counts.begin(), counts.end());
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  md += "\nRefused pairs, by reason:\n\n| the anchor ... | pairs |\n|---|---:|\n";
+  for (const auto& [reason, count] : rows) {
+    md += "| " + reason + " | " + std::to_string(count) + " |\n";
+  }
+}
+
 // The pairs the rule makes worse by more than the target's band, worst first (at most 20).
 void markdown_worst(std::string& md, const AnchoredPairsSummary& summary) {
   std::vector<const AnchoredPair*> worse;
@@ -222,6 +248,7 @@ std::string anchored_pairs_markdown(const AnchoredPairsSummary& summary,
         " by more than the target verdict's error band (max(|low|, |high|), in percentage "
         "points of |relative error|).\n\n";
   markdown_by_kind(md, summary, peak_target);
+  markdown_refusals(md, summary);
   markdown_worst(md, summary);
   return md;
 }
