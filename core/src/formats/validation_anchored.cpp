@@ -28,16 +28,17 @@ std::string_view difference_kind(const ConfigField& field) {
   return "";
 }
 
-// "layout, batch": the kinds in which two configurations differ ("" = none).
+// "layout, batch": the kinds in which two configurations differ, in this order ("" = none).
 std::string differs_in(const Config& a, const Config& b) {
-  std::vector<std::string_view> kinds;
-  for (const ConfigField& field : config_fields()) {
-    const std::string_view kind = difference_kind(field);
-    if (kind.empty() || std::find(kinds.begin(), kinds.end(), kind) != kinds.end()) continue;
-    if (field_link_text(field, a) != field_link_text(field, b)) kinds.push_back(kind);
-  }
   std::string out;
-  for (const std::string_view kind : kinds) out += (out.empty() ? "" : ", ") + std::string(kind);
+  for (const std::string_view kind : {"layout", "batch", "sequence", "recompute"}) {
+    for (const ConfigField& field : config_fields()) {
+      if (difference_kind(field) != kind) continue;
+      if (field_link_text(field, a) == field_link_text(field, b)) continue;
+      out += (out.empty() ? "" : ", ") + std::string(kind);
+      break;
+    }
+  }
   return out;
 }
 
