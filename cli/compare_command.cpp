@@ -3,14 +3,12 @@
 //
 //   megamem compare LOG [--json] [--vocab-size V] [--gpu ID] [--base-url URL]
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "anchor_option.hpp"
 #include "cli_options.hpp"
 #include "commands.hpp"
 #include "config_options.hpp"
@@ -23,24 +21,6 @@ namespace megamem::cli {
 namespace {
 
 constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
-
-Expected<std::string> read_log(const std::string& path) {
-  std::error_code error;
-  const auto size = std::filesystem::file_size(path, error);
-  if (error) return Error{"LOG", "cannot read '" + path + "': " + error.message()};
-  if (size > kMaxMegatronLogBytes) {
-    return Error{"LOG", "'" + path + "' is " + std::to_string(size >> 20) +
-                            " MiB; megamem reads logs up to " +
-                            std::to_string(kMaxMegatronLogBytes >> 20) +
-                            " MiB (keep the first part: the argument dump and the memory "
-                            "reports are near the start)"};
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{"LOG", "cannot read '" + path + "'"};
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 Expected<LogComparison> build(const ParsedOptions& options, const std::string& text) {
   LogComparisonOptions compare_options;
@@ -161,7 +141,7 @@ int run_compare(const std::vector<std::string>& args) {
     print_error(options.error());
     return kExitUsage;
   }
-  const Expected<std::string> text = read_log(path);
+  const Expected<std::string> text = read_log_file(path, "LOG");
   if (!text) {
     print_error(text.error());
     return kExitError;

@@ -5,10 +5,12 @@
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "anchor_option.hpp"
 #include "cli_options.hpp"
 #include "commands.hpp"
 #include "config_options.hpp"
@@ -193,6 +195,30 @@ int report_invalid(const SharedConfig& shared, const Error& error, const std::st
   return kExitError;
 }
 
+// The estimate (and its anchored numbers) as JSON or as the table, with the asked-for extras.
+void print_estimate(const ParsedOptions& options, const SharedConfig& shared,
+                    const Estimate& estimated, const std::optional<AnchoredEstimate>& anchored,
+                    bool timeline) {
+  const std::string link = share_link(shared, base_url(options));
+  const bool print_flags = options.switches.count("--print-megatron-args") > 0;
+  const bool print_overrides = options.switches.count("--print-bridge-overrides") > 0;
+  if (options.switches.count("--json")) {
+    nlohmann::json document = estimate_json(estimated, timeline);
+    document["link"] = link;
+    if (print_flags) document["megatron_args"] = to_megatron_args(shared.config);
+    if (print_overrides) document["bridge_overrides"] = to_bridge_overrides(shared.config);
+    if (anchored) document["anchored"] = anchored_json(*anchored);
+    std::cout << document.dump(2) << "\n";
+    return;
+  }
+  print_table(estimated, link);
+  if (anchored) print_anchored(*anchored);
+  if (print_flags) std::cout << "megatron args: " << to_megatron_args(shared.config) << "\n";
+  if (print_overrides) {
+    std::cout << "bridge overrides: " << to_bridge_overrides(shared.config) << "\n";
+  }
+}
+
 }  // namespace
 
 int run_estimate(const std::vector<std::string>& args) {
@@ -200,6 +226,7 @@ int run_estimate(const std::vector<std::string>& args) {
   switches.insert({"--json", "--print-megatron-args", "--print-bridge-overrides", "--timeline"});
   std::set<std::string> values = config_value_options();
   values.insert({"--snapshot", "--rank"});  // snapshot_option.hpp
+  values.merge(anchor_value_options());
   const Expected<ParsedOptions> options = parse_options(args, values, switches);
   if (!options) {
     print_error(options.error());
@@ -231,22 +258,15 @@ int run_estimate(const std::vector<std::string>& args) {
   if (const int exit_code = write_snapshot_option(*options, *estimated); exit_code != kExitOk) {
     return exit_code;
   }
-  const std::string link = share_link(shared, base_url(*options));
-  const bool print_flags = options->switches.count("--print-megatron-args") > 0;
-  const bool print_overrides = options->switches.count("--print-bridge-overrides") > 0;
-  if (options->switches.count("--json")) {
-    nlohmann::json document = estimate_json(*estimated, timeline);
-    document["link"] = link;
-    if (print_flags) document["megatron_args"] = to_megatron_args(shared.config);
-    if (print_overrides) document["bridge_overrides"] = to_bridge_overrides(shared.config);
-    std::cout << document.dump(2) << "\n";
-  } else {
-    print_table(*estimated, link);
-    if (print_flags) std::cout << "megatron args: " << to_megatron_args(shared.config) << "\n";
-    if (print_overrides) {
-      std::cout << "bridge overrides: " << to_bridge_overrides(shared.config) << "\n";
+  const Expected<std::optional<AnchoredEstimate>> anchored =
+      anchored_from_options(*options, *estimated);
+  if (!anchored) return fail(anchored.error(), kExitError);
+  if (*anchored) {
+    for (const std::string& warning : (*anchored)->warnings) {
+      std::cerr << "megamem: warning: anchor: " << warning << "\n";
     }
   }
+  print_estimate(*options, shared, *estimated, *anchored, timeline);
   return kExitOk;
 }
 

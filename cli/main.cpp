@@ -8,6 +8,7 @@
 //   megamem presets [--json]
 //   megamem validate [--cases PATH] [--report PATH] [--bands PATH] [--json] [--strict]
 //   megamem compare LOG [--json] [--vocab-size V] [--gpu ID]
+//   megamem estimate ... --anchor LOG | --anchor-args "<flags>" --anchor-world-size N ...
 //
 // A thin front end: it reads argv and files, calls the core, and prints text or JSON.
 #include <iostream>
@@ -41,7 +42,11 @@ constexpr CommandUsage kCommandUsage[] = {
      "      --print-bridge-overrides its Megatron-Bridge recipe overrides;\n"
      "      --bridge-config run_config.yaml --world-size N starts from a Megatron-Bridge run;\n"
      "      --snapshot FILE [--rank P] writes rank P's step as a PyTorch memory snapshot;\n"
-     "      --timeline adds each rank's memory after every forward/backward to --json.\n"},
+     "      --timeline adds each rank's memory after every forward/backward to --json;\n"
+     "      --anchor LOG anchors it on a measured run of the same model (a Megatron-LM log,\n"
+     "      Megatron-LM or Megatron-Bridge memory reports), or typed in: --anchor-args\n"
+     "      \"<flags>\" --anchor-world-size N --anchor-peak-bytes B [--anchor-static-bytes B]\n"
+     "      [--anchor-reserved-bytes B] [--anchor-rank R] (sizes as 80GiB, 79.6GB or bytes).\n"},
     {"check",
      "  megamem check <configuration> [--gpu-from-nvidia-smi FILE|-] [--json]\n"
      "      The pre-flight for a launch script: one line with the verdict (fits, borderline,\n"

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "megamem/anchor.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/megatron_log.hpp"
 #include "megamem/planner.hpp"
@@ -51,5 +52,13 @@ std::string plan_to_json(const PlanRequest& request, const PlanResult& result,
 // peak_allocated, peak_reserved, peak_total}_bytes, params {logged, estimated}), the lines
 // read, the lines skipped, the configuration's link and Megatron flags, the unused arguments.
 nlohmann::json log_comparison_json(const LogComparison& comparison, const std::string& link);
+
+// The estimate anchored on a measured run, as `megamem estimate --anchor ... --json` prints it
+// beside "ranks": anchor {source, world_size, global_rank (null: not known), pp_rank, measured
+// {peak_allocated, static, max_reserved}_bytes (null: not given), estimated {...}_bytes, notes},
+// terms {static, activation, device: {measured, anchor_difference_bytes, carried_bytes[] per
+// rank}}, ranks[] {pp_rank, raw_ and anchored_ peak_allocated, peak_reserved, peak_total
+// _bytes}, warnings.
+nlohmann::json anchored_json(const AnchoredEstimate& anchored);
 
 }  // namespace megamem

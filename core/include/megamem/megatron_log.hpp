@@ -14,7 +14,11 @@
 //     (megatron/training/theoretical_memory_usage.py report_theoretical_memory);
 //   * "[Rank N] (after K iterations) memory (MB) | allocated: A | max allocated: B |
 //     reserved: C | max reserved: D" (megatron/training/utils.py report_memory; "MB" there is
-//     MiB, the values are torch.cuda.memory_allocated() and friends divided by 1024^2).
+//     MiB, the values are torch.cuda.memory_allocated() and friends divided by 1024^2);
+//   * Megatron-Bridge's "[Rank N] (after K iterations) memory (GB) | mem-allocated-gigabytes: A |
+//     ... | mem-max-allocated-gigabytes: B | ... | mem-max-reserved-gigabytes: D | ..."
+//     (src/megatron/bridge/training/utils/train_utils.py report_memory; GB = 1e9 bytes), read
+//     into the same memory reports.
 // When a log holds several runs (a job restarted into the same file), the last argument dump
 // and what follows it are read. Of several memory reports of one rank, the last is kept.
 // Every line read is listed with its number, so a front end can say which lines were used.
@@ -39,7 +43,7 @@
 
 namespace megamem {
 
-// One "[Rank N] (after K iterations) memory (MB)" report, in bytes.
+// One "[Rank N] (after K iterations) memory (MB)" (or Bridge's "memory (GB)") report, in bytes.
 struct LogMemoryReport {
   std::int64_t global_rank = 0;
   std::int64_t iteration = 0;
@@ -48,6 +52,9 @@ struct LogMemoryReport {
   std::uint64_t reserved_bytes = 0;       // torch.cuda.memory_reserved()
   std::uint64_t max_reserved_bytes = 0;   // torch.cuda.max_memory_reserved()
   std::size_t line = 0;                   // 1-based line number in the log
+  // Megatron-Bridge's "memory (GB)" report (GB = 1e9 bytes, 5 significant digits) rather than
+  // Megatron-LM's "memory (MB)" one.
+  bool bridge = false;
 };
 
 // One "number of parameters on (tensor, pipeline) model parallel rank (t, p): N" line.

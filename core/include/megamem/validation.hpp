@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "megamem/config.hpp"
 #include "megamem/expected.hpp"
 
 namespace megamem {
@@ -95,6 +96,7 @@ struct CaseResult {
   std::optional<Comparison> peak_memory;          // max_memory_allocated, once the estimator has it
   std::optional<Comparison> reserved_memory;      // max_memory_reserved, where measured
   std::vector<std::string> features;  // configuration_features() of the scored configuration
+  std::optional<Config> config;       // the scored configuration (for the anchored pairs)
 };
 
 // Error statistics over a set of comparisons.
@@ -139,6 +141,30 @@ struct FeatureCount {
   int cases = 0;
 };
 
+// One ordered pair of scored runs of the same model (anchor.hpp): the target's peak estimated
+// raw and anchored on the other run's measurements.
+struct AnchoredPair {
+  std::string anchor_id;
+  std::string target_id;
+  std::string differs_in;  // "layout, batch", ...: what the pair differs in
+  std::string refusal;     // why the rule refused the pair ("" = scored)
+  Comparison raw;
+  Comparison anchored;
+  double band_percent = 0;  // the target verdict's band: max(|low|, |high|)
+};
+
+// Every ordered pair of scored runs of one file that are the same model and differ in layout,
+// batch, sequence length or recompute, each anchored on the other's measured peak (and its
+// static and max reserved figures where measured).
+struct AnchoredPairsSummary {
+  std::vector<AnchoredPair> pairs;  // refused pairs included
+  ErrorStats raw;                   // over the scored pairs
+  ErrorStats anchored;
+  int refused = 0;
+  int worse = 0;              // |anchored error| above |raw error|
+  int worse_beyond_band = 0;  // ... by more than the target's band (percentage points)
+};
+
 struct ValidationReport {
   std::string source_commit;  // Megatron-LM commit the cases come from
   std::vector<CaseResult> cases;
@@ -150,8 +176,17 @@ struct ValidationReport {
   std::optional<MetricSummary> peak_summary;      // when the estimator predicts peaks
   std::optional<MetricSummary> reserved_summary;  // when cases measured max_memory_reserved
   std::vector<TargetResult> targets;
-  bool targets_gate = true;  // ValidationTargets::gating of the file
+  bool targets_gate = true;             // ValidationTargets::gating of the file
+  AnchoredPairsSummary anchored_pairs;  // the peak anchored on another run (anchor.hpp)
 };
+
+// The anchored pairs of a report's scored cases, against the peak target's tolerance.
+AnchoredPairsSummary anchored_pairs(const std::vector<CaseResult>& cases,
+                                    const AccuracyTarget& peak_target);
+
+// The anchored pairs' section of docs/validation.md (h2: the level of its heading).
+std::string anchored_pairs_markdown(const AnchoredPairsSummary& summary,
+                                    const AccuracyTarget& peak_target, std::string_view h2);
 
 // Runs every case of a cases file (JSON text). Errors only when the file itself is malformed;
 // a bad case becomes a CaseResult with status error.

@@ -1,7 +1,9 @@
 // Estimate -> JSON (the CLI's --json and the web page's state() share it).
 #include "megamem/json_output.hpp"
 
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "megamem/fields.hpp"
 
@@ -265,6 +267,61 @@ json log_comparison_json(const LogComparison& c, const std::string& link) {
           {"link", link},
           {"megatron_args", c.config.megatron_flags},
           {"unused_arguments", c.config.unused_arguments}};
+}
+
+namespace {
+
+json optional_bytes(const std::optional<std::uint64_t>& bytes) {
+  return bytes ? json(*bytes) : json(nullptr);
+}
+
+json anchor_term_json(const AnchorTerm& term) {
+  return {{"measured", term.measured},
+          {"anchor_difference_bytes", std::llround(term.anchor_difference_bytes)},
+          {"carried_bytes", [&] {
+             json carried = json::array();
+             for (const double bytes : term.carried_bytes) carried.push_back(std::llround(bytes));
+             return carried;
+           }()}};
+}
+
+json anchor_identity_json(const AnchoredEstimate& a) {
+  const AnchorMeasurement& m = a.anchor;
+  return {{"source", m.source},
+          {"world_size", m.world_size},
+          {"global_rank", m.global_rank >= 0 ? json(m.global_rank) : json(nullptr)},
+          {"pp_rank", m.pp_rank},
+          {"measured",
+           {{"peak_allocated_bytes", m.peak_allocated_bytes},
+            {"static_bytes", optional_bytes(m.static_bytes)},
+            {"max_reserved_bytes", optional_bytes(m.max_reserved_bytes)}}},
+          {"estimated",
+           {{"peak_allocated_bytes", a.anchor_estimated_peak_allocated_bytes},
+            {"static_bytes", a.anchor_estimated_static_bytes},
+            {"peak_reserved_bytes", a.anchor_estimated_peak_reserved_bytes}}},
+          {"notes", m.notes}};
+}
+
+}  // namespace
+
+json anchored_json(const AnchoredEstimate& a) {
+  json ranks = json::array();
+  for (const AnchoredRank& r : a.ranks) {
+    ranks.push_back({{"pp_rank", r.pp_rank},
+                     {"raw_peak_allocated_bytes", r.raw_peak_allocated_bytes},
+                     {"anchored_peak_allocated_bytes", r.anchored_peak_allocated_bytes},
+                     {"raw_peak_reserved_bytes", r.raw_peak_reserved_bytes},
+                     {"anchored_peak_reserved_bytes", r.anchored_peak_reserved_bytes},
+                     {"raw_peak_total_bytes", r.raw_peak_total_bytes},
+                     {"anchored_peak_total_bytes", r.anchored_peak_total_bytes}});
+  }
+  return {{"anchor", anchor_identity_json(a)},
+          {"terms",
+           {{"static", anchor_term_json(a.static_term)},
+            {"activation", anchor_term_json(a.activation_term)},
+            {"device", anchor_term_json(a.device_term)}}},
+          {"ranks", ranks},
+          {"warnings", a.warnings}};
 }
 
 }  // namespace megamem

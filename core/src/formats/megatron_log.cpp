@@ -164,6 +164,41 @@ std::optional<LogMemoryReport> parse_memory_report(std::string_view from_bracket
   return report;
 }
 
+// Megatron-Bridge's report: "[Rank N] (after K iterations) memory (GB) | mem-allocated-gigabytes:
+// A | mem-active-gigabytes: ... | mem-reserved-gigabytes: C | mem-max-allocated-gigabytes: B |
+// ... | mem-max-reserved-gigabytes: D | mem-alloc-retires: R | mem-allocated-count: N"
+// (src/megatron/bridge/training/utils/train_utils.py, training_log and report_memory:
+// torch.cuda.memory_stats() bytes / 1e9, rounded to 5 significant digits; the keys are
+// MEMORY_KEYS there, in any order). The four figures compare reads are required.
+std::optional<LogMemoryReport> parse_bridge_memory_report(std::string_view from_bracket) {
+  Cursor c{from_bracket};
+  LogMemoryReport report;
+  c.expect("[Rank ");
+  report.global_rank = c.integer();
+  c.expect("] (after ");
+  report.iteration = c.integer();
+  c.expect(" iterations) memory (GB)");
+  if (!c.ok) return std::nullopt;
+  std::string_view fields = c.text;
+  // Reports of several ranks can share a line (prints from different processes interleave).
+  fields = fields.substr(0, fields.find("[Rank "));
+  const std::pair<std::string_view, std::uint64_t LogMemoryReport::*> kKeys[] = {
+      {" | mem-allocated-gigabytes: ", &LogMemoryReport::allocated_bytes},
+      {" | mem-max-allocated-gigabytes: ", &LogMemoryReport::max_allocated_bytes},
+      {" | mem-reserved-gigabytes: ", &LogMemoryReport::reserved_bytes},
+      {" | mem-max-reserved-gigabytes: ", &LogMemoryReport::max_reserved_bytes}};
+  for (const auto& [key, member] : kKeys) {
+    const std::size_t at = fields.find(key);
+    if (at == std::string_view::npos) return std::nullopt;
+    Cursor value{fields.substr(at + key.size())};
+    const double gigabytes = value.number();
+    if (!value.ok) return std::nullopt;
+    report.*member = static_cast<std::uint64_t>(std::llround(gigabytes * 1e9));
+  }
+  report.bridge = true;
+  return report;
+}
+
 // "number of parameters on (tensor, pipeline) model parallel rank (t, p): N".
 constexpr std::string_view kParameterCountText =
     "number of parameters on (tensor, pipeline) model parallel rank (";
@@ -275,8 +310,17 @@ struct LogReader {
   void read_memory_reports(std::size_t number, std::string_view line) {
     for (std::size_t at = line.find("[Rank "); at != std::string_view::npos;
          at = line.find("[Rank ", at + 1)) {
-      if (line.substr(at).find("memory (MB)") == std::string_view::npos) continue;
-      std::optional<LogMemoryReport> report = parse_memory_report(line.substr(at));
+      const std::string_view from_bracket = line.substr(at);
+      const std::size_t next = from_bracket.find("[Rank ", 1);
+      const std::string_view own = from_bracket.substr(0, next);
+      std::optional<LogMemoryReport> report;
+      if (own.find("memory (MB)") != std::string_view::npos) {
+        report = parse_memory_report(from_bracket);
+      } else if (own.find("memory (GB)") != std::string_view::npos) {
+        report = parse_bridge_memory_report(from_bracket);
+      } else {
+        continue;
+      }
       if (!report) {
         note(number, "a memory report that is cut off or garbled; skipped");
         continue;

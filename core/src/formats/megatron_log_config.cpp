@@ -142,8 +142,8 @@ Expected<std::vector<RankComparison>> compare_log(const MegatronLog& log, const 
                                                   const Estimate& estimate) {
   if (log.memory_reports.empty()) {
     return Error{"log",
-                 "no \"[Rank N] (after K iterations) memory (MB)\" line after the argument dump "
-                 "(line " +
+                 "no \"[Rank N] (after K iterations) memory (MB)\" line (nor Megatron-Bridge's "
+                 "\"memory (GB)\") after the argument dump (line " +
                      std::to_string(log.arguments_first_line) +
                      "): the run stopped before its first memory report, which Megatron prints "
                      "after the first --log-interval iterations"};

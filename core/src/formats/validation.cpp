@@ -330,6 +330,7 @@ CaseResult score_case(const Config& config, const CaseEntry& e, CaseResult resul
   }
   result.status = CaseStatus::scored;
   result.features = configuration_features(estimated->normalized.config);
+  result.config = config;
   if (e.measured_static) {
     // Measured after the optimizer step (memory_allocated() as logged).
     result.static_memory =
@@ -631,6 +632,9 @@ void markdown_body(std::string& md, const ValidationReport& report, std::string_
   if (report.static_summary.cases.count > 0) markdown_metric(md, report.static_summary, h2);
   if (report.peak_summary) markdown_metric(md, *report.peak_summary, h2);
   if (report.reserved_summary) markdown_metric(md, *report.reserved_summary, h2);
+  if (!report.anchored_pairs.pairs.empty()) {
+    md += anchored_pairs_markdown(report.anchored_pairs, report.peak_summary->target, h2);
+  }
   markdown_case_table(md, report, h2);
 }
 
@@ -670,6 +674,7 @@ Expected<ValidationReport> run_validation(std::string_view cases_json,
     report.unsupported_by_feature.push_back({feature, features[feature]});
   }
   summarize_all(targets, report);
+  report.anchored_pairs = anchored_pairs(report.cases, targets.peak_target);
   return report;
 }
 
