@@ -157,11 +157,12 @@ std::vector<FsdpWorkingSet> add_stage_static_memory(const NormalizedConfig& n,
   std::vector<ParamTensor> tensors;
   std::vector<TeDummyWgradShapes> dummy_shapes(result.ranks.size());
   std::vector<FsdpWorkingSet> fsdp_working;  // per stage, with FSDP
+  ChunkStaticCache cache;
   for (const StagePlacement& stage : n.stages) {
     stage_params(n, stage, templates, params);
     // distributed_data_parallel.py: only the first pipeline rank's first chunk buckets.
     const bool bucketing = stage.pp_rank == 0 && stage.vpp_chunk == 0;
-    const ChunkStaticBytes bytes = chunk_static_bytes(n, params.blocks, bucketing);
+    const ChunkStaticBytes bytes = cached_chunk_static_bytes(n, params.blocks, bucketing, cache);
     if (uses_fsdp(n)) {
       fsdp_working.push_back(fsdp_working_set(n, params.blocks, stage.vpp_chunk == 0));
     }

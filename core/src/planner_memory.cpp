@@ -23,11 +23,12 @@ std::vector<RankParameterBytes> rank_parameter_bytes(const NormalizedConfig& n,
   const LayerTemplates templates = layer_templates(n);
   StageParams params;
   std::vector<TeDummyWgradShapes> dummy_shapes(out.size());
+  ChunkStaticCache cache;
   for (const StagePlacement& stage : stages) {
     stage_params(n, stage, templates, params);
     // distributed_data_parallel.py: only the first pipeline rank's first chunk buckets.
     const bool bucketing = stage.pp_rank == 0 && stage.vpp_chunk == 0;
-    const ChunkStaticBytes bytes = chunk_static_bytes(n, params.blocks, bucketing);
+    const ChunkStaticBytes bytes = cached_chunk_static_bytes(n, params.blocks, bucketing, cache);
     RankParameterBytes& rank = out[static_cast<std::size_t>(stage.pp_rank)];
     rank.static_bytes +=
         bytes.weight_bytes + bytes.gradient_bytes + bytes.optimizer_bytes +

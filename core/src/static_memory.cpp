@@ -1,6 +1,7 @@
 // Static memory of a model chunk; see static_memory.hpp.
 #include "static_memory.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -312,6 +313,32 @@ std::int64_t ddp_bucket_elements(const NormalizedConfig& normalized, bool bucket
   return opt.ddp_bucket_size_elements > 0
              ? opt.ddp_bucket_size_elements
              : std::max<std::int64_t>(40000000, 1000000 * normalized.data_parallel);
+}
+
+namespace {
+
+bool same_blocks(const std::vector<TensorBlock>& a, const std::vector<TensorBlock>& b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](const TensorBlock& x, const TensorBlock& y) {
+           return x.tensors == y.tensors && x.count == y.count && x.repeat == y.repeat &&
+                  x.layer_template && y.layer_template;
+         });
+}
+
+}  // namespace
+
+ChunkStaticBytes cached_chunk_static_bytes(const NormalizedConfig& normalized,
+                                           const std::vector<TensorBlock>& blocks, bool bucketing,
+                                           ChunkStaticCache& cache) {
+  const bool templates_only = std::all_of(blocks.begin(), blocks.end(),
+                                          [](const TensorBlock& b) { return b.layer_template; });
+  if (!templates_only) return chunk_static_bytes(normalized, blocks, bucketing);
+  for (const ChunkStaticCache::Entry& entry : cache.entries) {
+    if (entry.bucketing == bucketing && same_blocks(entry.blocks, blocks)) return entry.bytes;
+  }
+  const ChunkStaticBytes bytes = chunk_static_bytes(normalized, blocks, bucketing);
+  cache.entries.push_back({blocks, bucketing, bytes});
+  return bytes;
 }
 
 }  // namespace megamem

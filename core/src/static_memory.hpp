@@ -68,6 +68,22 @@ void visit_chunk_tensors(const std::vector<TensorBlock>& blocks, ChunkStaticByte
 ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
                                     const std::vector<TensorBlock>& blocks, bool bucketing);
 
+// chunk_static_bytes remembered per block list: stages built only of layer templates (a
+// rank's virtual chunks, the middle pipeline ranks) repeat one list, whose bytes are then
+// computed once per estimate. Lists with other tensors (embedding, output layer, MTP) are
+// computed each time (their tensor buffers are reused between stages).
+struct ChunkStaticCache {
+  struct Entry {
+    std::vector<TensorBlock> blocks;
+    bool bucketing = false;
+    ChunkStaticBytes bytes;
+  };
+  std::vector<Entry> entries;
+};
+ChunkStaticBytes cached_chunk_static_bytes(const NormalizedConfig& normalized,
+                                           const std::vector<TensorBlock>& blocks, bool bucketing,
+                                           ChunkStaticCache& cache);
+
 // Elements per gradient bucket (megatron/training/training.py resolve_ddp_bucket_size):
 // --ddp-bucket-size, or max(4e7, 1e6 x DP); 0 (one bucket) without --overlap-grad-reduce or
 // on a chunk that does not bucket.
