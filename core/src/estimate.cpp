@@ -158,6 +158,7 @@ std::vector<FsdpWorkingSet> add_stage_static_memory(const NormalizedConfig& n,
   std::vector<TeDummyWgradShapes> dummy_shapes(result.ranks.size());
   std::vector<FsdpWorkingSet> fsdp_working;  // per stage, with FSDP
   ChunkStaticCache cache;
+  std::vector<TemplateShapeKeys> template_keys;  // TE dummy-wgrad keys per layer template
   for (const StagePlacement& stage : n.stages) {
     stage_params(n, stage, templates, params);
     // distributed_data_parallel.py: only the first pipeline rank's first chunk buckets.
@@ -195,7 +196,8 @@ std::vector<FsdpWorkingSet> add_stage_static_memory(const NormalizedConfig& n,
     rank.persistent_buffer_bytes +=
         static_cast<std::uint64_t>(std::llround(expert_bias_buffer_bytes(n, params.blocks)));
     collect_te_dummy_wgrad_shapes(n, params.blocks, stage.has_loss,
-                                  dummy_shapes[static_cast<std::size_t>(rank.pp_rank)]);
+                                  dummy_shapes[static_cast<std::size_t>(rank.pp_rank)],
+                                  template_keys);
   }
   // TE's dummy weight gradients are cached once per distinct weight shape on the rank.
   for (RankMemory& rank : result.ranks) {

@@ -113,9 +113,45 @@ void add_shape_key(std::vector<std::int64_t>& keys, std::int64_t key) {
   if (at == keys.end() || *at != key) keys.insert(at, key);
 }
 
+namespace {
+
+// The block's TE linears as shape keys. The cache is keyed by shape; a tensor list does not
+// carry shapes, so a weight is told apart by its module, element count and its rank among
+// equal counts of that module in the layer (fc1 and fc2 of a non-gated MLP have equal counts
+// but transposed shapes).
+std::vector<std::int64_t> block_shape_keys(const TensorBlock& block) {
+  std::vector<std::int64_t> keys;
+  for (std::size_t i = 0; i < block.count; ++i) {
+    const ParamTensor& tensor = block.tensors[i];
+    if (!is_te_linear(tensor)) continue;
+    std::int64_t ordinal = 0;
+    for (std::size_t j = 0; j < i; ++j) {
+      const ParamTensor& earlier = block.tensors[j];
+      ordinal +=
+          is_te_linear(earlier) && earlier.module == tensor.module && earlier.numel == tensor.numel;
+    }
+    keys.push_back(tensor.numel * kShapeKeyScale + static_cast<std::int64_t>(tensor.module) * 4 +
+                   std::min<std::int64_t>(ordinal, 3));
+  }
+  return keys;
+}
+
+// A layer template gives the same keys on every stage and rank that has it: computed once.
+const std::vector<std::int64_t>& template_shape_keys(const TensorBlock& block,
+                                                     std::vector<TemplateShapeKeys>& cache) {
+  for (const TemplateShapeKeys& entry : cache) {
+    if (entry.tensors == block.tensors) return entry.keys;
+  }
+  cache.push_back({block.tensors, block_shape_keys(block)});
+  return cache.back().keys;
+}
+
+}  // namespace
+
 void collect_te_dummy_wgrad_shapes(const NormalizedConfig& n,
                                    const std::vector<TensorBlock>& blocks, bool has_loss,
-                                   TeDummyWgradShapes& shapes) {
+                                   TeDummyWgradShapes& shapes,
+                                   std::vector<TemplateShapeKeys>& template_keys) {
   const TrainingConfig& t = n.config.training;
   if (t.transformer_impl != TransformerImpl::transformer_engine ||
       !t.gradient_accumulation_fusion) {
@@ -127,28 +163,16 @@ void collect_te_dummy_wgrad_shapes(const NormalizedConfig& n,
     add_shape_key(shapes.keys, output * kShapeKeyScale +
                                    static_cast<std::int64_t>(ModuleKind::output_layer) * 4);
   }
-  // The cache is keyed by shape; a tensor list does not carry shapes, so a weight is told apart
-  // by its module, element count and its rank among equal counts of that module in the layer
-  // (fc1 and fc2 of a non-gated MLP have equal counts but transposed shapes). A layer template
-  // gives the same keys on every stage that has it.
   for (const TensorBlock& block : blocks) {
-    std::vector<const ParamTensor*>& seen = shapes.blocks_seen;
-    if (block.layer_template) {
-      if (std::find(seen.begin(), seen.end(), block.tensors) != seen.end()) continue;
-      seen.push_back(block.tensors);
+    if (!block.layer_template) {
+      for (const std::int64_t key : block_shape_keys(block)) add_shape_key(shapes.keys, key);
+      continue;
     }
-    for (std::size_t i = 0; i < block.count; ++i) {
-      const ParamTensor& tensor = block.tensors[i];
-      if (!is_te_linear(tensor)) continue;
-      std::int64_t ordinal = 0;
-      for (std::size_t j = 0; j < i; ++j) {
-        const ParamTensor& earlier = block.tensors[j];
-        ordinal += is_te_linear(earlier) && earlier.module == tensor.module &&
-                   earlier.numel == tensor.numel;
-      }
-      add_shape_key(shapes.keys, tensor.numel * kShapeKeyScale +
-                                     static_cast<std::int64_t>(tensor.module) * 4 +
-                                     std::min<std::int64_t>(ordinal, 3));
+    std::vector<const ParamTensor*>& seen = shapes.blocks_seen;
+    if (std::find(seen.begin(), seen.end(), block.tensors) != seen.end()) continue;
+    seen.push_back(block.tensors);
+    for (const std::int64_t key : template_shape_keys(block, template_keys)) {
+      add_shape_key(shapes.keys, key);
     }
   }
 }

@@ -37,9 +37,15 @@ struct TeDummyWgradShapes {
   std::vector<std::int64_t> keys;               // distinct shape keys, sorted
   std::vector<const ParamTensor*> blocks_seen;  // layer templates already collected
 };
+// A layer template's shape keys, shared by the ranks of one estimate.
+struct TemplateShapeKeys {
+  const ParamTensor* tensors = nullptr;
+  std::vector<std::int64_t> keys;
+};
 void collect_te_dummy_wgrad_shapes(const NormalizedConfig& normalized,
                                    const std::vector<TensorBlock>& blocks, bool has_loss,
-                                   TeDummyWgradShapes& shapes);
+                                   TeDummyWgradShapes& shapes,
+                                   std::vector<TemplateShapeKeys>& template_keys);
 
 // Bytes of the cache for the shapes one rank collected: one tensor per distinct shape.
 double te_dummy_wgrad_bytes(const NormalizedConfig& normalized, const TeDummyWgradShapes& shapes);

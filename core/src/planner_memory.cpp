@@ -24,6 +24,7 @@ std::vector<RankParameterBytes> rank_parameter_bytes(const NormalizedConfig& n,
   StageParams params;
   std::vector<TeDummyWgradShapes> dummy_shapes(out.size());
   ChunkStaticCache cache;
+  std::vector<TemplateShapeKeys> template_keys;  // TE dummy-wgrad keys per layer template
   for (const StagePlacement& stage : stages) {
     stage_params(n, stage, templates, params);
     // distributed_data_parallel.py: only the first pipeline rank's first chunk buckets.
@@ -35,7 +36,8 @@ std::vector<RankParameterBytes> rank_parameter_bytes(const NormalizedConfig& n,
         static_cast<std::uint64_t>(std::llround(expert_bias_buffer_bytes(n, params.blocks)));
     rank.optimizer_step_bytes += bytes.optimizer_step_bytes;
     collect_te_dummy_wgrad_shapes(n, params.blocks, stage.has_loss,
-                                  dummy_shapes[static_cast<std::size_t>(stage.pp_rank)]);
+                                  dummy_shapes[static_cast<std::size_t>(stage.pp_rank)],
+                                  template_keys);
   }
   for (std::size_t rank = 0; rank < out.size(); ++rank) {
     out[rank].static_bytes +=
