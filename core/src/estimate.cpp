@@ -202,7 +202,7 @@ std::vector<FsdpWorkingSet> add_stage_static_memory(const NormalizedConfig& n,
   // TE's dummy weight gradients are cached once per distinct weight shape on the rank.
   for (RankMemory& rank : result.ranks) {
     rank.persistent_buffer_bytes += static_cast<std::uint64_t>(std::llround(
-        te_dummy_wgrad_bytes(n, dummy_shapes[static_cast<std::size_t>(rank.pp_rank)])));
+        te_dummy_wgrad_bytes(n, std::move(dummy_shapes[static_cast<std::size_t>(rank.pp_rank)]))));
   }
   add_fsdp_persistent_pools(fsdp_working, n.stages, result.ranks);
   return fsdp_working;

@@ -107,12 +107,6 @@ bool is_te_linear(const ParamTensor& tensor) {
 
 }  // namespace
 
-// Adds `key` to the sorted, distinct keys.
-void add_shape_key(std::vector<std::int64_t>& keys, std::int64_t key) {
-  const auto at = std::lower_bound(keys.begin(), keys.end(), key);
-  if (at == keys.end() || *at != key) keys.insert(at, key);
-}
-
 namespace {
 
 // The block's TE linears as shape keys. The cache is keyed by shape; a tensor list does not
@@ -160,24 +154,27 @@ void collect_te_dummy_wgrad_shapes(const NormalizedConfig& n,
   if (has_loss) {
     const std::int64_t output =
         n.padded_vocab_size * n.config.model.hidden_size / n.config.parallel.tensor_parallel;
-    add_shape_key(shapes.keys, output * kShapeKeyScale +
-                                   static_cast<std::int64_t>(ModuleKind::output_layer) * 4);
+    shapes.keys.push_back(output * kShapeKeyScale +
+                          static_cast<std::int64_t>(ModuleKind::output_layer) * 4);
   }
   for (const TensorBlock& block : blocks) {
     if (!block.layer_template) {
-      for (const std::int64_t key : block_shape_keys(block)) add_shape_key(shapes.keys, key);
+      const std::vector<std::int64_t> keys = block_shape_keys(block);
+      shapes.keys.insert(shapes.keys.end(), keys.begin(), keys.end());
       continue;
     }
     std::vector<const ParamTensor*>& seen = shapes.blocks_seen;
     if (std::find(seen.begin(), seen.end(), block.tensors) != seen.end()) continue;
     seen.push_back(block.tensors);
-    for (const std::int64_t key : template_shape_keys(block, template_keys)) {
-      add_shape_key(shapes.keys, key);
-    }
+    const std::vector<std::int64_t>& keys = template_shape_keys(block, template_keys);
+    shapes.keys.insert(shapes.keys.end(), keys.begin(), keys.end());
   }
 }
 
-double te_dummy_wgrad_bytes(const NormalizedConfig& n, const TeDummyWgradShapes& shapes) {
+double te_dummy_wgrad_bytes(const NormalizedConfig& n, TeDummyWgradShapes shapes) {
+  // One tensor per distinct key (a rank's chunks may repeat a weight's shape).
+  std::sort(shapes.keys.begin(), shapes.keys.end());
+  shapes.keys.erase(std::unique(shapes.keys.begin(), shapes.keys.end()), shapes.keys.end());
   double elements = 0;
   for (const std::int64_t key : shapes.keys) elements += static_cast<double>(key / kShapeKeyScale);
   // The placeholder has the weight's dtype: fp32, or bf16/fp16 with --bf16/--fp16.

@@ -34,7 +34,7 @@ double expert_bias_buffer_bytes(const NormalizedConfig& normalized,
 // on every stage with the loss (`has_loss`), tied or not. Adds a key per such weight in
 // `blocks` to `shapes` (one rank collects over all its chunks).
 struct TeDummyWgradShapes {
-  std::vector<std::int64_t> keys;               // distinct shape keys, sorted
+  std::vector<std::int64_t> keys;               // shape keys as collected (repeats allowed)
   std::vector<const ParamTensor*> blocks_seen;  // layer templates already collected
 };
 // A layer template's shape keys, shared by the ranks of one estimate.
@@ -48,6 +48,6 @@ void collect_te_dummy_wgrad_shapes(const NormalizedConfig& normalized,
                                    std::vector<TemplateShapeKeys>& template_keys);
 
 // Bytes of the cache for the shapes one rank collected: one tensor per distinct shape.
-double te_dummy_wgrad_bytes(const NormalizedConfig& normalized, const TeDummyWgradShapes& shapes);
+double te_dummy_wgrad_bytes(const NormalizedConfig& normalized, TeDummyWgradShapes shapes);
 
 }  // namespace megamem

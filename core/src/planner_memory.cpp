@@ -40,8 +40,8 @@ std::vector<RankParameterBytes> rank_parameter_bytes(const NormalizedConfig& n,
                                   template_keys);
   }
   for (std::size_t rank = 0; rank < out.size(); ++rank) {
-    out[rank].static_bytes +=
-        static_cast<std::uint64_t>(std::llround(te_dummy_wgrad_bytes(n, dummy_shapes[rank])));
+    out[rank].static_bytes += static_cast<std::uint64_t>(
+        std::llround(te_dummy_wgrad_bytes(n, std::move(dummy_shapes[rank]))));
   }
   return out;
 }
