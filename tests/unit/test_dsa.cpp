@@ -8,6 +8,7 @@
 
 #include "activations.hpp"
 #include "estimate_helpers.hpp"
+#include "hf_import_helpers.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/hf_config.hpp"
 #include "megamem/megatron_args.hpp"
@@ -15,6 +16,7 @@
 
 using namespace megamem;
 using megamem::testing::normalized;
+using namespace megamem::hf_test;
 
 namespace {
 
@@ -159,6 +161,37 @@ TEST_CASE("DSA flags round-trip and config.json's index_* keys turn it on") {
   CHECK(glm5->model.dsa_indexer_topk == 2048);
   CHECK(glm5->model.dsa_indexer_n_heads == 32);
   CHECK_FALSE(glm5->model.add_bias_linear);
+}
+
+// GLM-5's config.json (zai-org/GLM-5; the report's architecture table agrees) is the glm-5
+// preset. By hand: the embedding and output layer 2 x 154880 x 6144; per layer MLA 165,022,208
+// (q_a 6144x2048 and its norm, q_b 2048x64x256, kv_a 6144x576 and its norm, kv_b 512x64x448,
+// o 16384x6144), the indexer 9,371,904 (wq_b 2048x32x128, wk 6144x128, k_norm weight and bias,
+// weights_proj 6144x32) and two norms; 3 dense MLPs of 3x6144x12288; 75 MoE layers of 256 + 1
+// experts of 3x6144x2048 and a 256x6144 router; the final norm. The MTP layer is not counted,
+// as in the report's 744B.
+TEST_CASE("GLM-5's config.json is the glm-5 preset, 743,911,199,232 parameters") {
+  const Expected<HfImport> glm5 = import_hf_config(R"json({
+    "architectures": ["GlmMoeDsaForCausalLM"], "model_type": "glm_moe_dsa",
+    "vocab_size": 154880, "hidden_size": 6144, "tie_word_embeddings": false,
+    "num_hidden_layers": 78, "intermediate_size": 12288, "num_attention_heads": 64,
+    "num_key_value_heads": 64, "attention_bias": false, "q_lora_rank": 2048,
+    "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 192, "v_head_dim": 256,
+    "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8,
+    "moe_intermediate_size": 2048, "n_group": 1, "topk_group": 1, "norm_topk_prob": true,
+    "first_k_dense_replace": 3, "moe_layer_freq": 1, "num_nextn_predict_layers": 1,
+    "index_topk": 2048, "index_head_dim": 128, "index_n_heads": 32, "hidden_act": "silu",
+    "rms_norm_eps": 1e-5, "scoring_func": "sigmoid", "topk_method": "noaux_tc"})json");
+  INFO((glm5 ? std::string() : glm5.error().field + ": " + glm5.error().message));
+  REQUIRE(glm5.has_value());
+  check_matches_preset(glm5->model, "glm-5");
+  const std::int64_t layer = 165'022'208 + 9'371'904 + 2 * 6144;
+  const std::int64_t expected = 2 * std::int64_t{154880} * 6144 + 6144 +
+                                3 * (layer + 3 * std::int64_t{6144} * 12288) +
+                                75 * (layer + 257 * 3 * std::int64_t{6144} * 2048 + 256 * 6144);
+  CHECK(expected == 743'911'199'232);
+  CHECK(total_params(glm5->model) == expected);
+  check_near(total_params(glm5->model), 744e9);  // GLM-5 technical report: 744B
 }
 
 TEST_CASE("a hybrid pattern's D layers are DeepSeek sparse attention") {
