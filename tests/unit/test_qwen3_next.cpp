@@ -8,6 +8,7 @@
 
 #include "activations.hpp"
 #include "estimate_helpers.hpp"
+#include "hf_import_helpers.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/hf_config.hpp"
 #include "megamem/megatron_args.hpp"
@@ -203,4 +204,74 @@ TEST_CASE("qwen3_next: the planner finds layouts for Qwen3-Next-80B-A3B on 64 H1
   for (const PlanCandidate& candidate : result.top) {
     CHECK(estimate(candidate.config, {false, false}).has_value());
   }
+}
+
+namespace {
+
+// Qwen/Qwen3.5-397B-A17B's config.json, the language model's fields (the vision_config is
+// not estimated). Its text_config has no intermediate_size: every layer is MoE.
+constexpr const char* kQwen35_397B = R"json({
+  "architectures": ["Qwen3_5MoeForConditionalGeneration"], "model_type": "qwen3_5_moe",
+  "tie_word_embeddings": false,
+  "text_config": {
+    "model_type": "qwen3_5_moe_text", "attention_bias": false, "attn_output_gate": true,
+    "full_attention_interval": 4, "head_dim": 256, "hidden_act": "silu", "hidden_size": 4096,
+    "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_num_key_heads": 16,
+    "linear_num_value_heads": 64, "linear_value_head_dim": 128,
+    "max_position_embeddings": 262144, "moe_intermediate_size": 1024,
+    "mtp_num_hidden_layers": 1, "num_attention_heads": 32, "num_experts": 512,
+    "num_experts_per_tok": 10, "num_hidden_layers": 60, "num_key_value_heads": 2,
+    "rms_norm_eps": 1e-6, "shared_expert_intermediate_size": 1024,
+    "tie_word_embeddings": false, "vocab_size": 248320},
+  "vision_config": {"model_type": "qwen3_5_vision", "depth": 27}})json";
+
+}  // namespace
+
+// By hand: a gated attention layer 104,862,208 (q_proj 4096 x 2 x 32 x 256 with the gate, k
+// and v 4096 x 512 each, o 8192 x 4096, q/k norms of 256, the input norm); a Gated DeltaNet
+// layer 118,018,304 (in_proj_qkvz 4096 x 20480, in_proj_ba 4096 x 128, conv1d 12288 x 4,
+// A_log and dt_bias of 64, the output norm of 128, out_proj 8192 x 4096, the input norm); the
+// MoE 6,457,139,200 (512 + 1 experts of 3 x 4096 x 1024, the shared gate, a 512 x 4096 router,
+// the pre-MLP norm); 15 attention and 45 Gated DeltaNet layers; 2 x 248320 x 4096 vocabulary
+// matrices and the final norm. The MTP layer is counted apart.
+TEST_CASE("Qwen3.5-397B-A17B's config.json is the qwen3.5-397b-a17b preset") {
+  const Expected<HfImport> hf = import_hf_config(kQwen35_397B);
+  INFO((hf ? std::string() : hf.error().field + ": " + hf.error().message));
+  REQUIRE(hf.has_value());
+  CHECK(hf->model.linear_attention_freq == 4);
+  CHECK(hf->model.attention_output_gate);
+  CHECK(hf->model.mtp_num_layers == 1);
+  CHECK(hf->model.moe_shared_expert_gate);
+  hf_test::check_matches_preset(hf->model, "qwen3.5-397b-a17b");
+  const std::int64_t moe = 6'457'139'200;
+  const std::int64_t expected =
+      2 * std::int64_t{248320} * 4096 + 4096 + 15 * (104'862'208 + moe) + 45 * (118'018'304 + moe);
+  CHECK(expected == 396'346'350'336);
+  CHECK(hf_test::total_params(hf->model) == expected);
+  hf_test::check_near(hf_test::total_params(hf->model), 397e9);  // model card, vision included
+}
+
+TEST_CASE("Qwen3.5's dense text model and an all-MoE model's missing intermediate_size") {
+  std::string dense = kQwen35_397B;
+  for (const char* moe_key :
+       {"\"moe_intermediate_size\": 1024,", "\"num_experts\": 512,", "\"num_experts_per_tok\": 10,",
+        "\"shared_expert_intermediate_size\": 1024,"}) {
+    dense.erase(dense.find(moe_key), std::string(moe_key).size());
+  }
+  const std::string without_ffn = dense;
+  dense.replace(dense.find("qwen3_5_moe_text"), 16, "qwen3_5_text");
+  dense.replace(dense.find("\"head_dim\""), 0, "\"intermediate_size\": 17408, ");
+  const Expected<HfImport> hf = import_hf_config(dense);
+  INFO((hf ? std::string() : hf.error().field + ": " + hf.error().message));
+  REQUIRE(hf.has_value());
+  CHECK(hf->model.num_experts == 0);
+  CHECK(hf->model.ffn_hidden_size == 17408);
+  CHECK(hf->model.linear_attention_freq == 4);
+  CHECK(hf->model.qk_layernorm);
+  // A dense model needs its MLP width; only an all-MoE Qwen config may leave it out.
+  std::string dense_without_ffn = without_ffn;
+  dense_without_ffn.replace(dense_without_ffn.find("qwen3_5_moe_text"), 16, "qwen3_5_text");
+  const Expected<HfImport> missing = import_hf_config(dense_without_ffn);
+  REQUIRE_FALSE(missing.has_value());
+  CHECK(missing.error().field == "intermediate_size");
 }

@@ -122,12 +122,16 @@ class Reader {
     target = *read_result_;                         \
   } while (false)
 
-// Layer count, widths and vocabulary, which every family has.
-std::optional<Error> read_dimensions(const Reader& r, ModelConfig& m) {
+// Layer count, widths and vocabulary, which every family has. A Qwen MoE config whose layers
+// are all MoE may leave intermediate_size out (Qwen3.5's qwen3_5_moe_text): 0 until
+// read_qwen_moe knows whether a dense layer needs it.
+std::optional<Error> read_dimensions(const Reader& r, bool ffn_optional, ModelConfig& m) {
   MM_READ(m.num_layers, r.int_field("num_hidden_layers", 1, kMaxSize));
   MM_READ(m.hidden_size, r.int_field("hidden_size", 1, kMaxSize));
   MM_READ(m.num_attention_heads, r.int_field("num_attention_heads", 1, kMaxSize));
-  MM_READ(m.ffn_hidden_size, r.int_field("intermediate_size", 1, kMaxSize));
+  MM_READ(m.ffn_hidden_size,
+          r.int_field("intermediate_size", ffn_optional ? 0 : 1, kMaxSize,
+                      ffn_optional ? std::optional<std::int64_t>(0) : std::nullopt));
   MM_READ(m.vocab_size, r.integer("vocab_size", 1, std::int64_t{1} << 31));
   return std::nullopt;
 }
@@ -275,7 +279,7 @@ std::optional<Error> note_sliding_window(const Reader& r, HfImport& out) {
 
 // The attention and MLP shared by every family (dense part).
 std::optional<Error> read_common(const Reader& r, Family family, HfImport& out) {
-  if (auto error = read_dimensions(r, out.model)) return error;
+  if (auto error = read_dimensions(r, family == Family::qwen3_next, out.model)) return error;
   if (family == Family::nemotron_h) {
     if (auto error = read_nemotron_h_style(r, out.model)) return error;
     if (auto error = read_attention_heads(r, family, out.model)) return error;
@@ -316,6 +320,11 @@ std::optional<Error> read_qwen_moe(const Reader& r, Family family, HfImport& out
     all_moe = all_moe && moe;
   }
   if (!all_moe) m.moe_layer_pattern = std::move(pattern);
+  if (m.ffn_hidden_size == 0) {
+    if (!all_moe) return Error{"intermediate_size", "is missing and some layers are dense"};
+    // Unused with every layer MoE; TransformerConfig's default (transformer_config.py).
+    m.ffn_hidden_size = 4 * m.hidden_size;
+  }
   if (family == Family::qwen2_moe || family == Family::qwen3_next) {
     std::int64_t shared = 0;
     MM_READ(shared, r.integer("shared_expert_intermediate_size", 0, kMaxSize, 0));
@@ -558,9 +567,8 @@ std::optional<Error> read_gpt_oss(const Reader& r, Family, HfImport& out) {
 // gated shared expert, and the one MTP layer its checkpoints carry (mtp.* weights, mapped as
 // mtp.layers.0 by the bridge; config.json does not count it; the bridge's Qwen3-Next recipe
 // recipes/qwen/h100/qwen3_next.py sets mtp_num_layers = 1).
-std::optional<Error> read_qwen3_next(const Reader& r, Family, HfImport& out) {
-  if (auto error = read_qwen_moe(r, Family::qwen3_next, out)) return error;
-  ModelConfig& m = out.model;
+// The Gated DeltaNet layers and the gated full attention of Qwen3-Next and Qwen3.5.
+std::optional<Error> read_gated_deltanet(const Reader& r, ModelConfig& m) {
   MM_READ(m.linear_attention_freq, r.int_field("full_attention_interval", 1, kMaxSize));
   MM_READ(m.linear_conv_kernel_dim, r.int_field("linear_conv_kernel_dim", 1, kMaxSize));
   MM_READ(m.linear_key_head_dim, r.int_field("linear_key_head_dim", 1, kMaxSize));
@@ -568,10 +576,34 @@ std::optional<Error> read_qwen3_next(const Reader& r, Family, HfImport& out) {
   MM_READ(m.linear_num_key_heads, r.int_field("linear_num_key_heads", 1, kMaxSize));
   MM_READ(m.linear_num_value_heads, r.int_field("linear_num_value_heads", 1, kMaxSize));
   m.attention_output_gate = true;  // Qwen3NextAttention: q_proj doubles for the output gate
+  return std::nullopt;
+}
+
+std::optional<Error> read_qwen3_next(const Reader& r, Family, HfImport& out) {
+  if (auto error = read_qwen_moe(r, Family::qwen3_next, out)) return error;
+  ModelConfig& m = out.model;
+  if (auto error = read_gated_deltanet(r, m)) return error;
   m.mtp_num_layers = 1;
   out.notes.push_back(
       "mtp_num_layers 1: Qwen3-Next checkpoints carry one MTP layer that config.json does not "
       "list; set it to 0 to train without it");
+  return std::nullopt;
+}
+
+// Qwen3.5's language model as Megatron-Bridge builds it (qwen_vl/qwen35_vl_bridge.py): the
+// Qwen3-Next layers (Gated DeltaNet, gated attention every full_attention_interval-th layer)
+// with a dense MLP (qwen3_5_text, Qwen3.5-27B) or Qwen MoE with a gated shared expert
+// (qwen3_5_moe_text, Qwen3.5-397B-A17B), and config.json's mtp_num_hidden_layers MTP layers.
+std::optional<Error> read_qwen35(const Reader& r, Family family, HfImport& out) {
+  if (family == Family::qwen3_next) {
+    if (auto error = read_qwen_moe(r, family, out)) return error;
+  }
+  ModelConfig& m = out.model;
+  if (auto error = read_gated_deltanet(r, m)) return error;
+  MM_READ(m.mtp_num_layers, r.int_field("mtp_num_hidden_layers", 0, kMaxSize, 0));
+  out.notes.push_back(
+      "the vision encoder (vision_config, Megatron-Bridge's vision_model) is not estimated: "
+      "the language model is");
   return std::nullopt;
 }
 
@@ -600,6 +632,8 @@ constexpr FamilyRow kFamilies[] = {
     {"gpt_oss", Family::gpt_oss, read_gpt_oss},
     {"nemotron_h", Family::nemotron_h, read_nemotron_h},
     {"qwen3_next", Family::qwen3_next, read_qwen3_next},
+    {"qwen3_5_text", Family::qwen3, read_qwen35},
+    {"qwen3_5_moe_text", Family::qwen3_next, read_qwen35},
 };
 
 const FamilyRow* family_of(const std::string& model_type) {
