@@ -12,6 +12,7 @@
 #include "cuda_graphs.hpp"
 #include "estimate_helpers.hpp"
 #include "fp8_memory.hpp"
+#include "hf_import_helpers.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/hf_config.hpp"
 #include "megamem/megatron_args.hpp"
@@ -358,4 +359,35 @@ TEST_CASE("nemotron_h: MTP needs its pattern, and the bridge's overlap default i
   REQUIRE(noted.has_value());
   REQUIRE(noted->notes.size() == 1);
   CHECK_THAT(noted->notes[0], Contains("moe_shared_expert_overlap"));
+}
+
+// nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16's config.json is the nemotron-3-nano-30b-a3b
+// preset. By hand: a Mamba-2 layer 38,744,896 (in_proj 2688 x 10304 for z, x, B, C and dt of
+// 64 heads x 64, 8 groups, state 128; conv1d 6144 x 4 with its bias; dt_bias, A_log, D; the
+// gated norm of 4096; out_proj 4096 x 2688; the layer norm), an attention layer 23,399,040
+// (q 2688 x 4096, k and v 2688 x 256, o 4096 x 2688, the norm), a MoE layer 1,297,468,032
+// (128 squared-ReLU experts of 2 x 2688 x 1856, the shared expert 2 x 2688 x 3712, a 128 x 2688
+// router, the norm); 23 Mamba, 6 attention and 23 MoE layers; 2 x 131072 x 2688 vocabulary
+// matrices and the final norm.
+TEST_CASE("nemotron_h: Nemotron-3-Nano-30B-A3B is its preset, 31,577,937,344 parameters") {
+  const Expected<HfImport> hf = import_hf_config(R"json({
+    "architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h",
+    "vocab_size": 131072, "hidden_size": 2688, "intermediate_size": 1856,
+    "num_hidden_layers": 52, "tie_word_embeddings": false,
+    "hybrid_override_pattern": "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME",
+    "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128,
+    "attention_bias": false, "mamba_num_heads": 64, "mamba_head_dim": 64,
+    "ssm_state_size": 128, "conv_kernel": 4, "chunk_size": 128, "n_groups": 8,
+    "use_conv_bias": true, "use_bias": false, "mlp_bias": false, "n_routed_experts": 128,
+    "n_shared_experts": 1, "num_experts_per_tok": 6, "routed_scaling_factor": 2.5,
+    "norm_topk_prob": true, "moe_intermediate_size": 1856,
+    "moe_shared_expert_intermediate_size": 3712, "norm_eps": 1e-5})json");
+  INFO((hf ? std::string() : hf.error().field + ": " + hf.error().message));
+  REQUIRE(hf.has_value());
+  hf_test::check_matches_preset(hf->model, "nemotron-3-nano-30b-a3b");
+  const std::int64_t expected = 2 * std::int64_t{131072} * 2688 + 2688 + 23 * 38'744'896 +
+                                6 * 23'399'040 + 23 * std::int64_t{1'297'468'032};
+  CHECK(expected == 31'577'937'344);
+  CHECK(hf_test::total_params(hf->model) == expected);
+  hf_test::check_near(hf_test::total_params(hf->model), 31.6e9);  // model card: 31.6B
 }
