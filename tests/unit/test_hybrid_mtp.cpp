@@ -391,3 +391,40 @@ TEST_CASE("nemotron_h: Nemotron-3-Nano-30B-A3B is its preset, 31,577,937,344 par
   CHECK(hf_test::total_params(hf->model) == expected);
   hf_test::check_near(hf_test::total_params(hf->model), 31.6e9);  // model card: 31.6B
 }
+
+// nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16's config.json is the
+// nemotron-3-super-120b-a12b preset, and the count is the checkpoint's: its safetensors headers
+// hold 123,611,012,096 BF16 weights, 2,942,324,736 of them in the MTP layer. By hand: a Mamba-2
+// layer 109,640,064 (in_proj 4096 x 18560 for 128 heads x 64, 8 groups, state 128; conv1d
+// 10240 x 4 with its bias; dt_bias, A_log, D; the gated norm of 8192; out_proj 8192 x 4096;
+// the layer norm), an attention layer 35,655,680, a latent MoE layer 2,873,102,336 (a
+// 512 x 4096 router, the latent projections 2 x 4096 x 1024, 512 experts of 2 x 1024 x 2688,
+// the shared expert 2 x 4096 x 5376, the norm); 40 Mamba, 8 attention and 40 MoE layers; the
+// vocabulary matrices and the final norm.
+TEST_CASE("nemotron_h: Nemotron-3-Super-120B-A12B is its preset, the checkpoint's count") {
+  const Expected<HfImport> hf = import_hf_config(R"json({
+    "architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h",
+    "hidden_size": 4096, "num_hidden_layers": 88, "vocab_size": 131072,
+    "hybrid_override_pattern":
+      "MEMEMEM*EMEMEMEM*EMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEM*EMEMEMEME",
+    "mamba_num_heads": 128, "mamba_head_dim": 64, "n_groups": 8, "ssm_state_size": 128,
+    "conv_kernel": 4, "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128,
+    "n_routed_experts": 512, "n_shared_experts": 1, "num_experts_per_tok": 22,
+    "moe_latent_size": 1024, "moe_intermediate_size": 2688, "intermediate_size": 2688,
+    "moe_shared_expert_intermediate_size": 5376, "mlp_hidden_act": "relu2",
+    "mtp_hybrid_override_pattern": "*E", "num_nextn_predict_layers": 1,
+    "moe_shared_expert_overlap": false, "tie_word_embeddings": false})json");
+  INFO((hf ? std::string() : hf.error().field + ": " + hf.error().message));
+  REQUIRE(hf.has_value());
+  hf_test::check_matches_preset(hf->model, "nemotron-3-super-120b-a12b");
+  const std::int64_t expected = 2 * std::int64_t{131072} * 4096 + 4096 +
+                                std::int64_t{40} * 109'640'064 + 8 * 35'655'680 +
+                                40 * std::int64_t{2'873'102'336};
+  CHECK(expected == std::int64_t{123'611'012'096} - 2'942'324'736);
+  CHECK(hf_test::total_params(hf->model) == expected);
+  Config c = share_link_defaults();
+  c.model = hf->model;
+  const Expected<Estimate> e = estimate(c, {false, false});
+  REQUIRE(e.has_value());
+  CHECK(e->totals.mtp_params == 2'942'324'736);
+}
