@@ -55,6 +55,18 @@ enum class FieldScope {
 // (store_false, e.g. --no-masked-softmax-fusion clears masked_softmax_fusion).
 enum class FlagForm { none, value, store_true, store_false };
 
+// How many words a Megatron flag takes (arguments.py: store_true/store_false flags none,
+// nargs='+' flags a list), which splitting a command line into flags needs.
+enum class FlagArity { none, one, list };
+
+// Another flag the importer reads into a field: a legacy or alternative spelling
+// (--checkpoint-activations), a flag that says part of the value (--squared-relu), or one a
+// rule on the field reads (--no-overlap-p2p-communication with the interleaved schedule).
+struct FlagSpelling {
+  std::string_view name;
+  FlagArity arity = FlagArity::one;
+};
+
 // One enumerator's spellings, in enumerator order.
 struct FieldChoice {
   std::string_view link;      // share-link text; "" = links do not accept it
@@ -97,6 +109,8 @@ struct ConfigField {
   // Read by code in megatron_args.cpp (aliases, several flags, derived values), not by the
   // one-to-one loop.
   bool read_by_importer = false;
+  FlagArity flag_arity = FlagArity::one;  // the words `flag` takes
+  std::vector<FlagSpelling> other_flags;  // further flags megatron_args.cpp reads into it
   // Multi-flag fields: the flags that say this field's value (instead of flag_form).
   void (*write_flags)(const Config&, std::vector<MegatronFlag>&) = nullptr;
   // Megatron uses `flag` only when another flag is given ("" = always), with this value

@@ -11,6 +11,7 @@
 // megatron/training/arguments.py (NVIDIA/Megatron-LM d98e8a6); Config{}'s value of a field is
 // Megatron's default, so a one-to-one flag is written only when the value differs from it.
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -50,15 +51,25 @@ class Row {
   Row& flag(std::string_view name, FlagForm form, double min = 1.0, double max = 0.0) {
     f_.flag = name;
     f_.flag_form = form;
+    f_.flag_arity = form == FlagForm::store_true || form == FlagForm::store_false ? FlagArity::none
+                                                                                  : FlagArity::one;
     f_.flag_min = min;
     f_.flag_max = max;
     if (f_.flag_help.empty()) f_.flag_help = name;
     return *this;
   }
-  // A flag the importer reads by code; written one-to-one (form) or by write_flags.
-  Row& read_by_code(std::string_view name, FlagForm form = FlagForm::none) {
+  // A flag the importer reads by code; written one-to-one (form) or by write_flags. Without a
+  // form, `arity` says how many words it takes.
+  Row& read_by_code(std::string_view name, FlagForm form = FlagForm::none,
+                    FlagArity arity = FlagArity::one) {
     flag(name, form);
+    if (form == FlagForm::none) f_.flag_arity = arity;
     f_.read_by_importer = true;
+    return *this;
+  }
+  // Further flags megatron_args.cpp reads into the field (fields.hpp FlagSpelling).
+  Row& also_reads(std::initializer_list<FlagSpelling> spellings) {
+    f_.other_flags.insert(f_.other_flags.end(), spellings.begin(), spellings.end());
     return *this;
   }
   Row& needs(std::string_view flag, std::string_view value = "") {
@@ -391,6 +402,8 @@ std::vector<ConfigField> job_rows() {
           .range(1, 0, 1),
       MM_INT("vpp", "1", parallel.virtual_stages_per_pipeline_rank, 1, kMaxDim)
           .read_by_code("--num-virtual-stages-per-pipeline-rank")
+          .also_reads({{"--num-layers-per-virtual-pipeline-stage", FlagArity::one},
+                       {"--no-overlap-p2p-communication", FlagArity::none}})
           .writes(write_virtual_stages)
           .json("virtual_stages_per_pipeline_rank")
           .ui("VPP", "",
@@ -459,6 +472,9 @@ std::vector<ConfigField> recompute_rows() {
                     {"selective", "selective", "selective", "selective"},
                     {"full", "full", "full", "full"}})
           .read_by_code("--recompute-granularity")
+          .also_reads({{"--recompute-activations", FlagArity::none},
+                       {"--checkpoint-activations", FlagArity::none},
+                       {"--moe-layer-recompute", FlagArity::none}})
           .writes(write_recompute)
           .json("recompute_granularity")
           .ui("recompute", "",
@@ -479,7 +495,7 @@ std::vector<ConfigField> recompute_rows() {
           .ui("recompute layers", "", "Layers per group (uniform) or per chunk (block).")
           .range(1, 0, 1),
       MM_LIST("recompute-modules", training.recompute.modules)
-          .read_by_code("--recompute-modules")
+          .read_by_code("--recompute-modules", FlagForm::none, FlagArity::list)
           .needs("--recompute-granularity", "selective")
           .json("recompute_modules")
           .ui("recompute modules", "",
@@ -547,7 +563,8 @@ std::vector<ConfigField> numerics_rows() {
                     {"bf16", "bf16", "", "bf16"},
                     {"fp16", "fp16", "", "fp16"},
                     {"", "fp8", "", ""}})
-          .read_by_code("--bf16")
+          .read_by_code("--bf16", FlagForm::none, FlagArity::none)
+          .also_reads({{"--fp16", FlagArity::none}})
           .writes(write_params_dtype)
           .json("params_dtype")
           .ui("precision", "--bf16 / --fp16 (default fp32)",
@@ -557,6 +574,7 @@ std::vector<ConfigField> numerics_rows() {
           .json("fp8_recipe")
           .choices(kFp8RecipeChoices)
           .read_by_code("--fp8-recipe")
+          .also_reads({{"--fp8-format", FlagArity::one}})
           .needs("--fp8-format")  // transformer_config.py: FP8 is on only with a format
           .bridge("mixed_precision.fp8_recipe")
           .writes(write_fp8)
@@ -573,6 +591,7 @@ std::vector<ConfigField> numerics_rows() {
       MM_INT("fp8-bf16-first", "0", training.fp8_bf16_layers_at_start, 0, kMaxDim)
           .json("fp8_bf16_layers_at_start")
           .read_by_code("--num-layers-at-start-in-bf16")
+          .also_reads({{"--first-last-layers-bf16", FlagArity::none}})
           .writes(write_fp8_bf16_layers)
           .ui("FP8: first layers in bf16", "--first-last-layers-bf16 --num-layers-at-start-in-bf16",
               "These leading decoder layers keep bf16 activations and no FP8 weight copies.")
@@ -635,6 +654,7 @@ std::vector<ConfigField> implementation_rows() {
                     {"native", "native", "native", "native fused"},
                     {"te", "te", "te", "TE fused"}})
           .read_by_code("--cross-entropy-fusion-impl")
+          .also_reads({{"--cross-entropy-loss-fusion", FlagArity::none}})
           .needs("--cross-entropy-loss-fusion")
           .writes(write_cross_entropy)
           .ui("cross entropy", "--cross-entropy-loss-fusion / --cross-entropy-fusion-impl",
@@ -668,7 +688,8 @@ std::vector<ConfigField> kernel_rows() {
       // arguments.py: bias_swiglu_fusion with --swiglu, else bias_gelu_fusion.
       MM_BOOL("bias-act-fusion", "1", training.bias_activation_fusion)
           .json("bias_activation_fusion")
-          .read_by_code("--no-bias-gelu-fusion")
+          .read_by_code("--no-bias-gelu-fusion", FlagForm::none, FlagArity::none)
+          .also_reads({{"--no-bias-swiglu-fusion", FlagArity::none}})
           .writes(write_bias_activation_fusion)
           .ui("bias-activation fusion", "--no-bias-gelu-fusion / --no-bias-swiglu-fusion clear it",
               "Off: unfused activations keep extra copies (MoE experts too)."),
@@ -759,7 +780,8 @@ std::vector<ConfigField> optimizer_rows() {
           .flag("--muon-scalar-optimizer", FlagForm::value)
           .json("muon_scalar_optimizer"),
       MM_BOOL("grad-bf16", "0", optimizer.grad_reduce_in_bf16)
-          .read_by_code("--grad-reduce-in-bf16")
+          .read_by_code("--grad-reduce-in-bf16", FlagForm::none, FlagArity::none)
+          .also_reads({{"--accumulate-allreduce-grads-in-fp32", FlagArity::none}})
           .writes(write_grad_reduce)
           .json("grad_reduce_in_bf16")
           .ui("grad reduce in bf16", "",
@@ -829,7 +851,7 @@ std::vector<ConfigField> offload_rows() {
               "Saved tensors of the listed modules go to host memory, one layer comes "
               "back at a time."),
       MM_LIST("offload-modules", training.offload.offload_modules)
-          .read_by_code("--offload-modules")
+          .read_by_code("--offload-modules", FlagForm::none, FlagArity::list)
           .needs("--fine-grained-activation-offloading")
           .writes(write_offload_modules)
           .json("offload_modules")
@@ -954,6 +976,7 @@ std::vector<ConfigField> model_shape_rows() {
       MM_INT("m.groups", "0", model.num_query_groups, 0, kMaxDim)
           .scope(FieldScope::gqa)
           .read_by_code("--num-query-groups")
+          .also_reads({{"--group-query-attention", FlagArity::none}})
           .writes(write_query_groups)
           .json("num_query_groups")
           .ui("query groups", "--num-query-groups (with --group-query-attention)",
@@ -982,7 +1005,8 @@ std::vector<ConfigField> model_layer_rows() {
           .choices({{"gelu", "gelu", "", "GeLU"},
                     {"swiglu", "swiglu", "", "SwiGLU"},
                     {"squared_relu", "squared_relu", "", "squared ReLU"}})
-          .read_by_code("--swiglu")
+          .read_by_code("--swiglu", FlagForm::none, FlagArity::none)
+          .also_reads({{"--squared-relu", FlagArity::none}, {"--quick-geglu", FlagArity::none}})
           .writes(write_activation)
           .json("activation")
           .ui("activation", "--swiglu / --squared-relu (default GeLU)",
@@ -1055,6 +1079,8 @@ std::vector<ConfigField> model_embedding_rows() {
                     {"yarn", "yarn", "yarn", "YaRN"},
                     {"none", "none", "none", "none"}})
           .read_by_code("--position-embedding-type", FlagForm::value)
+          .also_reads({{"--use-rotary-position-embeddings", FlagArity::none},
+                       {"--no-position-embedding", FlagArity::none}})
           .json("position_embedding")
           .ui("position embedding", "",
               "Learned absolute embeddings add max-positions x hidden weights."),
@@ -1071,6 +1097,8 @@ std::vector<ConfigField> model_embedding_rows() {
               "A separate output layer (vocabulary x hidden) on the last PP rank."),
       MM_INT("m.vocab", "0", model.vocab_size, 0, std::int64_t{1} << 31)
           .read_by_code("--vocab-size", FlagForm::value)
+          .also_reads(
+              {{"--padded-vocab-size", FlagArity::one}, {"--tokenizer-model", FlagArity::one}})
           .bridge("model.vocab_size")
           .json("vocab_size")
           .ui("vocabulary", "--vocab-size (or the tokenizer's)",
@@ -1226,6 +1254,7 @@ std::vector<ConfigField> model_dsa_rows() {
   return {
       MM_INT("m.dsa-topk", "0", model.dsa_indexer_topk, 0, kMaxCount)
           .read_by_code("--dsa-indexer-topk")
+          .also_reads({{"--experimental-attention-variant", FlagArity::one}})
           .writes(write_dsa)
           .json("dsa_indexer_topk")
           .ui("DSA top-k", "--experimental-attention-variant dsa --dsa-indexer-topk (0 = off)",
@@ -1266,6 +1295,10 @@ std::vector<ConfigField> model_hybrid_rows() {
   return {
       MM_TEXT("m.hybrid", model.hybrid_layer_pattern, 4096)
           .read_by_code("--hybrid-override-pattern", FlagForm::value)
+          .also_reads({{"--hybrid-layer-pattern", FlagArity::one},
+                       {"--hybrid-attention-ratio", FlagArity::one},
+                       {"--hybrid-mlp-ratio", FlagArity::one},
+                       {"--mtp-hybrid-override-pattern", FlagArity::one}})
           .json("hybrid_layer_pattern")
           .ui("hybrid layer pattern", "--hybrid-override-pattern (empty = GPT model)",
               "One symbol per layer: M Mamba-2, G Gated DeltaNet, * attention, + MLA, D DeepSeek "
@@ -1363,7 +1396,8 @@ std::vector<ConfigField> fsdp_rows() {
           .choices({{"none", "none", "", "none"},
                     {"megatron", "megatron", "", "Megatron-FSDP"},
                     {"torch", "torch_fsdp2", "", "torch FSDP2"}})
-          .read_by_code("--use-megatron-fsdp")
+          .read_by_code("--use-megatron-fsdp", FlagForm::none, FlagArity::none)
+          .also_reads({{"--use-torch-fsdp2", FlagArity::none}})
           .writes(write_fsdp)
           .json("fsdp")
           .ui("FSDP", "--use-megatron-fsdp / --use-torch-fsdp2",
@@ -1463,11 +1497,14 @@ std::vector<ConfigField> wgrad_and_backend_rows() {
                     {"te", "transformer_engine", "transformer_engine", "Transformer Engine"},
                     {"full-iteration", "full_iteration", "full_iteration", "full iteration"}})
           .read_by_code("--cuda-graph-impl", FlagForm::value)
+          .also_reads({{"--enable-cuda-graph", FlagArity::none},
+                       {"--external-cuda-graph", FlagArity::none}})
           .ui("CUDA graphs", "",
               "Transformer Engine graphs keep static inputs per layer and in-flight "
               "micro-batch; the capture holds the graphed activations."),
       MM_LIST("cuda-graph-modules", training.cuda_graph_modules)
-          .read_by_code("--cuda-graph-modules")
+          .read_by_code("--cuda-graph-modules", FlagForm::none, FlagArity::list)
+          .also_reads({{"--cuda-graph-scope", FlagArity::list}})
           .writes(write_cuda_graph_modules)
           .json("cuda_graph_modules")
           .ui("graphed modules", "", "The captured parts of each layer (none checked = whole)."),
@@ -1477,6 +1514,7 @@ std::vector<ConfigField> wgrad_and_backend_rows() {
       // Transformer Engine userbuffers (transformer_engine/pytorch/module/base.py initialize_ub).
       MM_BOOL("tp-comm-overlap", "0", training.tp_comm_overlap)
           .flag("--tp-comm-overlap", FlagForm::store_true)
+          .also_reads({{"--tp-comm-overlap-cfg", FlagArity::one}})
           .json("tp_comm_overlap")
           .ui("TP comm overlap", "",
               "Transformer Engine's userbuffers: twelve [s x b / CP, h] buffers outside the "

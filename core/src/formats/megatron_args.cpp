@@ -48,104 +48,6 @@ bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; 
 // [SECTION] Flag tables
 // ---------------------------------------------------------------------------------------------
 
-enum class Arity { none, one, list };
-
-struct FlagSpec {
-  std::string_view name;
-  Arity arity;
-};
-
-// Flags that set Config fields through the readers below (or are read by an argument check)
-// and have no registry row of their own; a registry row's flag (fields.hpp, FlagForm) is
-// modeled with the arity of its form. Arity follows Megatron's argparse definitions:
-// store_true/store_false flags take no value, nargs='+' flags take a list.
-constexpr FlagSpec kModeledFlags[] = {
-    // Model shape (arguments.py _add_network_size_args; transformer_config.py fields).
-    {"--group-query-attention", Arity::none},
-    {"--num-query-groups", Arity::one},
-    {"--swiglu", Arity::none},
-    {"--squared-relu", Arity::none},
-    {"--quick-geglu", Arity::none},
-    {"--window-size", Arity::one},
-    {"--position-embedding-type", Arity::one},
-    {"--use-rotary-position-embeddings", Arity::none},
-    {"--no-position-embedding", Arity::none},
-    {"--vocab-size", Arity::one},
-    {"--padded-vocab-size", Arity::one},
-    {"--tokenizer-model", Arity::one},  // a HuggingFace model names its vocabulary
-    // Mixture of experts (arguments.py _add_moe_args; transformer_config.py moe_* fields).
-    {"--moe-layer-freq", Arity::one},
-    {"--moe-router-dtype", Arity::one},
-    {"--moe-layer-recompute", Arity::none},
-    // Hybrid models (arguments.py; transformer_config.py mamba_* fields).
-    {"--hybrid-override-pattern", Arity::one},
-    {"--hybrid-layer-pattern", Arity::one},
-    {"--hybrid-attention-ratio", Arity::one},
-    {"--hybrid-mlp-ratio", Arity::one},
-    {"--mtp-hybrid-override-pattern", Arity::one},
-    // Gated DeltaNet layers (transformer_config.py linear_* fields).
-    {"--experimental-attention-variant", Arity::one},
-    {"--dsa-indexer-topk", Arity::one},
-    {"--linear-attention-freq", Arity::one},
-    // Parallelism (model_parallel_config.py fields; arguments.py _add_distributed_args).
-    {"--num-layers-per-virtual-pipeline-stage", Arity::one},
-    {"--num-virtual-stages-per-pipeline-rank", Arity::one},
-    {"--pipeline-model-parallel-layout", Arity::one},
-    {"--sequence-parallel", Arity::none},
-    {"--no-overlap-p2p-communication", Arity::none},
-    // Optimizer and gradient buffers (arguments.py _add_training_args,
-    // _add_mixed_precision_args, _add_distributed_args, precision-aware optimizer args).
-    {"--optimizer", Arity::one},
-    {"--use-distributed-optimizer", Arity::none},
-    {"--grad-reduce-in-bf16", Arity::none},
-    {"--accumulate-allreduce-grads-in-fp32", Arity::none},
-    // Batch, precision and kernels.
-    {"--bf16", Arity::none},
-    {"--fp16", Arity::none},
-    {"--fp8-format", Arity::one},
-    {"--fp8-recipe", Arity::one},
-    {"--first-last-layers-bf16", Arity::none},
-    {"--num-layers-at-start-in-bf16", Arity::one},
-    {"--num-layers-at-end-in-bf16", Arity::one},
-    {"--cross-entropy-loss-fusion", Arity::none},
-    {"--cross-entropy-fusion-impl", Arity::one},
-    {"--no-bias-gelu-fusion", Arity::none},
-    {"--no-bias-swiglu-fusion", Arity::none},
-    // Recompute (transformer_config.py recompute_* fields; arguments.py legacy flags).
-    {"--recompute-granularity", Arity::one},
-    {"--recompute-method", Arity::one},
-    {"--recompute-num-layers", Arity::one},
-    {"--recompute-modules", Arity::list},
-    {"--distribute-saved-activations", Arity::none},
-    {"--recompute-activations", Arity::none},
-    {"--checkpoint-activations", Arity::none},
-    // Activation offloading (transformer_config.py; model_parallel_config.py cpu_offloading_*).
-    {"--fine-grained-activation-offloading", Arity::none},
-    {"--offload-modules", Arity::list},
-    {"--activation-offload-fraction", Arity::one},
-    {"--cpu-offloading-num-layers", Arity::one},
-    // Fully sharded data parallelism (arguments.py _add_distributed_args, Megatron-FSDP args).
-    {"--use-megatron-fsdp", Arity::none},
-    {"--use-torch-fsdp2", Arity::none},
-    {"--megatron-fsdp-main-params-dtype", Arity::one},
-    {"--megatron-fsdp-main-grads-dtype", Arity::one},
-    {"--fsdp-double-buffer", Arity::none},
-    {"--megatron-fsdp-max-pool-double-buffer", Arity::none},
-    {"--fsdp-db-use-persist-buf-on-alloc-fail", Arity::none},
-    {"--suggested-communication-unit-size", Arity::one},
-    {"--torch-fsdp2-no-reshard-after-forward", Arity::none},
-    {"--init-model-with-meta-device", Arity::none},
-    // Per-layer CUDA graphs (arguments.py _add_training_args; cuda_graph_config.py).
-    {"--cuda-graph-impl", Arity::one},
-    {"--enable-cuda-graph", Arity::none},
-    {"--external-cuda-graph", Arity::none},
-    {"--cuda-graph-modules", Arity::list},
-    {"--cuda-graph-scope", Arity::list},
-    {"--cuda-graph-warmup-steps", Arity::one},
-    {"--tp-comm-overlap", Arity::none},     // TE userbuffers (runtime_overheads.cpp)
-    {"--tp-comm-overlap-cfg", Arity::one},  // not read; note_userbuffer_cfg bounds it
-};
-
 // Flags that change what is allocated but have no Config field yet. They are accepted and
 // listed in MegatronArgs::unmodeled_flags so front ends can say the estimate leaves them out.
 // Some only matter with certain values; those are decided in note_unmodeled_flags().
@@ -167,15 +69,14 @@ constexpr std::string_view kUnmodeledFlags[] = {
     "--spec",
 };
 
-// The arity of a modeled flag: the table's, else its registry row's form.
-std::optional<Arity> modeled_flag_arity(std::string_view name) {
-  for (const FlagSpec& spec : kModeledFlags) {
-    if (spec.name == name) return spec.arity;
-  }
+// The words a flag the estimate reads takes: its registry row's flag or one of the row's other
+// spellings (fields.hpp); nullopt for a flag no row reads.
+std::optional<FlagArity> modeled_flag_arity(std::string_view name) {
   for (const ConfigField& field : config_fields()) {
-    if (field.flag != name) continue;
-    if (field.flag_form == FlagForm::value) return Arity::one;
-    if (field.flag_form != FlagForm::none) return Arity::none;
+    if (field.flag == name) return field.flag_arity;
+    for (const FlagSpelling& spelling : field.other_flags) {
+      if (spelling.name == name) return spelling.arity;
+    }
   }
   return std::nullopt;
 }
@@ -1316,14 +1217,14 @@ Expected<MegatronArgs> parse_megatron_words(const std::vector<std::string>& word
   MegatronArgs out;
   std::map<std::string, std::vector<std::string>, std::less<>> modeled_values;
   for (const FlagOccurrence& flag : flags) {
-    if (const std::optional<Arity> arity = modeled_flag_arity(flag.name)) {
-      if (*arity == Arity::none && !flag.values.empty()) {
+    if (const std::optional<FlagArity> arity = modeled_flag_arity(flag.name)) {
+      if (*arity == FlagArity::none && !flag.values.empty()) {
         return Error{flag.name, "takes no value, got '" + join_words(flag.values) + "'"};
       }
-      if (*arity != Arity::none && flag.values.empty()) {
+      if (*arity != FlagArity::none && flag.values.empty()) {
         return Error{flag.name, "needs a value"};
       }
-      if (*arity == Arity::one && flag.values.size() > 1) {
+      if (*arity == FlagArity::one && flag.values.size() > 1) {
         return Error{flag.name, "takes one value, got '" + join_words(flag.values) + "'"};
       }
       modeled_values[flag.name] = flag.values;
