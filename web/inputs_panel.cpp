@@ -12,14 +12,18 @@
 //   [runtime]   runtime overheads and per-GPU fixed buffers
 #include "inputs_panel.hpp"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <initializer_list>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "imgui.h"
 #include "import_boxes.hpp"
 #include "megamem/fields.hpp"
+#include "megamem/modules.hpp"
 #include "megamem/presets.hpp"
 #include "megamem/share_link.hpp"
 #include "megamem/suggestions.hpp"
@@ -191,10 +195,19 @@ void rows(InputContext& ctx, std::initializer_list<const char*> keys) {
   for (const char* key : keys) row(ctx, key);
 }
 
-// Module names as checkboxes; the names a module list offers are the page's layout.
-void modules_row(InputContext& ctx, const char* key, const std::vector<const char*>& known) {
+// Module names as checkboxes: the modules that act on the model (the core's module choices)
+// and any chosen one besides, so that it can be unticked; in the core's table order.
+template <class Module>
+void modules_row(InputContext& ctx, const char* key, ModuleSet<Module> choices) {
   const ConfigField& field = field_of(key);
   std::vector<std::string> names = field.get_list(ctx.state.shared.config);
+  std::vector<const char*> known;
+  for (std::size_t i = 0; i < module_name_table(Module{}).size(); ++i) {
+    const auto module = static_cast<Module>(i);
+    const std::string_view name = module_name(module);
+    const bool chosen = std::find(names.begin(), names.end(), name) != names.end();
+    if (choices.has(module) || chosen) known.push_back(name.data());  // literals: terminated
+  }
   std::string unknown;  // the checkboxes offer only names the set knows
   if (row_modules(ctx, spec_of(field), &names, known)) {
     field.set_list(ctx.state.shared.config, names, unknown);
@@ -394,15 +407,11 @@ void recompute_rows(InputContext& ctx) {
     rows(ctx, {"recompute-method", "recompute-layers"});
   }
   if (t.recompute.granularity == RecomputeGranularity::selective) {
-    modules_row(
-        ctx, "recompute-modules",
-        {"core_attn", "mlp", "moe", "moe_act", "shared_experts", "layernorm", "mla_up_proj"});
+    modules_row(ctx, "recompute-modules", recompute_module_choices(ctx.state.shared.config.model));
   }
   rows(ctx, {"distribute-saved", "act-offload"});
   if (t.offload.fine_grained_activation_offloading) {
-    modules_row(ctx, "offload-modules",
-                {"attn_norm", "qkv_linear", "core_attn", "attn_proj", "mlp_norm", "expert_fc1",
-                 "moe_act", "fused_group_mlp"});
+    modules_row(ctx, "offload-modules", offload_module_choices(ctx.state.shared.config.model));
   }
   row(ctx, "cpu-offload");
   if (t.offload.cpu_offloading) row(ctx, "cpu-offload-layers");

@@ -5,6 +5,7 @@
 
 #include "megamem/estimate.hpp"
 #include "megamem/fields.hpp"
+#include "megamem/modules.hpp"
 #include "megamem/presets.hpp"
 #include "megamem/share_link.hpp"
 #include "megamem/suggestions.hpp"
@@ -194,4 +195,25 @@ TEST_CASE("property: every step of a parallel size lands where its own rules hol
       }
     }
   }
+}
+
+// The page's recompute and offload checkboxes (issue 24: the module lists come from the core):
+// only modules that act on the model, so a ticked box never does nothing.
+TEST_CASE("recompute and offload module choices follow the model's layers") {
+  const ModelConfig dense = fixtures::preset_model("llama-3-70b");
+  const ModelConfig mla_moe = fixtures::preset_model("deepseek-v3");
+  const ModelConfig gdn = fixtures::preset_model("qwen3-next-80b-a3b");
+  const RecomputeModules dense_choices = recompute_module_choices(dense);
+  CHECK(module_name_list(dense_choices) ==
+        std::vector<std::string>{"core_attn", "layernorm", "mlp"});
+  const RecomputeModules mla_choices = recompute_module_choices(mla_moe);
+  CHECK(mla_choices.contains({RecomputeModule::moe, RecomputeModule::moe_act,
+                              RecomputeModule::shared_experts, RecomputeModule::mla_up_proj}));
+  CHECK_FALSE(mla_choices.has(RecomputeModule::gdn_norm_out));
+  CHECK(recompute_module_choices(gdn).has(RecomputeModule::gdn_norm_out));
+  CHECK(recompute_modules_of_absent_layers(dense).has(RecomputeModule::gdn_norm_out));
+  CHECK_FALSE(recompute_modules_of_absent_layers(gdn).has(RecomputeModule::gdn_norm_out));
+  CHECK_FALSE(offload_module_choices(dense).has(OffloadModule::expert_fc1));
+  CHECK(offload_module_choices(mla_moe).has(OffloadModule::expert_fc1));
+  CHECK_FALSE(offload_module_choices(mla_moe).has(OffloadModule::gdp_qkv));
 }

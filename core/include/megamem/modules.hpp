@@ -151,6 +151,15 @@ std::optional<ModuleSet<Module>> module_set_from_names(const std::vector<std::st
   return out;
 }
 
+struct ModelConfig;
+
+// The recompute modules whose layers the model lacks or megamem does not build (naming them
+// changes nothing), and the recompute and offload modules that act on the model, in table
+// order: what a front end offers (core/src/modules/field_applicability.cpp).
+RecomputeModules recompute_modules_of_absent_layers(const ModelConfig& model);
+RecomputeModules recompute_module_choices(const ModelConfig& model);
+OffloadModules offload_module_choices(const ModelConfig& model);
+
 // "core_attn, moe_act, ..." (error messages name the known modules).
 template <class Module>
 std::string known_module_names(const char* separator = ", ") {

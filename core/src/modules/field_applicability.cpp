@@ -4,6 +4,7 @@
 // part is absent and why, read by the settings page (a field that does not apply shows "—"
 // and this reason) and the tests. It is architecture knowledge, not a text format, so it
 // lives in the estimator's library and the formats and front ends only ask it.
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -139,6 +140,50 @@ std::string_view field_source(const ConfigField& field) {
       return "docs/presets.md (the GPU presets)";
   }
   return "docs/memory-model.md";
+}
+
+RecomputeModules recompute_modules_of_absent_layers(const ModelConfig& model) {
+  // gdp_in_proj, gdp_qkv and mhc act on layers megamem does not build (gated delta product,
+  // hyper-connections); gdn_norm_out on Gated DeltaNet layers (gated_deltanet.cpp).
+  RecomputeModules out = {RecomputeModule::gdp_in_proj, RecomputeModule::gdp_qkv,
+                          RecomputeModule::mhc};
+  if (!layer_kind_not_applicable(FieldScope::gated_deltanet, model).empty()) {
+    out.insert(RecomputeModule::gdn_norm_out);
+  }
+  return out;
+}
+
+RecomputeModules recompute_module_choices(const ModelConfig& model) {
+  const RecomputeModules absent = recompute_modules_of_absent_layers(model);
+  RecomputeModules out;
+  for (std::size_t i = 0; i < kRecomputeModuleNames.size(); ++i) {
+    const auto module = static_cast<RecomputeModule>(i);
+    const bool needs_experts = module == RecomputeModule::moe ||
+                               module == RecomputeModule::moe_act ||
+                               module == RecomputeModule::shared_experts;
+    if (absent.has(module) || (needs_experts && !has_experts(model))) continue;
+    if (module == RecomputeModule::shared_experts &&
+        model.moe_shared_expert_intermediate_size <= 0) {
+      continue;
+    }
+    if (module == RecomputeModule::mla_up_proj && !uses_mla(model)) continue;  // a rule error
+    out.insert(module);
+  }
+  return out;
+}
+
+OffloadModules offload_module_choices(const ModelConfig& model) {
+  OffloadModules out;
+  for (std::size_t i = 0; i < kOffloadModuleNames.size(); ++i) {
+    const auto module = static_cast<OffloadModule>(i);
+    const bool needs_experts = module == OffloadModule::expert_fc1 ||
+                               module == OffloadModule::moe_act ||
+                               module == OffloadModule::fused_group_mlp;
+    // gdp_qkv acts on gated delta product layers, which megamem does not build.
+    if (module == OffloadModule::gdp_qkv || (needs_experts && !has_experts(model))) continue;
+    out.insert(module);
+  }
+  return out;
 }
 
 }  // namespace megamem

@@ -52,13 +52,8 @@ std::optional<Error> distributed_saved_activations(NormalizedConfig& n) {
 std::optional<Error> selective_recompute_modules(NormalizedConfig& n) {
   const RecomputeConfig& recompute = n.config.training.recompute;
   if (recompute.granularity != RecomputeGranularity::selective) return std::nullopt;
-  RecomputeModules other_architectures = {RecomputeModule::gdp_in_proj, RecomputeModule::gdp_qkv,
-                                          RecomputeModule::mhc};
-  // gdn_norm_out acts on Gated DeltaNet layers (gated_deltanet.cpp).
-  if (n.config.model.linear_attention_freq == 0) {
-    other_architectures = other_architectures | RecomputeModules{RecomputeModule::gdn_norm_out};
-  }
-  for (const RecomputeModule module : (recompute.modules & other_architectures).members()) {
+  const RecomputeModules absent = recompute_modules_of_absent_layers(n.config.model);
+  for (const RecomputeModule module : (recompute.modules & absent).members()) {
     policy_warning(n,
                    "recompute module '" + std::string(module_name(module)) +
                        "' belongs to a layer megamem does not model; it changes nothing here",
