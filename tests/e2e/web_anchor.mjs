@@ -3,8 +3,8 @@
 // state().anchored is what `megamem estimate --url <the page's link> --json` prints as
 // `anchored` (the link carries the anchor: anchor=, anchor-*), and its per-rank numbers are
 // those of `megamem estimate --anchor LOG` (the link form is faithful to the log). An edit
-// that the anchor cannot carry (another model) shows the raw verdict with the reason; "drop
-// anchor" takes the anchor out of the page and its link.
+// that the anchor cannot carry (another model) shows the raw verdict with the reason, in both
+// languages; "drop anchor" takes the anchor out of the page and its link.
 //
 // usage: node web_anchor.mjs --site DIR --cli PATH --artifacts DIR
 import { join } from 'node:path';
@@ -58,6 +58,18 @@ async function anchorChecks() {
   const refused = await waitForState(page, (s) => s.anchor_refused !== null, 'the refusal');
   check(refused.anchored === null && refused.result !== null,
         `another model: raw estimate, anchor refused (${refused.anchor_refused.message})`);
+
+  // In Chinese: the anchored and the refused page draw no text without a row.
+  await navigate(page, `${anchored.url}&lang=zh`);
+  await waitForState(page, (s) => s.anchored !== null && s.language === 'zh', 'the anchor in Chinese');
+  await navigate(page, `${refused.url}&lang=zh`);
+  const chinese = await waitForState(page, (s) => s.anchor_refused !== null && s.language === 'zh',
+                                     'the refusal in Chinese');
+  check(chinese.untranslated.length === 0 && chinese.link_error === null,
+        `every anchor text has a Chinese row (${chinese.untranslated.slice(0, 3).join(' | ')})`);
+  await page.screenshot({ path: join(opts.artifacts, 'anchor-refused-zh.png') });
+  await navigate(page, refused.url);
+  await waitForState(page, (s) => s.anchor_refused !== null && s.language === 'en', 'the refusal again');
 
   await click(page, 'drop anchor');
   const dropped = await waitForState(page, (s) => !/anchor/.test(s.url), 'the anchor dropped');

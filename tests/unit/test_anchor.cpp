@@ -278,6 +278,9 @@ TEST_CASE("A share link carries the anchor as its configuration and measured num
   CHECK(m.peak_allocated_bytes == 3ull << 30);
   CHECK(m.static_bytes == 1ull << 30);
   CHECK(m.max_reserved_bytes == 4ull << 30);
+  // Nor is it the page's language or anything else of the view.
+  CHECK(decode_link_view(link)->language.empty());
+  CHECK(decode_link_view(link + "&lang=zh")->language == "zh");
   // Written again, the same parameters.
   CHECK(encode_link_anchor(**read) == encode_link_anchor(anchor));
   CHECK_FALSE(*decode_link_anchor("v=1&model=llama-3-70b"));

@@ -616,7 +616,7 @@ Expected<LinkView> decode_link_view(std::string_view link) {
   if (!parameters) return parameters.error();
   LinkView view;
   for (const auto& [key, value] : *parameters) {
-    if (!is_view_key(key)) continue;
+    if (key != "lang") continue;  // the anchor's keys are decode_link_anchor's
     if (auto error = check_view_value(key, value)) return *error;
     view.language = value;
   }
