@@ -108,14 +108,28 @@ Expected<std::string> read_log_file(const std::string& path, const std::string& 
   return text.str();
 }
 
+// The --url link's anchor (anchor= and anchor-*), or none.
+Expected<std::optional<Anchor>> link_anchor(const ParsedOptions& options) {
+  const auto url = options.values.find("--url");
+  if (url == options.values.end()) return std::optional<Anchor>();
+  Expected<std::optional<Anchor>> anchor = decode_link_anchor(url->second);
+  if (!anchor) return Error{"--url: " + anchor.error().field, anchor.error().message};
+  return anchor;
+}
+
 Expected<std::optional<AnchoredEstimate>> anchored_from_options(const ParsedOptions& options,
                                                                 const Estimate& target) {
-  if (!options.values.count("--anchor") && !any_typed(options)) {
-    return std::optional<AnchoredEstimate>();
+  const bool given = options.values.count("--anchor") || any_typed(options);
+  // An anchor given by options replaces the link's: the options say what to do with this link.
+  Expected<std::optional<Anchor>> anchor = link_anchor(options);
+  if (given) {
+    Expected<Anchor> from_options = anchor_of(options);
+    if (!from_options) return from_options.error();
+    anchor = std::optional<Anchor>(std::move(from_options).value());
   }
-  const Expected<Anchor> anchor = anchor_of(options);
   if (!anchor) return anchor.error();
-  Expected<AnchoredEstimate> anchored = anchor_estimate(*anchor, target);
+  if (!*anchor) return std::optional<AnchoredEstimate>();
+  Expected<AnchoredEstimate> anchored = anchor_estimate(**anchor, target);
   if (!anchored) return anchored.error();
   return std::optional<AnchoredEstimate>(std::move(anchored).value());
 }

@@ -1,5 +1,6 @@
 // estimate --anchor LOG, or --anchor-args "<flags>" --anchor-world-size N --anchor-peak-bytes B
-// [--anchor-static-bytes B] [--anchor-reserved-bytes B] [--anchor-rank R]: the estimate
+// [--anchor-static-bytes B] [--anchor-reserved-bytes B] [--anchor-rank R], or a --url link with
+// anchor= (decode_link_anchor): the estimate
 // anchored on a measured run (anchor.hpp, anchor_input.hpp), printed beside the raw one.
 #pragma once
 

@@ -15,6 +15,7 @@
 #include "imgui.h"
 #include "import_boxes.hpp"
 #include "inputs_panel.hpp"
+#include "megamem/anchor_input.hpp"
 #include "megamem/json_output.hpp"
 #include "megamem/megatron_args.hpp"
 #include "megamem/presets.hpp"
@@ -57,10 +58,12 @@ void configuration_changed() {
   state.query = encode_share_query(state.shared);
 }
 
-// The address bar's query: the configuration, then the view settings (lang=).
+// The address bar's query: the configuration, then the view settings (lang=), then the anchor.
 std::string page_query() {
   const std::string view = encode_link_view(state.view);
-  return view.empty() ? state.query : state.query + "&" + view;
+  std::string query = view.empty() ? state.query : state.query + "&" + view;
+  if (state.anchor) query += "&" + encode_link_anchor(*state.anchor);
+  return query;
 }
 
 // Pushes the query to the address bar once no input is being dragged or typed into.
@@ -88,6 +91,21 @@ void follow_link_language(const std::string& url, bool has_query) {
   }
   const std::string code = state.view.language.empty() ? browser_language() : state.view.language;
   set_page_language(code.rfind("zh", 0) == 0 ? Language::zh : Language::en);
+}
+
+// The link's anchor (anchor=, anchor-*), or none; one that cannot be read is the link's
+// error when it has no other, and no anchor is set.
+void follow_link_anchor(const std::string& url, bool has_query) {
+  state.anchor.reset();
+  if (!has_query) return;
+  Expected<std::optional<Anchor>> anchor = decode_link_anchor(url);
+  if (anchor) {
+    state.anchor = std::move(anchor).value();
+  } else if (!state.link_error) {
+    state.link_error = anchor.error();
+    state.link_error_count = 1;
+    state.link_error_text = url;
+  }
 }
 
 // {field, message}, or null.
@@ -170,6 +188,7 @@ void app_open_link(const std::string& url) {
   mark_startup_step("link decoded (presets parsed)");
   add_glyphs_for_text(config_json(state.shared.config).dump());  // names in the link
   follow_link_language(url, !query.empty());
+  follow_link_anchor(url, !query.empty());
   configuration_changed();
   mark_startup_step("first estimate");
   // A link with an error keeps the address the user opened (the error panel quotes it) until
@@ -358,6 +377,9 @@ std::string app_state_json() {
   out["link_error"] = error_json(state.link_error);
   out["layout_note"] = state.layout_note;
   out["verdict"] = verdict_text(state);
+  // As `megamem estimate --url <the page's link> --json` prints it.
+  out["anchored"] = state.anchored ? anchored_json(*state.anchored) : nlohmann::json();
+  out["anchor_refused"] = error_json(state.anchor_refused);
   out["estimates_computed"] = state.estimates_computed;
   out["selected_rank"] = shown_rank(state);
   out["light_theme"] = state.light;

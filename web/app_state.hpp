@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "megamem/anchor.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/expected.hpp"
 #include "megamem/megatron_log.hpp"
@@ -48,6 +49,7 @@ struct LogImport {
   std::shared_ptr<const LogComparison> comparison;  // null until a log was read
   std::string link;                                 // the run's share link
   std::vector<std::string> warnings;                // what the comparison leaves out
+  std::string anchor_error;                         // why "use as anchor" could not
 };
 
 // The last memory snapshot the page offered for download (export_panel.cpp).
@@ -118,6 +120,14 @@ struct AppState {
   double frame_ms = 0.0;                  // UI time per frame, moving average (diagnostics)
   double frame_worst_ms = 0.0;            // the slowest frame since state() was last read
 
+  // --- the anchor (issue #26) -----------------------------------------------------------------
+  // The measured run every estimate is anchored on, as the link carries it (anchor=, anchor-*):
+  // set from a pasted log ("use as anchor") or an opened link, dropped from the top bar.
+  std::optional<Anchor> anchor;
+  std::optional<AnchoredEstimate> anchored;  // of last_estimate, when the anchor applies
+  std::optional<Verdict> anchored_verdict;   // the verdict of the anchored peaks
+  std::optional<Error> anchor_refused;       // why the anchor does not apply to last_estimate
+
   // --- the link -------------------------------------------------------------------------------
   std::string base_url;              // page address without query ("http://host/")
   std::string query;                 // the current configuration's query ("v=1&...")
@@ -160,6 +170,11 @@ inline int shown_rank(const AppState& state) {
   const int ranks = static_cast<int>(state.last_estimate->ranks.size());
   if (state.selected_rank >= 0 && state.selected_rank < ranks) return state.selected_rank;
   return state.last_estimate->limiting_pp_rank;
+}
+
+// The verdict the page shows: of the anchored peaks while an anchor applies, else the raw one.
+inline const Verdict& shown_verdict(const AppState& state) {
+  return state.anchored_verdict ? *state.anchored_verdict : state.last_estimate->verdict;
 }
 
 }  // namespace megamem::web

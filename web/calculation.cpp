@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "format.hpp"
+#include "megamem/anchor_input.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/share_link.hpp"
 #include "megamem/suggestions.hpp"
@@ -33,10 +34,36 @@ void recompute(AppState& state, double now_s) {
     state.error.reset();
     state.suggestions.clear();
     ++state.result_version;
+    reanchor(state);
   } else {
     state.error = result.error();
     state.suggestions = nearest_valid_values(state.shared);
   }
+}
+
+void reanchor(AppState& state) {
+  state.anchored.reset();
+  state.anchored_verdict.reset();
+  state.anchor_refused.reset();
+  if (!state.anchor || !state.last_estimate) return;
+  Expected<AnchoredEstimate> anchored = anchor_estimate(*state.anchor, *state.last_estimate);
+  if (!anchored) {
+    state.anchor_refused = anchored.error();
+    return;
+  }
+  state.anchored_verdict = anchored_verdict(*state.last_estimate, *anchored);
+  state.anchored = std::move(anchored).value();
+}
+
+std::optional<Error> anchor_on_log(AppState& state, const std::string& log_text) {
+  // A pasted log has no file name: the anchor goes by this one (link: anchor-name).
+  const Expected<Anchor> from_log = anchor_from_log(log_text, "pasted log");
+  if (!from_log) return from_log.error();
+  Expected<std::optional<Anchor>> linked = decode_link_anchor(encode_link_anchor(*from_log));
+  if (!linked) return linked.error();
+  state.anchor = std::move(linked).value();
+  reanchor(state);
+  return std::nullopt;
 }
 
 void finish_what_if(AppState& state) {

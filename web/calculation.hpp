@@ -3,6 +3,7 @@
 // layout, the nearest valid configurations the core suggests.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,15 @@ namespace megamem::web {
 // Re-estimates state.shared.config (no what-if yet: state.what_if_pending turns true).
 // An error keeps the previous estimate and fills state.error and state.suggestions.
 void recompute(AppState& state, double now_s);
+
+// Anchors state.last_estimate on state.anchor (anchor_estimate), or says why it cannot;
+// clears the anchored numbers when no anchor is set. recompute() calls it.
+void reanchor(AppState& state);
+
+// Sets the anchor to the pasted log's run (anchor_from_log, as `megamem estimate --anchor`),
+// read back through its link parameters so that the page and `estimate --url` anchor on the
+// same numbers; an error says why the log cannot anchor.
+std::optional<Error> anchor_on_log(AppState& state, const std::string& log_text);
 
 // Prices the what-if rows of the current estimate (no-op when nothing is pending).
 void finish_what_if(AppState& state);

@@ -227,6 +227,7 @@ bool import_training_log_text(AppState& state, const std::string& text) {
   LogImport& imported = state.log_import;
   imported.comparison.reset();
   imported.warnings.clear();
+  imported.anchor_error.clear();
   // The log does not name its GPU: the page's device is kept (`megamem compare --gpu`).
   Expected<LogComparison> compared = compare_megatron_log(text, {.gpu_id = state.shared.gpu_id});
   if (!start_over(imported.box, compared)) return false;

@@ -4,8 +4,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 
+#include "calculation.hpp"
 #include "format.hpp"
 #include "imgui.h"
 #include "megamem/units.hpp"
@@ -118,6 +120,23 @@ void left_out(const LogImport& imported) {
   }
 }
 
+// A log with a memory report can anchor every estimate (anchor.hpp): the button sets the
+// page's anchor from it, as `megamem estimate --anchor LOG` reads it.
+void use_as_anchor_button(AppState& state) {
+  LogImport& imported = state.log_import;
+  if (imported.comparison->ranks.empty()) return;
+  if (ImGui::Button(tr("use as anchor"))) {
+    const std::optional<Error> error = anchor_on_log(state, imported.box.text);
+    imported.anchor_error = error ? error->field + ": " + error->message : "";
+  }
+  describe_item(state, "use as anchor", "button", "estimate --anchor LOG",
+                "Anchors every estimate on this run: what the estimate got wrong on it, "
+                "carried to the configuration being edited (docs/memory-model.md).");
+  if (!imported.anchor_error.empty()) {
+    wrapped_text(kErrorColor, tr_text(imported.anchor_error));
+  }
+}
+
 }  // namespace
 
 void draw_log_comparison(AppState& state) {
@@ -125,6 +144,7 @@ void draw_log_comparison(AppState& state) {
   if (!imported.comparison) return;
   const LogComparison& c = *imported.comparison;
   for (std::size_t i = 0; i < c.ranks.size(); ++i) rank_table(c.ranks[i], i);
+  use_as_anchor_button(state);
   if (c.log.theoretical.line > 0) {
     wrapped_text(muted_text_color(), printf_text(tr(kTheoretical), c.log.theoretical.line,
                                                  c.log.theoretical.weight_and_optimizer_mib));

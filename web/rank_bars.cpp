@@ -146,6 +146,35 @@ void draw_capacity_line(const BarGeometry& g, float first_row_y) {
   }
 }
 
+// While an anchor applies: each rank's anchored peak beside its raw one, in the colour of the
+// anchored verdict of the rank (the top bar's verdict is of these).
+// A refused anchor: the raw bars stand, with the reason.
+void anchored_lines(const AppState& state) {
+  if (state.anchor_refused) {
+    wrapped_text(tight_color(), printf_text(tr("anchor not applied: %s"),
+                                            tr_text(state.anchor_refused->message).c_str()));
+  }
+  if (!state.anchored || !state.anchored_verdict) return;
+  const AnchoredEstimate& anchored = *state.anchored;
+  ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+  ImGui::Text(tr("anchored on %s: measured max allocated %.2f GiB on PP rank %d"),
+              tr_text(anchored.anchor.source).c_str(), to_gib(anchored.anchor.peak_allocated_bytes),
+              anchored.anchor.pp_rank);
+  ImGui::PopStyleColor();
+  for (std::size_t i = 0; i < anchored.ranks.size(); ++i) {
+    const AnchoredRank& rank = anchored.ranks[i];
+    const FitStatus status = state.anchored_verdict->ranks[i].status;
+    ImGui::PushStyleColor(
+        ImGuiCol_Text, status == FitStatus::fits ? strong_text_color() : fit_status_color(status));
+    ImGui::Text(tr("PP rank %d: anchored %.2f GiB (raw %.2f GiB)"), rank.pp_rank,
+                to_gib(rank.anchored_peak_total_bytes), to_gib(rank.raw_peak_total_bytes));
+    ImGui::PopStyleColor();
+  }
+  for (const std::string& warning : anchored.warnings) {
+    wrapped_text(tight_color(), tr("warning: ") + tr_text(warning));
+  }
+}
+
 }  // namespace
 
 void draw_rank_bars(AppState& state, const Estimate& estimate) {
@@ -176,6 +205,7 @@ void draw_rank_bars(AppState& state, const Estimate& estimate) {
   for (const RankMemory& rank : estimate.ranks)
     draw_rank_row(state, estimate, geometry, rank, shown);
   draw_capacity_line(geometry, first_row_y);
+  anchored_lines(state);
 }
 
 }  // namespace megamem::web

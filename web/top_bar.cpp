@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "calculation.hpp"
 #include "format.hpp"
 #include "imgui.h"
 #include "megamem/presets.hpp"
@@ -130,13 +131,40 @@ bool invalid_verdict(AppState& state, float width_px) {
   return false;
 }
 
+// While an anchor is set: what the verdict is anchored on, with a button that drops the
+// anchor; or, when the anchor does not apply to this configuration, that the raw verdict shows.
+void anchor_mark(AppState& state) {
+  if (!state.anchor) return;
+  const float em = ImGui::GetFontSize();
+  ImGui::SameLine(0.0f, em);
+  ImGui::AlignTextToFramePadding();
+  // The reason a refused anchor does not apply is below the rank bars (rank_bars.cpp): it can
+  // be longer than the row has room for.
+  if (state.anchor_refused) {
+    ImGui::PushStyleColor(ImGuiCol_Text, tight_color());
+    ImGui::Text(tr("anchor on %s not applied"), tr_text(state.anchor->measured.source).c_str());
+  } else {
+    ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+    ImGui::Text(tr("anchored on %s"), tr_text(state.anchor->measured.source).c_str());
+  }
+  ImGui::PopStyleColor();
+  ImGui::SameLine();
+  if (ImGui::SmallButton(tr("drop anchor"))) {
+    state.anchor.reset();
+    reanchor(state);
+  }
+  describe_item(state, "drop anchor", "button", "drop the anchor (link: anchor=)",
+                "Shows the raw estimate again; the link no longer carries the measured run.");
+}
+
 void verdict(AppState& state, bool compact) {
   if (!state.last_estimate) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "%s", tr("no valid estimate"));
     return;
   }
   const Estimate& estimate = *state.last_estimate;
-  const ImU32 color = fit_status_color(estimate.verdict.status);
+  const Verdict& shown = shown_verdict(state);
+  const ImU32 color = fit_status_color(shown.status);
   verdict_dot(color);
   ImGui::AlignTextToFramePadding();
   ImGui::PushStyleColor(ImGuiCol_Text, color);
@@ -152,9 +180,10 @@ void verdict(AppState& state, bool compact) {
   if (estimate.ranks.size() > 1) {
     ImGui::SameLine();
     ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-    ImGui::Text(tr("limiting: PP rank %d"), estimate.limiting_pp_rank);
+    ImGui::Text(tr("limiting: PP rank %d"), shown.limiting_pp_rank);
     ImGui::PopStyleColor();
   }
+  anchor_mark(state);
 }
 
 // What the model and GPU pickers differ in, by preset kind: the text the filter searches,
@@ -222,7 +251,7 @@ std::string verdict_text(const AppState& state) {
   // A link read in part: the verdict is of what was read, and says so.
   const std::string link_mark = state.link_error ? std::string(tr("link partly read - ")) : "";
   // The core's verdict (verdict.hpp); the page only words it.
-  const Verdict& verdict = state.last_estimate->verdict;
+  const Verdict& verdict = shown_verdict(state);
   const double capacity_gib = to_gib(verdict.capacity_bytes);
   const double headroom_gib = static_cast<double>(verdict.headroom_bytes) / kBytesPerGiB;
   const double peak_gib = capacity_gib - headroom_gib;

@@ -316,3 +316,27 @@ Expected<AnchoredEstimate> anchor_estimate(const Anchor& anchor, const Estimate&
 }
 
 }  // namespace megamem
+
+namespace megamem {
+
+Verdict anchored_verdict(const Estimate& target, const AnchoredEstimate& anchored) {
+  // The raw estimate with each rank's peak replaced by its anchored one, judged by the same
+  // verdict_of (the band is the configuration's: the anchor does not narrow it).
+  Estimate replaced;
+  replaced.normalized = target.normalized;
+  std::uint64_t limiting_bytes = 0;
+  for (const AnchoredRank& rank : anchored.ranks) {
+    RankMemory& memory = replaced.ranks.emplace_back();
+    memory.pp_rank = rank.pp_rank;
+    memory.peak_reserved_bytes = rank.anchored_peak_reserved_bytes;
+    memory.peak_total_bytes = rank.anchored_peak_total_bytes;
+    // As estimate() picks it: the first rank of the largest peak.
+    if (replaced.ranks.size() == 1 || rank.anchored_peak_total_bytes > limiting_bytes) {
+      limiting_bytes = rank.anchored_peak_total_bytes;
+      replaced.limiting_pp_rank = rank.pp_rank;
+    }
+  }
+  return verdict_of(replaced);
+}
+
+}  // namespace megamem

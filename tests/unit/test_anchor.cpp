@@ -9,6 +9,7 @@
 #include "megamem/estimate.hpp"
 #include "megamem/megatron_args.hpp"
 #include "megamem/megatron_log.hpp"
+#include "megamem/share_link.hpp"
 
 using namespace megamem;
 
@@ -246,4 +247,59 @@ TEST_CASE(
   const Expected<AnchoredEstimate> refused = anchor_estimate(anchor, target);
   REQUIRE_FALSE(refused);
   CHECK(refused.error().message.find("another GPU or software stack") != std::string::npos);
+}
+
+TEST_CASE("A share link carries the anchor as its configuration and measured numbers") {
+  TypedAnchor typed;
+  typed.megatron_args = std::string(kTinyGpt) + "--pipeline-model-parallel-size 2";
+  typed.world_size = "8";
+  typed.peak_allocated = "3 GiB";
+  typed.static_allocated = "1 GiB";
+  typed.max_reserved = "4 GiB";
+  typed.global_rank = "5";
+  const Expected<Anchor> typed_in = anchor_from_typed(typed);
+  REQUIRE(typed_in);
+  Anchor anchor = *typed_in;
+  anchor.measured.source = "run 7.log";
+  const std::string link = "https://x/?v=1&model=llama-3-70b&" + encode_link_anchor(anchor);
+  // The configuration's decoding skips the anchor: the link means what it did without it.
+  REQUIRE(decode_share_link(link));
+  CHECK(decode_share_link(link)->config.model.num_layers ==
+        decode_share_link("v=1&model=llama-3-70b")->config.model.num_layers);
+  const Expected<std::optional<Anchor>> read = decode_link_anchor(link);
+  REQUIRE(read);
+  REQUIRE(*read);
+  const AnchorMeasurement& m = (*read)->measured;
+  CHECK(share_link_differences((*read)->config, anchor.config).empty());
+  CHECK(m.source == "run 7.log");
+  CHECK(m.world_size == 8);
+  CHECK(m.global_rank == 5);
+  CHECK(m.pp_rank == 1);
+  CHECK(m.peak_allocated_bytes == 3ull << 30);
+  CHECK(m.static_bytes == 1ull << 30);
+  CHECK(m.max_reserved_bytes == 4ull << 30);
+  // Nor is it the page's language or anything else of the view.
+  CHECK(decode_link_view(link)->language.empty());
+  CHECK(decode_link_view(link + "&lang=zh")->language == "zh");
+  // Written again, the same parameters.
+  CHECK(encode_link_anchor(**read) == encode_link_anchor(anchor));
+  CHECK_FALSE(*decode_link_anchor("v=1&model=llama-3-70b"));
+  std::string bad_rank = link;
+  bad_rank.replace(bad_rank.find("anchor-rank=5"), 13, "anchor-rank=99");
+  CHECK(decode_link_anchor(bad_rank).error().field == "anchor-rank");
+  CHECK(decode_link_anchor("v=1&anchor-peak=1GiB").error().field == "anchor-peak");
+}
+
+TEST_CASE("The anchored verdict judges the anchored peaks under the raw estimate's band") {
+  const Estimate anchor = estimated(tiny_gpt("--tensor-model-parallel-size 2"));
+  const Expected<AnchoredEstimate> a =
+      anchor_estimate(measured_as(anchor, 300e6, 500e6), anchor, anchor);
+  REQUIRE(a);
+  const Verdict verdict = anchored_verdict(anchor, *a);
+  CHECK(verdict.capacity_bytes == anchor.verdict.capacity_bytes);
+  CHECK(verdict.band.low_percent == anchor.verdict.band.low_percent);
+  CHECK(verdict.headroom_bytes ==
+        static_cast<std::int64_t>(verdict.capacity_bytes) -
+            static_cast<std::int64_t>(a->ranks[0].anchored_peak_total_bytes));
+  CHECK(verdict.headroom_bytes < anchor.verdict.headroom_bytes);
 }

@@ -376,3 +376,9 @@ TEST_CASE("every text literal of the page has a Chinese row, or is listed as nev
   CHECK(missing.empty());
 }
 #endif
+
+TEST_CASE("why an anchor does not apply translates, keeping the field it names") {
+  std::string chinese;
+  REQUIRE(translate("is another model (model.num_layers: 24 on the anchor, 80 here)", &chinese));
+  CHECK(chinese == "是另一个模型（model.num_layers: 24 on the anchor, 80 here）");
+}

@@ -31,6 +31,7 @@
 #include "megamem/config.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/expected.hpp"
+#include "megamem/verdict.hpp"
 
 namespace megamem {
 
@@ -102,5 +103,9 @@ Expected<AnchoredEstimate> anchor_estimate(const Anchor& anchor, const Estimate&
 // callers that anchor many targets on one run (the validation's pairs).
 Expected<AnchoredEstimate> anchor_estimate(const AnchorMeasurement& measured,
                                            const Estimate& anchor, const Estimate& target);
+
+// The verdict of the target with each rank's anchored peak in place of its raw one, under the
+// target's error band: what a front end shows while an anchor applies.
+Verdict anchored_verdict(const Estimate& target, const AnchoredEstimate& anchored);
 
 }  // namespace megamem

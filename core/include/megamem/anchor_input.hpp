@@ -45,4 +45,21 @@ struct TypedAnchor {
 
 Expected<Anchor> anchor_from_typed(const TypedAnchor& typed);
 
+// The anchor in a share link (docs/share-links.md, "The anchor"): view-like parameters beside
+// the configuration, so a link without them means what it did and the configuration's
+// decoding skips them. anchor= is the anchor run's configuration as a share-link query
+// (percent-encoded: "v%3D1%26model%3D..."), its world size included; anchor-peak, -static and
+// -reserved the measured bytes; anchor-rank the global rank measured (when known),
+// anchor-pp-rank its pipeline rank; anchor-name the name the anchor goes by (the log's).
+// No log text travels: the measured numbers and the configuration are the whole anchor.
+bool is_anchor_link_key(std::string_view key);
+
+// The link's anchor (std::nullopt when it has no anchor= key), checked as a typed-in one is
+// (check_anchor_measurement). Errors name the parameter.
+Expected<std::optional<Anchor>> decode_link_anchor(std::string_view link);
+
+// "anchor=...&anchor-peak=...&...", the parameters decode_link_anchor reads back to the same
+// anchor (its notes aside).
+std::string encode_link_anchor(const Anchor& anchor);
+
 }  // namespace megamem

@@ -84,6 +84,13 @@ Expected<LinkParameters> parse_share_query(std::string_view query);
 // version 1's default and the values it accepts, all read from the field registry.
 std::string share_link_keys_markdown();
 
+// A link's parameters, percent-decoded (a full link, a query or a fragment, as
+// decode_share_link takes), for readers of the view settings.
+Expected<LinkParameters> link_parameters(std::string_view link);
+
+// A parameter's value as links write it: readable characters kept, the rest %XX.
+std::string percent_encode_value(std::string_view text);
+
 // Every parameter's value for this configuration, defaults included (for `url decode`).
 LinkParameters share_parameters(const SharedConfig& shared, bool include_defaults);
 

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "megamem/anchor_input.hpp"
 #include "megamem/fields.hpp"
 #include "number_text.hpp"
 
@@ -368,8 +369,9 @@ Error unknown_parameter(std::string_view key) {
   return Error{display_key(key), message + "; docs/share-links.md lists them"};
 }
 
-// View settings (LinkView): the page's language. Checked here, applied by the page.
-bool is_view_key(std::string_view key) { return key == "lang"; }
+// View settings (LinkView): the page's language, checked here and applied by the page; and the
+// anchor's keys (anchor=, anchor-*), read by decode_link_anchor (anchor_input.hpp).
+bool is_view_key(std::string_view key) { return key == "lang" || is_anchor_link_key(key); }
 
 std::optional<Error> check_view_value(std::string_view key, std::string_view value) {
   if (key == "lang" && value != "en" && value != "zh") {
@@ -614,12 +616,20 @@ Expected<LinkView> decode_link_view(std::string_view link) {
   if (!parameters) return parameters.error();
   LinkView view;
   for (const auto& [key, value] : *parameters) {
-    if (!is_view_key(key)) continue;
+    if (key != "lang") continue;  // the anchor's keys are decode_link_anchor's
     if (auto error = check_view_value(key, value)) return *error;
     view.language = value;
   }
   return view;
 }
+
+Expected<LinkParameters> link_parameters(std::string_view link) {
+  const Expected<std::string_view> query = query_of(link);
+  if (!query) return query.error();
+  return parse_share_query(*query);
+}
+
+std::string percent_encode_value(std::string_view text) { return percent_encode(text); }
 
 std::string encode_link_view(const LinkView& view) {
   return view.language.empty() ? "" : "lang=" + view.language;
