@@ -123,6 +123,8 @@ try {
     ['v=1&model=llama-3.1-8b&gpus=8&tp=2&tp=4', 'tp', 'a repeated key', 32],
     ['v=1&model=llama-3.1-8b&gpus=-32&cp=two', 'gpus', 'two bad values', 32],
     ['v=1&model=llama-3.1-8b&gpus=8&tp=2&se', 'se', 'a link cut inside a key', 32],
+    // Written as v=1&c=98e0&model=qwen3-8b&gpus=8&tp=2&seq=10240, cut inside the last value.
+    ['v=1&c=98e0&model=qwen3-8b&gpus=8&tp=2&seq=10', 'c', 'a link cut inside a value', 36],
   ];
   for (const [index, [query, field, what, layers]] of malformed.entries()) {
     await openPage(page, `${baseUrl}?${query}`);

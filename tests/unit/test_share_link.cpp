@@ -13,6 +13,7 @@
 #include "megamem/share_link.hpp"
 
 using namespace megamem;
+using Catch::Matchers::Contains;
 
 namespace {
 
@@ -219,9 +220,11 @@ class RandomConfig {
 TEST_CASE("a link holds only what differs from the defaults") {
   const SharedConfig shared =
       decode("?model=deepseek-v3&gpu=h100-80gb&gpus=256&pp=8&ep=32&mbs=1&seq=4096");
-  CHECK(encode_share_query(shared) == "v=1&model=deepseek-v3&gpu=h100-80gb&gpus=256&pp=8&ep=32");
+  CHECK(encode_share_query(shared) ==
+        "v=1&c=4827&model=deepseek-v3&gpu=h100-80gb&gpus=256&pp=8&ep=32");
   CHECK(share_link(shared, "https://example.org/megamem/") ==
-        "https://example.org/megamem/?v=1&model=deepseek-v3&gpu=h100-80gb&gpus=256&pp=8&ep=32");
+        "https://example.org/megamem/"
+        "?v=1&c=4827&model=deepseek-v3&gpu=h100-80gb&gpus=256&pp=8&ep=32");
 }
 
 TEST_CASE("the issue's example link decodes to its configuration") {
@@ -286,9 +289,10 @@ TEST_CASE("every key is listed once, presets first") {
   const std::vector<std::string> keys = share_link_keys();
   REQUIRE(keys.size() > 100);
   CHECK(keys[0] == "v");
-  CHECK(keys[1] == "model");
-  CHECK(keys[2] == "gpu");
-  CHECK(keys[3] == "gpus");
+  CHECK(keys[1] == "c");
+  CHECK(keys[2] == "model");
+  CHECK(keys[3] == "gpu");
+  CHECK(keys[4] == "gpus");
   for (std::size_t i = 0; i < keys.size(); ++i) {
     for (std::size_t j = i + 1; j < keys.size(); ++j) CHECK(keys[i] != keys[j]);
   }
@@ -416,7 +420,7 @@ TEST_CASE("unknown presets name the parameter") {
   const SharedConfig alias = decode("?model=llama-3.1-70b&gpu=h100");
   CHECK(alias.model_id == "llama-3-70b");
   CHECK(alias.gpu_id == "h100-80gb");
-  CHECK(encode_share_query(alias) == "v=1&model=llama-3-70b&gpu=h100-80gb");
+  CHECK(encode_share_query(alias) == "v=1&c=fbb5&model=llama-3-70b&gpu=h100-80gb");
 }
 
 TEST_CASE("malformed links are errors, not crashes") {
@@ -498,7 +502,7 @@ TEST_CASE("command-line style parameters apply on top of a configuration") {
   CHECK(changed->model_id == "qwen3-30b-a3b");
   CHECK(changed->config.model.num_layers == 24);
   CHECK(encode_share_query(*changed) ==
-        "v=1&model=qwen3-30b-a3b&gpu=h100-80gb&gpus=8&ep=8&recompute=full&m.layers=24");
+        "v=1&c=2fdc&model=qwen3-30b-a3b&gpu=h100-80gb&gpus=8&ep=8&recompute=full&m.layers=24");
   const Expected<SharedConfig> refused = apply_share_parameters(base, {{"v", "1"}});
   REQUIRE_FALSE(refused.has_value());
   CHECK(refused.error().field == "v");
@@ -512,7 +516,7 @@ TEST_CASE("a configuration equal to a preset is linked by its id") {
   const SharedConfig shared = with_detected_presets(config);
   CHECK(shared.model_id == "mixtral-8x7b");
   CHECK(shared.gpu_id == "a100-80gb");
-  CHECK(encode_share_query(shared) == "v=1&model=mixtral-8x7b&gpu=a100-80gb");
+  CHECK(encode_share_query(shared) == "v=1&c=2789&model=mixtral-8x7b&gpu=a100-80gb");
   config.model.num_layers = 31;
   CHECK(with_detected_presets(config).model_id.empty());
 }
@@ -520,7 +524,8 @@ TEST_CASE("a configuration equal to a preset is linked by its id") {
 TEST_CASE("share_parameters lists every value, defaults included, for display") {
   const SharedConfig shared = decode("?model=qwen3-8b&tp=2");
   const LinkParameters all = share_parameters(shared, true);
-  CHECK(all.size() == share_link_keys().size() - 1);  // no gpu= without a GPU preset
+  // No gpu= without a GPU preset, and no c= (the encoder adds it).
+  CHECK(all.size() == share_link_keys().size() - 2);
   const LinkParameters changed = share_parameters(shared, false);
   REQUIRE(changed.size() == 3);
   CHECK(changed[2] == std::pair<std::string, std::string>("tp", "2"));
@@ -547,4 +552,33 @@ TEST_CASE("a link read in part applies what parses and lists what does not") {
     CHECK_FALSE(partial.errors.empty());
     CHECK(partial.shared.model_id == default_configuration().model_id);
   }
+}
+
+// Issue 28 item 11: a link cut inside a value still parses ("seq=10240" arrives as "seq=10"),
+// so a new link carries c=, four hex digits of FNV-1a over its sorted settings. The digits
+// here were computed by hand-written Python (the same FNV-1a), not by this code.
+TEST_CASE("the checksum c= detects a link cut or edited after it was made") {
+  const SharedConfig shared = decode("?model=qwen3-8b&gpus=8&tp=2&seq=10240");
+  const std::string query = encode_share_query(shared);
+  CHECK(query == "v=1&c=98e0&model=qwen3-8b&gpus=8&tp=2&seq=10240");
+  CHECK(decode_share_link(query).has_value());
+  // The same settings in another order (a tool that sorts a query) still match.
+  CHECK(decode_share_link("v=1&c=98e0&seq=10240&tp=2&gpus=8&model=qwen3-8b").has_value());
+  // Cut inside the last value: every parameter parses, the checksum names the cut.
+  const std::string cut = query.substr(0, query.size() - 3);
+  const Error error = decode_error(cut);
+  CHECK(error.field == "c");
+  CHECK_THAT(error.message, Contains("cut short or edited") && Contains("'seq=10'"));
+  // The page applies what arrived and shows the error beside it.
+  const PartialLink partial = decode_share_link_partially(cut);
+  CHECK(partial.shared.config.training.seq_length == 10);
+  REQUIRE(partial.errors.size() == 1);
+  CHECK(partial.errors.front().field == "c");
+  // Edited by hand: the same message; without c= (an old link, or c= dropped) it is read.
+  CHECK(decode_error("v=1&c=98e0&model=qwen3-8b&gpus=8&tp=4&seq=10240").field == "c");
+  CHECK(decode_share_link("v=1&model=qwen3-8b&gpus=8&tp=4&seq=10240").has_value());
+  // The view (lang=) is not a setting: adding it keeps the checksum.
+  CHECK(decode_share_link(query + "&lang=zh").has_value());
+  // Nothing to cut, nothing to check.
+  CHECK(encode_share_query(SharedConfig{share_link_defaults(), "", ""}) == "v=1");
 }

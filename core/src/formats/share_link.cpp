@@ -412,6 +412,41 @@ Expected<std::string_view> query_of(std::string_view link) {
   return query;
 }
 
+// The checksum c= of a link's configuration parameters (issue 28 item 11): a link cut inside
+// a value ("seq=10240" sent as "seq=10") still parses, so new links carry four hex digits of
+// FNV-1a over the decoded "key=value" pairs, sorted so that a tool reordering the query does
+// not break it. Old links without c= stay readable; the anchor's nested link has its own.
+std::string configuration_checksum(const LinkParameters& configuration) {
+  std::vector<std::string> pairs;
+  pairs.reserve(configuration.size());
+  for (const auto& [key, value] : configuration) pairs.push_back(key + "=" + value);
+  std::sort(pairs.begin(), pairs.end());
+  std::uint32_t hash = 2166136261u;
+  for (const std::string& pair : pairs) {
+    for (const char c : pair + "&") hash = (hash ^ static_cast<unsigned char>(c)) * 16777619u;
+  }
+  constexpr char kHex[] = "0123456789abcdef";
+  const std::uint32_t folded = (hash ^ (hash >> 16)) & 0xffffu;
+  std::string out(4, '0');
+  for (int i = 0; i < 4; ++i)
+    out[static_cast<std::size_t>(3 - i)] = kHex[(folded >> (4 * i)) & 0xfu];
+  return out;
+}
+
+// Why a link's c= does not match its configuration, naming the last setting (where a cut
+// link ends).
+Error checksum_mismatch(const LinkParameters& configuration) {
+  std::string last;
+  if (!configuration.empty()) {
+    last = " (its last setting reads " +
+           display_value(configuration.back().first + "=" + configuration.back().second) + ")";
+  }
+  return Error{"c",
+               "is the checksum of the link's settings and does not match them: the link was "
+               "cut short or edited after it was made" +
+                   last + "; copy the whole link again, or drop c= to read it as it is"};
+}
+
 // ---- [api] --------------------------------------------------------------------------------
 
 Config defaults_of_fields() {
@@ -432,7 +467,7 @@ Config share_link_defaults() {
 }
 
 std::vector<std::string> share_link_keys() {
-  std::vector<std::string> keys = {"v", "model", "gpu"};
+  std::vector<std::string> keys = {"v", "c", "model", "gpu"};
   for (const Field& field : fields()) keys.emplace_back(field.link_key);
   return keys;
 }
@@ -537,14 +572,18 @@ Expected<SharedConfig> apply_share_parameters(SharedConfig shared,
 
 namespace {
 
-// The link's configuration parameters (view keys checked and left out) and its version's
-// errors; a version this build cannot read is fatal.
+// The link's configuration parameters (view keys checked and left out, the checksum c= kept
+// aside) and its version's errors; a version this build cannot read is fatal.
 LinkParameters configuration_parameters(LinkParameters parameters, std::vector<Error>& errors,
-                                        bool& unreadable) {
+                                        bool& unreadable, std::string& checksum) {
   LinkParameters rest;
   for (auto& [key, value] : parameters) {
     if (is_view_key(key)) {
       if (auto error = check_view_value(key, value)) errors.push_back(*error);
+      continue;
+    }
+    if (key == "c") {
+      checksum = value;
       continue;
     }
     if (key != "v") {
@@ -576,8 +615,9 @@ PartialLink decode_share_link_partially(std::string_view link) {
     return out;
   }
   bool unreadable = false;
-  const LinkParameters rest =
-      configuration_parameters(query_parameters(*query, out.errors), out.errors, unreadable);
+  std::string checksum;
+  const LinkParameters rest = configuration_parameters(query_parameters(*query, out.errors),
+                                                       out.errors, unreadable, checksum);
   const Expected<PresetCatalog>& catalog = builtin_presets();
   if (!catalog) out.errors.push_back(catalog.error());
   const std::size_t before = out.errors.size();
@@ -587,6 +627,9 @@ PartialLink decode_share_link_partially(std::string_view link) {
   // Nothing of the configuration read: the default one.
   if (unreadable || rest.size() <= out.errors.size() - before) {
     out.shared = default_configuration();
+  }
+  if (!checksum.empty() && checksum != configuration_checksum(rest)) {
+    out.errors.push_back(checksum_mismatch(rest));
   }
   return out;
 }
@@ -663,8 +706,14 @@ LinkParameters share_parameters(const SharedConfig& shared, bool include_default
 }
 
 std::string encode_share_query(const SharedConfig& shared) {
+  LinkParameters parameters = share_parameters(shared, false);
+  // v= first, then the checksum of the rest (a link cut anywhere after it is detected).
+  const LinkParameters configuration(parameters.begin() + 1, parameters.end());
+  if (!configuration.empty()) {
+    parameters.insert(parameters.begin() + 1, {"c", configuration_checksum(configuration)});
+  }
   std::string query;
-  for (const auto& [key, value] : share_parameters(shared, false)) {
+  for (const auto& [key, value] : parameters) {
     if (!query.empty()) query += '&';
     query += key + "=" + percent_encode(value);
   }
