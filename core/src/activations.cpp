@@ -213,6 +213,7 @@ class ChunkWalk {
   // host as the phase ends (they are on the GPU during it, and reloaded for its backward).
   void phase(double kept, double transient, double backward_extra, double offloaded = 0) {
     forward_peak_ = std::max(forward_peak_, saved_ + transient + offloaded);
+    forward_transient_.push_back(transient + offloaded);
     saved_ += kept;
     out_.offloaded_bytes += offloaded;
     backward_free_.push_back(kept);
@@ -296,7 +297,43 @@ class ChunkWalk {
     out_.loss_backward_peak_extra_bytes = loss_peak;
     out_.weight_grad_backward_peak_extra_bytes = rest_peak;
     out_.backward_peak_extra_bytes = std::max(loss_peak, rest_peak);
+    out_.combined_step_extra_bytes = combined_step_extra();
     return out_;
+  }
+
+  // TransformerModelChunkSchedulePlan.run: the new micro-batch's embedding, the old one's
+  // loss backward, then forward layer i with backward layer L-1-i (the forward's saved
+  // tensors taken before the backward's are freed: the attention backward runs last in
+  // TransformerLayerSchedulePlan.run), then the new loss forward and the old embedding
+  // backward. `held` is the new saved minus the old freed so far.
+  double combined_step_extra() const {
+    const std::size_t phases = backward_free_.size();
+    const std::size_t first = std::min(first_layer_phase_, phases);
+    const std::size_t layers = std::min<std::size_t>(
+        phases - first, static_cast<std::size_t>(std::max(0, stage_.num_layers)));
+    const std::size_t tail = first + layers;
+    double held = 0;
+    double peak = 0;
+    auto forward = [&](std::size_t k) {
+      peak = std::max(peak, held + forward_transient_[k]);
+      held += backward_free_[k];
+    };
+    auto backward = [&](std::size_t k) {
+      peak = std::max(peak, held + backward_transient_[k]);
+      held -= backward_free_[k];
+    };
+    for (std::size_t k = 0; k < first; ++k) forward(k);
+    for (std::size_t k = phases; k-- > tail;) backward(k);
+    for (std::size_t i = 0; i < layers; ++i) {
+      const std::size_t f = first + i;
+      const std::size_t b = first + layers - 1 - i;
+      peak = std::max(
+          peak, held + backward_free_[f] + std::max(forward_transient_[f], backward_transient_[b]));
+      held += backward_free_[f] - backward_free_[b];
+    }
+    for (std::size_t k = tail; k < phases; ++k) forward(k);
+    for (std::size_t k = first; k-- > 0;) backward(k);
+    return peak;
   }
 
   // Phase k's backward extra, kept per decoder layer and for the embedding under FSDP.
@@ -318,6 +355,7 @@ class ChunkWalk {
   double forward_peak_ = 0;                   // max of (saved so far + transient)
   std::vector<double> backward_free_;         // freed by each phase
   std::vector<double> backward_transient_;    // transient of each phase
+  std::vector<double> forward_transient_;     // forward transient of each phase
   std::size_t loss_phase_ = SIZE_MAX;         // the cross entropy's phase, if the chunk has it
   std::size_t first_layer_phase_ = SIZE_MAX;  // the first decoder layer's phase
 };

@@ -69,6 +69,10 @@ struct ChunkActivations {
   std::vector<double> layer_backward_extra_bytes = {};
   double embedding_backward_extra_bytes = 0;
   double weight_grad_backward_peak_extra_bytes = 0;
+  // A step of the EP A2A overlap schedule (ScheduleOp::with_next_backward): max over it of
+  // (this chunk's forward saved so far - an equal chunk's backward freed so far + transient),
+  // with forward layer i beside backward layer L-1-i (model_chunk_schedule_plan.py).
+  double combined_step_extra_bytes = 0;
   double offloaded_bytes = 0;  // on the host per in-flight micro-batch
   double logits_bytes = 0;     // bf16 logits of the loss (diagnostic)
 };

@@ -5,20 +5,40 @@
 
 namespace megamem {
 
+namespace {
+
+// forward_backward_no_pipelining: each micro-batch's backward follows its forward; with the
+// EP overlap, combined_1f1b_schedule_for_no_pipelining runs the first forward alone, then
+// each forward with the previous micro-batch's backward, then the last backward alone.
+std::vector<ScheduleOp> no_pipelining(const ScheduleShape& shape) {
+  const std::int64_t m = shape.num_microbatches;
+  std::vector<ScheduleOp> ops;
+  ops.reserve(static_cast<std::size_t>(2 * m));
+  if (shape.overlap_moe_expert_parallel_comm && m > 0) {
+    ops.push_back({true, 0, 0});
+    for (std::int64_t mb = 1; mb < m; ++mb) {
+      ops.push_back({true, mb, 0, /*with_next_backward=*/true});
+      ops.push_back({false, mb - 1, 0});
+    }
+    ops.push_back({false, m - 1, 0});
+    return ops;
+  }
+  for (std::int64_t mb = 0; mb < m; ++mb) {
+    ops.push_back({true, mb, 0});
+    ops.push_back({false, mb, 0});
+  }
+  return ops;
+}
+
+}  // namespace
+
 std::vector<ScheduleOp> pipeline_schedule(const ScheduleShape& shape) {
   const std::int64_t m = shape.num_microbatches;
   const int p = shape.pipeline_parallel;
   const int v = shape.virtual_stages;
   std::vector<ScheduleOp> ops;
   ops.reserve(static_cast<std::size_t>(2 * m * v));
-  if (p == 1) {
-    // forward_backward_no_pipelining: each micro-batch's backward follows its forward.
-    for (std::int64_t mb = 0; mb < m; ++mb) {
-      ops.push_back({true, mb, 0});
-      ops.push_back({false, mb, 0});
-    }
-    return ops;
-  }
+  if (p == 1) return no_pipelining(shape);
   if (v == 1) {
     const std::int64_t warmup = std::min<std::int64_t>(p - shape.pp_rank - 1, m);
     for (std::int64_t mb = 0; mb < warmup; ++mb) ops.push_back({true, mb, 0});
@@ -52,6 +72,9 @@ std::vector<ScheduleOp> pipeline_schedule(const ScheduleShape& shape) {
   for (std::int64_t k = 0; k < warmup; ++k) ops.push_back(table[static_cast<std::size_t>(k)]);
   for (std::int64_t k = 0; k < total - warmup; ++k) {
     ops.push_back(table[static_cast<std::size_t>(warmup + k)]);
+    // schedules.py: with EP A2A overlap one more forward warms up, and then each steady
+    // forward runs with the backward after it (combined_1f1b_schedule_for_interleaved_...).
+    ops.back().with_next_backward = shape.overlap_moe_expert_parallel_comm;
     ops.push_back(backward_of(k));
   }
   for (std::int64_t k = total - warmup; k < total; ++k) ops.push_back(backward_of(k));

@@ -2,7 +2,9 @@
 //
 // Source: megatron/core/pipeline_parallel/schedules.py — forward_backward_no_pipelining,
 // 1F1B without interleaving (warm-up p - r - 1), and the interleaved schedule
-// (get_pp_rank_microbatches, get_schedule_table).
+// (get_pp_rank_microbatches, get_schedule_table). With --overlap-moe-expert-parallel-comm
+// the steady steps are combined_1f1b.py's: a forward and the backward after it run layer by
+// layer together (combined_1f1b_schedule_for_no_pipelining, ..._for_interleaved_pipelining).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +16,9 @@ struct ScheduleOp {
   bool forward = true;
   std::int64_t microbatch = 0;
   int chunk = 0;
+  // A forward that runs layer by layer with the backward that follows it (EP A2A overlap):
+  // model_chunk_schedule_plan.py pairs forward layer i with backward layer L-1-i.
+  bool with_next_backward = false;
 };
 
 struct ScheduleShape {

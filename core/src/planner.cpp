@@ -799,6 +799,9 @@ Expected<NormalizedConfig> Planner::check_request() {
   plain_.training.recompute = RecomputeConfig{};
   plain_.training.offload = OffloadConfig{};
   plain_.optimizer.optimizer_cpu_offload = false;
+  // The EP overlap needs EP (rules/pipeline_layout.cpp) and changes the schedule, not the
+  // layers this model-only configuration describes; candidates keep it.
+  plain_.training.overlap_moe_expert_parallel_comm = false;
   return normalize(plain_);
 }
 

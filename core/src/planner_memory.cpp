@@ -13,6 +13,7 @@
 #include "pipeline_schedule.hpp"
 #include "runtime_overheads.hpp"
 #include "static_memory.hpp"
+#include "timeline.hpp"
 
 namespace megamem {
 
@@ -58,10 +59,14 @@ ScheduleProfile schedule_profile(const ScheduleShape& shape) {
   // chunk can never be the peak (saved bytes are never negative): only the maximal ones stay.
   const auto v = static_cast<std::size_t>(std::max(1, shape.virtual_stages));
   std::vector<std::uint16_t> inflight(v, 0);
-  std::vector<std::vector<std::vector<std::uint16_t>>> maximal(2 * v);  // per (chunk, direction)
-  for (const ScheduleOp& op : ops) {
+  // Per (chunk, direction), then per (forward chunk, backward chunk) of combined steps.
+  std::vector<std::vector<std::vector<std::uint16_t>>> maximal(2 * v + v * v);
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const ScheduleOp& op = ops[i];
     const auto chunk = static_cast<std::size_t>(op.chunk);
-    auto& kept = maximal[2 * chunk + (op.forward ? 0 : 1)];
+    const bool combined = op.with_next_backward && i + 1 < ops.size();
+    const auto partner = combined ? static_cast<std::size_t>(ops[i + 1].chunk) : 0;
+    auto& kept = maximal[combined ? 2 * v + chunk * v + partner : 2 * chunk + (op.forward ? 0 : 1)];
     bool dominated = false;
     for (const auto& other : kept) {
       dominated = true;
@@ -79,19 +84,20 @@ ScheduleProfile schedule_profile(const ScheduleShape& shape) {
                  kept.end());
       kept.push_back(inflight);
     }
-    if (op.forward) {
-      ++inflight[chunk];
-    } else if (inflight[chunk] > 0) {
-      --inflight[chunk];
-    }
+    if (op.forward) ++inflight[chunk];
+    if (combined) ++i;  // its backward is part of the step
+    const std::size_t freed = combined ? partner : chunk;
+    if ((combined || !op.forward) && inflight[freed] > 0) --inflight[freed];
   }
   ScheduleProfile profile;
   profile.chunks = static_cast<int>(v);
   for (std::size_t k = 0; k < maximal.size(); ++k) {
-    const auto chunk = static_cast<std::int32_t>(k / 2);
+    const bool combined = k >= 2 * v;
+    const auto chunk = static_cast<std::int32_t>(combined ? (k - 2 * v) / v : k / 2);
     for (const auto& counts : maximal[k]) {
       profile.inflight.insert(profile.inflight.end(), counts.begin(), counts.end());
-      profile.step.push_back(k % 2 == 0 ? chunk + 1 : -(chunk + 1));
+      profile.step.push_back(combined || k % 2 == 0 ? chunk + 1 : -(chunk + 1));
+      profile.partner.push_back(combined ? static_cast<std::int32_t>((k - 2 * v) % v) + 1 : 0);
     }
   }
   return profile;
@@ -112,9 +118,12 @@ void rank_activation_peaks(const std::vector<ChunkActivations>& chunks, int virt
       for (std::size_t j = 0; j < v; ++j) live += inflight[j] * rank_chunks[j].saved_bytes;
       const std::int32_t tag = profile.step[s];
       const ChunkActivations& chunk = rank_chunks[static_cast<std::size_t>(std::abs(tag) - 1)];
-      const double during =
-          live + (tag > 0 ? chunk.forward_peak_extra_bytes : chunk.backward_peak_extra_bytes);
-      worst = std::max(worst, during);
+      double extra = tag > 0 ? chunk.forward_peak_extra_bytes : chunk.backward_peak_extra_bytes;
+      if (const std::int32_t partner = profile.partner[s]; partner > 0) {
+        extra =
+            combined_step_extra_bytes(chunk, rank_chunks[static_cast<std::size_t>(partner - 1)]);
+      }
+      worst = std::max(worst, live + extra);
     }
     out[r] = worst;
   }

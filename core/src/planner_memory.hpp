@@ -44,6 +44,7 @@ struct ScheduleProfile {
   int chunks = 1;
   std::vector<std::uint16_t> inflight;  // steps x chunks
   std::vector<std::int32_t> step;       // per step: chunk + 1, negated for a backward
+  std::vector<std::int32_t> partner;    // per step: a combined step's backward chunk + 1, or 0
 };
 
 // The profile of a shape (cached by the caller: many layouts share a shape).

@@ -21,6 +21,15 @@ ScheduleShape rank_schedule_shape(const NormalizedConfig& n, int pp_rank, bool s
   return shape;
 }
 
+double combined_step_extra_bytes(const ChunkActivations& forward,
+                                 const ChunkActivations& backward) {
+  // Each chunk's walk pairs it with an equal chunk; two different chunks (interleaved
+  // schedules pair chunk c's forward with another chunk's backward) take the larger of the
+  // two plus what the forward keeps beyond what the backward frees.
+  return std::max(forward.combined_step_extra_bytes, backward.combined_step_extra_bytes) +
+         std::max(0.0, forward.saved_bytes - backward.saved_bytes);
+}
+
 namespace {
 
 // The optimizer step runs on static memory plus the fp32 grad copy of a 16-bit grad buffer,
@@ -44,6 +53,17 @@ void add_optimizer_step(double static_bytes, double optimizer_step_bytes, RankPe
   }
 }
 
+TimelineEvent schedule_event(const ScheduleOp& op, double allocated_after_bytes,
+                             double peak_during_bytes) {
+  TimelineEvent event;
+  event.kind = op.forward ? TimelineEvent::Kind::forward : TimelineEvent::Kind::backward;
+  event.microbatch = op.microbatch;
+  event.vpp_chunk = op.chunk;
+  event.allocated_after_bytes = whole_bytes(allocated_after_bytes);
+  event.peak_during_bytes = whole_bytes(peak_during_bytes);
+  return event;
+}
+
 }  // namespace
 
 RankPeak simulate_rank(const NormalizedConfig& n, int pp_rank,
@@ -59,11 +79,22 @@ RankPeak simulate_rank(const NormalizedConfig& n, int pp_rank,
   double host = 0;
   int inflight = 0;
   if (timeline != nullptr) timeline->reserve(ops.size() + 1);
-  for (const ScheduleOp& op : ops) {
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const ScheduleOp& op = ops[i];
     const ChunkActivations& chunk = chunks[static_cast<std::size_t>(op.chunk)];
     double during = 0;
     double saved_at_peak = 0;
-    if (op.forward) {
+    const bool combined = op.with_next_backward && i + 1 < ops.size();
+    if (combined) {
+      // One combined step: the pair's peak, then both micro-batches' net change.
+      const ChunkActivations& old = chunks[static_cast<std::size_t>(ops[i + 1].chunk)];
+      during = static_bytes + live + combined_step_extra_bytes(chunk, old);
+      saved_at_peak = live + std::max(0.0, chunk.saved_bytes - old.saved_bytes);
+      live += chunk.saved_bytes - old.saved_bytes;
+      host += chunk.offloaded_bytes - old.offloaded_bytes;
+      peak.max_inflight = std::max(peak.max_inflight, inflight + 1);
+      ++i;  // the backward is part of this step
+    } else if (op.forward) {
       during = static_bytes + live + chunk.forward_peak_extra_bytes;
       live += chunk.saved_bytes;
       host += chunk.offloaded_bytes;
@@ -83,13 +114,10 @@ RankPeak simulate_rank(const NormalizedConfig& n, int pp_rank,
       peak.host_activation_bytes = host;
     }
     if (timeline != nullptr) {
-      TimelineEvent event;
-      event.kind = op.forward ? TimelineEvent::Kind::forward : TimelineEvent::Kind::backward;
-      event.microbatch = op.microbatch;
-      event.vpp_chunk = op.chunk;
-      event.allocated_after_bytes = whole_bytes(static_bytes + live);
-      event.peak_during_bytes = whole_bytes(during);
-      timeline->push_back(event);
+      // A combined step is its forward and its backward, each with the step's peak.
+      for (std::size_t k = combined ? i - 1 : i; k <= i; ++k) {
+        timeline->push_back(schedule_event(ops[k], static_bytes + live, during));
+      }
     }
   }
   add_optimizer_step(static_bytes, optimizer_step_bytes, peak, timeline);

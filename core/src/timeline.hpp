@@ -23,6 +23,10 @@ struct RankPeak {
 // shortened, with equivalent_microbatches() (the same peak in fewer steps).
 ScheduleShape rank_schedule_shape(const NormalizedConfig& normalized, int pp_rank, bool shortened);
 
+// The peak above the live activations of a combined step (ScheduleOp::with_next_backward):
+// `forward`'s micro-batch runs layer by layer beside `backward`'s.
+double combined_step_extra_bytes(const ChunkActivations& forward, const ChunkActivations& backward);
+
 // chunks: the rank's ChunkActivations indexed by VPP chunk. optimizer_step_bytes: what the
 // optimizer step allocates on top of static memory (RankMemory::optimizer_step_bytes).
 // timeline: filled when non-null.

@@ -1350,8 +1350,7 @@ TEST_CASE("a HuggingFace tokenizer of a preset model gives its vocabulary") {
     CHECK_THAT(args->warnings.back(), Catch::Matchers::Contains("preset llama-3.1-8b"));
   }
   // --vocab-size wins; an unknown model asks for it.
-  Expected<MegatronArgs> given =
-      parse_megatron_args(flags + "Qwen/Qwen3-8B --vocab-size 1000", 1);
+  Expected<MegatronArgs> given = parse_megatron_args(flags + "Qwen/Qwen3-8B --vocab-size 1000", 1);
   REQUIRE(given.has_value());
   CHECK(given->config.model.vocab_size == 1000);
   Expected<MegatronArgs> unknown = parse_megatron_args(flags + "someone/their-model", 1);

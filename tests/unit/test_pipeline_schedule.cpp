@@ -84,3 +84,32 @@ TEST_CASE("every schedule runs each (micro-batch, chunk) forward and backward on
           36);
   }
 }
+
+// combined_1f1b.py: with --overlap-moe-expert-parallel-comm a forward runs with the backward
+// after it. Without pipelining: F0, then (F1 B0), (F2 B1), ..., then the last backward alone.
+// Interleaved: one more warm-up forward (schedules.py), then every steady forward combined.
+TEST_CASE("the EP overlap's combined steps: no pipelining and interleaved") {
+  ScheduleShape single = shape(1, 1, 0, 4);
+  single.overlap_moe_expert_parallel_comm = true;
+  const auto ops = pipeline_schedule(single);
+  REQUIRE(ops.size() == 8);
+  const bool forward[] = {true, true, false, true, false, true, false, false};
+  const std::int64_t microbatch[] = {0, 1, 0, 2, 1, 3, 2, 3};
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    CHECK(ops[i].forward == forward[i]);
+    CHECK(ops[i].microbatch == microbatch[i]);
+    CHECK(ops[i].with_next_backward == (i == 1 || i == 3 || i == 5));
+  }
+  ScheduleShape interleaved = shape(4, 2, 0, 8);
+  interleaved.overlap_moe_expert_parallel_comm = true;
+  const auto steps = pipeline_schedule(interleaved);
+  // Warm-up 2(p - r - 1) + (v - 1)G + 1 = 11 forwards, then 16 - 11 combined steps.
+  const auto warmup =
+      std::find_if(steps.begin(), steps.end(), [](const ScheduleOp& op) { return !op.forward; });
+  CHECK(warmup - steps.begin() == 12);  // 11 warm-up forwards and the first combined one
+  CHECK(std::count_if(steps.begin(), steps.end(),
+                      [](const ScheduleOp& op) { return op.with_next_backward; }) == 5);
+  for (std::size_t i = 0; i + 1 < steps.size(); ++i) {
+    if (steps[i].with_next_backward) CHECK_FALSE(steps[i + 1].forward);
+  }
+}

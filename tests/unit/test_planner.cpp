@@ -80,7 +80,7 @@ std::uint64_t estimated_peak(const Config& config) {
 // Estimates every recorded cell and checks the planner's classification and bytes.
 void check_against_estimate(const PlanRequest& request) {
   const Expected<PlanResult> result = plan(request);
-  REQUIRE(result.has_value());
+  if (!result) FAIL(result.error().field << ": " << result.error().message);
   const PlanResult& r = *result;
   REQUIRE(static_cast<std::int64_t>(r.cells.size()) == r.stats.candidates);
   const std::uint64_t limit = limit_bytes(request);
@@ -133,9 +133,11 @@ TEST_CASE("every candidate is classified as estimate() classifies it (DeepSeek-V
 }
 
 // The terms the fast path must price as estimate() does (issue 24): Megatron-FSDP's working
-// set and initialization, TE CUDA graphs' phases, the deferred embedding wgrad and the
-// optimizer step's fp32 grad copy.
-TEST_CASE("the fast path agrees with estimate() on FSDP, CUDA graphs, deferred wgrad, the step") {
+// set and initialization, TE CUDA graphs' phases, the deferred embedding wgrad, the
+// optimizer step's fp32 grad copy and the EP overlap's combined steps.
+TEST_CASE(
+    "the fast path agrees with estimate() on FSDP, CUDA graphs, deferred wgrad, the step, "
+    "the EP overlap") {
   SECTION("Megatron-FSDP") {
     PlanRequest r = llama_request();
     r.base.parallel.fsdp.impl = FsdpImpl::megatron;
@@ -151,6 +153,14 @@ TEST_CASE("the fast path agrees with estimate() on FSDP, CUDA graphs, deferred w
     PlanRequest r = llama_request();
     r.base.training.defer_embedding_wgrad_compute = true;
     r.base.training.wgrad_deferral_limit = 4;
+    check_against_estimate(r);
+  }
+  SECTION("the EP A2A overlap's combined forward-backward steps") {
+    PlanRequest r = deepseek_request();
+    r.base.training.overlap_moe_expert_parallel_comm = true;
+    r.base.parallel.expert_parallel = 16;  // the base is checked too: the overlap needs EP
+    r.base.training.recompute.granularity = RecomputeGranularity::selective;
+    r.base.training.recompute.modules = {RecomputeModule::mla_up_proj, RecomputeModule::mlp};
     check_against_estimate(r);
   }
   SECTION("a 16-bit grad buffer's step copy") {

@@ -332,3 +332,24 @@ TEST_CASE("FP8 recipes the GPU cannot run are estimated with a warning naming th
   CHECK_FALSE(warned(Fp8Recipe::blockwise, 90));
   CHECK_FALSE(warned(Fp8Recipe::none, 80));
 }
+
+// TransformerConfig.__post_init__: what the EP overlap's combined 1F1B schedule needs.
+TEST_CASE("the EP overlap needs EP, an interleaved schedule at PP > 1, no full or moe recompute") {
+  Config c = moe();  // 4 layers, TP4 EP4
+  c.parallel.world_size = 32;
+  c.parallel.pipeline_parallel = 2;
+  c.training.global_batch_size = 16;  // M = 4 per DP rank: groups of PP for the interleaving
+  c.training.overlap_moe_expert_parallel_comm = true;
+  CHECK(error_of(c).field == "virtual_pipeline_model_parallel_size");
+  c.parallel.virtual_stages_per_pipeline_rank = 2;
+  const Expected<NormalizedConfig> interleaved = normalize(c);
+  if (!interleaved) FAIL(interleaved.error().field << ": " << interleaved.error().message);
+  c.training.recompute.granularity = RecomputeGranularity::full;
+  CHECK(error_of(c).field == "recompute_granularity");
+  c.training.recompute.granularity = RecomputeGranularity::selective;
+  c.training.recompute.modules = {RecomputeModule::moe};
+  CHECK(error_of(c).field == "recompute_modules");
+  c.training.recompute.granularity = RecomputeGranularity::none;
+  c.parallel.expert_parallel = 1;
+  CHECK(error_of(c).field == "expert_model_parallel_size");
+}

@@ -1,6 +1,7 @@
 // Rule book, pipeline-layout topic: the layer placement (layer_placement.cpp holds the split
 // rules of transformer_block.py and pipeline_parallel_layer_layout.py), computed once here
-// and kept in NormalizedConfig::stages, and the virtual-pipeline degree.
+// and kept in NormalizedConfig::stages, the virtual-pipeline degree, and what the EP overlap
+// schedule needs of it.
 #include "../layer_placement.hpp"
 #include "rule_book.hpp"
 
@@ -20,6 +21,44 @@ std::optional<Error> place_stages(NormalizedConfig& n) {
   return std::nullopt;
 }
 
+// TransformerConfig.__post_init__ asserts what the combined 1F1B schedule of
+// --overlap-moe-expert-parallel-comm needs (since core_v0.14): expert parallelism, an
+// interleaved schedule when PP > 1 (only forward_backward_pipelining_with_interleaving has a
+// combined path), and no full-layer or 'moe' recompute. After place_stages: a layout sets VPP.
+std::optional<Error> ep_overlap_requirements(NormalizedConfig& n) {
+  const TrainingConfig& t = n.config.training;
+  if (!t.overlap_moe_expert_parallel_comm) return std::nullopt;
+  const ParallelConfig& p = n.config.parallel;
+  constexpr const char* kSource = "megatron/core/transformer/transformer_config.py __post_init__";
+  if (auto error = error_when(p.expert_parallel <= 1, "expert_model_parallel_size",
+                              "overlap_moe_expert_parallel_comm is only supported with expert "
+                              "model parallelism (expert_model_parallel_size > 1)",
+                              kSource)) {
+    return error;
+  }
+  if (auto error = error_when(
+          p.pipeline_parallel > 1 && p.virtual_stages_per_pipeline_rank <= 1,
+          "virtual_pipeline_model_parallel_size",
+          "If enabling EP A2A overlap, virtual_pipeline_model_parallel_size must be specified "
+          "when pipeline_model_parallel_size > 1",
+          kSource)) {
+    return error;
+  }
+  if (auto error =
+          error_when(t.recompute.granularity == RecomputeGranularity::full, "recompute_granularity",
+                     "disable full recomputation when enabling "
+                     "overlap_moe_expert_parallel_comm",
+                     kSource)) {
+    return error;
+  }
+  return error_when(t.recompute.granularity == RecomputeGranularity::selective &&
+                        t.recompute.modules.has(RecomputeModule::moe),
+                    "recompute_modules",
+                    "disable moe in recompute_modules when enabling "
+                    "overlap_moe_expert_parallel_comm",
+                    kSource);
+}
+
 // megatron/core/pipeline_parallel/schedules.py: interleaving needs several pipeline ranks.
 std::optional<Error> interleaving_needs_pipeline(NormalizedConfig& n) {
   const ParallelConfig& par = n.config.parallel;
@@ -29,7 +68,8 @@ std::optional<Error> interleaving_needs_pipeline(NormalizedConfig& n) {
                     "megatron/core/pipeline_parallel/schedules.py");
 }
 
-constexpr Check kPipelineLayoutChecks[] = {place_stages, interleaving_needs_pipeline};
+constexpr Check kPipelineLayoutChecks[] = {place_stages, interleaving_needs_pipeline,
+                                           ep_overlap_requirements};
 
 }  // namespace
 
