@@ -426,6 +426,8 @@ void optimizer_rows(InputContext& ctx) {
     rows(ctx,
          {"main-grads", "main-params", "exp-avg", "exp-avg-sq", "param-remainders", "opt-offload"});
     if (o.optimizer_cpu_offload) row(ctx, "opt-offload-fraction");
+    // Under FP8 the model's recipe is the optimizer's (OptimizerConfig::fp8_recipe).
+    if (ctx.state.shared.config.training.fp8_recipe == Fp8Recipe::none) row(ctx, "opt-fp8-recipe");
   }
 }
 

@@ -158,8 +158,11 @@ void precision_aware_bytes(const NormalizedConfig& normalized, ParamBytes& bytes
   // weights (no fp8 beyond delayed scaling) and no CPU offload (HybridDeviceOptimizer keeps
   // full fp32 masters).
   bytes.gradient = precision_aware_grad_bytes(params_dtype, opt);
-  const Fp8Recipe recipe = normalized.config.training.fp8_recipe;
-  // optimizer_config.py use_precision_aware_optimizer_no_fp8_or_ds_fp8.
+  // optimizer_config.py use_precision_aware_optimizer_no_fp8_or_ds_fp8, on the recipe the
+  // OptimizerConfig carries: the model's under FP8, else OptimizerConfig::fp8_recipe (a
+  // Megatron-Bridge bf16 run's is tensorwise, so MCore keeps fp32 masters there).
+  const Fp8Recipe model_recipe = normalized.config.training.fp8_recipe;
+  const Fp8Recipe recipe = model_recipe != Fp8Recipe::none ? model_recipe : opt.fp8_recipe;
   const bool te_owns_master = recipe == Fp8Recipe::none || recipe == Fp8Recipe::delayed ||
                               opt.main_params_dtype != DType::fp32 || opt.optimizer_cpu_offload;
   // Otherwise the step reads .grad = the 16-bit buffer shard .float() (distrib_optimizer.py

@@ -93,6 +93,20 @@ TEST_CASE("a mixed-precision recipe name sets the precision fields it sets in Br
   CHECK(fp16.args.config.training.params_dtype == DType::fp16);
 }
 
+// training/config.py runtime_config_update: MixedPrecisionConfig.setup copies fp8_recipe
+// (tensorwise by default, also for bf16_mixed) onto the optimizer config; without a
+// mixed_precision section the optimizer keeps Megatron-Core's None (as delayed).
+TEST_CASE("a Bridge mixed-precision config hands its fp8_recipe to the optimizer") {
+  const BridgeImport bf16 = import_overrides(kSmallGpt + "mixed_precision=bf16_mixed", 8);
+  CHECK(bf16.args.config.training.fp8_recipe == Fp8Recipe::none);
+  CHECK(bf16.args.config.optimizer.fp8_recipe == Fp8Recipe::tensorwise);
+  const BridgeImport named = import_overrides(
+      kSmallGpt + "mixed_precision.bf16=true mixed_precision.fp8_recipe=delayed", 8);
+  CHECK(named.args.config.optimizer.fp8_recipe == Fp8Recipe::delayed);
+  const BridgeImport none = import_overrides(kSmallGpt, 8);
+  CHECK(none.args.config.optimizer.fp8_recipe == Fp8Recipe::delayed);
+}
+
 TEST_CASE("mixed_precision fields override the model's, as MixedPrecisionConfig.setup does") {
   const BridgeImport imported = import_overrides(kSmallGpt +
                                                      "model.bf16=true mixed_precision.bf16=false "

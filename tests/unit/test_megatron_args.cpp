@@ -411,9 +411,15 @@ TEST_CASE("batch, precision and kernel flags") {
   CHECK_FALSE(c.training.create_attention_mask_in_dataloader);
 }
 
-TEST_CASE("--fp8-recipe means nothing without --fp8-format and defaults to delayed with it") {
-  CHECK(parse_ok(kBase + "--fp8-recipe tensorwise").config.training.fp8_recipe == Fp8Recipe::none);
+TEST_CASE("--fp8-recipe without --fp8-format reaches only the optimizer; delayed by default") {
+  const Config alone = parse_ok(kBase + "--fp8-recipe tensorwise").config;
+  CHECK(alone.training.fp8_recipe == Fp8Recipe::none);
+  CHECK(alone.optimizer.fp8_recipe == Fp8Recipe::tensorwise);  // training.py -> OptimizerConfig
+  CHECK(parse_ok(kBase).config.optimizer.fp8_recipe == Fp8Recipe::delayed);
   CHECK(parse_ok(kBase + "--fp8-format e4m3").config.training.fp8_recipe == Fp8Recipe::delayed);
+  // The flags written back say the same.
+  CHECK(to_megatron_args(alone).find("--fp8-recipe tensorwise") != std::string::npos);
+  CHECK(to_megatron_args(alone).find("--fp8-format") == std::string::npos);
 }
 
 TEST_CASE("optimizer flags set the optimizer and its state precision") {

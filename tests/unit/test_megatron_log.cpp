@@ -361,12 +361,15 @@ TEST_CASE("dumped arguments Megatron uses only beside another are left out witho
       "optimizer_offload_fraction .................. 0.5"};
   const Expected<LogConfig> off = log_config(read(with_dump_lines(defaults)));
   REQUIRE(off.has_value());
-  for (const char* flag : {"--fp8-recipe", "--recompute-method", "--recompute-num-layers",
+  for (const char* flag : {"--recompute-method", "--recompute-num-layers",
                            "--cross-entropy-fusion-impl", "--optimizer-offload-fraction"}) {
     INFO(flag << " in " << off->megatron_flags);
     CHECK(off->megatron_flags.find(flag) == std::string::npos);
   }
+  // The recipe without a format still reaches the optimizer config (training.py).
+  CHECK(off->megatron_flags.find("--fp8-recipe tensorwise") != std::string::npos);
   CHECK(off->args.config.training.fp8_recipe == Fp8Recipe::none);
+  CHECK(off->args.config.optimizer.fp8_recipe == Fp8Recipe::tensorwise);
 
   std::vector<std::string> fp8 = defaults;
   fp8[0] = "fp8 ......................................... hybrid";

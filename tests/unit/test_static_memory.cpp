@@ -140,6 +140,24 @@ TEST_CASE("bytes per parameter follow the optimizer and precision table") {
     CHECK_THAT(b[0] + b[1], WithinRel(6.0, 1e-4));
     CHECK_THAT(b[2], WithinRel(2.5, 1e-4));
   }
+  // optimizer_config.py: a non-delayed recipe on the optimizer config (Megatron-Bridge copies
+  // tensorwise there also in BF16) keeps fp32 masters in Megatron-Core, no TE remainders, and
+  // the step reads the bf16 grads through an fp32 copy.
+  SECTION("precision-aware in a Bridge BF16 run: (4 + 2 + 2)/R and the step's copy 4/R") {
+    c.optimizer.use_precision_aware_optimizer = true;
+    c.optimizer.main_grads_dtype = DType::bf16;
+    c.optimizer.grad_reduce_in_bf16 = true;
+    c.optimizer.exp_avg_dtype = DType::bf16;
+    c.optimizer.exp_avg_sq_dtype = DType::bf16;
+    auto remainders = per_param(c);
+    CHECK_THAT(remainders[2], WithinRel(6.0 / 4, 1e-4));  // (2 + 2 + 2)/R
+    CHECK(remainders[3] == 0.0);                          // decoupled_grad: no copy
+    c.optimizer.fp8_recipe = Fp8Recipe::tensorwise;
+    auto masters = per_param(c);
+    CHECK_THAT(masters[0] + masters[1], WithinRel(4.0, 1e-4));
+    CHECK_THAT(masters[2], WithinRel(8.0 / 4, 1e-4));
+    CHECK_THAT(masters[3], WithinRel(1.0, 1e-4));
+  }
   SECTION("optimizer CPU offload of half the state: 2 + 4 + 0.5 * 12/R on the GPU") {
     c.optimizer.use_precision_aware_optimizer = true;
     c.optimizer.optimizer_cpu_offload = true;

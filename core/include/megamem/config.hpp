@@ -193,11 +193,17 @@ struct OptimizerConfig {
   bool use_distributed_optimizer = false;    // --use-distributed-optimizer
   bool grad_reduce_in_bf16 = false;          // --grad-reduce-in-bf16
   bool use_precision_aware_optimizer = false;
-  DType main_grads_dtype = DType::fp32;       // precision-aware optimizer only
-  DType main_params_dtype = DType::fp32;      // precision-aware optimizer only
-  DType exp_avg_dtype = DType::fp32;          // precision-aware optimizer only
-  DType exp_avg_sq_dtype = DType::fp32;       // precision-aware optimizer only
-  bool store_param_remainders = true;         // TE >= 2.1 default
+  DType main_grads_dtype = DType::fp32;   // precision-aware optimizer only
+  DType main_params_dtype = DType::fp32;  // precision-aware optimizer only
+  DType exp_avg_dtype = DType::fp32;      // precision-aware optimizer only
+  DType exp_avg_sq_dtype = DType::fp32;   // precision-aware optimizer only
+  bool store_param_remainders = true;     // TE >= 2.1 default
+  // OptimizerConfig.fp8_recipe with FP8 off (with FP8 on it is training.fp8_recipe, and this
+  // field is unused): Megatron-LM
+  // passes --fp8-recipe (default delayed) with or without --fp8-format; Megatron-Bridge copies
+  // mixed_precision.fp8_recipe (default tensorwise) onto it. With fp32 main params it decides
+  // who keeps the precision-aware optimizer's master weights (optimizer_config.py).
+  Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
   bool optimizer_cpu_offload = false;         // --optimizer-cpu-offload
   double optimizer_offload_fraction = 1.0;    // --optimizer-offload-fraction
   bool overlap_grad_reduce = false;           // --overlap-grad-reduce (bucketing)

@@ -302,8 +302,13 @@ std::optional<Error> read_fields(Reader& r, const std::string& section, const Br
   return std::nullopt;
 }
 
+// runtime_config_update (training/config.py) runs MixedPrecisionConfig.setup(), which copies
+// every field of it the optimizer config also has onto it, before optimizer.finalize(): the
+// optimizer gets MixedPrecisionConfig's fp8_recipe, "tensorwise" unless a recipe sets one,
+// also in a bf16 run (OptimizerConfig::fp8_recipe says what that changes).
 std::optional<Error> read_mixed_precision(Reader& r, const BridgeNode& node) {
   if (node.kind == BridgeNode::Kind::null) return std::nullopt;
+  r.set("fp8_recipe", "tensorwise", where("mixed_precision (MixedPrecisionConfig default)", node));
   if (node.kind == BridgeNode::Kind::map) return read_fields(r, "mixed_precision", node);
   std::string name = node.scalar;
   std::replace(name.begin(), name.end(), '-', '_');  // mixed_precision.py registers both

@@ -149,6 +149,17 @@ std::string flag_override(std::string_view flag, const std::vector<std::string>&
   return field + "=" + value;
 }
 
+// Without FP8 the recipe's MixedPrecisionConfig.fp8_recipe still reaches the optimizer
+// (OptimizerConfig::fp8_recipe); Megatron-Core's None acts as delayed.
+std::string optimizer_fp8_recipe(const Config& config) {
+  const Fp8Recipe recipe = config.optimizer.fp8_recipe == Fp8Recipe::none
+                               ? Fp8Recipe::delayed
+                               : config.optimizer.fp8_recipe;
+  const ConfigField& field = *field_by_link_key("opt-fp8-recipe");
+  return "mixed_precision.fp8_recipe=" +
+         std::string(field.choices[static_cast<std::size_t>(recipe)].megatron);
+}
+
 }  // namespace
 
 Expected<BridgeNode> parse_bridge_overrides(std::string_view overrides) {
@@ -186,7 +197,8 @@ std::string to_bridge_overrides(const Config& config) {
       values.push_back((*words)[i]);
     }
     if (flag == "num-virtual-stages-per-pipeline-rank" ||
-        flag == "num-layers-per-virtual-pipeline-stage") {
+        flag == "num-layers-per-virtual-pipeline-stage" ||
+        (flag == "fp8-recipe" && config.training.fp8_recipe == Fp8Recipe::none)) {
       continue;  // written from the Config below
     }
     if (flag == "moe-layer-freq" && !config.model.moe_layer_pattern.empty()) {
@@ -205,6 +217,7 @@ std::string to_bridge_overrides(const Config& config) {
   if (!config.optimizer.store_param_remainders) {
     out.push_back("optimizer.store_param_remainders=false");
   }
+  if (config.training.fp8_recipe == Fp8Recipe::none) out.push_back(optimizer_fp8_recipe(config));
   const ParallelConfig& p = config.parallel;
   // Always written: what recipes set and a run must not inherit.
   const int vpp = p.virtual_stages_per_pipeline_rank;

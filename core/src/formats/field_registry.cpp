@@ -301,6 +301,18 @@ void write_fp8(const Config& c, std::vector<MegatronFlag>& flags) {
   if (recipe != Fp8Recipe::delayed) add_flag(flags, "--fp8-recipe", std::string(spelling));
 }
 
+// --fp8-recipe alone (no --fp8-format): the optimizer's recipe when it is not Megatron's
+// default; under FP8 write_fp8 writes the one recipe both use.
+void write_optimizer_fp8_recipe(const Config& c, std::vector<MegatronFlag>& flags) {
+  const Fp8Recipe recipe = c.optimizer.fp8_recipe;
+  if (c.training.fp8_recipe != Fp8Recipe::none || recipe == Fp8Recipe::delayed ||
+      recipe == Fp8Recipe::none) {
+    return;
+  }
+  const std::string_view spelling = kFp8RecipeChoices[static_cast<std::size_t>(recipe)].megatron;
+  add_flag(flags, "--fp8-recipe", std::string(spelling));
+}
+
 // Megatron-FSDP or torch FSDP2 and the Megatron-FSDP settings that differ from the
 // defaults read_fsdp() assumes (megatron/training/arguments.py, _add_distributed_args).
 void write_fsdp(const Config& c, std::vector<MegatronFlag>& flags) {
@@ -820,6 +832,18 @@ std::vector<ConfigField> optimizer_state_rows() {
           .json("store_param_remainders")
           .ui("param remainders", "--no-store-param-remainders clears it",
               "bf16 master weights as a 2-byte remainder of the fp32 value."),
+      // optimizer_config.py: with fp32 main params and a recipe other than delayed (or
+      // None), Megatron-Core keeps fp32 master weights and TE FusedAdam none (no remainders).
+      MM_CHOICE("opt-fp8-recipe", "delayed", optimizer.fp8_recipe)
+          .json("optimizer_fp8_recipe")
+          .choices(kFp8RecipeChoices)
+          .read_by_code("--fp8-recipe")
+          .writes(write_optimizer_fp8_recipe)
+          .ui("optimizer's FP8 recipe", "--fp8-recipe without --fp8-format",
+              "The FP8 recipe Megatron-Core's optimizer config carries while FP8 is off: "
+              "Megatron-LM's --fp8-recipe (delayed by default), Megatron-Bridge's "
+              "mixed_precision.fp8_recipe (tensorwise by default). Other than delayed, the "
+              "precision-aware optimizer with fp32 main params keeps 4-byte master weights."),
       MM_BOOL("opt-offload", "0", optimizer.optimizer_cpu_offload)
           .flag("--optimizer-cpu-offload", FlagForm::store_true)
           .json("optimizer_cpu_offload")

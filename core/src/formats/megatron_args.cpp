@@ -584,15 +584,19 @@ void read_fp8_bf16_layers(FlagReader& r, TrainingConfig& t) {
 }
 
 // transformer_config.py: FP8 is on only with --fp8-format (e4m3 or hybrid: same bytes); the
-// recipe (the registry row's spellings) defaults to Megatron's "delayed" and means nothing
-// without a format, though a misspelt one is an error either way.
+// recipe (the registry row's spellings) defaults to Megatron's "delayed"; without a format it
+// only reaches the optimizer (OptimizerConfig::fp8_recipe). A misspelt one is an error.
 void read_fp8(FlagReader& r, Config& c) {
   const ConfigField& recipe = *field_by_link_key("fp8");
   const std::optional<std::size_t> chosen = r.choose_index(recipe.flag, recipe.choices);
-  if (!r.has(recipe.flag_needs)) return;
+  const std::size_t delayed = static_cast<std::size_t>(Fp8Recipe::delayed);  // Megatron's default
+  if (!r.has(recipe.flag_needs)) {
+    // training.py passes args.fp8_recipe to OptimizerConfig also without a format.
+    c.optimizer.fp8_recipe = static_cast<Fp8Recipe>(chosen.value_or(delayed));
+    return;
+  }
   std::string_view format;
   r.choose<std::string_view>(recipe.flag_needs, format, {{"e4m3", "e4m3"}, {"hybrid", "hybrid"}});
-  const std::size_t delayed = static_cast<std::size_t>(Fp8Recipe::delayed);  // Megatron's default
   recipe.set_int(c, static_cast<std::int64_t>(chosen.value_or(delayed)));
   read_fp8_bf16_layers(r, c.training);
 }

@@ -105,17 +105,22 @@ std::string shell_quote(const std::string& word) {
 using Dump = std::map<std::string, const DumpedArgument*, std::less<>>;
 
 // False for an argument Megatron uses only when another one is given (the registry's
-// flag_needs: --recompute-method without full recompute, --fp8-recipe without a format). The
-// dump prints its default regardless; Megatron ignores it then, so it is left out.
+// flag_needs: --recompute-method without full recompute). The dump prints its default
+// regardless; Megatron ignores it then, so it is left out. An argument another row reads
+// without a condition is kept (--fp8-recipe also reaches the optimizer without a format).
 bool dependency_met(const Dump& dump, std::string_view name) {
+  bool conditional = false;
   for (const ConfigField& field : config_fields()) {
-    if (field.flag_needs.empty() || destination_of(field.flag) != name) continue;
+    if (destination_of(field.flag) != name) continue;
+    if (field.flag_needs.empty()) return true;
+    conditional = true;
     const auto it = dump.find(destination_of(field.flag_needs));
     const std::string value = it == dump.end() ? "None" : it->second->value;
-    if (field.flag_needs_value.empty()) return value != "None" && value != "False";
-    return value == field.flag_needs_value;
+    const bool met = field.flag_needs_value.empty() ? value != "None" && value != "False"
+                                                    : value == field.flag_needs_value;
+    if (met) return true;
   }
-  return true;
+  return !conditional;
 }
 
 // The flag words of one boolean argument; nullopt when no flag sets it.

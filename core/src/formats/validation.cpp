@@ -203,6 +203,24 @@ void apply_gpu(std::string_view gpu, Config& config) {
   }
 }
 
+// A case's flags are Megatron-LM's; a run Megatron-Bridge launched (its source or notes name
+// Megatron-Bridge, or it is tagged megatron_bridge) also has what Bridge sets beyond them.
+bool launched_by_bridge(std::string_view source, std::string_view notes,
+                        const std::vector<std::string>& tags) {
+  return source.find("Megatron-Bridge") != std::string_view::npos ||
+         notes.find("Megatron-Bridge") != std::string_view::npos ||
+         std::find(tags.begin(), tags.end(), "megatron_bridge") != tags.end();
+}
+
+// Bridge's runtime_config_update copies MixedPrecisionConfig's fp8_recipe ("tensorwise" unless
+// the run's FP8 recipe names another) onto the optimizer config before it is finalized
+// (training/config.py, training/mixed_precision.py); a Megatron-LM command line would say
+// --fp8-recipe tensorwise (OptimizerConfig::fp8_recipe).
+void apply_launcher(bool bridge, std::string_view megatron_args, Config& config) {
+  if (!bridge || megatron_args.find("--fp8-recipe") != std::string_view::npos) return;
+  config.optimizer.fp8_recipe = Fp8Recipe::tensorwise;
+}
+
 // The LTS container of Megatron's lts_dgxa100_dracooci platforms runs Transformer Engine
 // without flash-attn: its deterministic A100 runs with the auto attention backend measure
 // exactly unfused attention's saved scores (5 bytes x b x heads/TP x s^2 per layer and
@@ -271,6 +289,7 @@ Options fast_estimate_options() {
 
 struct CaseEntry {
   std::string megatron_args;
+  bool launched_by_bridge = false;  // see apply_launcher
   std::optional<std::int64_t> world_size;
   std::optional<std::int64_t> pp_rank;
   std::optional<double> measured_static;
@@ -302,6 +321,8 @@ CaseEntry read_case_entry(const json& entry, CaseResult& result) {
   }
   e.vocab = effective_vocab_size(integer_member(entry, "vocab_size").value_or(0), e.megatron_args,
                                  string_member(entry, "source"), string_member(entry, "notes"));
+  e.launched_by_bridge = launched_by_bridge(string_member(entry, "source"),
+                                            string_member(entry, "notes"), result.tags);
   result.pp_rank = static_cast<int>(e.pp_rank.value_or(0));
   result.config_key = normalize_spaces(e.megatron_args) +
                       " | world_size=" + std::to_string(e.world_size.value_or(0)) +
@@ -376,6 +397,7 @@ CaseResult run_case(const json& entry) {
   result.unmodeled_flags = args->unmodeled_flags;
   apply_gpu(result.gpu, args.value().config);
   apply_platform(result.id, args.value().config);
+  apply_launcher(e.launched_by_bridge, e.megatron_args, args.value().config);
   return score_case(args->config, e, std::move(result));
 }
 
