@@ -297,7 +297,10 @@ class ChunkWalk {
     out_.loss_backward_peak_extra_bytes = loss_peak;
     out_.weight_grad_backward_peak_extra_bytes = rest_peak;
     out_.backward_peak_extra_bytes = std::max(loss_peak, rest_peak);
-    out_.combined_step_extra_bytes = combined_step_extra();
+    // Only the EP overlap's schedule has combined steps.
+    if (n_.config.training.overlap_moe_expert_parallel_comm) {
+      out_.combined_step_extra_bytes = combined_step_extra();
+    }
     return out_;
   }
 

@@ -143,16 +143,24 @@ std::optional<LogArgument> parse_argument_line(std::string_view line) {
                      std::string(value), 0};
 }
 
+// "[Rank N] (after K iterations) memory (<unit>)", the start both reports share.
+void read_report_header(Cursor& c, LogMemoryReport& report, std::string_view unit) {
+  c.expect("[Rank ");
+  report.global_rank = c.integer();
+  c.expect("] (after ");
+  report.iteration = c.integer();
+  c.expect(" iterations) memory (");
+  c.expect(unit);
+  c.expect(")");
+}
+
 // "[Rank N] (after K iterations) memory (MB) | allocated: A | max allocated: B | reserved: C |
 // max reserved: D" (newer versions append "| device usage: E", not needed here).
 std::optional<LogMemoryReport> parse_memory_report(std::string_view from_bracket) {
   Cursor c{from_bracket};
   LogMemoryReport report;
-  c.expect("[Rank ");
-  report.global_rank = c.integer();
-  c.expect("] (after ");
-  report.iteration = c.integer();
-  c.expect(" iterations) memory (MB) | allocated: ");
+  read_report_header(c, report, "MB");
+  c.expect(" | allocated: ");
   report.allocated_bytes = mib_to_bytes(c.number());
   c.expect(" | max allocated: ");
   report.max_allocated_bytes = mib_to_bytes(c.number());
@@ -173,11 +181,7 @@ std::optional<LogMemoryReport> parse_memory_report(std::string_view from_bracket
 std::optional<LogMemoryReport> parse_bridge_memory_report(std::string_view from_bracket) {
   Cursor c{from_bracket};
   LogMemoryReport report;
-  c.expect("[Rank ");
-  report.global_rank = c.integer();
-  c.expect("] (after ");
-  report.iteration = c.integer();
-  c.expect(" iterations) memory (GB)");
+  read_report_header(c, report, "GB");
   if (!c.ok) return std::nullopt;
   std::string_view fields = c.text;
   // Reports of several ranks can share a line (prints from different processes interleave).
