@@ -213,7 +213,7 @@ class ChunkWalk {
   // host as the phase ends (they are on the GPU during it, and reloaded for its backward).
   void phase(double kept, double transient, double backward_extra, double offloaded = 0) {
     forward_peak_ = std::max(forward_peak_, saved_ + transient + offloaded);
-    forward_transient_.push_back(transient + offloaded);
+    if (combined_steps_) forward_transient_.push_back(transient + offloaded);
     saved_ += kept;
     out_.offloaded_bytes += offloaded;
     backward_free_.push_back(kept);
@@ -297,10 +297,7 @@ class ChunkWalk {
     out_.loss_backward_peak_extra_bytes = loss_peak;
     out_.weight_grad_backward_peak_extra_bytes = rest_peak;
     out_.backward_peak_extra_bytes = std::max(loss_peak, rest_peak);
-    // Only the EP overlap's schedule has combined steps.
-    if (n_.config.training.overlap_moe_expert_parallel_comm) {
-      out_.combined_step_extra_bytes = combined_step_extra();
-    }
+    if (combined_steps_) out_.combined_step_extra_bytes = combined_step_extra();
     return out_;
   }
 
@@ -354,11 +351,13 @@ class ChunkWalk {
   const LayerProfiles& profiles_;
   const ActivationShape s_;
   ChunkActivations out_;
-  double saved_ = 0;                          // saved so far in the forward walk
-  double forward_peak_ = 0;                   // max of (saved so far + transient)
-  std::vector<double> backward_free_;         // freed by each phase
-  std::vector<double> backward_transient_;    // transient of each phase
-  std::vector<double> forward_transient_;     // forward transient of each phase
+  double saved_ = 0;                        // saved so far in the forward walk
+  double forward_peak_ = 0;                 // max of (saved so far + transient)
+  std::vector<double> backward_free_;       // freed by each phase
+  std::vector<double> backward_transient_;  // transient of each phase
+  std::vector<double> forward_transient_;   // forward transient of each phase, if needed
+  // Only the EP overlap's schedule has combined steps (combined_step_extra).
+  const bool combined_steps_ = n_.config.training.overlap_moe_expert_parallel_comm;
   std::size_t loss_phase_ = SIZE_MAX;         // the cross entropy's phase, if the chunk has it
   std::size_t first_layer_phase_ = SIZE_MAX;  // the first decoder layer's phase
 };
