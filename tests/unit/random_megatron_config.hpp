@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "megamem/estimate.hpp"
+#include "megamem/fields.hpp"
 #include "megamem/megatron_args.hpp"
 #include "megamem/presets.hpp"
 #include "megamem/share_link.hpp"
@@ -71,9 +72,9 @@ class RandomMegatronConfig {
     const int recompute = one_of({0, 1, 2});
     if (recompute == 1) {
       t.recompute.granularity = RecomputeGranularity::selective;
-      t.recompute.modules = coin() ? RecomputeModules{RecomputeModule::core_attn}
-                                   : RecomputeModules{RecomputeModule::core_attn,
-                                                      RecomputeModule::mlp};
+      t.recompute.modules =
+          coin() ? RecomputeModules{RecomputeModule::core_attn}
+                 : RecomputeModules{RecomputeModule::core_attn, RecomputeModule::mlp};
     } else if (recompute == 2) {
       t.recompute.granularity = RecomputeGranularity::full;
       t.recompute.method = coin() ? RecomputeMethod::uniform : RecomputeMethod::block;
@@ -102,6 +103,17 @@ inline Config with_unexported_fields(Config config, const Config& from) {
   config.runtime = from.runtime;
   config.training.moe_imbalance_factor = from.training.moe_imbalance_factor;
   config.optimizer.store_param_remainders = from.optimizer.store_param_remainders;
+  // A dense model's MoE training flags are not written (ConfigField::moe_only).
+  if (from.model.num_experts == 0) {
+    for (const ConfigField& field : config_fields()) {
+      if (!field.moe_only) continue;
+      if (field.kind == FieldKind::real) {
+        field.set_real(config, field.get_real(from));
+      } else {
+        field.set_int(config, field.get_int(from));
+      }
+    }
+  }
   return config;
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "megamem/bridge_config.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/megatron_args.hpp"
 #include "model_fixtures.hpp"
@@ -1363,4 +1364,18 @@ TEST_CASE("a HuggingFace tokenizer of a preset model gives its vocabulary") {
   REQUIRE_FALSE(unknown.has_value());
   CHECK(unknown.error().field == "--vocab-size");
   CHECK_THAT(unknown.error().message, Catch::Matchers::Contains("someone/their-model"));
+}
+
+// Issue 28 item 13: Megatron reads the --moe-* training flags only in MoE layers, so a dense
+// model's flags (and Bridge overrides, written from them) leave them out; a MoE model's keep them.
+TEST_CASE("a dense model's exported flags carry no MoE training flags") {
+  const Config dense = fixtures::llama3_70b();
+  const std::string dense_flags = to_megatron_args(dense);
+  CHECK(dense_flags.find("--moe-") == std::string::npos);
+  CHECK(to_bridge_overrides(dense).find("model.moe_") == std::string::npos);
+  Config moe = fixtures::qwen3_235b_a22b();
+  moe.training.moe_grouped_gemm = true;
+  const std::string moe_flags = to_megatron_args(moe);
+  CHECK(moe_flags.find("--moe-token-dispatcher-type alltoall") != std::string::npos);
+  CHECK(moe_flags.find("--moe-grouped-gemm") != std::string::npos);
 }

@@ -106,6 +106,8 @@ struct ConfigField {
   double flag_min = 1.0;
   double flag_max = 0.0;
   bool flag_always = false;  // written even at its default (flags Megatron requires)
+  // Read only by MoE layers (the --moe-* training flags): not written for a dense model.
+  bool moe_only = false;
   // Read by code in megatron_args.cpp (aliases, several flags, derived values), not by the
   // one-to-one loop.
   bool read_by_importer = false;
@@ -114,8 +116,8 @@ struct ConfigField {
   // Multi-flag fields: the flags that say this field's value (instead of flag_form).
   void (*write_flags)(const Config&, std::vector<MegatronFlag>&) = nullptr;
   // Megatron uses `flag` only when another flag is given ("" = always), with this value
-  // ("" = any): --fp8-recipe means nothing without --fp8-format. Megatron's argument dump
-  // prints such a flag's default regardless, and the dump reader leaves it out then.
+  // ("" = any): --recompute-method means nothing without full recompute. Megatron's argument
+  // dump prints such a flag's default regardless, and the dump reader leaves it out then.
   std::string_view flag_needs;
   std::string_view flag_needs_value;
   // Megatron-Bridge: the ConfigContainer field `flag` sets, where it is not

@@ -89,6 +89,10 @@ class Row {
     f_.flag_always = true;
     return *this;
   }
+  Row& moe_only() {
+    f_.moe_only = true;
+    return *this;
+  }
   Row& scope(FieldScope part) {
     f_.scope = part;
     return *this;
@@ -716,12 +720,14 @@ std::vector<ConfigField> moe_training_rows() {
                     {"alltoall", "alltoall", "alltoall", "alltoall"},
                     {"flex", "flex", "flex", "flex"}})
           .flag("--moe-token-dispatcher-type", FlagForm::value)
+          .moe_only()
           .ui("dispatcher", "",
               "allgather gathers every token (a global buffer); alltoall sends k copies; "
               "flex adds DeepEP buffers."),
       MM_BOOL("grouped-gemm", "1", training.moe_grouped_gemm)
           .json("moe_grouped_gemm")
           .flag("--moe-grouped-gemm", FlagForm::store_true)
+          .moe_only()
           .ui("grouped GEMM", "",
               "Experts as grouped GEMMs: four more TE workspaces; allows moe_act "
               "recompute."),
@@ -729,11 +735,13 @@ std::vector<ConfigField> moe_training_rows() {
       MM_BOOL("router-fp32", "0", training.moe_router_fp32)
           .json("moe_router_fp32")
           .read_by_code("--moe-router-dtype")
+          .moe_only()
           .writes(write_router_dtype)
           .ui("router in fp32", "--moe-router-dtype fp32", "Router scores kept in fp32."),
       MM_BOOL("permute-fusion", "0", training.moe_permute_fusion)
           .json("moe_permute_fusion")
           .flag("--moe-permute-fusion", FlagForm::store_true)
+          .moe_only()
           .ui("permute fusion", "",
               "alltoall: TE's fused permutation keeps an int32 row map instead of int64 "
               "indices."),
@@ -741,7 +749,8 @@ std::vector<ConfigField> moe_training_rows() {
           .json("overlap_moe_expert_parallel_comm")
           .flag("--overlap-moe-expert-parallel-comm", FlagForm::store_true)
           .ui("overlap EP comm.", "",
-              "One more warm-up micro-batch in flight (interleaved schedule)."),
+              "Each forward runs beside the previous micro-batch's backward: about one layer "
+              "more in flight, and one more warm-up micro-batch when interleaved."),
       MM_BOOL("delay-wgrad", "0", training.delay_wgrad_compute)
           .json("delay_wgrad_compute")
           .flag("--delay-wgrad-compute", FlagForm::store_true)
@@ -757,19 +766,23 @@ std::vector<ConfigField> moe_routing_rows() {
       MM_REAL("capacity", "0", training.moe_expert_capacity_factor, 0.0, kMaxReal)
           .json("moe_expert_capacity_factor")
           .flag("--moe-expert-capacity-factor", FlagForm::value, 0.0, 1e6)
+          .moe_only()
           .ui("capacity factor", "--moe-expert-capacity-factor (0 = dropless)",
               "Caps tokens per expert at this multiple of the average.")
           .range(0.0, 64.0, 0.25, "%.2f"),
       MM_BOOL("pad-capacity", "0", training.moe_pad_expert_input_to_capacity)
           .json("moe_pad_expert_input_to_capacity")
           .flag("--moe-pad-expert-input-to-capacity", FlagForm::store_true)
+          .moe_only()
           .ui("pad to capacity", "", "Every expert receives exactly its capacity."),
       MM_BOOL("shared-overlap", "0", training.moe_shared_expert_overlap)
           .json("moe_shared_expert_overlap")
-          .flag("--moe-shared-expert-overlap", FlagForm::store_true),
+          .flag("--moe-shared-expert-overlap", FlagForm::store_true)
+          .moe_only(),
       MM_BOOL("force-balance", "0", training.moe_router_force_load_balancing)
           .json("moe_router_force_load_balancing")
-          .flag("--moe-router-force-load-balancing", FlagForm::store_true),
+          .flag("--moe-router-force-load-balancing", FlagForm::store_true)
+          .moe_only(),
       MM_REAL("imbalance", "1", training.moe_imbalance_factor, 0.0, kMaxReal)
           .json("moe_imbalance_factor")
           .ui("imbalance factor", "(megamem knob, no flag)",
@@ -1673,6 +1686,7 @@ std::string field_link_text(const ConfigField& field, const Config& config) {
 
 void append_megatron_flags(const ConfigField& field, const Config& config,
                            std::vector<MegatronFlag>& flags) {
+  if (field.moe_only && config.model.num_experts == 0) return;  // inert without experts
   if (field.write_flags) return field.write_flags(config, flags);
   static const Config megatron_defaults;
   const std::string name(field.flag);
