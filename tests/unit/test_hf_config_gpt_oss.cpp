@@ -198,9 +198,14 @@ TEST_CASE("gpt_oss: gpt-oss-120b imports as the preset, 116,829,156,672 paramete
   CHECK(hf.model.window_attn_skip_freq == 2);
   CHECK(hf.model.position_embedding == PositionEmbedding::yarn);
   CHECK(hf.model.vocab_size == 201088);
-  REQUIRE(hf.notes.size() == 2);  // the clamped GLU, the MXFP4 checkpoint
-  CHECK(hf.notes[0].find("SwiGLU") != std::string::npos);
-  CHECK(hf.notes[1].find("quantized") != std::string::npos);
+  // The window (issue 28 item 13: 128 in config.json shows as 127), the clamped GLU, the
+  // MXFP4 checkpoint.
+  REQUIRE(hf.notes.size() == 3);
+  CHECK(hf.notes[0] ==
+        "sliding_window 128 is a window of 127 earlier tokens: HF counts the query itself, "
+        "Megatron's --window-size 127,0 does not (gpt_oss_bridge.py)");
+  CHECK(hf.notes[1].find("SwiGLU") != std::string::npos);
+  CHECK(hf.notes[2].find("quantized") != std::string::npos);
   check_matches_preset(hf.model, "gpt-oss-120b");
   // Per layer: q/k/v/o with biases 2880x4096 + 4096 + 2 x (2880x512 + 512) + 4096x2880 + 2880,
   // 64 sinks, two 2880 norms; 128 experts of 2880x5760 + 5760 and 2880x2880 + 2880; a

@@ -553,6 +553,10 @@ std::optional<Error> read_gpt_oss(const Reader& r, Family, HfImport& out) {
   m.window_size = window > 1 ? static_cast<int>(window - 1) : 0;
   if (m.window_size > 0) {
     if (auto error = read_window_layers(r, m)) return error;
+    out.notes.push_back("sliding_window " + std::to_string(window) + " is a window of " +
+                        std::to_string(m.window_size) +
+                        " earlier tokens: HF counts the query itself, Megatron's --window-size " +
+                        std::to_string(m.window_size) + ",0 does not (gpt_oss_bridge.py)");
   }
   out.notes.push_back(
       "the clamped GLU (swiglu_limit; Megatron --quick-geglu with --glu-linear-offset 1 and "
