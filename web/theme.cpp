@@ -53,7 +53,13 @@ void apply_theme(bool light, float pixel_ratio) {
   colors[ImGuiCol_ChildBg] = background;
   colors[ImGuiCol_Text] = ImGui::ColorConvertU32ToFloat4(strong_text_color());
   colors[ImGuiCol_TextDisabled] = ImGui::ColorConvertU32ToFloat4(muted_text_color());
-  if (!light) {
+  if (light) {
+    // ImGui's light frames are white on this near-white panel: checkboxes and inputs get a
+    // grey fill and a border so they can be seen (issue 28 item 13).
+    colors[ImGuiCol_FrameBg] = ImGui::ColorConvertU32ToFloat4(rgb(0xE2E4E9));
+    colors[ImGuiCol_Border] = ImVec4(0.0f, 0.0f, 0.0f, 0.28f);
+    style.FrameBorderSize = 1.0f;
+  } else {
     colors[ImGuiCol_FrameBg] = ImVec4(0.17f, 0.18f, 0.21f, 1.0f);
     colors[ImGuiCol_Header] = ImVec4(0.22f, 0.24f, 0.29f, 1.0f);
     colors[ImGuiCol_TableRowBgAlt] = ImVec4(1.0f, 1.0f, 1.0f, 0.03f);
