@@ -340,7 +340,12 @@ void model_rows(InputContext& ctx) {
 void cluster_rows(InputContext& ctx) {
   ImGui::SetNextItemWidth(-1.0f);
   if (gpu_picker(ctx.state, "GPU preset")) ctx.changed = true;
-  rows(ctx, {"gpus", "g.node", "g.mem"});
+  rows(ctx, {"gpus", "g.node", "g.mem", "g.fp8-any-layout"});
+  // What the step-time model reads of the GPU and its links (docs/planner.md).
+  if (ImGui::TreeNodeEx(tr("speeds"), 0)) {
+    rows(ctx, {"g.tflops", "g.intra", "g.inter"});
+    ImGui::TreePop();
+  }
 }
 
 // ---- [parallel] -------------------------------------------------------------------------------
@@ -383,17 +388,33 @@ void parallel_rows(InputContext& ctx) {
 
 // ---- [training] -------------------------------------------------------------------------------
 
-void training_rows(InputContext& ctx) {
-  rows(ctx,
-       {"mbs", "gbs", "seq", "dtype", "fp8", "fp8-param-gather", "impl", "attn", "ce",
-        "grad-acc-fusion", "softmax-fusion", "mask-in-loader", "deterministic", "defer-wgrad"});
-  if (ctx.state.shared.config.model.dsa_indexer_topk > 0) {
-    rows(ctx, {"dsa-kernels", "dsa-loss", "dsa-sparse-loss"});
+// TE or local CUDA graphs and, for TE's, the scopes they capture and the warm-up steps.
+void cuda_graph_rows(InputContext& ctx) {
+  const TrainingConfig& t = ctx.state.shared.config.training;
+  row(ctx, "cuda-graph");
+  if (t.cuda_graph_impl == CudaGraphImpl::none) return;
+  ModuleSet<CudaGraphModule> every;
+  for (std::size_t i = 0; i < kCudaGraphModuleNames.size(); ++i) {
+    every.insert(static_cast<CudaGraphModule>(i));
   }
-  if (ctx.state.shared.config.model.num_experts > 0 &&
+  modules_row(ctx, "cuda-graph-modules", every);
+  row(ctx, "cuda-graph-warmup");
+}
+
+void training_rows(InputContext& ctx) {
+  const Config& c = ctx.state.shared.config;
+  rows(ctx, {"mbs", "gbs", "seq", "dtype", "fp8", "fp8-param-gather"});
+  if (c.training.fp8_recipe != Fp8Recipe::none) rows(ctx, {"fp8-bf16-first", "fp8-bf16-last"});
+  rows(ctx, {"impl", "attn", "ce", "grad-acc-fusion", "bias-act-fusion", "softmax-fusion",
+             "mask-in-loader", "deterministic", "tp-comm-overlap", "defer-wgrad"});
+  if (c.training.defer_embedding_wgrad_compute) row(ctx, "wgrad-limit");
+  cuda_graph_rows(ctx);
+  if (c.model.dsa_indexer_topk > 0) rows(ctx, {"dsa-kernels", "dsa-loss", "dsa-sparse-loss"});
+  if (c.model.num_experts > 0 &&
       ImGui::TreeNodeEx(tr("MoE dispatch"), ImGuiTreeNodeFlags_DefaultOpen)) {
-    rows(ctx, {"dispatcher", "grouped-gemm", "router-fp32", "capacity", "pad-capacity", "imbalance",
-               "moe-overlap"});
+    rows(ctx, {"dispatcher", "grouped-gemm", "router-fp32", "permute-fusion", "capacity",
+               "pad-capacity", "force-balance", "imbalance", "moe-overlap", "delay-wgrad"});
+    if (c.model.moe_shared_expert_intermediate_size > 0) row(ctx, "shared-overlap");
     ImGui::TreePop();
   }
 }
@@ -412,16 +433,18 @@ void recompute_rows(InputContext& ctx) {
   rows(ctx, {"distribute-saved", "act-offload"});
   if (t.offload.fine_grained_activation_offloading) {
     modules_row(ctx, "offload-modules", offload_module_choices(ctx.state.shared.config.model));
+    row(ctx, "offload-fraction");
   }
   row(ctx, "cpu-offload");
-  if (t.offload.cpu_offloading) row(ctx, "cpu-offload-layers");
+  if (t.offload.cpu_offloading) rows(ctx, {"cpu-offload-layers", "cpu-offload-weights"});
 }
 
 // ---- [optimizer] ------------------------------------------------------------------------------
 
 void optimizer_rows(InputContext& ctx) {
   const OptimizerConfig& o = ctx.state.shared.config.optimizer;
-  rows(ctx, {"opt", "dist-opt", "grad-bf16", "overlap-grad", "precision-aware"});
+  rows(ctx, {"opt", "dist-opt", "grad-bf16", "overlap-grad", "bucket", "precision-aware"});
+  if (o.kind == OptimizerKind::muon) row(ctx, "muon-scalar");
   if (o.use_precision_aware_optimizer) {
     rows(ctx,
          {"main-grads", "main-params", "exp-avg", "exp-avg-sq", "param-remainders", "opt-offload"});
@@ -434,8 +457,8 @@ void optimizer_rows(InputContext& ctx) {
 // ---- [runtime] --------------------------------------------------------------------------------
 
 void runtime_rows(InputContext& ctx) {
-  rows(ctx, {"rt.expandable", "rt.frag", "rt.ctx", "rt.nccl", "rt.deepep", "g.cublas", "g.fixed",
-             "g.sm", "flash-attn"});
+  rows(ctx, {"rt.expandable", "rt.frag", "rt.ctx", "rt.nccl", "rt.nccl-node", "rt.deepep",
+             "g.cublas", "g.fixed", "g.sm", "flash-attn"});
 }
 
 }  // namespace
