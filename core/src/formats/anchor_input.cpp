@@ -9,6 +9,7 @@
 
 #include "megamem/megatron_args.hpp"
 #include "megamem/megatron_log.hpp"
+#include "number_text.hpp"
 
 namespace megamem {
 namespace {
@@ -74,27 +75,20 @@ std::optional<Error> place_typed_rank(const TypedAnchor& typed, Anchor& anchor) 
 
 Expected<std::uint64_t> parse_byte_size(std::string_view field, std::string_view text) {
   const std::string_view t = trimmed(text);
-  std::size_t number_end = 0;
-  while (number_end < t.size() &&
-         std::string_view("0123456789.eE+-").find(t[number_end]) != std::string_view::npos) {
-    ++number_end;
-  }
-  const std::string number(t.substr(0, number_end));
-  char* end = nullptr;
-  const double value = number.empty() ? NAN : std::strtod(number.c_str(), &end);
-  if (number.empty() || end != number.c_str() + number.size() || !std::isfinite(value)) {
+  const std::optional<LeadingNumber> number = leading_number(t);
+  if (!number) {
     return Error{std::string(field),
                  "'" + std::string(text) +
                      "' is not a byte size (a number "
                      "with an optional unit: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)"};
   }
-  const std::optional<double> factor = unit_factor(trimmed(t.substr(number_end)));
+  const std::optional<double> factor = unit_factor(trimmed(t.substr(number->length)));
   if (!factor) {
     return Error{std::string(field), "'" + std::string(text) +
                                          "' has an unknown unit (B, KiB, MiB, "
                                          "GiB, TiB, or KB, MB, GB, TB in powers of 1000)"};
   }
-  const double bytes = value * *factor;
+  const double bytes = number->value * *factor;
   if (bytes < 0) return Error{std::string(field), "'" + std::string(text) + "' is negative"};
   if (bytes > kMaxAnchorBytes) {
     return Error{std::string(field), "'" + std::string(text) +

@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "number_text.hpp"
+
 namespace megamem {
 namespace {
 
@@ -74,21 +76,13 @@ struct Cursor {
 
   // A non-negative decimal as Python prints floats (1234.5, 1e-05).
   double number() {
-    std::size_t length = 0;
-    while (length < text.size() &&
-           std::string_view("0123456789.eE+-").find(text[length]) != std::string_view::npos) {
-      ++length;
-    }
-    const std::string digits(text.substr(0, length));
-    char* end = nullptr;
-    const double value = digits.empty() ? -1.0 : std::strtod(digits.c_str(), &end);
-    if (!ok || digits.empty() || end != digits.c_str() + digits.size() || !std::isfinite(value) ||
-        value < 0.0 || value > 1e12) {
+    const std::optional<LeadingNumber> number = leading_number(text);
+    if (!ok || !number || number->value < 0.0 || number->value > 1e12) {
       ok = false;
       return 0.0;
     }
-    text.remove_prefix(length);
-    return value;
+    text.remove_prefix(number->length);
+    return number->value;
   }
 };
 

@@ -1,6 +1,7 @@
 // Shortest round-trip decimal text; see number_text.hpp.
 #include "number_text.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +25,20 @@ std::string shortest_double_text(double value) {
     if (std::strtod(fixed, nullptr) == value) return fixed;
   }
   return buffer;
+}
+
+std::optional<LeadingNumber> leading_number(std::string_view text) {
+  std::size_t length = 0;
+  while (length < text.size() &&
+         std::string_view("0123456789.eE+-").find(text[length]) != std::string_view::npos) {
+    ++length;
+  }
+  const std::string digits(text.substr(0, length));
+  if (digits.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double value = std::strtod(digits.c_str(), &end);
+  if (end != digits.c_str() + digits.size() || !std::isfinite(value)) return std::nullopt;
+  return LeadingNumber{value, length};
 }
 
 }  // namespace megamem
