@@ -49,6 +49,16 @@ AnchorMeasurement measured_as(const Estimate& anchor, double static_delta,
   return m;
 }
 
+// Typed-in numbers of the tiny GPT on 8 GPUs at PP 2: a 3 GiB peak on global rank 5.
+TypedAnchor typed_tiny_gpt_pp2_rank5() {
+  TypedAnchor typed;
+  typed.megatron_args = std::string(kTinyGpt) + "--pipeline-model-parallel-size 2";
+  typed.world_size = "8";
+  typed.peak_allocated = "3 GiB";
+  typed.global_rank = "5";
+  return typed;
+}
+
 }  // namespace
 
 TEST_CASE("Bridge's memory report is read as a memory report, in GB of 1e9 bytes") {
@@ -215,11 +225,7 @@ TEST_CASE("Byte sizes are read with binary and decimal units") {
 }
 
 TEST_CASE("A typed-in rank is a global rank, mapped to its pipeline rank") {
-  TypedAnchor typed;
-  typed.megatron_args = std::string(kTinyGpt) + "--pipeline-model-parallel-size 2";
-  typed.world_size = "8";
-  typed.peak_allocated = "3 GiB";
-  typed.global_rank = "5";
+  TypedAnchor typed = typed_tiny_gpt_pp2_rank5();
   const Expected<Anchor> anchor = anchor_from_typed(typed);
   REQUIRE(anchor);
   CHECK(anchor->measured.global_rank == 5);
@@ -250,13 +256,9 @@ TEST_CASE(
 }
 
 TEST_CASE("A share link carries the anchor as its configuration and measured numbers") {
-  TypedAnchor typed;
-  typed.megatron_args = std::string(kTinyGpt) + "--pipeline-model-parallel-size 2";
-  typed.world_size = "8";
-  typed.peak_allocated = "3 GiB";
+  TypedAnchor typed = typed_tiny_gpt_pp2_rank5();
   typed.static_allocated = "1 GiB";
   typed.max_reserved = "4 GiB";
-  typed.global_rank = "5";
   const Expected<Anchor> typed_in = anchor_from_typed(typed);
   REQUIRE(typed_in);
   Anchor anchor = *typed_in;

@@ -65,6 +65,19 @@ bool offers(const std::vector<Suggestion>& suggestions, const std::string& field
   return false;
 }
 
+// DeepSeek-V3 (61 layers) on 256 GPUs at PP 16 with this EP, split by Megatron's default
+// (no layout, no uneven first or last stage): 61 layers do not divide over 16 stages.
+Config deepseek_v3_pp16_on_256(int expert_parallel) {
+  Config c = fixtures::deepseek_v3();
+  c.parallel.world_size = 256;
+  c.parallel.pipeline_parallel = 16;
+  c.parallel.expert_parallel = expert_parallel;
+  c.parallel.pipeline_layout.clear();
+  c.parallel.decoder_first_pipeline_num_layers = 0;
+  c.parallel.decoder_last_pipeline_num_layers = 0;
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("a valid configuration gets no suggestions") {
@@ -74,13 +87,7 @@ TEST_CASE("a valid configuration gets no suggestions") {
 }
 
 TEST_CASE("DeepSeek-V3 at PP 16 is offered an uneven split and a layout, first") {
-  Config c = fixtures::deepseek_v3();
-  c.parallel.world_size = 256;
-  c.parallel.pipeline_parallel = 16;
-  c.parallel.expert_parallel = 8;
-  c.parallel.pipeline_layout.clear();
-  c.parallel.decoder_first_pipeline_num_layers = 0;
-  c.parallel.decoder_last_pipeline_num_layers = 0;
+  const Config c = deepseek_v3_pp16_on_256(8);
   REQUIRE(error_field_of(c) == "num_layers");
   const std::vector<Suggestion> s = suggest_valid_configs(c);
   REQUIRE(s.size() >= 2);
@@ -111,13 +118,7 @@ TEST_CASE("an expert-parallel size the world cannot hold gets EP and GPU-count f
 // (EP 16 keeping PP 16, PP 8 keeping EP 32, each with the uneven split 61 layers need) come
 // before any that changes the cluster.
 TEST_CASE("DeepSeek-V3 on 256 GPUs at PP 16 x EP 32 is offered fixes that keep the 256 GPUs") {
-  Config c = fixtures::deepseek_v3();
-  c.parallel.world_size = 256;
-  c.parallel.pipeline_parallel = 16;
-  c.parallel.expert_parallel = 32;
-  c.parallel.pipeline_layout.clear();
-  c.parallel.decoder_first_pipeline_num_layers = 0;
-  c.parallel.decoder_last_pipeline_num_layers = 0;
+  const Config c = deepseek_v3_pp16_on_256(32);
   REQUIRE(error_field_of(c) == "expert_model_parallel_size");
   const std::vector<Suggestion> s = suggest_valid_configs(c);
   REQUIRE(s.size() >= 3);
