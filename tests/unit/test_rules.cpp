@@ -334,7 +334,7 @@ TEST_CASE("FP8 recipes the GPU cannot run are estimated with a warning naming th
 }
 
 // TransformerConfig.__post_init__: what the EP overlap's combined 1F1B schedule needs.
-TEST_CASE("the EP overlap needs EP, an interleaved schedule at PP > 1, no full or moe recompute") {
+TEST_CASE("the EP overlap needs EP, an interleaved schedule at PP > 1, no full recompute") {
   Config c = moe();  // 4 layers, TP4 EP4
   c.parallel.world_size = 32;
   c.parallel.pipeline_parallel = 2;
@@ -347,8 +347,8 @@ TEST_CASE("the EP overlap needs EP, an interleaved schedule at PP > 1, no full o
   c.training.recompute.granularity = RecomputeGranularity::full;
   CHECK(error_of(c).field == "recompute_granularity");
   c.training.recompute.granularity = RecomputeGranularity::selective;
-  c.training.recompute.modules = {RecomputeModule::moe};
-  CHECK(error_of(c).field == "recompute_modules");
+  c.training.recompute.modules = {RecomputeModule::moe};  // core_v0.17 refuses it: a warning
+  CHECK(warnings_of(c).size() == 1);
   c.training.recompute.granularity = RecomputeGranularity::none;
   c.parallel.expert_parallel = 1;
   CHECK(error_of(c).field == "expert_model_parallel_size");

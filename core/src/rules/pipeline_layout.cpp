@@ -22,9 +22,10 @@ std::optional<Error> place_stages(NormalizedConfig& n) {
 }
 
 // TransformerConfig.__post_init__ asserts what the combined 1F1B schedule of
-// --overlap-moe-expert-parallel-comm needs (since core_v0.14): expert parallelism, an
-// interleaved schedule when PP > 1 (only forward_backward_pipelining_with_interleaving has a
-// combined path), and no full-layer or 'moe' recompute. After place_stages: a layout sets VPP.
+// --overlap-moe-expert-parallel-comm needs in every release that has it (Aug 2025 on):
+// expert parallelism, no full-layer recompute, and at PP > 1 an interleaved schedule (first
+// PP 1 only; only forward_backward_pipelining_with_interleaving has a combined path). After
+// place_stages: a layout sets VPP.
 std::optional<Error> ep_overlap_requirements(NormalizedConfig& n) {
   const TrainingConfig& t = n.config.training;
   if (!t.overlap_moe_expert_parallel_comm) return std::nullopt;
@@ -51,12 +52,13 @@ std::optional<Error> ep_overlap_requirements(NormalizedConfig& n) {
                      kSource)) {
     return error;
   }
-  return error_when(t.recompute.granularity == RecomputeGranularity::selective &&
-                        t.recompute.modules.has(RecomputeModule::moe),
-                    "recompute_modules",
-                    "disable moe in recompute_modules when enabling "
-                    "overlap_moe_expert_parallel_comm",
-                    kSource);
+  // The 'moe' recompute assert came with core_v0.17 (PR #3917); earlier releases run it.
+  return warn_when(n,
+                   t.recompute.granularity == RecomputeGranularity::selective &&
+                       t.recompute.modules.has(RecomputeModule::moe),
+                   "recompute module 'moe' with --overlap-moe-expert-parallel-comm: Megatron-Core "
+                   "0.17 and later refuse it (earlier releases run it); estimated as given",
+                   kSource);
 }
 
 // megatron/core/pipeline_parallel/schedules.py: interleaving needs several pipeline ranks.
