@@ -2,7 +2,10 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
+#include "estimate_helpers.hpp"
+#include "model_fixtures.hpp"
 #include "pipeline_schedule.hpp"
+#include "timeline.hpp"
 
 using namespace megamem;
 
@@ -112,4 +115,35 @@ TEST_CASE("the EP overlap's combined steps: no pipelining and interleaved") {
   for (std::size_t i = 0; i + 1 < steps.size(); ++i) {
     if (steps[i].with_next_backward) CHECK_FALSE(steps[i + 1].forward);
   }
+}
+
+// The walk of a combined step, by hand: a chunk that saves 10 bytes, peaks 12 above the live
+// activations in its forward, 5 in its backward and 13 in a combined step; static memory 100.
+// Two micro-batches at PP 1 with the overlap: F0 (100 + 12), then F1 beside B0 (100 + 10 live
+// + 13 = 123), then B1 (100 + 10 + 5). Without it the peak is B0's or B1's 115.
+TEST_CASE("a combined step peaks at the live activations plus its own extra") {
+  Config c = fixtures::qwen3_235b_a22b();
+  c.model.num_layers = 4;
+  c.parallel.world_size = 8;
+  c.parallel.expert_parallel = 8;
+  c.training.global_batch_size = 16;  // 2 micro-batches on each of the 8 DP ranks
+  ChunkActivations chunk;
+  chunk.saved_bytes = 10;
+  chunk.forward_peak_extra_bytes = 12;
+  chunk.backward_peak_extra_bytes = 5;
+  chunk.combined_step_extra_bytes = 13;
+  const RankPeak plain = simulate_rank(testing::normalized(c), 0, {chunk}, 100, 0, nullptr);
+  CHECK(plain.peak_allocated_bytes == 115);
+  c.training.overlap_moe_expert_parallel_comm = true;
+  const RankPeak combined = simulate_rank(testing::normalized(c), 0, {chunk}, 100, 0, nullptr);
+  CHECK(combined.peak_allocated_bytes == 123);
+  CHECK(combined.activation_bytes == 10);
+  CHECK(combined.transient_bytes == 13);
+  // Two different chunks (interleaved): the larger extra, plus what the forward keeps beyond
+  // what the backward frees.
+  ChunkActivations smaller;
+  smaller.saved_bytes = 6;
+  smaller.combined_step_extra_bytes = 4;
+  CHECK(combined_step_extra_bytes(chunk, smaller) == 13 + 4);
+  CHECK(combined_step_extra_bytes(smaller, chunk) == 13);
 }
