@@ -393,11 +393,7 @@ void cuda_graph_rows(InputContext& ctx) {
   const TrainingConfig& t = ctx.state.shared.config.training;
   row(ctx, "cuda-graph");
   if (t.cuda_graph_impl == CudaGraphImpl::none) return;
-  ModuleSet<CudaGraphModule> every;
-  for (std::size_t i = 0; i < kCudaGraphModuleNames.size(); ++i) {
-    every.insert(static_cast<CudaGraphModule>(i));
-  }
-  modules_row(ctx, "cuda-graph-modules", every);
+  modules_row(ctx, "cuda-graph-modules", CudaGraphModules::all());
   row(ctx, "cuda-graph-warmup");
 }
 

@@ -85,7 +85,14 @@ class ModuleSet {
   constexpr bool intersects(ModuleSet other) const { return (bits_ & other.bits_) != 0; }
   constexpr ModuleSet operator|(ModuleSet other) const { return from_bits(bits_ | other.bits_); }
   constexpr ModuleSet operator&(ModuleSet other) const { return from_bits(bits_ & other.bits_); }
+  // This set without the members of `other`.
+  constexpr ModuleSet operator-(ModuleSet other) const { return from_bits(bits_ & ~other.bits_); }
   friend constexpr bool operator==(ModuleSet, ModuleSet) = default;
+
+  // Every module of the kind.
+  static constexpr ModuleSet all() {
+    return from_bits((1u << module_name_table(Module{}).size()) - 1u);
+  }
 
   // The members in table order.
   std::vector<Module> members() const {

@@ -4,7 +4,6 @@
 // part is absent and why, read by the settings page (a field that does not apply shows "—"
 // and this reason) and the tests. It is architecture knowledge, not a text format, so it
 // lives in the estimator's library and the formats and front ends only ask it.
-#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -154,34 +153,25 @@ RecomputeModules recompute_modules_of_absent_layers(const ModelConfig& model) {
 }
 
 RecomputeModules recompute_module_choices(const ModelConfig& model) {
-  const RecomputeModules absent = recompute_modules_of_absent_layers(model);
-  RecomputeModules out;
-  for (std::size_t i = 0; i < kRecomputeModuleNames.size(); ++i) {
-    const auto module = static_cast<RecomputeModule>(i);
-    const bool needs_experts = module == RecomputeModule::moe ||
-                               module == RecomputeModule::moe_act ||
-                               module == RecomputeModule::shared_experts;
-    if (absent.has(module) || (needs_experts && !has_experts(model))) continue;
-    if (module == RecomputeModule::shared_experts &&
-        model.moe_shared_expert_intermediate_size <= 0) {
-      continue;
-    }
-    if (module == RecomputeModule::mla_up_proj && !uses_mla(model)) continue;  // a rule error
-    out.insert(module);
+  RecomputeModules out = RecomputeModules::all() - recompute_modules_of_absent_layers(model);
+  if (!has_experts(model)) {
+    out = out - RecomputeModules{RecomputeModule::moe, RecomputeModule::moe_act,
+                                 RecomputeModule::shared_experts};
   }
+  if (model.moe_shared_expert_intermediate_size <= 0) {
+    out = out - RecomputeModules{RecomputeModule::shared_experts};
+  }
+  // mla_up_proj without MLA is a rule error, not a choice.
+  if (!uses_mla(model)) out = out - RecomputeModules{RecomputeModule::mla_up_proj};
   return out;
 }
 
 OffloadModules offload_module_choices(const ModelConfig& model) {
-  OffloadModules out;
-  for (std::size_t i = 0; i < kOffloadModuleNames.size(); ++i) {
-    const auto module = static_cast<OffloadModule>(i);
-    const bool needs_experts = module == OffloadModule::expert_fc1 ||
-                               module == OffloadModule::moe_act ||
-                               module == OffloadModule::fused_group_mlp;
-    // gdp_qkv acts on gated delta product layers, which megamem does not build.
-    if (module == OffloadModule::gdp_qkv || (needs_experts && !has_experts(model))) continue;
-    out.insert(module);
+  // gdp_qkv acts on gated delta product layers, which megamem does not build.
+  OffloadModules out = OffloadModules::all() - OffloadModules{OffloadModule::gdp_qkv};
+  if (!has_experts(model)) {
+    out = out - OffloadModules{OffloadModule::expert_fc1, OffloadModule::moe_act,
+                               OffloadModule::fused_group_mlp};
   }
   return out;
 }
