@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "app_state.hpp"
 #include "calculation.hpp"
@@ -114,6 +115,14 @@ nlohmann::json error_json(const std::optional<Error>& error) {
                : nlohmann::json();
 }
 
+// The median of the latest search's per-frame slices (ms); 0 before its first frame.
+double median_slice_ms(std::vector<float> slices_ms) {
+  if (slices_ms.empty()) return 0.0;
+  const auto middle = slices_ms.begin() + static_cast<std::ptrdiff_t>(slices_ms.size() / 2);
+  std::nth_element(slices_ms.begin(), middle, slices_ms.end());
+  return *middle;
+}
+
 // The planner panel for scripts: its options, status, and the search as `megamem plan --json`
 // prints it for the same link and options.
 nlohmann::json planner_json(AppState& app) {
@@ -133,7 +142,8 @@ nlohmann::json planner_json(AppState& app) {
       {"layouts_total", p.layouts_total},
       {"ranking", p.ranking},
       {"frames", planner.search ? planner.search_frames : planner.search_frames_taken},
-      {"work_ms", planner.search ? planner.search_work_ms : planner.search_ms}};
+      {"work_ms", planner.search ? planner.search_work_ms : planner.search_ms},
+      {"median_slice_ms", median_slice_ms(planner.search_slices_ms)}};
   out["search_wall_ms"] = planner.search_wall_ms;
   out["stale"] = planner.stale;
   out["margin_gib"] = planner.margin_gib;

@@ -77,13 +77,16 @@ struct PlannerState {
   double search_started_s = 0.0;              // when it (re)started
   double search_work_ms = 0.0;                // time its slices took so far
   int search_frames = 0;                      // frames it has been advanced in
-  bool cancelled = false;                     // the last search was cancelled
-  std::optional<PlanRequest> request;         // of the last search that ended
-  std::optional<PlanResult> result;           // of the last search that succeeded
-  std::optional<Error> error;                 // why the last search could not run
-  double search_ms = 0.0;                     // the last search's own time (its slices)
-  double search_wall_ms = 0.0;                // from its start to its end, frames between
-  int search_frames_taken = 0;                // frames it took
+  // Each frame's slice of the latest search (ms), for its median: the mean counts the time
+  // other processes held the core while a slice ran, the median does not (e2e web_planner).
+  std::vector<float> search_slices_ms;
+  bool cancelled = false;              // the last search was cancelled
+  std::optional<PlanRequest> request;  // of the last search that ended
+  std::optional<PlanResult> result;    // of the last search that succeeded
+  std::optional<Error> error;          // why the last search could not run
+  double search_ms = 0.0;              // the last search's own time (its slices)
+  double search_wall_ms = 0.0;         // from its start to its end, frames between
+  int search_frames_taken = 0;         // frames it took
   // plan_inputs() of the searched configuration and of every candidate listed (one with
   // optimizer offload differs: it turns the precision-aware optimizer on), as link queries.
   std::vector<std::string> inputs_queries;

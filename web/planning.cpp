@@ -107,6 +107,7 @@ void request_plan(AppState& state) {
   planner.search_started_s = now_seconds();
   planner.search_work_ms = 0.0;
   planner.search_frames = 0;
+  planner.search_slices_ms.clear();
   planner.cancelled = false;
 }
 
@@ -131,7 +132,9 @@ void advance_plan(AppState& state, bool editing) {
     finished = planner.search->advance(kStepCandidates);
   } while (!finished && now_seconds() - started_s < kSliceS);
   planner.progress = planner.search->progress();
-  planner.search_work_ms += (now_seconds() - started_s) * 1000.0;
+  const double slice_ms = (now_seconds() - started_s) * 1000.0;
+  planner.search_work_ms += slice_ms;
+  planner.search_slices_ms.push_back(static_cast<float>(slice_ms));
   ++planner.search_frames;
   if (finished) take_plan(state);
 }
