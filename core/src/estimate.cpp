@@ -227,28 +227,34 @@ void keep_higher(RankPeak& peak, const RankPeak& phase) {
 
 // With graphs the steps replaying them hold only the eager parts' activations; the capture
 // holds the graphed parts' in the pipeline order, on top of the graphs' static buffers; the
-// --cuda-graph-warmup-steps eager steps before it hold everything but those buffers.
+// --cuda-graph-warmup-steps eager steps before it hold everything but those buffers. The
+// last stage's deferred output-layer wgrad inputs add to the passes; the pipeline flush
+// drains them (schedules.py finish_embedding_wgrad_compute) before the optimizer step.
 RankPeak rank_run_peak(const NormalizedConfig& n, const RankChunks& chunks, double static_bytes,
                        double graph_bytes, RankMemory& rank, bool timeline) {
   const auto step = static_cast<double>(rank.optimizer_step_bytes);
-  RankPeak peak = simulate_rank(n, rank.pp_rank, chunks.step, static_bytes, step,
+  RankPeak peak = simulate_rank(n, rank.pp_rank, chunks.step, static_bytes,
                                 timeline ? &rank.timeline : nullptr);
   if (!chunks.capture.empty()) {
     // The capture runs before the next train_step's zero_grad (megatron/training/training.py,
     // Bridge training/train.py: create_cudagraphs after cuda_graph_warmup_steps steps), so the
     // last step's fp32 grad copy is still allocated; with no warm-up no step has run yet.
     const double held = n.config.training.cuda_graph_warmup_steps > 0 ? step : 0.0;
-    keep_higher(peak,
-                simulate_rank(n, rank.pp_rank, chunks.capture, static_bytes + held, 0.0, nullptr));
+    keep_higher(peak, simulate_rank(n, rank.pp_rank, chunks.capture, static_bytes + held, nullptr));
   }
   if (!chunks.warmup.empty()) {
     RankPeak warmup =
-        simulate_rank(n, rank.pp_rank, chunks.warmup, static_bytes - graph_bytes, step, nullptr);
+        simulate_rank(n, rank.pp_rank, chunks.warmup, static_bytes - graph_bytes, nullptr);
     // Reported against the static memory of the steps that follow.
     warmup.transient_bytes =
         std::max(0.0, warmup.peak_allocated_bytes - static_bytes - warmup.activation_bytes);
     keep_higher(peak, warmup);
   }
+  if (std::any_of(rank.chunks.begin(), rank.chunks.end(),
+                  [](const ChunkMemory& c) { return c.has_output_layer; })) {
+    add_deferred_embedding_wgrad(n, static_bytes, peak);
+  }
+  add_optimizer_step(static_bytes, step, peak, timeline ? &rank.timeline : nullptr);
   return peak;
 }
 
@@ -276,12 +282,7 @@ void add_rank_peak(const NormalizedConfig& n, const EstimateOptions& options,
   rank.activation_bytes_per_microbatch = static_cast<std::uint64_t>(std::llround(per_microbatch));
   RankPeak peak = rank_run_peak(n, chunks, static_cast<double>(rank.static_bytes), graph_bytes,
                                 rank, options.timeline);
-  // The last stage's deferred output-layer wgrad inputs (tensor_parallel/layers.py) and
   // FSDP's unsharded model at initialization (fsdp_memory.hpp).
-  if (std::any_of(rank.chunks.begin(), rank.chunks.end(),
-                  [](const ChunkMemory& c) { return c.has_output_layer; })) {
-    add_deferred_embedding_wgrad(n, static_cast<double>(rank.static_bytes), peak);
-  }
   add_fsdp_initialization(shared.fsdp_working, n.stages, rank.pp_rank, peak);
   rank.peak_allocated_bytes = static_cast<std::uint64_t>(std::llround(peak.peak_allocated_bytes));
   rank.activation_peak_bytes = static_cast<std::uint64_t>(std::llround(peak.activation_bytes));

@@ -131,14 +131,14 @@ void rank_activation_peaks(const std::vector<ChunkActivations>& chunks, int virt
 
 double rank_above_static(const NormalizedConfig& n, double activation_peak,
                          const RankParameterBytes& parameters, bool loss_rank) {
-  // timeline.cpp: the step's grad copy replaces the activations when it is larger.
-  const double above =
-      std::max(activation_peak, static_cast<double>(parameters.optimizer_step_bytes));
-  if (!loss_rank) return above;
-  // estimate.cpp add_rank_peak -> add_deferred_embedding_wgrad.
-  const DeferredWgradBytes held = deferred_embedding_wgrad_bytes(n);
-  if (held.at_flush <= 0) return above;
-  return std::max(above + held.during_schedule, held.at_flush);
+  // estimate.cpp rank_run_peak: the deferred output-layer wgrad buffers add to the passes
+  // and are drained before the optimizer step, whose grad copy replaces the activations.
+  double passes = activation_peak;
+  if (loss_rank) {
+    const DeferredWgradBytes held = deferred_embedding_wgrad_bytes(n);
+    if (held.at_flush > 0) passes = std::max(passes + held.during_schedule, held.at_flush);
+  }
+  return std::max(passes, static_cast<double>(parameters.optimizer_step_bytes));
 }
 
 RankTotals rank_peak_totals(const NormalizedConfig& n, std::uint64_t static_bytes,

@@ -32,27 +32,6 @@ double combined_step_extra_bytes(const ChunkActivations& forward,
 
 namespace {
 
-// The optimizer step runs on static memory plus the fp32 grad copy of a 16-bit grad buffer,
-// which stays until the next zero_grad; the distributed optimizer's reduce-scatter and
-// all-gather are in place (memory-model.md 7.1).
-void add_optimizer_step(double static_bytes, double optimizer_step_bytes, RankPeak& peak,
-                        std::vector<TimelineEvent>* timeline) {
-  const double step_bytes = static_bytes + optimizer_step_bytes;
-  if (step_bytes > peak.peak_allocated_bytes) {
-    peak.peak_allocated_bytes = step_bytes;
-    peak.activation_bytes = 0;
-    peak.transient_bytes = optimizer_step_bytes;
-    peak.host_activation_bytes = 0;
-  }
-  if (timeline != nullptr) {
-    TimelineEvent step;
-    step.kind = TimelineEvent::Kind::optimizer_step;
-    step.allocated_after_bytes = whole_bytes(step_bytes);
-    step.peak_during_bytes = whole_bytes(step_bytes);
-    timeline->push_back(step);
-  }
-}
-
 TimelineEvent schedule_event(const ScheduleOp& op, double allocated_after_bytes,
                              double peak_during_bytes) {
   TimelineEvent event;
@@ -68,7 +47,7 @@ TimelineEvent schedule_event(const ScheduleOp& op, double allocated_after_bytes,
 
 RankPeak simulate_rank(const NormalizedConfig& n, int pp_rank,
                        const std::vector<ChunkActivations>& chunks, double static_bytes,
-                       double optimizer_step_bytes, std::vector<TimelineEvent>* timeline) {
+                       std::vector<TimelineEvent>* timeline) {
   // Without a timeline to show, a shorter schedule with the same peak is enough.
   const ScheduleShape shape = rank_schedule_shape(n, pp_rank, /*shortened=*/timeline == nullptr);
   const std::vector<ScheduleOp> ops = pipeline_schedule(shape);
@@ -120,8 +99,28 @@ RankPeak simulate_rank(const NormalizedConfig& n, int pp_rank,
       }
     }
   }
-  add_optimizer_step(static_bytes, optimizer_step_bytes, peak, timeline);
   return peak;
+}
+
+// The optimizer step runs on static memory plus the fp32 grad copy of a 16-bit grad buffer,
+// which stays until the next zero_grad; the distributed optimizer's reduce-scatter and
+// all-gather are in place (memory-model.md 7.1).
+void add_optimizer_step(double static_bytes, double optimizer_step_bytes, RankPeak& peak,
+                        std::vector<TimelineEvent>* timeline) {
+  const double step_bytes = static_bytes + optimizer_step_bytes;
+  if (step_bytes > peak.peak_allocated_bytes) {
+    peak.peak_allocated_bytes = step_bytes;
+    peak.activation_bytes = 0;
+    peak.transient_bytes = optimizer_step_bytes;
+    peak.host_activation_bytes = 0;
+  }
+  if (timeline != nullptr) {
+    TimelineEvent step;
+    step.kind = TimelineEvent::Kind::optimizer_step;
+    step.allocated_after_bytes = whole_bytes(step_bytes);
+    step.peak_during_bytes = whole_bytes(step_bytes);
+    timeline->push_back(step);
+  }
 }
 
 }  // namespace megamem

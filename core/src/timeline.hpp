@@ -27,11 +27,15 @@ ScheduleShape rank_schedule_shape(const NormalizedConfig& normalized, int pp_ran
 // `forward`'s micro-batch runs layer by layer beside `backward`'s.
 double combined_step_extra_bytes(const ChunkActivations& forward, const ChunkActivations& backward);
 
-// chunks: the rank's ChunkActivations indexed by VPP chunk. optimizer_step_bytes: what the
-// optimizer step allocates on top of static memory (RankMemory::optimizer_step_bytes).
-// timeline: filled when non-null.
+// The forward and backward passes of one step. chunks: the rank's ChunkActivations indexed
+// by VPP chunk. timeline: filled when non-null.
 RankPeak simulate_rank(const NormalizedConfig& normalized, int pp_rank,
                        const std::vector<ChunkActivations>& chunks, double static_bytes,
-                       double optimizer_step_bytes, std::vector<TimelineEvent>* timeline);
+                       std::vector<TimelineEvent>* timeline);
+
+// The optimizer step after the passes: static memory plus optimizer_step_bytes
+// (RankMemory::optimizer_step_bytes) when that is higher; appended to a non-null timeline.
+void add_optimizer_step(double static_bytes, double optimizer_step_bytes, RankPeak& peak,
+                        std::vector<TimelineEvent>* timeline);
 
 }  // namespace megamem

@@ -426,6 +426,38 @@ TEST_CASE("deferred embedding wgrad holds output gradients and inputs per micro-
   CHECK(deferred_embedding_wgrad_bytes(normalized(kTiny)).at_flush == 0);
 }
 
+TEST_CASE("deferred embedding wgrad buffers are drained before the optimizer step") {
+  // Wide layers and short sequences: the last stage's optimizer step (static + the fp32 copy
+  // of its bf16 grad shard) is its highest phase. finish_embedding_wgrad_compute pops the
+  // buffers in the pipeline flush (megatron/core/utils.py drain_embedding_wgrad_compute),
+  // so they add to the passes and the flush, never to the step.
+  Config c = parse(
+                 "--num-layers 4 --hidden-size 4096 --num-attention-heads 32 --seq-length 128 "
+                 "--max-position-embeddings 128 --micro-batch-size 1 --global-batch-size 8 "
+                 "--vocab-size 50257 --bf16 --tensor-model-parallel-size 2 "
+                 "--pipeline-model-parallel-size 2 --use-distributed-optimizer "
+                 "--grad-reduce-in-bf16 --defer-embedding-wgrad-compute")
+                 .config;
+  const Expected<Estimate> e = estimate(c);
+  REQUIRE(e.has_value());
+  const RankMemory& last = e->ranks.back();
+  const DeferredWgradBytes held = deferred_embedding_wgrad_bytes(e->normalized);
+  REQUIRE(held.at_flush > 0);
+  double passes = 0;
+  for (const TimelineEvent& event : last.timeline) {
+    if (event.kind != TimelineEvent::Kind::optimizer_step) {
+      passes = std::max(passes, static_cast<double>(event.peak_during_bytes));
+    }
+  }
+  const auto static_bytes = static_cast<double>(last.static_bytes);
+  const double step = static_bytes + static_cast<double>(last.optimizer_step_bytes);
+  REQUIRE(step > passes + held.during_schedule);  // the step is the phase that decides
+  REQUIRE(step > static_bytes + held.at_flush);
+  CHECK(static_cast<double>(last.peak_allocated_bytes) == step);
+  CHECK(last.timeline.back().kind == TimelineEvent::Kind::optimizer_step);
+  CHECK(static_cast<double>(last.timeline.back().peak_during_bytes) == step);
+}
+
 TEST_CASE("validation runs lts_dgxa100_dracooci without flash-attn, other platforms with it") {
   const std::string flags = kTiny + "--deterministic-mode";
   const auto entry = [&](const std::string& id) {
