@@ -215,10 +215,18 @@ bool launched_by_bridge(std::string_view source, std::string_view notes,
 // Bridge's runtime_config_update copies MixedPrecisionConfig's fp8_recipe ("tensorwise" unless
 // the run's FP8 recipe names another) onto the optimizer config before it is finalized
 // (training/config.py, training/mixed_precision.py); a Megatron-LM command line would say
-// --fp8-recipe tensorwise (OptimizerConfig::fp8_recipe).
+// --fp8-recipe tensorwise (OptimizerConfig::fp8_recipe). Bridge's model bridges set
+// hidden_dropout = 0.0 on the provider they build from a HuggingFace config (llama_bridge.py,
+// qwen3_moe_bridge.py, deepseek_v3_bridge.py and every other text-LLM bridge under
+// src/megatron/bridge/models), where Megatron-LM's default is 0.1 (--hidden-dropout).
 void apply_launcher(bool bridge, std::string_view megatron_args, Config& config) {
-  if (!bridge || megatron_args.find("--fp8-recipe") != std::string_view::npos) return;
-  config.optimizer.fp8_recipe = Fp8Recipe::tensorwise;
+  if (!bridge) return;
+  if (megatron_args.find("--fp8-recipe") == std::string_view::npos) {
+    config.optimizer.fp8_recipe = Fp8Recipe::tensorwise;
+  }
+  if (megatron_args.find("--hidden-dropout") == std::string_view::npos) {
+    config.model.hidden_dropout = 0.0;
+  }
 }
 
 // The LTS container of Megatron's lts_dgxa100_dracooci platforms runs Transformer Engine
