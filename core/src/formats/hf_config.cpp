@@ -33,7 +33,9 @@ enum class Family {
   glm4_moe,
   gpt_oss,
   nemotron_h,
-  qwen3_next
+  qwen3_next,
+  minimax_m2,
+  gemma3
 };
 
 // Reads fields of one JSON object, each failure an Error naming the field.
@@ -277,8 +279,11 @@ std::optional<Error> note_sliding_window(const Reader& r, HfImport& out) {
   return std::nullopt;
 }
 
+std::optional<Error> read_gemma3_common(const Reader& r, HfImport& out);
+
 // The attention and MLP shared by every family (dense part).
 std::optional<Error> read_common(const Reader& r, Family family, HfImport& out) {
+  if (family == Family::gemma3) return read_gemma3_common(r, out);
   if (auto error = read_dimensions(r, family == Family::qwen3_next, out.model)) return error;
   if (family == Family::nemotron_h) {
     if (auto error = read_nemotron_h_style(r, out.model)) return error;
@@ -539,6 +544,92 @@ std::optional<Error> read_window_layers(const Reader& r, ModelConfig& m) {
                "attention, the others sliding_attention)"};
 }
 
+// MiniMax-M2 (M2.1, M2.5, M2.7) as Megatron-Bridge's minimax_m2/minimax_m2_bridge.py builds it:
+// every layer MoE, num_local_experts experts of intermediate_size, top num_experts_per_tok,
+// sigmoid routing with e_score_correction_bias (use_routing_bias: moe_router_enable_expert_bias),
+// QK norm (use_qk_norm), partial RoPE (rotary_dim, no memory megamem models).
+std::optional<Error> read_minimax_m2(const Reader& r, Family, HfImport& out) {
+  ModelConfig& m = out.model;
+  std::int64_t shared = 0, mtp_modules = 0;
+  MM_READ(m.num_experts, r.int_field("num_local_experts", 1, kMaxSize));
+  MM_READ(m.moe_router_topk, r.int_field("num_experts_per_tok", 1, m.num_experts));
+  MM_READ(shared, r.integer("shared_intermediate_size", 0, kMaxSize, 0));
+  MM_READ(m.moe_router_enable_expert_bias, r.boolean("use_routing_bias", false));
+  MM_READ(m.qk_layernorm, r.boolean("use_qk_norm", false));
+  MM_READ(mtp_modules, r.integer("num_mtp_modules", 0, kMaxSize, 0));
+  m.moe_ffn_hidden_size = m.ffn_hidden_size;
+  m.moe_shared_expert_intermediate_size = static_cast<int>(shared);
+  if (m.qk_layernorm) {
+    // minimax_m2_provider.py FullDimQNorm / FullDimKNorm: one RMSNorm over all heads' q (k).
+    out.notes.push_back(
+        "the full-dimension QK norm (one RMSNorm over all heads, Bridge's FullDimQNorm/"
+        "FullDimKNorm) is estimated as Megatron's per-head QK norm: its weights are "
+        "(heads + query groups - 2) x head_dim larger per layer, and its unfused fp32 "
+        "RMSNorm saves more than the fused norm priced here");
+  }
+  if (mtp_modules > 0) {
+    out.notes.push_back("num_mtp_modules " + std::to_string(mtp_modules) +
+                        ": Megatron-Bridge maps no MTP modules for minimax_m2, so none are "
+                        "estimated");
+  }
+  return std::nullopt;
+}
+
+// Gemma 3's sliding/global interleave as --window-size and --window-attn-skip-freq: layer_types
+// when config.json lists them, else every sliding_window_pattern-th layer global
+// (configuration_gemma3.py, default 6); the window as gemma3_provider.py's
+// Gemma3TEDotProductAttention passes it to TE: (sliding_window - 1, 0).
+std::optional<Error> read_gemma3_window(const Reader& r, ModelConfig& m) {
+  std::int64_t window = 0, pattern = 0;
+  MM_READ(window, r.integer("sliding_window", 0, kMaxSize, 4096));
+  MM_READ(pattern, r.integer("sliding_window_pattern", 1, kMaxSize, 6));
+  m.window_size = window > 1 ? static_cast<int>(window - 1) : 0;
+  if (m.window_size == 0) return std::nullopt;
+  if (r.find("layer_types")) return read_window_layers(r, m);
+  m.window_attn_skip_freq = pattern > 1 ? static_cast<int>(pattern) : 0;
+  return std::nullopt;
+}
+
+// Gemma 3's language model (gemma3_text; configuration_gemma3.py Gemma3TextConfig supplies the
+// fields config.json leaves out) as Megatron-Bridge builds it (gemma/gemma3_provider.py,
+// gemma3_bridge.py): GQA with per-head QK norm, gated GELU MLP, RMSNorm, tied embeddings.
+std::optional<Error> read_gemma3_common(const Reader& r, HfImport& out) {
+  ModelConfig& m = out.model;
+  std::string act;
+  bool tied = true;
+  MM_READ(m.num_layers, r.int_field("num_hidden_layers", 1, kMaxSize, 26));
+  MM_READ(m.hidden_size, r.int_field("hidden_size", 1, kMaxSize, 2304));
+  MM_READ(m.num_attention_heads, r.int_field("num_attention_heads", 1, kMaxSize, 8));
+  MM_READ(m.num_query_groups, r.int_field("num_key_value_heads", 1, kMaxSize, 4));
+  MM_READ(m.kv_channels, r.int_field("head_dim", 1, kMaxSize, 256));
+  MM_READ(m.ffn_hidden_size, r.int_field("intermediate_size", 1, kMaxSize, 9216));
+  MM_READ(m.vocab_size, r.integer("vocab_size", 1, std::int64_t{1} << 31, 262208));
+  MM_READ(act, r.text("hidden_activation", "gelu_pytorch_tanh"));
+  MM_READ(tied, r.boolean("tie_word_embeddings", true));
+  if (act != "gelu_pytorch_tanh" && act != "gelu") {
+    return Error{"hidden_activation", "'" + act + "' is not Gemma 3's gated GELU"};
+  }
+  if (m.num_query_groups == m.num_attention_heads) m.num_query_groups = 0;
+  // Gemma3ModelProvider: gated_linear_unit with fast_gelu, which has SwiGLU's shapes and saved
+  // tensors; RMSNorm (zero-centred gamma), QK norm, RoPE, no biases, no dropout.
+  m.activation = Activation::swiglu;
+  m.normalization = Normalization::rmsnorm;
+  m.position_embedding = PositionEmbedding::rope;
+  m.qk_layernorm = true;
+  m.add_bias_linear = false;
+  m.hidden_dropout = 0.0;
+  m.attention_dropout = 0.0;
+  m.untie_embeddings_and_output_weights = !tied;
+  out.notes.push_back(
+      "the gated GELU MLP (gelu_pytorch_tanh) has SwiGLU's shapes and saved tensors, so it is "
+      "estimated as SwiGLU");
+  out.notes.push_back(
+      "the sandwich norms (post_attention_layernorm, post_feedforward_layernorm; Bridge's "
+      "TERowParallelLinearLayerNorm) are not modeled: 2 x hidden_size weights per layer and two "
+      "saved norm inputs of hidden_size per token and layer are left out");
+  return read_gemma3_window(r, m);
+}
+
 // gpt-oss: every layer MoE with biased experts, learned attention sinks, sliding-window
 // attention on alternate layers (Megatron-Bridge gpt_oss_bridge.py).
 std::optional<Error> read_gpt_oss(const Reader& r, Family, HfImport& out) {
@@ -638,6 +729,8 @@ constexpr FamilyRow kFamilies[] = {
     {"qwen3_next", Family::qwen3_next, read_qwen3_next},
     {"qwen3_5_text", Family::qwen3, read_qwen35},
     {"qwen3_5_moe_text", Family::qwen3_next, read_qwen35},
+    {"minimax_m2", Family::minimax_m2, read_minimax_m2},
+    {"gemma3_text", Family::gemma3},
 };
 
 const FamilyRow* family_of(const std::string& model_type) {

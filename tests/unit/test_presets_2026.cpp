@@ -1,0 +1,180 @@
+// The 2026 presets (#25): MiniMax-M2 (minimax_m2) and Gemma-3-27B (gemma3, its gemma3_text
+// language model) import from their config.json as the presets, with the parameter counts
+// derived by hand, and every new preset estimates on 8 to 1,024 GPUs.
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <string>
+
+#include "hf_import_helpers.hpp"
+#include "megamem/suggestions.hpp"
+
+using namespace megamem;
+using namespace megamem::hf_test;
+
+namespace {
+
+// https://huggingface.co/MiniMaxAI/MiniMax-M2/blob/main/config.json without its
+// quantization_config and with attn_type_list (62 x 1, full attention) left out, as a public
+// Ascend msmodelslim guide prints the BF16 config.json of MiniMax-M2.5 (the same architecture;
+// vLLM plugin fixtures repeat the same fields for MiniMax-M2 and M2.7).
+const char* kMiniMaxM2 = R"json({
+  "architectures": ["MiniMaxM2ForCausalLM"],
+  "head_dim": 128,
+  "hidden_act": "silu",
+  "hidden_size": 3072,
+  "intermediate_size": 1536,
+  "max_position_embeddings": 196608,
+  "model_type": "minimax_m2",
+  "mtp_transformer_layers": 1,
+  "num_attention_heads": 48,
+  "num_experts_per_tok": 8,
+  "num_hidden_layers": 62,
+  "num_key_value_heads": 8,
+  "num_local_experts": 256,
+  "num_mtp_modules": 3,
+  "qk_norm_type": "per_layer",
+  "rms_norm_eps": 1e-06,
+  "rope_theta": 5000000,
+  "rotary_dim": 64,
+  "scoring_func": "sigmoid",
+  "shared_intermediate_size": 0,
+  "tie_word_embeddings": false,
+  "transformers_version": "4.46.1",
+  "use_cache": true,
+  "use_mtp": true,
+  "use_qk_norm": true,
+  "use_routing_bias": true,
+  "vocab_size": 200064,
+  "torch_dtype": "bfloat16"
+})json";
+
+// https://huggingface.co/google/gemma-3-27b-it/blob/main/config.json (the vision_config cut
+// to its sizes): its text_config lists only what differs from Gemma3TextConfig's defaults.
+const char* kGemma3_27B = R"json({
+  "architectures": ["Gemma3ForConditionalGeneration"],
+  "boi_token_index": 255999,
+  "eoi_token_index": 256000,
+  "eos_token_id": [1, 106],
+  "image_token_index": 262144,
+  "initializer_range": 0.02,
+  "mm_tokens_per_image": 256,
+  "model_type": "gemma3",
+  "text_config": {
+    "head_dim": 128,
+    "hidden_size": 5376,
+    "intermediate_size": 21504,
+    "model_type": "gemma3_text",
+    "num_attention_heads": 32,
+    "num_hidden_layers": 62,
+    "num_key_value_heads": 16,
+    "query_pre_attn_scalar": 168,
+    "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+    "sliding_window": 1024
+  },
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.50.0.dev0",
+  "vision_config": {
+    "hidden_size": 1152,
+    "image_size": 896,
+    "intermediate_size": 4304,
+    "model_type": "siglip_vision_model",
+    "num_attention_heads": 16,
+    "num_hidden_layers": 27,
+    "patch_size": 14,
+    "vision_use_head": false
+  }
+})json";
+
+}  // namespace
+
+TEST_CASE("minimax_m2: MiniMax-M2 imports as the preset, 228,689,320,448 parameters") {
+  const HfImport hf = import(kMiniMaxM2);
+  CHECK(hf.model_type == "minimax_m2");
+  CHECK(hf.model.num_experts == 256);
+  CHECK(hf.model.moe_router_topk == 8);
+  CHECK(hf.model.moe_ffn_hidden_size == 1536);
+  CHECK(hf.model.moe_shared_expert_intermediate_size == 0);
+  CHECK(hf.model.moe_router_enable_expert_bias);
+  CHECK(hf.model.qk_layernorm);
+  CHECK(hf.model.mtp_num_layers == 0);  // the Bridge maps no MTP modules
+  // The full-dimension QK norm and the unmapped MTP modules are named.
+  REQUIRE(hf.notes.size() == 2);
+  CHECK(hf.notes[0].find("full-dimension QK norm") != std::string::npos);
+  CHECK(hf.notes[1].find("num_mtp_modules 3") != std::string::npos);
+  check_matches_preset(hf.model, "minimax-m2");
+  // Per layer: q 3072x6144, k and v 3072x1024, o 6144x3072, per-head q/k norms 2 x 128, two
+  // 3072 norms; 256 experts of 3 x 3072x1536 and a 256x3072 router. Plus two 200064 x 3072
+  // vocabulary matrices and the final norm.
+  const std::int64_t attention = 3072 * 6144 + 2 * 3072 * 1024 + 6144 * 3072 + 2 * 128 + 2 * 3072;
+  const std::int64_t moe = std::int64_t{256} * 3 * 3072 * 1536 + 256 * 3072;
+  const std::int64_t total = total_params(hf.model);
+  CHECK(total == 62 * (attention + moe) + 2 * std::int64_t{200064} * 3072 + 3072);
+  CHECK(total == 228'689'320'448);
+  check_near(total, 230e9);  // model card: 230B (-0.57%)
+}
+
+TEST_CASE("gemma3: Gemma-3-27B's text_config imports as the preset, 27.0B parameters") {
+  const HfImport hf = import(kGemma3_27B);
+  CHECK(hf.model_type == "gemma3_text");
+  CHECK(hf.model.vocab_size == 262208);  // Gemma3TextConfig's default
+  CHECK_FALSE(hf.model.untie_embeddings_and_output_weights);
+  CHECK(hf.model.num_query_groups == 16);
+  CHECK(hf.model.kv_channels == 128);
+  CHECK(hf.model.window_size == 1023);  // TE window (sliding_window - 1, 0)
+  CHECK(hf.model.window_attn_skip_freq == 6);
+  CHECK(hf.model.activation == Activation::swiglu);
+  CHECK(hf.model.qk_layernorm);
+  REQUIRE(hf.notes.size() == 2);
+  CHECK(hf.notes[1].find("sandwich norms") != std::string::npos);
+  check_matches_preset(hf.model, "gemma-3-27b");
+  // Per layer: q 5376x4096, k and v 5376x2048, o 4096x5376, q/k norms 2 x 128, the input and
+  // pre-MLP norms 2 x 5376 (the two sandwich norms are not modeled); gated MLP 3 x
+  // 5376x21504. Plus one tied 262208 x 5376 embedding and the final norm.
+  const std::int64_t layer = 5376 * 4096 + 2 * 5376 * 2048 + 4096 * 5376 + 2 * 128 + 2 * 5376 +
+                             std::int64_t{3} * 5376 * 21504;
+  const std::int64_t total = total_params(hf.model);
+  CHECK(total == 62 * layer + std::int64_t{262208} * 5376 + 5376);
+  check_near(total, 27e9);  // model card: 27B
+}
+
+TEST_CASE("gemma3: a layer_types list sets the interleave, a missing one sliding_window_pattern") {
+  const std::string text = R"json({"model_type": "gemma3_text", "num_hidden_layers": 4,
+      "hidden_size": 64, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 32,
+      "intermediate_size": 128, "vocab_size": 1000, "sliding_window": 16,
+      "sliding_window_pattern": 2})json";
+  const HfImport by_pattern = import(text.c_str());
+  CHECK(by_pattern.model.window_size == 15);
+  CHECK(by_pattern.model.window_attn_skip_freq == 2);
+  const std::string typed = text.substr(0, text.size() - 1) +
+                            R"json(, "layer_types": ["sliding_attention", "sliding_attention",
+      "sliding_attention", "sliding_attention"]})json";
+  CHECK(import(typed.c_str()).model.window_attn_skip_freq == 0);
+  CHECK(
+      import_error(R"json({"model_type": "gemma3_text", "hidden_activation": "relu"})json").field ==
+      "hidden_activation");
+}
+
+TEST_CASE("the 2026 presets estimate on 8 to 1,024 GPUs") {
+  const Expected<PresetCatalog>& catalog = builtin_presets();
+  REQUIRE(catalog.has_value());
+  const RecipePreset* recipe = catalog->find_recipe("llama-3-70b-h100-64");
+  REQUIRE(recipe != nullptr);
+  const Expected<SharedConfig> base = recipe_config(*recipe);
+  REQUIRE(base.has_value());
+  for (const char* id : {"minimax-m2", "gemma-3-27b"}) {
+    const ModelPreset* preset = catalog->find_model(id);
+    REQUIRE(preset != nullptr);
+    for (const std::int64_t gpus : {8, 16, 64, 128, 256, 512, 1024}) {
+      INFO(id << " on " << gpus << " GPUs");
+      Config c = base->config;
+      c.model = preset->model;
+      c.parallel.world_size = gpus;
+      const Expected<Suggestion> layout = valid_layout_for(c);
+      REQUIRE(layout.has_value());
+      const Expected<Estimate> e = estimate(layout->config, {false, false});
+      INFO((e ? std::string() : e.error().field + ": " + e.error().message));
+      REQUIRE(e.has_value());
+      CHECK(e->totals.params == total_params(preset->model));
+    }
+  }
+}
