@@ -103,6 +103,8 @@ inline Config with_unexported_fields(Config config, const Config& from) {
   config.runtime = from.runtime;
   config.training.moe_imbalance_factor = from.training.moe_imbalance_factor;
   config.optimizer.store_param_remainders = from.optimizer.store_param_remainders;
+  // Megatron-LM has no flag for the sandwich norms Megatron-Bridge builds (Gemma 2/3).
+  config.model.post_sublayer_norms = from.model.post_sublayer_norms;
   // A dense model's MoE training flags are not written (ConfigField::moe_only).
   if (from.model.num_experts == 0) {
     for (const ConfigField& field : config_fields()) {

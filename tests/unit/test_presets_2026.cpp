@@ -4,8 +4,10 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "hf_import_helpers.hpp"
+#include "megamem/megatron_args.hpp"
 #include "megamem/suggestions.hpp"
 
 using namespace megamem;
@@ -124,16 +126,17 @@ TEST_CASE("gemma3: Gemma-3-27B's text_config imports as the preset, 27.0B parame
   CHECK(hf.model.window_attn_skip_freq == 6);
   CHECK(hf.model.activation == Activation::swiglu);
   CHECK(hf.model.qk_layernorm);
-  REQUIRE(hf.notes.size() == 2);
-  CHECK(hf.notes[1].find("sandwich norms") != std::string::npos);
+  CHECK(hf.model.post_sublayer_norms);
+  REQUIRE(hf.notes.size() == 1);
   check_matches_preset(hf.model, "gemma-3-27b");
-  // Per layer: q 5376x4096, k and v 5376x2048, o 4096x5376, q/k norms 2 x 128, the input and
-  // pre-MLP norms 2 x 5376 (the two sandwich norms are not modeled); gated MLP 3 x
-  // 5376x21504. Plus one tied 262208 x 5376 embedding and the final norm.
-  const std::int64_t layer = 5376 * 4096 + 2 * 5376 * 2048 + 4096 * 5376 + 2 * 128 + 2 * 5376 +
+  // Per layer: q 5376x4096, k and v 5376x2048, o 4096x5376, q/k norms 2 x 128, the input,
+  // post-attention, pre-MLP and post-MLP norms 4 x 5376; gated MLP 3 x 5376x21504. Plus one
+  // tied 262208 x 5376 embedding and the final norm.
+  const std::int64_t layer = 5376 * 4096 + 2 * 5376 * 2048 + 4096 * 5376 + 2 * 128 + 4 * 5376 +
                              std::int64_t{3} * 5376 * 21504;
   const std::int64_t total = total_params(hf.model);
   CHECK(total == 62 * layer + std::int64_t{262208} * 5376 + 5376);
+  CHECK(total == 27'009'346'304);
   check_near(total, 27e9);  // model card: 27B
 }
 
@@ -177,4 +180,36 @@ TEST_CASE("the 2026 presets estimate on 8 to 1,024 GPUs") {
       CHECK(e->totals.params == total_params(preset->model));
     }
   }
+}
+
+TEST_CASE(
+    "post-sublayer norms: a norm weight each and their inputs saved, mlp recompute frees one") {
+  // 4 dense layers, h 512, one micro-batch of 4 x 1024 tokens, bf16, TP 1: each norm saves its
+  // input, 4096 x 512 x 2 bytes, and adds a LayerNorm's 512 weights and 512 biases (te_layers.py
+  // TERowParallelLinearLayerNorm: a TENorm over linear_proj's and fc2's outputs).
+  Expected<MegatronArgs> args = parse_megatron_args(
+      "--num-layers 4 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 "
+      "--max-position-embeddings 1024 --micro-batch-size 4 --global-batch-size 32 "
+      "--vocab-size 50257 --bf16",
+      8);
+  REQUIRE(args.has_value());
+  const auto per_microbatch = [](Config c) {
+    const Expected<Estimate> e = estimate(c, {false, false});
+    REQUIRE(e.has_value());
+    return std::pair{static_cast<double>(e->ranks[0].activation_bytes_per_microbatch),
+                     e->totals.params};
+  };
+  Config plain = args->config;
+  Config sandwich = plain;
+  sandwich.model.post_sublayer_norms = true;
+  const auto [plain_bytes, plain_params] = per_microbatch(plain);
+  const auto [sandwich_bytes, sandwich_params] = per_microbatch(sandwich);
+  const double norm_input = 4096.0 * 512 * 2;
+  CHECK(sandwich_params - plain_params == 4 * 2 * (512 + 512));
+  CHECK(sandwich_bytes - plain_bytes == 4 * 2 * norm_input);
+  for (Config* c : {&plain, &sandwich}) {
+    c->training.recompute.granularity = RecomputeGranularity::selective;
+    c->training.recompute.modules = {RecomputeModule::mlp};
+  }
+  CHECK(per_microbatch(sandwich).first - per_microbatch(plain).first == 4 * norm_input);
 }

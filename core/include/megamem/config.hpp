@@ -72,6 +72,9 @@ struct ModelConfig {
   bool add_bias_linear = true;                             // --disable-bias-linear clears it
   bool add_qkv_bias = false;                               // --add-qkv-bias
   bool attention_output_gate = false;                      // --attention-output-gate
+  // A norm on linear_proj's and fc2's outputs ("sandwich" norms: Megatron-Bridge's
+  // TERowParallelLinearLayerNorm for Gemma 2/3 and EXAONE 4.0); no Megatron-LM flag.
+  bool post_sublayer_norms = false;
   SoftmaxType softmax_type = SoftmaxType::vanilla;         // --softmax-type
   // Sliding-window attention (--window-size W,0: each token sees W earlier tokens and itself;
   // 0 = full causal attention) on every layer but each --window-attn-skip-freq-th (0 = all

@@ -1075,6 +1075,10 @@ std::vector<ConfigField> model_layer_rows() {
           .json("attention_output_gate")
           .ui("attention out gate", "",
               "A gate projection on the attention output: more weights and activations."),
+      MM_BOOL("m.post-norms", "0", model.post_sublayer_norms)
+          .json("post_sublayer_norms")
+          .ui("post-sublayer norms", "(Megatron-Bridge: Gemma 2/3, EXAONE 4.0)",
+              "Norms on the attention and MLP outputs: small weights, their inputs are saved."),
   };
 }
 

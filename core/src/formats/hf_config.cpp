@@ -592,7 +592,8 @@ std::optional<Error> read_gemma3_window(const Reader& r, ModelConfig& m) {
 
 // Gemma 3's language model (gemma3_text; configuration_gemma3.py Gemma3TextConfig supplies the
 // fields config.json leaves out) as Megatron-Bridge builds it (gemma/gemma3_provider.py,
-// gemma3_bridge.py): GQA with per-head QK norm, gated GELU MLP, RMSNorm, tied embeddings.
+// gemma3_bridge.py): GQA with per-head QK norm, sandwich norms, gated GELU MLP, RMSNorm, tied
+// embeddings.
 std::optional<Error> read_gemma3_common(const Reader& r, HfImport& out) {
   ModelConfig& m = out.model;
   std::string act;
@@ -616,6 +617,7 @@ std::optional<Error> read_gemma3_common(const Reader& r, HfImport& out) {
   m.normalization = Normalization::rmsnorm;
   m.position_embedding = PositionEmbedding::rope;
   m.qk_layernorm = true;
+  m.post_sublayer_norms = true;  // post_attention_ and post_feedforward_layernorm
   m.add_bias_linear = false;
   m.hidden_dropout = 0.0;
   m.attention_dropout = 0.0;
@@ -623,10 +625,6 @@ std::optional<Error> read_gemma3_common(const Reader& r, HfImport& out) {
   out.notes.push_back(
       "the gated GELU MLP (gelu_pytorch_tanh) has SwiGLU's shapes and saved tensors, so it is "
       "estimated as SwiGLU");
-  out.notes.push_back(
-      "the sandwich norms (post_attention_layernorm, post_feedforward_layernorm; Bridge's "
-      "TERowParallelLinearLayerNorm) are not modeled: 2 x hidden_size weights per layer and two "
-      "saved norm inputs of hidden_size per token and layer are left out");
   return read_gemma3_window(r, m);
 }
 

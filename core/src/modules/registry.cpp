@@ -8,7 +8,9 @@
   X(kMlaAttentionSpec)           \
   X(kDsaAttentionSpec)           \
   X(kAttentionSinksSpec)         \
+  X(kPostAttentionNormSpec)      \
   X(kDenseMlpSpec)               \
+  X(kPostMlpNormSpec)            \
   X(kMoeRouterSpec)              \
   X(kRoutedExpertsSpec)          \
   X(kSharedExpertsSpec)          \
