@@ -4,6 +4,7 @@ points accept, read from a Megatron-LM source tree that is already on disk (noth
 downloaded; the build never runs this).
 
     scripts/generate_megatron_flag_names.py --megatron-git DIR [--commit d98e8a6] \
+        | clang-format --assume-filename=megatron_flag_names.cpp \
         > core/src/formats/megatron_flag_names.cpp
     scripts/generate_megatron_flag_names.py --megatron-dir CHECKOUT > ...
 
@@ -18,6 +19,10 @@ The flags are
     foo_bar becomes --foo-bar; a bool field defaulting to True becomes --no-foo-bar and
     --disable-foo-bar; "argparse_meta" {"arg_names": [...]} replaces the names; fields with
     init=False and excluded fields are left out; base classes' fields come first.
+
+Each flag's argparse destination (the name `print_args` and argument dumps use) is recorded
+where it is not the flag's own name with "_" for "-": add_argument's dest=, or the field a
+dataclass flag sets (--no-foo-bar and --disable-foo-bar set foo_bar).
 """
 import argparse
 import ast
@@ -65,15 +70,28 @@ def literal(node, default=None):
         return default
 
 
+ACTION_KINDS = {"store_true": "sets_true", "store_false": "sets_false"}
+
+
 def add_argument_flags(tree):
-    flags = set()
+    """{flag: (destination, kind)} of every add_argument() call (argparse's default destination: the
+    first long option with "_" for "-", unless dest= names another)."""
+    flags = {}
     for node in ast.walk(tree):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                 and node.func.attr == "add_argument"):
-            for arg in node.args:
-                value = literal(arg)
-                if isinstance(value, str) and value.startswith("--"):
-                    flags.add(value[2:])
+            names = [literal(arg) for arg in node.args]
+            names = [n[2:] for n in names if isinstance(n, str) and n.startswith("--")]
+            if not names:
+                continue
+            dest, kind = names[0].replace("-", "_"), "value"
+            for keyword in node.keywords:
+                if keyword.arg == "dest" and isinstance(literal(keyword.value), str):
+                    dest = literal(keyword.value)
+                if keyword.arg == "action" and literal(keyword.value) in ACTION_KINDS:
+                    kind = ACTION_KINDS[literal(keyword.value)]
+            for name in names:
+                flags[name] = (dest, kind)
     return flags
 
 
@@ -125,7 +143,8 @@ def field_call_keywords(value):
 
 
 def field_flags(statement):
-    """The flags of one annotated dataclass field, or [] when it takes none."""
+    """The flags of one annotated dataclass field, or [] when it takes none; each sets the
+    field (its destination)."""
     name = statement.target.id
     annotation = ast.unparse(statement.annotation)
     default = statement.value
@@ -136,12 +155,14 @@ def field_flags(statement):
         meta = literal(keywords.get("metadata"), {}) if "metadata" in keywords else {}
         arg_names = (meta.get("argparse_meta") or {}).get("arg_names") if meta else None
         if arg_names:
-            return [n[2:] for n in arg_names]
+            is_true = literal(keywords.get("default")) is True
+            kind = ("sets_false" if is_true else "sets_true") if annotation == "bool" else "value"
+            return [(n[2:], kind) for n in arg_names]
         default = keywords.get("default")
     is_bool = annotation in ("bool", "Optional[bool]", "bool | None")
     if is_bool and default is not None and literal(default) is True:
-        return ["no-" + name.replace("_", "-"), "disable-" + name.replace("_", "-")]
-    return [name.replace("_", "-")]
+        return [(prefix + name.replace("_", "-"), "sets_false") for prefix in ("no-", "disable-")]
+    return [(name.replace("_", "-"), "sets_true" if is_bool else "value")]
 
 
 def dataclass_flags(name, exclude, classes, seen=None):
@@ -158,11 +179,15 @@ def dataclass_flags(name, exclude, classes, seen=None):
         if (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
                 and statement.target.id not in exclude
                 and not ast.unparse(statement.annotation).startswith("ClassVar")):
-            flags += field_flags(statement)
+            flags += [(flag, (statement.target.id, kind))
+                      for flag, kind in field_flags(statement)]
     return flags
 
 
-def cpp_file(names, described):
+def cpp_file(destinations, described):
+    names = sorted(destinations)
+    renamed = sorted((flag, dest, kind) for flag, (dest, kind) in destinations.items()
+                     if dest != flag.replace("-", "_"))
     lines = [
         "// Every flag Megatron-LM's training entry points accept, so the parser can tell a "
         "Megatron flag",
@@ -173,12 +198,14 @@ def cpp_file(names, described):
         f"{described};",
         "// do not edit. Regenerate from a Megatron-LM already on disk (nothing is downloaded),",
         "// e.g. the bare repository `fetch github:NVIDIA/Megatron-LM` leaves, with",
-        "//   scripts/generate_megatron_flag_names.py --megatron-git DIR --commit COMMIT",
+        "//   scripts/generate_megatron_flag_names.py --megatron-git DIR --commit COMMIT |",
+        "//     clang-format --assume-filename=megatron_flag_names.cpp",
         "// and its output as this file.",
         "// Sources: add_argument() in megatron/training/arguments.py and",
         "// megatron/post_training/arguments.py, and the dataclass fields arguments.py turns into",
         "// flags with ArgumentGroupFactory (megatron/training/argument_utils.py). Names without",
-        "// the leading \"--\", sorted for binary search.",
+        "// the leading \"--\", sorted for binary search; and each flag whose destination (the",
+        "// argument's name in print_args and argument dumps) is not its own name.",
         '#include "formats/megatron_flag_names.hpp"',
         "",
         "#include <algorithm>",
@@ -194,6 +221,13 @@ def cpp_file(names, described):
     lines += [
         "};",
         "",
+        "// Sorted by flag.",
+        f"constexpr std::array<RenamedDestination, {len(renamed)}> kRenamedDestinations = {{{{",
+    ]
+    lines += [f'    {{"{flag}", "{dest}", DestinationAction::{kind}}},' for flag, dest, kind in renamed]
+    lines += [
+        "}};",
+        "",
         "}  // namespace",
         "",
         "bool is_megatron_flag(std::string_view name_without_dashes) {",
@@ -202,6 +236,8 @@ def cpp_file(names, described):
         "}",
         "",
         "std::size_t megatron_flag_count() { return kMegatronFlagNames.size(); }",
+        "",
+        "std::span<const RenamedDestination> renamed_destinations() { return kRenamedDestinations; }",
         "",
         "}  // namespace megamem::formats",
     ]
@@ -217,21 +253,22 @@ def main():
     args = parser.parse_args()
     source = Source(args.megatron_dir, args.megatron_git, args.commit)
 
-    flags = set()
+    flags = {}
     uses = []
     for path in ARGUMENT_FILES:
         text = source.read(path)
         if text is None:
             sys.exit(f"generate_megatron_flag_names: {path} not found in {source.describe()}")
         tree = ast.parse(text)
-        flags |= add_argument_flags(tree)
+        flags.update(add_argument_flags(tree))
         uses += factory_uses(tree)
     classes = class_definitions(source)
     for name, exclude in uses:
         if name not in classes:
             sys.exit(f"generate_megatron_flag_names: dataclass {name} not found")
-        flags |= set(dataclass_flags(name, exclude, classes))
-    sys.stdout.write(cpp_file(sorted(flags), source.describe()))
+        for flag, dest in dataclass_flags(name, exclude, classes):
+            flags.setdefault(flag, dest)
+    sys.stdout.write(cpp_file(flags, source.describe()))
 
 
 if __name__ == "__main__":

@@ -379,3 +379,27 @@ TEST_CASE("dumped arguments Megatron uses only beside another are left out witho
         std::string::npos);
   CHECK(on->args.config.training.fp8_recipe == Fp8Recipe::tensorwise);
 }
+
+TEST_CASE("dumped arguments read back to their flags by arguments.py's destinations") {
+  // dest= names and store_false flags come from the table generated from arguments.py
+  // (megatron_flag_names.cpp): add_bias_linear False is --disable-bias-linear,
+  // layernorm_zero_centered_gamma True --apply-layernorm-1p, nccl_ub True --use-nccl-ub (whose
+  // memory the estimate does not model), layernorm_epsilon --norm-epsilon.
+  std::string text = small_log();
+  const std::size_t end = text.find("-------------------- end of arguments");
+  text.insert(text.rfind('\n', end) + 1,
+              "  add_bias_linear ............................. False\n"
+              "  layernorm_zero_centered_gamma ............... True\n"
+              "  nccl_ub ..................................... True\n"
+              "  layernorm_epsilon ........................... 1e-06\n");
+  const Expected<LogConfig> config = log_config(read(text));
+  REQUIRE(config.has_value());
+  for (const char* flag :
+       {"--disable-bias-linear", "--apply-layernorm-1p", "--use-nccl-ub", "--norm-epsilon 1e-06"}) {
+    INFO(flag << " in " << config->megatron_flags);
+    CHECK(config->megatron_flags.find(flag) != std::string::npos);
+  }
+  CHECK_FALSE(config->args.config.model.add_bias_linear);
+  const std::vector<std::string>& unmodeled = config->args.unmodeled_flags;
+  CHECK(std::find(unmodeled.begin(), unmodeled.end(), "--use-nccl-ub") != unmodeled.end());
+}

@@ -15,21 +15,6 @@
 namespace megamem::formats {
 namespace {
 
-// Dump names whose flag is spelt differently (arguments.py dest=...).
-constexpr std::pair<std::string_view, std::string_view> kRenamedFlags[] = {
-    {"fp8", "fp8-format"},
-    {"fp4", "fp4-format"},
-    {"microbatch_group_size_per_vp_stage", "microbatch-group-size-per-virtual-pipeline-stage"},
-};
-
-// store_false flags whose destination is not the flag's name.
-constexpr std::pair<std::string_view, std::string_view> kRenamedFalseFlags[] = {
-    {"add_bias_linear", "disable-bias-linear"},
-    {"add_position_embedding", "no-position-embedding"},
-    {"overlap_p2p_comm", "no-overlap-p2p-communication"},
-    {"apply_rope_fusion", "no-rope-fusion"},
-};
-
 // Megatron-LM before --fp8-format (2023): --fp8-e4m3 and --fp8-hybrid switches.
 constexpr std::pair<std::string_view, std::string_view> kLegacyFp8Flags[] = {
     {"fp8_e4m3", "e4m3"},
@@ -51,15 +36,40 @@ std::string dashed(std::string_view name) {
   return out;
 }
 
-// The dump name of a flag ("--fp8-format" -> "fp8").
+// The dump name of a flag ("--fp8-format" -> "fp8"; arguments.py's dest=, from the generated
+// table of megatron_flag_names.cpp).
 std::string destination_of(std::string_view flag) {
   flag.remove_prefix(std::min<std::size_t>(2, flag.size()));
-  for (const auto& [name, renamed] : kRenamedFlags) {
-    if (renamed == flag) return std::string(name);
+  for (const RenamedDestination& renamed : renamed_destinations()) {
+    if (renamed.flag == flag) return std::string(renamed.destination);
   }
   std::string out(flag);
   std::replace(out.begin(), out.end(), '-', '_');
   return out;
+}
+
+// A Megatron flag spelt as `flag` (without "--") that stores into `destination`.
+bool flag_sets(const std::string& flag, std::string_view destination) {
+  return is_megatron_flag(flag) && destination_of("--" + flag) == destination;
+}
+
+// The flag spelt otherwise than `destination` that does `action` to it, or "".
+std::string renamed_flag(std::string_view destination, DestinationAction action) {
+  for (const RenamedDestination& renamed : renamed_destinations()) {
+    if (renamed.destination == destination && renamed.action == action) {
+      return std::string(renamed.flag);
+    }
+  }
+  return {};
+}
+
+// The flag that sets `destination` false: --no-x or --disable-x, or a renamed store_false.
+std::string false_flag(std::string_view destination) {
+  const std::string flag = dashed(destination);
+  for (const std::string prefix : {"no-", "disable-"}) {
+    if (flag_sets(prefix + flag, destination)) return prefix + flag;
+  }
+  return renamed_flag(destination, DestinationAction::sets_false);
 }
 
 // torch dtypes (arguments.py maps --main-grads-dtype etc. to torch dtypes; fp8 is uint8) and
@@ -130,31 +140,26 @@ std::optional<std::vector<std::string>> boolean_flag(std::string_view name, bool
     if (!value) return std::vector<std::string>{};
     return std::vector<std::string>{"--fp8-format", std::string(*legacy)};
   }
+  const std::string unset = false_flag(name);
   if (value) {
     if (formats::is_megatron_flag(flag)) return std::vector<std::string>{"--" + flag};
-    if (lookup(kRenamedFalseFlags, name)) return std::vector<std::string>{};  // the default
-    if (formats::is_megatron_flag("no-" + flag) || formats::is_megatron_flag("disable-" + flag)) {
-      return std::vector<std::string>{};  // a store_false flag's default
-    }
+    const std::string renamed = renamed_flag(name, DestinationAction::sets_true);
+    if (!renamed.empty()) return std::vector<std::string>{"--" + renamed};
+    if (!unset.empty()) return std::vector<std::string>{};  // a store_false flag's default
     return std::nullopt;
   }
-  if (const auto renamed = lookup(kRenamedFalseFlags, name)) {
-    return std::vector<std::string>{"--" + std::string(*renamed)};
-  }
-  for (const std::string prefix : {"no-", "disable-"}) {
-    if (formats::is_megatron_flag(prefix + flag)) {
-      return std::vector<std::string>{"--" + prefix + flag};
-    }
-  }
+  if (!unset.empty()) return std::vector<std::string>{"--" + unset};
   if (formats::is_megatron_flag(flag)) return std::vector<std::string>{};  // store_true unset
+  if (!renamed_flag(name, DestinationAction::sets_true).empty()) return std::vector<std::string>{};
   return std::nullopt;
 }
 
 // The flag words of one dumped argument; nullopt when it is not a flag's destination.
 std::optional<std::vector<std::string>> argument_flag(const Dump& dump, const DumpedArgument& a) {
   if (a.value == "True" || a.value == "False") return boolean_flag(a.name, a.value == "True");
-  const std::string flag = std::string(lookup(kRenamedFlags, a.name).value_or(dashed(a.name)));
-  if (!formats::is_megatron_flag(flag)) return std::nullopt;
+  std::string flag = dashed(a.name);
+  if (!formats::is_megatron_flag(flag)) flag = renamed_flag(a.name, DestinationAction::value);
+  if (flag.empty()) return std::nullopt;
   if (a.value == "None" || !dependency_met(dump, a.name)) return std::vector<std::string>{};
   std::vector<std::string> words = {"--" + flag};
   if (!a.value.empty() && a.value.front() == '[' && a.name != "moe_layer_freq") {
@@ -245,9 +250,9 @@ bool is_megatron_destination(const std::string& name) {
       std::end(kReadDirectly)) {
     return true;
   }
-  if (lookup(kRenamedFlags, name) || lookup(kRenamedFalseFlags, name) ||
-      lookup(kLegacyFp8Flags, name)) {
-    return true;
+  if (lookup(kLegacyFp8Flags, name)) return true;
+  for (const RenamedDestination& renamed : renamed_destinations()) {
+    if (renamed.destination == name) return true;
   }
   const std::string flag = dashed(name);
   return is_megatron_flag(flag) || is_megatron_flag("no-" + flag) ||
