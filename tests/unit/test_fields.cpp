@@ -194,3 +194,19 @@ TEST_CASE("every flag the registry reads is a Megatron-LM flag with one arity") 
       {"--cuda-graph-scope", FlagArity::list}};
   for (const auto& flag : expected) CHECK(seen.count(flag) == 1);
 }
+
+TEST_CASE(
+    "each unmodeled Megatron flag is a flag of Megatron-LM that no row reads, with a reason") {
+  std::set<std::string_view> seen;
+  for (const UnmodeledFlag& unmodeled : unmodeled_megatron_flags()) {
+    INFO(unmodeled.flag);
+    CHECK(formats::is_megatron_flag(unmodeled.flag.substr(2)));
+    CHECK_FALSE(unmodeled.reason.empty());
+    CHECK(seen.insert(unmodeled.flag).second);
+    for (const ConfigField& field : config_fields()) {
+      CHECK(field.flag != unmodeled.flag);
+      for (const FlagSpelling& spelling : field.other_flags) CHECK(spelling.name != unmodeled.flag);
+    }
+  }
+  CHECK(seen.count("--use-nccl-ub") == 1);
+}

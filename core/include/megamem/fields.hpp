@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -155,6 +156,16 @@ struct ConfigField {
 // Every Config field, in share-link order (docs/share-links.md); fields without a link key
 // follow their neighbours.
 const std::vector<ConfigField>& config_fields();
+
+// A Megatron-LM flag that changes what is allocated but has no Config field: accepted, and
+// listed in MegatronArgs::unmodeled_flags so front ends say the estimate leaves it out.
+struct UnmodeledFlag {
+  std::string_view flag;    // with its leading "--"
+  std::string_view reason;  // what it allocates that the estimate leaves out
+};
+
+// Every such flag (field_registry.cpp, beside the rows of the flags that are modeled).
+std::span<const UnmodeledFlag> unmodeled_megatron_flags();
 
 // The row with this share-link key, config.hpp path or (group, JSON key); nullptr if none.
 const ConfigField* field_by_link_key(std::string_view key);

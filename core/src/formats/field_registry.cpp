@@ -1625,6 +1625,26 @@ std::string format_pattern(const std::vector<std::uint8_t>& pattern) {
 
 // ---- [api] --------------------------------------------------------------------------------
 
+std::span<const UnmodeledFlag> unmodeled_megatron_flags() {
+  static constexpr UnmodeledFlag kFlags[] = {
+      {"--fp4-format", "NVFP4 weights and caches"},
+      {"--fp4-param-gather", "the NVFP4 parameter buffer"},
+      {"--use-nccl-ub", "grad and param buffers from an NCCL memory pool"},
+      {"--ddp-pad-buckets-for-high-nccl-busbw", "buckets padded to 2^16 elements"},
+      {"--reuse-grad-buf-for-mxfp8-param-ag", "the MXFP8 parameter all-gather buffer"},
+      {"--heterogeneous-layers-config-path", "per-layer shapes (Nemotron-NAS)"},
+      {"--heterogeneous-layers-config-encoded-json", "per-layer shapes (Nemotron-NAS)"},
+      {"--enable-mhc-connections", "hyper-connections' extra residual streams"},
+      {"--moe-paged-stash", "the paged MoE activation stash"},
+      // megatron_fsdp.py release_params_fp8_transpose_cache; fsdp_memory.cpp
+      {"--keep-fp8-transpose-cache",
+       "Megatron-FSDP keeps each FP8 parameter's transpose, 1 byte per parameter, whole"},
+      // gpt_builders.py import_module; megatron_args.cpp skips megatron.core.* specs
+      {"--spec", "a layer spec module other than Megatron-Core's own replaces the standard one"},
+  };
+  return kFlags;
+}
+
 const std::vector<ConfigField>& config_fields() {
   static const std::vector<ConfigField> table = all_rows();
   return table;

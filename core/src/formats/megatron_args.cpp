@@ -2,7 +2,7 @@
 //
 // Index:
 //   [SECTION] Shell-like splitting
-//   [SECTION] Flag tables: modeled, unmodeled
+//   [SECTION] Flag lookups: modeled and unmodeled rows of the registry
 //   [SECTION] Grouping words into flags and sorting them
 //   [SECTION] FlagReader: typed access with errors naming the flag
 //   [SECTION] Model, parallelism, training, optimizer, recompute, offload fields
@@ -25,6 +25,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,29 +46,8 @@ namespace {
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 // ---------------------------------------------------------------------------------------------
-// [SECTION] Flag tables
+// [SECTION] Flag lookups
 // ---------------------------------------------------------------------------------------------
-
-// Flags that change what is allocated but have no Config field yet. They are accepted and
-// listed in MegatronArgs::unmodeled_flags so front ends can say the estimate leaves them out.
-// Some only matter with certain values; those are decided in note_unmodeled_flags().
-constexpr std::string_view kUnmodeledFlags[] = {
-    "--fp4-format",                           // NVFP4 weights and caches
-    "--fp4-param-gather",                     // NVFP4 parameter buffer
-    "--use-nccl-ub",                          // grad/param buffers from an NCCL pool
-    "--ddp-pad-buckets-for-high-nccl-busbw",  // buckets padded to 2^16 elements
-    "--reuse-grad-buf-for-mxfp8-param-ag",    // MXFP8 param all-gather buffer
-    "--heterogeneous-layers-config-path",     // per-layer shapes (Nemotron-NAS)
-    "--heterogeneous-layers-config-encoded-json",
-    "--enable-mhc-connections",  // hyper-connections keep extra residual streams
-    "--moe-paged-stash",         // paged MoE activation stash
-    // Megatron-FSDP keeps each FP8 parameter's transpose, 1 byte per parameter, whole
-    // (megatron_fsdp.py release_params_fp8_transpose_cache; fsdp_memory.cpp)
-    "--keep-fp8-transpose-cache",
-    // a layer spec module other than Megatron-Core's own replaces the standard one
-    // (gpt_builders.py import_module; note_unmodeled_flags skips megatron.core.* specs)
-    "--spec",
-};
 
 // The words a flag the estimate reads takes: its registry row's flag or one of the row's other
 // spellings (fields.hpp); nullopt for a flag no row reads.
@@ -81,9 +61,12 @@ std::optional<FlagArity> modeled_flag_arity(std::string_view name) {
   return std::nullopt;
 }
 
+// A flag that changes memory without a Config field (the registry's unmodeled_megatron_flags);
+// a few more matter only with certain values, decided in note_unmodeled_flags().
 bool is_unmodeled_flag(std::string_view name) {
-  return std::find(std::begin(kUnmodeledFlags), std::end(kUnmodeledFlags), name) !=
-         std::end(kUnmodeledFlags);
+  const std::span<const UnmodeledFlag> flags = unmodeled_megatron_flags();
+  return std::any_of(flags.begin(), flags.end(),
+                     [&](const UnmodeledFlag& flag) { return flag.flag == name; });
 }
 
 // ---------------------------------------------------------------------------------------------
