@@ -747,7 +747,10 @@ const std::vector<OutsideCasesFile>& outside_cases_files() {
       {"bridge-recipes.json", "bridge_recipes", "Current Megatron-Bridge recipes",
        "Megatron-Bridge's own published memory figures for its 2026 recipes "
        "(`mem-max-allocated`, GB = 1e9 bytes), with flags read from each recipe's source at the "
-       "run's commit (each case's notes list the assumptions). Issue 23's target, every row "
+       "run's commit (each case's notes list the assumptions). A run Megatron-Bridge launched "
+       "also gets what Bridge sets beyond those flags unless they say otherwise: the "
+       "optimizer's FP8 recipe `tensorwise` and no hidden dropout (apply_launcher in "
+       "core/src/formats/validation.cpp). Issue 23's target, every row "
        "within 5 % + 256 MiB, is reported here and does not gate `--strict` until it passes.",
        kBridgeRecipeTargets},
   };
