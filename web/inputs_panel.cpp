@@ -295,7 +295,8 @@ void model_rows(InputContext& ctx) {
        {"m.layers",    "m.hidden",  "m.ffn",      "m.heads",      "m.groups",  "m.kv-ch", "m.vocab",
         "m.vocab-div", "m.act",     "m.norm",     "m.pos",        "m.max-pos", "m.untie", "m.bias",
         "m.qkv-bias",  "m.qk-norm", "m.out-gate", "m.post-norms", "m.hdrop",   "m.adrop"});
-  rows(ctx, {"m.softmax", "m.window", "m.window-skip"});  // attention sinks, sliding windows
+  rows(ctx, {"m.softmax", "m.window", "m.window-skip", "m.window-heads", "m.window-groups",
+             "m.window-kv-ch"});  // attention sinks, sliding windows
   if (group(ctx, "mixture of experts", {"m.experts"})) {
     rows(ctx, {"m.experts", "m.topk", "m.moe-ffn", "m.shared", "m.shared-gate", "m.latent",
                "m.expert-bias"});

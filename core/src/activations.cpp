@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "fp8_memory.hpp"
+#include "modules/sliding_window.hpp"
 
 namespace megamem {
 namespace {
@@ -39,8 +40,12 @@ double largest_weight_grad_bytes(const NormalizedConfig& n, bool moe_layer) {
   const double fc1 = moe_layer ? experts_in_gemm * glu * m.moe_ffn_hidden_size * h /
                                      n.config.parallel.expert_tensor_parallel
                                : glu * m.ffn_hidden_size * h / tp;
-  const double qkv = (static_cast<double>(m.num_attention_heads) + 2.0 * m.num_query_groups) *
-                     m.kv_channels * h / tp;
+  // The larger attention shape where windowed layers have their own (sliding_window.hpp).
+  double qkv = 0;
+  for (const LayerKind kind : {LayerKind::dense, LayerKind::window_dense}) {
+    const AttentionShape a = attention_shape(m, kind);
+    qkv = std::max(qkv, (a.heads + 2.0 * a.query_groups) * a.kv_channels * h / tp);
+  }
   return activation_element_bytes(n.config) * std::max(fc1, qkv);
 }
 

@@ -10,6 +10,7 @@
 #include "activations.hpp"
 #include "layer_placement.hpp"
 #include "megamem/units.hpp"
+#include "modules/sliding_window.hpp"
 #include "parameter_count.hpp"
 #include "step_time_model.hpp"
 
@@ -122,20 +123,24 @@ StepTimeModel::AttentionGemms StepTimeModel::mla_gemms(const LayerShape& l) cons
   return a;
 }
 
-StepTimeModel::AttentionGemms StepTimeModel::attention_gemms(const LayerShape& l) const {
+// GQA with the shape a layer of `kind` builds (sliding_window.hpp attention_shape).
+StepTimeModel::AttentionGemms StepTimeModel::attention_gemms(LayerKind kind,
+                                                             const LayerShape& l) const {
   const ModelConfig& m = n_->config.model;
   if (m.multi_latent_attention) return mla_gemms(l);
+  const AttentionShape shape = attention_shape(m, kind);
   const double h = m.hidden_size;
-  const double dh = m.kv_channels;
-  const double groups = std::max(1.0, m.num_query_groups / tp_);  // replicated when g < TP
-  const double q = l.heads * dh;
+  const double dh = shape.kv_channels;
+  const double heads = shape.heads / tp_;
+  const double groups = std::max(1.0, shape.query_groups / tp_);  // replicated when g < TP
+  const double q = heads * dh;
   const double gate = m.attention_output_gate ? q : 0.0;
   AttentionGemms a;
   a.projections = gemm_s(l.tokens, q + 2.0 * groups * dh + gate, h) + gemm_s(l.tokens, h, q);
   // QK^T and softmax·V over the keys a query sees: s/2 causal, fewer in windowed layers
   // (sliding_window.cpp).
-  const double keys = mean_attended_keys(m, n_->config.training.seq_length);
-  a.core_flops = 4.0 * l.tokens * keys * l.heads * dh;
+  const double keys = attended_keys(m, kind, n_->config.training.seq_length);
+  a.core_flops = 4.0 * l.tokens * keys * heads * dh;
   a.kv_bytes_per_token = 2.0 * 2.0 * groups * dh;
   a.tp_gather_bytes = l.hidden_bytes;  // all-gathered input (SP)
   return a;
@@ -180,7 +185,7 @@ StepTimeModel::AttentionGemms StepTimeModel::mixer_gemms(LayerKind kind,
                                                          const LayerShape& l) const {
   if (kind == LayerKind::mamba) return mamba_gemms(l);
   if (layer_kind_is_gdn(kind)) return gdn_gemms(l);
-  if (layer_kind_has_attention(kind)) return attention_gemms(l);
+  if (layer_kind_has_attention(kind)) return attention_gemms(kind, l);
   return AttentionGemms{};
 }
 

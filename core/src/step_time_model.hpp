@@ -101,7 +101,7 @@ class StepTimeModel {
     double moe_act_bytes = 0, act_bytes = 0, permute_bytes = 0;
   };
   LayerShape layer_shape(double micro_batch) const;
-  AttentionGemms attention_gemms(const LayerShape& shape) const;
+  AttentionGemms attention_gemms(LayerKind kind, const LayerShape& shape) const;
   AttentionGemms mla_gemms(const LayerShape& shape) const;
   AttentionGemms mamba_gemms(const LayerShape& shape) const;
   AttentionGemms gdn_gemms(const LayerShape& shape) const;

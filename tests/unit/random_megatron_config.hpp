@@ -103,8 +103,12 @@ inline Config with_unexported_fields(Config config, const Config& from) {
   config.runtime = from.runtime;
   config.training.moe_imbalance_factor = from.training.moe_imbalance_factor;
   config.optimizer.store_param_remainders = from.optimizer.store_param_remainders;
-  // Megatron-LM has no flag for the sandwich norms Megatron-Bridge builds (Gemma 2/3).
+  // Megatron-LM has no flag for the sandwich norms or the windowed layers' own attention
+  // shape that Megatron-Bridge builds (Gemma 2/3, Step-3.5).
   config.model.post_sublayer_norms = from.model.post_sublayer_norms;
+  config.model.window_num_attention_heads = from.model.window_num_attention_heads;
+  config.model.window_num_query_groups = from.model.window_num_query_groups;
+  config.model.window_kv_channels = from.model.window_kv_channels;
   // A dense model's MoE training flags are not written (ConfigField::moe_only).
   if (from.model.num_experts == 0) {
     for (const ConfigField& field : config_fields()) {

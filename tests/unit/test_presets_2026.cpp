@@ -213,3 +213,37 @@ TEST_CASE(
   }
   CHECK(per_microbatch(sandwich).first - per_microbatch(plain).first == 4 * norm_input);
 }
+
+TEST_CASE("windowed layers with their own attention shape: weights, saved tensors and TP rules") {
+  // 4 layers, h 512, 8 heads of 64 (MHA), a 128-token window on layers 0 and 2 (every 2nd
+  // keeps full attention) whose attention has 16 heads in 4 groups (Step35DecoderLayer's
+  // sliding_attention_setting). Per windowed layer: the output projection 1024 x 512 instead of
+  // 512 x 512 (QKV stays 1536 x 512); one micro-batch of 4 x 1024 tokens saves 8 more heads'
+  // fp32 softmax statistics and a 1024- instead of 512-wide attention output, in bf16.
+  Expected<MegatronArgs> args = parse_megatron_args(
+      "--num-layers 4 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 "
+      "--max-position-embeddings 1024 --micro-batch-size 4 --global-batch-size 32 "
+      "--vocab-size 50257 --bf16 --window-size 128,0 --window-attn-skip-freq 2",
+      8);
+  REQUIRE(args.has_value());
+  Config full = args->config;
+  Config shaped = full;
+  shaped.model.window_num_attention_heads = 16;
+  shaped.model.window_num_query_groups = 4;
+  const Expected<Estimate> a = estimate(full, {false, false});
+  const Expected<Estimate> b = estimate(shaped, {false, false});
+  REQUIRE(a.has_value());
+  REQUIRE(b.has_value());
+  CHECK(b->totals.params - a->totals.params == 2 * 512 * 512);
+  const double extra = 4096.0 * 8 * 4 + 4096.0 * 512 * 2;
+  CHECK(static_cast<double>(b->ranks[0].activation_bytes_per_microbatch) -
+            static_cast<double>(a->ranks[0].activation_bytes_per_microbatch) ==
+        2 * extra);
+  // The windowed layers' heads split over TP as the full layers' do (transformer_config.py).
+  shaped.model.window_num_attention_heads = 12;
+  shaped.model.window_num_query_groups = 12;
+  shaped.parallel.tensor_parallel = 8;
+  const Expected<Estimate> split = estimate(shaped, {false, false});
+  REQUIRE_FALSE(split.has_value());
+  CHECK(split.error().field == "window_num_attention_heads");
+}

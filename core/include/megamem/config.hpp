@@ -75,12 +75,19 @@ struct ModelConfig {
   // A norm on linear_proj's and fc2's outputs ("sandwich" norms: Megatron-Bridge's
   // TERowParallelLinearLayerNorm for Gemma 2/3 and EXAONE 4.0); no Megatron-LM flag.
   bool post_sublayer_norms = false;
-  SoftmaxType softmax_type = SoftmaxType::vanilla;         // --softmax-type
+  SoftmaxType softmax_type = SoftmaxType::vanilla;  // --softmax-type
   // Sliding-window attention (--window-size W,0: each token sees W earlier tokens and itself;
   // 0 = full causal attention) on every layer but each --window-attn-skip-freq-th (0 = all
   // layers windowed); transformer/utils.py is_layer_window_attention.
   int window_size = 0;
   int window_attn_skip_freq = 0;
+  // A windowed layer's own attention shape (0 = the full-attention layers'): Megatron-Bridge
+  // builds Step-3.5's sliding layers with 96 query heads beside 64 on full layers
+  // (stepfun/step35_provider.py Step35DecoderLayer, sliding_attention_setting); no Megatron-LM
+  // flag.
+  int window_num_attention_heads = 0;
+  int window_num_query_groups = 0;
+  int window_kv_channels = 0;
   PositionEmbedding position_embedding = PositionEmbedding::learned_absolute;
   int max_position_embeddings = 0;  // --max-position-embeddings; 0 = seq_length
   bool untie_embeddings_and_output_weights = false;

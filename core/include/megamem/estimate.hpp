@@ -37,7 +37,9 @@ struct StagePlacement {
 // 'E', 'G': gdn_mixer).
 // A GPT model with Gated DeltaNet layers (ModelConfig::linear_attention_freq) builds them as
 // TransformerLayers whose self_attention is a GatedDeltaNet, with the layer's MLP or MoE:
-// gdn and gdn_moe (experimental_attention_variant_module_specs.py).
+// gdn and gdn_moe (experimental_attention_variant_module_specs.py). A sliding-window layer
+// whose attention has its own shape (ModelConfig::window_num_attention_heads, ...) is
+// window_dense or window_moe.
 enum class LayerKind : std::uint8_t {
   dense,
   moe,
@@ -47,18 +49,26 @@ enum class LayerKind : std::uint8_t {
   moe_only,
   gdn,
   gdn_moe,
-  gdn_mixer
+  gdn_mixer,
+  window_dense,
+  window_moe
 };
-inline constexpr std::size_t kLayerKindCount = 9;
+inline constexpr std::size_t kLayerKindCount = 11;
 
+constexpr bool layer_kind_is_window_shaped(LayerKind kind) {
+  return kind == LayerKind::window_dense || kind == LayerKind::window_moe;
+}
 constexpr bool layer_kind_has_attention(LayerKind kind) {
-  return kind == LayerKind::dense || kind == LayerKind::moe || kind == LayerKind::attention;
+  return kind == LayerKind::dense || kind == LayerKind::moe || kind == LayerKind::attention ||
+         layer_kind_is_window_shaped(kind);
 }
 constexpr bool layer_kind_has_dense_mlp(LayerKind kind) {
-  return kind == LayerKind::dense || kind == LayerKind::mlp || kind == LayerKind::gdn;
+  return kind == LayerKind::dense || kind == LayerKind::mlp || kind == LayerKind::gdn ||
+         kind == LayerKind::window_dense;
 }
 constexpr bool layer_kind_is_moe(LayerKind kind) {
-  return kind == LayerKind::moe || kind == LayerKind::moe_only || kind == LayerKind::gdn_moe;
+  return kind == LayerKind::moe || kind == LayerKind::moe_only || kind == LayerKind::gdn_moe ||
+         kind == LayerKind::window_moe;
 }
 constexpr bool layer_kind_is_gdn(LayerKind kind) {
   return kind == LayerKind::gdn || kind == LayerKind::gdn_moe || kind == LayerKind::gdn_mixer;

@@ -1109,6 +1109,21 @@ std::vector<ConfigField> model_attention_variant_rows() {
           .json("window_attn_skip_freq")
           .ui("full attention every", "--window-attn-skip-freq (0 = every layer windowed)",
               "Every N-th layer keeps full causal attention."),
+      MM_INT("m.window-heads", "0", model.window_num_attention_heads, 0, kMaxDim)
+          .scope(FieldScope::sliding_window)
+          .json("window_num_attention_heads")
+          .ui("windowed layers' heads", "(Megatron-Bridge: Step-3.5; 0 = as full layers)",
+              "Query heads of the sliding-window layers where they differ from the full ones."),
+      MM_INT("m.window-groups", "0", model.window_num_query_groups, 0, kMaxDim)
+          .scope(FieldScope::sliding_window)
+          .json("window_num_query_groups")
+          .ui("windowed layers' KV groups", "(0 = as full layers)",
+              "Key/value groups of the sliding-window layers where they differ."),
+      MM_INT("m.window-kv-ch", "0", model.window_kv_channels, 0, kMaxDim)
+          .scope(FieldScope::sliding_window)
+          .json("window_kv_channels")
+          .ui("windowed layers' head dim", "(0 = as full layers)",
+              "Head dimension of the sliding-window layers where it differs."),
   };
 }
 

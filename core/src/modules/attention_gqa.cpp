@@ -23,18 +23,19 @@ bool present(const ModuleContext& c) {
 
 void params(const ModuleContext& c, ParamSink& sink) {
   const ModelConfig& m = c.model;
+  const AttentionShape shape = attention_shape(m, c.kind);
   const std::int64_t tp = c.config.parallel.tensor_parallel;
   const std::int64_t h = m.hidden_size;
-  const std::int64_t q = std::int64_t{m.num_attention_heads} * m.kv_channels;
-  const std::int64_t kv = std::int64_t{m.num_query_groups} * m.kv_channels;
+  const std::int64_t q = std::int64_t{shape.heads} * shape.kv_channels;
+  const std::int64_t kv = std::int64_t{shape.query_groups} * shape.kv_channels;
   const std::int64_t qkv_out = q * (m.attention_output_gate ? 2 : 1) + 2 * kv;
   const bool qkv_bias = m.add_bias_linear || m.add_qkv_bias;
   const ModuleKind attn = ModuleKind::self_attention;
   sink.norm(ModuleKind::input_layernorm, h);
   sink.linear(attn, qkv_out * h / tp, qkv_bias ? qkv_out / tp : 0);
   if (m.qk_layernorm) {
-    sink.norm(attn, m.kv_channels);  // q_layernorm
-    sink.norm(attn, m.kv_channels);  // k_layernorm
+    sink.norm(attn, shape.kv_channels);  // q_layernorm
+    sink.norm(attn, shape.kv_channels);  // k_layernorm
   }
   sink.linear(attn, q * h / tp, m.add_bias_linear ? h : 0);
 }
@@ -44,7 +45,7 @@ void params(const ModuleContext& c, ParamSink& sink) {
 void unfused_core_attention(const ModuleContext& c, const ActivationShape& s, SavedSink& sink,
                             double heads, double groups) {
   const ModuleKind attn = ModuleKind::self_attention;
-  const double dh = c.model.kv_channels;
+  const double dh = attention_shape(c.model, c.kind).kv_channels;
   const double n = s.tokens;
   const double scores = s.batch * heads * s.seq * s.seq;
   const bool expanded = heads > groups;
@@ -68,11 +69,12 @@ void unfused_core_attention(const ModuleContext& c, const ActivationShape& s, Sa
 
 void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const ModelConfig& m = c.model;
+  const AttentionShape shape = attention_shape(m, c.kind);
   input_norm_saved(c, s, sink);
-  const double heads = m.num_attention_heads / s.tp;
+  const double heads = shape.heads / s.tp;
   // With fewer query groups than TP ranks each rank keeps one group (attention.py).
-  const double groups = std::max(1.0, m.num_query_groups / s.tp);
-  const double dh = m.kv_channels;
+  const double groups = std::max(1.0, shape.query_groups / s.tp);
+  const double dh = shape.kv_channels;
   const double n = s.tokens;
   const ModuleKind attn = ModuleKind::self_attention;
   // The fused QKV output is copied into contiguous Q, K, V; only the copies are saved.
@@ -103,10 +105,11 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
 
 void flops(const ModuleContext& c, ModuleFlops& f) {
   const ModelConfig& m = c.model;
+  const AttentionShape shape = attention_shape(m, c.kind);
   const double h = m.hidden_size;
   const double s = c.config.training.seq_length;
-  const double q = m.kv_channels * static_cast<double>(m.num_attention_heads);
-  const double kv = m.kv_channels * static_cast<double>(m.num_query_groups);
+  const double q = shape.kv_channels * static_cast<double>(shape.heads);
+  const double kv = shape.kv_channels * static_cast<double>(shape.query_groups);
   const double gate = m.attention_output_gate ? q : 0.0;
   f.attention_projections = 2.0 * (h * (q + 2.0 * kv + gate) + q * h);
   // causal mask halves QK^T and softmax·V; there are two of them.

@@ -23,12 +23,12 @@ bool present(const ModuleContext& c) { return c.model.softmax_type != SoftmaxTyp
 void params(const ModuleContext& c, ParamSink& sink) {
   if (c.model.softmax_type != SoftmaxType::learnable) return;
   sink.tensor(ModuleKind::self_attention,
-              c.model.num_attention_heads / c.config.parallel.tensor_parallel);
+              attention_shape(c.model, c.kind).heads / c.config.parallel.tensor_parallel);
 }
 
 void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   if (!unfused_attention(c.config)) return;
-  const double heads = c.model.num_attention_heads / s.tp;
+  const double heads = attention_shape(c.model, c.kind).heads / s.tp;
   sink.add("attention probabilities, sink column", ModuleKind::self_attention,
            s.batch * heads * s.seq, s.act, {RecomputeModule::core_attn},
            {OffloadModule::core_attn});

@@ -18,6 +18,7 @@
 
 #include "megamem/estimate.hpp"
 #include "megamem/modules.hpp"
+#include "modules/sliding_window.hpp"
 
 namespace megamem {
 
@@ -277,10 +278,6 @@ void fused_norm_in_proj_saved(const ModuleContext& context, const ActivationShap
 double per_chunk_elements(const ActivationShape& shape, double chunk_size, double heads,
                           double rows, double cols);
 
-// sliding_window.cpp: whether decoder layer `layer_index` (0-based) attends within the window,
-// and the keys a query attends on average over the decoder layers (s/2 without a window).
-bool layer_is_windowed(const ModelConfig& model, int layer_index);
-double mean_attended_keys(const ModelConfig& model, double seq);
 
 // ---------------------------------------------------------------------------------------------
 // Embedding, output layer and loss, MTP

@@ -9,7 +9,10 @@
 //     on average, against s/2 under the full causal mask. training.py
 //     num_floating_point_operations counts every layer as full causal, and so do the model
 //     FLOPs (MFU) here; the step time's attention kernels (GQA and MLA) use the windowed count.
-#include "module_spec.hpp"
+//   Where windowed layers have their own heads, groups or head dimension (Megatron-Bridge's
+//   Step35DecoderLayer overrides them from sliding_attention_setting), those layers are
+//   LayerKind::window_dense / window_moe and the attention module builds their shape.
+#include "modules/sliding_window.hpp"
 
 namespace megamem {
 
@@ -19,15 +22,44 @@ bool layer_is_windowed(const ModelConfig& model, int layer_index) {
   return (layer_index + 1) % model.window_attn_skip_freq != 0;  // layer numbers are 1-based
 }
 
+namespace {
+
+// A windowed layer's query attends min(i, W) earlier keys and itself.
+double windowed_keys(double w, double seq) { return w + 1.0 - w * (w + 1.0) / (2.0 * seq); }
+
+}  // namespace
+
+double attended_keys(const ModelConfig& model, LayerKind kind, double seq) {
+  if (!window_attention_differs(model)) return mean_attended_keys(model, seq);
+  const double w = model.window_size;
+  return layer_kind_is_window_shaped(kind) && w < seq ? windowed_keys(w, seq) : seq / 2.0;
+}
+
 double mean_attended_keys(const ModelConfig& model, double seq) {
   const double full = seq / 2.0;  // training.py's causal average
   const double w = model.window_size;
   if (model.window_size <= 0 || model.num_layers <= 0 || w >= seq) return full;
-  const double windowed = w + 1.0 - w * (w + 1.0) / (2.0 * seq);
+  const double windowed = windowed_keys(w, seq);
   int windowed_layers = 0;
   for (int i = 0; i < model.num_layers; ++i) windowed_layers += layer_is_windowed(model, i);
   const double share = static_cast<double>(windowed_layers) / model.num_layers;
   return share * windowed + (1.0 - share) * full;
+}
+
+bool window_attention_differs(const ModelConfig& model) {
+  if (model.window_size <= 0) return false;
+  const AttentionShape window = attention_shape(model, LayerKind::window_dense);
+  return window.heads != model.num_attention_heads ||
+         window.query_groups != model.num_query_groups || window.kv_channels != model.kv_channels;
+}
+
+AttentionShape attention_shape(const ModelConfig& model, LayerKind kind) {
+  const AttentionShape full{model.num_attention_heads, model.num_query_groups, model.kv_channels};
+  if (!layer_kind_is_window_shaped(kind)) return full;
+  const auto or_full = [](int window, int value) { return window > 0 ? window : value; };
+  return {or_full(model.window_num_attention_heads, full.heads),
+          or_full(model.window_num_query_groups, full.query_groups),
+          or_full(model.window_kv_channels, full.kv_channels)};
 }
 
 }  // namespace megamem

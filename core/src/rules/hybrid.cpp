@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "modules/sliding_window.hpp"
 #include "rule_book.hpp"
 
 namespace megamem::rules {
@@ -334,12 +335,16 @@ std::optional<Error> resolve_layer_kinds(NormalizedConfig& n) {
   }
   // experimental_attention_variant_module_specs.py get_linear_attention_pattern: with
   // --linear-attention-freq N, layer i (0-based) is linear attention unless (i + 1) % N == 0.
+  // A windowed layer with its own attention shape (Step35DecoderLayer) is a kind of its own.
   const int freq = m.linear_attention_freq;
+  const bool window_shape = window_attention_differs(m);
   for (std::size_t i = 0; i < n.moe_layer_pattern.size(); ++i) {
     const bool moe = n.moe_layer_pattern[i] != 0;
     const bool gdn = freq > 0 && (static_cast<int>(i) + 1) % freq != 0;
-    n.layer_kinds.push_back(gdn ? (moe ? LayerKind::gdn_moe : LayerKind::gdn)
-                                : (moe ? LayerKind::moe : LayerKind::dense));
+    const bool window = window_shape && layer_is_windowed(m, static_cast<int>(i));
+    n.layer_kinds.push_back(gdn      ? (moe ? LayerKind::gdn_moe : LayerKind::gdn)
+                            : window ? (moe ? LayerKind::window_moe : LayerKind::window_dense)
+                                     : (moe ? LayerKind::moe : LayerKind::dense));
   }
   // multi_token_prediction.py: a GPT model's MTP layer uses the last decoder layer's spec.
   if (m.mtp_num_layers > 0 && !n.layer_kinds.empty())

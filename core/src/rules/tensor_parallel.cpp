@@ -1,5 +1,6 @@
 // Rule book, tensor-parallel and parallel-group topics: what TP splits must divide, and how
 // the world factors into TP x CP x DP x PP and ETP x EP x expert-DP x PP.
+#include "modules/sliding_window.hpp"
 #include "rule_book.hpp"
 
 namespace megamem::rules {
@@ -57,6 +58,31 @@ std::optional<Error> query_groups_fit_tp(NormalizedConfig& n) {
   }
   return rule_error("num_query_groups",
                     "num_query_groups " + str(m.num_query_groups) +
+                        " must be a multiple or a divisor of tensor_model_parallel_size " + str(tp),
+                    "megatron/core/transformer/transformer_config.py");
+}
+
+// The same splits for windowed layers with their own shape: Step35DecoderLayer builds them
+// as TransformerLayers of a config copy with those heads and groups (Megatron-Bridge
+// stepfun/step35_provider.py), so attention.py and transformer_config.py's rules hold there.
+std::optional<Error> window_shape_splits(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  if (!window_attention_differs(m)) return std::nullopt;
+  const AttentionShape w = attention_shape(m, LayerKind::window_dense);
+  const int tp = n.config.parallel.tensor_parallel;
+  if (auto e = must_divide("window_num_attention_heads", "window_num_attention_heads", w.heads,
+                           "tensor_model_parallel_size", tp,
+                           "megatron/core/transformer/transformer_config.py")) {
+    return e;
+  }
+  if (auto e = must_divide("window_num_query_groups", "window_num_attention_heads", w.heads,
+                           "window_num_query_groups", w.query_groups,
+                           "megatron/core/transformer/attention.py")) {
+    return e;
+  }
+  if (w.query_groups % tp == 0 || tp % w.query_groups == 0) return std::nullopt;
+  return rule_error("window_num_query_groups",
+                    "window_num_query_groups " + str(w.query_groups) +
                         " must be a multiple or a divisor of tensor_model_parallel_size " + str(tp),
                     "megatron/core/transformer/transformer_config.py");
 }
@@ -123,13 +149,11 @@ std::optional<Error> optimizer_instances_divide_data_parallel(NormalizedConfig& 
                     "megatron/core/parallel_state.py");
 }
 
-constexpr Check kTensorParallelChecks[] = {resolve_sequence_parallel,
-                                           tp_comm_overlap_needs_sequence_parallel,
-                                           heads_divide_by_tp,
-                                           heads_divide_by_query_groups,
-                                           query_groups_fit_tp,
-                                           ffn_divides_by_tp,
-                                           pad_vocabulary};
+constexpr Check kTensorParallelChecks[] = {
+    resolve_sequence_parallel, tp_comm_overlap_needs_sequence_parallel,
+    heads_divide_by_tp,        heads_divide_by_query_groups,
+    query_groups_fit_tp,       window_shape_splits,
+    ffn_divides_by_tp,         pad_vocabulary};
 
 constexpr Check kParallelGroupsChecks[] = {world_divides_by_model_parallel,
                                            world_divides_by_expert_parallel,
