@@ -4,6 +4,7 @@
 // Megatron's TransformerConfig.
 #include "megamem/hf_config.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
@@ -35,7 +36,9 @@ enum class Family {
   nemotron_h,
   qwen3_next,
   minimax_m2,
-  gemma3
+  gemma3,
+  olmoe,
+  ernie45
 };
 
 // Reads fields of one JSON object, each failure an Error naming the field.
@@ -628,6 +631,119 @@ std::optional<Error> read_gemma3_common(const Reader& r, HfImport& out) {
   return read_gemma3_window(r, m);
 }
 
+// OLMoE as Megatron-Bridge's olmoe/olmoe_bridge.py builds it: every layer MoE, num_experts
+// experts of intermediate_size (moe_ffn_hidden_size), top num_experts_per_tok, softmax routing
+// with the sequence auxiliary loss; QK norm always on (OLMoESelfAttention in olmoe_provider.py).
+std::optional<Error> read_olmoe(const Reader& r, Family, HfImport& out) {
+  ModelConfig& m = out.model;
+  std::string scoring;
+  MM_READ(m.num_experts, r.int_field("num_experts", 1, kMaxSize));
+  MM_READ(m.moe_router_topk, r.int_field("num_experts_per_tok", 1, m.num_experts));
+  MM_READ(scoring, r.text("scoring_func", "softmax"));
+  if (scoring != "softmax") {
+    // olmoe_bridge.py: "OlMoE only supports scoring_func='softmax'".
+    return Error{"scoring_func",
+                 "'" + scoring + "': Megatron-Bridge builds OLMoE with softmax only"};
+  }
+  m.moe_ffn_hidden_size = m.ffn_hidden_size;
+  m.qk_layernorm = true;
+  // olmoe_provider.py OLMoESelfAttention: q_layernorm and k_layernorm over all heads at once.
+  out.notes.push_back(
+      "the full-dimension QK norm (one RMSNorm over all heads' q and one over all heads' k, "
+      "Bridge's OLMoESelfAttention) is estimated as Megatron's per-head QK norm: its weights "
+      "are 2 x (heads - 1) x head_dim larger per layer, and its saved inputs are priced as the "
+      "fused per-head norm's");
+  if (r.find("clip_qkv")) {
+    out.notes.push_back(
+        "clip_qkv is not built by Megatron-Bridge's OLMoE bridge and changes no "
+        "memory megamem models");
+  }
+  return std::nullopt;
+}
+
+// ERNIE 4.5 writes some MoE sizes as an int or as a list per modality (text first); the text
+// value, as ernie_45_bridge.py takes it.
+Expected<std::int64_t> ernie_first(const Reader& r, const char* key, std::int64_t min_value,
+                                   std::int64_t fallback) {
+  const json* value = r.find(key);
+  if (!value || !value->is_array()) return r.integer(key, min_value, kMaxSize, fallback);
+  if (value->empty() || !(*value)[0].is_number_integer()) {
+    return Error{key, "expects an integer or a list of integers"};
+  }
+  const std::int64_t first = (*value)[0].get<std::int64_t>();
+  if (first < min_value || first > kMaxSize) return Error{key, "is out of range"};
+  return first;
+}
+
+// ERNIE 4.5's dense and MoE layers as ernie_45_bridge.py lays them out: mlp_layer_types when
+// listed, else the first moe_layer_start_index layers dense (default 1) and the rest MoE; the
+// bridge reads neither moe_layer_end_index nor moe_layer_interval.
+std::optional<Error> read_ernie45_layers(const Reader& r, HfImport& out) {
+  ModelConfig& m = out.model;
+  std::vector<std::uint8_t> pattern(static_cast<std::size_t>(m.num_layers), 1);
+  if (const json* types = r.find("mlp_layer_types")) {
+    if (!types->is_array() || types->size() != pattern.size()) {
+      return Error{"mlp_layer_types", "expects one entry per layer (num_hidden_layers)"};
+    }
+    for (std::size_t i = 0; i < pattern.size(); ++i) {
+      const json& type = (*types)[i];
+      pattern[i] = type.is_string() && type.get<std::string>() == "dense" ? 0 : 1;
+    }
+  } else {
+    std::int64_t start = 0, end = 0, interval = 0;
+    MM_READ(start, ernie_first(r, "moe_layer_start_index", 0, 1));
+    MM_READ(end, ernie_first(r, "moe_layer_end_index", 0, m.num_layers - 1));
+    MM_READ(interval, ernie_first(r, "moe_layer_interval", 1, 1));
+    for (std::int64_t i = 0; i < std::min<std::int64_t>(start, m.num_layers); ++i) {
+      pattern[static_cast<std::size_t>(i)] = 0;
+    }
+    if (end < m.num_layers - 1 || interval != 1) {
+      out.notes.push_back(
+          "moe_layer_end_index / moe_layer_interval are not read by Megatron-Bridge's ERNIE "
+          "bridge, which makes every layer from moe_layer_start_index on MoE; so does megamem");
+    }
+  }
+  bool all_moe = true;
+  for (const std::uint8_t moe : pattern) all_moe = all_moe && moe == 1;
+  if (!all_moe) m.moe_layer_pattern = std::move(pattern);
+  return std::nullopt;
+}
+
+// ERNIE 4.5's text MoE (Ernie4_5_MoeForCausalLM) as Megatron-Bridge's ernie/ernie_45_bridge.py
+// builds it: moe_num_experts experts of moe_intermediate_size, top moe_k, moe_num_shared_experts
+// shared experts of the same width (Bridge defaults 64, 6, 2), sigmoid routing with the expert
+// bias, no linear biases (use_bias ignored), interleaved RoPE, and no MTP layers.
+std::optional<Error> read_ernie45(const Reader& r, Family, HfImport& out) {
+  ModelConfig& m = out.model;
+  std::int64_t experts = 0, topk = 0, width = 0, shared = 0, mtp = 0;
+  bool bias = false;
+  MM_READ(experts, ernie_first(r, "moe_num_experts", 1, 64));
+  MM_READ(topk, r.integer("moe_k", 1, experts, 6));
+  MM_READ(width, ernie_first(r, "moe_intermediate_size", 1, m.ffn_hidden_size));
+  MM_READ(shared, r.integer("moe_num_shared_experts", 0, kMaxSize, 2));
+  MM_READ(mtp, r.integer("num_nextn_predict_layers", 0, kMaxSize, 0));
+  MM_READ(bias, r.boolean("use_bias", false));
+  if (shared * width > kMaxSize) {
+    return Error{"moe_num_shared_experts", "times moe_intermediate_size is out of range"};
+  }
+  m.num_experts = static_cast<int>(experts);
+  m.moe_router_topk = static_cast<int>(topk);
+  m.moe_ffn_hidden_size = static_cast<int>(width);
+  m.moe_shared_expert_intermediate_size = static_cast<int>(shared * width);
+  m.moe_router_enable_expert_bias = true;  // moe_statics.e_score_correction_bias
+  m.add_bias_linear = false;
+  m.add_qkv_bias = false;
+  if (bias) {
+    out.notes.push_back("use_bias: Megatron-Bridge builds ERNIE 4.5 without linear biases");
+  }
+  if (mtp > 0) {
+    out.notes.push_back("num_nextn_predict_layers " + std::to_string(mtp) +
+                        ": Megatron-Bridge builds no MTP layers for ERNIE 4.5 (the checkpoints "
+                        "ship no MTP weights), so none are estimated");
+  }
+  return read_ernie45_layers(r, out);
+}
+
 // gpt-oss: every layer MoE with biased experts, learned attention sinks, sliding-window
 // attention on alternate layers (Megatron-Bridge gpt_oss_bridge.py).
 std::optional<Error> read_gpt_oss(const Reader& r, Family, HfImport& out) {
@@ -729,6 +845,8 @@ constexpr FamilyRow kFamilies[] = {
     {"qwen3_5_moe_text", Family::qwen3_next, read_qwen35},
     {"minimax_m2", Family::minimax_m2, read_minimax_m2},
     {"gemma3_text", Family::gemma3},
+    {"olmoe", Family::olmoe, read_olmoe},
+    {"ernie4_5_moe", Family::ernie45, read_ernie45},
 };
 
 const FamilyRow* family_of(const std::string& model_type) {
