@@ -738,6 +738,9 @@ std::optional<Error> read_glm47_flash(const Reader& r, Family family, HfImport& 
   if (auto error = read_deepseek(r, family, out)) return error;
   ModelConfig& m = out.model;
   m.moe_router_enable_expert_bias = m.num_experts > 0;  // glm47_flash_bridge.py: always True
+  // 20 heads do not divide hidden 2048, so Megatron needs --kv-channels, which MLA does not use;
+  // slime's scripts/models/glm4.7-30B-A3B.sh passes the QK head dim (192).
+  if (m.hidden_size % m.num_attention_heads != 0) m.kv_channels = m.qk_head_dim;
   return std::nullopt;
 }
 
