@@ -38,7 +38,8 @@ enum class Family {
   minimax_m2,
   gemma3,
   olmoe,
-  ernie45
+  ernie45,
+  exaone4
 };
 
 // Reads fields of one JSON object, each failure an Error naming the field.
@@ -816,6 +817,76 @@ std::optional<Error> read_qwen35(const Reader& r, Family family, HfImport& out) 
   return std::nullopt;
 }
 
+// EXAONE 4.0 as Megatron-Bridge's exaone/exaone4/exaone4_bridge.py builds it: QK RMSNorm, no
+// biases, no dropout, and exaone4_provider.py's pure post-LN layer spec (a TENorm on
+// linear_proj's and fc2's outputs, TERowParallelLinearLayerNorm; no input or pre-MLP norm).
+std::optional<Error> read_exaone4(const Reader& r, Family, HfImport& out) {
+  ModelConfig& m = out.model;
+  std::int64_t window = 0;
+  MM_READ(window, r.integer("sliding_window", 0, kMaxSize, 0));
+  m.qk_layernorm = true;
+  m.post_sublayer_norms = true;
+  m.hidden_dropout = 0.0;
+  m.attention_dropout = 0.0;
+  out.notes.push_back(
+      "EXAONE 4.0 has no pre-norms (exaone4_provider.py: plain TEColumnParallelLinear for "
+      "linear_qkv and fc1), which megamem always prices: 2 x hidden_size weights per layer too "
+      "many, and per token and layer one saved hidden_size tensor too many in each sublayer "
+      "(the norm's output beside its input)");
+  out.notes.push_back(
+      "exaone4_provider.py's layer spec runs Megatron-Core's unfused DotProductAttention, which "
+      "keeps the s x s attention probabilities: estimate it with --attention-backend local (the "
+      "default assumes TE's fused attention)");
+  if (window > 0) {
+    // exaone4_bridge.py: "32B model introduces hybrid attention (LLLG pattern) - future
+    // extension"; neither the bridge nor the provider sets window_size.
+    out.notes.push_back("sliding_window " + std::to_string(window) +
+                        " is not built by Megatron-Bridge's Exaone4Bridge (full attention on "
+                        "every layer); a window would change no memory megamem models");
+  }
+  return std::nullopt;
+}
+
+// GLM-4.7-Flash (glm4_moe_lite) as Megatron-Bridge's glm/glm47_flash_bridge.py builds it:
+// DeepSeek-V3's MLA and shared-expert MoE, first_k_dense_replace dense layers, sigmoid routing
+// with the expert bias always on, num_nextn_predict_layers MTP layers.
+std::optional<Error> read_glm47_flash(const Reader& r, Family family, HfImport& out) {
+  if (auto error = read_deepseek(r, family, out)) return error;
+  ModelConfig& m = out.model;
+  m.moe_router_enable_expert_bias = m.num_experts > 0;  // glm47_flash_bridge.py: always True
+  // 20 heads do not divide hidden 2048, so Megatron needs --kv-channels, which MLA does not use;
+  // slime's scripts/models/glm4.7-30B-A3B.sh passes the QK head dim (192).
+  if (m.hidden_size % m.num_attention_heads != 0) m.kv_channels = m.qk_head_dim;
+  return std::nullopt;
+}
+
+// Hy3 (hy_v3) as Megatron-Bridge's hy_v3/hy_v3_bridge.py builds it: GQA with QK layernorm,
+// first_k_dense_replace dense layers, then MoE of num_experts experts of moe_intermediate_size
+// (expert_hidden_dim, its legacy alias), top num_experts_per_tok, with num_shared_experts
+// shared experts and sigmoid routing with the expert bias; num_nextn_predict_layers MTP layers
+// (model_bridge.py CONFIG_MAPPING).
+std::optional<Error> read_hy_v3(const Reader& r, Family, HfImport& out) {
+  ModelConfig& m = out.model;
+  std::int64_t shared = 0, first_dense = 0;
+  MM_READ(m.num_experts, r.int_field("num_experts", 1, kMaxSize));
+  MM_READ(m.moe_router_topk, r.int_field("num_experts_per_tok", 1, m.num_experts));
+  MM_READ(m.moe_ffn_hidden_size,
+          r.int_field(r.spelling({"moe_intermediate_size", "expert_hidden_dim"}), 1, kMaxSize));
+  MM_READ(shared, r.integer("num_shared_experts", 0, 64));
+  MM_READ(first_dense, r.integer("first_k_dense_replace", 0, m.num_layers));
+  MM_READ(m.mtp_num_layers, r.int_field("num_nextn_predict_layers", 0, kMaxSize, 0));
+  m.moe_shared_expert_intermediate_size = static_cast<int>(shared * m.moe_ffn_hidden_size);
+  if (first_dense > 0) {
+    m.moe_layer_pattern.assign(static_cast<std::size_t>(m.num_layers), 1);
+    for (std::int64_t i = 0; i < first_dense; ++i)
+      m.moe_layer_pattern[static_cast<std::size_t>(i)] = 0;
+  }
+  m.qk_layernorm = true;                   // hy_v3_bridge.py: qk_layernorm = True
+  m.moe_router_enable_expert_bias = true;  // hy_v3_bridge.py: sigmoid router with expert_bias
+  m.hidden_dropout = 0.0;
+  return std::nullopt;
+}
+
 // The families megamem imports: config.json's model_type and the reader of the fields the
 // family adds to the common ones (experts, MLA, Mamba, linear attention); none for dense models.
 using FamilyReader = std::optional<Error> (*)(const Reader&, Family, HfImport&);
@@ -847,6 +918,9 @@ constexpr FamilyRow kFamilies[] = {
     {"gemma3_text", Family::gemma3},
     {"olmoe", Family::olmoe, read_olmoe},
     {"ernie4_5_moe", Family::ernie45, read_ernie45},
+    {"exaone4", Family::exaone4, read_exaone4},
+    {"glm4_moe_lite", Family::deepseek, read_glm47_flash},
+    {"hy_v3", Family::llama, read_hy_v3},
 };
 
 const FamilyRow* family_of(const std::string& model_type) {
