@@ -198,28 +198,3 @@ TEST_CASE("mistral: Mistral-7B-v0.3 imports as the preset, 7,248,023,552 paramet
   CHECK(total == 7'248'023'552);
   check_near(total, 7.3e9);  // Mistral AI's announcement: 7.3B (-0.71%)
 }
-
-TEST_CASE("the 2026 presets, second batch, estimate on 8 to 1,024 GPUs") {
-  const Expected<PresetCatalog>& catalog = builtin_presets();
-  REQUIRE(catalog.has_value());
-  const RecipePreset* recipe = catalog->find_recipe("llama-3-70b-h100-64");
-  REQUIRE(recipe != nullptr);
-  const Expected<SharedConfig> base = recipe_config(*recipe);
-  REQUIRE(base.has_value());
-  for (const char* id : {"olmoe-1b-7b", "ernie-4.5-300b-a47b", "mistral-7b-v0.3"}) {
-    const ModelPreset* preset = catalog->find_model(id);
-    REQUIRE(preset != nullptr);
-    for (const std::int64_t gpus : {8, 16, 64, 128, 256, 512, 1024}) {
-      INFO(id << " on " << gpus << " GPUs");
-      Config c = base->config;
-      c.model = preset->model;
-      c.parallel.world_size = gpus;
-      const Expected<Suggestion> layout = valid_layout_for(c);
-      REQUIRE(layout.has_value());
-      const Expected<Estimate> e = estimate(layout->config, {false, false});
-      INFO((e ? std::string() : e.error().field + ": " + e.error().message));
-      REQUIRE(e.has_value());
-      CHECK(e->totals.params == total_params(preset->model));
-    }
-  }
-}

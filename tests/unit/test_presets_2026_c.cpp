@@ -196,28 +196,3 @@ TEST_CASE("hy_v3: expert_hidden_dim stands in for moe_intermediate_size") {
   text.erase(text.find(key), key.size());
   CHECK(import(text.c_str()).model.moe_ffn_hidden_size == 1536);
 }
-
-TEST_CASE("the 2026 presets, part c, estimate on 8 to 1,024 GPUs") {
-  const Expected<PresetCatalog>& catalog = builtin_presets();
-  REQUIRE(catalog.has_value());
-  const RecipePreset* recipe = catalog->find_recipe("llama-3-70b-h100-64");
-  REQUIRE(recipe != nullptr);
-  const Expected<SharedConfig> base = recipe_config(*recipe);
-  REQUIRE(base.has_value());
-  for (const char* id : {"exaone-4.0-32b", "glm-4.7-flash", "hy3-preview"}) {
-    const ModelPreset* preset = catalog->find_model(id);
-    REQUIRE(preset != nullptr);
-    for (const std::int64_t gpus : {8, 16, 64, 128, 256, 512, 1024}) {
-      INFO(id << " on " << gpus << " GPUs");
-      Config c = base->config;
-      c.model = preset->model;
-      c.parallel.world_size = gpus;
-      const Expected<Suggestion> layout = valid_layout_for(c);
-      REQUIRE(layout.has_value());
-      const Expected<Estimate> e = estimate(layout->config, {false, false});
-      INFO((e ? std::string() : e.error().field + ": " + e.error().message));
-      REQUIRE(e.has_value());
-      CHECK(e->totals.params == total_params(preset->model));
-    }
-  }
-}
