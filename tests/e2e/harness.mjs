@@ -258,25 +258,30 @@ export async function click(page, label) {
 }
 
 // Types a value into a labelled number: a slider turns into a text field on Ctrl+click, an
-// input field is clicked and its text selected with Ctrl+A; then the value and Enter.
+// input field is clicked and its text selected with Ctrl+A; then the value and Enter. Each
+// input is seen by its own frames, as in click(): fixed sleeps between them lost the click
+// (and so the value) on a loaded machine (web_page_chinese waited out an error for TP 3).
 export async function typeValue(page, label, value) {
   await scrollIntoView(page, label);
-  const { x, y, rect } = await widgetCenter(page, label);
-  await page.mouse.move(x, y);
-  await page.waitForTimeout(80);
-  if (rect.kind === 'slider') await page.keyboard.down('Control');
-  await page.mouse.down();
-  await page.waitForTimeout(50);
-  await page.mouse.up();
-  if (rect.kind === 'slider') await page.keyboard.up('Control');
-  await page.waitForTimeout(80);
-  if (rect.kind !== 'slider') {
-    await page.keyboard.press('Control+A');
-    await page.waitForTimeout(50);
-  }
-  await page.keyboard.type(String(value), { delay: 20 });
-  await page.keyboard.press('Enter');
-  await page.waitForTimeout(80);
+  const { rect } = await widgetCenter(page, label);
+  const { x, y } = await settledCenter(page, label);
+  const slider = rect.kind === 'slider';
+  const step = async (send) => {
+    const frames = await frameCount(page);
+    await send();
+    await inputSeen(page, frames);
+  };
+  await step(async () => {
+    await page.mouse.move(x + 1, y);
+    await page.mouse.move(x, y);
+  });
+  if (slider) await step(() => page.keyboard.down('Control'));
+  await step(() => page.mouse.down());
+  await step(() => page.mouse.up());
+  if (slider) await step(() => page.keyboard.up('Control'));
+  if (!slider) await step(() => page.keyboard.press('Control+A'));
+  await step(() => page.keyboard.type(String(value), { delay: 20 }));
+  await step(() => page.keyboard.press('Enter'));
   await moveMouseAway(page);
 }
 
