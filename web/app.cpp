@@ -117,12 +117,14 @@ nlohmann::json error_json(const std::optional<Error>& error) {
                : nlohmann::json();
 }
 
-// The median of the latest search's per-frame slices (ms); 0 before its first frame.
-double median_slice_ms(std::vector<float> slices_ms) {
+// The `fraction` quantile of the latest search's per-frame slices (ms); 0 before its first
+// frame.
+double slice_quantile_ms(std::vector<float> slices_ms, double fraction) {
   if (slices_ms.empty()) return 0.0;
-  const auto middle = slices_ms.begin() + static_cast<std::ptrdiff_t>(slices_ms.size() / 2);
-  std::nth_element(slices_ms.begin(), middle, slices_ms.end());
-  return *middle;
+  const auto at = slices_ms.begin() +
+                  static_cast<std::ptrdiff_t>(static_cast<double>(slices_ms.size() - 1) * fraction);
+  std::nth_element(slices_ms.begin(), at, slices_ms.end());
+  return *at;
 }
 
 // The planner panel for scripts: its options, status, and the search as `megamem plan --json`
@@ -145,7 +147,8 @@ nlohmann::json planner_json(AppState& app) {
       {"ranking", p.ranking},
       {"frames", planner.search ? planner.search_frames : planner.search_frames_taken},
       {"work_ms", planner.search ? planner.search_work_ms : planner.search_ms},
-      {"median_slice_ms", median_slice_ms(planner.search_slices_ms)}};
+      {"median_slice_ms", slice_quantile_ms(planner.search_slices_ms, 0.5)},
+      {"low_decile_slice_ms", slice_quantile_ms(planner.search_slices_ms, 0.1)}};
   out["search_wall_ms"] = planner.search_wall_ms;
   out["stale"] = planner.stale;
   out["margin_gib"] = planner.margin_gib;

@@ -77,8 +77,9 @@ struct PlannerState {
   double search_started_s = 0.0;              // when it (re)started
   double search_work_ms = 0.0;                // time its slices took so far
   int search_frames = 0;                      // frames it has been advanced in
-  // Each frame's slice of the latest search (ms), for its median: the mean counts the time
-  // other processes held the core while a slice ran, the median does not (e2e web_planner).
+  // Each frame's slice of the latest search (ms), for its quantiles: the mean counts the time
+  // other processes held the core while a slice ran, the low decile does not (e2e
+  // web_planner).
   std::vector<float> search_slices_ms;
   bool cancelled = false;              // the last search was cancelled
   std::optional<PlanRequest> request;  // of the last search that ended
