@@ -8,7 +8,6 @@
 #include <string>
 
 #include "calculation.hpp"
-#include "clip_audit.hpp"
 #include "format.hpp"
 #include "imgui.h"
 #include "megamem/units.hpp"
@@ -55,27 +54,16 @@ std::string difference_text(std::uint64_t estimated, std::uint64_t measured) {
   return text;
 }
 
-// Text that wraps at its table column's edge.
-void wrapped_cell(const std::string& text) {
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(text.c_str());
-  ImGui::PopTextWrapPos();
-}
-
 void table_row(const char* label, std::uint64_t measured, std::uint64_t estimated) {
   ImGui::TableNextRow();
   ImGui::TableNextColumn();
-  wrapped_cell(tr(label));
+  ImGui::TextUnformatted(tr(label));
   ImGui::TableNextColumn();
   ImGui::Text("%.2f", to_gib(measured));
-  audit_last_item("log.measured", "", false);
   ImGui::TableNextColumn();
   ImGui::Text("%.2f", to_gib(estimated));
-  audit_last_item("log.estimated", "", false);
   ImGui::TableNextColumn();
-  // "+1.57 (+12.3 %)" on two lines when the column is narrower (a phone).
-  wrapped_cell(difference_text(estimated, measured));
-  audit_last_item("log.difference", difference_text(estimated, measured), false);
+  ImGui::TextUnformatted(difference_text(estimated, measured).c_str());
 }
 
 std::string parameters_text(const RankComparison& row) {
@@ -90,19 +78,13 @@ std::string parameters_text(const RankComparison& row) {
 }
 
 void rank_table(const RankComparison& row, std::size_t index) {
-  const std::string heading =
-      printf_text(tr(kRankHeading), static_cast<long long>(row.global_rank), row.pp_rank,
-                  static_cast<long long>(row.measured.iteration), row.measured.line);
-  wrapped_cell(heading);
-  // The row names and the difference wrap; the numbers keep their width.
+  ImGui::Text(tr(kRankHeading), static_cast<long long>(row.global_rank), row.pp_rank,
+              static_cast<long long>(row.measured.iteration), row.measured.line);
   const ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingFixedFit;
   ImGui::PushID(static_cast<int>(index));
   if (ImGui::BeginTable("##measured vs estimated", 4, flags)) {
-    ImGui::TableSetupColumn(tr(kColumns[0]), ImGuiTableColumnFlags_WidthStretch, 1.6f);
-    ImGui::TableSetupColumn(tr(kColumns[1]));
-    ImGui::TableSetupColumn(tr(kColumns[2]));
-    ImGui::TableSetupColumn(tr(kColumns[3]), ImGuiTableColumnFlags_WidthStretch, 1.0f);
-    audited_headers_row("log.header");
+    for (const char* column : kColumns) ImGui::TableSetupColumn(tr(column));
+    ImGui::TableHeadersRow();
     const RankMemory& e = *row.estimated;
     // The log's allocated figure is taken after the optimizer step.
     table_row(kRowAllocated, row.measured.allocated_bytes, allocated_after_step_bytes(e));
@@ -111,7 +93,7 @@ void rank_table(const RankComparison& row, std::size_t index) {
     ImGui::EndTable();
   }
   ImGui::PopID();
-  wrapped_cell(parameters_text(row));
+  ImGui::TextUnformatted(parameters_text(row).c_str());
 }
 
 void lines_read(const LogComparison& c) {
@@ -119,11 +101,9 @@ void lines_read(const LogComparison& c) {
   if (!ImGui::TreeNode(title.c_str())) return;
   ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
   for (const LogLineRead& read : c.log.lines_read) {
-    wrapped_cell(printf_text(tr(kLine), read.line, tr_text(read.what).c_str()));
+    ImGui::Text(tr(kLine), read.line, tr_text(read.what).c_str());
   }
-  for (const std::string& note : c.log.notes) {
-    wrapped_cell(printf_text(tr(kSkipped), tr_text(note).c_str()));
-  }
+  for (const std::string& note : c.log.notes) ImGui::Text(tr(kSkipped), tr_text(note).c_str());
   ImGui::PopStyleColor();
   ImGui::TreePop();
 }
