@@ -184,24 +184,34 @@ TEST_CASE("the 2026 presets estimate on 8 to 1,024 GPUs") {
   }
 }
 
+namespace {
+
+// 4 layers, h 512, 8 heads, micro-batches of 4 x 1024 tokens, bf16, on 8 GPUs, with `extra`.
+Config tiny_gpt(const std::string& extra) {
+  Expected<MegatronArgs> args = parse_megatron_args(
+      "--num-layers 4 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 "
+      "--max-position-embeddings 1024 --micro-batch-size 4 --global-batch-size 32 "
+      "--vocab-size 50257 --bf16 " +
+          extra,
+      8);
+  REQUIRE(args.has_value());
+  return args->config;
+}
+
+}  // namespace
+
 TEST_CASE(
     "post-sublayer norms: a norm weight each and their inputs saved, mlp recompute frees one") {
   // 4 dense layers, h 512, one micro-batch of 4 x 1024 tokens, bf16, TP 1: each norm saves its
   // input, 4096 x 512 x 2 bytes, and adds a LayerNorm's 512 weights and 512 biases (te_layers.py
   // TERowParallelLinearLayerNorm: a TENorm over linear_proj's and fc2's outputs).
-  Expected<MegatronArgs> args = parse_megatron_args(
-      "--num-layers 4 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 "
-      "--max-position-embeddings 1024 --micro-batch-size 4 --global-batch-size 32 "
-      "--vocab-size 50257 --bf16",
-      8);
-  REQUIRE(args.has_value());
   const auto per_microbatch = [](Config c) {
     const Expected<Estimate> e = estimate(c, {false, false});
     REQUIRE(e.has_value());
     return std::pair{static_cast<double>(e->ranks[0].activation_bytes_per_microbatch),
                      e->totals.params};
   };
-  Config plain = args->config;
+  Config plain = tiny_gpt("");
   Config sandwich = plain;
   sandwich.model.post_sublayer_norms = true;
   const auto [plain_bytes, plain_params] = per_microbatch(plain);
@@ -222,13 +232,7 @@ TEST_CASE("windowed layers with their own attention shape: weights, saved tensor
   // sliding_attention_setting). Per windowed layer: the output projection 1024 x 512 instead of
   // 512 x 512 (QKV stays 1536 x 512); one micro-batch of 4 x 1024 tokens saves 8 more heads'
   // fp32 softmax statistics and a 1024- instead of 512-wide attention output, in bf16.
-  Expected<MegatronArgs> args = parse_megatron_args(
-      "--num-layers 4 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 "
-      "--max-position-embeddings 1024 --micro-batch-size 4 --global-batch-size 32 "
-      "--vocab-size 50257 --bf16 --window-size 128,0 --window-attn-skip-freq 2",
-      8);
-  REQUIRE(args.has_value());
-  Config full = args->config;
+  Config full = tiny_gpt("--window-size 128,0 --window-attn-skip-freq 2");
   Config shaped = full;
   shaped.model.window_num_attention_heads = 16;
   shaped.model.window_num_query_groups = 4;
