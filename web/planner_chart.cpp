@@ -143,22 +143,25 @@ const Point* draw_points(AppState& state, ImDrawList* draw, const Axes& axes,
   const Point* nearest = nullptr;
   float nearest_px2 = em * em * 0.36f;
   const ImVec2 mouse = ImGui::GetIO().MousePos;
+  const float r = em * 0.22f;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const Point& p = points[i];
     const ImVec2 at = point_at(axes, p);
-    draw->AddCircleFilled(at, em * 0.22f, p.fastest ? colors.fastest : colors.front);
-    if (!p.fastest) {  // for tests: "plan point 3" is result.pareto[3]
-      char label[32];
-      std::snprintf(label, sizeof label, "plan point %zu", i);
-      const float r = em * 0.22f;
-      state.input_rects[label] = WidgetRect{
-          .x = at.x - r, .y = at.y - r, .width = 2 * r, .height = 2 * r, .kind = "point"};
-    }
+    draw->AddCircleFilled(at, r, p.fastest ? colors.fastest : colors.front);
+    // For tests: "plan point 3" is result.pareto[3]; "pointer" names the point a click picks.
+    char label[32];
+    std::snprintf(label, sizeof label, "plan point %zu", i);
+    const WidgetRect rect{
+        .x = at.x - r, .y = at.y - r, .width = 2 * r, .height = 2 * r, .kind = "point"};
+    if (!p.fastest) state.input_rects[label] = rect;
     if (*p.query == state.query) draw->AddCircle(at, em * 0.45f, colors.strong, 0, 2.0f);
     const float dx = at.x - mouse.x, dy = at.y - mouse.y;
     if (hovered && dx * dx + dy * dy < nearest_px2) {
       nearest_px2 = dx * dx + dy * dy;
       nearest = &p;
+      WidgetRect& pointer = state.input_rects["pointer"];
+      pointer = rect;
+      pointer.kind = p.fastest ? "plan chart" : label;
     }
   }
   return nearest;

@@ -65,7 +65,9 @@ void draw_controls(AppState& state) {
   const char* button = planner.search ? "Searching..."
                        : searched     ? "Search again"
                                       : "Find the fastest layouts that fit";
-  if (ImGui::Button(tr(button))) request_plan(state);
+  // One ID whatever the label says: a click that lands as the label changes (the search ends,
+  // or is cancelled, between the press and the release) still presses the same button.
+  if (ImGui::Button((std::string(tr(button)) + "###plan search").c_str())) request_plan(state);
   ImGui::EndDisabled();
   describe_item(state, "plan search", "button", "megamem plan",
                 "Searches every layout of this model on this cluster with these training "

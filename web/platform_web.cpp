@@ -425,6 +425,12 @@ bool pointer_is_touch() { return platform.touch_pointer; }
 extern "C" {
 EMSCRIPTEN_KEEPALIVE int megamem_frame_count() { return platform.frames; }
 
+// Whether the page has stopped drawing: no frames owed to input and nothing the app is still
+// working on (frame() skips such frames), so the last frame's layout is the one that stays.
+EMSCRIPTEN_KEEPALIVE int megamem_idle() {
+  return platform.first_frame_shown && platform.frames_to_draw <= 0 && !platform.app_busy;
+}
+
 EMSCRIPTEN_KEEPALIVE void megamem_popstate(const char* url) {
   wake();
   megamem::web::app_open_link(url);

@@ -122,6 +122,14 @@ void record_item(AppState& state, const char* label, const char* kind) {
     state.input_rects["keyboard focus"] = WidgetRect{
         .x = min.x, .y = min.y, .width = max.x - min.x, .height = max.y - min.y, .kind = label};
   }
+  // The item ImGui sees under the pointer (tests press the mouse only once it is the item they
+  // aim at): disabled items and items behind an active text field count, as a click would reach
+  // them; an item under an open popup does not.
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled |
+                           ImGuiHoveredFlags_AllowWhenBlockedByActiveItem)) {
+    state.input_rects["pointer"] = WidgetRect{
+        .x = min.x, .y = min.y, .width = max.x - min.x, .height = max.y - min.y, .kind = label};
+  }
 }
 
 void describe_item(AppState& state, const char* label, const char* kind, const char* flag,

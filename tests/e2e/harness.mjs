@@ -182,17 +182,22 @@ export async function scrollIntoView(page, label) {
   throw new Error(`could not scroll "${label}" into view`);
 }
 
-// The widget's centre once two frames in a row drew it in the same place: a click right after
-// a state change (a planner row applied) could land where the widget was a frame earlier. An
-// idle page draws no frames; its layout is settled already.
+// The widget's centre once the page has stopped drawing (window.megamem.idle(): no frames owed
+// to input, nothing under way), or, while it keeps drawing (a search), once two frames in a row
+// drew the widget in the same place. A click right after a state change (a planner row applied,
+// a search cancelled) could land where the widget was a frame earlier. Frames that merely came
+// slowly are not a settled layout: on a loaded machine one frame can take more than 300 ms,
+// and the click on 'plan search' after Cancel landed beside the button (issue 24).
 async function settledCenter(page, label) {
   let previous = await widgetCenter(page, label);
-  for (let i = 0; i < 10; i += 1) {
-    const frames = await page.evaluate(() => window.megamem.frames());
-    const drew = await page.waitForFunction((n) => window.megamem.frames() >= n + 2, frames,
-                                            { timeout: 300 }).then(() => true, () => false);
+  for (let i = 0; i < 20; i += 1) {
+    if (await page.evaluate(() => window.megamem.idle())) return widgetCenter(page, label);
+    const frames = await frameCount(page);
+    await page.waitForFunction(
+        (n) => window.megamem.idle() || window.megamem.frames() >= n + 2, frames,
+        { timeout: 60_000 });
     const now = await widgetCenter(page, label);
-    if (!drew || (now.x === previous.x && now.y === previous.y)) return now;
+    if (now.x === previous.x && now.y === previous.y) return now;
     previous = now;
   }
   return previous;
@@ -226,16 +231,36 @@ export async function pickModel(page, id) {
                              null, { timeout: 60_000 });
 }
 
+// Widgets whose hover the page reports in inputRects()['pointer'] (record_item in
+// web/widgets.cpp; chart points in planner_chart.cpp). Text fields, sliders and combos are
+// composite items whose hover ImGui does not report for the whole.
+const POINTER_KINDS = new Set(['button', 'checkbox', 'radio', 'row', 'tree', 'header', 'chart',
+                               'point', 'label', 'text', 'progress']);
+
+// Moves the pointer onto the widget until the page reports it there: a widget that moved after
+// it was aimed at (a layout still settling, a line wrapped above it) is aimed at again, so the
+// press lands on it. A press aimed at an old position was the dropped Cancel click of issue 24.
+async function pointAt(page, label) {
+  let seen = null;
+  for (let attempt = 0; attempt < 10; attempt += 1) {
+    const { x, y, rect } = await settledCenter(page, label);
+    const frames = await frameCount(page);
+    await page.mouse.move(x + 1, y);
+    await page.mouse.move(x, y);
+    await inputSeen(page, frames);
+    if (!POINTER_KINDS.has(rect.kind)) return;
+    seen = await page.evaluate(() => window.megamem.inputRects().pointer?.kind ?? null);
+    if (seen === label) return;
+  }
+  throw new Error(`the page never saw the pointer on "${label}" (it saw ${seen})`);
+}
+
 // Hover, press and release, each seen by its own frames: ImGui sees the hover before the
 // press and the press before the release (fixed sleeps lost clicks under load, issue 24).
 export async function click(page, label) {
   await scrollIntoView(page, label);
-  const { x, y } = await settledCenter(page, label);
+  await pointAt(page, label);
   let frames = await frameCount(page);
-  await page.mouse.move(x + 1, y);
-  await page.mouse.move(x, y);
-  await inputSeen(page, frames);
-  frames = await frameCount(page);
   await page.mouse.down();
   await inputSeen(page, frames);
   frames = await frameCount(page);

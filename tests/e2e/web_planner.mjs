@@ -273,10 +273,18 @@ try {
   await waitForState(page, (s) => s.world_size === 1024, 'the GPU count back at 1,024');
   await click(page, 'plan search');
   await moveMouseAway(page);
-  await searching(page, 'a third search');
+  const third = await searching(page, 'a third search');
   await click(page, 'plan cancel');
   await moveMouseAway(page);
-  state = await waitForState(page, (s) => s.planner.status === 'cancelled', 'the second cancel');
+  state = await waitForState(page, (s) => s.planner.status !== 'searching', 'the second cancel');
+  // Says what happened when the click did not cancel: how far the search was when seen, and
+  // how many frames and how much time it took to end.
+  check(state.planner.status === 'cancelled',
+        `the second Cancel stops the search (seen at ${third.planner.progress.candidates_done} ` +
+        `of ${third.planner.progress.candidates_total} candidates, ` +
+        `${third.planner.progress.frames} frames; now ${state.planner.status} after ` +
+        `${state.planner.progress.frames} frames, ${state.planner.progress.work_ms.toFixed(0)} ms ` +
+        `of slices, ${state.planner.search_wall_ms.toFixed(0)} ms on the clock)`);
   check(state.planner.result !== null &&
         JSON.stringify(state.planner.top_queries) === JSON.stringify(earlier),
         'Cancel keeps the list of the search before it');
