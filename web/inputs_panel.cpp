@@ -410,8 +410,14 @@ void training_rows(InputContext& ctx) {
   if (c.model.dsa_indexer_topk > 0) rows(ctx, {"dsa-kernels", "dsa-loss", "dsa-sparse-loss"});
   if (c.model.num_experts > 0 &&
       ImGui::TreeNodeEx(tr("MoE dispatch"), ImGuiTreeNodeFlags_DefaultOpen)) {
-    rows(ctx, {"dispatcher", "grouped-gemm", "router-fp32", "permute-fusion", "capacity",
-               "pad-capacity", "force-balance", "imbalance", "moe-overlap", "delay-wgrad"});
+    row(ctx, "dispatcher");
+    if (c.training.moe_token_dispatcher == TokenDispatcher::flex) {
+      row(ctx, "flex-backend");
+      const bool deepep = c.training.moe_flex_dispatcher_backend == FlexDispatcherBackend::deepep;
+      if (deepep) row(ctx, "flex-sms");
+    }
+    rows(ctx, {"grouped-gemm", "router-fp32", "permute-fusion", "capacity", "pad-capacity",
+               "force-balance", "imbalance", "moe-overlap", "delay-wgrad"});
     if (c.model.moe_shared_expert_intermediate_size > 0) row(ctx, "shared-overlap");
     ImGui::TreePop();
   }

@@ -23,8 +23,8 @@ constexpr const char* kNotModeled[] = {
     "the average share, so one rank can hold more or less (up to 25 % in Megatron's CI).",
     "--activation-offload-fraction and --delta-offload-bytes-across-pp-ranks (all eligible "
     "groups are taken as offloaded).",
-    "Context-parallel ring-attention buffers beyond the saved set; DeepEP buffer sizes (a fixed "
-    "knob); MoE imbalance beyond the imbalance-factor knob.",
+    "Context-parallel ring-attention buffers beyond the saved set; NCCL EP's buffers (the flex "
+    "dispatcher's ncclep backend); MoE imbalance beyond the imbalance-factor knob.",
     "Memory outside the training step: checkpoint loading and saving, evaluation, the first "
     "iteration's lazy optimizer-state creation.",
     "The optimizer step's own transients (fused Adam and the distributed optimizer work in "

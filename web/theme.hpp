@@ -61,7 +61,7 @@ inline constexpr Category kCategories[] = {
      kTransientsColor, &RankMemory::transient_bytes},
     {"runtime", "runtime_overhead_bytes",
      "the caching allocator's reserve above its peak, and memory outside the allocator: CUDA "
-     "context, NCCL communicators, DeepEP buffers (settings under RUNTIME OVERHEADS)",
+     "context, NCCL communicators, DeepEP/HybridEP buffers (settings under RUNTIME OVERHEADS)",
      kRuntimeColor, &RankMemory::runtime_overhead_bytes},
 };
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "flex_dispatcher_buffers.hpp"
 #include "fp8_memory.hpp"
 #include "megamem/units.hpp"
 
@@ -132,11 +133,12 @@ std::vector<DeviceOverhead> device_overheads(const NormalizedConfig& n) {
         in_node ? kNcclNodeSource : kNcclSource);
   }
   add("userbuffers", userbuffer_bytes(n), kUserbufferSource);
-  if (n.config.model.num_experts > 0 &&
-      n.config.training.moe_token_dispatcher == TokenDispatcher::flex) {
+  const FlexDispatcherBuffers flex = flex_dispatcher_buffers(n);
+  if (r.deepep_buffer_gib > 0 && flex.bytes > 0) {
     add("deepep_buffers", r.deepep_buffer_gib * kBytesPerGiB,
-        "DeepEP Buffer NVLink and RDMA buffers of the flex dispatcher "
-        "(megatron/core/transformer/moe/fused_a2a.py, get_buffer)");
+        "the flex dispatcher's buffers as set (rt.deepep)");
+  } else {
+    add("deepep_buffers", flex.bytes, flex.source);
   }
   return out;
 }

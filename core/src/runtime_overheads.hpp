@@ -4,7 +4,9 @@
 // freed blocks cached, so torch.cuda.max_memory_reserved() exceeds the allocator peak
 // (c10/cuda/CUDACachingAllocator.cpp). Outside it, nvidia-smi also counts the CUDA context,
 // the NCCL buffers of every communicator a rank uses and library buffers such as DeepEP's.
-// Every size is a RuntimeOverheadConfig setting; the CI measurements contain none of them.
+// The CUDA context and NCCL sizes are RuntimeOverheadConfig settings; TE's userbuffers and the
+// flex dispatcher's buffers are sized by their libraries' rules. The CI measurements contain
+// none of them.
 #pragma once
 
 #include <cstdint>

@@ -111,17 +111,74 @@ TEST_CASE("expandable segments replace the fragmentation reserve with page round
   CHECK(b.peak_reserved_bytes - b.peak_allocated_bytes <= 22 * kMiB);
 }
 
-TEST_CASE("the flex dispatcher adds DeepEP's buffers") {
+namespace {
+
+// An MoE layer behind the flex dispatcher: hidden 1024, 32 experts over EP ranks, TP1.
+Config flex_config(int expert_parallel, FlexDispatcherBackend backend) {
   Config c = dense_config();
-  c.model.num_experts = 8;
+  c.model.num_experts = 32;
   c.model.moe_router_topk = 2;
-  c.parallel.expert_parallel = 8;
   c.parallel.tensor_parallel = 1;
+  c.parallel.expert_parallel = expert_parallel;
   c.training.moe_token_dispatcher = TokenDispatcher::flex;
-  const std::vector<DeviceOverhead> overheads = device_overheads(normalized(c));
-  REQUIRE_FALSE(overheads.empty());
-  CHECK(overheads.back().name == "deepep_buffers");
-  CHECK(overheads.back().bytes == kGiB);
+  c.training.moe_flex_dispatcher_backend = backend;
+  return c;
+}
+
+std::uint64_t flex_buffer_bytes(const Config& c) {
+  for (const DeviceOverhead& o : device_overheads(normalized(c))) {
+    if (o.name == "deepep_buffers") return o.bytes;
+  }
+  return 0;
+}
+
+constexpr std::uint64_t kPage = 2 * kMiB;
+
+}  // namespace
+
+TEST_CASE("DeepEP within a node: 10 channels x 8 peers x 256 tokens of 4104 B, and a workspace") {
+  // csrc/config.hpp get_nvl_buffer_size_hint, 20 SMs: per token 2048 hidden bytes + 8 B source
+  // meta + 128 x (8 + 4 + 4) B of top-k indices, weights and scales; 1600 B of counters.
+  // 84,051,520 B -> 41 pages of 2 MiB, + the 32 MiB workspace; no RDMA buffer within a node.
+  CHECK(flex_buffer_bytes(flex_config(8, FlexDispatcherBackend::deepep)) == 41 * kPage + 32 * kMiB);
+}
+
+TEST_CASE("DeepEP across nodes adds its RDMA buffer in 512 MiB NVSHMEM granules") {
+  // EP16: 288 tokens per NVLink channel (94,558,400 B -> 46 pages); the RDMA buffer, 140 tokens
+  // of 4120 B per channel, send and receive (23,074,880 B), maps one 512 MiB granule.
+  CHECK(flex_buffer_bytes(flex_config(16, FlexDispatcherBackend::deepep)) ==
+        46 * kPage + 32 * kMiB + 512 * kMiB);
+}
+
+TEST_CASE("HybridEP holds a slot for every token of the group, and per-node RDMA copies") {
+  // 1024 tokens per rank, 2 local experts, 8 ranks per node, 2 nodes (intranode.cu,
+  // internode_doca.cu, allgather.cu): 16,384 tokens x 1024 x 2 B = 16 pages, probs and scales a
+  // page each; across nodes 6 dispatch and 4 combine buffers of at most a page; the routing map
+  // 32 experts x 1024 x 16 bools, a page.
+  CHECK(flex_buffer_bytes(flex_config(16, FlexDispatcherBackend::hybridep)) ==
+        (16 + 2) * kPage + (6 + 4) * kPage + kPage);
+}
+
+TEST_CASE("a set flex buffer size replaces the backend's; NCCL EP's are not sized") {
+  Config c = flex_config(8, FlexDispatcherBackend::hybridep);
+  c.runtime.deepep_buffer_gib = 1.0;
+  CHECK(flex_buffer_bytes(c) == kGiB);
+  CHECK(flex_buffer_bytes(flex_config(8, FlexDispatcherBackend::ncclep)) == 0);
+  c.training.moe_token_dispatcher = TokenDispatcher::alltoall;
+  CHECK(flex_buffer_bytes(c) == 0);
+}
+
+TEST_CASE("a DeepEP group size DeepEP has no configuration for is a warning") {
+  Config c = flex_config(8, FlexDispatcherBackend::deepep);
+  c.model.num_experts = 12;
+  c.parallel.expert_parallel = 12;
+  c.parallel.world_size = 24;
+  c.parallel.pipeline_parallel = 1;
+  const Expected<NormalizedConfig> n = normalize(c);
+  REQUIRE(n.has_value());
+  CHECK(std::any_of(n->warnings.begin(), n->warnings.end(), [](const std::string& w) {
+    return w.find("group of 12 expert ranks") != std::string::npos;
+  }));
 }
 
 TEST_CASE("Transformer Engine keeps one dummy wgrad per distinct weight shape") {

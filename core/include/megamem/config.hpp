@@ -24,6 +24,9 @@ enum class PositionEmbedding { learned_absolute, rope, yarn, none };
 enum class DType { fp32, bf16, fp16, fp8 };
 enum class OptimizerKind { adam, sgd, muon };
 enum class TokenDispatcher { allgather, alltoall, flex };
+// --moe-flex-dispatcher-backend: the library behind the flex dispatcher (token_dispatcher.py
+// MoEFlexTokenDispatcher); each keeps communication buffers outside PyTorch's allocator.
+enum class FlexDispatcherBackend { deepep, hybridep, ncclep };
 enum class TransformerImpl { transformer_engine, local };
 // --attention-backend; auto lets TE choose flash/fused, both keep no s x s scores.
 enum class AttentionBackend { auto_select, flash, fused, unfused, local };
@@ -255,7 +258,9 @@ struct RuntimeOverheadConfig {
   // Cached blocks the allocator cannot reuse, as a fraction of the allocator peak; applies
   // without expandable segments.
   double fragmentation_fraction = 0.05;
-  double deepep_buffer_gib = 1.0;  // only with the flex dispatcher
+  // The flex dispatcher's buffers; 0 sizes them from the backend's own rules
+  // (flex_dispatcher_buffers.cpp), a value replaces that.
+  double deepep_buffer_gib = 0.0;
   // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (Megatron-Bridge's launchers set it):
   // one growing segment per pool, reserved = the allocator peak rounded up to its page.
   bool expandable_segments = false;
@@ -306,9 +311,11 @@ struct TrainingConfig {
   double dsa_indexer_loss_coeff = 0;
   bool dsa_indexer_use_sparse_loss = false;
   TokenDispatcher moe_token_dispatcher = TokenDispatcher::allgather;
-  bool moe_grouped_gemm = false;    // --moe-grouped-gemm
-  bool moe_permute_fusion = false;  // --moe-permute-fusion (TE's fused permute kernels)
-  bool moe_router_fp32 = false;     // --moe-router-dtype fp32 (router scores kept in fp32)
+  FlexDispatcherBackend moe_flex_dispatcher_backend = FlexDispatcherBackend::deepep;
+  int moe_flex_dispatcher_num_sms = 20;  // DeepEP's SMs (token_dispatcher.py: None -> 20)
+  bool moe_grouped_gemm = false;         // --moe-grouped-gemm
+  bool moe_permute_fusion = false;       // --moe-permute-fusion (TE's fused permute kernels)
+  bool moe_router_fp32 = false;          // --moe-router-dtype fp32 (router scores kept in fp32)
   bool overlap_moe_expert_parallel_comm = false;  // one extra warm-up micro-batch (VPP)
   bool delay_wgrad_compute = false;  // --delay-wgrad-compute: wgrad GEMMs wait for backward_dw
   double moe_expert_capacity_factor = 0.0;  // 0 = dropless

@@ -712,6 +712,30 @@ std::vector<ConfigField> kernel_rows() {
   };
 }
 
+// The flex dispatcher's backend (transformer_config.py moe_flex_dispatcher_backend) and DeepEP's
+// SMs (token_dispatcher.py: None -> 20); flex_dispatcher_buffers.cpp sizes their buffers.
+std::vector<ConfigField> flex_dispatcher_rows() {
+  return {
+      MM_CHOICE("flex-backend", "deepep", training.moe_flex_dispatcher_backend)
+          .json("moe_flex_dispatcher_backend")
+          .choices({{"deepep", "deepep", "deepep", "DeepEP"},
+                    {"hybridep", "hybridep", "hybridep", "HybridEP"},
+                    {"ncclep", "ncclep", "ncclep", "NCCL EP"}})
+          .flag("--moe-flex-dispatcher-backend", FlagForm::value)
+          .moe_only()
+          .ui("flex backend", "with --moe-token-dispatcher-type flex",
+              "DeepEP keeps fixed ring buffers; HybridEP a buffer for every token of the "
+              "group; NCCL EP's are not sized. Outside PyTorch's allocator."),
+      MM_INT("flex-sms", "20", training.moe_flex_dispatcher_num_sms, 2, 1024)
+          .flag("--moe-flex-dispatcher-num-sms", FlagForm::value, 2.0)
+          .json("moe_flex_dispatcher_num_sms")
+          .moe_only()
+          .ui("flex SMs", "with the DeepEP backend",
+              "DeepEP's SMs: half as many channels, each with its own NVLink and RDMA "
+              "buffers."),
+  };
+}
+
 std::vector<ConfigField> moe_training_rows() {
   return {
       MM_CHOICE("dispatcher", "alltoall", training.moe_token_dispatcher)
@@ -938,10 +962,11 @@ std::vector<ConfigField> runtime_rows() {
           .ui("expandable segments", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
               "The caching allocator maps pages into one growing segment per pool, so the "
               "reserve is the peak rounded to 20 MiB pages instead of a fragmentation share."),
-      MM_REAL("rt.deepep", "1", runtime.deepep_buffer_gib, 0.0, kMaxReal)
+      MM_REAL("rt.deepep", "0", runtime.deepep_buffer_gib, 0.0, kMaxReal)
           .json("deepep_buffer_gib")
-          .ui("DeepEP buffers (GiB)", "(megamem setting, flex dispatcher)",
-              "DeepEP's communication buffers with the flex dispatcher.")
+          .ui("flex buffers (GiB)", "(megamem setting, flex dispatcher; 0 = sized by the backend)",
+              "Replaces the flex dispatcher's DeepEP or HybridEP buffers, which megamem sizes "
+              "from the library's own rules when this is 0.")
           .range(0.0, 64.0, 0.25, "%.2f"),
   };
 }
@@ -1598,6 +1623,7 @@ std::vector<ConfigField> all_rows() {
                                         implementation_rows(),
                                         kernel_rows(),
                                         moe_training_rows(),
+                                        flex_dispatcher_rows(),
                                         moe_routing_rows(),
                                         optimizer_rows(),
                                         optimizer_state_rows(),

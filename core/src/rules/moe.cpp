@@ -1,5 +1,8 @@
 // Rule book, mixture-of-experts topic: how experts split over EP and ETP, the router's top-k,
 // the shared experts, and the layer pattern.
+#include <string>
+
+#include "../flex_dispatcher_buffers.hpp"
 #include "rule_book.hpp"
 
 namespace megamem::rules {
@@ -77,6 +80,24 @@ std::optional<Error> delay_wgrad_needs_ep_overlap(NormalizedConfig& n) {
                    "megatron/core/transformer/transformer_config.py __post_init__");
 }
 
+// DeepEP's normal kernels have chunk sizes for a few group sizes only and assert on others
+// (deep_ep/buffer.py get_dispatch_config); Megatron-Core passes the group on unchecked.
+std::optional<Error> deepep_group_size(NormalizedConfig& n) {
+  const Config& c = n.config;
+  if (c.model.num_experts == 0 || c.training.moe_token_dispatcher != TokenDispatcher::flex ||
+      c.training.moe_flex_dispatcher_backend != FlexDispatcherBackend::deepep) {
+    return std::nullopt;
+  }
+  const std::int64_t ranks = flex_dispatcher_group(c);
+  return warn_when(n, !deepep_supports_group(ranks),
+                   "the flex dispatcher's DeepEP backend has no configuration for a group of " +
+                       std::to_string(ranks) +
+                       " expert ranks (TP x EP; it takes 2, 4, 8, 16, 24, 32, 64, 128, 144 or "
+                       "160) and fails at the first dispatch; its buffers are estimated for the "
+                       "next size it takes",
+                   "deep_ep/buffer.py Buffer.get_dispatch_config");
+}
+
 // transformer_block.py / moe_utils.py: --moe-layer-freq, an integer or one 0/1 per layer.
 std::optional<Error> resolve_moe_layer_pattern(NormalizedConfig& n) {
   const ModelConfig& m = n.config.model;
@@ -126,6 +147,7 @@ constexpr Check kMoeChecks[] = {experts_divide_by_ep,
                                 moe_with_tp_needs_sequence_parallel,
                                 resolve_moe_layer_pattern,
                                 delay_wgrad_needs_ep_overlap,
+                                deepep_group_size,
                                 latent_moe_rules};
 
 }  // namespace
