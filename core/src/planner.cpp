@@ -219,6 +219,7 @@ struct LayoutState {
   int loss_rank = 0;                              // the pipeline rank that computes the loss
   std::vector<double> row_band_low;               // per row: the verdict band's low edge, %
   std::vector<std::uint64_t> fixed;               // per column: workspaces, global buffer
+  std::vector<std::uint64_t> overheads;           // per column: device overheads, summed
   std::vector<RankParameterBytes> parameters[2];  // per rank, without / with optimizer offload
   std::vector<std::vector<double>> activation;    // per (column, recompute, act offload): per rank
   std::vector<std::vector<const ScheduleProfile*>> schedules;  // per column: per rank
@@ -481,7 +482,10 @@ bool Planner::prepare(LayoutState& state) {
     }
     state.parameters[1] = rank_parameter_bytes(n, state.stages);
   }
-  for (const NormalizedConfig& n : state.normalized) state.fixed.push_back(rank_fixed_bytes(n));
+  for (const NormalizedConfig& n : state.normalized) {
+    state.fixed.push_back(rank_fixed_bytes(n));
+    state.overheads.push_back(rank_overhead_bytes(n));
+  }
 
   // Static bound: with no activations at all, the least static memory already over the
   // limit (by more than the slack) rules out every cell.
@@ -490,7 +494,8 @@ bool Planner::prepare(LayoutState& state) {
   std::uint64_t bound = 0;
   for (const RankParameterBytes& bytes : least) {
     bound = std::max(bound, rank_peak_totals(first, bytes.static_bytes + state.fixed.front(),
-                                             static_cast<double>(bytes.optimizer_step_bytes))
+                                             static_cast<double>(bytes.optimizer_step_bytes),
+                                             state.overheads.front())
                                 .total_bytes);
   }
   if (bound + margin_bytes_ > capacity_bytes_ + req_.inference_slack_bytes) return false;
@@ -607,9 +612,9 @@ void Planner::evaluate_cell(LayoutState& state, std::size_t row, std::size_t col
       const double above_static =
           rank_above_static(state.normalized[column], peaks[rank], parameters[rank],
                             static_cast<int>(rank) == state.loss_rank);
-      const RankTotals totals =
-          rank_peak_totals(state.normalized[column],
-                           parameters[rank].static_bytes + state.fixed[column], above_static);
+      const RankTotals totals = rank_peak_totals(
+          state.normalized[column], parameters[rank].static_bytes + state.fixed[column],
+          above_static, state.overheads[column]);
       required = std::max(required, required_bytes(totals, state.row_band_low[r]));
       if (totals.total_bytes > worst) {
         worst = totals.total_bytes;
@@ -639,9 +644,9 @@ void Planner::record_peak(LayoutState& state, std::size_t row, std::size_t colum
 }
 
 std::uint64_t Planner::required_bytes(const RankTotals& totals, double band_low_percent) const {
-  ErrorBand band;
-  band.low_percent = band_low_percent;
-  const TotalRange range = total_range(band, totals.reserved_bytes, totals.total_bytes);
+  // Only the band's low edge moves the range's top, which is all this reads.
+  const TotalRange range =
+      total_range(band_low_percent, 0.0, totals.reserved_bytes, totals.total_bytes);
   return std::max(totals.total_bytes + margin_bytes_, range.high_bytes);
 }
 

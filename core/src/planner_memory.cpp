@@ -51,6 +51,10 @@ std::uint64_t rank_fixed_bytes(const NormalizedConfig& n) {
   return static_cast<std::uint64_t>(std::llround(workspace_bytes(n) + global_buffer_bytes(n)));
 }
 
+std::uint64_t rank_overhead_bytes(const NormalizedConfig& n) {
+  return device_overhead_bytes(device_overheads(n));
+}
+
 ScheduleProfile schedule_profile(const ScheduleShape& shape) {
   const std::vector<ScheduleOp> ops = pipeline_schedule(shape);
   // Each step's in-flight micro-batches per chunk before it runs (a forward adds its own
@@ -142,12 +146,12 @@ double rank_above_static(const NormalizedConfig& n, double activation_peak,
 }
 
 RankTotals rank_peak_totals(const NormalizedConfig& n, std::uint64_t static_bytes,
-                            double above_static) {
+                            double above_static, std::uint64_t overhead_bytes) {
   const auto allocated =
       static_cast<std::uint64_t>(std::llround(static_cast<double>(static_bytes) + above_static));
   RankTotals totals;
   totals.reserved_bytes = peak_reserved_bytes(n, allocated);
-  totals.total_bytes = device_total_bytes(n, allocated);
+  totals.total_bytes = device_total_bytes(n, allocated, overhead_bytes);
   return totals;
 }
 

@@ -36,6 +36,10 @@ std::vector<RankParameterBytes> rank_parameter_bytes(const NormalizedConfig& nor
 // rounds them.
 std::uint64_t rank_fixed_bytes(const NormalizedConfig& normalized);
 
+// The device overheads outside the allocator (runtime_overheads.hpp), summed: the same on
+// every rank.
+std::uint64_t rank_overhead_bytes(const NormalizedConfig& normalized);
+
 // One rank's schedule reduced to what its peak depends on: each distinct (micro-batches in
 // flight per chunk, chunk, forward/backward) step of pipeline_schedule(). simulate_rank()
 // walks the same steps; its peak above static memory is the largest
@@ -65,11 +69,13 @@ double rank_above_static(const NormalizedConfig& normalized, double activation_p
 
 // peak_reserved_bytes and peak_total_bytes of one rank from its static bytes and the bytes
 // above them (the verdict's band moves the reserved part: verdict.hpp total_range).
+// overhead_bytes: rank_overhead_bytes(normalized), the same for every rank and row of a
+// column, so the caller computes it once.
 struct RankTotals {
   std::uint64_t reserved_bytes = 0;
   std::uint64_t total_bytes = 0;
 };
 RankTotals rank_peak_totals(const NormalizedConfig& normalized, std::uint64_t static_bytes,
-                            double above_static);
+                            double above_static, std::uint64_t overhead_bytes);
 
 }  // namespace megamem

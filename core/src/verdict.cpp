@@ -131,12 +131,17 @@ ErrorBand error_band(const std::vector<std::string>& features) {
 
 TotalRange total_range(const ErrorBand& band, std::uint64_t peak_reserved_bytes,
                        std::uint64_t peak_total_bytes) {
+  return total_range(band.low_percent, band.high_percent, peak_reserved_bytes, peak_total_bytes);
+}
+
+TotalRange total_range(double low_percent, double high_percent, std::uint64_t peak_reserved_bytes,
+                       std::uint64_t peak_total_bytes) {
   // estimated = measured x (1 + error): an estimate that runs low (negative error) means
   // more real memory.
   const auto reserved = static_cast<double>(peak_reserved_bytes);
   const double outside = static_cast<double>(peak_total_bytes) - reserved;
-  return {whole_bytes(outside + reserved / (1.0 + band.high_percent / 100.0)),
-          whole_bytes(outside + reserved / (1.0 + band.low_percent / 100.0))};
+  return {whole_bytes(outside + reserved / (1.0 + high_percent / 100.0)),
+          whole_bytes(outside + reserved / (1.0 + low_percent / 100.0))};
 }
 
 FitStatus fit_status(const TotalRange& range, std::uint64_t capacity_bytes) {
