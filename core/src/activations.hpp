@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "cuda_graphs.hpp"
@@ -81,6 +82,23 @@ struct ChunkActivations {
 // layers only, without embedding and loss.
 ChunkActivations chunk_activations(const NormalizedConfig& normalized, const StagePlacement& stage,
                                    const LayerProfiles& profiles);
+
+// chunk_activations() once per group of stages that walk alike: the same embedding, loss and
+// MTP, and layer by layer the same profile and the same legacy CPU offloading. A pipeline's
+// middle stages usually do, so an estimate walks a few chunks rather than every stage.
+class ChunkActivationsMemo {
+ public:
+  ChunkActivationsMemo(const NormalizedConfig& normalized, const LayerProfiles& profiles)
+      : n_(normalized), profiles_(profiles) {}
+  // The stage's chunk_activations(); the reference holds until the next call.
+  const ChunkActivations& of(const StagePlacement& stage);
+
+ private:
+  bool walks_alike(const StagePlacement& a, const StagePlacement& b) const;
+  const NormalizedConfig& n_;
+  const LayerProfiles& profiles_;
+  std::vector<std::pair<const StagePlacement*, ChunkActivations>> walks_;
+};
 
 // The recompute modules a run uses: config.training.recompute.modules under selective
 // granularity ({core_attn} when empty, transformer_config.py), none otherwise.

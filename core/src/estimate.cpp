@@ -304,19 +304,21 @@ std::vector<RankChunks> rank_chunks(const NormalizedConfig& n, const LayerProfil
   const bool warmup = graphs && n.config.training.cuda_graph_warmup_steps > 0;
   const LayerProfiles eager = graphs ? layer_profiles(n, GraphPart::eager) : LayerProfiles{};
   const LayerProfiles graphed = graphs ? layer_profiles(n, GraphPart::graphed) : LayerProfiles{};
+  ChunkActivationsMemo whole_chunks(n, profiles), eager_chunks(n, eager),
+      graphed_chunks(n, graphed);
   std::vector<RankChunks> out(static_cast<std::size_t>(n.config.parallel.pipeline_parallel));
   for (std::size_t s = 0; s < n.stages.size(); ++s) {
     const StagePlacement& stage = n.stages[s];
     RankChunks& rank = out[static_cast<std::size_t>(stage.pp_rank)];
-    ChunkActivations whole = chunk_activations(n, stage, profiles);
+    ChunkActivations whole = whole_chunks.of(stage);
     add_fsdp_working_set(fsdp_working, n.stages, s, whole);
     if (!graphs) {
-      rank.step.push_back(whole);
+      rank.step.push_back(std::move(whole));
       continue;
     }
-    rank.step.push_back(chunk_activations(n, stage, eager));
+    rank.step.push_back(eager_chunks.of(stage));
     add_fsdp_working_set(fsdp_working, n.stages, s, rank.step.back());
-    rank.capture.push_back(chunk_activations(n, stage, graphed));
+    rank.capture.push_back(graphed_chunks.of(stage));
     if (warmup) rank.warmup.push_back(whole);
   }
   return out;
