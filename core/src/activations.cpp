@@ -68,8 +68,9 @@ LayerActivations layer_activations(const NormalizedConfig& n, LayerKind kind, bo
   const bool fp8 = !bf16_layer && fp8_enabled(n.config.training);
   const bool moe_layer = layer_kind_is_moe(kind);
   LayerActivations out;
-  // Room for every module's saved tensors (a layer has about 20): one allocation.
-  out.saved.reserve(32);
+  // Room for every module's saved tensors (a DeepSeek-V3 layer has 17): one allocation, small
+  // enough for the allocator's per-thread cache.
+  out.saved.reserve(20);
   const RecomputeModules active = active_recompute_modules(n);
   SavedSink sink(out, active, n.config.training.delay_wgrad_compute);
   layer_saved(module_context(n, kind, fp8), activation_shape(n), sink);
@@ -116,8 +117,11 @@ LayerProfiles layer_profiles(const NormalizedConfig& n, GraphPart part) {
   const TrainingConfig& t = n.config.training;
   const bool bf16_layers =
       fp8_enabled(t) && t.fp8_bf16_layers_at_start + t.fp8_bf16_layers_at_end > 0;
-  profiles.dense_bf16 = bf16_layers ? layer_activations(n, false, true, part) : profiles.dense;
-  profiles.moe_bf16 = bf16_layers && moe ? layer_activations(n, true, true, part) : profiles.moe;
+  profiles.bf16_layers = bf16_layers;
+  if (bf16_layers) {
+    profiles.dense_bf16 = layer_activations(n, false, true, part);
+    profiles.moe_bf16 = moe ? layer_activations(n, true, true, part) : profiles.moe;
+  }
   auto used = [&](LayerKind kind) {
     const auto& mtp = n.mtp_layer_kinds;
     return std::find(n.layer_kinds.begin(), n.layer_kinds.end(), kind) != n.layer_kinds.end() ||
@@ -127,8 +131,7 @@ LayerProfiles layer_profiles(const NormalizedConfig& n, GraphPart part) {
     const auto kind = static_cast<LayerKind>(k);
     if (!used(kind)) continue;
     profiles.hybrid[k] = layer_activations(n, kind, false, part);
-    profiles.hybrid_bf16[k] =
-        bf16_layers ? layer_activations(n, kind, true, part) : profiles.hybrid[k];
+    if (bf16_layers) profiles.hybrid_bf16[k] = layer_activations(n, kind, true, part);
   }
   profiles.mtp = mtp_profiles(n, profiles);
   return profiles;
@@ -137,6 +140,7 @@ LayerProfiles layer_profiles(const NormalizedConfig& n, GraphPart part) {
 namespace {
 
 const LayerActivations& profile_of_kind(const LayerProfiles& profiles, LayerKind kind, bool bf16) {
+  bf16 = bf16 && profiles.bf16_layers;  // else the bf16 profiles equal the others
   if (kind != LayerKind::dense && kind != LayerKind::moe) {
     return (bf16 ? profiles.hybrid_bf16 : profiles.hybrid)[static_cast<std::size_t>(kind)];
   }

@@ -36,11 +36,14 @@ LayerActivations layer_activations(const NormalizedConfig& normalized, LayerKind
 struct LayerProfiles {
   LayerActivations dense;
   LayerActivations moe;         // equal to dense for a dense model
-  LayerActivations dense_bf16;  // --first-last-layers-bf16 layers; equal to dense without them
+  LayerActivations dense_bf16;  // --first-last-layers-bf16 layers (bf16_layers only)
   LayerActivations moe_bf16;
   // A hybrid model's layer kinds (indexed by LayerKind; only the kinds it has are computed).
   std::array<LayerActivations, kLayerKindCount> hybrid;
   std::array<LayerActivations, kLayerKindCount> hybrid_bf16;
+  // The *_bf16 profiles are computed; without such layers profile_of_layer() never asks for
+  // them, and they stay empty rather than copies.
+  bool bf16_layers = false;
   // The inner layers of one MTP depth (NormalizedConfig::mtp_layer_kinds), in order.
   std::vector<LayerActivations> mtp;
   GraphPart part = GraphPart::whole;  // what the profiles keep of each layer
