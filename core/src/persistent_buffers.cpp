@@ -2,6 +2,7 @@
 #include "persistent_buffers.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "megamem/units.hpp"
 #include "modules/module_spec.hpp"
@@ -171,14 +172,28 @@ void collect_te_dummy_wgrad_shapes(const NormalizedConfig& n,
   }
 }
 
-double te_dummy_wgrad_bytes(const NormalizedConfig& n, TeDummyWgradShapes shapes) {
+double te_dummy_wgrad_bytes(const NormalizedConfig& n, std::vector<std::int64_t> keys) {
   // One tensor per distinct key (a rank's chunks may repeat a weight's shape).
-  std::sort(shapes.keys.begin(), shapes.keys.end());
-  shapes.keys.erase(std::unique(shapes.keys.begin(), shapes.keys.end()), shapes.keys.end());
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   double elements = 0;
-  for (const std::int64_t key : shapes.keys) elements += static_cast<double>(key / kShapeKeyScale);
+  for (const std::int64_t key : keys) elements += static_cast<double>(key / kShapeKeyScale);
   // The placeholder has the weight's dtype: fp32, or bf16/fp16 with --bf16/--fp16.
   return elements * (n.config.training.params_dtype == DType::fp32 ? 4.0 : 2.0);
+}
+
+std::vector<std::uint64_t> rank_te_dummy_wgrad_bytes(
+    const NormalizedConfig& n, const std::vector<std::vector<std::int64_t>>& rank_keys) {
+  std::vector<std::uint64_t> out(rank_keys.size(), 0);
+  for (std::size_t rank = 0; rank < rank_keys.size(); ++rank) {
+    const auto same = std::find(
+        rank_keys.begin(), rank_keys.begin() + static_cast<std::ptrdiff_t>(rank), rank_keys[rank]);
+    out[rank] =
+        same != rank_keys.begin() + static_cast<std::ptrdiff_t>(rank)
+            ? out[static_cast<std::size_t>(same - rank_keys.begin())]
+            : static_cast<std::uint64_t>(std::llround(te_dummy_wgrad_bytes(n, rank_keys[rank])));
+  }
+  return out;
 }
 
 }  // namespace megamem

@@ -315,7 +315,7 @@ class Planner {
   void classify(LayoutState& state);
   void reject(const Error& error, std::int64_t count);
   void recount(Cell before, Cell after);
-  StepVariant variant_for(LayoutState& state, std::size_t row, std::size_t column) const;
+  StepVariant variant_for(LayoutState& state, std::size_t row, std::size_t column);
   const ScheduleProfile* schedule(const NormalizedConfig& normalized, int rank);
   std::optional<PlanCandidate> candidate(LayoutState& state, std::size_t row, std::size_t column);
 
@@ -386,8 +386,8 @@ class Planner {
     }
   };
   std::unordered_map<std::array<std::int64_t, 6>, ScheduleProfile, KeyHash> schedules_;
-  NormalizedConfig scratch_;              // a cell's normalized config, reusing its buffers
-  std::vector<ChunkActivations> chunks_;  // scratch, pp_rank * VPP + vpp_chunk
+  NormalizedConfig scratch_;                     // a cell's normalized config, reusing its buffers
+  std::vector<const ChunkActivations*> chunks_;  // scratch, pp_rank * VPP + vpp_chunk
   // Stages alike (same layers, kinds, embedding, loss, MTP) share chunk_activations().
   std::vector<std::pair<std::array<int, 5>, ChunkActivations>> alike_;
   bool counted_ = false;  // stats taken; later estimates correct them
@@ -559,9 +559,10 @@ void Planner::activation_peaks(LayoutState& state, std::size_t row, std::size_t 
   apply_row(row, scratch_.config);
   const auto vpp =
       static_cast<std::size_t>(std::max(1, n.config.parallel.virtual_stages_per_pipeline_rank));
-  chunks_.assign(static_cast<std::size_t>(state.layout.pp) * vpp, ChunkActivations{});
+  chunks_.assign(static_cast<std::size_t>(state.layout.pp) * vpp, nullptr);
   const LayerProfiles layers = layer_profiles(scratch_);
   alike_.clear();
+  alike_.reserve(state.stages.size());  // chunks_ points into it
   for (const StagePlacement& stage : state.stages) {
     // Layers of one kind make the chunk's position irrelevant; a mix keeps it.
     const auto first = n.layer_kinds.begin() + stage.first_layer;
@@ -573,14 +574,17 @@ void Planner::activation_peaks(LayoutState& state, std::size_t row, std::size_t 
         stage.num_layers,
         uniform ? kind_key : static_cast<int>(kLayerKindCount) + stage.first_layer,
         stage.has_embedding, stage.has_loss, stage.num_mtp_layers};
-    auto found = std::find_if(alike_.begin(), alike_.end(),
-                              [&](const auto& entry) { return entry.first == key; });
+    // Field by field: std::array's == calls memcmp, which showed in profiles.
+    auto found = std::find_if(alike_.begin(), alike_.end(), [&](const auto& entry) {
+      return std::equal(key.begin(), key.end(), entry.first.begin(),
+                        [](int a, int b) { return a == b; });
+    });
     if (found == alike_.end()) {
       alike_.emplace_back(key, chunk_activations(scratch_, stage, layers));
       found = alike_.end() - 1;
     }
     chunks_[static_cast<std::size_t>(stage.pp_rank) * vpp +
-            static_cast<std::size_t>(stage.vpp_chunk)] = found->second;
+            static_cast<std::size_t>(stage.vpp_chunk)] = &found->second;
   }
   rank_activation_peaks(chunks_, static_cast<int>(vpp), state.schedules[column], peaks);
 }
@@ -730,7 +734,7 @@ void Planner::classify(LayoutState& state) {
 // [5] ------------------------------------------------------------------------------------------
 
 // What step_variant() gives for the cell's normalized config, from cached parts.
-StepVariant Planner::variant_for(LayoutState& state, std::size_t row, std::size_t column) const {
+StepVariant Planner::variant_for(LayoutState& state, std::size_t row, std::size_t column) {
   const RecomputeOption& recompute = recompute_[recompute_of(row)];
   const OffloadOption& offload = offload_of(row);
   const NormalizedConfig& n = state.normalized[column];
@@ -745,9 +749,9 @@ StepVariant Planner::variant_for(LayoutState& state, std::size_t row, std::size_
   if (activation_offload(row)) {
     auto& bytes = state.offloaded[column * recompute_.size() + recompute_of(row)];
     if (bytes.first < 0) {
-      NormalizedConfig patched = n;
-      apply_row(row, patched.config);
-      offloaded_layer_bytes(patched, bytes.first, bytes.second);
+      scratch_ = n;
+      apply_row(row, scratch_.config);
+      offloaded_layer_bytes(scratch_, bytes.first, bytes.second);
     }
     v.offloaded_bytes_dense = bytes.first;
     v.offloaded_bytes_moe = bytes.second;

@@ -23,27 +23,24 @@ std::vector<RankParameterBytes> rank_parameter_bytes(const NormalizedConfig& n,
       static_cast<std::size_t>(n.config.parallel.pipeline_parallel));
   const LayerTemplates templates = layer_templates(n);
   StageParams params;
-  std::vector<TeDummyWgradShapes> dummy_shapes(out.size());
-  ChunkStaticCache cache;
-  std::vector<TemplateShapeKeys> template_keys;  // TE dummy-wgrad keys per layer template
+  std::vector<std::vector<std::int64_t>> te_keys(out.size());  // TE dummy wgrads per rank
+  StageStaticCache cache;
   for (const StagePlacement& stage : stages) {
     stage_params(n, stage, templates, params);
     // distributed_data_parallel.py: only the first pipeline rank's first chunk buckets.
     const bool bucketing = stage.pp_rank == 0 && stage.vpp_chunk == 0;
-    const ChunkStaticBytes bytes = cached_chunk_static_bytes(n, params.blocks, bucketing, cache);
+    const StageStaticBytes& bytes =
+        cached_stage_static_bytes(n, params.blocks, bucketing, stage.has_loss, cache);
     RankParameterBytes& rank = out[static_cast<std::size_t>(stage.pp_rank)];
-    rank.static_bytes +=
-        bytes.weight_bytes + bytes.gradient_bytes + bytes.optimizer_bytes +
-        static_cast<std::uint64_t>(std::llround(expert_bias_buffer_bytes(n, params.blocks)));
-    rank.optimizer_step_bytes += bytes.optimizer_step_bytes;
-    collect_te_dummy_wgrad_shapes(n, params.blocks, stage.has_loss,
-                                  dummy_shapes[static_cast<std::size_t>(stage.pp_rank)],
-                                  template_keys);
+    rank.static_bytes += bytes.chunk.weight_bytes + bytes.chunk.gradient_bytes +
+                         bytes.chunk.optimizer_bytes +
+                         static_cast<std::uint64_t>(std::llround(bytes.expert_bias_bytes));
+    rank.optimizer_step_bytes += bytes.chunk.optimizer_step_bytes;
+    std::vector<std::int64_t>& keys = te_keys[static_cast<std::size_t>(stage.pp_rank)];
+    keys.insert(keys.end(), bytes.te_keys.begin(), bytes.te_keys.end());
   }
-  for (std::size_t rank = 0; rank < out.size(); ++rank) {
-    out[rank].static_bytes += static_cast<std::uint64_t>(
-        std::llround(te_dummy_wgrad_bytes(n, std::move(dummy_shapes[rank]))));
-  }
+  const std::vector<std::uint64_t> te_bytes = rank_te_dummy_wgrad_bytes(n, te_keys);
+  for (std::size_t rank = 0; rank < out.size(); ++rank) out[rank].static_bytes += te_bytes[rank];
   return out;
 }
 
@@ -107,25 +104,25 @@ ScheduleProfile schedule_profile(const ScheduleShape& shape) {
   return profile;
 }
 
-void rank_activation_peaks(const std::vector<ChunkActivations>& chunks, int virtual_stages,
+void rank_activation_peaks(const std::vector<const ChunkActivations*>& chunks, int virtual_stages,
                            const std::vector<const ScheduleProfile*>& profiles,
                            std::vector<double>& out) {
   const auto v = static_cast<std::size_t>(std::max(1, virtual_stages));
   out.assign(profiles.size(), 0.0);
   for (std::size_t r = 0; r < profiles.size(); ++r) {
     const ScheduleProfile& profile = *profiles[r];
-    const ChunkActivations* rank_chunks = &chunks[r * v];
+    const ChunkActivations* const* rank_chunks = &chunks[r * v];
     double worst = 0;  // simulate_rank starts its peak at static memory
     for (std::size_t s = 0; s < profile.step.size(); ++s) {
       const std::uint16_t* inflight = &profile.inflight[s * v];
       double live = 0;
-      for (std::size_t j = 0; j < v; ++j) live += inflight[j] * rank_chunks[j].saved_bytes;
+      for (std::size_t j = 0; j < v; ++j) live += inflight[j] * rank_chunks[j]->saved_bytes;
       const std::int32_t tag = profile.step[s];
-      const ChunkActivations& chunk = rank_chunks[static_cast<std::size_t>(std::abs(tag) - 1)];
+      const ChunkActivations& chunk = *rank_chunks[static_cast<std::size_t>(std::abs(tag) - 1)];
       double extra = tag > 0 ? chunk.forward_peak_extra_bytes : chunk.backward_peak_extra_bytes;
       if (const std::int32_t partner = profile.partner[s]; partner > 0) {
         extra =
-            combined_step_extra_bytes(chunk, rank_chunks[static_cast<std::size_t>(partner - 1)]);
+            combined_step_extra_bytes(chunk, *rank_chunks[static_cast<std::size_t>(partner - 1)]);
       }
       worst = std::max(worst, live + extra);
     }

@@ -55,8 +55,8 @@ struct ScheduleProfile {
 ScheduleProfile schedule_profile(const ScheduleShape& shape);
 
 // Per rank: the schedule's worst saved + transient bytes above static memory. chunks: each
-// stage's chunk_activations(), indexed pp_rank * VPP + vpp_chunk.
-void rank_activation_peaks(const std::vector<ChunkActivations>& chunks, int virtual_stages,
+// stage's chunk_activations(), indexed pp_rank * VPP + vpp_chunk (stages alike share one).
+void rank_activation_peaks(const std::vector<const ChunkActivations*>& chunks, int virtual_stages,
                            const std::vector<const ScheduleProfile*>& profiles,
                            std::vector<double>& out);
 
