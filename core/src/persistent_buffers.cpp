@@ -119,14 +119,12 @@ std::vector<std::int64_t> block_shape_keys(const TensorBlock& block) {
   for (std::size_t i = 0; i < block.count; ++i) {
     const ParamTensor& tensor = block.tensors[i];
     if (!is_te_linear(tensor)) continue;
-    std::int64_t ordinal = 0;
-    for (std::size_t j = 0; j < i; ++j) {
-      const ParamTensor& earlier = block.tensors[j];
-      ordinal +=
-          is_te_linear(earlier) && earlier.module == tensor.module && earlier.numel == tensor.numel;
-    }
-    keys.push_back(tensor.numel * kShapeKeyScale + static_cast<std::int64_t>(tensor.module) * 4 +
-                   std::min<std::int64_t>(ordinal, 3));
+    const std::int64_t shape =
+        tensor.numel * kShapeKeyScale + static_cast<std::int64_t>(tensor.module) * 4;
+    // The earlier TE linears of this module and count are the earlier keys of this shape.
+    const auto ordinal = std::count_if(keys.begin(), keys.end(),
+                                       [&](std::int64_t key) { return key / 4 * 4 == shape; });
+    keys.push_back(shape + std::min<std::int64_t>(ordinal, 3));
   }
   return keys;
 }

@@ -561,6 +561,11 @@ void Planner::activation_peaks(LayoutState& state, std::size_t row, std::size_t 
       static_cast<std::size_t>(std::max(1, n.config.parallel.virtual_stages_per_pipeline_rank));
   chunks_.assign(static_cast<std::size_t>(state.layout.pp) * vpp, nullptr);
   const LayerProfiles layers = layer_profiles(scratch_);
+  // The step time's offloaded bytes come from the same layers (variant_for).
+  if (activation_offload(row)) {
+    auto& bytes = state.offloaded[column * recompute_.size() + recompute_of(row)];
+    if (bytes.first < 0) offloaded_layer_bytes(scratch_, layers, bytes.first, bytes.second);
+  }
   alike_.clear();
   alike_.reserve(state.stages.size());  // chunks_ points into it
   for (const StagePlacement& stage : state.stages) {
@@ -648,10 +653,10 @@ void Planner::record_peak(LayoutState& state, std::size_t row, std::size_t colum
 }
 
 std::uint64_t Planner::required_bytes(const RankTotals& totals, double band_low_percent) const {
-  // Only the band's low edge moves the range's top, which is all this reads.
-  const TotalRange range =
-      total_range(band_low_percent, 0.0, totals.reserved_bytes, totals.total_bytes);
-  return std::max(totals.total_bytes + margin_bytes_, range.high_bytes);
+  // The top of the band's range (verdict.hpp total_range: its high bytes).
+  const std::uint64_t high =
+      total_at_error(band_low_percent, totals.reserved_bytes, totals.total_bytes);
+  return std::max(totals.total_bytes + margin_bytes_, high);
 }
 
 // The same from estimate()'s own ranks and verdict.

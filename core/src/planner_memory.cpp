@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 
 #include "activations.hpp"
 #include "deferred_embedding_wgrad.hpp"
@@ -104,27 +105,67 @@ ScheduleProfile schedule_profile(const ScheduleShape& shape) {
   return profile;
 }
 
+namespace {
+
+// The most live bytes over steps [first, last) of a profile: sum over chunks j of
+// inflight_j x saved_j, in that order. Two steps at a time: their sums are independent chains,
+// so the additions of one overlap the other's.
+double most_live_bytes(const ScheduleProfile& profile, const std::vector<double>& saved,
+                       std::size_t first, std::size_t last) {
+  const std::size_t v = saved.size();
+  double most = -std::numeric_limits<double>::infinity();
+  std::size_t s = first;
+  for (; s + 1 < last; s += 2) {
+    const double* a = &profile.inflight[s * v];
+    const double* b = a + v;
+    double live_a = 0, live_b = 0;
+    for (std::size_t j = 0; j < v; ++j) {
+      live_a += a[j] * saved[j];
+      live_b += b[j] * saved[j];
+    }
+    most = std::max(std::max(most, live_a), live_b);
+  }
+  if (s < last) {
+    const double* a = &profile.inflight[s * v];
+    double live = 0;
+    for (std::size_t j = 0; j < v; ++j) live += a[j] * saved[j];
+    most = std::max(most, live);
+  }
+  return most;
+}
+
+}  // namespace
+
 void rank_activation_peaks(const std::vector<const ChunkActivations*>& chunks, int virtual_stages,
                            const std::vector<const ScheduleProfile*>& profiles,
                            std::vector<double>& out) {
   const auto v = static_cast<std::size_t>(std::max(1, virtual_stages));
   out.assign(profiles.size(), 0.0);
+  std::vector<double> saved(v);  // the rank's chunks' saved bytes, side by side
   for (std::size_t r = 0; r < profiles.size(); ++r) {
     const ScheduleProfile& profile = *profiles[r];
     const ChunkActivations* const* rank_chunks = &chunks[r * v];
+    for (std::size_t j = 0; j < v; ++j) saved[j] = rank_chunks[j]->saved_bytes;
     double worst = 0;  // simulate_rank starts its peak at static memory
-    for (std::size_t s = 0; s < profile.step.size(); ++s) {
-      const std::uint16_t* inflight = &profile.inflight[s * v];
-      double live = 0;
-      for (std::size_t j = 0; j < v; ++j) live += inflight[j] * rank_chunks[j]->saved_bytes;
+    for (std::size_t s = 0; s < profile.step.size();) {
+      // A chunk and direction's steps are side by side and add the same extra bytes, so the
+      // one with the most live bytes decides (rounding never reorders sums with one addend).
       const std::int32_t tag = profile.step[s];
+      const std::int32_t partner = profile.partner[s];
+      std::size_t last = s + 1;
+      while (last < profile.step.size() && profile.step[last] == tag &&
+             profile.partner[last] == partner) {
+        ++last;
+      }
+      const double most_live = most_live_bytes(profile, saved, s, last);
+      s = last;
       const ChunkActivations& chunk = *rank_chunks[static_cast<std::size_t>(std::abs(tag) - 1)];
       double extra = tag > 0 ? chunk.forward_peak_extra_bytes : chunk.backward_peak_extra_bytes;
-      if (const std::int32_t partner = profile.partner[s]; partner > 0) {
+      if (partner > 0) {
         extra =
             combined_step_extra_bytes(chunk, *rank_chunks[static_cast<std::size_t>(partner - 1)]);
       }
-      worst = std::max(worst, live + extra);
+      worst = std::max(worst, most_live + extra);
     }
     out[r] = worst;
   }

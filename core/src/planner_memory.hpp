@@ -44,11 +44,12 @@ std::uint64_t rank_overhead_bytes(const NormalizedConfig& normalized);
 // flight per chunk, chunk, forward/backward) step of pipeline_schedule(). simulate_rank()
 // walks the same steps; its peak above static memory is the largest
 //   sum over chunks j of inflight_j x saved_j  +  that step's forward/backward extra.
+// The steps of one chunk and direction (or combined pair) are consecutive.
 struct ScheduleProfile {
   int chunks = 1;
-  std::vector<std::uint16_t> inflight;  // steps x chunks
-  std::vector<std::int32_t> step;       // per step: chunk + 1, negated for a backward
-  std::vector<std::int32_t> partner;    // per step: a combined step's backward chunk + 1, or 0
+  std::vector<double> inflight;       // steps x chunks (counts, as doubles for the peak's sums)
+  std::vector<std::int32_t> step;     // per step: chunk + 1, negated for a backward
+  std::vector<std::int32_t> partner;  // per step: a combined step's backward chunk + 1, or 0
 };
 
 // The profile of a shape (cached by the caller: many layouts share a shape).
