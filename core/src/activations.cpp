@@ -68,6 +68,9 @@ LayerActivations layer_activations(const NormalizedConfig& n, LayerKind kind, bo
   const bool fp8 = !bf16_layer && fp8_enabled(n.config.training);
   const bool moe_layer = layer_kind_is_moe(kind);
   LayerActivations out;
+  // Room for every module's saved tensors (a DeepSeek-V3 layer has 17): one allocation, small
+  // enough for the allocator's per-thread cache.
+  out.saved.reserve(20);
   const RecomputeModules active = active_recompute_modules(n);
   SavedSink sink(out, active, n.config.training.delay_wgrad_compute);
   layer_saved(module_context(n, kind, fp8), activation_shape(n), sink);
@@ -114,8 +117,11 @@ LayerProfiles layer_profiles(const NormalizedConfig& n, GraphPart part) {
   const TrainingConfig& t = n.config.training;
   const bool bf16_layers =
       fp8_enabled(t) && t.fp8_bf16_layers_at_start + t.fp8_bf16_layers_at_end > 0;
-  profiles.dense_bf16 = bf16_layers ? layer_activations(n, false, true, part) : profiles.dense;
-  profiles.moe_bf16 = bf16_layers && moe ? layer_activations(n, true, true, part) : profiles.moe;
+  profiles.bf16_layers = bf16_layers;
+  if (bf16_layers) {
+    profiles.dense_bf16 = layer_activations(n, false, true, part);
+    profiles.moe_bf16 = moe ? layer_activations(n, true, true, part) : profiles.moe;
+  }
   auto used = [&](LayerKind kind) {
     const auto& mtp = n.mtp_layer_kinds;
     return std::find(n.layer_kinds.begin(), n.layer_kinds.end(), kind) != n.layer_kinds.end() ||
@@ -125,8 +131,7 @@ LayerProfiles layer_profiles(const NormalizedConfig& n, GraphPart part) {
     const auto kind = static_cast<LayerKind>(k);
     if (!used(kind)) continue;
     profiles.hybrid[k] = layer_activations(n, kind, false, part);
-    profiles.hybrid_bf16[k] =
-        bf16_layers ? layer_activations(n, kind, true, part) : profiles.hybrid[k];
+    if (bf16_layers) profiles.hybrid_bf16[k] = layer_activations(n, kind, true, part);
   }
   profiles.mtp = mtp_profiles(n, profiles);
   return profiles;
@@ -135,6 +140,7 @@ LayerProfiles layer_profiles(const NormalizedConfig& n, GraphPart part) {
 namespace {
 
 const LayerActivations& profile_of_kind(const LayerProfiles& profiles, LayerKind kind, bool bf16) {
+  bf16 = bf16 && profiles.bf16_layers;  // else the bf16 profiles equal the others
   if (kind != LayerKind::dense && kind != LayerKind::moe) {
     return (bf16 ? profiles.hybrid_bf16 : profiles.hybrid)[static_cast<std::size_t>(kind)];
   }
@@ -172,12 +178,24 @@ const LayerActivations& profile_of_layer(const NormalizedConfig& n, const LayerP
 
 namespace {
 
+// Legacy --cpu-offloading moves whole layers' activations to the host (PP = 1 only).
+bool cpu_offloaded_layer(const NormalizedConfig& n, int layer) {
+  const OffloadConfig& offload = n.config.training.offload;
+  return offload.cpu_offloading && layer < offload.cpu_offloading_num_layers;
+}
+
 // One chunk's phases in forward order: what each keeps saved, its transients, and the
 // backward walk in reverse over them.
 class ChunkWalk {
  public:
   ChunkWalk(const NormalizedConfig& n, const StagePlacement& stage, const LayerProfiles& profiles)
-      : n_(n), stage_(stage), profiles_(profiles), s_(activation_shape(n)) {}
+      : n_(n), stage_(stage), profiles_(profiles), s_(activation_shape(n)) {
+    // A phase per layer and a few for the embedding and the loss: one allocation each.
+    const std::size_t phases = static_cast<std::size_t>(std::max(0, stage.num_layers)) + 8;
+    backward_free_.reserve(phases);
+    backward_transient_.reserve(phases);
+    if (combined_steps_) forward_transient_.reserve(phases);
+  }
 
   ChunkActivations run() {
     // The capture runs the graphed layers alone (cuda_graphs.hpp).
@@ -236,8 +254,7 @@ class ChunkWalk {
     const TrainingConfig& t = n_.config.training;
     const RecomputeConfig& recompute = t.recompute;
     const LayerActivations& layer = layer_at(i);
-    // Legacy --cpu-offloading moves whole layers' activations to the host (PP = 1 only).
-    if (t.offload.cpu_offloading && stage_.first_layer + i < t.offload.cpu_offloading_num_layers) {
+    if (cpu_offloaded_layer(n_, stage_.first_layer + i)) {
       phase(0, layer.forward_transient_bytes,
             layer.backward_transient_bytes + layer.recompute_bytes,
             layer.kept_bytes + layer.offloaded_bytes);
@@ -372,6 +389,30 @@ class ChunkWalk {
 ChunkActivations chunk_activations(const NormalizedConfig& n, const StagePlacement& stage,
                                    const LayerProfiles& profiles) {
   return ChunkWalk(n, stage, profiles).run();
+}
+
+// ChunkWalk reads of a stage only these fields, and of each layer its profile and whether
+// legacy CPU offloading takes it.
+bool ChunkActivationsMemo::walks_alike(const StagePlacement& a, const StagePlacement& b) const {
+  if (a.has_embedding != b.has_embedding || a.has_loss != b.has_loss ||
+      a.num_mtp_layers != b.num_mtp_layers || a.num_layers != b.num_layers) {
+    return false;
+  }
+  for (int i = 0; i < a.num_layers; ++i) {
+    const int la = a.first_layer + i, lb = b.first_layer + i;
+    if (&profile_of_layer(n_, profiles_, la) != &profile_of_layer(n_, profiles_, lb) ||
+        cpu_offloaded_layer(n_, la) != cpu_offloaded_layer(n_, lb)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+const ChunkActivations& ChunkActivationsMemo::of(const StagePlacement& stage) {
+  for (const auto& [walked, chunk] : walks_) {
+    if (walks_alike(*walked, stage)) return chunk;
+  }
+  return walks_.emplace_back(&stage, chunk_activations(n_, stage, profiles_)).second;
 }
 
 }  // namespace megamem

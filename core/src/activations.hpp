@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "cuda_graphs.hpp"
@@ -35,11 +36,14 @@ LayerActivations layer_activations(const NormalizedConfig& normalized, LayerKind
 struct LayerProfiles {
   LayerActivations dense;
   LayerActivations moe;         // equal to dense for a dense model
-  LayerActivations dense_bf16;  // --first-last-layers-bf16 layers; equal to dense without them
+  LayerActivations dense_bf16;  // --first-last-layers-bf16 layers (bf16_layers only)
   LayerActivations moe_bf16;
   // A hybrid model's layer kinds (indexed by LayerKind; only the kinds it has are computed).
   std::array<LayerActivations, kLayerKindCount> hybrid;
   std::array<LayerActivations, kLayerKindCount> hybrid_bf16;
+  // The *_bf16 profiles are computed; without such layers profile_of_layer() never asks for
+  // them, and they stay empty rather than copies.
+  bool bf16_layers = false;
   // The inner layers of one MTP depth (NormalizedConfig::mtp_layer_kinds), in order.
   std::vector<LayerActivations> mtp;
   GraphPart part = GraphPart::whole;  // what the profiles keep of each layer
@@ -81,6 +85,23 @@ struct ChunkActivations {
 // layers only, without embedding and loss.
 ChunkActivations chunk_activations(const NormalizedConfig& normalized, const StagePlacement& stage,
                                    const LayerProfiles& profiles);
+
+// chunk_activations() once per group of stages that walk alike: the same embedding, loss and
+// MTP, and layer by layer the same profile and the same legacy CPU offloading. A pipeline's
+// middle stages usually do, so an estimate walks a few chunks rather than every stage.
+class ChunkActivationsMemo {
+ public:
+  ChunkActivationsMemo(const NormalizedConfig& normalized, const LayerProfiles& profiles)
+      : n_(normalized), profiles_(profiles) {}
+  // The stage's chunk_activations(); the reference holds until the next call.
+  const ChunkActivations& of(const StagePlacement& stage);
+
+ private:
+  bool walks_alike(const StagePlacement& a, const StagePlacement& b) const;
+  const NormalizedConfig& n_;
+  const LayerProfiles& profiles_;
+  std::vector<std::pair<const StagePlacement*, ChunkActivations>> walks_;
+};
 
 // The recompute modules a run uses: config.training.recompute.modules under selective
 // granularity ({core_attn} when empty, transformer_config.py), none otherwise.

@@ -155,15 +155,16 @@ std::vector<FsdpWorkingSet> add_stage_static_memory(const NormalizedConfig& n,
   const LayerTemplates templates = layer_templates(n);
   StageParams params;
   std::vector<ParamTensor> tensors;
-  std::vector<TeDummyWgradShapes> dummy_shapes(result.ranks.size());
-  std::vector<FsdpWorkingSet> fsdp_working;  // per stage, with FSDP
-  ChunkStaticCache cache;
-  std::vector<TemplateShapeKeys> template_keys;  // TE dummy-wgrad keys per layer template
+  std::vector<std::vector<std::int64_t>> te_keys(result.ranks.size());  // TE dummy wgrads
+  std::vector<FsdpWorkingSet> fsdp_working;                             // per stage, with FSDP
+  StageStaticCache cache;
   for (const StagePlacement& stage : n.stages) {
     stage_params(n, stage, templates, params);
     // distributed_data_parallel.py: only the first pipeline rank's first chunk buckets.
     const bool bucketing = stage.pp_rank == 0 && stage.vpp_chunk == 0;
-    const ChunkStaticBytes bytes = cached_chunk_static_bytes(n, params.blocks, bucketing, cache);
+    const StageStaticBytes& stage_bytes =
+        cached_stage_static_bytes(n, params.blocks, bucketing, stage.has_loss, cache);
+    const ChunkStaticBytes& bytes = stage_bytes.chunk;
     if (uses_fsdp(n)) {
       fsdp_working.push_back(fsdp_working_set(n, params.blocks, stage.vpp_chunk == 0));
     }
@@ -194,15 +195,14 @@ std::vector<FsdpWorkingSet> add_stage_static_memory(const NormalizedConfig& n,
     rank.host_optimizer_bytes += bytes.host_optimizer_bytes;
     rank.optimizer_step_bytes += bytes.optimizer_step_bytes;
     rank.persistent_buffer_bytes +=
-        static_cast<std::uint64_t>(std::llround(expert_bias_buffer_bytes(n, params.blocks)));
-    collect_te_dummy_wgrad_shapes(n, params.blocks, stage.has_loss,
-                                  dummy_shapes[static_cast<std::size_t>(rank.pp_rank)],
-                                  template_keys);
+        static_cast<std::uint64_t>(std::llround(stage_bytes.expert_bias_bytes));
+    std::vector<std::int64_t>& keys = te_keys[static_cast<std::size_t>(rank.pp_rank)];
+    keys.insert(keys.end(), stage_bytes.te_keys.begin(), stage_bytes.te_keys.end());
   }
   // TE's dummy weight gradients are cached once per distinct weight shape on the rank.
+  const std::vector<std::uint64_t> te_bytes = rank_te_dummy_wgrad_bytes(n, te_keys);
   for (RankMemory& rank : result.ranks) {
-    rank.persistent_buffer_bytes += static_cast<std::uint64_t>(std::llround(
-        te_dummy_wgrad_bytes(n, std::move(dummy_shapes[static_cast<std::size_t>(rank.pp_rank)]))));
+    rank.persistent_buffer_bytes += te_bytes[static_cast<std::size_t>(rank.pp_rank)];
   }
   add_fsdp_persistent_pools(fsdp_working, n.stages, result.ranks);
   return fsdp_working;
@@ -304,19 +304,21 @@ std::vector<RankChunks> rank_chunks(const NormalizedConfig& n, const LayerProfil
   const bool warmup = graphs && n.config.training.cuda_graph_warmup_steps > 0;
   const LayerProfiles eager = graphs ? layer_profiles(n, GraphPart::eager) : LayerProfiles{};
   const LayerProfiles graphed = graphs ? layer_profiles(n, GraphPart::graphed) : LayerProfiles{};
+  ChunkActivationsMemo whole_chunks(n, profiles), eager_chunks(n, eager),
+      graphed_chunks(n, graphed);
   std::vector<RankChunks> out(static_cast<std::size_t>(n.config.parallel.pipeline_parallel));
   for (std::size_t s = 0; s < n.stages.size(); ++s) {
     const StagePlacement& stage = n.stages[s];
     RankChunks& rank = out[static_cast<std::size_t>(stage.pp_rank)];
-    ChunkActivations whole = chunk_activations(n, stage, profiles);
+    ChunkActivations whole = whole_chunks.of(stage);
     add_fsdp_working_set(fsdp_working, n.stages, s, whole);
     if (!graphs) {
-      rank.step.push_back(whole);
+      rank.step.push_back(std::move(whole));
       continue;
     }
-    rank.step.push_back(chunk_activations(n, stage, eager));
+    rank.step.push_back(eager_chunks.of(stage));
     add_fsdp_working_set(fsdp_working, n.stages, s, rank.step.back());
-    rank.capture.push_back(chunk_activations(n, stage, graphed));
+    rank.capture.push_back(graphed_chunks.of(stage));
     if (warmup) rank.warmup.push_back(whole);
   }
   return out;

@@ -137,9 +137,9 @@ void stage_params(const NormalizedConfig& normalized, const StagePlacement& stag
   // The same stage as append_stage_tensors, with layers kept as runs of a template.
   StagePlacement ends = stage;
   ends.num_layers = 0;
-  std::vector<ParamTensor> all;
-  append_stage_tensors(normalized, ends, all);
-  for (const ParamTensor& tensor : all) {
+  out.ends.clear();
+  append_stage_tensors(normalized, ends, out.ends);
+  for (const ParamTensor& tensor : out.ends) {
     const bool head = tensor.module == ModuleKind::word_embedding ||
                       tensor.module == ModuleKind::position_embedding;
     (head ? out.head : out.tail).push_back(tensor);

@@ -49,6 +49,7 @@ struct StageParams {
   std::vector<ParamTensor> head;  // embedding
   std::vector<ParamTensor> tail;  // final norm, MTP layers, output layer
   std::vector<TensorBlock> blocks;
+  std::vector<ParamTensor> ends;  // scratch: the tensors outside the layers, in order
 };
 
 // Fills `out` (its vectors are reused between calls to avoid allocations).

@@ -2,6 +2,7 @@
 #include "persistent_buffers.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "megamem/units.hpp"
 #include "modules/module_spec.hpp"
@@ -118,14 +119,12 @@ std::vector<std::int64_t> block_shape_keys(const TensorBlock& block) {
   for (std::size_t i = 0; i < block.count; ++i) {
     const ParamTensor& tensor = block.tensors[i];
     if (!is_te_linear(tensor)) continue;
-    std::int64_t ordinal = 0;
-    for (std::size_t j = 0; j < i; ++j) {
-      const ParamTensor& earlier = block.tensors[j];
-      ordinal +=
-          is_te_linear(earlier) && earlier.module == tensor.module && earlier.numel == tensor.numel;
-    }
-    keys.push_back(tensor.numel * kShapeKeyScale + static_cast<std::int64_t>(tensor.module) * 4 +
-                   std::min<std::int64_t>(ordinal, 3));
+    const std::int64_t shape =
+        tensor.numel * kShapeKeyScale + static_cast<std::int64_t>(tensor.module) * 4;
+    // The earlier TE linears of this module and count are the earlier keys of this shape.
+    const auto ordinal = std::count_if(keys.begin(), keys.end(),
+                                       [&](std::int64_t key) { return key / 4 * 4 == shape; });
+    keys.push_back(shape + std::min<std::int64_t>(ordinal, 3));
   }
   return keys;
 }
@@ -171,14 +170,28 @@ void collect_te_dummy_wgrad_shapes(const NormalizedConfig& n,
   }
 }
 
-double te_dummy_wgrad_bytes(const NormalizedConfig& n, TeDummyWgradShapes shapes) {
+double te_dummy_wgrad_bytes(const NormalizedConfig& n, std::vector<std::int64_t> keys) {
   // One tensor per distinct key (a rank's chunks may repeat a weight's shape).
-  std::sort(shapes.keys.begin(), shapes.keys.end());
-  shapes.keys.erase(std::unique(shapes.keys.begin(), shapes.keys.end()), shapes.keys.end());
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   double elements = 0;
-  for (const std::int64_t key : shapes.keys) elements += static_cast<double>(key / kShapeKeyScale);
+  for (const std::int64_t key : keys) elements += static_cast<double>(key / kShapeKeyScale);
   // The placeholder has the weight's dtype: fp32, or bf16/fp16 with --bf16/--fp16.
   return elements * (n.config.training.params_dtype == DType::fp32 ? 4.0 : 2.0);
+}
+
+std::vector<std::uint64_t> rank_te_dummy_wgrad_bytes(
+    const NormalizedConfig& n, const std::vector<std::vector<std::int64_t>>& rank_keys) {
+  std::vector<std::uint64_t> out(rank_keys.size(), 0);
+  for (std::size_t rank = 0; rank < rank_keys.size(); ++rank) {
+    const auto same = std::find(
+        rank_keys.begin(), rank_keys.begin() + static_cast<std::ptrdiff_t>(rank), rank_keys[rank]);
+    out[rank] =
+        same != rank_keys.begin() + static_cast<std::ptrdiff_t>(rank)
+            ? out[static_cast<std::size_t>(same - rank_keys.begin())]
+            : static_cast<std::uint64_t>(std::llround(te_dummy_wgrad_bytes(n, rank_keys[rank])));
+  }
+  return out;
 }
 
 }  // namespace megamem

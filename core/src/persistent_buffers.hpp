@@ -47,7 +47,12 @@ void collect_te_dummy_wgrad_shapes(const NormalizedConfig& normalized,
                                    TeDummyWgradShapes& shapes,
                                    std::vector<TemplateShapeKeys>& template_keys);
 
-// Bytes of the cache for the shapes one rank collected: one tensor per distinct shape.
-double te_dummy_wgrad_bytes(const NormalizedConfig& normalized, TeDummyWgradShapes shapes);
+// Bytes of the cache for the shape keys one rank collected: one tensor per distinct shape.
+double te_dummy_wgrad_bytes(const NormalizedConfig& normalized, std::vector<std::int64_t> keys);
+
+// te_dummy_wgrad_bytes() of each rank's keys (indexed by pipeline rank), rounded to whole bytes;
+// ranks that collected the same keys (a pipeline's middle ranks) share one count.
+std::vector<std::uint64_t> rank_te_dummy_wgrad_bytes(
+    const NormalizedConfig& normalized, const std::vector<std::vector<std::int64_t>>& rank_keys);
 
 }  // namespace megamem

@@ -219,6 +219,7 @@ struct LayoutState {
   int loss_rank = 0;                              // the pipeline rank that computes the loss
   std::vector<double> row_band_low;               // per row: the verdict band's low edge, %
   std::vector<std::uint64_t> fixed;               // per column: workspaces, global buffer
+  std::vector<std::uint64_t> overheads;           // per column: device overheads, summed
   std::vector<RankParameterBytes> parameters[2];  // per rank, without / with optimizer offload
   std::vector<std::vector<double>> activation;    // per (column, recompute, act offload): per rank
   std::vector<std::vector<const ScheduleProfile*>> schedules;  // per column: per rank
@@ -314,7 +315,7 @@ class Planner {
   void classify(LayoutState& state);
   void reject(const Error& error, std::int64_t count);
   void recount(Cell before, Cell after);
-  StepVariant variant_for(LayoutState& state, std::size_t row, std::size_t column) const;
+  StepVariant variant_for(LayoutState& state, std::size_t row, std::size_t column);
   const ScheduleProfile* schedule(const NormalizedConfig& normalized, int rank);
   std::optional<PlanCandidate> candidate(LayoutState& state, std::size_t row, std::size_t column);
 
@@ -385,8 +386,8 @@ class Planner {
     }
   };
   std::unordered_map<std::array<std::int64_t, 6>, ScheduleProfile, KeyHash> schedules_;
-  NormalizedConfig scratch_;              // a cell's normalized config, reusing its buffers
-  std::vector<ChunkActivations> chunks_;  // scratch, pp_rank * VPP + vpp_chunk
+  NormalizedConfig scratch_;                     // a cell's normalized config, reusing its buffers
+  std::vector<const ChunkActivations*> chunks_;  // scratch, pp_rank * VPP + vpp_chunk
   // Stages alike (same layers, kinds, embedding, loss, MTP) share chunk_activations().
   std::vector<std::pair<std::array<int, 5>, ChunkActivations>> alike_;
   bool counted_ = false;  // stats taken; later estimates correct them
@@ -481,7 +482,10 @@ bool Planner::prepare(LayoutState& state) {
     }
     state.parameters[1] = rank_parameter_bytes(n, state.stages);
   }
-  for (const NormalizedConfig& n : state.normalized) state.fixed.push_back(rank_fixed_bytes(n));
+  for (const NormalizedConfig& n : state.normalized) {
+    state.fixed.push_back(rank_fixed_bytes(n));
+    state.overheads.push_back(rank_overhead_bytes(n));
+  }
 
   // Static bound: with no activations at all, the least static memory already over the
   // limit (by more than the slack) rules out every cell.
@@ -490,7 +494,8 @@ bool Planner::prepare(LayoutState& state) {
   std::uint64_t bound = 0;
   for (const RankParameterBytes& bytes : least) {
     bound = std::max(bound, rank_peak_totals(first, bytes.static_bytes + state.fixed.front(),
-                                             static_cast<double>(bytes.optimizer_step_bytes))
+                                             static_cast<double>(bytes.optimizer_step_bytes),
+                                             state.overheads.front())
                                 .total_bytes);
   }
   if (bound + margin_bytes_ > capacity_bytes_ + req_.inference_slack_bytes) return false;
@@ -554,9 +559,15 @@ void Planner::activation_peaks(LayoutState& state, std::size_t row, std::size_t 
   apply_row(row, scratch_.config);
   const auto vpp =
       static_cast<std::size_t>(std::max(1, n.config.parallel.virtual_stages_per_pipeline_rank));
-  chunks_.assign(static_cast<std::size_t>(state.layout.pp) * vpp, ChunkActivations{});
+  chunks_.assign(static_cast<std::size_t>(state.layout.pp) * vpp, nullptr);
   const LayerProfiles layers = layer_profiles(scratch_);
+  // The step time's offloaded bytes come from the same layers (variant_for).
+  if (activation_offload(row)) {
+    auto& bytes = state.offloaded[column * recompute_.size() + recompute_of(row)];
+    if (bytes.first < 0) offloaded_layer_bytes(scratch_, layers, bytes.first, bytes.second);
+  }
   alike_.clear();
+  alike_.reserve(state.stages.size());  // chunks_ points into it
   for (const StagePlacement& stage : state.stages) {
     // Layers of one kind make the chunk's position irrelevant; a mix keeps it.
     const auto first = n.layer_kinds.begin() + stage.first_layer;
@@ -568,14 +579,17 @@ void Planner::activation_peaks(LayoutState& state, std::size_t row, std::size_t 
         stage.num_layers,
         uniform ? kind_key : static_cast<int>(kLayerKindCount) + stage.first_layer,
         stage.has_embedding, stage.has_loss, stage.num_mtp_layers};
-    auto found = std::find_if(alike_.begin(), alike_.end(),
-                              [&](const auto& entry) { return entry.first == key; });
+    // Field by field: std::array's == calls memcmp, which showed in profiles.
+    auto found = std::find_if(alike_.begin(), alike_.end(), [&](const auto& entry) {
+      return std::equal(key.begin(), key.end(), entry.first.begin(),
+                        [](int a, int b) { return a == b; });
+    });
     if (found == alike_.end()) {
       alike_.emplace_back(key, chunk_activations(scratch_, stage, layers));
       found = alike_.end() - 1;
     }
     chunks_[static_cast<std::size_t>(stage.pp_rank) * vpp +
-            static_cast<std::size_t>(stage.vpp_chunk)] = found->second;
+            static_cast<std::size_t>(stage.vpp_chunk)] = &found->second;
   }
   rank_activation_peaks(chunks_, static_cast<int>(vpp), state.schedules[column], peaks);
 }
@@ -607,9 +621,9 @@ void Planner::evaluate_cell(LayoutState& state, std::size_t row, std::size_t col
       const double above_static =
           rank_above_static(state.normalized[column], peaks[rank], parameters[rank],
                             static_cast<int>(rank) == state.loss_rank);
-      const RankTotals totals =
-          rank_peak_totals(state.normalized[column],
-                           parameters[rank].static_bytes + state.fixed[column], above_static);
+      const RankTotals totals = rank_peak_totals(
+          state.normalized[column], parameters[rank].static_bytes + state.fixed[column],
+          above_static, state.overheads[column]);
       required = std::max(required, required_bytes(totals, state.row_band_low[r]));
       if (totals.total_bytes > worst) {
         worst = totals.total_bytes;
@@ -639,10 +653,10 @@ void Planner::record_peak(LayoutState& state, std::size_t row, std::size_t colum
 }
 
 std::uint64_t Planner::required_bytes(const RankTotals& totals, double band_low_percent) const {
-  ErrorBand band;
-  band.low_percent = band_low_percent;
-  const TotalRange range = total_range(band, totals.reserved_bytes, totals.total_bytes);
-  return std::max(totals.total_bytes + margin_bytes_, range.high_bytes);
+  // The top of the band's range (verdict.hpp total_range: its high bytes).
+  const std::uint64_t high =
+      total_at_error(band_low_percent, totals.reserved_bytes, totals.total_bytes);
+  return std::max(totals.total_bytes + margin_bytes_, high);
 }
 
 // The same from estimate()'s own ranks and verdict.
@@ -725,7 +739,7 @@ void Planner::classify(LayoutState& state) {
 // [5] ------------------------------------------------------------------------------------------
 
 // What step_variant() gives for the cell's normalized config, from cached parts.
-StepVariant Planner::variant_for(LayoutState& state, std::size_t row, std::size_t column) const {
+StepVariant Planner::variant_for(LayoutState& state, std::size_t row, std::size_t column) {
   const RecomputeOption& recompute = recompute_[recompute_of(row)];
   const OffloadOption& offload = offload_of(row);
   const NormalizedConfig& n = state.normalized[column];
@@ -740,9 +754,9 @@ StepVariant Planner::variant_for(LayoutState& state, std::size_t row, std::size_
   if (activation_offload(row)) {
     auto& bytes = state.offloaded[column * recompute_.size() + recompute_of(row)];
     if (bytes.first < 0) {
-      NormalizedConfig patched = n;
-      apply_row(row, patched.config);
-      offloaded_layer_bytes(patched, bytes.first, bytes.second);
+      scratch_ = n;
+      apply_row(row, scratch_.config);
+      offloaded_layer_bytes(scratch_, bytes.first, bytes.second);
     }
     v.offloaded_bytes_dense = bytes.first;
     v.offloaded_bytes_moe = bytes.second;

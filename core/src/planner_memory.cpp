@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 
 #include "activations.hpp"
 #include "deferred_embedding_wgrad.hpp"
@@ -23,32 +24,33 @@ std::vector<RankParameterBytes> rank_parameter_bytes(const NormalizedConfig& n,
       static_cast<std::size_t>(n.config.parallel.pipeline_parallel));
   const LayerTemplates templates = layer_templates(n);
   StageParams params;
-  std::vector<TeDummyWgradShapes> dummy_shapes(out.size());
-  ChunkStaticCache cache;
-  std::vector<TemplateShapeKeys> template_keys;  // TE dummy-wgrad keys per layer template
+  std::vector<std::vector<std::int64_t>> te_keys(out.size());  // TE dummy wgrads per rank
+  StageStaticCache cache;
   for (const StagePlacement& stage : stages) {
     stage_params(n, stage, templates, params);
     // distributed_data_parallel.py: only the first pipeline rank's first chunk buckets.
     const bool bucketing = stage.pp_rank == 0 && stage.vpp_chunk == 0;
-    const ChunkStaticBytes bytes = cached_chunk_static_bytes(n, params.blocks, bucketing, cache);
+    const StageStaticBytes& bytes =
+        cached_stage_static_bytes(n, params.blocks, bucketing, stage.has_loss, cache);
     RankParameterBytes& rank = out[static_cast<std::size_t>(stage.pp_rank)];
-    rank.static_bytes +=
-        bytes.weight_bytes + bytes.gradient_bytes + bytes.optimizer_bytes +
-        static_cast<std::uint64_t>(std::llround(expert_bias_buffer_bytes(n, params.blocks)));
-    rank.optimizer_step_bytes += bytes.optimizer_step_bytes;
-    collect_te_dummy_wgrad_shapes(n, params.blocks, stage.has_loss,
-                                  dummy_shapes[static_cast<std::size_t>(stage.pp_rank)],
-                                  template_keys);
+    rank.static_bytes += bytes.chunk.weight_bytes + bytes.chunk.gradient_bytes +
+                         bytes.chunk.optimizer_bytes +
+                         static_cast<std::uint64_t>(std::llround(bytes.expert_bias_bytes));
+    rank.optimizer_step_bytes += bytes.chunk.optimizer_step_bytes;
+    std::vector<std::int64_t>& keys = te_keys[static_cast<std::size_t>(stage.pp_rank)];
+    keys.insert(keys.end(), bytes.te_keys.begin(), bytes.te_keys.end());
   }
-  for (std::size_t rank = 0; rank < out.size(); ++rank) {
-    out[rank].static_bytes += static_cast<std::uint64_t>(
-        std::llround(te_dummy_wgrad_bytes(n, std::move(dummy_shapes[rank]))));
-  }
+  const std::vector<std::uint64_t> te_bytes = rank_te_dummy_wgrad_bytes(n, te_keys);
+  for (std::size_t rank = 0; rank < out.size(); ++rank) out[rank].static_bytes += te_bytes[rank];
   return out;
 }
 
 std::uint64_t rank_fixed_bytes(const NormalizedConfig& n) {
   return static_cast<std::uint64_t>(std::llround(workspace_bytes(n) + global_buffer_bytes(n)));
+}
+
+std::uint64_t rank_overhead_bytes(const NormalizedConfig& n) {
+  return device_overhead_bytes(device_overheads(n));
 }
 
 ScheduleProfile schedule_profile(const ScheduleShape& shape) {
@@ -103,27 +105,67 @@ ScheduleProfile schedule_profile(const ScheduleShape& shape) {
   return profile;
 }
 
-void rank_activation_peaks(const std::vector<ChunkActivations>& chunks, int virtual_stages,
+namespace {
+
+// The most live bytes over steps [first, last) of a profile: sum over chunks j of
+// inflight_j x saved_j, in that order. Two steps at a time: their sums are independent chains,
+// so the additions of one overlap the other's.
+double most_live_bytes(const ScheduleProfile& profile, const std::vector<double>& saved,
+                       std::size_t first, std::size_t last) {
+  const std::size_t v = saved.size();
+  double most = -std::numeric_limits<double>::infinity();
+  std::size_t s = first;
+  for (; s + 1 < last; s += 2) {
+    const double* a = &profile.inflight[s * v];
+    const double* b = a + v;
+    double live_a = 0, live_b = 0;
+    for (std::size_t j = 0; j < v; ++j) {
+      live_a += a[j] * saved[j];
+      live_b += b[j] * saved[j];
+    }
+    most = std::max(std::max(most, live_a), live_b);
+  }
+  if (s < last) {
+    const double* a = &profile.inflight[s * v];
+    double live = 0;
+    for (std::size_t j = 0; j < v; ++j) live += a[j] * saved[j];
+    most = std::max(most, live);
+  }
+  return most;
+}
+
+}  // namespace
+
+void rank_activation_peaks(const std::vector<const ChunkActivations*>& chunks, int virtual_stages,
                            const std::vector<const ScheduleProfile*>& profiles,
                            std::vector<double>& out) {
   const auto v = static_cast<std::size_t>(std::max(1, virtual_stages));
   out.assign(profiles.size(), 0.0);
+  std::vector<double> saved(v);  // the rank's chunks' saved bytes, side by side
   for (std::size_t r = 0; r < profiles.size(); ++r) {
     const ScheduleProfile& profile = *profiles[r];
-    const ChunkActivations* rank_chunks = &chunks[r * v];
+    const ChunkActivations* const* rank_chunks = &chunks[r * v];
+    for (std::size_t j = 0; j < v; ++j) saved[j] = rank_chunks[j]->saved_bytes;
     double worst = 0;  // simulate_rank starts its peak at static memory
-    for (std::size_t s = 0; s < profile.step.size(); ++s) {
-      const std::uint16_t* inflight = &profile.inflight[s * v];
-      double live = 0;
-      for (std::size_t j = 0; j < v; ++j) live += inflight[j] * rank_chunks[j].saved_bytes;
+    for (std::size_t s = 0; s < profile.step.size();) {
+      // A chunk and direction's steps are side by side and add the same extra bytes, so the
+      // one with the most live bytes decides (rounding never reorders sums with one addend).
       const std::int32_t tag = profile.step[s];
-      const ChunkActivations& chunk = rank_chunks[static_cast<std::size_t>(std::abs(tag) - 1)];
-      double extra = tag > 0 ? chunk.forward_peak_extra_bytes : chunk.backward_peak_extra_bytes;
-      if (const std::int32_t partner = profile.partner[s]; partner > 0) {
-        extra =
-            combined_step_extra_bytes(chunk, rank_chunks[static_cast<std::size_t>(partner - 1)]);
+      const std::int32_t partner = profile.partner[s];
+      std::size_t last = s + 1;
+      while (last < profile.step.size() && profile.step[last] == tag &&
+             profile.partner[last] == partner) {
+        ++last;
       }
-      worst = std::max(worst, live + extra);
+      const double most_live = most_live_bytes(profile, saved, s, last);
+      s = last;
+      const ChunkActivations& chunk = *rank_chunks[static_cast<std::size_t>(std::abs(tag) - 1)];
+      double extra = tag > 0 ? chunk.forward_peak_extra_bytes : chunk.backward_peak_extra_bytes;
+      if (partner > 0) {
+        extra =
+            combined_step_extra_bytes(chunk, *rank_chunks[static_cast<std::size_t>(partner - 1)]);
+      }
+      worst = std::max(worst, most_live + extra);
     }
     out[r] = worst;
   }
@@ -142,12 +184,12 @@ double rank_above_static(const NormalizedConfig& n, double activation_peak,
 }
 
 RankTotals rank_peak_totals(const NormalizedConfig& n, std::uint64_t static_bytes,
-                            double above_static) {
+                            double above_static, std::uint64_t overhead_bytes) {
   const auto allocated =
       static_cast<std::uint64_t>(std::llround(static_cast<double>(static_bytes) + above_static));
   RankTotals totals;
   totals.reserved_bytes = peak_reserved_bytes(n, allocated);
-  totals.total_bytes = device_total_bytes(n, allocated);
+  totals.total_bytes = device_total_bytes(n, allocated, overhead_bytes);
   return totals;
 }
 

@@ -36,23 +36,28 @@ std::vector<RankParameterBytes> rank_parameter_bytes(const NormalizedConfig& nor
 // rounds them.
 std::uint64_t rank_fixed_bytes(const NormalizedConfig& normalized);
 
+// The device overheads outside the allocator (runtime_overheads.hpp), summed: the same on
+// every rank.
+std::uint64_t rank_overhead_bytes(const NormalizedConfig& normalized);
+
 // One rank's schedule reduced to what its peak depends on: each distinct (micro-batches in
 // flight per chunk, chunk, forward/backward) step of pipeline_schedule(). simulate_rank()
 // walks the same steps; its peak above static memory is the largest
 //   sum over chunks j of inflight_j x saved_j  +  that step's forward/backward extra.
+// The steps of one chunk and direction (or combined pair) are consecutive.
 struct ScheduleProfile {
   int chunks = 1;
-  std::vector<std::uint16_t> inflight;  // steps x chunks
-  std::vector<std::int32_t> step;       // per step: chunk + 1, negated for a backward
-  std::vector<std::int32_t> partner;    // per step: a combined step's backward chunk + 1, or 0
+  std::vector<double> inflight;       // steps x chunks (counts, as doubles for the peak's sums)
+  std::vector<std::int32_t> step;     // per step: chunk + 1, negated for a backward
+  std::vector<std::int32_t> partner;  // per step: a combined step's backward chunk + 1, or 0
 };
 
 // The profile of a shape (cached by the caller: many layouts share a shape).
 ScheduleProfile schedule_profile(const ScheduleShape& shape);
 
 // Per rank: the schedule's worst saved + transient bytes above static memory. chunks: each
-// stage's chunk_activations(), indexed pp_rank * VPP + vpp_chunk.
-void rank_activation_peaks(const std::vector<ChunkActivations>& chunks, int virtual_stages,
+// stage's chunk_activations(), indexed pp_rank * VPP + vpp_chunk (stages alike share one).
+void rank_activation_peaks(const std::vector<const ChunkActivations*>& chunks, int virtual_stages,
                            const std::vector<const ScheduleProfile*>& profiles,
                            std::vector<double>& out);
 
@@ -65,11 +70,13 @@ double rank_above_static(const NormalizedConfig& normalized, double activation_p
 
 // peak_reserved_bytes and peak_total_bytes of one rank from its static bytes and the bytes
 // above them (the verdict's band moves the reserved part: verdict.hpp total_range).
+// overhead_bytes: rank_overhead_bytes(normalized), the same for every rank and row of a
+// column, so the caller computes it once.
 struct RankTotals {
   std::uint64_t reserved_bytes = 0;
   std::uint64_t total_bytes = 0;
 };
 RankTotals rank_peak_totals(const NormalizedConfig& normalized, std::uint64_t static_bytes,
-                            double above_static);
+                            double above_static, std::uint64_t overhead_bytes);
 
 }  // namespace megamem

@@ -143,20 +143,23 @@ std::vector<DeviceOverhead> device_overheads(const NormalizedConfig& n) {
   return out;
 }
 
-std::uint64_t device_total_bytes(const NormalizedConfig& n, std::uint64_t peak_allocated_bytes) {
-  std::uint64_t total = peak_reserved_bytes(n, peak_allocated_bytes);
-  for (const DeviceOverhead& overhead : device_overheads(n)) total += overhead.bytes;
+std::uint64_t device_overhead_bytes(const std::vector<DeviceOverhead>& overheads) {
+  std::uint64_t total = 0;
+  for (const DeviceOverhead& overhead : overheads) total += overhead.bytes;
   return total;
+}
+
+std::uint64_t device_total_bytes(const NormalizedConfig& n, std::uint64_t peak_allocated_bytes,
+                                 std::uint64_t overhead_bytes) {
+  return peak_reserved_bytes(n, peak_allocated_bytes) + overhead_bytes;
 }
 
 void set_device_memory(const NormalizedConfig& n, const std::vector<DeviceOverhead>& overheads,
                        RankMemory& rank) {
   rank.peak_reserved_bytes = peak_reserved_bytes(n, rank.peak_allocated_bytes);
   rank.device_overheads = overheads;
-  rank.peak_total_bytes = rank.peak_reserved_bytes;
-  for (const DeviceOverhead& overhead : rank.device_overheads) {
-    rank.peak_total_bytes += overhead.bytes;
-  }
+  rank.peak_total_bytes =
+      device_total_bytes(n, rank.peak_allocated_bytes, device_overhead_bytes(overheads));
   rank.runtime_overhead_bytes = rank.peak_total_bytes - rank.peak_allocated_bytes;
 }
 

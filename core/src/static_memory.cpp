@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <utility>
 
 #include "fp8_memory.hpp"
 #include "fsdp_memory.hpp"
 #include "megamem/units.hpp"
+#include "persistent_buffers.hpp"
 
 namespace megamem {
 namespace {
@@ -330,18 +332,45 @@ bool same_blocks(const std::vector<TensorBlock>& a, const std::vector<TensorBloc
 
 }  // namespace
 
-ChunkStaticBytes cached_chunk_static_bytes(const NormalizedConfig& normalized,
-                                           const std::vector<TensorBlock>& blocks, bool bucketing,
-                                           ChunkStaticCache& cache) {
+namespace {
+
+// A stage's bytes priced afresh into `out` (its key vector reused).
+void price_stage(const NormalizedConfig& normalized, const std::vector<TensorBlock>& blocks,
+                 bool bucketing, bool has_loss, std::vector<TemplateShapeKeys>& template_keys,
+                 StageStaticBytes& out) {
+  out.chunk = chunk_static_bytes(normalized, blocks, bucketing);
+  out.expert_bias_bytes = expert_bias_buffer_bytes(normalized, blocks);
+  TeDummyWgradShapes shapes;
+  shapes.keys = std::move(out.te_keys);
+  shapes.keys.clear();
+  collect_te_dummy_wgrad_shapes(normalized, blocks, has_loss, shapes, template_keys);
+  out.te_keys = std::move(shapes.keys);
+}
+
+}  // namespace
+
+const StageStaticBytes& cached_stage_static_bytes(const NormalizedConfig& normalized,
+                                                  const std::vector<TensorBlock>& blocks,
+                                                  bool bucketing, bool has_loss,
+                                                  StageStaticCache& cache) {
   const bool templates_only = std::all_of(blocks.begin(), blocks.end(),
                                           [](const TensorBlock& b) { return b.layer_template; });
-  if (!templates_only) return chunk_static_bytes(normalized, blocks, bucketing);
-  for (const ChunkStaticCache::Entry& entry : cache.entries) {
-    if (entry.bucketing == bucketing && same_blocks(entry.blocks, blocks)) return entry.bytes;
+  if (!templates_only) {
+    price_stage(normalized, blocks, bucketing, has_loss, cache.template_keys, cache.fresh);
+    return cache.fresh;
   }
-  const ChunkStaticBytes bytes = chunk_static_bytes(normalized, blocks, bucketing);
-  cache.entries.push_back({blocks, bucketing, bytes});
-  return bytes;
+  for (const StageStaticCache::Entry& entry : cache.entries) {
+    if (entry.bucketing == bucketing && entry.has_loss == has_loss &&
+        same_blocks(entry.blocks, blocks)) {
+      return entry.bytes;
+    }
+  }
+  StageStaticCache::Entry& entry = cache.entries.emplace_back();
+  entry.blocks = blocks;
+  entry.bucketing = bucketing;
+  entry.has_loss = has_loss;
+  price_stage(normalized, blocks, bucketing, has_loss, cache.template_keys, entry.bytes);
+  return entry.bytes;
 }
 
 }  // namespace megamem

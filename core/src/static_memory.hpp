@@ -13,6 +13,7 @@
 
 #include "megamem/units.hpp"
 #include "parameter_count.hpp"
+#include "persistent_buffers.hpp"
 
 namespace megamem {
 
@@ -68,21 +69,35 @@ void visit_chunk_tensors(const std::vector<TensorBlock>& blocks, ChunkStaticByte
 ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
                                     const std::vector<TensorBlock>& blocks, bool bucketing);
 
-// chunk_static_bytes remembered per block list: stages built only of layer templates (a
+// What one stage adds to its rank's static memory: its chunk's buffers, the MoE expert-bias
+// buffers and the shape keys of its weights' TE dummy wgrads (persistent_buffers.hpp).
+struct StageStaticBytes {
+  ChunkStaticBytes chunk;
+  double expert_bias_bytes = 0;
+  std::vector<std::int64_t> te_keys;  // repeats allowed: te_dummy_wgrad_bytes counts each once
+};
+
+// Stage static bytes remembered per block list: stages built only of layer templates (a
 // rank's virtual chunks, the middle pipeline ranks) repeat one list, whose bytes are then
 // computed once per estimate. Lists with other tensors (embedding, output layer, MTP) are
 // computed each time (their tensor buffers are reused between stages).
-struct ChunkStaticCache {
+struct StageStaticCache {
   struct Entry {
     std::vector<TensorBlock> blocks;
     bool bucketing = false;
-    ChunkStaticBytes bytes;
+    bool has_loss = false;
+    StageStaticBytes bytes;
   };
   std::vector<Entry> entries;
+  StageStaticBytes fresh;                        // the last stage with other tensors
+  std::vector<TemplateShapeKeys> template_keys;  // TE dummy-wgrad keys per layer template
 };
-ChunkStaticBytes cached_chunk_static_bytes(const NormalizedConfig& normalized,
-                                           const std::vector<TensorBlock>& blocks, bool bucketing,
-                                           ChunkStaticCache& cache);
+// bucketing: as chunk_static_bytes; has_loss: the stage computes the loss. The reference
+// holds until the next call.
+const StageStaticBytes& cached_stage_static_bytes(const NormalizedConfig& normalized,
+                                                  const std::vector<TensorBlock>& blocks,
+                                                  bool bucketing, bool has_loss,
+                                                  StageStaticCache& cache);
 
 // Elements per gradient bucket (megatron/training/training.py resolve_ddp_bucket_size):
 // --ddp-bucket-size, or max(4e7, 1e6 x DP); 0 (one bucket) without --overlap-grad-reduce or

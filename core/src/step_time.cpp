@@ -720,14 +720,32 @@ StepTime StepTimeModel::evaluate(const StepVariant& v) const {
 
 // [6] -----------------------------------------------------------------------------------------
 
+namespace {
+
+// Per sample: the dense layer's, and the MoE layer's (a dense model's MoE is its dense layer).
+void offloaded_per_sample(const NormalizedConfig& normalized, const LayerActivations& dense_layer,
+                          const LayerActivations* moe_layer, double& dense, double& moe) {
+  const double b = normalized.config.training.micro_batch_size;
+  dense = dense_layer.offloaded_bytes / b;
+  moe = normalized.config.model.num_experts > 0 ? moe_layer->offloaded_bytes / b : dense;
+}
+
+}  // namespace
+
 void offloaded_layer_bytes(const NormalizedConfig& normalized, double& dense, double& moe) {
   dense = moe = 0;
   if (!normalized.config.training.offload.fine_grained_activation_offloading) return;
-  const double b = normalized.config.training.micro_batch_size;
-  dense = layer_activations(normalized, false).offloaded_bytes / b;
-  moe = normalized.config.model.num_experts > 0
-            ? layer_activations(normalized, true).offloaded_bytes / b
-            : dense;
+  const bool experts = normalized.config.model.num_experts > 0;
+  const LayerActivations moe_layer =
+      experts ? layer_activations(normalized, true) : LayerActivations{};
+  offloaded_per_sample(normalized, layer_activations(normalized, false), &moe_layer, dense, moe);
+}
+
+void offloaded_layer_bytes(const NormalizedConfig& normalized, const LayerProfiles& profiles,
+                           double& dense, double& moe) {
+  dense = moe = 0;
+  if (!normalized.config.training.offload.fine_grained_activation_offloading) return;
+  offloaded_per_sample(normalized, profiles.dense, &profiles.moe, dense, moe);
 }
 
 StepVariant step_variant(const NormalizedConfig& normalized) {

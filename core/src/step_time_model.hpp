@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "activations.hpp"
 #include "layer_placement.hpp"
 #include "megamem/step_time.hpp"
 #include "modules/module_spec.hpp"
@@ -38,6 +39,9 @@ StepVariant step_variant(const NormalizedConfig& normalized);
 // Offloaded bytes per layer and micro-batch for micro_batch_size 1 (dense, MoE), given a
 // config normalized with its offload settings.
 void offloaded_layer_bytes(const NormalizedConfig& normalized, double& dense, double& moe);
+// The same from the config's layer profiles, when they are at hand (the planner's evaluations).
+void offloaded_layer_bytes(const NormalizedConfig& normalized, const LayerProfiles& profiles,
+                           double& dense, double& moe);
 
 class StepTimeModel {
  public:

@@ -43,21 +43,18 @@ TimelineEvent schedule_event(const ScheduleOp& op, double allocated_after_bytes,
   return event;
 }
 
-}  // namespace
-
-RankPeak simulate_rank(const NormalizedConfig& n, int pp_rank,
+// The walk of simulate_rank(). Without a timeline (kTimeline false) nothing in the loop calls
+// out, so its sums stay in registers: the estimate's and the what-if's hot path.
+template <bool kTimeline>
+RankPeak walk_schedule(const std::vector<ScheduleOp>& ops,
                        const std::vector<ChunkActivations>& chunks, double static_bytes,
                        std::vector<TimelineEvent>* timeline) {
-  // Without a timeline to show, a shorter schedule with the same peak is enough.
-  const ScheduleShape shape = rank_schedule_shape(n, pp_rank, /*shortened=*/timeline == nullptr);
-  const std::vector<ScheduleOp> ops = pipeline_schedule(shape);
-
   RankPeak peak;
   peak.peak_allocated_bytes = static_bytes;
   double live = 0;
   double host = 0;
   int inflight = 0;
-  if (timeline != nullptr) timeline->reserve(ops.size() + 1);
+  int max_inflight = 0;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const ScheduleOp& op = ops[i];
     const ChunkActivations& chunk = chunks[static_cast<std::size_t>(op.chunk)];
@@ -71,14 +68,14 @@ RankPeak simulate_rank(const NormalizedConfig& n, int pp_rank,
       saved_at_peak = live + std::max(0.0, chunk.saved_bytes - old.saved_bytes);
       live += chunk.saved_bytes - old.saved_bytes;
       host += chunk.offloaded_bytes - old.offloaded_bytes;
-      peak.max_inflight = std::max(peak.max_inflight, inflight + 1);
+      max_inflight = std::max(max_inflight, inflight + 1);
       ++i;  // the backward is part of this step
     } else if (op.forward) {
       during = static_bytes + live + chunk.forward_peak_extra_bytes;
       live += chunk.saved_bytes;
       host += chunk.offloaded_bytes;
       saved_at_peak = live;
-      peak.max_inflight = std::max(peak.max_inflight, ++inflight);
+      max_inflight = std::max(max_inflight, ++inflight);
     } else {
       during = static_bytes + live + chunk.backward_peak_extra_bytes;
       saved_at_peak = live;
@@ -92,14 +89,28 @@ RankPeak simulate_rank(const NormalizedConfig& n, int pp_rank,
       peak.transient_bytes = during - static_bytes - peak.activation_bytes;
       peak.host_activation_bytes = host;
     }
-    if (timeline != nullptr) {
+    if constexpr (kTimeline) {
       // A combined step is its forward and its backward, each with the step's peak.
       for (std::size_t k = combined ? i - 1 : i; k <= i; ++k) {
         timeline->push_back(schedule_event(ops[k], static_bytes + live, during));
       }
     }
   }
+  peak.max_inflight = max_inflight;
   return peak;
+}
+
+}  // namespace
+
+RankPeak simulate_rank(const NormalizedConfig& n, int pp_rank,
+                       const std::vector<ChunkActivations>& chunks, double static_bytes,
+                       std::vector<TimelineEvent>* timeline) {
+  // Without a timeline to show, a shorter schedule with the same peak is enough.
+  const ScheduleShape shape = rank_schedule_shape(n, pp_rank, /*shortened=*/timeline == nullptr);
+  const std::vector<ScheduleOp> ops = pipeline_schedule(shape);
+  if (timeline == nullptr) return walk_schedule<false>(ops, chunks, static_bytes, nullptr);
+  timeline->reserve(ops.size() + 1);
+  return walk_schedule<true>(ops, chunks, static_bytes, timeline);
 }
 
 // The optimizer step runs on static memory plus the fp32 grad copy of a 16-bit grad buffer,

@@ -65,9 +65,15 @@ constexpr FeatureRule kFeatureRules[] = {
     {"long_seq", [](N n) { return n.training.seq_length >= 16384; }},
 };
 
-const FeatureBand* band_of(const std::string& feature) {
-  for (const FeatureBand& band : feature_bands()) {
-    if (feature == band.feature) return &band;
+const FeatureBand* band_of(std::string_view feature) {
+  // The names as views, measured once: each lookup compares lengths before characters.
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> out;
+    for (const FeatureBand& band : feature_bands()) out.emplace_back(band.feature);
+    return out;
+  }();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (feature == names[i]) return &feature_bands()[i];
   }
   return nullptr;
 }
@@ -131,12 +137,17 @@ ErrorBand error_band(const std::vector<std::string>& features) {
 
 TotalRange total_range(const ErrorBand& band, std::uint64_t peak_reserved_bytes,
                        std::uint64_t peak_total_bytes) {
+  return {total_at_error(band.high_percent, peak_reserved_bytes, peak_total_bytes),
+          total_at_error(band.low_percent, peak_reserved_bytes, peak_total_bytes)};
+}
+
+std::uint64_t total_at_error(double error_percent, std::uint64_t peak_reserved_bytes,
+                             std::uint64_t peak_total_bytes) {
   // estimated = measured x (1 + error): an estimate that runs low (negative error) means
   // more real memory.
   const auto reserved = static_cast<double>(peak_reserved_bytes);
   const double outside = static_cast<double>(peak_total_bytes) - reserved;
-  return {whole_bytes(outside + reserved / (1.0 + band.high_percent / 100.0)),
-          whole_bytes(outside + reserved / (1.0 + band.low_percent / 100.0))};
+  return whole_bytes(outside + reserved / (1.0 + error_percent / 100.0));
 }
 
 FitStatus fit_status(const TotalRange& range, std::uint64_t capacity_bytes) {

@@ -84,6 +84,10 @@ struct TotalRange {
 };
 TotalRange total_range(const ErrorBand& band, std::uint64_t peak_reserved_bytes,
                        std::uint64_t peak_total_bytes);
+// One edge of that range: the total if the estimate errs by `error_percent` (the band's low
+// edge gives the range's high bytes). The planner needs only that one.
+std::uint64_t total_at_error(double error_percent, std::uint64_t peak_reserved_bytes,
+                             std::uint64_t peak_total_bytes);
 
 // fits: the range's top fits the capacity; does_not_fit: its bottom does not; else borderline.
 FitStatus fit_status(const TotalRange& range, std::uint64_t capacity_bytes);
