@@ -398,21 +398,35 @@ bool ChunkActivationsMemo::walks_alike(const StagePlacement& a, const StagePlace
       a.num_mtp_layers != b.num_mtp_layers || a.num_layers != b.num_layers) {
     return false;
   }
+  // Without bf16 layers or legacy offloading a layer's profile is its kind's: compare kinds.
+  if (!profiles_->bf16_layers && !n_->config.training.offload.cpu_offloading) {
+    const auto kinds = n_->layer_kinds.begin();
+    return std::equal(kinds + a.first_layer, kinds + a.first_layer + a.num_layers,
+                      kinds + b.first_layer);
+  }
   for (int i = 0; i < a.num_layers; ++i) {
     const int la = a.first_layer + i, lb = b.first_layer + i;
-    if (&profile_of_layer(n_, profiles_, la) != &profile_of_layer(n_, profiles_, lb) ||
-        cpu_offloaded_layer(n_, la) != cpu_offloaded_layer(n_, lb)) {
+    if (&profile_of_layer(*n_, *profiles_, la) != &profile_of_layer(*n_, *profiles_, lb) ||
+        cpu_offloaded_layer(*n_, la) != cpu_offloaded_layer(*n_, lb)) {
       return false;
     }
   }
   return true;
 }
 
+void ChunkActivationsMemo::restart(const NormalizedConfig& normalized,
+                                   const LayerProfiles& profiles, std::size_t stages) {
+  n_ = &normalized;
+  profiles_ = &profiles;
+  walks_.clear();
+  walks_.reserve(stages);
+}
+
 const ChunkActivations& ChunkActivationsMemo::of(const StagePlacement& stage) {
   for (const auto& [walked, chunk] : walks_) {
     if (walks_alike(*walked, stage)) return chunk;
   }
-  return walks_.emplace_back(&stage, chunk_activations(n_, stage, profiles_)).second;
+  return walks_.emplace_back(&stage, chunk_activations(*n_, stage, *profiles_)).second;
 }
 
 }  // namespace megamem

@@ -91,15 +91,21 @@ ChunkActivations chunk_activations(const NormalizedConfig& normalized, const Sta
 // middle stages usually do, so an estimate walks a few chunks rather than every stage.
 class ChunkActivationsMemo {
  public:
-  ChunkActivationsMemo(const NormalizedConfig& normalized, const LayerProfiles& profiles)
-      : n_(normalized), profiles_(profiles) {}
-  // The stage's chunk_activations(); the reference holds until the next call.
+  ChunkActivationsMemo() = default;
+  ChunkActivationsMemo(const NormalizedConfig& normalized, const LayerProfiles& profiles) {
+    restart(normalized, profiles, 0);
+  }
+  // Forgets the walks for another configuration, keeping the buffers (the planner restarts
+  // one memo per cell); the references of()'s first `stages` calls stay valid together.
+  void restart(const NormalizedConfig& normalized, const LayerProfiles& profiles,
+               std::size_t stages);
+  // The stage's chunk_activations(); without a `stages` reserve, valid until the next call.
   const ChunkActivations& of(const StagePlacement& stage);
 
  private:
   bool walks_alike(const StagePlacement& a, const StagePlacement& b) const;
-  const NormalizedConfig& n_;
-  const LayerProfiles& profiles_;
+  const NormalizedConfig* n_ = nullptr;
+  const LayerProfiles* profiles_ = nullptr;
   std::vector<std::pair<const StagePlacement*, ChunkActivations>> walks_;
 };
 

@@ -388,9 +388,8 @@ class Planner {
   std::unordered_map<std::array<std::int64_t, 6>, ScheduleProfile, KeyHash> schedules_;
   NormalizedConfig scratch_;                     // a cell's normalized config, reusing its buffers
   std::vector<const ChunkActivations*> chunks_;  // scratch, pp_rank * VPP + vpp_chunk
-  // Stages alike (same layers, kinds, embedding, loss, MTP) share chunk_activations().
-  std::vector<std::pair<std::array<int, 5>, ChunkActivations>> alike_;
-  bool counted_ = false;  // stats taken; later estimates correct them
+  ChunkActivationsMemo walks_;                   // a cell's chunk walks, into chunks_
+  bool counted_ = false;                         // stats taken; later estimates correct them
   PlanStats stats_;
 };
 
@@ -566,30 +565,12 @@ void Planner::activation_peaks(LayoutState& state, std::size_t row, std::size_t 
     auto& bytes = state.offloaded[column * recompute_.size() + recompute_of(row)];
     if (bytes.first < 0) offloaded_layer_bytes(scratch_, layers, bytes.first, bytes.second);
   }
-  alike_.clear();
-  alike_.reserve(state.stages.size());  // chunks_ points into it
+  // Stages that walk alike (the same layers' profiles and offloading, embedding, loss and
+  // MTP: estimate()'s test) share one walk.
+  walks_.restart(scratch_, layers, state.stages.size());
   for (const StagePlacement& stage : state.stages) {
-    // Layers of one kind make the chunk's position irrelevant; a mix keeps it.
-    const auto first = n.layer_kinds.begin() + stage.first_layer;
-    const bool uniform =
-        stage.num_layers == 0 || std::all_of(first, first + stage.num_layers,
-                                             [&](LayerKind kind) { return kind == *first; });
-    const int kind_key = stage.num_layers > 0 ? static_cast<int>(*first) : 0;
-    const std::array<int, 5> key = {
-        stage.num_layers,
-        uniform ? kind_key : static_cast<int>(kLayerKindCount) + stage.first_layer,
-        stage.has_embedding, stage.has_loss, stage.num_mtp_layers};
-    // Field by field: std::array's == calls memcmp, which showed in profiles.
-    auto found = std::find_if(alike_.begin(), alike_.end(), [&](const auto& entry) {
-      return std::equal(key.begin(), key.end(), entry.first.begin(),
-                        [](int a, int b) { return a == b; });
-    });
-    if (found == alike_.end()) {
-      alike_.emplace_back(key, chunk_activations(scratch_, stage, layers));
-      found = alike_.end() - 1;
-    }
     chunks_[static_cast<std::size_t>(stage.pp_rank) * vpp +
-            static_cast<std::size_t>(stage.vpp_chunk)] = &found->second;
+            static_cast<std::size_t>(stage.vpp_chunk)] = &walks_.of(stage);
   }
   rank_activation_peaks(chunks_, static_cast<int>(vpp), state.schedules[column], peaks);
 }

@@ -136,7 +136,7 @@ TEST_CASE("every candidate is classified as estimate() classifies it (DeepSeek-V
 // set and initialization, TE CUDA graphs' phases, the deferred embedding wgrad, the
 // optimizer step's fp32 grad copy and the EP overlap's combined steps.
 TEST_CASE(
-    "the fast path agrees with estimate() on FSDP, CUDA graphs, deferred wgrad, the step, "
+    "the fast path agrees with estimate() on FSDP, CUDA graphs, deferred wgrad, the step, FP8, "
     "the EP overlap") {
   SECTION("Megatron-FSDP") {
     PlanRequest r = llama_request();
@@ -161,6 +161,14 @@ TEST_CASE(
     r.base.parallel.expert_parallel = 16;  // the base is checked too: the overlap needs EP
     r.base.training.recompute.granularity = RecomputeGranularity::selective;
     r.base.training.recompute.modules = {RecomputeModule::mla_up_proj, RecomputeModule::mlp};
+    check_against_estimate(r);
+  }
+  SECTION("FP8 with its first and last layers in bf16") {
+    // Chunks of one layer kind differ when one holds a bf16 layer: they must not share a walk.
+    PlanRequest r = llama_request();
+    r.base.training.fp8_recipe = Fp8Recipe::tensorwise;
+    r.base.training.fp8_bf16_layers_at_start = 30;
+    r.base.training.fp8_bf16_layers_at_end = 1;
     check_against_estimate(r);
   }
   SECTION("a 16-bit grad buffer's step copy") {
