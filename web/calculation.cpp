@@ -107,7 +107,7 @@ bool keep_layout_valid(AppState& state) {
 
 std::vector<Suggestion> nearest_valid_values(const SharedConfig& shared) {
   std::vector<Suggestion> out;
-  // The rule book's suggestions (core/src/suggestions.cpp), each with its link.
+  // The rule book's suggestions (core/src/plan/suggestions.cpp), each with its link.
   for (megamem::Suggestion& s : suggest_valid_configs(shared.config, 8)) {
     std::string query = encode_share_query(SharedConfig{s.config, shared.model_id, shared.gpu_id});
     out.push_back(Suggestion{.field = std::move(s.field),

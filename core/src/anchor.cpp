@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "attention_backend.hpp"
 #include "megamem/fields.hpp"
+#include "memory/attention_backend.hpp"
 
 namespace megamem {
 namespace {

@@ -6,16 +6,16 @@
 #include <cmath>
 #include <string>
 
-#include "activations.hpp"
-#include "cuda_graphs.hpp"
-#include "deferred_embedding_wgrad.hpp"
-#include "fsdp_memory.hpp"
-#include "layer_placement.hpp"
-#include "parameter_count.hpp"
-#include "persistent_buffers.hpp"
-#include "runtime_overheads.hpp"
-#include "static_memory.hpp"
-#include "timeline.hpp"
+#include "memory/activations.hpp"
+#include "memory/cuda_graphs.hpp"
+#include "memory/deferred_embedding_wgrad.hpp"
+#include "memory/fsdp_memory.hpp"
+#include "memory/parameter_count.hpp"
+#include "memory/persistent_buffers.hpp"
+#include "memory/runtime_overheads.hpp"
+#include "memory/static_memory.hpp"
+#include "schedule/layer_placement.hpp"
+#include "schedule/timeline.hpp"
 
 namespace megamem {
 namespace {

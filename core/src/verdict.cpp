@@ -7,9 +7,9 @@
 #include <iterator>
 #include <string_view>
 
-#include "attention_backend.hpp"
-#include "megamem/estimate.hpp"
+#include "megamem/estimate_types.hpp"
 #include "megamem/units.hpp"
+#include "memory/attention_backend.hpp"
 
 namespace megamem {
 namespace {

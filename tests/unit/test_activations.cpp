@@ -1,9 +1,9 @@
 // Saved activations and the step peak (memory-model.md 4, 5, 6 and worked example 9.2).
 #include <catch2/catch.hpp>
 
-#include "activations.hpp"
 #include "estimate_helpers.hpp"
 #include "megamem/estimate.hpp"
+#include "memory/activations.hpp"
 #include "model_fixtures.hpp"
 
 using namespace megamem;

@@ -8,7 +8,7 @@
 
 #include "estimate_helpers.hpp"
 #include "megamem/estimate.hpp"
-#include "runtime_overheads.hpp"
+#include "memory/runtime_overheads.hpp"
 
 using namespace megamem;
 

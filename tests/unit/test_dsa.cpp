@@ -6,12 +6,12 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "activations.hpp"
 #include "estimate_helpers.hpp"
 #include "hf_import_helpers.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/hf_config.hpp"
 #include "megamem/megatron_args.hpp"
+#include "memory/activations.hpp"
 #include "modules/module_spec.hpp"
 
 using namespace megamem;

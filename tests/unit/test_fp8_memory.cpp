@@ -2,11 +2,11 @@
 // --fp8-param-gather and --first-last-layers-bf16. Expected values are computed by hand.
 #include <catch2/catch.hpp>
 
-#include "activations.hpp"
 #include "estimate_helpers.hpp"
-#include "fp8_memory.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/megatron_args.hpp"
+#include "memory/activations.hpp"
+#include "memory/fp8_memory.hpp"
 #include "model_fixtures.hpp"
 
 using namespace megamem;

@@ -7,13 +7,13 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "attention_backend.hpp"
-#include "cuda_graphs.hpp"
-#include "deferred_embedding_wgrad.hpp"
-#include "fsdp_memory.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/megatron_args.hpp"
 #include "megamem/validation.hpp"
+#include "memory/attention_backend.hpp"
+#include "memory/cuda_graphs.hpp"
+#include "memory/deferred_embedding_wgrad.hpp"
+#include "memory/fsdp_memory.hpp"
 
 using namespace megamem;
 using Catch::Matchers::WithinAbs;

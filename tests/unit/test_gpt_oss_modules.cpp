@@ -3,12 +3,12 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "activations.hpp"
 #include "estimate_helpers.hpp"
 #include "megamem/megatron_args.hpp"
 #include "megamem/presets.hpp"
 #include "megamem/share_link.hpp"
 #include "megamem/step_time.hpp"
+#include "memory/activations.hpp"
 #include "modules/module_spec.hpp"
 
 using namespace megamem;

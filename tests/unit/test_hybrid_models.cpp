@@ -4,14 +4,14 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "activations.hpp"
-#include "cuda_graphs.hpp"
 #include "estimate_helpers.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/hf_config.hpp"
 #include "megamem/megatron_args.hpp"
 #include "megamem/planner.hpp"
 #include "megamem/share_link.hpp"
+#include "memory/activations.hpp"
+#include "memory/cuda_graphs.hpp"
 #include "model_fixtures.hpp"
 
 using namespace megamem;

@@ -8,17 +8,17 @@
 #include <numeric>
 #include <string>
 
-#include "activations.hpp"
-#include "cuda_graphs.hpp"
 #include "estimate_helpers.hpp"
-#include "fp8_memory.hpp"
 #include "hf_import_helpers.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/hf_config.hpp"
 #include "megamem/megatron_args.hpp"
+#include "memory/activations.hpp"
+#include "memory/cuda_graphs.hpp"
+#include "memory/fp8_memory.hpp"
+#include "memory/parameter_count.hpp"
 #include "model_fixtures.hpp"
 #include "modules/module_spec.hpp"
-#include "parameter_count.hpp"
 
 using namespace megamem;
 using Catch::Matchers::Contains;

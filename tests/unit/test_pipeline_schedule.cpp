@@ -4,8 +4,8 @@
 
 #include "estimate_helpers.hpp"
 #include "model_fixtures.hpp"
-#include "pipeline_schedule.hpp"
-#include "timeline.hpp"
+#include "schedule/pipeline_schedule.hpp"
+#include "schedule/timeline.hpp"
 
 using namespace megamem;
 

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <string>
 
-#include "activations.hpp"
 #include "estimate_helpers.hpp"
 #include "hf_import_helpers.hpp"
 #include "megamem/estimate.hpp"
@@ -14,6 +13,7 @@
 #include "megamem/megatron_args.hpp"
 #include "megamem/planner.hpp"
 #include "megamem/share_link.hpp"
+#include "memory/activations.hpp"
 #include "model_fixtures.hpp"
 #include "modules/module_spec.hpp"
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "megamem/anchor.hpp"
-#include "megamem/estimate.hpp"
+#include "megamem/estimate_types.hpp"
 #include "megamem/megatron_log.hpp"
 #include "megamem/planner.hpp"
 #include "megamem/what_if.hpp"

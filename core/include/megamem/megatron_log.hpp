@@ -36,7 +36,7 @@
 #include <string_view>
 #include <vector>
 
-#include "megamem/estimate.hpp"
+#include "megamem/estimate_types.hpp"
 #include "megamem/expected.hpp"
 #include "megamem/megatron_args.hpp"
 #include "megamem/share_link.hpp"

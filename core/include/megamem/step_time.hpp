@@ -33,7 +33,7 @@
 #pragma once
 
 #include "megamem/config.hpp"
-#include "megamem/estimate.hpp"
+#include "megamem/estimate_types.hpp"
 #include "megamem/expected.hpp"
 
 namespace megamem {

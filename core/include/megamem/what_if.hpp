@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "megamem/config.hpp"
-#include "megamem/estimate.hpp"
+#include "megamem/estimate_types.hpp"
 
 namespace megamem {
 

@@ -15,7 +15,8 @@
 
 #include "formats/megatron_dump_flags.hpp"
 #include "megamem/bridge_config.hpp"
-#include "megamem/estimate.hpp"
+#include "megamem/estimate_types.hpp"
+#include "megamem/expected.hpp"
 #include "megamem/fields.hpp"
 #include "megamem/megatron_args.hpp"
 

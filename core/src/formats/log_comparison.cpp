@@ -3,6 +3,7 @@
 #include <utility>
 #include <vector>
 
+#include "megamem/estimate.hpp"
 #include "megamem/megatron_log.hpp"
 
 namespace megamem {

@@ -34,7 +34,7 @@
 #include "formats/megatron_flag_names.hpp"
 #include "megamem/fields.hpp"
 #include "megamem/presets.hpp"
-#include "runtime_overheads.hpp"
+#include "memory/runtime_overheads.hpp"
 
 namespace megamem {
 namespace {

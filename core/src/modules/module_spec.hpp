@@ -16,7 +16,7 @@
 #include <span>
 #include <vector>
 
-#include "megamem/estimate.hpp"
+#include "megamem/estimate_types.hpp"
 #include "megamem/modules.hpp"
 #include "modules/sliding_window.hpp"
 
@@ -277,7 +277,6 @@ void fused_norm_in_proj_saved(const ModuleContext& context, const ActivationShap
 // cols] on this rank.
 double per_chunk_elements(const ActivationShape& shape, double chunk_size, double heads,
                           double rows, double cols);
-
 
 // ---------------------------------------------------------------------------------------------
 // Embedding, output layer and loss, MTP

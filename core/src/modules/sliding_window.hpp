@@ -3,7 +3,7 @@
 // where windowed layers have their own (Megatron-Bridge's Step35DecoderLayer).
 #pragma once
 
-#include "megamem/estimate.hpp"
+#include "megamem/estimate_types.hpp"
 
 namespace megamem {
 

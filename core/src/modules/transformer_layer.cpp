@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "attention_backend.hpp"
-#include "fp8_memory.hpp"
 #include "megamem/units.hpp"
+#include "memory/attention_backend.hpp"
+#include "memory/fp8_memory.hpp"
 #include "module_spec.hpp"
 
 namespace megamem {

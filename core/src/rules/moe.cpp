@@ -2,7 +2,7 @@
 // the shared experts, and the layer pattern.
 #include <string>
 
-#include "../flex_dispatcher_buffers.hpp"
+#include "memory/flex_dispatcher_buffers.hpp"
 #include "rule_book.hpp"
 
 namespace megamem::rules {

@@ -2,8 +2,8 @@
 // rules of transformer_block.py and pipeline_parallel_layer_layout.py), computed once here
 // and kept in NormalizedConfig::stages, the virtual-pipeline degree, and what the EP overlap
 // schedule needs of it.
-#include "../layer_placement.hpp"
 #include "rule_book.hpp"
+#include "schedule/layer_placement.hpp"
 
 namespace megamem::rules {
 namespace {

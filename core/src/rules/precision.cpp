@@ -1,6 +1,6 @@
 // Rule book, precision topic: FP8 parameters, the optimizer's CPU offload and the loss
 // fusion.
-#include "fp8_memory.hpp"
+#include "memory/fp8_memory.hpp"
 #include "rule_book.hpp"
 
 namespace megamem::rules {

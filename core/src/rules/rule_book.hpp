@@ -14,7 +14,8 @@
 #include <span>
 #include <string>
 
-#include "megamem/estimate.hpp"
+#include "megamem/estimate_types.hpp"
+#include "megamem/expected.hpp"
 
 namespace megamem::rules {
 

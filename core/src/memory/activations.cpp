@@ -1,0 +1,432 @@
+// Activation memory per layer and per chunk; see activations.hpp.
+#include "memory/activations.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string_view>
+
+#include "memory/fp8_memory.hpp"
+#include "modules/sliding_window.hpp"
+
+namespace megamem {
+namespace {
+
+// Fine-grained offloading skips tensors under this many elements
+// (transformer_config.py, min_offloaded_tensor_size).
+constexpr double kMinOffloadElements = 1024.0 * 1024.0;
+
+bool offload_selected(const NormalizedConfig& n, OffloadModules module) {
+  const OffloadConfig& offload = n.config.training.offload;
+  return offload.fine_grained_activation_offloading && offload.offload_modules.intersects(module);
+}
+
+// The largest weight gradient (params dtype) of a layer, alive between its wgrad GEMM and the DDP
+// hook that adds it to main_grad, when gradient-accumulation fusion is off
+// (megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication).
+// TE's grouped GEMM makes the wgrads of all its local experts in one packed tensor
+// (grouped_linear.py backward: wgrad_packed [N, out, in]), freed when the last hook has run.
+double largest_weight_grad_bytes(const NormalizedConfig& n, bool moe_layer) {
+  if (n.config.training.gradient_accumulation_fusion) return 0;
+  const ModelConfig& m = n.config.model;
+  const TrainingConfig& t = n.config.training;
+  const double h = m.hidden_size;
+  const double tp = n.config.parallel.tensor_parallel;
+  const double glu = m.activation == Activation::swiglu ? 2 : 1;
+  const bool packed =
+      t.moe_grouped_gemm && t.transformer_impl == TransformerImpl::transformer_engine;
+  const double experts_in_gemm =
+      packed ? static_cast<double>(m.num_experts) / n.config.parallel.expert_parallel : 1.0;
+  const double fc1 = moe_layer ? experts_in_gemm * glu * m.moe_ffn_hidden_size * h /
+                                     n.config.parallel.expert_tensor_parallel
+                               : glu * m.ffn_hidden_size * h / tp;
+  // The larger attention shape where windowed layers have their own (sliding_window.hpp).
+  double qkv = 0;
+  for (const LayerKind kind : {LayerKind::dense, LayerKind::window_dense}) {
+    const AttentionShape a = attention_shape(m, kind);
+    qkv = std::max(qkv, (a.heads + 2.0 * a.query_groups) * a.kv_channels * h / tp);
+  }
+  return activation_element_bytes(n.config) * std::max(fc1, qkv);
+}
+
+}  // namespace
+
+RecomputeModules active_recompute_modules(const NormalizedConfig& n) {
+  const RecomputeConfig& recompute = n.config.training.recompute;
+  if (recompute.granularity != RecomputeGranularity::selective) return {};
+  if (recompute.modules.empty()) return {RecomputeModule::core_attn};  // transformer_config.py
+  return recompute.modules;
+}
+
+LayerActivations layer_activations(const NormalizedConfig& n, bool moe_layer, bool bf16_layer,
+                                   GraphPart part) {
+  return layer_activations(n, moe_layer ? LayerKind::moe : LayerKind::dense, bf16_layer, part);
+}
+
+LayerActivations layer_activations(const NormalizedConfig& n, LayerKind kind, bool bf16_layer,
+                                   GraphPart part) {
+  const bool fp8 = !bf16_layer && fp8_enabled(n.config.training);
+  const bool moe_layer = layer_kind_is_moe(kind);
+  LayerActivations out;
+  // Room for every module's saved tensors (a DeepSeek-V3 layer has 17): one allocation, small
+  // enough for the allocator's per-thread cache.
+  out.saved.reserve(20);
+  const RecomputeModules active = active_recompute_modules(n);
+  SavedSink sink(out, active, n.config.training.delay_wgrad_compute);
+  layer_saved(module_context(n, kind, fp8), activation_shape(n), sink);
+  std::erase_if(out.saved, [&](const SavedActivation& item) {
+    return !in_graph_part(n, part, item.module, kind);
+  });
+  // Normal checkpoints (core_attn, mlp, moe, shared_experts) recompute one module at a time
+  // in backward; output-discarding ones (moe_act, layernorm, mla_up_proj, gdn_norm_out) bring back
+  // their outputs just before the layer's backward: take the larger of the two.
+  double recompute_normal = 0, recompute_discarding = 0;
+  const RecomputeModules discarding = {RecomputeModule::moe_act, RecomputeModule::layernorm,
+                                       RecomputeModule::mla_up_proj, RecomputeModule::gdn_norm_out};
+  for (SavedActivation& item : out.saved) {
+    out.full_bytes += item.bytes;
+    const RecomputeModules freeing = item.freed_by & active;
+    if (!freeing.empty()) {
+      (freeing.intersects(discarding) ? recompute_discarding : recompute_normal) += item.bytes;
+      continue;
+    }
+    if (offload_selected(n, item.offload) && item.elements >= kMinOffloadElements) {
+      item.on_host = true;
+      out.offloaded_bytes += item.bytes;
+      continue;
+    }
+    out.kept_bytes += item.bytes;
+  }
+  out.recompute_bytes = std::max(recompute_normal, recompute_discarding);
+  // [calibrate] activation gradients in a layer's backward: the size of what it saved in
+  // bf16. Under FP8 the gradients stay bf16 (TE's dgrad outputs), so the bf16 sizes count.
+  const double saved_bf16 =
+      fp8 ? layer_activations(n, kind, true, part).full_bytes : out.full_bytes;
+  out.backward_transient_bytes = std::max(saved_bf16, sink.extra_backward()) +
+                                 largest_weight_grad_bytes(n, moe_layer) +
+                                 sink.delayed_wgrad_peak();
+  return out;
+}
+
+LayerProfiles layer_profiles(const NormalizedConfig& n, GraphPart part) {
+  LayerProfiles profiles;
+  profiles.part = part;
+  const bool moe = n.config.model.num_experts > 0;
+  profiles.dense = layer_activations(n, false, false, part);
+  profiles.moe = moe ? layer_activations(n, true, false, part) : profiles.dense;
+  const TrainingConfig& t = n.config.training;
+  const bool bf16_layers =
+      fp8_enabled(t) && t.fp8_bf16_layers_at_start + t.fp8_bf16_layers_at_end > 0;
+  profiles.bf16_layers = bf16_layers;
+  if (bf16_layers) {
+    profiles.dense_bf16 = layer_activations(n, false, true, part);
+    profiles.moe_bf16 = moe ? layer_activations(n, true, true, part) : profiles.moe;
+  }
+  auto used = [&](LayerKind kind) {
+    const auto& mtp = n.mtp_layer_kinds;
+    return std::find(n.layer_kinds.begin(), n.layer_kinds.end(), kind) != n.layer_kinds.end() ||
+           std::find(mtp.begin(), mtp.end(), kind) != mtp.end();
+  };
+  for (std::size_t k = 2; k < kLayerKindCount; ++k) {
+    const auto kind = static_cast<LayerKind>(k);
+    if (!used(kind)) continue;
+    profiles.hybrid[k] = layer_activations(n, kind, false, part);
+    if (bf16_layers) profiles.hybrid_bf16[k] = layer_activations(n, kind, true, part);
+  }
+  profiles.mtp = mtp_profiles(n, profiles);
+  return profiles;
+}
+
+namespace {
+
+const LayerActivations& profile_of_kind(const LayerProfiles& profiles, LayerKind kind, bool bf16) {
+  bf16 = bf16 && profiles.bf16_layers;  // else the bf16 profiles equal the others
+  if (kind != LayerKind::dense && kind != LayerKind::moe) {
+    return (bf16 ? profiles.hybrid_bf16 : profiles.hybrid)[static_cast<std::size_t>(kind)];
+  }
+  if (bf16) return kind == LayerKind::moe ? profiles.moe_bf16 : profiles.dense_bf16;
+  return kind == LayerKind::moe ? profiles.moe : profiles.dense;
+}
+
+}  // namespace
+
+// MTP layers run in the global FP8 context (multi_token_prediction.py). A hybrid model's are
+// never in a CUDA graph (NormalizedConfig::mtp_layers_graphable): the graphed part has none of
+// their tensors and the eager part all of them.
+std::vector<LayerActivations> mtp_profiles(const NormalizedConfig& n,
+                                           const LayerProfiles& profiles) {
+  std::vector<LayerActivations> out;
+  for (const LayerKind kind : n.mtp_layer_kinds) {
+    if (n.mtp_layers_graphable || profiles.part == GraphPart::whole) {
+      out.push_back(profile_of_kind(profiles, kind, false));
+    } else if (profiles.part == GraphPart::graphed) {
+      out.emplace_back();
+    } else {
+      out.push_back(layer_activations(n, kind, false, GraphPart::whole));
+    }
+  }
+  return out;
+}
+
+const LayerActivations& profile_of_layer(const NormalizedConfig& n, const LayerProfiles& profiles,
+                                         int layer) {
+  const TrainingConfig& t = n.config.training;
+  const LayerKind kind = n.layer_kinds[static_cast<std::size_t>(layer)];
+  const bool bf16 = fp8_enabled(t) && !fp8_layer(t, n.config.model.num_layers, layer);
+  return profile_of_kind(profiles, kind, bf16);
+}
+
+namespace {
+
+// Legacy --cpu-offloading moves whole layers' activations to the host (PP = 1 only).
+bool cpu_offloaded_layer(const NormalizedConfig& n, int layer) {
+  const OffloadConfig& offload = n.config.training.offload;
+  return offload.cpu_offloading && layer < offload.cpu_offloading_num_layers;
+}
+
+// One chunk's phases in forward order: what each keeps saved, its transients, and the
+// backward walk in reverse over them.
+class ChunkWalk {
+ public:
+  ChunkWalk(const NormalizedConfig& n, const StagePlacement& stage, const LayerProfiles& profiles)
+      : n_(n), stage_(stage), profiles_(profiles), s_(activation_shape(n)) {
+    // A phase per layer and a few for the embedding and the loss: one allocation each.
+    const std::size_t phases = static_cast<std::size_t>(std::max(0, stage.num_layers)) + 8;
+    backward_free_.reserve(phases);
+    backward_transient_.reserve(phases);
+    if (combined_steps_) forward_transient_.reserve(phases);
+  }
+
+  ChunkActivations run() {
+    // The capture runs the graphed layers alone (cuda_graphs.hpp).
+    const bool capture = profiles_.part == GraphPart::graphed;
+    // Embedding dropout mask; the embedding output is layer 0's saved input.
+    if (stage_.has_embedding && !capture) phase(embedding_saved_bytes(s_), 0, 0);
+    first_layer_phase_ = backward_free_.size();
+    if (n_.config.parallel.fsdp.impl == FsdpImpl::megatron) {
+      out_.layer_backward_extra_bytes.resize(static_cast<std::size_t>(stage_.num_layers));
+    }
+    for (int i = 0; i < stage_.num_layers; ++i) decoder_layer(i);
+    if (capture) {
+      for (int depth = 0; stage_.has_loss && depth < stage_.num_mtp_layers; ++depth) {
+        for (const LayerActivations& inner : profiles_.mtp) kept_layer(inner);
+      }
+    } else if (stage_.has_loss) {
+      // gpt_model.py _postprocess: MTP layers and their losses run before the main loss.
+      // Every depth saves its activations, also with --mtp-use-repeated-layer's shared weights
+      // (MultiTokenPredictionBlock.forward).
+      for (int depth = 0; depth < stage_.num_mtp_layers; ++depth) {
+        // MTP's own tensors (modules/mtp.cpp), then its inner layers.
+        phase(mtp_saved_bytes(s_), 0, 0);
+        for (const LayerActivations& inner : profiles_.mtp) kept_layer(inner);
+        loss();
+      }
+      loss();
+    }
+    return finish();
+  }
+
+ private:
+  // Layers of this chunk in order; each kind's profile computed once.
+  const LayerActivations& layer_at(int index) const {
+    return profile_of_layer(n_, profiles_, stage_.first_layer + index);
+  }
+
+  // A phase keeps `kept` bytes on the GPU; `offloaded` bytes are saved too but copied to the
+  // host as the phase ends (they are on the GPU during it, and reloaded for its backward).
+  void phase(double kept, double transient, double backward_extra, double offloaded = 0) {
+    forward_peak_ = std::max(forward_peak_, saved_ + transient + offloaded);
+    if (combined_steps_) forward_transient_.push_back(transient + offloaded);
+    saved_ += kept;
+    out_.offloaded_bytes += offloaded;
+    backward_free_.push_back(kept);
+    backward_transient_.push_back(backward_extra + offloaded);
+  }
+
+  // Backward of a layer: its activation gradients, selective recompute and the reload of
+  // offloaded inputs.
+  void kept_layer(const LayerActivations& layer) {
+    phase(layer.kept_bytes, layer.forward_transient_bytes,
+          layer.backward_transient_bytes + layer.recompute_bytes, layer.offloaded_bytes);
+  }
+
+  void decoder_layer(int i) {
+    const TrainingConfig& t = n_.config.training;
+    const RecomputeConfig& recompute = t.recompute;
+    const LayerActivations& layer = layer_at(i);
+    if (cpu_offloaded_layer(n_, stage_.first_layer + i)) {
+      phase(0, layer.forward_transient_bytes,
+            layer.backward_transient_bytes + layer.recompute_bytes,
+            layer.kept_bytes + layer.offloaded_bytes);
+      return;
+    }
+    const bool checkpointed =
+        recompute.granularity == RecomputeGranularity::full &&
+        (recompute.method == RecomputeMethod::uniform || i < recompute.num_layers);
+    if (checkpointed) {
+      checkpointed_layer(i);
+    } else {
+      kept_layer(layer);
+    }
+  }
+
+  // megatron/core/recompute.py: one input stashed per group of recompute_num_layers
+  // (uniform) or per checkpointed layer (block); backward re-runs the group's forward.
+  void checkpointed_layer(int i) {
+    const RecomputeConfig& recompute = n_.config.training.recompute;
+    const double stash = (recompute.distribute_saved_activations && !n_.sequence_parallel)
+                             ? s_.act * s_.tokens * s_.h / s_.tp
+                             : s_.act * s_.sp_tokens * s_.h;
+    const int group = std::max(1, recompute.num_layers);
+    const bool block = recompute.method == RecomputeMethod::block;
+    const bool group_start = block || i % group == 0;
+    double group_full = 0;
+    const int group_layers = block ? 1 : group;
+    const int first = block ? i : i - i % group;
+    for (int k = first; k < std::min(stage_.num_layers, first + group_layers); ++k) {
+      group_full += layer_at(k).full_bytes;
+    }
+    const LayerActivations& layer = layer_at(i);
+    phase(group_start ? stash : 0, layer.forward_transient_bytes,
+          group_full + layer.backward_transient_bytes);
+  }
+
+  // Final norm, output layer, cross entropy (modules/output_loss.cpp).
+  void loss() {
+    const LossActivations loss = loss_activations(n_, s_);
+    out_.logits_bytes = loss.logits_bytes;
+    phase(loss.norm_saved, 0, 0);
+    phase(0, 0, loss.output_backward);
+    phase(loss.loss_saved, loss.loss_forward_transient, loss.loss_backward_transient);
+    loss_phase_ = backward_free_.size() - 1;
+  }
+
+  // Backward walk in reverse: each phase's transient on top of what is still saved.
+  // Offloaded inputs sit on the host between their forward and the reload before backward
+  // (one layer's reload at a time, counted in that layer's backward transient).
+  ChunkActivations finish() {
+    double freed = 0;
+    double loss_peak = 0;
+    double rest_peak = 0;
+    for (std::size_t k = backward_free_.size(); k-- > 0;) {
+      double& peak = k == loss_phase_ ? loss_peak : rest_peak;
+      peak = std::max(peak, backward_transient_[k] - freed);
+      record_fsdp_phase(k, backward_transient_[k] - freed);
+      freed += backward_free_[k];
+    }
+    out_.saved_bytes = saved_;
+    out_.forward_peak_extra_bytes = std::max(forward_peak_, saved_);
+    out_.loss_backward_peak_extra_bytes = loss_peak;
+    out_.weight_grad_backward_peak_extra_bytes = rest_peak;
+    out_.backward_peak_extra_bytes = std::max(loss_peak, rest_peak);
+    if (combined_steps_) out_.combined_step_extra_bytes = combined_step_extra();
+    return out_;
+  }
+
+  // TransformerModelChunkSchedulePlan.run: the new micro-batch's embedding, the old one's
+  // loss backward, then forward layer i with backward layer L-1-i (the forward's saved
+  // tensors taken before the backward's are freed: the attention backward runs last in
+  // TransformerLayerSchedulePlan.run), then the new loss forward and the old embedding
+  // backward. `held` is the new saved minus the old freed so far.
+  double combined_step_extra() const {
+    const std::size_t phases = backward_free_.size();
+    const std::size_t first = std::min(first_layer_phase_, phases);
+    const std::size_t layers = std::min<std::size_t>(
+        phases - first, static_cast<std::size_t>(std::max(0, stage_.num_layers)));
+    const std::size_t tail = first + layers;
+    double held = 0;
+    double peak = 0;
+    auto forward = [&](std::size_t k) {
+      peak = std::max(peak, held + forward_transient_[k]);
+      held += backward_free_[k];
+    };
+    auto backward = [&](std::size_t k) {
+      peak = std::max(peak, held + backward_transient_[k]);
+      held -= backward_free_[k];
+    };
+    for (std::size_t k = 0; k < first; ++k) forward(k);
+    for (std::size_t k = phases; k-- > tail;) backward(k);
+    for (std::size_t i = 0; i < layers; ++i) {
+      const std::size_t f = first + i;
+      const std::size_t b = first + layers - 1 - i;
+      peak = std::max(
+          peak, held + backward_free_[f] + std::max(forward_transient_[f], backward_transient_[b]));
+      held += backward_free_[f] - backward_free_[b];
+    }
+    for (std::size_t k = tail; k < phases; ++k) forward(k);
+    for (std::size_t k = first; k-- > 0;) backward(k);
+    return peak;
+  }
+
+  // Phase k's backward extra, kept per decoder layer and for the embedding under FSDP.
+  void record_fsdp_phase(std::size_t k, double extra) {
+    std::vector<double>& layers = out_.layer_backward_extra_bytes;
+    if (k >= first_layer_phase_ && k - first_layer_phase_ < layers.size()) {
+      layers[k - first_layer_phase_] = extra;
+    } else if (k + 1 == first_layer_phase_) {
+      out_.embedding_backward_extra_bytes = extra;
+    }
+  }
+
+  const NormalizedConfig& n_;
+  const StagePlacement& stage_;
+  const LayerProfiles& profiles_;
+  const ActivationShape s_;
+  ChunkActivations out_;
+  double saved_ = 0;                        // saved so far in the forward walk
+  double forward_peak_ = 0;                 // max of (saved so far + transient)
+  std::vector<double> backward_free_;       // freed by each phase
+  std::vector<double> backward_transient_;  // transient of each phase
+  std::vector<double> forward_transient_;   // forward transient of each phase, if needed
+  // Only the EP overlap's schedule has combined steps (combined_step_extra).
+  const bool combined_steps_ = n_.config.training.overlap_moe_expert_parallel_comm;
+  std::size_t loss_phase_ = SIZE_MAX;         // the cross entropy's phase, if the chunk has it
+  std::size_t first_layer_phase_ = SIZE_MAX;  // the first decoder layer's phase
+};
+
+}  // namespace
+
+ChunkActivations chunk_activations(const NormalizedConfig& n, const StagePlacement& stage,
+                                   const LayerProfiles& profiles) {
+  return ChunkWalk(n, stage, profiles).run();
+}
+
+// ChunkWalk reads of a stage only these fields, and of each layer its profile and whether
+// legacy CPU offloading takes it.
+bool ChunkActivationsMemo::walks_alike(const StagePlacement& a, const StagePlacement& b) const {
+  if (a.has_embedding != b.has_embedding || a.has_loss != b.has_loss ||
+      a.num_mtp_layers != b.num_mtp_layers || a.num_layers != b.num_layers) {
+    return false;
+  }
+  // Without bf16 layers or legacy offloading a layer's profile is its kind's: compare kinds.
+  if (!profiles_->bf16_layers && !n_->config.training.offload.cpu_offloading) {
+    const auto kinds = n_->layer_kinds.begin();
+    return std::equal(kinds + a.first_layer, kinds + a.first_layer + a.num_layers,
+                      kinds + b.first_layer);
+  }
+  for (int i = 0; i < a.num_layers; ++i) {
+    const int la = a.first_layer + i, lb = b.first_layer + i;
+    if (&profile_of_layer(*n_, *profiles_, la) != &profile_of_layer(*n_, *profiles_, lb) ||
+        cpu_offloaded_layer(*n_, la) != cpu_offloaded_layer(*n_, lb)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void ChunkActivationsMemo::restart(const NormalizedConfig& normalized,
+                                   const LayerProfiles& profiles, std::size_t stages) {
+  n_ = &normalized;
+  profiles_ = &profiles;
+  walks_.clear();
+  walks_.reserve(stages);
+}
+
+const ChunkActivations& ChunkActivationsMemo::of(const StagePlacement& stage) {
+  for (const auto& [walked, chunk] : walks_) {
+    if (walks_alike(*walked, stage)) return chunk;
+  }
+  return walks_.emplace_back(&stage, chunk_activations(*n_, stage, *profiles_)).second;
+}
+
+}  // namespace megamem

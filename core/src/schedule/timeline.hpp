@@ -1,0 +1,41 @@
+// One pipeline rank's training step as a memory timeline: walk the schedule's forward and
+// backward passes, adding and freeing each chunk's saved activations, and record the
+// allocated bytes after each operation and the peak inside it (memory-model.md 6.4, 7.1).
+#pragma once
+
+#include <vector>
+
+#include "megamem/estimate_types.hpp"
+#include "memory/activations.hpp"
+#include "schedule/pipeline_schedule.hpp"
+
+namespace megamem {
+
+struct RankPeak {
+  double peak_allocated_bytes = 0;
+  double activation_bytes = 0;  // saved activations at the peak operation
+  double transient_bytes = 0;   // the rest of the peak above static memory
+  double host_activation_bytes = 0;
+  int max_inflight = 0;
+};
+
+// The schedule simulate_rank() walks for one rank: Megatron's for the configuration, or,
+// shortened, with equivalent_microbatches() (the same peak in fewer steps).
+ScheduleShape rank_schedule_shape(const NormalizedConfig& normalized, int pp_rank, bool shortened);
+
+// The peak above the live activations of a combined step (ScheduleOp::with_next_backward):
+// `forward`'s micro-batch runs layer by layer beside `backward`'s.
+double combined_step_extra_bytes(const ChunkActivations& forward, const ChunkActivations& backward);
+
+// The forward and backward passes of one step. chunks: the rank's ChunkActivations indexed
+// by VPP chunk. timeline: filled when non-null.
+RankPeak simulate_rank(const NormalizedConfig& normalized, int pp_rank,
+                       const std::vector<ChunkActivations>& chunks, double static_bytes,
+                       std::vector<TimelineEvent>* timeline);
+
+// The optimizer step after the passes: static memory plus optimizer_step_bytes
+// (RankMemory::optimizer_step_bytes) when that is higher; appended to a non-null timeline.
+void add_optimizer_step(double static_bytes, double optimizer_step_bytes, RankPeak& peak,
+                        std::vector<TimelineEvent>* timeline);
+
+}  // namespace megamem
