@@ -887,6 +887,20 @@ std::optional<Error> read_hy_v3(const Reader& r, Family, HfImport& out) {
   return std::nullopt;
 }
 
+// Ministral 3's language model (mistral3's text_config, model_type ministral3) as Megatron-
+// Bridge's ministral3/ministral3_bridge.py builds it on Ministral3ModelProvider
+// (ministral3_provider.py): Mistral's GQA and SwiGLU without biases, position_embedding_type
+// "yarn" whatever rope_parameters holds. Its MinistralTEDotProductAttention scales the query in
+// place (Llama-4 scaling by position), which adds no weights and no saved tensor.
+std::optional<Error> read_ministral3(const Reader&, Family, HfImport& out) {
+  out.model.position_embedding = PositionEmbedding::yarn;
+  out.model.attention_dropout = 0.0;  // ministral3_provider.py: attention_dropout = 0.0
+  out.notes.push_back(
+      "a vision encoder (mistral3's vision_config, which Megatron-Bridge's Ministral3Model "
+      "builds beside the language model) is not estimated: the language model is");
+  return std::nullopt;
+}
+
 // The families megamem imports: config.json's model_type and the reader of the fields the
 // family adds to the common ones (experts, MLA, Mamba, linear attention); none for dense models.
 using FamilyReader = std::optional<Error> (*)(const Reader&, Family, HfImport&);
@@ -898,6 +912,7 @@ struct FamilyRow {
 constexpr FamilyRow kFamilies[] = {
     {"llama", Family::llama},
     {"mistral", Family::llama},
+    {"ministral3", Family::llama, read_ministral3},
     {"qwen2", Family::qwen2},
     {"qwen3", Family::qwen3},
     {"qwen2_moe", Family::qwen2_moe, read_qwen_moe},
