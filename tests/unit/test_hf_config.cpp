@@ -725,13 +725,13 @@ TEST_CASE("a multimodal wrapper is read through its text_config") {
 
 TEST_CASE("every supported family is listed") {
   const std::vector<std::string> expected = {
-      "llama",        "mistral",          "qwen2",       "qwen3",
-      "qwen2_moe",    "qwen3_moe",        "mixtral",     "deepseek_v2",
-      "deepseek_v3",  "deepseek_v32",     "glm_moe_dsa", "kimi_k2",
-      "glm4_moe",     "gpt_oss",          "nemotron_h",  "qwen3_next",
-      "qwen3_5_text", "qwen3_5_moe_text", "minimax_m2",  "gemma3_text",
-      "olmoe",        "ernie4_5_moe",     "exaone4",     "glm4_moe_lite",
-      "hy_v3"};
+      "llama",         "mistral",      "ministral3",       "qwen2",
+      "qwen3",         "qwen2_moe",    "qwen3_moe",        "mixtral",
+      "deepseek_v2",   "deepseek_v3",  "deepseek_v32",     "glm_moe_dsa",
+      "kimi_k2",       "glm4_moe",     "gpt_oss",          "nemotron_h",
+      "qwen3_next",    "qwen3_5_text", "qwen3_5_moe_text", "minimax_m2",
+      "gemma3_text",   "olmoe",        "ernie4_5_moe",     "exaone4",
+      "glm4_moe_lite", "hy_v3",        "bailing_moe_v2",   "bailing_moe"};
   CHECK(supported_hf_model_types() == expected);
 }
 

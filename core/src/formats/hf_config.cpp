@@ -887,6 +887,67 @@ std::optional<Error> read_hy_v3(const Reader& r, Family, HfImport& out) {
   return std::nullopt;
 }
 
+// Whether config.json's architectures list names `name`.
+bool names_architecture(const Reader& r, std::string_view name) {
+  const json* list = r.find("architectures");
+  if (!list || !list->is_array()) return false;
+  return std::any_of(list->begin(), list->end(),
+                     [&](const json& a) { return a.is_string() && a.get<std::string>() == name; });
+}
+
+// Ling 2.0 (BailingMoeV2ForCausalLM; the Hub's configs say model_type bailing_moe, the bridge
+// registers bailing_moe_v2) as Megatron-Bridge's bailing/bailing_moe2_bridge.py builds it: GQA
+// with QK norm, first_k_dense_replace dense layers, then num_experts experts of
+// moe_intermediate_size top num_experts_per_tok with one shared expert of moe_intermediate_size,
+// sigmoid routing with the expert bias in fp32, untied embeddings, num_nextn_predict_layers MTP
+// layers (model_bridge.py CONFIG_MAPPING). Ling 1.x (BailingMoeForCausalLM) has no bridge.
+std::optional<Error> read_bailing_moe_v2(const Reader& r, Family, HfImport& out) {
+  if (out.model_type == "bailing_moe" && !names_architecture(r, "BailingMoeV2ForCausalLM")) {
+    return Error{"architectures",
+                 "bailing_moe without BailingMoeV2ForCausalLM (Ling 1.x) is not built by "
+                 "Megatron-Bridge, which registers only Ling 2.0's BailingMoeV2ForCausalLM"};
+  }
+  ModelConfig& m = out.model;
+  std::int64_t shared = 1, first_dense = 0;
+  MM_READ(m.num_experts, r.int_field("num_experts", 1, kMaxSize));
+  MM_READ(m.moe_router_topk, r.int_field("num_experts_per_tok", 1, m.num_experts));
+  MM_READ(m.moe_ffn_hidden_size, r.int_field("moe_intermediate_size", 1, kMaxSize));
+  MM_READ(shared, r.integer("num_shared_experts", 0, 64, 1));
+  MM_READ(first_dense, r.integer("first_k_dense_replace", 0, m.num_layers, 0));
+  MM_READ(m.mtp_num_layers, r.int_field("num_nextn_predict_layers", 0, kMaxSize, 0));
+  MM_READ(m.add_qkv_bias, r.boolean("use_qkv_bias", false));
+  m.moe_shared_expert_intermediate_size = m.moe_ffn_hidden_size;  // whatever num_shared_experts
+  if (shared != 1) {
+    out.notes.push_back("num_shared_experts " + std::to_string(shared) +
+                        ": the bridge builds one shared expert of moe_intermediate_size");
+  }
+  m.moe_layer_pattern.assign(static_cast<std::size_t>(m.num_layers), 1);
+  for (std::int64_t i = 0; i < first_dense; ++i)
+    m.moe_layer_pattern[static_cast<std::size_t>(i)] = 0;
+  m.qk_layernorm = true;
+  m.moe_router_enable_expert_bias = true;
+  m.untie_embeddings_and_output_weights = true;  // share_embeddings_and_output_weights = False
+  m.hidden_dropout = 0.0;
+  out.notes.push_back(
+      "the bridge runs the router in fp32 (moe_router_dtype), a run setting: "
+      "--moe-router-dtype fp32");
+  return std::nullopt;
+}
+
+// Ministral 3's language model (mistral3's text_config, model_type ministral3) as Megatron-
+// Bridge's ministral3/ministral3_bridge.py builds it on Ministral3ModelProvider
+// (ministral3_provider.py): Mistral's GQA and SwiGLU without biases, position_embedding_type
+// "yarn" whatever rope_parameters holds. Its MinistralTEDotProductAttention scales the query in
+// place (Llama-4 scaling by position), which adds no weights and no saved tensor.
+std::optional<Error> read_ministral3(const Reader&, Family, HfImport& out) {
+  out.model.position_embedding = PositionEmbedding::yarn;
+  out.model.attention_dropout = 0.0;  // ministral3_provider.py: attention_dropout = 0.0
+  out.notes.push_back(
+      "a vision encoder (mistral3's vision_config, which Megatron-Bridge's Ministral3Model "
+      "builds beside the language model) is not estimated: the language model is");
+  return std::nullopt;
+}
+
 // The families megamem imports: config.json's model_type and the reader of the fields the
 // family adds to the common ones (experts, MLA, Mamba, linear attention); none for dense models.
 using FamilyReader = std::optional<Error> (*)(const Reader&, Family, HfImport&);
@@ -898,6 +959,7 @@ struct FamilyRow {
 constexpr FamilyRow kFamilies[] = {
     {"llama", Family::llama},
     {"mistral", Family::llama},
+    {"ministral3", Family::llama, read_ministral3},
     {"qwen2", Family::qwen2},
     {"qwen3", Family::qwen3},
     {"qwen2_moe", Family::qwen2_moe, read_qwen_moe},
@@ -921,6 +983,8 @@ constexpr FamilyRow kFamilies[] = {
     {"exaone4", Family::exaone4, read_exaone4},
     {"glm4_moe_lite", Family::deepseek, read_glm47_flash},
     {"hy_v3", Family::llama, read_hy_v3},
+    {"bailing_moe_v2", Family::llama, read_bailing_moe_v2},
+    {"bailing_moe", Family::llama, read_bailing_moe_v2},
 };
 
 const FamilyRow* family_of(const std::string& model_type) {
