@@ -129,6 +129,20 @@ export async function hoverTimeline(page, settleMs = 150) {
 
 export const pageState = (page) => page.evaluate(() => window.megamem.state());
 
+// Waits until the page stops drawing (an idle page draws no frames: platform_web.cpp), so
+// what it reports is what stays on screen, not a frame of a table still fitting its columns.
+export async function waitForIdle(page, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  let last = await page.evaluate(() => window.megamem.frames());
+  for (let still = 0; still < 2;) {
+    if (Date.now() > deadline) throw new Error('timed out waiting for the page to be idle');
+    await page.waitForTimeout(150);
+    const now = await page.evaluate(() => window.megamem.frames());
+    still = now === last ? still + 1 : 0;
+    last = now;
+  }
+}
+
 // The budget is generous: a loaded 2-core machine can take seconds per frame of software
 // WebGL, and a wait that gives up early fails a page that works (issue 24).
 export async function waitForState(page, predicate, what, timeoutMs = 60_000) {

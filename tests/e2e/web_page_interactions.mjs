@@ -100,8 +100,11 @@ try {
   await typeValue(page, 'TP', 4);
   await waitForState(page, (s) => s.config.parallel.tensor_model_parallel_size === 4, 'TP 4');
   await click(page, 'TP');
-  await page.keyboard.press('Tab');  // ImGui moves to the next text field, its text selected
-  await waitForKeyboardFocus(page, 'PP');
+  // Tab visits every control (issue #28 item 8): TP's - and +, then PP, its text selected.
+  for (const next of ['TP -', 'TP +', 'PP']) {
+    await page.keyboard.press('Tab');
+    await waitForKeyboardFocus(page, next);
+  }
   await page.keyboard.type('2', { delay: 20 });
   await page.keyboard.press('Enter');
   const tabbed = await waitForState(page, (s) => s.config.parallel.pipeline_model_parallel_size === 2,

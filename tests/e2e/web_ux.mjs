@@ -13,7 +13,7 @@
 //   model       layers is a number field (a click on it changes nothing); an edited
 //               architecture field is marked and its reset restores the preset's value; an
 //               MLA model shows "—" for query groups and kv channels, with the reason
-//   keyboard    Tab from the page start goes to the top bar, then the settings in order; + on
+//   keyboard    Tab from the page start goes through the top bar's pickers in order; + on
 //               TP 8 steps to 16 (the next size that divides), not 9
 //   generated   DeepSeek-V3 picked at PP 8 x VPP 5 gets a short generated layout, which a PP
 //               step derives again for the new size (issue #28 item 2)
@@ -120,8 +120,9 @@ async function keyboard(page) {
     }
     focused.push(now);
   }
-  check(focused[0] === 'top GPUs' && focused[1] === 'layers' && focused[2] === 'hidden',
-        `Tab from the page start: ${focused.join(' -> ')}`);
+  // Every control is a stop (issue #28 item 8; web_keyboard.mjs goes round the whole page).
+  check(focused[0] === 'top model' && focused[1] === 'top GPUs' && focused[2] === 'top GPU' &&
+        focused[3] === 'recipes', `Tab from the page start: ${focused.join(' -> ')}`);
   await page.keyboard.press('Escape');
 
   await openPage(page, `${baseUrl}?v=1&model=llama-3-70b&gpu=h100-80gb&gpus=64&tp=8&pp=1`);
