@@ -18,7 +18,7 @@ import { join } from 'node:path';
 
 import {
   check, click, finish, launch, openPage, options, pageState, serve, waitForIdle,
-  waitForKeyboardFocus, waitForState, widgetCenter,
+  waitForKeyboardFocus, waitForState,
 } from './harness.mjs';
 
 const opts = options();
@@ -123,8 +123,7 @@ async function enterActivates(page) {
 
 async function editedField(page) {
   await openPage(page, baseUrl);
-  const { x, y } = await widgetCenter(page, 'TP');
-  await page.mouse.click(x, y);
+  await click(page, 'TP');  // hover, press and release, each seen by the page
   await waitForKeyboardFocus(page, 'TP');
   await page.keyboard.press('Control+A');
   await page.keyboard.type('4');
