@@ -129,18 +129,12 @@ export async function hoverTimeline(page, settleMs = 150) {
 
 export const pageState = (page) => page.evaluate(() => window.megamem.state());
 
-// Waits until the page stops drawing (an idle page draws no frames: platform_web.cpp), so
-// what it reports is what stays on screen, not a frame of a table still fitting its columns.
+// Waits until the page has stopped drawing (window.megamem.idle(): no frames owed to input,
+// nothing under way), so what it reports is what stays on screen, not a frame of a table still
+// fitting its columns. Frames that merely come slowly are no sign of that: on a loaded machine
+// one frame can take longer than any fixed quiet period.
 export async function waitForIdle(page, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  let last = await page.evaluate(() => window.megamem.frames());
-  for (let still = 0; still < 2;) {
-    if (Date.now() > deadline) throw new Error('timed out waiting for the page to be idle');
-    await page.waitForTimeout(150);
-    const now = await page.evaluate(() => window.megamem.frames());
-    still = now === last ? still + 1 : 0;
-    last = now;
-  }
+  await page.waitForFunction(() => window.megamem.idle(), null, { timeout: timeoutMs });
 }
 
 // The budget is generous: a loaded 2-core machine can take seconds per frame of software
