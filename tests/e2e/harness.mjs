@@ -227,6 +227,20 @@ export async function waitForKeyboardFocus(page, label) {
                              label, { timeout: 60_000 });
 }
 
+// Taps Tab or Enter as a person does: the keydown and the keyup sent together, through one CDP
+// session, in order. keyboard.press() sends the keyup only once the keydown is acknowledged:
+// on a loaded machine that took longer than ImGui's key-repeat delay (0.275 s of frames), the
+// page rightly saw a held key, and one Tab moved the focus past several controls.
+const cdpSessions = new WeakMap();
+const virtualKeyCodes = { Tab: 9, Enter: 13 };
+export async function tapKey(page, key) {
+  if (!cdpSessions.has(page)) cdpSessions.set(page, await page.context().newCDPSession(page));
+  const cdp = cdpSessions.get(page);
+  const event = { key, code: key, windowsVirtualKeyCode: virtualKeyCodes[key] };
+  await Promise.all([cdp.send('Input.dispatchKeyEvent', { type: 'rawKeyDown', ...event }),
+                     cdp.send('Input.dispatchKeyEvent', { type: 'keyUp', ...event })]);
+}
+
 // Opens the model picker and types once its filter has the keyboard, then Enter picks the
 // first match (a fixed 100 ms before typing was too short on a loaded machine).
 export async function pickModel(page, id) {

@@ -17,7 +17,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 
 import {
-  check, click, finish, launch, openPage, options, pageState, serve, waitForIdle,
+  check, click, finish, launch, openPage, options, pageState, serve, tapKey, waitForIdle,
   waitForKeyboardFocus, waitForState,
 } from './harness.mjs';
 
@@ -35,7 +35,7 @@ const controlKinds = new Set(['button', 'checkbox', 'combo', 'input', 'slider', 
 // takes a few frames, which software WebGL on a loaded machine draws slowly.
 async function press(page, key) {
   const before = await focusOf(page);
-  await page.keyboard.press(key);
+  await tapKey(page, key);
   await page.waitForFunction((id) => {
     const f = window.megamem.keyboardFocus();
     return f.id !== 0 && f.id !== id;
@@ -110,13 +110,13 @@ async function tabOrder(page) {
 async function enterActivates(page) {
   const before = await pageState(page);
   await tabTo(page, 'theme');
-  await page.keyboard.press('Enter');
+  await tapKey(page, 'Enter');
   const themed = await waitForState(page, (s) => s.light_theme !== before.light_theme, 'the theme');
   check(themed.light_theme !== before.light_theme, 'Enter on the theme button switches the theme');
-  await page.keyboard.press('Enter');
+  await tapKey(page, 'Enter');
   await waitForState(page, (s) => s.light_theme === before.light_theme, 'the theme back');
   await tabTo(page, 'what-if 1');
-  await page.keyboard.press('Enter');
+  await tapKey(page, 'Enter');
   const applied = await waitForState(page, (s) => s.url !== before.url, 'the what-if row to apply');
   check(applied.url !== before.url, `Enter on a what-if row applies it (${applied.url})`);
 }
@@ -127,7 +127,7 @@ async function editedField(page) {
   await waitForKeyboardFocus(page, 'TP');
   await page.keyboard.press('Control+A');
   await page.keyboard.type('4');
-  await page.keyboard.press('Enter');
+  await tapKey(page, 'Enter');
   await waitForState(page, (s) => s.config.parallel.tensor_model_parallel_size === 4, 'TP 4');
   const kept = await focusOf(page);
   check(kept.label === 'TP', `after the edit, TP keeps the keyboard ("${kept.label}")`);
@@ -140,10 +140,10 @@ async function recipes(page) {
   const recipe = presets.recipes.find((r) => r.id === 'qwen3-30b-a3b-rl-h100-8');
   await openPage(page, baseUrl);
   await tabTo(page, 'recipes');
-  await page.keyboard.press('Enter');
+  await tapKey(page, 'Enter');
   await waitForKeyboardFocus(page, 'picker filter');
   await page.keyboard.type('qwen3-30b', { delay: 20 });
-  await page.keyboard.press('Enter');
+  await tapKey(page, 'Enter');
   const loaded = await waitForState(page, (s) => s.model_id === recipe.model, 'the recipe');
   check(loaded.model_id === recipe.model && loaded.world_size === recipe.gpus &&
         loaded.config.parallel.tensor_model_parallel_size === Number(recipe.settings.tp),

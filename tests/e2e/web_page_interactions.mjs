@@ -27,7 +27,7 @@ import { gzipSync } from 'node:zlib';
 import {
   check, checkTopBar as checkTopBarOf, click, fail, finish, hoverTimeline, launch, measured,
   moveMouseAway, openPage, options, pageState, pasteInto as pasteIntoBox, scrollIntoView, serve,
-  typeValue, waitForKeyboardFocus, waitForState, widgetCenter,
+  tapKey, typeValue, waitForKeyboardFocus, waitForState, widgetCenter,
 } from './harness.mjs';
 
 const opts = options();
@@ -102,7 +102,7 @@ try {
   await click(page, 'TP');
   // Tab visits every control (issue #28 item 8): TP's - and +, then PP, its text selected.
   for (const next of ['TP -', 'TP +', 'PP']) {
-    await page.keyboard.press('Tab');
+    await tapKey(page, 'Tab');
     await waitForKeyboardFocus(page, next);
   }
   await page.keyboard.type('2', { delay: 20 });

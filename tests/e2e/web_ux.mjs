@@ -26,7 +26,7 @@ import { join } from 'node:path';
 
 import {
   check, click, finish, launch, moveMouseAway, navigate, openPage, options, pageState, pickModel,
-  serve, typeValue, waitForState, widgetCenter,
+  serve, tapKey, typeValue, waitForState, widgetCenter,
 } from './harness.mjs';
 
 const opts = options();
@@ -110,15 +110,13 @@ async function keyboard(page) {
   await openPage(page, baseUrl);
   const focused = [];
   for (let i = 0; i < 4; i += 1) {
-    await page.keyboard.press('Tab');
+    await tapKey(page, 'Tab');
     // A move to another window takes a few frames; software WebGL under load draws them slowly.
-    let now = '(none)';
-    for (let wait = 0; wait < 40 && (now === '(none)' || now === focused.at(-1)); wait += 1) {
-      await page.waitForTimeout(100);
-      const rects = await rectsOf(page);
-      now = rects['keyboard focus'] ? rects['keyboard focus'].kind : '(none)';
-    }
-    focused.push(now);
+    const handle = await page.waitForFunction((last) => {
+      const kind = window.megamem.inputRects()['keyboard focus']?.kind;
+      return kind !== undefined && kind !== last && kind;
+    }, focused.at(-1) ?? null, { timeout: 60_000 });
+    focused.push(await handle.jsonValue());
   }
   // Every control is a stop (issue #28 item 8; web_keyboard.mjs goes round the whole page).
   check(focused[0] === 'top model' && focused[1] === 'top GPUs' && focused[2] === 'top GPU' &&
