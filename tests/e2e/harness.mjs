@@ -102,8 +102,11 @@ export async function openPage(page, url) {
   await page.goto(url);
   await page.waitForFunction(() => window.megamem && window.megamem.ready, null,
                              { timeout: 60_000 });
-  // A few frames: the layout settles, the rectangles are known.
+  // A few frames, then idle: the rectangles are known and the layout is the one that stays
+  // (the what-if table is priced after the first frames and pushes the planner down: a click
+  // aimed before that at 'plan search' went below the viewport, web_readable at 1280 x 720).
   await page.waitForFunction(() => window.megamem.frames() >= 4, null, { timeout: 60_000 });
+  await page.waitForFunction(() => window.megamem.idle(), null, { timeout: 60_000 });
 }
 
 // Opens a link in a page already loaded, as the browser's back and forward buttons do
@@ -265,7 +268,12 @@ const POINTER_KINDS = new Set(['button', 'checkbox', 'radio', 'row', 'tree', 'he
 async function pointAt(page, label) {
   let seen = null;
   for (let attempt = 0; attempt < 10; attempt += 1) {
+    // Scrolled into view again: the settling layout can move the widget out of it, and a
+    // pointer outside the viewport reaches no page (no frame would ever see it).
+    await scrollIntoView(page, label);
     const { x, y, rect } = await settledCenter(page, label);
+    const viewport = page.viewportSize();
+    if (y < 0 || y >= viewport.height) continue;
     const frames = await frameCount(page);
     await page.mouse.move(x + 1, y);
     await page.mouse.move(x, y);
@@ -280,7 +288,6 @@ async function pointAt(page, label) {
 // Hover, press and release, each seen by its own frames: ImGui sees the hover before the
 // press and the press before the release (fixed sleeps lost clicks under load, issue 24).
 export async function click(page, label) {
-  await scrollIntoView(page, label);
   await pointAt(page, label);
   let frames = await frameCount(page);
   await page.mouse.down();
