@@ -12,6 +12,7 @@
 
 #include "app_state.hpp"
 #include "calculation.hpp"
+#include "clip_audit.hpp"
 #include "fonts.hpp"
 #include "imgui.h"
 #include "import_boxes.hpp"
@@ -27,6 +28,7 @@
 #include "tab_order.hpp"
 #include "theme.hpp"
 #include "top_bar.hpp"
+#include "widgets.hpp"
 
 namespace megamem::web {
 namespace {
@@ -233,8 +235,10 @@ bool top_bar_window(float display_width_px, float display_height_px, bool narrow
   ImGui::SetNextWindowSizeConstraints(ImVec2(display_width_px, 0.0f),
                                       ImVec2(display_width_px, display_height_px * 0.5f));
   ImGui::Begin("top bar", nullptr, kPanelFlags | ImGuiWindowFlags_AlwaysAutoResize);
+  begin_tab_stops();
   const TopBarActions actions = draw_top_bar(state, narrow);
   layout.top_bar_height_px = ImGui::GetWindowHeight();
+  note_top_bar_bottom(layout.top_bar_height_px);
   const char* body = narrow && !state.show_settings_on_phone ? "results" : "settings";
   tab_onward(body, narrow ? body : "results");
   ImGui::End();
@@ -271,6 +275,7 @@ bool body_windows(float display_width_px, float display_height_px, bool narrow) 
     ImGui::SetNextWindowPos(ImVec2(0.0f, top));
     ImGui::SetNextWindowSize(ImVec2(inputs_width, body_height));
     ImGui::Begin("settings", nullptr, kPanelFlags);
+    begin_tab_stops();
     changed |= draw_inputs_panel(state);
     tab_onward(narrow ? "top bar" : "results", "top bar");
     ImGui::End();
@@ -282,6 +287,7 @@ bool body_windows(float display_width_px, float display_height_px, bool narrow) 
     ImGui::PushStyleColor(ImGuiCol_WindowBg, ImGui::ColorConvertU32ToFloat4(
                                                  light_theme() ? rgb(0xFFFFFF) : rgb(0x1C1C20)));
     ImGui::Begin("results", nullptr, kPanelFlags);
+    begin_tab_stops();
     changed |= draw_results_panel(state);
     tab_onward("top bar", narrow ? "top bar" : "settings");
     ImGui::End();
@@ -329,9 +335,12 @@ bool app_frame(float display_width_px, float display_height_px, float pixel_rati
   advance_plan(state, ImGui::IsAnyItemActive());
   const bool narrow = display_width_px / pixel_ratio < kNarrowCssPx;
   state.input_rects.clear();
+  begin_clip_audit_frame();
   begin_tab_order_frame("top bar");
   bool changed = top_bar_window(display_width_px, display_height_px, narrow, now);
   changed |= body_windows(display_width_px, display_height_px, narrow);
+  end_clip_audit_frame();
+  end_tab_order_frame();
   if (changed) {
     const std::string& key = state.edited_key;
     state.layout_check_pending = key == "model" || key == "gpu" || key == "gpus";
@@ -400,6 +409,7 @@ std::string app_state_json() {
   out["untranslated"] = untranslated();
   out["fonts"] = fonts_json();
   out["modules_sort"] = state.modules_sort;
+  out["clipped_text"] = clipped_text_json();  // the last frame's (clip_audit.hpp)
   out["timings_ms"] = {{"estimate", state.estimate_ms},
                        {"what_if", state.what_if_ms},
                        {"frame", state.frame_ms},
@@ -429,6 +439,20 @@ std::string app_input_rects_json() {
                     {"kind", rect.kind}};
   }
   return rects.dump();
+}
+
+std::string app_keyboard_focus_json() {
+  const KeyboardFocus& f = keyboard_focus();
+  return nlohmann::json{{"id", f.id},
+                        {"label", f.label},
+                        {"window", f.window},
+                        {"x", f.x},
+                        {"y", f.y},
+                        {"width", f.width},
+                        {"height", f.height},
+                        {"content_x", f.content_x},
+                        {"content_y", f.content_y}}
+      .dump();
 }
 
 }  // namespace megamem::web

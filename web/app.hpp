@@ -42,4 +42,7 @@ double app_full_estimate_ms(int repeats);
 // Rectangles of the labelled inputs as JSON, for window.megamem.inputRects().
 std::string app_input_rects_json();
 
+// What has the keyboard as JSON, for window.megamem.keyboardFocus() (tab_order.hpp).
+std::string app_keyboard_focus_json();
+
 }  // namespace megamem::web

@@ -155,6 +155,7 @@ struct AppState {
   bool what_if_by_deal = false;  // what-if rows by GiB saved per % of step time
   std::string model_filter;
   std::string gpu_filter;
+  std::string recipe_filter;
   ImportBox hf_import;
   ImportBox flags_import;
   LogImport log_import;

@@ -80,7 +80,7 @@ void messages(const ImportBox& box) {
     ImGui::PopStyleColor();
   }
   ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-  for (const std::string& note : box.notes) ImGui::BulletText("%s", tr_text(note).c_str());
+  for (const std::string& note : box.notes) bullet_wrapped(tr_text(note));
   ImGui::PopStyleColor();
   ImGui::PopTextWrapPos();
 }

@@ -19,6 +19,12 @@ EMSCRIPTEN_KEEPALIVE double megamem_full_estimate_ms(int repeats) {
   return megamem::web::app_full_estimate_ms(repeats);
 }
 
+EMSCRIPTEN_KEEPALIVE const char* megamem_keyboard_focus_json() {
+  static std::string json;
+  json = megamem::web::app_keyboard_focus_json();
+  return json.c_str();
+}
+
 EMSCRIPTEN_KEEPALIVE const char* megamem_input_rects_json() {
   static std::string json;
   json = megamem::web::app_input_rects_json();
@@ -37,6 +43,7 @@ EM_JS(void, define_window_megamem, (double pixel_ratio), {
     pixelRatio: pixel_ratio,
     state: function() { return JSON.parse(UTF8ToString(_megamem_state_json())); },
     inputRects: function() { return JSON.parse(UTF8ToString(_megamem_input_rects_json())); },
+    keyboardFocus: function() { return JSON.parse(UTF8ToString(_megamem_keyboard_focus_json())); },
     frames: function() { return _megamem_frame_count(); },
     idle: function() { return _megamem_idle() !== 0; },
     marks: function() { return Module.megamemMarks || []; },

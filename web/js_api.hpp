@@ -4,6 +4,7 @@
 //   window.megamem.mainStartMs   performance.now() when main() started (download + compile)
 //   window.megamem.state()       {config, url, result, error, link_error, ...} (app.hpp)
 //   window.megamem.inputRects()  {label: {x, y, width, height, kind}} in canvas pixels
+//   window.megamem.keyboardFocus() {id, label, window, x, y, ...}: the control with the keyboard
 //   window.megamem.frames()      frames drawn so far
 //   window.megamem.pixelRatio    canvas pixels per CSS pixel
 #pragma once

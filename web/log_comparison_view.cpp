@@ -8,6 +8,7 @@
 #include <string>
 
 #include "calculation.hpp"
+#include "clip_audit.hpp"
 #include "format.hpp"
 #include "imgui.h"
 #include "megamem/units.hpp"
@@ -54,16 +55,27 @@ std::string difference_text(std::uint64_t estimated, std::uint64_t measured) {
   return text;
 }
 
+// Text that wraps at its table column's edge.
+void wrapped_cell(const std::string& text) {
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(text.c_str());
+  ImGui::PopTextWrapPos();
+}
+
 void table_row(const char* label, std::uint64_t measured, std::uint64_t estimated) {
   ImGui::TableNextRow();
   ImGui::TableNextColumn();
-  ImGui::TextUnformatted(tr(label));
+  wrapped_cell(tr(label));
   ImGui::TableNextColumn();
   ImGui::Text("%.2f", to_gib(measured));
+  audit_last_item("log.measured", "", false);
   ImGui::TableNextColumn();
   ImGui::Text("%.2f", to_gib(estimated));
+  audit_last_item("log.estimated", "", false);
   ImGui::TableNextColumn();
-  ImGui::TextUnformatted(difference_text(estimated, measured).c_str());
+  // "+1.57 (+12.3 %)" on two lines when the column is narrower (a phone).
+  wrapped_cell(difference_text(estimated, measured));
+  audit_last_item("log.difference", difference_text(estimated, measured), false);
 }
 
 std::string parameters_text(const RankComparison& row) {
@@ -78,13 +90,19 @@ std::string parameters_text(const RankComparison& row) {
 }
 
 void rank_table(const RankComparison& row, std::size_t index) {
-  ImGui::Text(tr(kRankHeading), static_cast<long long>(row.global_rank), row.pp_rank,
-              static_cast<long long>(row.measured.iteration), row.measured.line);
+  const std::string heading =
+      printf_text(tr(kRankHeading), static_cast<long long>(row.global_rank), row.pp_rank,
+                  static_cast<long long>(row.measured.iteration), row.measured.line);
+  wrapped_cell(heading);
+  // The row names and the difference wrap; the numbers keep their width.
   const ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingFixedFit;
   ImGui::PushID(static_cast<int>(index));
   if (ImGui::BeginTable("##measured vs estimated", 4, flags)) {
-    for (const char* column : kColumns) ImGui::TableSetupColumn(tr(column));
-    ImGui::TableHeadersRow();
+    ImGui::TableSetupColumn(tr(kColumns[0]), ImGuiTableColumnFlags_WidthStretch, 1.6f);
+    ImGui::TableSetupColumn(tr(kColumns[1]));
+    ImGui::TableSetupColumn(tr(kColumns[2]));
+    ImGui::TableSetupColumn(tr(kColumns[3]), ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    audited_headers_row("log.header");
     const RankMemory& e = *row.estimated;
     // The log's allocated figure is taken after the optimizer step.
     table_row(kRowAllocated, row.measured.allocated_bytes, allocated_after_step_bytes(e));
@@ -93,7 +111,7 @@ void rank_table(const RankComparison& row, std::size_t index) {
     ImGui::EndTable();
   }
   ImGui::PopID();
-  ImGui::TextUnformatted(parameters_text(row).c_str());
+  wrapped_cell(parameters_text(row));
 }
 
 void lines_read(const LogComparison& c) {
@@ -101,9 +119,11 @@ void lines_read(const LogComparison& c) {
   if (!ImGui::TreeNode(title.c_str())) return;
   ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
   for (const LogLineRead& read : c.log.lines_read) {
-    ImGui::Text(tr(kLine), read.line, tr_text(read.what).c_str());
+    wrapped_cell(printf_text(tr(kLine), read.line, tr_text(read.what).c_str()));
   }
-  for (const std::string& note : c.log.notes) ImGui::Text(tr(kSkipped), tr_text(note).c_str());
+  for (const std::string& note : c.log.notes) {
+    wrapped_cell(printf_text(tr(kSkipped), tr_text(note).c_str()));
+  }
   ImGui::PopStyleColor();
   ImGui::TreePop();
 }

@@ -11,6 +11,7 @@
 #include "imgui.h"
 #include "messages.hpp"
 #include "planner_views.hpp"
+#include "tab_order.hpp"
 #include "theme.hpp"
 #include "widgets.hpp"
 
@@ -183,7 +184,9 @@ bool draw_plan_chart(AppState& state, const PlanResult& result) {
   const float axis_label_px = ImGui::CalcTextSize("000.0 GiB").x + em * 0.4f;
   axes.origin = ImVec2(corner.x + axis_label_px, corner.y + em * 0.5f);
   axes.size = ImVec2(std::max(width_px - axis_label_px - em, em), height_px - em * 2.2f);
+  push_no_tab_stop();  // its points are the rows of the list below, which Tab visits
   ImGui::InvisibleButton("plan chart", ImVec2(width_px, height_px));
+  pop_no_tab_stop();
   record_item(state, "plan chart", "chart");
   const bool hovered = ImGui::IsItemHovered();
   const bool clicked = ImGui::IsItemClicked();

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "clip_audit.hpp"
 #include "format.hpp"
 #include "imgui.h"
 #include "megamem/layout_label.hpp"
@@ -18,6 +19,7 @@
 #include "planner_views.hpp"
 #include "planning.hpp"
 #include "results_panel.hpp"
+#include "tab_order.hpp"
 #include "theme.hpp"
 #include "widgets.hpp"
 
@@ -66,7 +68,8 @@ void draw_controls(AppState& state) {
                        : searched     ? "Search again"
                                       : "Find the fastest layouts that fit";
   // One ID whatever the label says: a click that lands as the label changes (the search ends,
-  // or is cancelled, between the press and the release) still presses the same button.
+  // or is cancelled, between the press and the release) still presses the same button, and
+  // the button keeps the keyboard.
   if (ImGui::Button((std::string(tr(button)) + "###plan search").c_str())) request_plan(state);
   ImGui::EndDisabled();
   describe_item(state, "plan search", "button", "megamem plan",
@@ -80,7 +83,9 @@ void draw_controls(AppState& state) {
   ImGui::SetNextItemWidth(em * 9.0f);
   double margin = planner.margin_gib;
   // Taken as typed: plan() names margin_gib when it is negative or leaves no memory.
+  push_no_tab_stop();  // the field is a stop, its +/- are not
   if (ImGui::InputDouble("##plan margin", &margin, 0.5, 2.0, "%.2f")) planner.margin_gib = margin;
+  pop_no_tab_stop();
   describe_item(state, "plan margin", "input", "megamem plan --margin-gib",
                 "Headroom kept under the card's capacity: a layout fits when its limiting "
                 "rank's peak plus this margin is at most the capacity.");
@@ -186,7 +191,6 @@ void draw_summary(AppState& state) {
 
 // The rows; returns true when one was applied (state.shared changed).
 void setup_candidate_columns(bool wide) {
-  ImGui::TableSetupScrollFreeze(0, 1);
   const auto fixed = [](const char* name, const char* widest) {
     ImGui::TableSetupColumn(
         tr(name), ImGuiTableColumnFlags_WidthFixed,
@@ -202,54 +206,95 @@ void setup_candidate_columns(bool wide) {
   fixed("step", "000.000 s");
   if (wide) fixed("tokens/s/GPU", "tokens/s/GPU");
   if (wide) fixed("MFU", "00.0 %");
-  ImGui::TableHeadersRow();
+  audited_headers_row("planner.header");
 }
 
-// One candidate's row; true when clicked and applied.
-bool candidate_row(AppState& state, const PlanCandidate& c, std::size_t i, bool current,
-                   bool wide) {
-  bool applied = false;
-  ImGui::TableNextRow();
-  ImGui::TableNextColumn();
+// The texts of a candidate's row that wrap in their columns: the layout (marked when it is
+// the current one), how an uneven split places the layers, recompute and offload.
+struct CandidateTexts {
+  std::string layout;
+  std::string split;  // "" for Megatron's even split
+  std::string recompute;
+  std::string offload;
+};
+
+CandidateTexts candidate_texts(const AppState& state, const PlanCandidate& c, bool current) {
+  const ParallelConfig& p = c.config.parallel;
+  CandidateTexts texts{
+      .layout = layout_label(p), .recompute = tr_text(c.recompute), .offload = tr_text(c.offload)};
+  texts.layout += current ? tr("  (current)")
+                  : texts.layout == layout_label(state.shared.config.parallel)
+                      ? tr("  (current layout)")
+                      : "";
+  if (!p.pipeline_layout.empty()) {
+    texts.split = printf_text(tr("layout %s"), p.pipeline_layout.c_str());
+  } else if (p.decoder_first_pipeline_num_layers > 0 || p.decoder_last_pipeline_num_layers > 0) {
+    texts.split =
+        printf_text(tr("first stage %d, last %d layers"), p.decoder_first_pipeline_num_layers,
+                    p.decoder_last_pipeline_num_layers);
+  }
+  return texts;
+}
+
+// The height `text` takes wrapped in table column `column` of the current row.
+float wrapped_height(int column, const std::string& text) {
+  if (text.empty()) return 0.0f;
+  ImGui::TableSetColumnIndex(column);
+  return ImGui::CalcTextSize(text.c_str(), nullptr, false, ImGui::GetContentRegionAvail().x).y;
+}
+
+// `text` wrapped at its column's edge, muted or in the text colour.
+void wrapped_cell(const std::string& text, bool muted = false) {
+  if (muted) ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(text.c_str());
+  ImGui::PopTextWrapPos();
+  if (muted) ImGui::PopStyleColor();
+}
+
+// The row's number (a Selectable as tall as the row's wrapped texts, spanning every column:
+// a click anywhere on the row applies it); true when clicked and applied.
+bool candidate_selectable(AppState& state, const PlanCandidate& c, std::size_t i, bool current,
+                          float height_px) {
+  ImGui::TableSetColumnIndex(0);
   char index[16];
   std::snprintf(index, sizeof index, "%zu", i + 1);
-  if (ImGui::Selectable(index, current, ImGuiSelectableFlags_SpanAllColumns) && !current) {
+  bool applied = false;
+  if (ImGui::Selectable(index, current, ImGuiSelectableFlags_SpanAllColumns,
+                        ImVec2(0.0f, height_px)) &&
+      !current) {
     applied = apply_plan_candidate(state, c);
   }
   char rect_label[32];
   std::snprintf(rect_label, sizeof rect_label, "plan row %zu", i);
   record_item(state, rect_label, "row");
   if (ImGui::IsItemHovered()) plan_candidate_tooltip(c, state.planner.stale);
-  ImGui::TableNextColumn();
-  const ParallelConfig& p = c.config.parallel;
-  const std::string layout = layout_label(p);
-  const char* mark = current ? tr("  (current)")
-                     : layout == layout_label(state.shared.config.parallel)
-                         ? tr("  (current layout)")
-                         : "";
-  ImGui::TextUnformatted((layout + mark).c_str());
-  // An uneven split says how the layers fall: its layout string or first/last stage sizes, on
-  // the same line (clipped by the column; the row's tooltip has the whole flags). A second
-  // line would make the row taller than its one-line Selectable, which then misses clicks.
-  if (!p.pipeline_layout.empty() || p.decoder_first_pipeline_num_layers > 0 ||
-      p.decoder_last_pipeline_num_layers > 0) {
-    ImGui::SameLine();
-    ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-    if (!p.pipeline_layout.empty()) {
-      ImGui::Text(tr("layout %s"), p.pipeline_layout.c_str());
-    } else {
-      ImGui::Text(tr("first stage %d, last %d layers"), p.decoder_first_pipeline_num_layers,
-                  p.decoder_last_pipeline_num_layers);
-    }
-    ImGui::PopStyleColor();
+  return applied;
+}
+
+// One candidate's row; true when clicked and applied. Its texts wrap in their columns (a
+// phone's columns are narrow), and the row grows to hold them.
+bool candidate_row(AppState& state, const PlanCandidate& c, std::size_t i, bool current,
+                   bool wide) {
+  const CandidateTexts texts = candidate_texts(state, c, current);
+  ImGui::TableNextRow();
+  float layout_px = wrapped_height(1, texts.layout);
+  if (!texts.split.empty()) {
+    layout_px += ImGui::GetStyle().ItemSpacing.y + wrapped_height(1, texts.split);
   }
+  const float height_px = std::max({layout_px, wrapped_height(3, texts.recompute),
+                                    wide ? wrapped_height(4, texts.offload) : 0.0f});
+  const bool applied = candidate_selectable(state, c, i, current, height_px);
+  ImGui::TableSetColumnIndex(1);
+  wrapped_cell(texts.layout);
+  if (!texts.split.empty()) wrapped_cell(texts.split, true);
   ImGui::TableNextColumn();
   ImGui::Text("%d", c.config.training.micro_batch_size);
   ImGui::TableNextColumn();
-  ImGui::TextUnformatted(tr_text(c.recompute).c_str());
+  wrapped_cell(texts.recompute);
   if (wide) {
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(tr_text(c.offload).c_str());
+    wrapped_cell(texts.offload);
   }
   ImGui::TableNextColumn();
   ImGui::Text("%.2f GiB", to_gib(c.peak_total_bytes));
@@ -267,13 +312,11 @@ bool candidate_row(AppState& state, const PlanCandidate& c, std::size_t i, bool 
 bool draw_candidates(AppState& state, const std::vector<PlanCandidate>& rows,
                      const std::vector<std::string>& queries) {
   const bool wide = ImGui::GetContentRegionAvail().x > ImGui::GetFontSize() * 44.0f;
-  constexpr ImGuiTableFlags kFlags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH |
-                                     ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_ScrollY;
-  // At most a dozen rows on screen; a longer list (the Pareto front) scrolls inside.
-  const float row_px = ImGui::GetTextLineHeightWithSpacing() + ImGui::GetStyle().CellPadding.y;
-  const float height_px =
-      row_px * (static_cast<float>(std::min<std::size_t>(rows.size(), 12)) + 1.4f);
-  if (!ImGui::BeginTable("planner", wide ? 9 : 6, kFlags, ImVec2(0.0f, height_px))) return false;
+  // Every row in the results column, which scrolls: a table scrolling inside itself is a
+  // child window that Dear ImGui skips (for Tab too) while it is out of sight.
+  constexpr ImGuiTableFlags kFlags =
+      ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingStretchProp;
+  if (!ImGui::BeginTable("planner", wide ? 9 : 6, kFlags)) return false;
   setup_candidate_columns(wide);
   bool applied = false;
   for (std::size_t i = 0; i < rows.size() && !applied; ++i) {
@@ -300,12 +343,12 @@ void draw_rejections(const PlanResult& result) {
   for (const PlanRejection& r : result.rejections) {
     const std::string count = grouped(static_cast<std::uint64_t>(r.count));
     if (r.reason == "out_of_memory") {
-      ImGui::BulletText(tr("%s out of memory: the limiting rank's peak is above %s"), count.c_str(),
-                        r.example.c_str());
+      bullet_wrapped(printf_text(tr("%s out of memory: the limiting rank's peak is above %s"),
+                                 count.c_str(), r.example.c_str()));
     } else {
       // The rule with its numbers as written for one of them (r.rule has them as "N").
-      ImGui::BulletText(tr("%s invalid, %s, e.g. %s"), count.c_str(), r.field.c_str(),
-                        tr_text(r.example).c_str());
+      bullet_wrapped(printf_text(tr("%s invalid, %s, e.g. %s"), count.c_str(), r.field.c_str(),
+                                 tr_text(r.example).c_str()));
     }
   }
   ImGui::PopTextWrapPos();

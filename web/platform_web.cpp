@@ -92,8 +92,10 @@ void apply_touch(ImGuiIO& io) {
 
 // Keyboard events reach ImGui through a queue, applied before each frame so that a key
 // pressed and released between two frames is still seen pressed for one (Dear ImGui 1.86
-// reads key states, not events; on a slow frame a quick Ctrl+V or Enter would be lost), and
-// characters and keys keep their order (Tab, then typing; Ctrl+A, then typing).
+// reads key states, not events; on a slow frame a quick Ctrl+V or Enter would be lost), a
+// key released and pressed again between two frames is still seen up for one (else ImGui
+// sees it held: the second of two quick Tabs was lost), and characters and keys keep their
+// order (Tab, then typing; Ctrl+A, then typing).
 struct KeyEvent {
   int key = 0;
   int scancode = 0;
@@ -110,15 +112,18 @@ bool is_modifier(int key) {
 }
 
 void apply_key_events() {
-  std::vector<int> pressed;  // keys pressed this frame
-  bool key_pressed = false;  // a non-modifier key was pressed this frame
-  bool typed = false;        // characters were typed this frame
+  std::vector<int> pressed;   // keys pressed this frame
+  std::vector<int> released;  // keys released this frame
+  bool key_pressed = false;   // a non-modifier key was pressed this frame
+  bool typed = false;         // characters were typed this frame
+  const auto has = [](const std::vector<int>& keys, int key) {
+    return std::find(keys.begin(), keys.end(), key) != keys.end();
+  };
   std::size_t applied = 0;
   for (; applied < key_events.size(); ++applied) {
     const KeyEvent& event = key_events[applied];
-    const bool released_now = event.action == GLFW_RELEASE &&
-                              std::find(pressed.begin(), pressed.end(), event.key) != pressed.end();
-    if (released_now) break;  // the release waits for the next frame
+    // A release, or a press after a release, of one key waits for the next frame.
+    if (event.action == GLFW_RELEASE ? has(pressed, event.key) : has(released, event.key)) break;
     if (event.action == -1) {
       if (key_pressed) break;
       ImGui_ImplGlfw_CharCallback(platform.window, event.character);
@@ -131,6 +136,7 @@ void apply_key_events() {
       key_pressed = true;
     }
     if (event.action == GLFW_PRESS) pressed.push_back(event.key);
+    if (event.action == GLFW_RELEASE) released.push_back(event.key);
     ImGui_ImplGlfw_KeyCallback(platform.window, event.key, event.scancode, event.action,
                                event.mods);
   }

@@ -43,7 +43,7 @@ void not_modeled_line(AppState& state) {
                 "What the estimate leaves out; click for the list.");
   if (state.not_modeled_open) {
     ImGui::PushTextWrapPos(0.0f);
-    for (const char* line : kNotModeled) ImGui::BulletText("%s", tr(line));
+    for (const char* line : kNotModeled) bullet_wrapped(tr(line));
     ImGui::PopTextWrapPos();
     ImGui::TreePop();
   }

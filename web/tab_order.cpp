@@ -1,7 +1,11 @@
-// Tab order across windows; see tab_order.hpp. Reads Dear ImGui 1.86's tabbing request
-// (imgui.cpp NavUpdateCreateTabbingRequest / NavProcessItemForTabbingRequest): direction
-// +1 (a field is being edited), 0 (none is: the window's first field) or -1 (Shift+Tab); the
-// counter is 1 once the current field was passed with no field after it.
+// Tab order across windows and through every control; see tab_order.hpp. Reads Dear ImGui
+// 1.86's tabbing request (imgui.cpp NavUpdateCreateTabbingRequest /
+// NavProcessItemForTabbingRequest): direction +1 (a field is being edited), 0 (none is: the
+// window's first field) or -1 (Shift+Tab); the counter is 1 once the current field was passed
+// with no field after it. An item is a stop when it carries ImGuiItemFlags_Inputable; ImGui
+// gives that flag to its text fields only, and a tab onto an item with it asks the item for
+// text input (NavActivateInputId), which buttons, checkboxes, combos, selectables and tree
+// nodes ignore: they are focused, not pressed.
 #include "tab_order.hpp"
 
 #include <string>
@@ -16,8 +20,15 @@ struct TabMove {
   std::string window;  // "" = none pending
   int direction = 0;   // +1: its first field, -1: its last
 };
-TabMove pending;
-bool first_window_focused = false;
+
+struct TabOrder {
+  TabMove pending;
+  bool first_window_focused = false;
+  bool nav_id_alive = false;  // the item with the keyboard was drawn last frame
+  bool focus_named = false;   // note_keyboard_focus() found it this frame
+  KeyboardFocus focus;
+};
+TabOrder tab;
 
 // Starts a tabbing request in `window` as if Tab had been pressed there with nothing edited
 // (its first field) or Shift+Tab from before its first field (its last).
@@ -34,28 +45,102 @@ void tab_into(ImGuiWindow* window, int direction) {
   g.NavTabbingCounter = -1;
 }
 
+bool tabbing_request() {
+  const ImGuiContext& g = *GImGui;
+  return g.NavMoveScoringItems && (g.NavMoveFlags & ImGuiNavMoveFlags_Tabbing) &&
+         !(g.NavMoveFlags & ImGuiNavMoveFlags_FocusApi);
+}
+
+// Tab with no field being edited: on from the control that has the keyboard, not back to the
+// window's first field (ImGui 1.86 restarts unless a field is active).
+void tab_from_focus() {
+  ImGuiContext& g = *GImGui;
+  if (tabbing_request() && g.NavTabbingDir == 0 && g.NavId != 0 && tab.nav_id_alive) {
+    g.NavTabbingDir = +1;
+  }
+  // A control reached by Tab shows that it has the keyboard (ImGui highlights only those
+  // reached by the arrow keys).
+  if (g.NavJustMovedToId != 0 && g.NavJustMovedToId == g.NavId) {
+    g.NavDisableHighlight = false;
+    g.NavDisableMouseHover = true;
+  }
+}
+
+// Enter presses the control that has the keyboard, as Space does (ImGui's Enter only starts
+// editing a field).
+void enter_activates() {
+  ImGuiContext& g = *GImGui;
+  const bool enter = ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter), false) ||
+                     ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_KeyPadEnter), false);
+  if (!enter || g.ActiveId != 0 || g.NavId == 0 || !tab.nav_id_alive || g.NavDisableHighlight ||
+      g.NavWindow == nullptr) {
+    return;
+  }
+  g.NavActivateId = g.NavActivateDownId = g.NavActivatePressedId = g.NavId;
+  g.NavActivateInputId = g.NavId;  // a field starts editing
+}
+
+// The item `id` at `rect` of `window`, with its position in the window's content (scrolling
+// of the window and its parents undone), so that positions compare while windows scroll.
+KeyboardFocus focus_of(ImGuiID id, const ImGuiWindow* window, const ImRect& rect) {
+  ImVec2 scroll(0.0f, 0.0f);
+  const ImGuiWindow* root = window;
+  for (const ImGuiWindow* w = window; w != nullptr; w = w->ParentWindow) {
+    scroll = ImVec2(scroll.x + w->Scroll.x, scroll.y + w->Scroll.y);
+    root = w;
+    if (!(w->Flags & ImGuiWindowFlags_ChildWindow)) break;
+  }
+  return KeyboardFocus{.id = id,
+                       .window = window->RootWindow->Name,
+                       .x = rect.Min.x,
+                       .y = rect.Min.y,
+                       .width = rect.GetWidth(),
+                       .height = rect.GetHeight(),
+                       .content_x = rect.Min.x - root->Pos.x + scroll.x,
+                       .content_y = rect.Min.y - root->Pos.y + scroll.y};
+}
+
 }  // namespace
 
 void begin_tab_order_frame(const char* first_window) {
-  if (!first_window_focused) {
+  if (!tab.first_window_focused) {
     if (ImGuiWindow* first = ImGui::FindWindowByName(first_window)) {
       ImGui::FocusWindow(first);
-      first_window_focused = true;
+      tab.first_window_focused = true;
     }
   }
-  if (pending.window.empty()) return;
-  if (ImGuiWindow* window = ImGui::FindWindowByName(pending.window.c_str())) {
-    tab_into(window, pending.direction);
+  tab_from_focus();
+  enter_activates();
+  tab.focus_named = false;
+  if (tab.pending.window.empty()) return;
+  if (ImGuiWindow* window = ImGui::FindWindowByName(tab.pending.window.c_str())) {
+    tab_into(window, tab.pending.direction);
   }
-  pending.window.clear();
+  tab.pending.window.clear();
 }
 
+void end_tab_order_frame() {
+  const ImGuiContext& g = *GImGui;
+  tab.nav_id_alive = g.NavIdIsAlive;
+  if (g.NavId == 0 || g.NavWindow == nullptr || !g.NavIdIsAlive) {
+    tab.focus = KeyboardFocus{};
+  } else if (!tab.focus_named) {
+    const ImGuiWindow* window = g.NavWindow;
+    const ImRect rel = window->NavRectRel[0];
+    const ImVec2 start = window->DC.CursorStartPos;
+    tab.focus = focus_of(
+        g.NavId, window,
+        ImRect(rel.Min.x + start.x, rel.Min.y + start.y, rel.Max.x + start.x, rel.Max.y + start.y));
+  }
+}
+
+void begin_tab_stops() { ImGui::PushItemFlag(ImGuiItemFlags_Inputable, true); }
+
 void tab_onward(const char* next, const char* previous) {
+  ImGui::PopItemFlag();  // begin_tab_stops()
   ImGuiContext& g = *GImGui;
   ImGuiWindow* window = ImGui::GetCurrentWindow();
-  const bool tabbing = g.NavMoveScoringItems && (g.NavMoveFlags & ImGuiNavMoveFlags_Tabbing) &&
-                       !(g.NavMoveFlags & ImGuiNavMoveFlags_FocusApi);
-  if (!tabbing || g.NavWindow == nullptr || g.NavWindow->RootWindow != window) return;
+  if (!tabbing_request() || g.NavWindow == nullptr || g.NavWindow->RootWindow != window) return;
   const bool no_field = g.NavTabbingResultFirst.ID == 0;
   bool leaves = false;
   if (g.NavTabbingDir > 0) leaves = g.NavTabbingCounter == 1 || no_field;  // past the last
@@ -65,8 +150,23 @@ void tab_onward(const char* next, const char* previous) {
   if (g.NavTabbingDir < 0) leaves = g.NavId != 0 || g.NavMoveResultLocal.ID == 0;
   if (!leaves) return;
   ImGui::NavMoveRequestCancel();
-  pending = TabMove{.window = g.NavTabbingDir < 0 ? previous : next,
-                    .direction = g.NavTabbingDir < 0 ? -1 : 1};
+  tab.pending = TabMove{.window = g.NavTabbingDir < 0 ? previous : next,
+                        .direction = g.NavTabbingDir < 0 ? -1 : 1};
 }
+
+void push_no_tab_stop() { ImGui::PushItemFlag(ImGuiItemFlags_Inputable, false); }
+
+void pop_no_tab_stop() { ImGui::PopItemFlag(); }
+
+void note_keyboard_focus(const char* label) {
+  const ImGuiID id = ImGui::GetItemID();
+  if (id == 0 || id != GImGui->NavId) return;
+  tab.focus = focus_of(id, ImGui::GetCurrentWindow(),
+                       ImRect(ImGui::GetItemRectMin(), ImGui::GetItemRectMax()));
+  tab.focus.label = label;
+  tab.focus_named = true;
+}
+
+const KeyboardFocus& keyboard_focus() { return tab.focus; }
 
 }  // namespace megamem::web

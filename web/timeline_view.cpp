@@ -11,6 +11,7 @@
 #include "imgui.h"
 #include "messages.hpp"
 #include "results_panel.hpp"
+#include "tab_order.hpp"
 #include "theme.hpp"
 #include "timeline_renderer.hpp"
 #include "widgets.hpp"
@@ -250,7 +251,9 @@ void draw_timeline(AppState& state, const Estimate& estimate, float dim) {
                   .min = ImVec2(origin.x + gutter_px, origin.y + em * 0.4f),
                   .max = ImVec2(origin.x + width_px, origin.y + height_px),
                   .scale_bytes = cache.scale_bytes};
+  push_no_tab_stop();  // shows a tooltip only
   ImGui::InvisibleButton("timeline", ImVec2(width_px, height_px + em * 1.4f));
+  pop_no_tab_stop();
   const bool hovered = ImGui::IsItemHovered();
   record_item(state, "timeline", "chart");
   ImDrawList* draw = ImGui::GetWindowDrawList();

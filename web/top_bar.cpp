@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "calculation.hpp"
+#include "clip_audit.hpp"
 #include "format.hpp"
 #include "imgui.h"
 #include "megamem/presets.hpp"
@@ -169,7 +171,14 @@ void verdict(AppState& state, bool compact) {
   ImGui::AlignTextToFramePadding();
   ImGui::PushStyleColor(ImGuiCol_Text, color);
   if (large_font() && !compact) ImGui::PushFont(large_font());
-  ImGui::TextUnformatted(verdict_text(state).c_str());
+  // On a phone the line may be narrower than the verdict: it wraps, the free or over number
+  // on the next line.
+  const std::string text = verdict_text(state);
+  const bool wraps = ImGui::CalcTextSize(text.c_str()).x > ImGui::GetContentRegionAvail().x;
+  if (wraps) ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(text.c_str());
+  if (wraps) ImGui::PopTextWrapPos();
+  audit_last_item("top-bar.verdict", text, false);
   if (large_font() && !compact) ImGui::PopFont();
   ImGui::PopStyleColor();
   describe_item(state, "verdict", "text", "peak per GPU against the card's capacity",
@@ -180,7 +189,13 @@ void verdict(AppState& state, bool compact) {
   if (estimate.ranks.size() > 1) {
     ImGui::SameLine();
     ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-    ImGui::Text(tr("limiting: PP rank %d"), shown.limiting_pp_rank);
+    const std::string limiting = printf_text(tr("limiting: PP rank %d"), shown.limiting_pp_rank);
+    // Beside the verdict when the row has room, else under it.
+    if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(limiting.c_str()).x) {
+      ImGui::NewLine();
+    }
+    ImGui::TextUnformatted(limiting.c_str());
+    audit_last_item("top-bar.limiting", limiting, false);
     ImGui::PopStyleColor();
   }
   anchor_mark(state);
@@ -279,33 +294,46 @@ bool gpu_picker(AppState& state, const char* label) {
                       "The card's usable memory, node size and workspace sizes.");
 }
 
+namespace {
+
+// A recipe's source and notes, as the tooltip of its row.
+void recipe_tooltip(const RecipePreset& recipe) {
+  ImGui::BeginTooltip();
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
+  ImGui::TextUnformatted(recipe.source.c_str());
+  ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+  ImGui::TextUnformatted(recipe.notes.c_str());
+  ImGui::PopStyleColor();
+  ImGui::PopTextWrapPos();
+  ImGui::EndTooltip();
+}
+
+// Loads a recipe's whole configuration; false when it cannot be read.
+bool load_recipe(AppState& state, const RecipePreset& recipe) {
+  Expected<SharedConfig> shared = recipe_config(recipe);
+  if (!shared) return false;
+  state.shared = std::move(shared).value();
+  state.edited_key.clear();
+  return true;
+}
+
+}  // namespace
+
 bool recipe_picker(AppState& state, const char* label) {
   const Expected<PresetCatalog>& catalog = builtin_presets();
   bool changed = false;
   const std::string id = std::string("##") + label;
   if (ImGui::BeginCombo(id.c_str(), tr("recipes"), ImGuiComboFlags_HeightLarge)) {
-    if (catalog) {
-      for (const RecipePreset& recipe : catalog->recipes) {
-        if (ImGui::Selectable(recipe.name.c_str())) {
-          Expected<SharedConfig> shared = recipe_config(recipe);
-          if (shared) {
-            state.shared = std::move(shared).value();
-            state.edited_key.clear();
-            changed = true;
-          }
-        }
-        if (ImGui::IsItemHovered()) {
-          ImGui::BeginTooltip();
-          ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
-          ImGui::TextUnformatted(recipe.source.c_str());
-          ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-          ImGui::TextUnformatted(recipe.notes.c_str());
-          ImGui::PopStyleColor();
-          ImGui::PopTextWrapPos();
-          ImGui::EndTooltip();
-        }
-      }
+    // Typing filters by id and name; Enter loads the first match, as in the model picker.
+    bool enter = filter_field(state, &state.recipe_filter);
+    for (std::size_t i = 0; catalog && i < catalog->recipes.size() && !changed; ++i) {
+      const RecipePreset& recipe = catalog->recipes[i];
+      if (!contains_ignoring_case(recipe.id + " " + recipe.name, state.recipe_filter)) continue;
+      if (ImGui::Selectable(recipe.name.c_str()) || enter) changed = load_recipe(state, recipe);
+      enter = false;  // Enter loads the first match only
+      if (ImGui::IsItemHovered()) recipe_tooltip(recipe);
     }
+    if (changed) ImGui::CloseCurrentPopup();
     ImGui::EndCombo();
   }
   describe_item(state, label, "combo", "published training recipes",
@@ -324,11 +352,18 @@ void narrow_row(AppState& state, TopBarActions& actions) {
   }
   ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
   ImGui::AlignTextToFramePadding();
-  ImGui::Text(tr("%s on %lld x %s"), model_title(state).c_str(),
-              static_cast<long long>(state.shared.config.parallel.world_size),
-              gpu_title(state).c_str());
+  const std::string what = printf_text(
+      tr("%s on %lld x %s"), model_title(state).c_str(),
+      static_cast<long long>(state.shared.config.parallel.world_size), gpu_title(state).c_str());
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(what.c_str());
+  ImGui::PopTextWrapPos();
+  audit_last_item("top-bar.what", what, false);
   ImGui::PopStyleColor();
-  if (ImGui::Button(tr(state.show_settings_on_phone ? "Results" : "Settings"))) {
+  // Ids that stay when the label changes ("###..."): the button keeps the keyboard.
+  if (ImGui::Button(
+          (std::string(tr(state.show_settings_on_phone ? "Results" : "Settings")) + "###settings")
+              .c_str())) {
     actions.toggle_settings = true;
   }
   describe_item(state, "Settings", "button", "settings", "Shows the settings or the results.");
@@ -346,6 +381,12 @@ bool gpus_input(AppState& state) {
   }
   describe_item(state, "top GPUs", "input", "world size (WORLD_SIZE)",
                 "Data parallel = GPUs / (TP x CP x PP).");
+  const std::string digits = std::to_string(gpus);
+  const float needed_px =
+      ImGui::CalcTextSize(digits.c_str()).x + ImGui::GetStyle().FramePadding.x * 2;
+  if (needed_px > ImGui::GetItemRectSize().x) {
+    note_clipped("top-bar.gpus", digits, needed_px, ImGui::GetItemRectSize().x, false);
+  }
   return changed;
 }
 
@@ -359,7 +400,9 @@ void wide_row(AppState& state, TopBarActions& actions, float buttons_px) {
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted(tr("on"));
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(em * 4.5f);
+  // Room for a 7-digit count (the count is bounded to 2^20).
+  ImGui::SetNextItemWidth(std::max(
+      em * 4.5f, ImGui::CalcTextSize("0000000").x + ImGui::GetStyle().FramePadding.x * 2.5f));
   actions.changed |= gpus_input(state);
   ImGui::SameLine();
   ImGui::AlignTextToFramePadding();
@@ -412,15 +455,20 @@ TopBarActions draw_top_bar(AppState& state, bool narrow) {
   } else if (!narrow) {
     ImGui::NewLine();  // a longer verdict (another language) leaves no room: the next row
   }
-  if (ImGui::Button(language_label)) actions.toggle_language = true;
+  // Ids that stay when the label changes ("###..."): Enter on one keeps the keyboard on it.
+  if (ImGui::Button((std::string(language_label) + "###language").c_str())) {
+    actions.toggle_language = true;
+  }
   describe_item(state, "language", "button", "English / 简体中文",
                 "Shows the page in the other language; the link keeps the choice (lang=).");
   ImGui::SameLine();
-  if (ImGui::Button(copy_label)) actions.copy_link = true;
+  if (ImGui::Button((std::string(copy_label) + "###copy link").c_str())) actions.copy_link = true;
   describe_item(state, "Copy link", "button", "share link",
                 "Copies this page's address: the whole configuration, readable and versioned.");
   ImGui::SameLine();
-  if (ImGui::Button(tr(light_theme() ? "Dark" : "Light"))) actions.toggle_theme = true;
+  if (ImGui::Button((std::string(tr(light_theme() ? "Dark" : "Light")) + "###theme").c_str())) {
+    actions.toggle_theme = true;
+  }
   describe_item(state, "theme", "button", "theme", "Switches between the dark and light theme.");
   return actions;
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "clip_audit.hpp"
 #include "format.hpp"
 #include "imgui.h"
 #include "messages.hpp"
@@ -33,7 +34,7 @@ void setup_columns(bool wide) {
   }
   ImGui::TableSetupColumn(tr("fits"), ImGuiTableColumnFlags_WidthFixed,
                           ImGui::CalcTextSize(tr("does not fit")).x + ImGui::GetFontSize() * 0.5f);
-  ImGui::TableHeadersRow();
+  audited_headers_row("what-if.header");
 }
 
 // GiB saved per % of step time added: the best deal to recompute or offload ranks first. A
@@ -57,20 +58,32 @@ std::vector<std::size_t> row_order(const AppState& state) {
   return order;
 }
 
-// The row's label, clickable when it is a valid change; true when clicked (and applied).
+// The row's label, clickable when it is a valid change; true when clicked (and applied). The
+// label wraps in its column (on a phone "selective ..." rows differ only past the first
+// word), and the row is as tall as it.
 bool choice_cell(AppState& state, const WhatIfOption& row, std::size_t index) {
   bool applied = false;
-  const std::string label =
-      tr_text(row.label) + (row.current ? tr("  (current)") : "") + "###" + row.label;
+  const std::string shown = tr_text(row.label) + (row.current ? tr("  (current)") : "");
   const bool clickable = row.valid && !row.current;
-  if (!row.valid) ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-  if (ImGui::Selectable(label.c_str(), row.current, ImGuiSelectableFlags_SpanAllColumns) &&
+  const float room_px = ImGui::GetContentRegionAvail().x;
+  const ImVec2 text_size = ImGui::CalcTextSize(shown.c_str(), nullptr, false, room_px);
+  const ImVec2 at = ImGui::GetCursorScreenPos();
+  if (ImGui::Selectable(("##" + row.label).c_str(), row.current,
+                        ImGuiSelectableFlags_SpanAllColumns, ImVec2(0.0f, text_size.y)) &&
       clickable) {
     state.shared.config = row.config;
     state.edited_key.clear();
     applied = true;
   }
+  if (!row.valid) ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+  ImGui::GetWindowDrawList()->AddText(ImGui::GetFont(), ImGui::GetFontSize(), at,
+                                      ImGui::GetColorU32(ImGuiCol_Text), shown.c_str(), nullptr,
+                                      room_px);
   if (!row.valid) ImGui::PopStyleColor();
+  // A word wider than the column is cut off all the same.
+  if (text_size.x > room_px + 0.5f) {
+    note_clipped("what-if.choice", shown, text_size.x, room_px, false);
+  }
   char rect_label[32];
   std::snprintf(rect_label, sizeof rect_label, "what-if %zu", index);
   const std::string effect =

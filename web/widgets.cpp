@@ -8,6 +8,7 @@
 #include "imgui.h"
 #include "messages.hpp"
 #include "platform.hpp"
+#include "tab_order.hpp"
 #include "theme.hpp"
 
 namespace megamem::web {
@@ -86,8 +87,9 @@ bool tooltip_wanted(const char* label) {
 // The tooltip box: a first line and a muted explanation; its rectangle is recorded as
 // "tooltip <label>" (for tests).
 void tooltip(AppState& state, const char* label, const char* first, const char* second) {
+  place_tooltip_for_touch(ImGui::GetItemRectMin(), ImGui::GetItemRectMax());
   ImGui::BeginTooltip();
-  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
+  ImGui::PushTextWrapPos(tooltip_wrap_px());
   ImGui::TextUnformatted(first);
   ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
   ImGui::TextUnformatted(second);
@@ -101,6 +103,41 @@ void tooltip(AppState& state, const char* label, const char* first, const char* 
 }
 
 }  // namespace
+
+namespace {
+struct TooltipPlace {
+  float top_bar_bottom_px = 0.0f;  // the top bar's bottom edge, last frame
+};
+TooltipPlace tooltips;
+}  // namespace
+
+void note_top_bar_bottom(float bottom_px) { tooltips.top_bar_bottom_px = bottom_px; }
+
+float tooltip_wrap_px() {
+  const float em = ImGui::GetFontSize();
+  return std::min(em * 28.0f, ImGui::GetIO().DisplaySize.x - em * 2.0f -
+                                  ImGui::GetStyle().WindowPadding.x * 4.0f);
+}
+
+void place_tooltip_for_touch(ImVec2 item_min, ImVec2 item_max) {
+  if (!pointer_is_touch()) return;
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float x = style.WindowPadding.x;
+  if (item_max.y < ImGui::GetIO().DisplaySize.y * 0.6f) {
+    const float y = std::max(item_max.y, tooltips.top_bar_bottom_px) + style.ItemSpacing.y;
+    ImGui::SetNextWindowPos(ImVec2(x, y), ImGuiCond_Always, ImVec2(0.0f, 0.0f));
+  } else {
+    ImGui::SetNextWindowPos(ImVec2(x, item_min.y - style.ItemSpacing.y), ImGuiCond_Always,
+                            ImVec2(0.0f, 1.0f));
+  }
+}
+
+void bullet_wrapped(const std::string& text) {
+  ImGui::Bullet();  // leaves the line open
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(text.c_str());
+  ImGui::PopTextWrapPos();
+}
 
 void verbatim_text(ImU32 color, const std::string& text) {
   ImGui::PushStyleColor(ImGuiCol_Text, color);
@@ -117,6 +154,7 @@ void record_item(AppState& state, const char* label, const char* kind) {
   const ImVec2 max = ImGui::GetItemRectMax();
   state.input_rects[label] = WidgetRect{
       .x = min.x, .y = min.y, .width = max.x - min.x, .height = max.y - min.y, .kind = kind};
+  note_keyboard_focus(label);
   // Where the keyboard is (Tab order tests): the item being edited or navigated to.
   if (ImGui::IsItemActive() || ImGui::IsItemFocused()) {
     state.input_rects["keyboard focus"] = WidgetRect{
@@ -141,7 +179,9 @@ void describe_item(AppState& state, const char* label, const char* kind, const c
 bool row_int(InputContext& ctx, const InputSpec& spec, int* value, int min, int step) {
   begin_row(ctx, spec.label);
   int edited = *value;
+  push_no_tab_stop();  // the field is a stop, its +/- are not
   bool changed = ImGui::InputInt(hidden_id(spec.label).c_str(), &edited, step, step * 8);
+  pop_no_tab_stop();
   edited = std::max(edited, min);
   changed = changed && edited != *value;
   if (changed) *value = edited;
@@ -153,8 +193,10 @@ bool row_int64(InputContext& ctx, const InputSpec& spec, std::int64_t* value, st
   begin_row(ctx, spec.label);
   std::int64_t edited = *value;
   const std::int64_t step_fast = step * 8;
+  push_no_tab_stop();  // the field is a stop, its +/- are not
   bool changed = ImGui::InputScalar(hidden_id(spec.label).c_str(), ImGuiDataType_S64, &edited,
                                     &step, &step_fast, "%lld");
+  pop_no_tab_stop();
   edited = std::max(edited, min);
   changed = changed && edited != *value;
   if (changed) *value = edited;
@@ -237,8 +279,10 @@ bool row_double(InputContext& ctx, const InputSpec& spec, double* value, double 
                 double step, const char* format) {
   begin_row(ctx, spec.label);
   double edited = *value;
+  push_no_tab_stop();  // the field is a stop, its +/- are not
   bool changed =
       ImGui::InputDouble(hidden_id(spec.label).c_str(), &edited, step, step * 10.0, format);
+  pop_no_tab_stop();
   edited = std::clamp(edited, min, max);
   changed = changed && edited != *value;
   if (changed) *value = edited;

@@ -96,6 +96,20 @@ std::string fit_text(const std::string& text, float width_px);
 void verbatim_text(ImU32 color, const std::string& text);
 void wrapped_text(ImU32 color, const std::string& text);
 
+// A bullet and its text, wrapped at the window's edge (ImGui's BulletText does not wrap).
+void bullet_wrapped(const std::string& text);
+
+// Before a tooltip opened by a tap: it goes to the screen's left edge, under the tapped item
+// (and never over the top bar's buttons) or, low on the screen, above it; as wide as the
+// screen allows. Nothing with a mouse (ImGui puts it by the pointer).
+void place_tooltip_for_touch(ImVec2 item_min, ImVec2 item_max);
+
+// Where the top bar ends (canvas pixels), for place_tooltip_for_touch().
+void note_top_bar_bottom(float bottom_px);
+
+// The width a tooltip's text wraps at: 28 em, or the screen's width on a phone.
+float tooltip_wrap_px();
+
 // Records the last item's rectangle under `label` (for tests).
 void record_item(AppState& state, const char* label, const char* kind);
 

@@ -102,8 +102,11 @@ export async function openPage(page, url) {
   await page.goto(url);
   await page.waitForFunction(() => window.megamem && window.megamem.ready, null,
                              { timeout: 60_000 });
-  // A few frames: the layout settles, the rectangles are known.
+  // A few frames, then idle: the rectangles are known and the layout is the one that stays
+  // (the what-if table is priced after the first frames and pushes the planner down: a click
+  // aimed before that at 'plan search' went below the viewport, web_readable at 1280 x 720).
   await page.waitForFunction(() => window.megamem.frames() >= 4, null, { timeout: 60_000 });
+  await page.waitForFunction(() => window.megamem.idle(), null, { timeout: 60_000 });
 }
 
 // Opens a link in a page already loaded, as the browser's back and forward buttons do
@@ -128,6 +131,14 @@ export async function hoverTimeline(page, settleMs = 150) {
 }
 
 export const pageState = (page) => page.evaluate(() => window.megamem.state());
+
+// Waits until the page has stopped drawing (window.megamem.idle(): no frames owed to input,
+// nothing under way), so what it reports is what stays on screen, not a frame of a table still
+// fitting its columns. Frames that merely come slowly are no sign of that: on a loaded machine
+// one frame can take longer than any fixed quiet period.
+export async function waitForIdle(page, timeoutMs = 60_000) {
+  await page.waitForFunction(() => window.megamem.idle(), null, { timeout: timeoutMs });
+}
 
 // The budget is generous: a loaded 2-core machine can take seconds per frame of software
 // WebGL, and a wait that gives up early fails a page that works (issue 24).
@@ -219,6 +230,20 @@ export async function waitForKeyboardFocus(page, label) {
                              label, { timeout: 60_000 });
 }
 
+// Taps Tab or Enter as a person does: the keydown and the keyup sent together, through one CDP
+// session, in order. keyboard.press() sends the keyup only once the keydown is acknowledged:
+// on a loaded machine that took longer than ImGui's key-repeat delay (0.275 s of frames), the
+// page rightly saw a held key, and one Tab moved the focus past several controls.
+const cdpSessions = new WeakMap();
+const virtualKeyCodes = { Tab: 9, Enter: 13 };
+export async function tapKey(page, key) {
+  if (!cdpSessions.has(page)) cdpSessions.set(page, await page.context().newCDPSession(page));
+  const cdp = cdpSessions.get(page);
+  const event = { key, code: key, windowsVirtualKeyCode: virtualKeyCodes[key] };
+  await Promise.all([cdp.send('Input.dispatchKeyEvent', { type: 'rawKeyDown', ...event }),
+                     cdp.send('Input.dispatchKeyEvent', { type: 'keyUp', ...event })]);
+}
+
 // Opens the model picker and types once its filter has the keyboard, then Enter picks the
 // first match (a fixed 100 ms before typing was too short on a loaded machine).
 export async function pickModel(page, id) {
@@ -243,7 +268,12 @@ const POINTER_KINDS = new Set(['button', 'checkbox', 'radio', 'row', 'tree', 'he
 async function pointAt(page, label) {
   let seen = null;
   for (let attempt = 0; attempt < 10; attempt += 1) {
+    // Scrolled into view again: the settling layout can move the widget out of it, and a
+    // pointer outside the viewport reaches no page (no frame would ever see it).
+    await scrollIntoView(page, label);
     const { x, y, rect } = await settledCenter(page, label);
+    const viewport = page.viewportSize();
+    if (y < 0 || y >= viewport.height) continue;
     const frames = await frameCount(page);
     await page.mouse.move(x + 1, y);
     await page.mouse.move(x, y);
@@ -258,7 +288,6 @@ async function pointAt(page, label) {
 // Hover, press and release, each seen by its own frames: ImGui sees the hover before the
 // press and the press before the release (fixed sleeps lost clicks under load, issue 24).
 export async function click(page, label) {
-  await scrollIntoView(page, label);
   await pointAt(page, label);
   let frames = await frameCount(page);
   await page.mouse.down();

@@ -27,7 +27,7 @@ import { gzipSync } from 'node:zlib';
 import {
   check, checkTopBar as checkTopBarOf, click, fail, finish, hoverTimeline, launch, measured,
   moveMouseAway, openPage, options, pageState, pasteInto as pasteIntoBox, scrollIntoView, serve,
-  typeValue, waitForKeyboardFocus, waitForState, widgetCenter,
+  tapKey, typeValue, waitForKeyboardFocus, waitForState, widgetCenter,
 } from './harness.mjs';
 
 const opts = options();
@@ -100,8 +100,11 @@ try {
   await typeValue(page, 'TP', 4);
   await waitForState(page, (s) => s.config.parallel.tensor_model_parallel_size === 4, 'TP 4');
   await click(page, 'TP');
-  await page.keyboard.press('Tab');  // ImGui moves to the next text field, its text selected
-  await waitForKeyboardFocus(page, 'PP');
+  // Tab visits every control (issue #28 item 8): TP's - and +, then PP, its text selected.
+  for (const next of ['TP -', 'TP +', 'PP']) {
+    await tapKey(page, 'Tab');
+    await waitForKeyboardFocus(page, next);
+  }
   await page.keyboard.type('2', { delay: 20 });
   await page.keyboard.press('Enter');
   const tabbed = await waitForState(page, (s) => s.config.parallel.pipeline_model_parallel_size === 2,
