@@ -27,40 +27,38 @@ constexpr int kDeepEpNvlPeers = 8;
 constexpr double kDeepEpWorkspace = 32.0 * kBytesPerMiB;
 constexpr double kNvshmemGranule = 512.0 * kBytesPerMiB;
 
-// One row of Buffer.get_dispatch_config / get_combine_config (deep_ep/buffer.py): the token
-// chunks each channel receives over NVLink and over RDMA, and the RDMA send chunk (the
-// receive count is aligned up to it, csrc/config.hpp Config).
+// Buffer.get_dispatch_config and get_combine_config (deep_ep/buffer.py) for one group size:
+// the token chunks each channel receives over NVLink and over RDMA are the same in both; only
+// the RDMA send chunk differs, and the receive count is aligned up to it (csrc/config.hpp).
 struct DeepEpChunks {
-  int ranks, nvl_recv, rdma_send, rdma_recv;
+  int ranks, nvl_recv, rdma_recv, dispatch_rdma_send, combine_rdma_send;
 };
-constexpr std::array<DeepEpChunks, 10> kDeepEpDispatch{{{2, 256, 6, 128},
-                                                        {4, 256, 6, 128},
-                                                        {8, 256, 6, 128},
-                                                        {16, 288, 20, 128},
-                                                        {24, 288, 32, 128},
-                                                        {32, 288, 32, 128},
-                                                        {64, 288, 28, 128},
-                                                        {128, 560, 32, 128},
-                                                        {144, 720, 12, 128},
-                                                        {160, 720, 12, 128}}};
-constexpr std::array<DeepEpChunks, 10> kDeepEpCombine{{{2, 256, 6, 128},
-                                                       {4, 256, 6, 128},
-                                                       {8, 256, 6, 128},
-                                                       {16, 288, 12, 128},
-                                                       {24, 288, 8, 128},
-                                                       {32, 288, 8, 128},
-                                                       {64, 288, 20, 128},
-                                                       {128, 560, 12, 128},
-                                                       {144, 720, 8, 128},
-                                                       {160, 720, 8, 128}}};
+constexpr std::array<DeepEpChunks, 10> kDeepEpChunks{{{2, 256, 128, 6, 6},
+                                                      {4, 256, 128, 6, 6},
+                                                      {8, 256, 128, 6, 6},
+                                                      {16, 288, 128, 20, 12},
+                                                      {24, 288, 128, 32, 8},
+                                                      {32, 288, 128, 32, 8},
+                                                      {64, 288, 128, 28, 20},
+                                                      {128, 560, 128, 32, 12},
+                                                      {144, 720, 128, 12, 8},
+                                                      {160, 720, 128, 12, 8}}};
 
-// The table's row for the group, or the next larger one (DeepEP refuses other sizes; the
-// rule book warns).
-DeepEpChunks deepep_chunks(const std::array<DeepEpChunks, 10>& table, std::int64_t ranks) {
-  for (const DeepEpChunks& row : table) {
+// The row for the group, or the next larger one (DeepEP refuses other sizes; the rule book
+// warns).
+DeepEpChunks deepep_chunks(std::int64_t ranks) {
+  for (const DeepEpChunks& row : kDeepEpChunks) {
     if (row.ranks >= ranks) return row;
   }
-  return table.back();
+  return kDeepEpChunks.back();
+}
+
+// The RDMA receive chunk of the dispatch or combine configuration, whichever is larger.
+double deepep_rdma_recv(const DeepEpChunks& c) {
+  const auto aligned = [&](int send) {
+    return std::ceil(static_cast<double>(c.rdma_recv) / send) * send;
+  };
+  return std::max(aligned(c.dispatch_rdma_send), aligned(c.combine_rdma_send));
 }
 
 // Per received token a channel keeps its hidden bytes, its source metadata (8 B), up to 128
@@ -78,7 +76,7 @@ double deepep_nvl_bytes(const DeepEpChunks& c, std::int64_t ranks, int channels,
 double deepep_rdma_bytes(const DeepEpChunks& c, std::int64_t ranks, int channels, double hidden) {
   if (ranks <= kDeepEpNvlPeers) return 0;
   const double rdma_ranks = static_cast<double>(ranks / kDeepEpNvlPeers);
-  const double recv = std::ceil(static_cast<double>(c.rdma_recv) / c.rdma_send) * c.rdma_send;
+  const double recv = deepep_rdma_recv(c);
   // Send and receive halves; the int4 per token is the RDMA channel's prefix metadata.
   return channels * rdma_ranks * (kDeepEpNvlPeers * 2 + 2) * 2 * 4 +
          channels * rdma_ranks * recv * 2 * (deepep_token_bytes(hidden) + 16);
@@ -89,12 +87,9 @@ double deepep_rdma_bytes(const DeepEpChunks& c, std::int64_t ranks, int channels
 // hidden x max(element size, 2) (fused_a2a.py get_hidden_bytes).
 double deepep_bytes(std::int64_t ranks, int num_sms, double hidden_bytes) {
   const int channels = std::max(num_sms, 2) / 2;
-  const DeepEpChunks dispatch = deepep_chunks(kDeepEpDispatch, ranks);
-  const DeepEpChunks combine = deepep_chunks(kDeepEpCombine, ranks);
-  const double nvl = std::max(deepep_nvl_bytes(dispatch, ranks, channels, hidden_bytes),
-                              deepep_nvl_bytes(combine, ranks, channels, hidden_bytes));
-  const double rdma = std::max(deepep_rdma_bytes(dispatch, ranks, channels, hidden_bytes),
-                               deepep_rdma_bytes(combine, ranks, channels, hidden_bytes));
+  const DeepEpChunks chunks = deepep_chunks(ranks);
+  const double nvl = deepep_nvl_bytes(chunks, ranks, channels, hidden_bytes);
+  const double rdma = deepep_rdma_bytes(chunks, ranks, channels, hidden_bytes);
   return pages(nvl) + kDeepEpWorkspace + std::ceil(rdma / kNvshmemGranule) * kNvshmemGranule;
 }
 
@@ -150,7 +145,7 @@ HybridEpShape hybridep_shape(const NormalizedConfig& n, std::int64_t ranks, doub
 }  // namespace
 
 bool deepep_supports_group(std::int64_t ranks) {
-  return std::any_of(kDeepEpDispatch.begin(), kDeepEpDispatch.end(),
+  return std::any_of(kDeepEpChunks.begin(), kDeepEpChunks.end(),
                      [ranks](const DeepEpChunks& row) { return row.ranks == ranks; });
 }
 
