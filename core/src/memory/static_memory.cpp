@@ -188,6 +188,21 @@ void precision_aware_bytes(const NormalizedConfig& normalized, ParamBytes& bytes
   }
 }
 
+// Optimizer CPU offload without the precision-aware optimizer (Megatron-Core runs it; only
+// Megatron-LM's arguments.py asks for --use-precision-aware-optimizer). The distributed
+// optimizer (or Float16OptimizerWithFloat16Params) still makes its fp32 main params on the GPU
+// and hands them to HybridDeviceOptimizer, which moves the offloaded share's moments to the
+// host beside pinned copies of those fp32 params and their grads; the GPU copies stay, since the
+// wrapping optimizer keeps them (megatron/core/optimizer/distrib_optimizer.py
+// _build_model_and_main_param_groups; cpu_offloading/hybrid_optimizer.py
+// _get_sub_optimizer_param_groups, _set_sub_optimizer_grads).
+void offload_fp32_master_state(const OptimizerConfig& opt, double master, double moments,
+                               ParamBytes& bytes) {
+  const double fraction = opt.optimizer_offload_fraction;
+  bytes.optimizer_state = master + (1.0 - fraction) * moments;
+  bytes.host_optimizer_state = fraction * (4.0 + moments + 4.0);
+}
+
 }  // namespace
 
 ParamBytes param_bytes(const NormalizedConfig& normalized, const ParamTensor& tensor) {
@@ -224,6 +239,7 @@ ParamBytes param_bytes(const NormalizedConfig& normalized, const ParamTensor& te
   const OptimizerKind kind = optimizer_for(opt, tensor);
   const double moments = kind == OptimizerKind::adam ? 8.0 : 4.0;  // SGD/Muon: one momentum
   bytes.optimizer_state = master + moments;
+  if (opt.optimizer_cpu_offload) offload_fp32_master_state(opt, master, moments, bytes);
   return bytes;
 }
 

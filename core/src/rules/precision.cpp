@@ -80,15 +80,18 @@ std::optional<Error> cuda_graphs_not_counted(NormalizedConfig& n) {
   return std::nullopt;
 }
 
-// megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py: the hybrid device optimizer
-// runs on the precision-aware optimizer's code path (arguments.py says so when it asserts).
-std::optional<Error> optimizer_offload_needs_precision_aware(NormalizedConfig& n) {
+// Megatron-LM's arguments.py asserts --use-precision-aware-optimizer with
+// --optimizer-cpu-offload; Megatron-Core does not (megatron/core/optimizer/__init__.py builds
+// HybridDeviceOptimizer over the fp32 main params either way, and Megatron-Bridge runs it so),
+// so it is a warning; the estimate prices each path (static_memory.cpp).
+std::optional<Error> optimizer_offload_policy(NormalizedConfig& n) {
   const OptimizerConfig& o = n.config.optimizer;
   if (!o.optimizer_cpu_offload) return std::nullopt;
   if (!o.use_precision_aware_optimizer) {
-    return rule_error("optimizer_cpu_offload",
-                      "--optimizer-cpu-offload requires --use-precision-aware-optimizer",
-                      "megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py");
+    arguments_policy(n,
+                     "Megatron-LM asks for --use-precision-aware-optimizer with "
+                     "--optimizer-cpu-offload (Megatron-Core runs without it: the GPU then keeps "
+                     "the fp32 main params and offloads only the moments)");
   }
   if (n.config.training.fp8_param_gather && n.config.training.fp8_recipe != Fp8Recipe::delayed) {
     arguments_policy(n,
@@ -141,13 +144,10 @@ std::optional<Error> fp8_recipe_runs_on_the_gpu(NormalizedConfig& n) {
   return std::nullopt;
 }
 
-constexpr Check kPrecisionChecks[] = {fp8_recipe_runs_on_the_gpu,
-                                      fp8_param_gather_needs_fp8,
-                                      bf16_layers_need_current_scaling,
-                                      fp8_param_gather_under_fsdp2,
-                                      optimizer_offload_needs_precision_aware,
-                                      te_cross_entropy_fusion,
-                                      cuda_graphs_not_counted};
+constexpr Check kPrecisionChecks[] = {
+    fp8_recipe_runs_on_the_gpu,   fp8_param_gather_needs_fp8, bf16_layers_need_current_scaling,
+    fp8_param_gather_under_fsdp2, optimizer_offload_policy,   te_cross_entropy_fusion,
+    cuda_graphs_not_counted};
 
 }  // namespace
 
