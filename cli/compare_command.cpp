@@ -99,7 +99,7 @@ void print_text(const LogComparison& c, const std::string& link) {
     print_row("allocated vs static", row.measured.allocated_bytes,
               allocated_after_step_bytes(*row.estimated));
     print_row("max allocated vs peak allocated", row.measured.max_allocated_bytes,
-              row.estimated->peak_allocated_bytes);
+              max_allocated_after_bytes(*row.estimated, row.measured.iteration));
     print_row("max reserved vs peak reserved", row.measured.max_reserved_bytes,
               row.estimated->peak_reserved_bytes);
     print_parameters(row);

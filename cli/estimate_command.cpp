@@ -118,6 +118,23 @@ void print_what_if(const Estimate& estimate) {
 
 // ui.md "The CLI": a header line with the model and the layout, one row per PP rank, the
 // share link, then the what-if table.
+// Where the card is tight, the first iteration's lower peak explains a run that passes it and
+// fails in the second: its passes run before the optimizer's first step creates Adam's moments.
+void print_first_iteration(const Estimate& estimate) {
+  if (estimate.verdict.status == FitStatus::fits) return;
+  for (const RankMemory& rank : estimate.ranks) {
+    if (rank.pp_rank != estimate.verdict.limiting_pp_rank || rank.lazy_optimizer_bytes == 0) {
+      continue;
+    }
+    std::cout << "first iteration: " << gib(rank.first_iteration_peak_allocated_bytes)
+              << " GiB allocated at most on rank " << rank.pp_rank << " against "
+              << gib(rank.peak_allocated_bytes)
+              << " from the second on (the optimizer's first step creates "
+              << gib(rank.lazy_optimizer_bytes)
+              << " GiB of state; a log's memory report after iteration 1 shows the first)\n";
+  }
+}
+
 void print_table(const Estimate& estimate, const std::string& link) {
   const NormalizedConfig& n = estimate.normalized;
   const Config& c = n.config;
@@ -163,6 +180,7 @@ void print_table(const Estimate& estimate, const std::string& link) {
                "allocator's reserve, CUDA context, NCCL and library buffers: what nvidia-smi "
                "shows)\n";
   std::cout << verdict_line(estimate.verdict) << "\n";
+  print_first_iteration(estimate);
   for (const std::string& assumption : estimate.assumptions) {
     std::cout << "assumes: " << assumption << "\n";
   }

@@ -106,7 +106,8 @@ void rank_table(const RankComparison& row, std::size_t index) {
     const RankMemory& e = *row.estimated;
     // The log's allocated figure is taken after the optimizer step.
     table_row(kRowAllocated, row.measured.allocated_bytes, allocated_after_step_bytes(e));
-    table_row(kRowMaxAllocated, row.measured.max_allocated_bytes, e.peak_allocated_bytes);
+    table_row(kRowMaxAllocated, row.measured.max_allocated_bytes,
+              max_allocated_after_bytes(e, row.measured.iteration));
     table_row(kRowMaxReserved, row.measured.max_reserved_bytes, e.peak_reserved_bytes);
     ImGui::EndTable();
   }

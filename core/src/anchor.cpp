@@ -159,11 +159,13 @@ double parameter_state_bytes(const RankMemory& rank) {
 
 // The anchor's three differences on its measured rank.
 void split_differences(const AnchorMeasurement& m, const RankMemory& rank, AnchoredEstimate& out) {
-  out.anchor_estimated_peak_allocated_bytes = rank.peak_allocated_bytes;
+  // A report after the first iteration is compared with that iteration's peak, which lacks
+  // the optimizer state its step creates; the difference is carried to the steady peak.
+  const std::uint64_t estimated_peak = max_allocated_after_bytes(rank, m.iterations);
+  out.anchor_estimated_peak_allocated_bytes = estimated_peak;
   out.anchor_estimated_static_bytes = allocated_after_step_bytes(rank);
   out.anchor_estimated_peak_reserved_bytes = rank.peak_reserved_bytes;
-  const double peak_difference =
-      as_double(m.peak_allocated_bytes) - as_double(rank.peak_allocated_bytes);
+  const double peak_difference = as_double(m.peak_allocated_bytes) - as_double(estimated_peak);
   if (m.static_bytes) {
     out.static_term.measured = true;
     out.static_term.anchor_difference_bytes =

@@ -194,6 +194,7 @@ std::vector<FsdpWorkingSet> add_stage_static_memory(const NormalizedConfig& n,
     rank.optimizer_bytes += bytes.optimizer_bytes;
     rank.host_optimizer_bytes += bytes.host_optimizer_bytes;
     rank.optimizer_step_bytes += bytes.optimizer_step_bytes;
+    rank.lazy_optimizer_bytes += bytes.lazy_optimizer_bytes;
     rank.persistent_buffer_bytes +=
         static_cast<std::uint64_t>(std::llround(stage_bytes.expert_bias_bytes));
     std::vector<std::int64_t>& keys = te_keys[static_cast<std::size_t>(rank.pp_rank)];
@@ -230,9 +231,17 @@ void keep_higher(RankPeak& peak, const RankPeak& phase) {
 // --cuda-graph-warmup-steps eager steps before it hold everything but those buffers. The
 // last stage's deferred output-layer wgrad inputs add to the passes; the pipeline flush
 // drains them (schedules.py finish_embedding_wgrad_compute) before the optimizer step.
-RankPeak rank_run_peak(const NormalizedConfig& n, const RankChunks& chunks, double static_bytes,
+// The first iteration (RunPeaks::first) is the warm-up's first eager step where graphs have
+// one, else the step itself, without the optimizer state its own step then creates.
+struct RunPeaks {
+  RankPeak steady;
+  RankPeak first;
+};
+
+RunPeaks rank_run_peak(const NormalizedConfig& n, const RankChunks& chunks, double static_bytes,
                        double graph_bytes, RankMemory& rank, bool timeline) {
   const auto step = static_cast<double>(rank.optimizer_step_bytes);
+  const auto lazy = static_cast<double>(rank.lazy_optimizer_bytes);
   RankPeak peak = simulate_rank(n, rank.pp_rank, chunks.step, static_bytes,
                                 timeline ? &rank.timeline : nullptr);
   if (!chunks.capture.empty()) {
@@ -242,6 +251,7 @@ RankPeak rank_run_peak(const NormalizedConfig& n, const RankChunks& chunks, doub
     const double held = n.config.training.cuda_graph_warmup_steps > 0 ? step : 0.0;
     keep_higher(peak, simulate_rank(n, rank.pp_rank, chunks.capture, static_bytes + held, nullptr));
   }
+  RankPeak first = peak;
   if (!chunks.warmup.empty()) {
     RankPeak warmup =
         simulate_rank(n, rank.pp_rank, chunks.warmup, static_bytes - graph_bytes, nullptr);
@@ -249,13 +259,17 @@ RankPeak rank_run_peak(const NormalizedConfig& n, const RankChunks& chunks, doub
     warmup.transient_bytes =
         std::max(0.0, warmup.peak_allocated_bytes - static_bytes - warmup.activation_bytes);
     keep_higher(peak, warmup);
+    first = warmup;
   }
+  first.peak_allocated_bytes -= lazy;
   if (std::any_of(rank.chunks.begin(), rank.chunks.end(),
                   [](const ChunkMemory& c) { return c.has_output_layer; })) {
     add_deferred_embedding_wgrad(n, static_bytes, peak);
+    add_deferred_embedding_wgrad(n, static_bytes - lazy, first);
   }
   add_optimizer_step(static_bytes, step, peak, timeline ? &rank.timeline : nullptr);
-  return peak;
+  add_optimizer_step(static_bytes, step, first, nullptr);
+  return {peak, first};
 }
 
 // What every rank's peak reads that is the same for all ranks.
@@ -280,11 +294,15 @@ void add_rank_peak(const NormalizedConfig& n, const EstimateOptions& options,
   double per_microbatch = 0;
   for (const ChunkActivations& chunk : chunks.step) per_microbatch += chunk.saved_bytes;
   rank.activation_bytes_per_microbatch = static_cast<std::uint64_t>(std::llround(per_microbatch));
-  RankPeak peak = rank_run_peak(n, chunks, static_cast<double>(rank.static_bytes), graph_bytes,
-                                rank, options.timeline);
-  // FSDP's unsharded model at initialization (fsdp_memory.hpp).
+  RunPeaks run = rank_run_peak(n, chunks, static_cast<double>(rank.static_bytes), graph_bytes, rank,
+                               options.timeline);
+  RankPeak& peak = run.steady;
+  // FSDP's unsharded model at initialization (fsdp_memory.hpp), before either.
   add_fsdp_initialization(shared.fsdp_working, n.stages, rank.pp_rank, peak);
+  add_fsdp_initialization(shared.fsdp_working, n.stages, rank.pp_rank, run.first);
   rank.peak_allocated_bytes = static_cast<std::uint64_t>(std::llround(peak.peak_allocated_bytes));
+  rank.first_iteration_peak_allocated_bytes =
+      static_cast<std::uint64_t>(std::llround(run.first.peak_allocated_bytes));
   rank.activation_peak_bytes = static_cast<std::uint64_t>(std::llround(peak.activation_bytes));
   rank.activation_peak_bytes =
       std::min(rank.activation_peak_bytes, rank.peak_allocated_bytes - rank.static_bytes);

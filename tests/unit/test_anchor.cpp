@@ -305,3 +305,28 @@ TEST_CASE("The anchored verdict judges the anchored peaks under the raw estimate
             static_cast<std::int64_t>(a->ranks[0].anchored_peak_total_bytes));
   CHECK(verdict.headroom_bytes < anchor.verdict.headroom_bytes);
 }
+
+TEST_CASE("A report after one iteration is compared with the first iteration's peak") {
+  const Estimate anchor = estimated(tiny_gpt("--tensor-model-parallel-size 2"));
+  const RankMemory& rank = anchor.ranks[0];
+  REQUIRE(rank.first_iteration_peak_allocated_bytes < rank.peak_allocated_bytes);
+  AnchorMeasurement m = measured_as(anchor, 0, 0);
+  m.static_bytes.reset();
+  m.max_reserved_bytes.reset();
+  m.peak_allocated_bytes = rank.first_iteration_peak_allocated_bytes;
+  m.iterations = 1;
+  const Expected<AnchoredEstimate> a = anchor_estimate(m, anchor, anchor);
+  REQUIRE(a);
+  // Exactly the first iteration's estimate: nothing to carry, the steady peak stands.
+  CHECK(a->activation_term.anchor_difference_bytes == Approx(0).margin(2));
+  CHECK(a->ranks[0].anchored_peak_allocated_bytes == rank.peak_allocated_bytes);
+  // The link keeps what the report came after.
+  Anchor linked{.config = anchor.normalized.config, .measured = m, .environment_known = false};
+  const std::string link = "v=1&" + encode_link_anchor(linked);
+  CHECK(link.find("anchor-iter=1") != std::string::npos);
+  CHECK((*decode_link_anchor(link))->measured.iterations == 1);
+  CHECK(decode_link_anchor(link + "0").value()->measured.iterations == 10);
+  std::string zero = link;
+  zero.replace(zero.find("anchor-iter=1"), 13, "anchor-iter=0");
+  CHECK(decode_link_anchor(zero).error().field == "anchor-iter");
+}

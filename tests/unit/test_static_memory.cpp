@@ -260,3 +260,32 @@ TEST_CASE("module tree adds up to the rank totals") {
     CHECK(optimizer == Approx(static_cast<double>(rank.optimizer_bytes)).epsilon(1e-9).margin(64));
   }
 }
+
+// Adam's moments (and TE FusedAdam's own masters) are created at the optimizer's first step
+// (torch/optim/adam.py _init_group, transformer_engine/pytorch/optimizers/fused_adam.py
+// initialize_state), so the first iteration's passes run without them.
+TEST_CASE("the first iteration peaks without the state the first step creates") {
+  Config c = fixtures::llama3_70b();
+  c.model.num_layers = 2;
+  c.parallel.world_size = 4;
+  const auto lazy_per_param = [](const Config& config) {
+    const Estimate e = run(config);
+    const RankMemory& rank = e.ranks[0];
+    CHECK(rank.first_iteration_peak_allocated_bytes ==
+          std::max(rank.peak_allocated_bytes - rank.lazy_optimizer_bytes,
+                   rank.static_bytes + rank.optimizer_step_bytes));
+    return static_cast<double>(rank.lazy_optimizer_bytes) / static_cast<double>(rank.dense_params);
+  };
+  SECTION("distributed Adam over DP 4: moments 8/R, the fp32 masters made with the optimizer") {
+    CHECK_THAT(lazy_per_param(c), WithinRel(8.0 / 4, 1e-3));
+  }
+  SECTION("TE FusedAdam with bf16 remainders makes them at its first step too: 10/R") {
+    c.optimizer.use_precision_aware_optimizer = true;
+    CHECK_THAT(lazy_per_param(c), WithinRel(10.0 / 4, 1e-3));
+  }
+  SECTION("half the state offloaded: the GPU optimizer's moments only, 0.5 * 8/R") {
+    c.optimizer.optimizer_cpu_offload = true;
+    c.optimizer.optimizer_offload_fraction = 0.5;
+    CHECK_THAT(lazy_per_param(c), WithinRel(4.0 / 4, 1e-3));
+  }
+}

@@ -44,7 +44,10 @@ struct AnchorMeasurement {
   std::uint64_t peak_allocated_bytes = 0;  // torch.cuda.max_memory_allocated()
   std::optional<std::uint64_t> static_bytes;        // memory_allocated() after a step
   std::optional<std::uint64_t> max_reserved_bytes;  // torch.cuda.max_memory_reserved()
-  std::vector<std::string> notes;                   // how the rank was chosen, and so on
+  // The iterations its report came after (0: not known, a later one): after one, the peak is
+  // the first iteration's (max_allocated_after_bytes).
+  std::int64_t iterations = 0;
+  std::vector<std::string> notes;  // how the rank was chosen, and so on
 };
 
 struct Anchor {

@@ -118,6 +118,7 @@ Expected<Anchor> anchor_from_log(std::string_view text, std::string source,
   m.peak_allocated_bytes = used->measured.max_allocated_bytes;
   m.static_bytes = used->measured.allocated_bytes;
   m.max_reserved_bytes = used->measured.max_reserved_bytes;
+  m.iterations = used->measured.iteration;
   if (ranks.size() > 1) {
     m.notes.push_back("the log reports " + std::to_string(ranks.size()) + " ranks; rank " +
                       std::to_string(used->global_rank) + " (the largest max allocated) is used");

@@ -12,7 +12,7 @@ namespace {
 
 constexpr std::string_view kAnchorKeys[] = {"anchor",          "anchor-peak", "anchor-static",
                                             "anchor-reserved", "anchor-rank", "anchor-pp-rank",
-                                            "anchor-name"};
+                                            "anchor-iter",     "anchor-name"};
 
 // A whole number from 0 to `limit` (a rank), or nullopt.
 std::optional<std::int64_t> rank_number(const std::string& text, std::int64_t limit) {
@@ -49,6 +49,15 @@ std::optional<Error> read_measurement(const std::map<std::string, std::string>& 
         rank_number(values.at("anchor-pp-rank"), anchor.config.parallel.pipeline_parallel);
     if (!rank) return Error{"anchor-pp-rank", "expects a pipeline rank of the anchor's layout"};
     m.pp_rank = static_cast<int>(*rank);
+  }
+  if (values.count("anchor-iter")) {
+    const std::optional<std::int64_t> iterations =
+        rank_number(values.at("anchor-iter"), std::int64_t{1} << 40);
+    if (!iterations || *iterations == 0) {
+      return Error{"anchor-iter",
+                   "expects the iterations the measured report came after (1 or more)"};
+    }
+    m.iterations = *iterations;
   }
   if (values.count("anchor-name")) m.source = values.at("anchor-name");
   return check_anchor_measurement(m, anchor.config);
@@ -95,6 +104,8 @@ std::string encode_link_anchor(const Anchor& anchor) {
   if (m.max_reserved_bytes) query += "&anchor-reserved=" + std::to_string(*m.max_reserved_bytes);
   if (m.global_rank >= 0) query += "&anchor-rank=" + std::to_string(m.global_rank);
   query += "&anchor-pp-rank=" + std::to_string(m.pp_rank);
+  // Only a report after one iteration changes what the anchor is compared with.
+  if (m.iterations == 1) query += "&anchor-iter=1";
   if (m.source != AnchorMeasurement{}.source) {
     query += "&anchor-name=" + percent_encode_value(m.source);
   }

@@ -524,6 +524,7 @@ ShardedTensorBytes fsdp_tensor_bytes(const NormalizedConfig& normalized,
     bytes.weight = param / shard + te_weight_copy_bytes(normalized, tensor);
     bytes.gradient = 4.0 / shard;
     bytes.optimizer = (master + moments) / shard;
+    bytes.lazy_optimizer = moments / shard;
     return bytes;
   }
   // param_and_grad_buffer.py: no_shard keeps everything; optim shards the main weights
@@ -540,24 +541,27 @@ ShardedTensorBytes fsdp_tensor_bytes(const NormalizedConfig& normalized,
     bytes.weight += gathered_weight_bytes(normalized, tensor);
   }
   bytes.gradient = main_grad_bytes(normalized, tensor) / (grads_sharded ? shard : 1.0);
-  bytes.optimizer =
-      (dtype_bytes(fsdp.main_params_dtype) + moments) / (s == FsdpSharding::no_shard ? 1.0 : shard);
+  const double optimizer_shard = s == FsdpSharding::no_shard ? 1.0 : shard;
+  bytes.optimizer = (dtype_bytes(fsdp.main_params_dtype) + moments) / optimizer_shard;
+  bytes.lazy_optimizer = moments / optimizer_shard;  // Adam's state, made at its first step
   return bytes;
 }
 
 ChunkStaticBytes fsdp_chunk_static_bytes(const NormalizedConfig& normalized,
                                          const std::vector<TensorBlock>& blocks) {
   ChunkStaticBytes out;
-  double weight = 0, gradient = 0, optimizer = 0;
+  double weight = 0, gradient = 0, optimizer = 0, lazy = 0;
   visit_chunk_tensors(blocks, out, [&](const ParamTensor& tensor, std::int64_t elements) {
     const ShardedTensorBytes bytes = fsdp_tensor_bytes(normalized, tensor);
     weight += bytes.weight * static_cast<double>(elements);
     gradient += bytes.gradient * static_cast<double>(elements);
     optimizer += bytes.optimizer * static_cast<double>(elements);
+    lazy += bytes.lazy_optimizer * static_cast<double>(elements);
   });
   out.weight_bytes = static_cast<std::uint64_t>(std::llround(weight));
   out.gradient_bytes = static_cast<std::uint64_t>(std::llround(gradient));
   out.optimizer_bytes = static_cast<std::uint64_t>(std::llround(optimizer));
+  out.lazy_optimizer_bytes = static_cast<std::uint64_t>(std::llround(lazy));
   return out;
 }
 

@@ -30,6 +30,7 @@ struct ShardedTensorBytes {
   double weight = 0;
   double gradient = 0;
   double optimizer = 0;
+  double lazy_optimizer = 0;  // of optimizer: the moments the first step creates
 };
 
 ShardedTensorBytes fsdp_tensor_bytes(const NormalizedConfig& normalized, const ParamTensor& tensor);

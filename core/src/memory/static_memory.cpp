@@ -179,12 +179,18 @@ void precision_aware_bytes(const NormalizedConfig& normalized, ParamBytes& bytes
   const double state = master + moments;
   if (opt.optimizer_cpu_offload) {
     // hybrid_optimizer.py: the offloaded share keeps master, m, v and an fp32 grad copy
-    // on the host; weights and grads stay on the GPU.
+    // on the host; weights and grads stay on the GPU. Its fp32 masters are cloned when it
+    // is built; the GPU optimizer's moments at its first step.
     const double fraction = opt.optimizer_offload_fraction;
     bytes.optimizer_state = (1.0 - fraction) * state;
     bytes.host_optimizer_state = fraction * (state + 4.0);
+    bytes.lazy_optimizer_state = (1.0 - fraction) * moments;
   } else {
     bytes.optimizer_state = state;
+    // TE FusedAdam creates its states, and its masters where it owns them, at its first
+    // step (transformer_engine/pytorch/optimizers/fused_adam.py initialize_state); fp32
+    // masters Megatron-Core keeps are made with the optimizer (distrib_optimizer.py).
+    bytes.lazy_optimizer_state = te_owns_master ? state : moments;
   }
 }
 
@@ -201,6 +207,7 @@ void offload_fp32_master_state(const OptimizerConfig& opt, double master, double
   const double fraction = opt.optimizer_offload_fraction;
   bytes.optimizer_state = master + (1.0 - fraction) * moments;
   bytes.host_optimizer_state = fraction * (4.0 + moments + 4.0);
+  bytes.lazy_optimizer_state = (1.0 - fraction) * moments;
 }
 
 }  // namespace
@@ -239,6 +246,9 @@ ParamBytes param_bytes(const NormalizedConfig& normalized, const ParamTensor& te
   const OptimizerKind kind = optimizer_for(opt, tensor);
   const double moments = kind == OptimizerKind::adam ? 8.0 : 4.0;  // SGD/Muon: one momentum
   bytes.optimizer_state = master + moments;
+  // PyTorch's, Apex's and TE's Adam (and SGD's momentum) create their state at the first
+  // step(); the fp32 masters are made with Megatron's optimizer wrapper.
+  bytes.lazy_optimizer_state = moments;
   if (opt.optimizer_cpu_offload) offload_fp32_master_state(opt, master, moments, bytes);
   return bytes;
 }
@@ -253,6 +263,7 @@ struct BufferSums {
   double optimizer = 0;
   double optimizer_step = 0;
   double host = 0;
+  double lazy = 0;
   bool used = false;
   ParamBytes first;
 };
@@ -284,6 +295,7 @@ BufferGrid sum_buffers(const NormalizedConfig& normalized, const std::vector<Ten
     sum.optimizer += bytes.optimizer_state * static_cast<double>(elements);
     sum.optimizer_step += bytes.optimizer_step * static_cast<double>(elements);
     sum.host += bytes.host_optimizer_state * static_cast<double>(elements);
+    sum.lazy += bytes.lazy_optimizer_state * static_cast<double>(elements);
   });
   return grid;
 }
@@ -298,7 +310,7 @@ ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
   const std::int64_t bucket_size = ddp_bucket_elements(normalized, bucketing);
   const BufferGrid grid = sum_buffers(normalized, blocks, out);
   double weight = fp8_weight_copies(normalized, blocks), gradient = 0, optimizer = 0, host = 0,
-         step = 0;
+         step = 0, lazy = 0;
   for (int expert = 0; expert < 2; ++expert) {
     for (int fp8 = 0; fp8 < 2; ++fp8) {
       const BufferSums& sum = grid.sums[expert][fp8];
@@ -318,6 +330,8 @@ ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
           (sum.host + sum.first.host_optimizer_state * padding) / static_cast<double>(shard_group);
       step += (sum.optimizer_step + sum.first.optimizer_step * padding) /
               static_cast<double>(shard_group);
+      lazy +=
+          (sum.lazy + sum.first.lazy_optimizer_state * padding) / static_cast<double>(shard_group);
     }
   }
   out.weight_bytes = static_cast<std::uint64_t>(std::llround(weight));
@@ -325,6 +339,7 @@ ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
   out.optimizer_bytes = static_cast<std::uint64_t>(std::llround(optimizer));
   out.host_optimizer_bytes = static_cast<std::uint64_t>(std::llround(host));
   out.optimizer_step_bytes = static_cast<std::uint64_t>(std::llround(step));
+  out.lazy_optimizer_bytes = static_cast<std::uint64_t>(std::llround(lazy));
   return out;
 }
 

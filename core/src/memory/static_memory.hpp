@@ -30,6 +30,9 @@ struct ParamBytes {
   double optimizer_step = 0;
   double host_optimizer_state = 0;  // before sharding; offloaded to the CPU
   double fp8_weight_copies = 0;     // TE's FP8 copies of the weight, beside the buffer
+  // Before sharding: the part of optimizer_state the optimizer creates at its first step
+  // (Adam's moments, TE FusedAdam's own masters), absent through the first iteration.
+  double lazy_optimizer_state = 0;
 };
 
 ParamBytes param_bytes(const NormalizedConfig& normalized, const ParamTensor& tensor);
@@ -46,6 +49,7 @@ struct ChunkStaticBytes {
   std::uint64_t optimizer_bytes = 0;
   std::uint64_t host_optimizer_bytes = 0;
   std::uint64_t optimizer_step_bytes = 0;  // ParamBytes::optimizer_step, sharded
+  std::uint64_t lazy_optimizer_bytes = 0;  // ParamBytes::lazy_optimizer_state, sharded
   std::int64_t padding_elements = 0;       // DDP alignment and bucket padding
 };
 
