@@ -69,6 +69,14 @@ void segment_tooltip(const RankMemory& rank, const Category& category, std::uint
   ImGui::PopTextWrapPos();
   ImGui::PopStyleColor();
   if (category.bytes == &RankMemory::runtime_overhead_bytes) device_memory_lines(rank);
+  if (category.bytes == &RankMemory::optimizer_bytes && rank.lazy_optimizer_bytes > 0) {
+    // Adam's moments come at the optimizer's first step (memory-model.md 5): a log's report
+    // after iteration 1 shows the lower first-iteration peak.
+    ImGui::Text(tr("%s of it is created at the optimizer's first step: the first iteration "
+                   "peaks at %s allocated"),
+                gib_text(rank.lazy_optimizer_bytes).c_str(),
+                gib_text(rank.first_iteration_peak_allocated_bytes).c_str());
+  }
   ImGui::EndTooltip();
 }
 
