@@ -961,7 +961,7 @@ std::vector<ConfigField> runtime_rows() {
           .json("expandable_segments")
           .ui("expandable segments", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
               "The caching allocator maps pages into one growing segment per pool, so the "
-              "reserve is the peak rounded to 20 MiB pages instead of a fragmentation share."),
+              "reserve is the peak with its fragmentation share rounded to 20 MiB pages."),
       MM_REAL("rt.deepep", "0", runtime.deepep_buffer_gib, 0.0, kMaxReal)
           .json("deepep_buffer_gib")
           .ui("flex buffers (GiB)", "(megamem setting, flex dispatcher; 0 = sized by the backend)",
