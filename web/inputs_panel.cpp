@@ -404,7 +404,7 @@ void training_rows(InputContext& ctx) {
   rows(ctx, {"mbs", "gbs", "seq", "dtype", "fp8", "fp8-param-gather"});
   if (c.training.fp8_recipe != Fp8Recipe::none) rows(ctx, {"fp8-bf16-first", "fp8-bf16-last"});
   rows(ctx, {"impl", "attn", "ce", "grad-acc-fusion", "bias-act-fusion", "softmax-fusion",
-             "mask-in-loader", "deterministic", "tp-comm-overlap", "defer-wgrad"});
+             "softmax-fp32", "mask-in-loader", "deterministic", "tp-comm-overlap", "defer-wgrad"});
   if (c.training.defer_embedding_wgrad_compute) row(ctx, "wgrad-limit");
   cuda_graph_rows(ctx);
   if (c.model.dsa_indexer_topk > 0) rows(ctx, {"dsa-kernels", "dsa-loss", "dsa-sparse-loss"});

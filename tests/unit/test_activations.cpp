@@ -286,3 +286,41 @@ TEST_CASE("shared-expert overlap saves the gathered fc1 input under sequence par
   c.training.moe_shared_expert_overlap = false;
   CHECK(recomputed == Approx(layer_activations(normalized(c), true).kept_bytes));
 }
+
+// megatron/core/fusions/fused_softmax.py: where the fused kernel does not run, PyTorch's
+// softmax under attention_softmax_in_fp32 keeps its fp32 output (forward_torch_softmax).
+TEST_CASE("unfused attention keeps an fp32 softmax output where the fused kernel does not run") {
+  Config c = fixtures::llama3_70b();
+  c.model.num_layers = 2;
+  c.parallel.world_size = 8;
+  c.parallel.tensor_parallel = 8;
+  c.training.attention_backend = AttentionBackend::unfused;
+  c.training.seq_length = 1024;
+  c.model.attention_dropout = 0.1;
+  const auto saved = [](const Config& config) {
+    const Expected<Estimate> e = estimate(config);
+    REQUIRE(e.has_value());
+    return static_cast<double>(e->ranks[0].activation_bytes_per_microbatch);
+  };
+  const double fused = saved(c);
+  c.training.attention_softmax_in_fp32 = true;
+  CHECK(saved(c) == fused);  // the fused kernel runs: it keeps 16-bit probabilities
+  c.training.masked_softmax_fusion = false;
+  // b·(n/TP)·s² scores per layer, 2 more bytes each (fp32 instead of 16-bit), 2 layers.
+  const double scores = 1.0 * (64.0 / 8) * 1024 * 1024;
+  CHECK(saved(c) - fused == Approx(2 * 2 * scores).epsilon(1e-9));
+  // Without dropout the bmm with V keeps the 16-bit cast as well.
+  c.model.attention_dropout = 0.0;
+  const double no_dropout_fp32 = saved(c);
+  c.training.attention_softmax_in_fp32 = false;
+  CHECK(no_dropout_fp32 - saved(c) == Approx(2 * 4 * scores).epsilon(1e-9));
+  // A sequence above 4096 keys: the kernel refuses it even with fusion on.
+  c.training.masked_softmax_fusion = true;
+  c.training.attention_softmax_in_fp32 = true;
+  c.training.seq_length = 8192;
+  c.model.max_position_embeddings = 8192;
+  const double long_fp32 = saved(c);
+  c.training.attention_softmax_in_fp32 = false;
+  const double s8 = 1.0 * (64.0 / 8) * 8192 * 8192;
+  CHECK(long_fp32 - saved(c) == Approx(2 * 4 * s8).epsilon(1e-9));
+}

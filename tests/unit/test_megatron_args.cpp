@@ -1379,3 +1379,11 @@ TEST_CASE("a dense model's exported flags carry no MoE training flags") {
   CHECK(moe_flags.find("--moe-token-dispatcher-type alltoall") != std::string::npos);
   CHECK(moe_flags.find("--moe-grouped-gemm") != std::string::npos);
 }
+
+TEST_CASE("--apply-query-key-layer-scaling sets attention_softmax_in_fp32, as arguments.py does") {
+  CHECK_FALSE(parse_ok(kBase + "--bf16").config.training.attention_softmax_in_fp32);
+  CHECK(parse_ok(kBase + "--bf16 --attention-softmax-in-fp32")
+            .config.training.attention_softmax_in_fp32);
+  CHECK(parse_ok(kBase + "--fp16 --apply-query-key-layer-scaling")
+            .config.training.attention_softmax_in_fp32);
+}

@@ -332,6 +332,9 @@ struct TrainingConfig {
   // cuBLAS workspace per handle instead of the default 8 MiB.
   bool deterministic_mode = false;
   bool masked_softmax_fusion = true;  // --no-masked-softmax-fusion clears it (unfused path)
+  // --attention-softmax-in-fp32, or --apply-query-key-layer-scaling (which implies it): the
+  // unfused path's PyTorch softmax runs, and keeps its output, in fp32.
+  bool attention_softmax_in_fp32 = false;
   // flash-attn >= 2.4.1 is installed (an environment fact, not a flag). Transformer Engine
   // needs it on GPUs before Hopper in deterministic mode, or falls back to unfused attention.
   bool flash_attn_available = true;

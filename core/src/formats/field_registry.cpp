@@ -696,6 +696,14 @@ std::vector<ConfigField> kernel_rows() {
           .flag("--no-masked-softmax-fusion", FlagForm::store_false)
           .ui("softmax fusion", "--no-masked-softmax-fusion clears it",
               "Unfused attention only: off keeps an fp32 copy of the scores."),
+      MM_BOOL("softmax-fp32", "0", training.attention_softmax_in_fp32)
+          .json("attention_softmax_in_fp32")
+          .read_by_code("--attention-softmax-in-fp32", FlagForm::store_true)
+          .also_reads({{"--apply-query-key-layer-scaling", FlagArity::none}})
+          .ui("softmax in fp32",
+              "--attention-softmax-in-fp32 (--apply-query-key-layer-scaling sets it)",
+              "Unfused attention where the fused softmax kernel does not run: the PyTorch "
+              "softmax keeps its fp32 output, 4 bytes per score."),
       // PyTorch then needs CUBLAS_WORKSPACE_CONFIG=:4096:8.
       MM_BOOL("deterministic", "0", training.deterministic_mode)
           .flag("--deterministic-mode", FlagForm::store_true)

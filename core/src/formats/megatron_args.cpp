@@ -614,6 +614,10 @@ void read_training(FlagReader& r, TrainingConfig& t) {
   // bias_gelu_fusion.
   t.bias_activation_fusion =
       r.has("--swiglu") ? !r.has("--no-bias-swiglu-fusion") : !r.has("--no-bias-gelu-fusion");
+  // arguments.py validate_args (and transformer_config.py __post_init__):
+  // --apply-query-key-layer-scaling sets attention_softmax_in_fp32.
+  t.attention_softmax_in_fp32 =
+      r.has("--attention-softmax-in-fp32") || r.has("--apply-query-key-layer-scaling");
 }
 
 void read_optimizer(FlagReader& r, OptimizerConfig& o, DType params_dtype) {

@@ -40,6 +40,22 @@ void params(const ModuleContext& c, ParamSink& sink) {
   sink.linear(attn, q * h / tp, m.add_bias_linear ? h : 0);
 }
 
+// megatron/core/fusions/fused_softmax.py is_kernel_available: the fused kernel runs on 16-bit
+// scores with 16 < sk <= 4096, sq and sk multiples of 4 and b·np a multiple of 4, and (causal
+// mask) of the kernel's rows per block, get_batch_per_block: 128 threads in warps of
+// min(next_pow2(sk), 32) lanes, two rows per warp up to 128 keys (scaled_masked_softmax.h).
+bool fused_softmax_runs(const ModuleContext& c, const ActivationShape& s, double heads) {
+  if (!c.config.training.masked_softmax_fusion || s.act != 2) return false;
+  const auto sk = static_cast<std::int64_t>(s.seq);
+  const auto rows = static_cast<std::int64_t>(s.batch * heads);
+  if (sk <= 16 || sk > 4096 || sk % 4 != 0 || rows % 4 != 0) return false;
+  std::int64_t pow2 = 1;
+  while (pow2 < sk) pow2 *= 2;
+  const std::int64_t lanes = std::min<std::int64_t>(pow2, 32);
+  const std::int64_t rows_per_block = (128 / lanes) * (pow2 <= 128 ? 2 : 1);
+  return rows % rows_per_block == 0;
+}
+
 // megatron/core/transformer/dot_product_attention.py: baddbmm scores, fused (or torch)
 // masked softmax, attention dropout, bmm with V. K and V are expanded to all heads.
 void unfused_core_attention(const ModuleContext& c, const ActivationShape& s, SavedSink& sink,
@@ -54,13 +70,21 @@ void unfused_core_attention(const ModuleContext& c, const ActivationShape& s, Sa
   sink.add("Q (core attention input)", attn, n * heads * dh, s.act, {}, offload);
   sink.add("K, V (expanded to all heads)", attn, n * 2 * (expanded ? heads : groups) * dh, s.act,
            {}, offload);
-  sink.add("attention probabilities", attn, scores, s.act, core_attn, offload);
+  // The softmax keeps its output for backward. Without the fused kernel, PyTorch's softmax
+  // runs in fp32 under attention_softmax_in_fp32 and keeps that fp32 output; its 16-bit cast
+  // is what dropout (or, without dropout, the bmm with V) then sees (forward_torch_softmax).
+  const bool fused_softmax = fused_softmax_runs(c, s, heads);
+  const bool fp32_softmax =
+      !fused_softmax && s.act == 2 && c.config.training.attention_softmax_in_fp32;
+  sink.add("attention probabilities", attn, scores, fp32_softmax ? 4 : s.act, core_attn, offload);
   if (c.model.attention_dropout > 0) {
     sink.add("attention dropout mask and output", attn, scores, 1 + s.act, core_attn, offload);
+  } else if (fp32_softmax) {
+    sink.add("attention probabilities (16-bit cast, bmm input)", attn, scores, s.act, core_attn,
+             offload);
   }
-  // The raw scores live until the softmax kernel has run. Without the fused kernel (off, or
-  // fp32 input: fused_softmax.py is_kernel_available) the mask and softmax make an fp32 copy.
-  const bool fused_softmax = c.config.training.masked_softmax_fusion && s.act == 2;
+  // The raw scores live until the softmax kernel has run. Without the fused kernel the mask
+  // and softmax make an fp32 copy.
   sink.forward_transient(s.act * scores + (fused_softmax ? 0 : 4 * scores));
   // In backward the probabilities' gradient and the scores' gradient (the softmax
   // backward's output) are both alive next to the saved probabilities.
