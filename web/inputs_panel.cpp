@@ -286,17 +286,34 @@ void reset_architecture_button(InputContext& ctx) {
   ctx.changed = true;
 }
 
+// Attention sinks and sliding windows; a per-layer window list (MiMo-V2-Flash's preset) shows
+// as a note in place of the skip frequency.
+void attention_variant_rows(InputContext& ctx) {
+  const ModelConfig& m = ctx.state.shared.config.model;
+  rows(ctx, {"m.softmax", "m.window"});
+  if (m.window_attn_pattern.empty()) {
+    row(ctx, "m.window-skip");
+  } else {
+    int windowed = 0;
+    for (const auto bit : m.window_attn_pattern) windowed += bit;
+    char note[96];
+    std::snprintf(note, sizeof note, tr("windowed layers: %d of %zu (pattern from the preset)"),
+                  windowed, m.window_attn_pattern.size());
+    row_note(ctx, note);
+  }
+  rows(ctx, {"m.window-heads", "m.window-groups", "m.window-kv-ch"});
+}
+
 void model_rows(InputContext& ctx) {
   const ModelConfig& m = ctx.state.shared.config.model;
   ImGui::SetNextItemWidth(-1.0f);
   if (model_picker(ctx.state, "model preset")) ctx.changed = true;
   reset_architecture_button(ctx);
-  rows(ctx,
-       {"m.layers",    "m.hidden",  "m.ffn",      "m.heads",      "m.groups",  "m.kv-ch", "m.vocab",
-        "m.vocab-div", "m.act",     "m.norm",     "m.pos",        "m.max-pos", "m.untie", "m.bias",
-        "m.qkv-bias",  "m.qk-norm", "m.out-gate", "m.post-norms", "m.hdrop",   "m.adrop"});
-  rows(ctx, {"m.softmax", "m.window", "m.window-skip", "m.window-heads", "m.window-groups",
-             "m.window-kv-ch"});  // attention sinks, sliding windows
+  rows(ctx, {"m.layers",     "m.hidden", "m.ffn",       "m.heads",    "m.groups",  "m.kv-ch",
+             "m.v-ch",       "m.vocab",  "m.vocab-div", "m.act",      "m.norm",    "m.pos",
+             "m.max-pos",    "m.untie",  "m.bias",      "m.qkv-bias", "m.qk-norm", "m.out-gate",
+             "m.post-norms", "m.hdrop",  "m.adrop"});
+  attention_variant_rows(ctx);
   if (group(ctx, "mixture of experts", {"m.experts"})) {
     rows(ctx, {"m.experts", "m.topk", "m.moe-ffn", "m.shared", "m.shared-gate", "m.latent",
                "m.expert-bias"});

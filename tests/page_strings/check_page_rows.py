@@ -16,6 +16,7 @@ ELSEWHERE = {
     "m.name": "the model picker's title",
     "g.name": "the GPU picker's title",
     "m.moe-pattern": "the MoE layer note under 'mixture of experts' (an imported pattern)",
+    "m.window-pattern": "the windowed-layer note under the window rows (an imported pattern)",
 }
 
 

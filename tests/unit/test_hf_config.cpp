@@ -731,7 +731,8 @@ TEST_CASE("every supported family is listed") {
       "kimi_k2",       "glm4_moe",     "gpt_oss",          "nemotron_h",
       "qwen3_next",    "qwen3_5_text", "qwen3_5_moe_text", "minimax_m2",
       "gemma3_text",   "olmoe",        "ernie4_5_moe",     "exaone4",
-      "glm4_moe_lite", "hy_v3",        "bailing_moe_v2",   "bailing_moe"};
+      "glm4_moe_lite", "hy_v3",        "bailing_moe_v2",   "bailing_moe",
+      "mimo_v2_flash"};
   CHECK(supported_hf_model_types() == expected);
 }
 

@@ -84,6 +84,10 @@ struct ModelConfig {
   // layers windowed); transformer/utils.py is_layer_window_attention.
   int window_size = 0;
   int window_attn_skip_freq = 0;
+  // --window-attn-skip-freq as an explicit list, one entry per decoder layer (1 = windowed,
+  // 0 = full attention); empty means the integer window_attn_skip_freq. MiMo-V2-Flash's
+  // hybrid_layer_pattern (Megatron-Bridge mimo_v2_flash_provider.py) keeps layer 1 full.
+  std::vector<std::uint8_t> window_attn_pattern;
   // A windowed layer's own attention shape (0 = the full-attention layers'): Megatron-Bridge
   // builds Step-3.5's sliding layers with 96 query heads beside 64 on full layers
   // (stepfun/step35_provider.py Step35DecoderLayer, sliding_attention_setting); no Megatron-LM
@@ -91,6 +95,12 @@ struct ModelConfig {
   int window_num_attention_heads = 0;
   int window_num_query_groups = 0;
   int window_kv_channels = 0;
+  // The value head dimension of (non-MLA) attention where it differs from the query/key one
+  // (0 = kv_channels): Megatron-Bridge's MiMoV2FlashSelfAttention
+  // (mimo_v2_flash/modeling_mimo_v2_flash.py) builds V as query groups x v_channels in
+  // linear_qkv, linear_proj from heads x v_channels, and passes TE v_channels. No Megatron-LM
+  // flag: --v-head-dim is MLA's (v_head_dim below).
+  int v_channels = 0;
   PositionEmbedding position_embedding = PositionEmbedding::learned_absolute;
   int max_position_embeddings = 0;  // --max-position-embeddings; 0 = seq_length
   bool untie_embeddings_and_output_weights = false;

@@ -62,6 +62,11 @@ Expected<MegatronArgs> parse_megatron_words(const std::vector<std::string>& word
 // "([0]*3+[1]*58)" or "[1,0,1,0]", into a 0/1 pattern of num_layers entries.
 Expected<std::vector<std::uint8_t>> parse_moe_layer_freq(std::string_view value, int num_layers);
 
+// --window-attn-skip-freq's list form (arguments.py moe_freq_type): one entry per layer, 1 a
+// sliding-window layer and 0 full attention (transformer/utils.py is_layer_window_attention).
+Expected<std::vector<std::uint8_t>> parse_window_attn_pattern(std::string_view value,
+                                                              int num_layers);
+
 // Splits a command line like a POSIX shell: whitespace separates words, '...' is literal,
 // "..." honours \" \\ \$ \`, a backslash outside quotes escapes the next character, and a
 // backslash-newline joins lines. Errors on an unterminated quote.

@@ -161,6 +161,14 @@ std::string optimizer_fp8_recipe(const Config& config) {
          std::string(field.choices[static_cast<std::size_t>(recipe)].megatron);
 }
 
+// A 0/1 layer pattern as a Python list, "[0,1,1]".
+std::string layer_list(const std::vector<std::uint8_t>& pattern) {
+  std::string list;
+  for (const std::uint8_t layer : pattern)
+    list += (list.empty() ? "[" : ",") + std::to_string(layer);
+  return list + "]";
+}
+
 }  // namespace
 
 Expected<BridgeNode> parse_bridge_overrides(std::string_view overrides) {
@@ -202,13 +210,14 @@ std::string to_bridge_overrides(const Config& config) {
         (flag == "fp8-recipe" && config.training.fp8_recipe == Fp8Recipe::none)) {
       continue;  // written from the Config below
     }
+    // Bridge takes the patterns as lists (TransformerConfig.moe_layer_freq and
+    // window_attn_skip_freq: int | list).
     if (flag == "moe-layer-freq" && !config.model.moe_layer_pattern.empty()) {
-      // Bridge takes the pattern as a list (TransformerConfig.moe_layer_freq: int | list).
-      std::string list;
-      for (const std::uint8_t layer : config.model.moe_layer_pattern) {
-        list += (list.empty() ? "[" : ",") + std::to_string(layer);
-      }
-      out.push_back("model.moe_layer_freq=" + list + "]");
+      out.push_back("model.moe_layer_freq=" + layer_list(config.model.moe_layer_pattern));
+      continue;
+    }
+    if (flag == "window-attn-skip-freq" && !config.model.window_attn_pattern.empty()) {
+      out.push_back("model.window_attn_skip_freq=" + layer_list(config.model.window_attn_pattern));
       continue;
     }
     const std::string text = flag_override(flag, values);

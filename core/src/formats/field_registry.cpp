@@ -263,6 +263,16 @@ std::string pattern_expression(const std::vector<std::uint8_t>& pattern) {
   return expression + ")";
 }
 
+// --window-attn-skip-freq: the list when the layers have one, else the integer
+// (transformer/utils.py is_layer_window_attention takes either).
+void write_window_attn_skip_freq(const Config& c, std::vector<MegatronFlag>& flags) {
+  if (!c.model.window_attn_pattern.empty()) {
+    add_flag(flags, "--window-attn-skip-freq", pattern_expression(c.model.window_attn_pattern));
+  } else if (c.model.window_attn_skip_freq != 0) {
+    add_flag(flags, "--window-attn-skip-freq", std::to_string(c.model.window_attn_skip_freq));
+  }
+}
+
 void write_moe_layer_freq(const Config& c, std::vector<MegatronFlag>& flags) {
   if (!c.model.moe_layer_pattern.empty()) {
     add_flag(flags, "--moe-layer-freq", pattern_expression(c.model.moe_layer_pattern));
@@ -1058,6 +1068,20 @@ std::vector<ConfigField> model_shape_rows() {
           .ui("kv channels", "--kv-channels (0 = hidden / heads)",
               "Head dimension: the size of Q, K, V per head.")
           .range(0, 0, 8),
+  };
+}
+
+// The value head dimension, FFN, activation, norms and biases.
+std::vector<ConfigField> model_width_rows() {
+  return {
+      // No Megatron-LM flag (--v-head-dim is MLA's): Megatron-Bridge's MiMoV2FlashSelfAttention.
+      MM_INT("m.v-ch", "0", model.v_channels, 0, kMaxDim)
+          .scope(FieldScope::gqa)
+          .json("v_channels")
+          .ui("value head dim", "(Megatron-Bridge: MiMo-V2-Flash; 0 = kv channels)",
+              "V's head dimension where it differs from Q and K's: the V projection, "
+              "linear_proj and the saved V and attention output.")
+          .range(0, 0, 8),
       MM_INT("m.ffn", "0", model.ffn_hidden_size, 0, kMaxDim)
           .flag("--ffn-hidden-size", FlagForm::value)
           .writes(write_ffn)
@@ -1138,10 +1162,16 @@ std::vector<ConfigField> model_attention_variant_rows() {
               "the same saved tensors."),
       MM_INT("m.window-skip", "0", model.window_attn_skip_freq, 0, kMaxDim)
           .scope(FieldScope::sliding_window)
-          .flag("--window-attn-skip-freq", FlagForm::value)
+          .read_by_code("--window-attn-skip-freq")
+          .writes(write_window_attn_skip_freq)
           .json("window_attn_skip_freq")
           .ui("full attention every", "--window-attn-skip-freq (0 = every layer windowed)",
               "Every N-th layer keeps full causal attention."),
+      // arguments.py: --window-attn-skip-freq also takes a list expression, 1 = windowed.
+      MM_PATTERN("m.window-pattern", model.window_attn_pattern)
+          .scope(FieldScope::sliding_window)
+          .read_by_code("--window-attn-skip-freq")
+          .json("window_attn_pattern"),
       MM_INT("m.window-heads", "0", model.window_num_attention_heads, 0, kMaxDim)
           .scope(FieldScope::sliding_window)
           .json("window_num_attention_heads")
@@ -1639,6 +1669,7 @@ std::vector<ConfigField> all_rows() {
                                         runtime_rows(),
                                         device_rows(),
                                         model_shape_rows(),
+                                        model_width_rows(),
                                         model_layer_rows(),
                                         model_attention_variant_rows(),
                                         model_embedding_rows(),

@@ -948,6 +948,110 @@ std::optional<Error> read_ministral3(const Reader&, Family, HfImport& out) {
   return std::nullopt;
 }
 
+// A per-layer 0/1 list of config.json (MiMo-V2-Flash's hybrid_layer_pattern, moe_layer_freq).
+Expected<std::vector<std::uint8_t>> layer_bits(const Reader& r, const char* key, int layers) {
+  const json* list = r.find(key);
+  if (!list || !list->is_array() || list->size() != static_cast<std::size_t>(layers)) {
+    return Error{key, "expects one 0/1 entry per layer (num_hidden_layers)"};
+  }
+  std::vector<std::uint8_t> bits;
+  for (const json& entry : *list) {
+    if (!entry.is_number_integer() || (entry.get<int>() != 0 && entry.get<int>() != 1)) {
+      return Error{key, "entries must be 0 or 1"};
+    }
+    bits.push_back(static_cast<std::uint8_t>(entry.get<int>()));
+  }
+  return bits;
+}
+
+// MiMo-V2-Flash's attention as mimo_v2_flash_bridge.py provider_bridge reads it: the full
+// layers' KV heads (num_key_value_heads), the SWA layers' (swa_num_key_value_heads), V's head
+// dim v_head_dim beside head_dim, hybrid_layer_pattern (1 = SWA) and the window
+// sliding_window_size, which MiMoV2FlashTEDotProductAttention passes TE as (W - 1, 0). The
+// bridge builds SWA layers with the full layers' heads and head dims whatever swa_* say.
+std::optional<Error> read_mimo_attention(const Reader& r, HfImport& out) {
+  ModelConfig& m = out.model;
+  std::int64_t v_dim = 0, swa_groups = 0, window = 0;
+  MM_READ(v_dim, r.integer("v_head_dim", 1, kMaxSize, m.kv_channels));
+  MM_READ(swa_groups, r.integer("swa_num_key_value_heads", 1, kMaxSize));
+  MM_READ(window,
+          r.integer(r.spelling({"sliding_window_size", "sliding_window", "attention_chunk_size"}),
+                    1, kMaxSize));
+  MM_READ(m.window_attn_pattern, layer_bits(r, "hybrid_layer_pattern", m.num_layers));
+  if (v_dim != m.kv_channels) m.v_channels = static_cast<int>(v_dim);
+  const int full_groups = m.num_query_groups > 0 ? m.num_query_groups : m.num_attention_heads;
+  if (swa_groups != full_groups) m.window_num_query_groups = static_cast<int>(swa_groups);
+  m.window_size = static_cast<int>(window - 1);
+  const struct {
+    const char* key;
+    std::int64_t full;
+  } swa_sizes[] = {{"swa_num_attention_heads", m.num_attention_heads},
+                   {"swa_head_dim", m.kv_channels},
+                   {"swa_v_head_dim", v_dim}};
+  for (const auto& [key, full] : swa_sizes) {
+    std::int64_t value = 0;
+    MM_READ(value, r.integer(key, 1, kMaxSize, full));
+    if (value != full) {
+      out.notes.push_back(std::string(key) + " " + std::to_string(value) +
+                          ": Megatron-Bridge builds the SWA layers with the full layers' value (" +
+                          std::to_string(full) + "), and so does the estimate");
+    }
+  }
+  return std::nullopt;
+}
+
+// MiMo-V2-Flash's attention sinks: the bridge's MiMoV2FlashTEDotProductAttention gives SWA
+// layers a learnable softmax and full layers a vanilla one; megamem's softmax type is one per
+// model, so sinks on the SWA layers price them on every layer (heads / TP weights per full
+// layer, no saved tensor under cuDNN attention).
+std::optional<Error> read_mimo_sinks(const Reader& r, HfImport& out) {
+  bool swa_sinks = false, full_sinks = false;
+  MM_READ(swa_sinks, r.boolean("add_swa_attention_sink_bias", false));
+  MM_READ(full_sinks, r.boolean("add_full_attention_sink_bias", false));
+  if (!swa_sinks && !full_sinks) return std::nullopt;
+  out.model.softmax_type = SoftmaxType::learnable;
+  if (swa_sinks != full_sinks) {
+    out.notes.push_back(
+        "attention sinks on the " + std::string(swa_sinks ? "SWA" : "full-attention") +
+        " layers only are priced on every layer (--softmax-type learnable): num_attention_heads "
+        "weights per other layer too many, no saved tensor");
+  }
+  return std::nullopt;
+}
+
+// MiMo-V2-Flash (mimo_v2_flash) as Megatron-Bridge's mimo_v2_flash/mimo_v2_flash_bridge.py
+// builds it: GQA with per-layer KV heads and V's own head dim, SWA on the hybrid_layer_pattern
+// layers, moe_layer_freq's MoE layers of n_routed_experts top num_experts_per_tok with sigmoid
+// routing and the expert bias (always on), no biases, untied embeddings.
+std::optional<Error> read_mimo_v2_flash(const Reader& r, Family, HfImport& out) {
+  ModelConfig& m = out.model;
+  if (auto error = read_mimo_attention(r, out)) return error;
+  if (auto error = read_mimo_sinks(r, out)) return error;
+  std::int64_t shared = 0, mtp = 0;
+  MM_READ(m.num_experts, r.int_field("n_routed_experts", 1, kMaxSize));
+  MM_READ(m.moe_router_topk, r.int_field("num_experts_per_tok", 1, m.num_experts));
+  MM_READ(m.moe_ffn_hidden_size, r.int_field("moe_intermediate_size", 1, kMaxSize));
+  MM_READ(shared, r.integer("n_shared_experts", 0, kMaxSize, 0));
+  MM_READ(m.moe_layer_pattern, layer_bits(r, "moe_layer_freq", m.num_layers));
+  MM_READ(mtp, r.integer("num_nextn_predict_layers", 0, kMaxSize, 0));
+  m.moe_router_enable_expert_bias = true;  // the bridge: noaux_tc's learned expert bias
+  if (shared > 0) {
+    out.notes.push_back("n_shared_experts " + std::to_string(shared) +
+                        ": Megatron-Bridge's MiMo-V2-Flash bridge maps no shared experts, so "
+                        "none are estimated");
+  }
+  if (mtp > 0) {
+    // mimo_v2_flash_provider.py mimov2flash_mtp_block_spec: each MTP layer is an SWA layer
+    // with a dense MLP; megamem builds MTP layers as the last decoder layer's kind.
+    out.notes.push_back("num_nextn_predict_layers " + std::to_string(mtp) +
+                        ": the bridge's MTP layers (SWA attention, dense MLP) are not estimated");
+  }
+  out.notes.push_back(
+      "Megatron-Bridge's MiMoV2FlashModelProvider asserts context parallelism 1 and TP at most "
+      "the smaller KV head count, and sets grouped GEMM with the alltoall dispatcher");
+  return std::nullopt;
+}
+
 // The families megamem imports: config.json's model_type and the reader of the fields the
 // family adds to the common ones (experts, MLA, Mamba, linear attention); none for dense models.
 using FamilyReader = std::optional<Error> (*)(const Reader&, Family, HfImport&);
@@ -985,6 +1089,7 @@ constexpr FamilyRow kFamilies[] = {
     {"hy_v3", Family::llama, read_hy_v3},
     {"bailing_moe_v2", Family::llama, read_bailing_moe_v2},
     {"bailing_moe", Family::llama, read_bailing_moe_v2},
+    {"mimo_v2_flash", Family::llama, read_mimo_v2_flash},
 };
 
 const FamilyRow* family_of(const std::string& model_type) {

@@ -1025,9 +1025,26 @@ std::optional<Error> read_vocabulary(FlagReader& r, ModelConfig& m, std::int64_t
   return std::nullopt;
 }
 
-// The flags that need the model first (--moe-layer-freq, the virtual pipeline degree) and
-// the checks on which flags were given together.
+// --window-attn-skip-freq (arguments.py moe_freq_type, as --moe-layer-freq): an integer N
+// (every N-th layer full attention) or a list expression (parse_window_attn_pattern).
+void read_window_attn_skip_freq(FlagReader& r, ModelConfig& m) {
+  constexpr std::string_view kFlag = "--window-attn-skip-freq";
+  const std::string* value = r.text(kFlag);
+  if (!value) return;
+  if (value->find('[') == std::string::npos) return r.read(kFlag, m.window_attn_skip_freq, 0);
+  // A log's argument dump and a Bridge config print the list Megatron already evaluated as
+  // Python's repr, "[0, 1, 1]"; _eval_pattern's alphabet has no spaces, so they are dropped.
+  std::string list = *value;
+  std::erase(list, ' ');
+  Expected<std::vector<std::uint8_t>> pattern = parse_window_attn_pattern(list, m.num_layers);
+  if (!pattern) return r.fail(kFlag, pattern.error().message);
+  m.window_attn_pattern = std::move(*pattern);
+}
+
+// The flags that need the model first (--moe-layer-freq, --window-attn-skip-freq, the virtual
+// pipeline degree) and the checks on which flags were given together.
 std::optional<Error> read_layout_flags(FlagReader& r, Config& c) {
+  read_window_attn_skip_freq(r, c.model);
   if (const std::string* freq = r.text("--moe-layer-freq")) {
     Expected<std::vector<std::uint8_t>> pattern = parse_moe_layer_freq(*freq, c.model.num_layers);
     if (!pattern) return pattern.error();
@@ -1047,6 +1064,28 @@ std::optional<Error> read_layout_flags(FlagReader& r, Config& c) {
 // ---------------------------------------------------------------------------------------------
 // [SECTION] parse_moe_layer_freq, split_command_line, parse_megatron_args (and _words)
 // ---------------------------------------------------------------------------------------------
+
+Expected<std::vector<std::uint8_t>> parse_window_attn_pattern(std::string_view value,
+                                                              int num_layers) {
+  constexpr std::string_view kField = "--window-attn-skip-freq";
+  Expected<formats::PatternValue> list = formats::evaluate_pattern_expression(value, kField);
+  if (!list) return list.error();
+  // transformer/utils.py is_layer_window_attention indexes the list by layer number.
+  if (!list->is_list || static_cast<std::int64_t>(list->list.size()) != num_layers) {
+    return Error{std::string(kField), "expects one 0/1 entry per layer (--num-layers " +
+                                          std::to_string(num_layers) + "), got \"" +
+                                          std::string(value) + "\""};
+  }
+  std::vector<std::uint8_t> pattern;
+  for (const std::int64_t entry : list->list) {
+    if (entry != 0 && entry != 1) {
+      return Error{std::string(kField), "entries must be 1 (windowed) or 0 (full attention), got " +
+                                            std::to_string(entry)};
+    }
+    pattern.push_back(static_cast<std::uint8_t>(entry));
+  }
+  return pattern;
+}
 
 Expected<std::vector<std::uint8_t>> parse_moe_layer_freq(std::string_view value, int num_layers) {
   constexpr std::string_view kField = "--moe-layer-freq";

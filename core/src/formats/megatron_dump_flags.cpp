@@ -162,7 +162,9 @@ std::optional<std::vector<std::string>> argument_flag(const Dump& dump, const Du
   if (flag.empty()) return std::nullopt;
   if (a.value == "None" || !dependency_met(dump, a.name)) return std::vector<std::string>{};
   std::vector<std::string> words = {"--" + flag};
-  if (!a.value.empty() && a.value.front() == '[' && a.name != "moe_layer_freq") {
+  // moe_layer_freq and window_attn_skip_freq (int | list) dump as one list, one flag value.
+  const bool layer_list = a.name == "moe_layer_freq" || a.name == "window_attn_skip_freq";
+  if (!a.value.empty() && a.value.front() == '[' && !layer_list) {
     const std::vector<std::string> items = list_words(a.value);
     if (items.empty()) return std::vector<std::string>{};  // an empty nargs='+' list
     for (const std::string& item : items) words.push_back(choice_name(item));

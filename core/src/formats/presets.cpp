@@ -139,12 +139,23 @@ Problem read_config_field(FieldGroup group, const std::string& key, const json& 
   }
 }
 
-// ModelConfig fields. --moe-layer-freq may be an integer or a Megatron list expression; the
-// expression needs num_layers, so it is kept for later.
+// The per-layer list expressions of a model preset, which need num_layers and so are parsed
+// after the other fields.
+struct LayerExpressions {
+  std::string moe_layer_freq;         // --moe-layer-freq
+  std::string window_attn_skip_freq;  // --window-attn-skip-freq
+};
+
+// ModelConfig fields. --moe-layer-freq and --window-attn-skip-freq may be an integer or a
+// Megatron list expression; the expression is kept for later.
 Problem read_model_field(const std::string& key, const json& value, ModelConfig& m,
-                         std::string& moe_layer_freq_expression) {
+                         LayerExpressions& expressions) {
   if (key == "moe_layer_freq" && value.is_string()) {
-    moe_layer_freq_expression = value.get<std::string>();
+    expressions.moe_layer_freq = value.get<std::string>();
+    return std::nullopt;
+  }
+  if (key == "window_attn_skip_freq" && value.is_string()) {
+    expressions.window_attn_skip_freq = value.get<std::string>();
     return std::nullopt;
   }
   Config config;
@@ -260,7 +271,7 @@ std::optional<Error> read_preset_keys(const std::string& path, const json& docum
 
 // The model preset's keys besides the common ones.
 Problem read_model_preset_key(const std::string& key, const json& value, std::string& problem_key,
-                              ModelPreset& preset, bool& has_model, std::string& moe_layer_freq) {
+                              ModelPreset& preset, bool& has_model, LayerExpressions& expressions) {
   constexpr std::int64_t kMaxCount = std::numeric_limits<std::int64_t>::max();
   if (key == "params_source") return read_text(value, preset.params_source);
   if (key == "published_params") return read_integer(value, preset.published_params, 1, kMaxCount);
@@ -276,32 +287,36 @@ Problem read_model_preset_key(const std::string& key, const json& value, std::st
   has_model = value.is_object();
   return read_object_key(value, "ModelConfig fields", problem_key,
                          [&](const std::string& field, const json& field_value) {
-                           return read_model_field(field, field_value, preset.model,
-                                                   moe_layer_freq);
+                           return read_model_field(field, field_value, preset.model, expressions);
                          });
 }
 
 Expected<ModelPreset> parse_model(const std::string& path, const json& document) {
   ModelPreset preset;
   bool has_model = false;
-  std::string moe_layer_freq_expression;
+  LayerExpressions expressions;
   const PresetIdentity identity{&preset.id, &preset.name, &preset.source, &preset.notes,
                                 &preset.aliases};
   if (std::optional<Error> error = read_preset_keys(
           path, document, identity,
           [&](const std::string& key, const json& value, std::string& problem_key) {
-            return read_model_preset_key(key, value, problem_key, preset, has_model,
-                                         moe_layer_freq_expression);
+            return read_model_preset_key(key, value, problem_key, preset, has_model, expressions);
           })) {
     return *error;
   }
   if (!has_model) return file_error(path, "model", "is required");
   if (preset.published_params == 0) return file_error(path, "published_params", "is required");
   if (preset.source.empty()) return file_error(path, "source", "is required");
-  if (!moe_layer_freq_expression.empty()) {
-    auto pattern = parse_moe_layer_freq(moe_layer_freq_expression, preset.model.num_layers);
+  if (!expressions.moe_layer_freq.empty()) {
+    auto pattern = parse_moe_layer_freq(expressions.moe_layer_freq, preset.model.num_layers);
     if (!pattern) return file_error(path, "model.moe_layer_freq", pattern.error().message);
     preset.model.moe_layer_pattern = std::move(*pattern);
+  }
+  if (!expressions.window_attn_skip_freq.empty()) {
+    auto pattern =
+        parse_window_attn_pattern(expressions.window_attn_skip_freq, preset.model.num_layers);
+    if (!pattern) return file_error(path, "model.window_attn_skip_freq", pattern.error().message);
+    preset.model.window_attn_pattern = std::move(*pattern);
   }
   preset.model.name = preset.name;
   return preset;

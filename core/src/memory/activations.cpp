@@ -44,7 +44,9 @@ double largest_weight_grad_bytes(const NormalizedConfig& n, bool moe_layer) {
   double qkv = 0;
   for (const LayerKind kind : {LayerKind::dense, LayerKind::window_dense}) {
     const AttentionShape a = attention_shape(m, kind);
-    qkv = std::max(qkv, (a.heads + 2.0 * a.query_groups) * a.kv_channels * h / tp);
+    const double width = (a.heads + static_cast<double>(a.query_groups)) * a.kv_channels +
+                         static_cast<double>(a.query_groups) * a.v_channels;
+    qkv = std::max(qkv, width * h / tp);
   }
   return activation_element_bytes(n.config) * std::max(fc1, qkv);
 }

@@ -1,15 +1,17 @@
 // Module spec: multi-head / grouped-query self-attention with its input norm
 // (megatron/core/transformer/attention.py SelfAttention, TE DotProductAttention).
-//   parameters: input norm (replicated); fused QKV [(q (x2 with the output gate) + 2 kv) x h]
+//   parameters: input norm (replicated); fused QKV [(q (x2 with the output gate) + k + v) x h]
 //     /TP, column parallel, bias with --add-bias-linear or --add-qkv-bias; optional per-head
-//     q/k norms (replicated); output projection [h x q] /TP, row parallel (bias replicated).
-//     Dense bucket.
+//     q/k norms (replicated); output projection [h x heads·dv] /TP, row parallel (bias
+//     replicated). Dense bucket. V's head dimension dv is kv_channels unless v_channels sets
+//     its own (Megatron-Bridge's MiMoV2FlashSelfAttention: V and linear_proj's input take it,
+//     Q and K keep kv_channels; mimo_v2_flash/modeling_mimo_v2_flash.py).
 //   saved: input norm input/output (offload qkv_linear, or attn_norm when standalone), q/k
 //     norm inputs (qkv_linear), Q/K/V copies (core_attn offload), flash attention's fp32
 //     log-sum-exp (freed by core_attn recompute) or, unfused, the probabilities and dropout
 //     (core_attn recompute), linear_proj input (attn_proj offload).
-//   FLOPs: training.py transformer_flops: 2h(q + 2kv + gate) + 2qh projections; causal core
-//     attention 2qs (QK^T and softmax·V at half the sequence each).
+//   FLOPs: training.py transformer_flops: 2h(q + k + v + gate) + 2·heads·dv·h projections;
+//     causal core attention heads·s·(dk + dv) (QK^T and softmax·V at half the sequence each).
 #include <algorithm>
 
 #include "module_spec.hpp"
@@ -27,8 +29,8 @@ void params(const ModuleContext& c, ParamSink& sink) {
   const std::int64_t tp = c.config.parallel.tensor_parallel;
   const std::int64_t h = m.hidden_size;
   const std::int64_t q = std::int64_t{shape.heads} * shape.kv_channels;
-  const std::int64_t kv = std::int64_t{shape.query_groups} * shape.kv_channels;
-  const std::int64_t qkv_out = q * (m.attention_output_gate ? 2 : 1) + 2 * kv;
+  const std::int64_t kv = std::int64_t{shape.query_groups} * (shape.kv_channels + shape.v_channels);
+  const std::int64_t qkv_out = q * (m.attention_output_gate ? 2 : 1) + kv;
   const bool qkv_bias = m.add_bias_linear || m.add_qkv_bias;
   const ModuleKind attn = ModuleKind::self_attention;
   sink.norm(ModuleKind::input_layernorm, h);
@@ -37,7 +39,8 @@ void params(const ModuleContext& c, ParamSink& sink) {
     sink.norm(attn, shape.kv_channels);  // q_layernorm
     sink.norm(attn, shape.kv_channels);  // k_layernorm
   }
-  sink.linear(attn, q * h / tp, m.add_bias_linear ? h : 0);
+  sink.linear(attn, std::int64_t{shape.heads} * shape.v_channels * h / tp,
+              m.add_bias_linear ? h : 0);
 }
 
 // megatron/core/fusions/fused_softmax.py is_kernel_available: the fused kernel runs on 16-bit
@@ -61,15 +64,16 @@ bool fused_softmax_runs(const ModuleContext& c, const ActivationShape& s, double
 void unfused_core_attention(const ModuleContext& c, const ActivationShape& s, SavedSink& sink,
                             double heads, double groups) {
   const ModuleKind attn = ModuleKind::self_attention;
-  const double dh = attention_shape(c.model, c.kind).kv_channels;
+  const AttentionShape shape = attention_shape(c.model, c.kind);
+  const double dh = shape.kv_channels;
   const double n = s.tokens;
   const double scores = s.batch * heads * s.seq * s.seq;
   const bool expanded = heads > groups;
   const RecomputeModules core_attn = {RecomputeModule::core_attn};
   const OffloadModules offload = {OffloadModule::core_attn};
   sink.add("Q (core attention input)", attn, n * heads * dh, s.act, {}, offload);
-  sink.add("K, V (expanded to all heads)", attn, n * 2 * (expanded ? heads : groups) * dh, s.act,
-           {}, offload);
+  sink.add("K, V (expanded to all heads)", attn,
+           n * (expanded ? heads : groups) * (dh + shape.v_channels), s.act, {}, offload);
   // The softmax keeps its output for backward. Without the fused kernel, PyTorch's softmax
   // runs in fp32 under attention_softmax_in_fp32 and keeps that fp32 output; its 16-bit cast
   // is what dropout (or, without dropout, the bmm with V) then sees (forward_torch_softmax).
@@ -99,10 +103,12 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   // With fewer query groups than TP ranks each rank keeps one group (attention.py).
   const double groups = std::max(1.0, shape.query_groups / s.tp);
   const double dh = shape.kv_channels;
+  const double dv = shape.v_channels;
   const double n = s.tokens;
+  const double qkv = n * ((heads + groups) * dh + groups * dv);
   const ModuleKind attn = ModuleKind::self_attention;
   // The fused QKV output is copied into contiguous Q, K, V; only the copies are saved.
-  sink.forward_transient(s.act * n * (heads + 2 * groups) * dh);
+  sink.forward_transient(s.act * qkv);
   if (m.qk_layernorm) {
     sink.add("q/k layernorm inputs", attn, n * (heads + groups) * dh, s.act, {},
              {OffloadModule::qkv_linear});
@@ -110,21 +116,18 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   if (unfused_attention(c.config)) {
     unfused_core_attention(c, s, sink, heads, groups);
   } else {
-    sink.add("Q, K, V (core attention inputs)", attn, n * (heads + 2 * groups) * dh, s.act, {},
-             {OffloadModule::core_attn});
+    sink.add("Q, K, V (core attention inputs)", attn, qkv, s.act, {}, {OffloadModule::core_attn});
     // Flash/cuDNN keep the fp32 log-sum-exp per head and token.
     sink.add("softmax statistics (fp32)", attn, n * heads, 4, {RecomputeModule::core_attn},
              {OffloadModule::core_attn});
   }
-  sink.add("attention output (linear_proj input)", attn, n * heads * dh, s.act, {},
+  sink.add("attention output (linear_proj input)", attn, n * heads * dv, s.act, {},
            {OffloadModule::attn_proj});
   delayed_scaling_copy(c, sink, "attention output FP8 copy (linear_proj input)", attn,
-                       n * heads * dh, {OffloadModule::attn_proj});
+                       n * heads * dv, {OffloadModule::attn_proj});
   // linear_qkv's and linear_proj's grad outputs until backward_dw.
-  const double gate = m.attention_output_gate ? 2 : 1;
-  sink.delayed_wgrad(
-      LayerBlock::attention,
-      gemm_input_bytes(c) * (n * (gate * heads + 2 * groups) * dh + s.sp_tokens * s.h));
+  const double gate = m.attention_output_gate ? n * heads * dh : 0;
+  sink.delayed_wgrad(LayerBlock::attention, gemm_input_bytes(c) * (qkv + gate + s.sp_tokens * s.h));
 }
 
 void flops(const ModuleContext& c, ModuleFlops& f) {
@@ -133,11 +136,13 @@ void flops(const ModuleContext& c, ModuleFlops& f) {
   const double h = m.hidden_size;
   const double s = c.config.training.seq_length;
   const double q = shape.kv_channels * static_cast<double>(shape.heads);
-  const double kv = shape.kv_channels * static_cast<double>(shape.query_groups);
+  const double v_out = shape.v_channels * static_cast<double>(shape.heads);
+  const double kv =
+      (static_cast<double>(shape.kv_channels) + shape.v_channels) * shape.query_groups;
   const double gate = m.attention_output_gate ? q : 0.0;
-  f.attention_projections = 2.0 * (h * (q + 2.0 * kv + gate) + q * h);
-  // causal mask halves QK^T and softmax·V; there are two of them.
-  f.attention_core = 2.0 * q * s;
+  f.attention_projections = 2.0 * (h * (q + kv + gate) + v_out * h);
+  // causal mask halves QK^T (head dim dk) and softmax·V (dv).
+  f.attention_core = (q + v_out) * s;
 }
 
 }  // namespace

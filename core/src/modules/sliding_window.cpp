@@ -1,5 +1,5 @@
-// Sliding-window attention (--window-size W,0 with --window-attn-skip-freq): which layers
-// attend within a window and how many keys a query then sees
+// Sliding-window attention (--window-size W,0 with --window-attn-skip-freq, an integer or a
+// 0/1 list per layer): which layers attend within a window and how many keys a query then sees
 // (megatron/core/transformer/utils.py is_layer_window_attention; TE DotProductAttention takes
 // window_size per layer from megatron/core/extensions/transformer_engine.py).
 //   parameters and saved tensors: none of its own. Flash and cuDNN attention save the same Q,
@@ -14,10 +14,16 @@
 //   LayerKind::window_dense / window_moe and the attention module builds their shape.
 #include "modules/sliding_window.hpp"
 
+#include <cstddef>
+
 namespace megamem {
 
 bool layer_is_windowed(const ModelConfig& model, int layer_index) {
   if (model.window_size <= 0) return false;
+  const auto index = static_cast<std::size_t>(layer_index);
+  if (!model.window_attn_pattern.empty()) {
+    return index < model.window_attn_pattern.size() && model.window_attn_pattern[index] != 0;
+  }
   if (model.window_attn_skip_freq <= 0) return true;
   return (layer_index + 1) % model.window_attn_skip_freq != 0;  // layer numbers are 1-based
 }
@@ -54,12 +60,15 @@ bool window_attention_differs(const ModelConfig& model) {
 }
 
 AttentionShape attention_shape(const ModelConfig& model, LayerKind kind) {
-  const AttentionShape full{model.num_attention_heads, model.num_query_groups, model.kv_channels};
-  if (!layer_kind_is_window_shaped(kind)) return full;
-  const auto or_full = [](int window, int value) { return window > 0 ? window : value; };
-  return {or_full(model.window_num_attention_heads, full.heads),
-          or_full(model.window_num_query_groups, full.query_groups),
-          or_full(model.window_kv_channels, full.kv_channels)};
+  const auto or_else = [](int set, int value) { return set > 0 ? set : value; };
+  AttentionShape shape{model.num_attention_heads, model.num_query_groups, model.kv_channels, 0};
+  if (layer_kind_is_window_shaped(kind)) {
+    shape.heads = or_else(model.window_num_attention_heads, shape.heads);
+    shape.query_groups = or_else(model.window_num_query_groups, shape.query_groups);
+    shape.kv_channels = or_else(model.window_kv_channels, shape.kv_channels);
+  }
+  shape.v_channels = or_else(model.v_channels, shape.kv_channels);
+  return shape;
 }
 
 }  // namespace megamem

@@ -24,11 +24,13 @@ bool window_attention_differs(const ModelConfig& model);
 struct AttentionShape {
   int heads = 0;
   int query_groups = 0;
-  int kv_channels = 0;
+  int kv_channels = 0;  // the query and key head dimension
+  int v_channels = 0;   // the value head dimension (ModelConfig::v_channels, else kv_channels)
 };
 
 // The attention shape a layer of `kind` builds: the window_* fields for window_dense and
-// window_moe, else the model's.
+// window_moe, else the model's; the value head dimension is the model's v_channels in both
+// (MiMoV2FlashSelfAttention gives every layer config.v_head_dim).
 AttentionShape attention_shape(const ModelConfig& model, LayerKind kind);
 
 }  // namespace megamem

@@ -132,17 +132,19 @@ StepTimeModel::AttentionGemms StepTimeModel::attention_gemms(LayerKind kind,
   const AttentionShape shape = attention_shape(m, kind);
   const double h = m.hidden_size;
   const double dh = shape.kv_channels;
+  const double dv = shape.v_channels;  // V's head dimension (MiMo-V2-Flash: 128 beside 192)
   const double heads = shape.heads / tp_;
   const double groups = std::max(1.0, shape.query_groups / tp_);  // replicated when g < TP
   const double q = heads * dh;
   const double gate = m.attention_output_gate ? q : 0.0;
   AttentionGemms a;
-  a.projections = gemm_s(l.tokens, q + 2.0 * groups * dh + gate, h) + gemm_s(l.tokens, h, q);
+  a.projections =
+      gemm_s(l.tokens, q + groups * (dh + dv) + gate, h) + gemm_s(l.tokens, h, heads * dv);
   // QK^T and softmax·V over the keys a query sees: s/2 causal, fewer in windowed layers
   // (sliding_window.cpp).
   const double keys = attended_keys(m, kind, n_->config.training.seq_length);
-  a.core_flops = 4.0 * l.tokens * keys * heads * dh;
-  a.kv_bytes_per_token = 2.0 * 2.0 * groups * dh;
+  a.core_flops = 2.0 * l.tokens * keys * heads * (dh + dv);
+  a.kv_bytes_per_token = 2.0 * groups * (dh + dv);
   a.tp_gather_bytes = l.hidden_bytes;  // all-gathered input (SP)
   return a;
 }

@@ -39,6 +39,7 @@ std::optional<Error> sizes_are_in_range(NormalizedConfig& n) {
        false},
       {"num_query_groups", c.model.num_query_groups, true},
       {"kv_channels", c.model.kv_channels, true},
+      {"v_channels", c.model.v_channels, true},
       {"ffn_hidden_size", c.model.ffn_hidden_size, true},
       {"num_experts", c.model.num_experts, true},
       {"moe_ffn_hidden_size", c.model.moe_ffn_hidden_size, true},
@@ -140,6 +141,31 @@ std::optional<Error> multi_latent_attention_has_ranks(NormalizedConfig& n) {
                     "kv_lora_rank",
                     "multi-latent attention needs kv_lora_rank, qk_head_dim and v_head_dim >= 1",
                     "megatron/core/transformer/multi_latent_attention.py");
+}
+
+// A value head dimension of its own: Megatron-Bridge's MiMoV2FlashSelfAttention builds it
+// without the output gate, which attention.py multiplies onto the heads x kv_channels core
+// output (the gate and V would disagree in width).
+std::optional<Error> value_head_dim_has_no_gate(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  return error_when(!m.multi_latent_attention && m.v_channels > 0 &&
+                        m.v_channels != m.kv_channels && m.attention_output_gate,
+                    "v_channels",
+                    "a value head dimension of its own (v_channels) cannot be combined with the "
+                    "attention output gate",
+                    "megatron/core/transformer/attention.py, "
+                    "Megatron-Bridge mimo_v2_flash/modeling_mimo_v2_flash.py");
+}
+
+// --window-attn-skip-freq as a list: transformer/utils.py is_layer_window_attention indexes it
+// by layer number, so it needs one entry per decoder layer.
+std::optional<Error> window_pattern_covers_layers(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  const auto entries = static_cast<std::int64_t>(m.window_attn_pattern.size());
+  return error_when(entries > 0 && entries != m.num_layers, "window_attn_pattern",
+                    "window_attn_pattern has " + str(entries) + " entries, expected num_layers " +
+                        str(m.num_layers),
+                    "megatron/core/transformer/utils.py");
 }
 
 // DeepSeek sparse attention: experimental_attention_variant_module_specs.py
@@ -249,6 +275,8 @@ constexpr Check kModelChecks[] = {
     fractions_are_fractions,
     resolve_model_defaults,
     multi_latent_attention_has_ranks,
+    value_head_dim_has_no_gate,
+    window_pattern_covers_layers,
     sparse_attention_is_buildable,
     position_table_covers_sequence,
     mtp_position_embedding,
