@@ -21,15 +21,6 @@ ScheduleShape rank_schedule_shape(const NormalizedConfig& n, int pp_rank, bool s
   return shape;
 }
 
-double combined_step_extra_bytes(const ChunkActivations& forward,
-                                 const ChunkActivations& backward) {
-  // Each chunk's walk pairs it with an equal chunk; two different chunks (interleaved
-  // schedules pair chunk c's forward with another chunk's backward) take the larger of the
-  // two plus what the forward keeps beyond what the backward frees.
-  return std::max(forward.combined_step_extra_bytes, backward.combined_step_extra_bytes) +
-         std::max(0.0, forward.saved_bytes - backward.saved_bytes);
-}
-
 namespace {
 
 TimelineEvent schedule_event(const ScheduleOp& op, double allocated_after_bytes,
@@ -44,13 +35,15 @@ TimelineEvent schedule_event(const ScheduleOp& op, double allocated_after_bytes,
 }
 
 // The walk of simulate_rank(). Without a timeline (kTimeline false) nothing in the loop calls
-// out, so its sums stay in registers: the estimate's and the what-if's hot path.
+// out, so its sums and the peak so far stay in registers (the peak is written to the result
+// once, at the end): the estimate's and the what-if's hot path.
 template <bool kTimeline>
 RankPeak walk_schedule(const std::vector<ScheduleOp>& ops,
                        const std::vector<ChunkActivations>& chunks, double static_bytes,
                        std::vector<TimelineEvent>* timeline) {
-  RankPeak peak;
-  peak.peak_allocated_bytes = static_bytes;
+  double peak_bytes = static_bytes;
+  double peak_saved = 0;  // the live activations at the peak (saved_at_peak below)
+  double peak_host = 0;
   double live = 0;
   double host = 0;
   int inflight = 0;
@@ -83,11 +76,10 @@ RankPeak walk_schedule(const std::vector<ScheduleOp>& ops,
       host -= chunk.offloaded_bytes;
       --inflight;
     }
-    if (during > peak.peak_allocated_bytes) {
-      peak.peak_allocated_bytes = during;
-      peak.activation_bytes = std::min(saved_at_peak, during - static_bytes);
-      peak.transient_bytes = during - static_bytes - peak.activation_bytes;
-      peak.host_activation_bytes = host;
+    if (during > peak_bytes) {
+      peak_bytes = during;
+      peak_saved = saved_at_peak;
+      peak_host = host;
     }
     if constexpr (kTimeline) {
       // A combined step is its forward and its backward, each with the step's peak.
@@ -95,6 +87,13 @@ RankPeak walk_schedule(const std::vector<ScheduleOp>& ops,
         timeline->push_back(schedule_event(ops[k], static_bytes + live, during));
       }
     }
+  }
+  RankPeak peak;
+  peak.peak_allocated_bytes = peak_bytes;
+  if (peak_bytes > static_bytes) {  // some operation rose above static memory
+    peak.activation_bytes = std::min(peak_saved, peak_bytes - static_bytes);
+    peak.transient_bytes = peak_bytes - static_bytes - peak.activation_bytes;
+    peak.host_activation_bytes = peak_host;
   }
   peak.max_inflight = max_inflight;
   return peak;
