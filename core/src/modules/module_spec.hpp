@@ -79,9 +79,10 @@ class ParamSink {
   void embedding_or_output(ModuleKind module, std::int64_t numel, bool gemm, bool shared);
 
  private:
-  void push(ParamTensor tensor);
-  // The sink's tag with this module, size and GEMM-weight flag.
-  ParamTensor tagged(ModuleKind module, std::int64_t numel, bool gemm_weight) const;
+  // Appends the sink's tag with this module, size, copies and GEMM-weight flag, and returns
+  // it for the caller's flags; nullptr (nothing appended) for an empty tensor.
+  ParamTensor* append(ModuleKind module, std::int64_t numel, bool gemm_weight,
+                      std::int64_t copies = 1);
   std::vector<ParamTensor>& out_;
   const ModelConfig& model_;
   ParamTensor tag_;
