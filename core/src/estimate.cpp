@@ -230,21 +230,24 @@ void keep_higher(RankPeak& peak, const RankPeak& phase) {
 // --cuda-graph-warmup-steps eager steps before it hold everything but those buffers. The
 // last stage's deferred output-layer wgrad inputs add to the passes; the pipeline flush
 // drains them (schedules.py finish_embedding_wgrad_compute) before the optimizer step.
+// schedule: simulate_rank's buffer.
 RankPeak rank_run_peak(const NormalizedConfig& n, const RankChunks& chunks, double static_bytes,
-                       double graph_bytes, RankMemory& rank, bool timeline) {
+                       double graph_bytes, RankMemory& rank, bool timeline,
+                       std::vector<ScheduleOp>& schedule) {
   const auto step = static_cast<double>(rank.optimizer_step_bytes);
   RankPeak peak = simulate_rank(n, rank.pp_rank, chunks.step, static_bytes,
-                                timeline ? &rank.timeline : nullptr);
+                                timeline ? &rank.timeline : nullptr, schedule);
   if (!chunks.capture.empty()) {
     // The capture runs before the next train_step's zero_grad (megatron/training/training.py,
     // Bridge training/train.py: create_cudagraphs after cuda_graph_warmup_steps steps), so the
     // last step's fp32 grad copy is still allocated; with no warm-up no step has run yet.
     const double held = n.config.training.cuda_graph_warmup_steps > 0 ? step : 0.0;
-    keep_higher(peak, simulate_rank(n, rank.pp_rank, chunks.capture, static_bytes + held, nullptr));
+    keep_higher(peak, simulate_rank(n, rank.pp_rank, chunks.capture, static_bytes + held, nullptr,
+                                    schedule));
   }
   if (!chunks.warmup.empty()) {
-    RankPeak warmup =
-        simulate_rank(n, rank.pp_rank, chunks.warmup, static_bytes - graph_bytes, nullptr);
+    RankPeak warmup = simulate_rank(n, rank.pp_rank, chunks.warmup, static_bytes - graph_bytes,
+                                    nullptr, schedule);
     // Reported against the static memory of the steps that follow.
     warmup.transient_bytes =
         std::max(0.0, warmup.peak_allocated_bytes - static_bytes - warmup.activation_bytes);
@@ -258,18 +261,20 @@ RankPeak rank_run_peak(const NormalizedConfig& n, const RankChunks& chunks, doub
   return peak;
 }
 
-// What every rank's peak reads that is the same for all ranks.
+// What every rank's peak reads that is the same for all ranks, and the buffer each rank's
+// schedule is written to (allocated once per estimate, not once per rank).
 struct RankShared {
   double fixed_bytes = 0;  // C_fixed and Megatron's global memory buffer, per GPU
   const std::vector<FsdpWorkingSet>& fsdp_working;
   std::vector<DeviceOverhead> device_overheads;
+  std::vector<ScheduleOp> schedule;
 };
 
 // One rank's step: persistent buffers, its chunks' activations through the schedule, the
 // peak and the runtime overheads on top.
 void add_rank_peak(const NormalizedConfig& n, const EstimateOptions& options,
-                   const LayerProfiles& profiles, const RankShared& shared,
-                   const RankChunks& chunks, RankMemory& rank) {
+                   const LayerProfiles& profiles, RankShared& shared, const RankChunks& chunks,
+                   RankMemory& rank) {
   const double fixed_bytes = shared.fixed_bytes;
   const double graph_bytes = graph_static_bytes(n, rank.pp_rank);
   rank.cuda_graph_bytes = static_cast<std::uint64_t>(std::llround(graph_bytes));
@@ -281,7 +286,7 @@ void add_rank_peak(const NormalizedConfig& n, const EstimateOptions& options,
   for (const ChunkActivations& chunk : chunks.step) per_microbatch += chunk.saved_bytes;
   rank.activation_bytes_per_microbatch = static_cast<std::uint64_t>(std::llround(per_microbatch));
   RankPeak peak = rank_run_peak(n, chunks, static_cast<double>(rank.static_bytes), graph_bytes,
-                                rank, options.timeline);
+                                rank, options.timeline, shared.schedule);
   // FSDP's unsharded model at initialization (fsdp_memory.hpp).
   add_fsdp_initialization(shared.fsdp_working, n.stages, rank.pp_rank, peak);
   rank.peak_allocated_bytes = static_cast<std::uint64_t>(std::llround(peak.peak_allocated_bytes));
@@ -340,9 +345,10 @@ Expected<Estimate> estimate(const Config& config, const EstimateOptions& options
   const std::vector<FsdpWorkingSet> fsdp_working = add_stage_static_memory(n, options, result);
 
   // Persistent allocations: C_fixed per GPU and Megatron's global memory buffer.
-  const RankShared shared{.fixed_bytes = workspace_bytes(n) + global_buffer_bytes(n),
-                          .fsdp_working = fsdp_working,
-                          .device_overheads = device_overheads(n)};
+  RankShared shared{.fixed_bytes = workspace_bytes(n) + global_buffer_bytes(n),
+                    .fsdp_working = fsdp_working,
+                    .device_overheads = device_overheads(n),
+                    .schedule = {}};
   const LayerProfiles profiles = layer_profiles(n);
   const std::vector<RankChunks> chunks = rank_chunks(n, profiles, fsdp_working);
   double largest = -1;

@@ -103,13 +103,13 @@ RankPeak walk_schedule(const std::vector<ScheduleOp>& ops,
 
 RankPeak simulate_rank(const NormalizedConfig& n, int pp_rank,
                        const std::vector<ChunkActivations>& chunks, double static_bytes,
-                       std::vector<TimelineEvent>* timeline) {
+                       std::vector<TimelineEvent>* timeline, std::vector<ScheduleOp>& schedule) {
   // Without a timeline to show, a shorter schedule with the same peak is enough.
   const ScheduleShape shape = rank_schedule_shape(n, pp_rank, /*shortened=*/timeline == nullptr);
-  const std::vector<ScheduleOp> ops = pipeline_schedule(shape);
-  if (timeline == nullptr) return walk_schedule<false>(ops, chunks, static_bytes, nullptr);
-  timeline->reserve(ops.size() + 1);
-  return walk_schedule<true>(ops, chunks, static_bytes, timeline);
+  pipeline_schedule(shape, schedule);
+  if (timeline == nullptr) return walk_schedule<false>(schedule, chunks, static_bytes, nullptr);
+  timeline->reserve(schedule.size() + 1);
+  return walk_schedule<true>(schedule, chunks, static_bytes, timeline);
 }
 
 // The optimizer step runs on static memory plus the fp32 grad copy of a 16-bit grad buffer,

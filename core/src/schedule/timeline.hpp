@@ -37,10 +37,11 @@ inline double combined_step_extra_bytes(const ChunkActivations& forward,
 }
 
 // The forward and backward passes of one step. chunks: the rank's ChunkActivations indexed
-// by VPP chunk. timeline: filled when non-null.
+// by VPP chunk. timeline: filled when non-null. schedule: the buffer the rank's schedule is
+// written to, reused between calls.
 RankPeak simulate_rank(const NormalizedConfig& normalized, int pp_rank,
                        const std::vector<ChunkActivations>& chunks, double static_bytes,
-                       std::vector<TimelineEvent>* timeline);
+                       std::vector<TimelineEvent>* timeline, std::vector<ScheduleOp>& schedule);
 
 // The optimizer step after the passes: static memory plus optimizer_step_bytes
 // (RankMemory::optimizer_step_bytes) when that is higher; appended to a non-null timeline.
