@@ -113,20 +113,20 @@ namespace {
 // The block's TE linears as shape keys. The cache is keyed by shape; a tensor list does not
 // carry shapes, so a weight is told apart by its module, element count and its rank among
 // equal counts of that module in the layer (fc1 and fc2 of a non-gated MLP have equal counts
-// but transposed shapes).
-std::vector<std::int64_t> block_shape_keys(const TensorBlock& block) {
-  std::vector<std::int64_t> keys;
+// but transposed shapes). Appended to `keys`.
+void append_block_shape_keys(const TensorBlock& block, std::vector<std::int64_t>& keys) {
+  const std::size_t first = keys.size();
   for (std::size_t i = 0; i < block.count; ++i) {
     const ParamTensor& tensor = block.tensors[i];
     if (!is_te_linear(tensor)) continue;
     const std::int64_t shape =
         tensor.numel * kShapeKeyScale + static_cast<std::int64_t>(tensor.module) * 4;
     // The earlier TE linears of this module and count are the earlier keys of this shape.
-    const auto ordinal = std::count_if(keys.begin(), keys.end(),
-                                       [&](std::int64_t key) { return key / 4 * 4 == shape; });
+    const auto ordinal =
+        std::count_if(keys.begin() + static_cast<std::ptrdiff_t>(first), keys.end(),
+                      [&](std::int64_t key) { return key / 4 * 4 == shape; });
     keys.push_back(shape + std::min<std::int64_t>(ordinal, 3));
   }
-  return keys;
 }
 
 // A layer template gives the same keys on every stage and rank that has it: computed once.
@@ -135,8 +135,10 @@ const std::vector<std::int64_t>& template_shape_keys(const TensorBlock& block,
   for (const TemplateShapeKeys& entry : cache) {
     if (entry.tensors == block.tensors) return entry.keys;
   }
-  cache.push_back({block.tensors, block_shape_keys(block)});
-  return cache.back().keys;
+  TemplateShapeKeys& entry = cache.emplace_back();
+  entry.tensors = block.tensors;
+  append_block_shape_keys(block, entry.keys);
+  return entry.keys;
 }
 
 }  // namespace
@@ -158,8 +160,7 @@ void collect_te_dummy_wgrad_shapes(const NormalizedConfig& n,
   }
   for (const TensorBlock& block : blocks) {
     if (!block.layer_template) {
-      const std::vector<std::int64_t> keys = block_shape_keys(block);
-      shapes.keys.insert(shapes.keys.end(), keys.begin(), keys.end());
+      append_block_shape_keys(block, shapes.keys);
       continue;
     }
     std::vector<const ParamTensor*>& seen = shapes.blocks_seen;
