@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <span>
 #include <string>
 
 #include "memory/activations.hpp"
@@ -212,9 +213,27 @@ std::vector<FsdpWorkingSet> add_stage_static_memory(const NormalizedConfig& n,
 // step, and with Transformer Engine CUDA graphs (cuda_graphs.hpp) the capture and the eager
 // warm-up steps before it (empty when the phase does not happen).
 struct RankChunks {
+  std::span<const ChunkActivations> step;
+  std::span<const ChunkActivations> capture;
+  std::span<const ChunkActivations> warmup;
+};
+
+// Every rank's RankChunks, each phase in one list (rank r's VPP chunk c at r * v + c) rather
+// than a list per rank and phase.
+struct RunChunks {
+  std::size_t per_rank = 1;  // VPP chunks per rank
   std::vector<ChunkActivations> step;
   std::vector<ChunkActivations> capture;
   std::vector<ChunkActivations> warmup;
+
+  RankChunks of_rank(int pp_rank) const {
+    const std::size_t first = static_cast<std::size_t>(pp_rank) * per_rank;
+    auto part = [&](const std::vector<ChunkActivations>& phase) {
+      return phase.empty() ? std::span<const ChunkActivations>()
+                           : std::span<const ChunkActivations>(phase).subspan(first, per_rank);
+    };
+    return {part(step), part(capture), part(warmup)};
+  }
 };
 
 // The larger of a phase's peak and the peak so far.
@@ -231,7 +250,7 @@ void keep_higher(RankPeak& peak, const RankPeak& phase) {
 // last stage's deferred output-layer wgrad inputs add to the passes; the pipeline flush
 // drains them (schedules.py finish_embedding_wgrad_compute) before the optimizer step.
 // schedule: simulate_rank's buffer.
-RankPeak rank_run_peak(const NormalizedConfig& n, const RankChunks& chunks, double static_bytes,
+RankPeak rank_run_peak(const NormalizedConfig& n, RankChunks chunks, double static_bytes,
                        double graph_bytes, RankMemory& rank, bool timeline,
                        std::vector<ScheduleOp>& schedule) {
   const auto step = static_cast<double>(rank.optimizer_step_bytes);
@@ -273,7 +292,7 @@ struct RankShared {
 // One rank's step: persistent buffers, its chunks' activations through the schedule, the
 // peak and the runtime overheads on top.
 void add_rank_peak(const NormalizedConfig& n, const EstimateOptions& options,
-                   const LayerProfiles& profiles, RankShared& shared, const RankChunks& chunks,
+                   const LayerProfiles& profiles, RankShared& shared, RankChunks chunks,
                    RankMemory& rank) {
   const double fixed_bytes = shared.fixed_bytes;
   const double graph_bytes = graph_static_bytes(n, rank.pp_rank);
@@ -303,28 +322,33 @@ void add_rank_peak(const NormalizedConfig& n, const EstimateOptions& options,
 }
 
 // Each rank's chunks through the phases of the run (RankChunks), FSDP's working set added.
-std::vector<RankChunks> rank_chunks(const NormalizedConfig& n, const LayerProfiles& profiles,
-                                    const std::vector<FsdpWorkingSet>& fsdp_working) {
+RunChunks rank_chunks(const NormalizedConfig& n, const LayerProfiles& profiles,
+                      const std::vector<FsdpWorkingSet>& fsdp_working) {
   const bool graphs = uses_te_layer_graphs(n.config.training);
   const bool warmup = graphs && n.config.training.cuda_graph_warmup_steps > 0;
   const LayerProfiles eager = graphs ? layer_profiles(n, GraphPart::eager) : LayerProfiles{};
   const LayerProfiles graphed = graphs ? layer_profiles(n, GraphPart::graphed) : LayerProfiles{};
   ChunkActivationsMemo whole_chunks(n, profiles), eager_chunks(n, eager),
       graphed_chunks(n, graphed);
-  std::vector<RankChunks> out(static_cast<std::size_t>(n.config.parallel.pipeline_parallel));
+  RunChunks out;
+  out.per_rank = static_cast<std::size_t>(n.config.parallel.virtual_stages_per_pipeline_rank);
+  out.step.resize(n.stages.size());
+  if (graphs) out.capture.resize(n.stages.size());
+  if (warmup) out.warmup.resize(n.stages.size());
   for (std::size_t s = 0; s < n.stages.size(); ++s) {
     const StagePlacement& stage = n.stages[s];
-    RankChunks& rank = out[static_cast<std::size_t>(stage.pp_rank)];
+    const std::size_t at = static_cast<std::size_t>(stage.pp_rank) * out.per_rank +
+                           static_cast<std::size_t>(stage.vpp_chunk);
     ChunkActivations whole = whole_chunks.of(stage);
     add_fsdp_working_set(fsdp_working, n.stages, s, whole);
     if (!graphs) {
-      rank.step.push_back(std::move(whole));
+      out.step[at] = std::move(whole);
       continue;
     }
-    rank.step.push_back(eager_chunks.of(stage));
-    add_fsdp_working_set(fsdp_working, n.stages, s, rank.step.back());
-    rank.capture.push_back(graphed_chunks.of(stage));
-    if (warmup) rank.warmup.push_back(whole);
+    out.step[at] = eager_chunks.of(stage);
+    add_fsdp_working_set(fsdp_working, n.stages, s, out.step[at]);
+    out.capture[at] = graphed_chunks.of(stage);
+    if (warmup) out.warmup[at] = std::move(whole);
   }
   return out;
 }
@@ -350,11 +374,10 @@ Expected<Estimate> estimate(const Config& config, const EstimateOptions& options
                     .device_overheads = device_overheads(n),
                     .schedule = {}};
   const LayerProfiles profiles = layer_profiles(n);
-  const std::vector<RankChunks> chunks = rank_chunks(n, profiles, fsdp_working);
+  const RunChunks chunks = rank_chunks(n, profiles, fsdp_working);
   double largest = -1;
   for (RankMemory& rank : result.ranks) {
-    add_rank_peak(n, options, profiles, shared, chunks[static_cast<std::size_t>(rank.pp_rank)],
-                  rank);
+    add_rank_peak(n, options, profiles, shared, chunks.of_rank(rank.pp_rank), rank);
     if (static_cast<double>(rank.peak_total_bytes) > largest) {
       largest = static_cast<double>(rank.peak_total_bytes);
       result.limiting_pp_rank = rank.pp_rank;

@@ -162,6 +162,7 @@ Verdict verdict_of(const Estimate& estimate) {
       whole_bytes(estimate.normalized.config.device.capacity_gib * kBytesPerGiB);
   verdict.band = error_band(configuration_features(estimate.normalized.config));
   verdict.limiting_pp_rank = estimate.limiting_pp_rank;
+  verdict.ranks.reserve(estimate.ranks.size());
   for (const RankMemory& rank : estimate.ranks) {
     const TotalRange range =
         total_range(verdict.band, rank.peak_reserved_bytes, rank.peak_total_bytes);

@@ -38,9 +38,8 @@ TimelineEvent schedule_event(const ScheduleOp& op, double allocated_after_bytes,
 // out, so its sums and the peak so far stay in registers (the peak is written to the result
 // once, at the end): the estimate's and the what-if's hot path.
 template <bool kTimeline>
-RankPeak walk_schedule(const std::vector<ScheduleOp>& ops,
-                       const std::vector<ChunkActivations>& chunks, double static_bytes,
-                       std::vector<TimelineEvent>* timeline) {
+RankPeak walk_schedule(const std::vector<ScheduleOp>& ops, std::span<const ChunkActivations> chunks,
+                       double static_bytes, std::vector<TimelineEvent>* timeline) {
   double peak_bytes = static_bytes;
   double peak_saved = 0;  // the live activations at the peak (saved_at_peak below)
   double peak_host = 0;
@@ -102,7 +101,7 @@ RankPeak walk_schedule(const std::vector<ScheduleOp>& ops,
 }  // namespace
 
 RankPeak simulate_rank(const NormalizedConfig& n, int pp_rank,
-                       const std::vector<ChunkActivations>& chunks, double static_bytes,
+                       std::span<const ChunkActivations> chunks, double static_bytes,
                        std::vector<TimelineEvent>* timeline, std::vector<ScheduleOp>& schedule) {
   // Without a timeline to show, a shorter schedule with the same peak is enough.
   const ScheduleShape shape = rank_schedule_shape(n, pp_rank, /*shortened=*/timeline == nullptr);

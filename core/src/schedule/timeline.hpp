@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <span>
 #include <vector>
 
 #include "megamem/estimate_types.hpp"
@@ -40,7 +41,7 @@ inline double combined_step_extra_bytes(const ChunkActivations& forward,
 // by VPP chunk. timeline: filled when non-null. schedule: the buffer the rank's schedule is
 // written to, reused between calls.
 RankPeak simulate_rank(const NormalizedConfig& normalized, int pp_rank,
-                       const std::vector<ChunkActivations>& chunks, double static_bytes,
+                       std::span<const ChunkActivations> chunks, double static_bytes,
                        std::vector<TimelineEvent>* timeline, std::vector<ScheduleOp>& schedule);
 
 // The optimizer step after the passes: static memory plus optimizer_step_bytes
