@@ -161,12 +161,10 @@ void stage_params(const NormalizedConfig& normalized, const StagePlacement& stag
   const bool fp8 = fp8_enabled(normalized.config.training);
   int i = 0;
   while (i < stage.num_layers) {
-    const auto [layer_kind, layer_fp8] = kind(stage.first_layer + i);
+    const auto run_kind = kind(stage.first_layer + i);
+    const auto [layer_kind, layer_fp8] = run_kind;
     int run = 1;
-    while (i + run < stage.num_layers &&
-           kind(stage.first_layer + i + run) == kind(stage.first_layer + i)) {
-      ++run;
-    }
+    while (i + run < stage.num_layers && kind(stage.first_layer + i + run) == run_kind) ++run;
     const std::vector<ParamTensor>& layer = templates.of(layer_kind, layer_fp8 != fp8);
     add(layer.data(), layer.size(), run, true);
     i += run;
