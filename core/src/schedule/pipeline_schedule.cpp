@@ -88,8 +88,9 @@ std::int64_t equivalent_microbatches(const ScheduleShape& shape) {
   const std::int64_t p = shape.pipeline_parallel;
   if (p == 1) return std::min<std::int64_t>(m, 2);  // every micro-batch alike
   if (shape.virtual_stages == 1) {
-    // 1F1B: warm-up p - r - 1, then identical steady steps.
-    return std::min<std::int64_t>(m, p + 1);
+    // 1F1B: warm-up p - r - 1, then identical steady steps of one chunk: the first reaches
+    // the peak and the cool-down only frees, so one steady step is enough.
+    return std::min<std::int64_t>(m, p - shape.pp_rank);
   }
   const std::int64_t group = shape.microbatch_group_size;
   const std::int64_t v = shape.virtual_stages;
