@@ -188,10 +188,21 @@ bool cpu_offloaded_layer(const NormalizedConfig& n, int layer) {
 // backward walk in reverse over them.
 class ChunkWalk {
  public:
-  ChunkWalk(const NormalizedConfig& n, const StagePlacement& stage, const LayerProfiles& profiles)
-      : n_(n), stage_(stage), profiles_(profiles), s_(activation_shape(n)) {
-    // A phase per layer and a few for the embedding and the loss: one allocation each.
+  ChunkWalk(const NormalizedConfig& n, const StagePlacement& stage, const LayerProfiles& profiles,
+            ChunkWalkBuffers& buffers)
+      : n_(n),
+        stage_(stage),
+        profiles_(profiles),
+        s_(activation_shape(n)),
+        backward_free_(buffers.backward_free),
+        backward_transient_(buffers.backward_transient),
+        forward_transient_(buffers.forward_transient) {
+    // A phase per layer and a few for the embedding and the loss: one allocation each, the
+    // first time the buffers are used.
     const std::size_t phases = static_cast<std::size_t>(std::max(0, stage.num_layers)) + 8;
+    backward_free_.clear();
+    backward_transient_.clear();
+    forward_transient_.clear();
     backward_free_.reserve(phases);
     backward_transient_.reserve(phases);
     if (combined_steps_) forward_transient_.reserve(phases);
@@ -373,11 +384,11 @@ class ChunkWalk {
   const LayerProfiles& profiles_;
   const ActivationShape s_;
   ChunkActivations out_;
-  double saved_ = 0;                        // saved so far in the forward walk
-  double forward_peak_ = 0;                 // max of (saved so far + transient)
-  std::vector<double> backward_free_;       // freed by each phase
-  std::vector<double> backward_transient_;  // transient of each phase
-  std::vector<double> forward_transient_;   // forward transient of each phase, if needed
+  double saved_ = 0;                    // saved so far in the forward walk
+  double forward_peak_ = 0;             // max of (saved so far + transient)
+  std::vector<double>& backward_free_;  // ChunkWalkBuffers'
+  std::vector<double>& backward_transient_;
+  std::vector<double>& forward_transient_;
   // Only the EP overlap's schedule has combined steps (combined_step_extra).
   const bool combined_steps_ = n_.config.training.overlap_moe_expert_parallel_comm;
   std::size_t loss_phase_ = SIZE_MAX;         // the cross entropy's phase, if the chunk has it
@@ -388,7 +399,8 @@ class ChunkWalk {
 
 ChunkActivations chunk_activations(const NormalizedConfig& n, const StagePlacement& stage,
                                    const LayerProfiles& profiles) {
-  return ChunkWalk(n, stage, profiles).run();
+  ChunkWalkBuffers buffers;
+  return ChunkWalk(n, stage, profiles, buffers).run();
 }
 
 // ChunkWalk reads of a stage only these fields, and of each layer its profile and whether
@@ -426,7 +438,7 @@ const ChunkActivations& ChunkActivationsMemo::of(const StagePlacement& stage) {
   for (const auto& [walked, chunk] : walks_) {
     if (walks_alike(*walked, stage)) return chunk;
   }
-  return walks_.emplace_back(&stage, chunk_activations(*n_, stage, *profiles_)).second;
+  return walks_.emplace_back(&stage, ChunkWalk(*n_, stage, *profiles_, buffers_).run()).second;
 }
 
 }  // namespace megamem
