@@ -118,7 +118,9 @@ std::uint64_t peak_reserved_bytes(const NormalizedConfig& n, std::uint64_t peak_
 
 std::vector<DeviceOverhead> device_overheads(const NormalizedConfig& n) {
   const RuntimeOverheadConfig& r = n.config.runtime;
+  const std::vector<Communicator> communicators = active_communicators(n);
   std::vector<DeviceOverhead> out;
+  out.reserve(communicators.size() + 3);  // context, communicators, userbuffers, dispatcher
   const auto add = [&](std::string_view name, double bytes, std::string_view source) {
     if (bytes > 0) out.push_back({name, static_cast<std::uint64_t>(std::llround(bytes)), source});
   };
@@ -126,7 +128,7 @@ std::vector<DeviceOverhead> device_overheads(const NormalizedConfig& n) {
       "CUDA context with lazy module loading (CUDA Programming Guide, Lazy Loading: "
       "CUDA_MODULE_LOADING=LAZY, default on Linux since CUDA 12.2, set by torch/cuda/__init__.py)");
   const std::int64_t node = std::max(1, n.config.device.gpus_per_node);
-  for (const Communicator& comm : active_communicators(n)) {
+  for (const Communicator& comm : communicators) {
     const bool in_node = comm.span_ranks <= node;
     add(comm.name,
         (in_node ? r.nccl_node_gib_per_communicator : r.nccl_gib_per_communicator) * kBytesPerGiB,
