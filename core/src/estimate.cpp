@@ -156,8 +156,8 @@ std::vector<FsdpWorkingSet> add_stage_static_memory(const NormalizedConfig& n,
   const LayerTemplates templates = layer_templates(n);
   StageParams params;
   std::vector<ParamTensor> tensors;
-  std::vector<std::vector<std::int64_t>> te_keys(result.ranks.size());  // TE dummy wgrads
-  std::vector<FsdpWorkingSet> fsdp_working;                             // per stage, with FSDP
+  RankTeKeys te_keys(static_cast<int>(result.ranks.size()));  // TE dummy wgrads
+  std::vector<FsdpWorkingSet> fsdp_working;                   // per stage, with FSDP
   StageStaticCache cache;
   for (const StagePlacement& stage : n.stages) {
     stage_params(n, stage, templates, params);
@@ -197,11 +197,10 @@ std::vector<FsdpWorkingSet> add_stage_static_memory(const NormalizedConfig& n,
     rank.optimizer_step_bytes += bytes.optimizer_step_bytes;
     rank.persistent_buffer_bytes +=
         static_cast<std::uint64_t>(std::llround(stage_bytes.expert_bias_bytes));
-    std::vector<std::int64_t>& keys = te_keys[static_cast<std::size_t>(rank.pp_rank)];
-    keys.insert(keys.end(), stage_bytes.te_keys.begin(), stage_bytes.te_keys.end());
+    te_keys.add_stage(rank.pp_rank, stage_bytes.te_keys);
   }
   // TE's dummy weight gradients are cached once per distinct weight shape on the rank.
-  const std::vector<std::uint64_t> te_bytes = rank_te_dummy_wgrad_bytes(n, te_keys);
+  const std::vector<std::uint64_t> te_bytes = te_keys.rank_bytes(n);
   for (RankMemory& rank : result.ranks) {
     rank.persistent_buffer_bytes += te_bytes[static_cast<std::size_t>(rank.pp_rank)];
   }

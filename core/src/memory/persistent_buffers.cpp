@@ -171,7 +171,10 @@ void collect_te_dummy_wgrad_shapes(const NormalizedConfig& n,
   }
 }
 
-double te_dummy_wgrad_bytes(const NormalizedConfig& n, std::vector<std::int64_t> keys) {
+namespace {
+
+// Bytes of the cache for the shape keys one rank collected (sorted in place).
+double te_dummy_wgrad_bytes(const NormalizedConfig& n, std::vector<std::int64_t>& keys) {
   // One tensor per distinct key (a rank's chunks may repeat a weight's shape).
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
@@ -181,16 +184,52 @@ double te_dummy_wgrad_bytes(const NormalizedConfig& n, std::vector<std::int64_t>
   return elements * (n.config.training.params_dtype == DType::fp32 ? 4.0 : 2.0);
 }
 
-std::vector<std::uint64_t> rank_te_dummy_wgrad_bytes(
-    const NormalizedConfig& n, const std::vector<std::vector<std::int64_t>>& rank_keys) {
-  std::vector<std::uint64_t> out(rank_keys.size(), 0);
-  for (std::size_t rank = 0; rank < rank_keys.size(); ++rank) {
-    const auto same = std::find(
-        rank_keys.begin(), rank_keys.begin() + static_cast<std::ptrdiff_t>(rank), rank_keys[rank]);
-    out[rank] =
-        same != rank_keys.begin() + static_cast<std::ptrdiff_t>(rank)
-            ? out[static_cast<std::size_t>(same - rank_keys.begin())]
-            : static_cast<std::uint64_t>(std::llround(te_dummy_wgrad_bytes(n, rank_keys[rank])));
+}  // namespace
+
+void RankTeKeys::add_stage(int pp_rank, const std::vector<std::int64_t>& keys) {
+  const std::size_t begin = keys_.size();
+  keys_.insert(keys_.end(), keys.begin(), keys.end());
+  int& only = only_stage_[static_cast<std::size_t>(pp_rank)];
+  only = only == kNoStage ? static_cast<int>(stages_.size()) : kSeveralStages;
+  stages_.push_back({pp_rank, begin, keys_.size()});
+}
+
+std::span<const std::int64_t> RankTeKeys::keys_of(int pp_rank,
+                                                  std::vector<std::int64_t>& joined) const {
+  const int only = only_stage_[static_cast<std::size_t>(pp_rank)];
+  if (only >= 0) {
+    const Stage& stage = stages_[static_cast<std::size_t>(only)];
+    return std::span(keys_).subspan(stage.begin, stage.end - stage.begin);
+  }
+  joined.clear();
+  for (const Stage& stage : stages_) {
+    if (stage.pp_rank != pp_rank) continue;
+    const auto first = keys_.begin() + static_cast<std::ptrdiff_t>(stage.begin);
+    joined.insert(joined.end(), first,
+                  first + static_cast<std::ptrdiff_t>(stage.end - stage.begin));
+  }
+  return joined;
+}
+
+std::vector<std::uint64_t> RankTeKeys::rank_bytes(const NormalizedConfig& n) const {
+  const auto ranks = static_cast<int>(only_stage_.size());
+  std::vector<std::uint64_t> out(only_stage_.size(), 0);
+  std::vector<int> distinct;  // the first rank with each list of keys
+  std::vector<std::int64_t> joined, other, sorted;
+  for (int rank = 0; rank < ranks; ++rank) {
+    const std::span<const std::int64_t> keys = keys_of(rank, joined);
+    const auto same = std::find_if(distinct.begin(), distinct.end(), [&](int earlier) {
+      const std::span<const std::int64_t> theirs = keys_of(earlier, other);
+      return std::equal(keys.begin(), keys.end(), theirs.begin(), theirs.end());
+    });
+    if (same != distinct.end()) {
+      out[static_cast<std::size_t>(rank)] = out[static_cast<std::size_t>(*same)];
+      continue;
+    }
+    distinct.push_back(rank);
+    sorted.assign(keys.begin(), keys.end());
+    out[static_cast<std::size_t>(rank)] =
+        static_cast<std::uint64_t>(std::llround(te_dummy_wgrad_bytes(n, sorted)));
   }
   return out;
 }

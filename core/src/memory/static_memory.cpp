@@ -343,6 +343,11 @@ void price_stage(const NormalizedConfig& normalized, const std::vector<TensorBlo
   TeDummyWgradShapes shapes;
   shapes.keys = std::move(out.te_keys);
   shapes.keys.clear();
+  // At most a key per tensor and the output layer's: one allocation, not a doubling series.
+  std::size_t tensors = 1;
+  for (const TensorBlock& block : blocks) tensors += block.count;
+  shapes.keys.reserve(tensors);
+  shapes.blocks_seen.reserve(blocks.size());
   collect_te_dummy_wgrad_shapes(normalized, blocks, has_loss, shapes, template_keys);
   out.te_keys = std::move(shapes.keys);
 }

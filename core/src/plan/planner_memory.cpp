@@ -24,7 +24,7 @@ std::vector<RankParameterBytes> rank_parameter_bytes(const NormalizedConfig& n,
       static_cast<std::size_t>(n.config.parallel.pipeline_parallel));
   const LayerTemplates templates = layer_templates(n);
   StageParams params;
-  std::vector<std::vector<std::int64_t>> te_keys(out.size());  // TE dummy wgrads per rank
+  RankTeKeys te_keys(static_cast<int>(out.size()));  // TE dummy wgrads per rank
   StageStaticCache cache;
   for (const StagePlacement& stage : stages) {
     stage_params(n, stage, templates, params);
@@ -37,10 +37,9 @@ std::vector<RankParameterBytes> rank_parameter_bytes(const NormalizedConfig& n,
                          bytes.chunk.optimizer_bytes +
                          static_cast<std::uint64_t>(std::llround(bytes.expert_bias_bytes));
     rank.optimizer_step_bytes += bytes.chunk.optimizer_step_bytes;
-    std::vector<std::int64_t>& keys = te_keys[static_cast<std::size_t>(stage.pp_rank)];
-    keys.insert(keys.end(), bytes.te_keys.begin(), bytes.te_keys.end());
+    te_keys.add_stage(stage.pp_rank, bytes.te_keys);
   }
-  const std::vector<std::uint64_t> te_bytes = rank_te_dummy_wgrad_bytes(n, te_keys);
+  const std::vector<std::uint64_t> te_bytes = te_keys.rank_bytes(n);
   for (std::size_t rank = 0; rank < out.size(); ++rank) out[rank].static_bytes += te_bytes[rank];
   return out;
 }
