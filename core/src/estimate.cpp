@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 
+#include "megamem/units.hpp"
 #include "memory/activations.hpp"
 #include "memory/cuda_graphs.hpp"
 #include "memory/deferred_embedding_wgrad.hpp"
@@ -39,9 +40,9 @@ std::string top_level_name(const ParamTensor& tensor) {
 void add_bytes(ModuleMemory& node, std::int64_t params, double weight, double gradient,
                double optimizer, bool expert) {
   node.params += params;
-  node.weight_bytes += static_cast<std::uint64_t>(std::llround(weight));
-  node.gradient_bytes += static_cast<std::uint64_t>(std::llround(gradient));
-  node.optimizer_bytes += static_cast<std::uint64_t>(std::llround(optimizer));
+  node.weight_bytes += static_cast<std::uint64_t>(round_to_int64(weight));
+  node.gradient_bytes += static_cast<std::uint64_t>(round_to_int64(gradient));
+  node.optimizer_bytes += static_cast<std::uint64_t>(round_to_int64(optimizer));
   node.expert = node.expert || expert;
 }
 
@@ -139,7 +140,7 @@ void add_activation_bytes(const NormalizedConfig& normalized, const LayerProfile
         if (item.freed_by.intersects(active) || item.on_host) continue;
         const std::string module = module_kind_name(item.module);
         ModuleMemory& child = child_named(block, module);
-        const auto bytes = static_cast<std::uint64_t>(std::llround(item.bytes));
+        const auto bytes = static_cast<std::uint64_t>(round_to_int64(item.bytes));
         child.activation_bytes += bytes;
         block.activation_bytes += bytes;
       }
@@ -196,7 +197,7 @@ std::vector<FsdpWorkingSet> add_stage_static_memory(const NormalizedConfig& n,
     rank.host_optimizer_bytes += bytes.host_optimizer_bytes;
     rank.optimizer_step_bytes += bytes.optimizer_step_bytes;
     rank.persistent_buffer_bytes +=
-        static_cast<std::uint64_t>(std::llround(stage_bytes.expert_bias_bytes));
+        static_cast<std::uint64_t>(round_to_int64(stage_bytes.expert_bias_bytes));
     te_keys.add_stage(rank.pp_rank, stage_bytes.te_keys);
   }
   // TE's dummy weight gradients are cached once per distinct weight shape on the rank.
@@ -295,24 +296,25 @@ void add_rank_peak(const NormalizedConfig& n, const EstimateOptions& options,
                    RankMemory& rank) {
   const double fixed_bytes = shared.fixed_bytes;
   const double graph_bytes = graph_static_bytes(n, rank.pp_rank);
-  rank.cuda_graph_bytes = static_cast<std::uint64_t>(std::llround(graph_bytes));
+  rank.cuda_graph_bytes = static_cast<std::uint64_t>(round_to_int64(graph_bytes));
   rank.persistent_buffer_bytes +=
-      static_cast<std::uint64_t>(std::llround(fixed_bytes)) + rank.cuda_graph_bytes;
+      static_cast<std::uint64_t>(round_to_int64(fixed_bytes)) + rank.cuda_graph_bytes;
   rank.static_bytes =
       rank.weight_bytes + rank.gradient_bytes + rank.optimizer_bytes + rank.persistent_buffer_bytes;
   double per_microbatch = 0;
   for (const ChunkActivations& chunk : chunks.step) per_microbatch += chunk.saved_bytes;
-  rank.activation_bytes_per_microbatch = static_cast<std::uint64_t>(std::llround(per_microbatch));
+  rank.activation_bytes_per_microbatch = static_cast<std::uint64_t>(round_to_int64(per_microbatch));
   RankPeak peak = rank_run_peak(n, chunks, static_cast<double>(rank.static_bytes), graph_bytes,
                                 rank, options.timeline, shared.schedule);
   // FSDP's unsharded model at initialization (fsdp_memory.hpp).
   add_fsdp_initialization(shared.fsdp_working, n.stages, rank.pp_rank, peak);
-  rank.peak_allocated_bytes = static_cast<std::uint64_t>(std::llround(peak.peak_allocated_bytes));
-  rank.activation_peak_bytes = static_cast<std::uint64_t>(std::llround(peak.activation_bytes));
+  rank.peak_allocated_bytes = static_cast<std::uint64_t>(round_to_int64(peak.peak_allocated_bytes));
+  rank.activation_peak_bytes = static_cast<std::uint64_t>(round_to_int64(peak.activation_bytes));
   rank.activation_peak_bytes =
       std::min(rank.activation_peak_bytes, rank.peak_allocated_bytes - rank.static_bytes);
   rank.transient_bytes = rank.peak_allocated_bytes - rank.static_bytes - rank.activation_peak_bytes;
-  rank.host_activation_bytes = static_cast<std::uint64_t>(std::llround(peak.host_activation_bytes));
+  rank.host_activation_bytes =
+      static_cast<std::uint64_t>(round_to_int64(peak.host_activation_bytes));
   rank.max_inflight_microbatches = peak.max_inflight;
   set_device_memory(n, shared.device_overheads, rank);
   if (options.module_tree) {
@@ -338,16 +340,15 @@ RunChunks rank_chunks(const NormalizedConfig& n, const LayerProfiles& profiles,
     const StagePlacement& stage = n.stages[s];
     const std::size_t at = static_cast<std::size_t>(stage.pp_rank) * out.per_rank +
                            static_cast<std::size_t>(stage.vpp_chunk);
-    ChunkActivations whole = whole_chunks.of(stage);
-    add_fsdp_working_set(fsdp_working, n.stages, s, whole);
-    if (!graphs) {
-      out.step[at] = std::move(whole);
-      continue;
-    }
-    out.step[at] = eager_chunks.of(stage);
+    // Written in place: a ChunkActivations is a dozen doubles and a vector.
+    out.step[at] = (graphs ? eager_chunks : whole_chunks).of(stage);
     add_fsdp_working_set(fsdp_working, n.stages, s, out.step[at]);
+    if (!graphs) continue;
     out.capture[at] = graphed_chunks.of(stage);
-    if (warmup) out.warmup[at] = std::move(whole);
+    if (warmup) {
+      out.warmup[at] = whole_chunks.of(stage);
+      add_fsdp_working_set(fsdp_working, n.stages, s, out.warmup[at]);
+    }
   }
   return out;
 }

@@ -229,7 +229,7 @@ std::vector<std::uint64_t> RankTeKeys::rank_bytes(const NormalizedConfig& n) con
     distinct.push_back(rank);
     sorted.assign(keys.begin(), keys.end());
     out[static_cast<std::size_t>(rank)] =
-        static_cast<std::uint64_t>(std::llround(te_dummy_wgrad_bytes(n, sorted)));
+        static_cast<std::uint64_t>(round_to_int64(te_dummy_wgrad_bytes(n, sorted)));
   }
   return out;
 }

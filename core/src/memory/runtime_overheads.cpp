@@ -113,7 +113,7 @@ std::uint64_t peak_reserved_bytes(const NormalizedConfig& n, std::uint64_t peak_
     // the peak rather than of the freed bytes).
     reserved = allocated * (1.0 + r.fragmentation_fraction);
   }
-  return std::max(peak_allocated_bytes, static_cast<std::uint64_t>(std::llround(reserved)));
+  return std::max(peak_allocated_bytes, static_cast<std::uint64_t>(round_to_int64(reserved)));
 }
 
 std::vector<DeviceOverhead> device_overheads(const NormalizedConfig& n) {
@@ -122,7 +122,7 @@ std::vector<DeviceOverhead> device_overheads(const NormalizedConfig& n) {
   std::vector<DeviceOverhead> out;
   out.reserve(communicators.size() + 3);  // context, communicators, userbuffers, dispatcher
   const auto add = [&](std::string_view name, double bytes, std::string_view source) {
-    if (bytes > 0) out.push_back({name, static_cast<std::uint64_t>(std::llround(bytes)), source});
+    if (bytes > 0) out.push_back({name, static_cast<std::uint64_t>(round_to_int64(bytes)), source});
   };
   add("cuda_context", r.cuda_context_gib * kBytesPerGiB,
       "CUDA context with lazy module loading (CUDA Programming Guide, Lazy Loading: "

@@ -304,11 +304,11 @@ ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
               static_cast<double>(shard_group);
     }
   }
-  out.weight_bytes = static_cast<std::uint64_t>(std::llround(weight));
-  out.gradient_bytes = static_cast<std::uint64_t>(std::llround(gradient));
-  out.optimizer_bytes = static_cast<std::uint64_t>(std::llround(optimizer));
-  out.host_optimizer_bytes = static_cast<std::uint64_t>(std::llround(host));
-  out.optimizer_step_bytes = static_cast<std::uint64_t>(std::llround(step));
+  out.weight_bytes = static_cast<std::uint64_t>(round_to_int64(weight));
+  out.gradient_bytes = static_cast<std::uint64_t>(round_to_int64(gradient));
+  out.optimizer_bytes = static_cast<std::uint64_t>(round_to_int64(optimizer));
+  out.host_optimizer_bytes = static_cast<std::uint64_t>(round_to_int64(host));
+  out.optimizer_step_bytes = static_cast<std::uint64_t>(round_to_int64(step));
   return out;
 }
 

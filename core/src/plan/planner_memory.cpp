@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "megamem/units.hpp"
 #include "memory/activations.hpp"
 #include "memory/deferred_embedding_wgrad.hpp"
 #include "memory/parameter_count.hpp"
@@ -35,7 +36,7 @@ std::vector<RankParameterBytes> rank_parameter_bytes(const NormalizedConfig& n,
     RankParameterBytes& rank = out[static_cast<std::size_t>(stage.pp_rank)];
     rank.static_bytes += bytes.chunk.weight_bytes + bytes.chunk.gradient_bytes +
                          bytes.chunk.optimizer_bytes +
-                         static_cast<std::uint64_t>(std::llround(bytes.expert_bias_bytes));
+                         static_cast<std::uint64_t>(round_to_int64(bytes.expert_bias_bytes));
     rank.optimizer_step_bytes += bytes.chunk.optimizer_step_bytes;
     te_keys.add_stage(stage.pp_rank, bytes.te_keys);
   }
@@ -45,7 +46,7 @@ std::vector<RankParameterBytes> rank_parameter_bytes(const NormalizedConfig& n,
 }
 
 std::uint64_t rank_fixed_bytes(const NormalizedConfig& n) {
-  return static_cast<std::uint64_t>(std::llround(workspace_bytes(n) + global_buffer_bytes(n)));
+  return static_cast<std::uint64_t>(round_to_int64(workspace_bytes(n) + global_buffer_bytes(n)));
 }
 
 std::uint64_t rank_overhead_bytes(const NormalizedConfig& n) {
@@ -185,7 +186,7 @@ double rank_above_static(const NormalizedConfig& n, double activation_peak,
 RankTotals rank_peak_totals(const NormalizedConfig& n, std::uint64_t static_bytes,
                             double above_static, std::uint64_t overhead_bytes) {
   const auto allocated =
-      static_cast<std::uint64_t>(std::llround(static_cast<double>(static_bytes) + above_static));
+      static_cast<std::uint64_t>(round_to_int64(static_cast<double>(static_bytes) + above_static));
   RankTotals totals;
   totals.reserved_bytes = peak_reserved_bytes(n, allocated);
   totals.total_bytes = device_total_bytes(n, allocated, overhead_bytes);
