@@ -157,8 +157,8 @@ std::vector<FsdpWorkingSet> add_stage_static_memory(const NormalizedConfig& n,
   const LayerTemplates templates = layer_templates(n);
   StageParams params;
   std::vector<ParamTensor> tensors;
-  RankTeKeys te_keys(static_cast<int>(result.ranks.size()));  // TE dummy wgrads
-  std::vector<FsdpWorkingSet> fsdp_working;                   // per stage, with FSDP
+  RankTeKeys te_keys(static_cast<int>(result.ranks.size()), n.stages.size());  // TE dummy wgrads
+  std::vector<FsdpWorkingSet> fsdp_working;  // per stage, with FSDP
   StageStaticCache cache;
   for (const StagePlacement& stage : n.stages) {
     stage_params(n, stage, templates, params);

@@ -101,6 +101,7 @@ double widest_error_percent() { return kWidestErrorPercent; }
 
 std::vector<std::string> configuration_features(const Config& config) {
   std::vector<std::string> out;
+  out.reserve(std::size(kFeatureRules));
   for (const FeatureRule& rule : kFeatureRules) {
     if (rule.uses(config)) out.emplace_back(rule.name);
   }

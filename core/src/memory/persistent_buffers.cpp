@@ -137,6 +137,7 @@ const std::vector<std::int64_t>& template_shape_keys(const TensorBlock& block,
   }
   TemplateShapeKeys& entry = cache.emplace_back();
   entry.tensors = block.tensors;
+  entry.keys.reserve(block.count);  // at most a key per tensor
   append_block_shape_keys(block, entry.keys);
   return entry.keys;
 }
@@ -188,6 +189,8 @@ double te_dummy_wgrad_bytes(const NormalizedConfig& n, std::vector<std::int64_t>
 
 void RankTeKeys::add_stage(int pp_rank, const std::vector<std::int64_t>& keys) {
   const std::size_t begin = keys_.size();
+  // Room for every stage at the first one's count: usually the only allocation.
+  if (keys_.capacity() == 0) keys_.reserve(keys.size() * stages_.capacity());
   keys_.insert(keys_.end(), keys.begin(), keys.end());
   int& only = only_stage_[static_cast<std::size_t>(pp_rank)];
   only = only == kNoStage ? static_cast<int>(stages_.size()) : kSeveralStages;

@@ -54,7 +54,10 @@ void collect_te_dummy_wgrad_shapes(const NormalizedConfig& normalized,
 // one).
 class RankTeKeys {
  public:
-  explicit RankTeKeys(int ranks) : only_stage_(static_cast<std::size_t>(ranks), kNoStage) {}
+  RankTeKeys(int ranks, std::size_t stages)
+      : only_stage_(static_cast<std::size_t>(ranks), kNoStage) {
+    stages_.reserve(stages);
+  }
   // The keys of one of pp_rank's stages (StageStaticBytes::te_keys), in stage order.
   void add_stage(int pp_rank, const std::vector<std::int64_t>& keys);
   // Per pipeline rank; ranks that collected the same keys (a pipeline's middle ranks) share

@@ -25,7 +25,7 @@ std::vector<RankParameterBytes> rank_parameter_bytes(const NormalizedConfig& n,
       static_cast<std::size_t>(n.config.parallel.pipeline_parallel));
   const LayerTemplates templates = layer_templates(n);
   StageParams params;
-  RankTeKeys te_keys(static_cast<int>(out.size()));  // TE dummy wgrads per rank
+  RankTeKeys te_keys(static_cast<int>(out.size()), stages.size());  // TE dummy wgrads per rank
   StageStaticCache cache;
   for (const StagePlacement& stage : stages) {
     stage_params(n, stage, templates, params);
