@@ -250,7 +250,7 @@ void keep_higher(RankPeak& peak, const RankPeak& phase) {
 // last stage's deferred output-layer wgrad inputs add to the passes; the pipeline flush
 // drains them (schedules.py finish_embedding_wgrad_compute) before the optimizer step.
 // schedule: simulate_rank's buffer.
-RankPeak rank_run_peak(const NormalizedConfig& n, RankChunks chunks, double static_bytes,
+RankPeak rank_run_peak(const NormalizedConfig& n, const RankChunks& chunks, double static_bytes,
                        double graph_bytes, RankMemory& rank, bool timeline,
                        std::vector<ScheduleOp>& schedule) {
   const auto step = static_cast<double>(rank.optimizer_step_bytes);
@@ -292,7 +292,7 @@ struct RankShared {
 // One rank's step: persistent buffers, its chunks' activations through the schedule, the
 // peak and the runtime overheads on top.
 void add_rank_peak(const NormalizedConfig& n, const EstimateOptions& options,
-                   const LayerProfiles& profiles, RankShared& shared, RankChunks chunks,
+                   const LayerProfiles& profiles, RankShared& shared, const RankChunks& chunks,
                    RankMemory& rank) {
   const double fixed_bytes = shared.fixed_bytes;
   const double graph_bytes = graph_static_bytes(n, rank.pp_rank);

@@ -37,9 +37,8 @@ inline std::int64_t round_to_int64(double x) {
   if (!(std::fabs(x) < 0x1p62)) return std::llround(x);
   const auto whole = static_cast<std::int64_t>(x);     // toward zero, exact
   const double rest = x - static_cast<double>(whole);  // x's fraction, exact
-  if (rest >= 0.5) return whole + 1;
-  if (rest <= -0.5) return whole - 1;
-  return whole;
+  // Without branches: which way a fraction goes is a coin toss to the branch predictor.
+  return whole + static_cast<std::int64_t>(rest >= 0.5) - static_cast<std::int64_t>(rest <= -0.5);
 }
 
 // A byte count computed in double, rounded, never below zero.

@@ -122,14 +122,13 @@ LayerProfiles layer_profiles(const NormalizedConfig& n, GraphPart part) {
     profiles.dense_bf16 = layer_activations(n, false, true, part);
     profiles.moe_bf16 = moe ? layer_activations(n, true, true, part) : profiles.moe;
   }
-  auto used = [&](LayerKind kind) {
-    const auto& mtp = n.mtp_layer_kinds;
-    return std::find(n.layer_kinds.begin(), n.layer_kinds.end(), kind) != n.layer_kinds.end() ||
-           std::find(mtp.begin(), mtp.end(), kind) != mtp.end();
-  };
+  // The kinds the decoder and MTP layers use, in one pass rather than a search per kind.
+  std::array<bool, kLayerKindCount> used{};
+  for (const LayerKind kind : n.layer_kinds) used[static_cast<std::size_t>(kind)] = true;
+  for (const LayerKind kind : n.mtp_layer_kinds) used[static_cast<std::size_t>(kind)] = true;
   for (std::size_t k = 2; k < kLayerKindCount; ++k) {
     const auto kind = static_cast<LayerKind>(k);
-    if (!used(kind)) continue;
+    if (!used[k]) continue;
     profiles.hybrid[k] = layer_activations(n, kind, false, part);
     if (bf16_layers) profiles.hybrid_bf16[k] = layer_activations(n, kind, true, part);
   }

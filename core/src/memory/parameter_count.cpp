@@ -124,10 +124,12 @@ LayerTemplates layer_templates(const NormalizedConfig& normalized) {
   if (bf16_layers && moe) {
     StageBuilder(normalized, templates.moe_bf16).decoder_layer(0, LayerKind::moe, false);
   }
-  const auto& kinds = normalized.layer_kinds;
+  // The kinds the model has, in one pass over its layers rather than a search per kind.
+  std::array<bool, kLayerKindCount> has{};
+  for (const LayerKind kind : normalized.layer_kinds) has[static_cast<std::size_t>(kind)] = true;
   for (std::size_t k = 2; k < kLayerKindCount; ++k) {
     const auto kind = static_cast<LayerKind>(k);
-    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) continue;
+    if (!has[k]) continue;
     StageBuilder(normalized, templates.hybrid[k]).decoder_layer(0, kind, fp8);
     if (bf16_layers)
       StageBuilder(normalized, templates.hybrid_bf16[k]).decoder_layer(0, kind, false);
