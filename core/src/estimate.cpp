@@ -331,6 +331,7 @@ RunChunks rank_chunks(const NormalizedConfig& n, const LayerProfiles& profiles,
   const LayerProfiles graphed = graphs ? layer_profiles(n, GraphPart::graphed) : LayerProfiles{};
   ChunkActivationsMemo whole_chunks(n, profiles), eager_chunks(n, eager),
       graphed_chunks(n, graphed);
+  whole_chunks.restart(n, profiles, n.stages.size());  // its walks in one allocation
   RunChunks out;
   out.per_rank = static_cast<std::size_t>(n.config.parallel.virtual_stages_per_pipeline_rank);
   out.step.resize(n.stages.size());

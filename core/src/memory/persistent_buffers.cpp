@@ -218,6 +218,7 @@ std::vector<std::uint64_t> RankTeKeys::rank_bytes(const NormalizedConfig& n) con
   const auto ranks = static_cast<int>(only_stage_.size());
   std::vector<std::uint64_t> out(only_stage_.size(), 0);
   std::vector<int> distinct;  // the first rank with each list of keys
+  distinct.reserve(only_stage_.size());
   std::vector<std::int64_t> joined, other, sorted;
   for (int rank = 0; rank < ranks; ++rank) {
     const std::span<const std::int64_t> keys = keys_of(rank, joined);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <utility>
 
 #include "megamem/units.hpp"
@@ -250,17 +251,15 @@ BufferGrid sum_buffers(const NormalizedConfig& normalized, const std::vector<Ten
   BufferGrid grid;
   // Bytes depend only on the buffer, whether the tensor is a GEMM weight (of an FP8 layer),
   // and whether it is the embedding/output layer or the router (param_bytes' only inputs).
-  ParamBytes by_kind[2][3][3];
-  bool known[2][3][3] = {};
+  // Empty optionals: a few flags to clear per chunk, not 18 zeroed ParamBytes.
+  std::optional<ParamBytes> by_kind[2][3][3];
   visit_chunk_tensors(blocks, out, [&](const ParamTensor& tensor, std::int64_t elements) {
     const BufferKey key = buffer_of(normalized, tensor);
     const int gemm = tensor.gemm_weight ? (tensor.fp8 ? 2 : 1) : 0;
     const int edge = tensor.embedding_or_output ? 1 : tensor.module == ModuleKind::router ? 2 : 0;
-    ParamBytes& bytes = by_kind[key.expert][gemm][edge];
-    if (!known[key.expert][gemm][edge]) {
-      bytes = param_bytes(normalized, tensor);
-      known[key.expert][gemm][edge] = true;
-    }
+    std::optional<ParamBytes>& slot = by_kind[key.expert][gemm][edge];
+    if (!slot) slot = param_bytes(normalized, tensor);
+    const ParamBytes& bytes = *slot;
     BufferSums& sum = grid.sums[key.expert][key.fp8];
     if (!sum.used) sum.first = bytes;
     sum.used = true;
