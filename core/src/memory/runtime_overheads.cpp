@@ -151,9 +151,8 @@ std::uint64_t device_overhead_bytes(const std::vector<DeviceOverhead>& overheads
   return total;
 }
 
-std::uint64_t device_total_bytes(const NormalizedConfig& n, std::uint64_t peak_allocated_bytes,
-                                 std::uint64_t overhead_bytes) {
-  return peak_reserved_bytes(n, peak_allocated_bytes) + overhead_bytes;
+std::uint64_t device_total_bytes(std::uint64_t peak_reserved_bytes, std::uint64_t overhead_bytes) {
+  return peak_reserved_bytes + overhead_bytes;
 }
 
 void set_device_memory(const NormalizedConfig& n, const std::vector<DeviceOverhead>& overheads,
@@ -161,7 +160,7 @@ void set_device_memory(const NormalizedConfig& n, const std::vector<DeviceOverhe
   rank.peak_reserved_bytes = peak_reserved_bytes(n, rank.peak_allocated_bytes);
   rank.device_overheads = overheads;
   rank.peak_total_bytes =
-      device_total_bytes(n, rank.peak_allocated_bytes, device_overhead_bytes(overheads));
+      device_total_bytes(rank.peak_reserved_bytes, device_overhead_bytes(overheads));
   rank.runtime_overhead_bytes = rank.peak_total_bytes - rank.peak_allocated_bytes;
 }
 

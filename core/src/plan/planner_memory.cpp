@@ -189,7 +189,7 @@ RankTotals rank_peak_totals(const NormalizedConfig& n, std::uint64_t static_byte
       static_cast<std::uint64_t>(round_to_int64(static_cast<double>(static_bytes) + above_static));
   RankTotals totals;
   totals.reserved_bytes = peak_reserved_bytes(n, allocated);
-  totals.total_bytes = device_total_bytes(n, allocated, overhead_bytes);
+  totals.total_bytes = device_total_bytes(totals.reserved_bytes, overhead_bytes);
   return totals;
 }
 
