@@ -68,9 +68,10 @@ LayerActivations layer_activations(const NormalizedConfig& n, LayerKind kind, bo
   const bool fp8 = !bf16_layer && fp8_enabled(n.config.training);
   const bool moe_layer = layer_kind_is_moe(kind);
   LayerActivations out;
-  // Room for every module's saved tensors (a DeepSeek-V3 layer has 17): one allocation, small
-  // enough for the allocator's per-thread cache.
-  out.saved.reserve(20);
+  // Room for every module's saved tensors (a DeepSeek-V3 layer has 17, some MoE variants
+  // more): one allocation of 1,000 bytes, within the allocator's per-thread cache (up to
+  // 1,032; a larger request first consolidates the allocator's free lists).
+  out.saved.reserve(25);
   const RecomputeModules active = active_recompute_modules(n);
   SavedSink sink(out, active, n.config.training.delay_wgrad_compute);
   layer_saved(module_context(n, kind, fp8), activation_shape(n), sink);

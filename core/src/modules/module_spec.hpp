@@ -91,15 +91,17 @@ class ParamSink {
 // ---------------------------------------------------------------------------------------------
 // Saved-for-backward tensors
 
-// One tensor (or group of tensors) a layer saves for backward.
+// One tensor (or group of tensors) a layer saves for backward. The two one-byte fields last:
+// 40 bytes rather than 48, so a layer's list stays within the allocator's per-thread cache
+// (layer_activations).
 struct SavedActivation {
   const char* tensor = "";
-  ModuleKind module = ModuleKind::self_attention;
   double bytes = 0;
   double elements = 0;        // for the offload size threshold
   RecomputeModules freed_by;  // selective recompute of any of these discards it
   OffloadModules offload;     // fine-grained offloading of this module moves it (one or none)
-  bool on_host = false;       // set by layer_activations when fine-grained offloading moves it
+  ModuleKind module = ModuleKind::self_attention;
+  bool on_host = false;  // set by layer_activations when fine-grained offloading moves it
 };
 
 // One decoder (or MTP transformer) layer, per micro-batch per GPU.

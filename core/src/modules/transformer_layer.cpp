@@ -99,11 +99,11 @@ void SavedSink::add(const char* tensor, ModuleKind module, double elements,
   if (elements <= 0 || bytes_per_element <= 0) return;
   out_.saved.push_back(SavedActivation{
       .tensor = tensor,
-      .module = module,
       .bytes = elements * bytes_per_element,
       .elements = elements,
       .freed_by = freed_by,
       .offload = offload,
+      .module = module,
   });
 }
 
