@@ -6,6 +6,7 @@
 #include <cmath>
 #include <iterator>
 #include <string_view>
+#include <utility>
 
 #include "megamem/estimate_types.hpp"
 #include "megamem/units.hpp"
@@ -108,14 +109,14 @@ std::vector<std::string> configuration_features(const Config& config) {
   return out;
 }
 
-ErrorBand error_band(const std::vector<std::string>& features) {
+ErrorBand error_band(std::vector<std::string> features) {
   ErrorBand band;
-  band.features = features;
+  band.features = std::move(features);
   const FeatureBand* all = band_of("all");
   band.low_percent = all != nullptr ? all->low_percent : -kWidestErrorPercent;
   band.high_percent = all != nullptr ? all->high_percent : kWidestErrorPercent;
   band.runs = all != nullptr ? all->runs : 0;
-  for (const std::string& feature : features) {
+  for (const std::string& feature : band.features) {
     const FeatureBand* row = band_of(feature);
     const int runs = row != nullptr ? row->runs : 0;
     if (runs < band.runs) {
