@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <span>
 #include <string>
 
+#include "megamem/units.hpp"
 #include "memory/activations.hpp"
 #include "memory/cuda_graphs.hpp"
 #include "memory/deferred_embedding_wgrad.hpp"
@@ -38,9 +40,9 @@ std::string top_level_name(const ParamTensor& tensor) {
 void add_bytes(ModuleMemory& node, std::int64_t params, double weight, double gradient,
                double optimizer, bool expert) {
   node.params += params;
-  node.weight_bytes += static_cast<std::uint64_t>(std::llround(weight));
-  node.gradient_bytes += static_cast<std::uint64_t>(std::llround(gradient));
-  node.optimizer_bytes += static_cast<std::uint64_t>(std::llround(optimizer));
+  node.weight_bytes += static_cast<std::uint64_t>(round_to_int64(weight));
+  node.gradient_bytes += static_cast<std::uint64_t>(round_to_int64(gradient));
+  node.optimizer_bytes += static_cast<std::uint64_t>(round_to_int64(optimizer));
   node.expert = node.expert || expert;
 }
 
@@ -138,7 +140,7 @@ void add_activation_bytes(const NormalizedConfig& normalized, const LayerProfile
         if (item.freed_by.intersects(active) || item.on_host) continue;
         const std::string module = module_kind_name(item.module);
         ModuleMemory& child = child_named(block, module);
-        const auto bytes = static_cast<std::uint64_t>(std::llround(item.bytes));
+        const auto bytes = static_cast<std::uint64_t>(round_to_int64(item.bytes));
         child.activation_bytes += bytes;
         block.activation_bytes += bytes;
       }
@@ -155,8 +157,8 @@ std::vector<FsdpWorkingSet> add_stage_static_memory(const NormalizedConfig& n,
   const LayerTemplates templates = layer_templates(n);
   StageParams params;
   std::vector<ParamTensor> tensors;
-  std::vector<std::vector<std::int64_t>> te_keys(result.ranks.size());  // TE dummy wgrads
-  std::vector<FsdpWorkingSet> fsdp_working;                             // per stage, with FSDP
+  RankTeKeys te_keys(static_cast<int>(result.ranks.size()), n.stages.size());  // TE dummy wgrads
+  std::vector<FsdpWorkingSet> fsdp_working;  // per stage, with FSDP
   StageStaticCache cache;
   for (const StagePlacement& stage : n.stages) {
     stage_params(n, stage, templates, params);
@@ -196,12 +198,11 @@ std::vector<FsdpWorkingSet> add_stage_static_memory(const NormalizedConfig& n,
     rank.optimizer_step_bytes += bytes.optimizer_step_bytes;
     rank.lazy_optimizer_bytes += bytes.lazy_optimizer_bytes;
     rank.persistent_buffer_bytes +=
-        static_cast<std::uint64_t>(std::llround(stage_bytes.expert_bias_bytes));
-    std::vector<std::int64_t>& keys = te_keys[static_cast<std::size_t>(rank.pp_rank)];
-    keys.insert(keys.end(), stage_bytes.te_keys.begin(), stage_bytes.te_keys.end());
+        static_cast<std::uint64_t>(round_to_int64(stage_bytes.expert_bias_bytes));
+    te_keys.add_stage(rank.pp_rank, stage_bytes.te_keys);
   }
   // TE's dummy weight gradients are cached once per distinct weight shape on the rank.
-  const std::vector<std::uint64_t> te_bytes = rank_te_dummy_wgrad_bytes(n, te_keys);
+  const std::vector<std::uint64_t> te_bytes = te_keys.rank_bytes(n);
   for (RankMemory& rank : result.ranks) {
     rank.persistent_buffer_bytes += te_bytes[static_cast<std::size_t>(rank.pp_rank)];
   }
@@ -213,9 +214,27 @@ std::vector<FsdpWorkingSet> add_stage_static_memory(const NormalizedConfig& n,
 // step, and with Transformer Engine CUDA graphs (cuda_graphs.hpp) the capture and the eager
 // warm-up steps before it (empty when the phase does not happen).
 struct RankChunks {
+  std::span<const ChunkActivations> step;
+  std::span<const ChunkActivations> capture;
+  std::span<const ChunkActivations> warmup;
+};
+
+// Every rank's RankChunks, each phase in one list (rank r's VPP chunk c at r * v + c) rather
+// than a list per rank and phase.
+struct RunChunks {
+  std::size_t per_rank = 1;  // VPP chunks per rank
   std::vector<ChunkActivations> step;
   std::vector<ChunkActivations> capture;
   std::vector<ChunkActivations> warmup;
+
+  RankChunks of_rank(int pp_rank) const {
+    const std::size_t first = static_cast<std::size_t>(pp_rank) * per_rank;
+    auto part = [&](const std::vector<ChunkActivations>& phase) {
+      return phase.empty() ? std::span<const ChunkActivations>()
+                           : std::span<const ChunkActivations>(phase).subspan(first, per_rank);
+    };
+    return {part(step), part(capture), part(warmup)};
+  }
 };
 
 // The larger of a phase's peak and the peak so far.
@@ -238,23 +257,26 @@ struct RunPeaks {
   RankPeak first;
 };
 
+// schedule: simulate_rank's buffer.
 RunPeaks rank_run_peak(const NormalizedConfig& n, const RankChunks& chunks, double static_bytes,
-                       double graph_bytes, RankMemory& rank, bool timeline) {
+                       double graph_bytes, RankMemory& rank, bool timeline,
+                       std::vector<ScheduleOp>& schedule) {
   const auto step = static_cast<double>(rank.optimizer_step_bytes);
   const auto lazy = static_cast<double>(rank.lazy_optimizer_bytes);
   RankPeak peak = simulate_rank(n, rank.pp_rank, chunks.step, static_bytes,
-                                timeline ? &rank.timeline : nullptr);
+                                timeline ? &rank.timeline : nullptr, schedule);
   if (!chunks.capture.empty()) {
     // The capture runs before the next train_step's zero_grad (megatron/training/training.py,
     // Bridge training/train.py: create_cudagraphs after cuda_graph_warmup_steps steps), so the
     // last step's fp32 grad copy is still allocated; with no warm-up no step has run yet.
     const double held = n.config.training.cuda_graph_warmup_steps > 0 ? step : 0.0;
-    keep_higher(peak, simulate_rank(n, rank.pp_rank, chunks.capture, static_bytes + held, nullptr));
+    keep_higher(peak, simulate_rank(n, rank.pp_rank, chunks.capture, static_bytes + held, nullptr,
+                                    schedule));
   }
   RankPeak first = peak;
   if (!chunks.warmup.empty()) {
-    RankPeak warmup =
-        simulate_rank(n, rank.pp_rank, chunks.warmup, static_bytes - graph_bytes, nullptr);
+    RankPeak warmup = simulate_rank(n, rank.pp_rank, chunks.warmup, static_bytes - graph_bytes,
+                                    nullptr, schedule);
     // Reported against the static memory of the steps that follow.
     warmup.transient_bytes =
         std::max(0.0, warmup.peak_allocated_bytes - static_bytes - warmup.activation_bytes);
@@ -272,42 +294,45 @@ RunPeaks rank_run_peak(const NormalizedConfig& n, const RankChunks& chunks, doub
   return {peak, first};
 }
 
-// What every rank's peak reads that is the same for all ranks.
+// What every rank's peak reads that is the same for all ranks, and the buffer each rank's
+// schedule is written to (allocated once per estimate, not once per rank).
 struct RankShared {
   double fixed_bytes = 0;  // C_fixed and Megatron's global memory buffer, per GPU
   const std::vector<FsdpWorkingSet>& fsdp_working;
   std::vector<DeviceOverhead> device_overheads;
+  std::vector<ScheduleOp> schedule;
 };
 
 // One rank's step: persistent buffers, its chunks' activations through the schedule, the
 // peak and the runtime overheads on top.
 void add_rank_peak(const NormalizedConfig& n, const EstimateOptions& options,
-                   const LayerProfiles& profiles, const RankShared& shared,
-                   const RankChunks& chunks, RankMemory& rank) {
+                   const LayerProfiles& profiles, RankShared& shared, const RankChunks& chunks,
+                   RankMemory& rank) {
   const double fixed_bytes = shared.fixed_bytes;
   const double graph_bytes = graph_static_bytes(n, rank.pp_rank);
-  rank.cuda_graph_bytes = static_cast<std::uint64_t>(std::llround(graph_bytes));
+  rank.cuda_graph_bytes = static_cast<std::uint64_t>(round_to_int64(graph_bytes));
   rank.persistent_buffer_bytes +=
-      static_cast<std::uint64_t>(std::llround(fixed_bytes)) + rank.cuda_graph_bytes;
+      static_cast<std::uint64_t>(round_to_int64(fixed_bytes)) + rank.cuda_graph_bytes;
   rank.static_bytes =
       rank.weight_bytes + rank.gradient_bytes + rank.optimizer_bytes + rank.persistent_buffer_bytes;
   double per_microbatch = 0;
   for (const ChunkActivations& chunk : chunks.step) per_microbatch += chunk.saved_bytes;
-  rank.activation_bytes_per_microbatch = static_cast<std::uint64_t>(std::llround(per_microbatch));
+  rank.activation_bytes_per_microbatch = static_cast<std::uint64_t>(round_to_int64(per_microbatch));
   RunPeaks run = rank_run_peak(n, chunks, static_cast<double>(rank.static_bytes), graph_bytes, rank,
-                               options.timeline);
+                               options.timeline, shared.schedule);
   RankPeak& peak = run.steady;
   // FSDP's unsharded model at initialization (fsdp_memory.hpp), before either.
   add_fsdp_initialization(shared.fsdp_working, n.stages, rank.pp_rank, peak);
   add_fsdp_initialization(shared.fsdp_working, n.stages, rank.pp_rank, run.first);
-  rank.peak_allocated_bytes = static_cast<std::uint64_t>(std::llround(peak.peak_allocated_bytes));
+  rank.peak_allocated_bytes = static_cast<std::uint64_t>(round_to_int64(peak.peak_allocated_bytes));
   rank.first_iteration_peak_allocated_bytes =
-      static_cast<std::uint64_t>(std::llround(run.first.peak_allocated_bytes));
-  rank.activation_peak_bytes = static_cast<std::uint64_t>(std::llround(peak.activation_bytes));
+      static_cast<std::uint64_t>(round_to_int64(run.first.peak_allocated_bytes));
+  rank.activation_peak_bytes = static_cast<std::uint64_t>(round_to_int64(peak.activation_bytes));
   rank.activation_peak_bytes =
       std::min(rank.activation_peak_bytes, rank.peak_allocated_bytes - rank.static_bytes);
   rank.transient_bytes = rank.peak_allocated_bytes - rank.static_bytes - rank.activation_peak_bytes;
-  rank.host_activation_bytes = static_cast<std::uint64_t>(std::llround(peak.host_activation_bytes));
+  rank.host_activation_bytes =
+      static_cast<std::uint64_t>(round_to_int64(peak.host_activation_bytes));
   rank.max_inflight_microbatches = peak.max_inflight;
   set_device_memory(n, shared.device_overheads, rank);
   if (options.module_tree) {
@@ -316,28 +341,33 @@ void add_rank_peak(const NormalizedConfig& n, const EstimateOptions& options,
 }
 
 // Each rank's chunks through the phases of the run (RankChunks), FSDP's working set added.
-std::vector<RankChunks> rank_chunks(const NormalizedConfig& n, const LayerProfiles& profiles,
-                                    const std::vector<FsdpWorkingSet>& fsdp_working) {
+RunChunks rank_chunks(const NormalizedConfig& n, const LayerProfiles& profiles,
+                      const std::vector<FsdpWorkingSet>& fsdp_working) {
   const bool graphs = uses_te_layer_graphs(n.config.training);
   const bool warmup = graphs && n.config.training.cuda_graph_warmup_steps > 0;
   const LayerProfiles eager = graphs ? layer_profiles(n, GraphPart::eager) : LayerProfiles{};
   const LayerProfiles graphed = graphs ? layer_profiles(n, GraphPart::graphed) : LayerProfiles{};
   ChunkActivationsMemo whole_chunks(n, profiles), eager_chunks(n, eager),
       graphed_chunks(n, graphed);
-  std::vector<RankChunks> out(static_cast<std::size_t>(n.config.parallel.pipeline_parallel));
+  whole_chunks.restart(n, profiles, n.stages.size());  // its walks in one allocation
+  RunChunks out;
+  out.per_rank = static_cast<std::size_t>(n.config.parallel.virtual_stages_per_pipeline_rank);
+  out.step.resize(n.stages.size());
+  if (graphs) out.capture.resize(n.stages.size());
+  if (warmup) out.warmup.resize(n.stages.size());
   for (std::size_t s = 0; s < n.stages.size(); ++s) {
     const StagePlacement& stage = n.stages[s];
-    RankChunks& rank = out[static_cast<std::size_t>(stage.pp_rank)];
-    ChunkActivations whole = whole_chunks.of(stage);
-    add_fsdp_working_set(fsdp_working, n.stages, s, whole);
-    if (!graphs) {
-      rank.step.push_back(std::move(whole));
-      continue;
+    const std::size_t at = static_cast<std::size_t>(stage.pp_rank) * out.per_rank +
+                           static_cast<std::size_t>(stage.vpp_chunk);
+    // Written in place: a ChunkActivations is a dozen doubles and a vector.
+    out.step[at] = (graphs ? eager_chunks : whole_chunks).of(stage);
+    add_fsdp_working_set(fsdp_working, n.stages, s, out.step[at]);
+    if (!graphs) continue;
+    out.capture[at] = graphed_chunks.of(stage);
+    if (warmup) {
+      out.warmup[at] = whole_chunks.of(stage);
+      add_fsdp_working_set(fsdp_working, n.stages, s, out.warmup[at]);
     }
-    rank.step.push_back(eager_chunks.of(stage));
-    add_fsdp_working_set(fsdp_working, n.stages, s, rank.step.back());
-    rank.capture.push_back(graphed_chunks.of(stage));
-    if (warmup) rank.warmup.push_back(whole);
   }
   return out;
 }
@@ -358,15 +388,15 @@ Expected<Estimate> estimate(const Config& config, const EstimateOptions& options
   const std::vector<FsdpWorkingSet> fsdp_working = add_stage_static_memory(n, options, result);
 
   // Persistent allocations: C_fixed per GPU and Megatron's global memory buffer.
-  const RankShared shared{.fixed_bytes = workspace_bytes(n) + global_buffer_bytes(n),
-                          .fsdp_working = fsdp_working,
-                          .device_overheads = device_overheads(n)};
+  RankShared shared{.fixed_bytes = workspace_bytes(n) + global_buffer_bytes(n),
+                    .fsdp_working = fsdp_working,
+                    .device_overheads = device_overheads(n),
+                    .schedule = {}};
   const LayerProfiles profiles = layer_profiles(n);
-  const std::vector<RankChunks> chunks = rank_chunks(n, profiles, fsdp_working);
+  const RunChunks chunks = rank_chunks(n, profiles, fsdp_working);
   double largest = -1;
   for (RankMemory& rank : result.ranks) {
-    add_rank_peak(n, options, profiles, shared, chunks[static_cast<std::size_t>(rank.pp_rank)],
-                  rank);
+    add_rank_peak(n, options, profiles, shared, chunks.of_rank(rank.pp_rank), rank);
     if (static_cast<double>(rank.peak_total_bytes) > largest) {
       largest = static_cast<double>(rank.peak_total_bytes);
       result.limiting_pp_rank = rank.pp_rank;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <iterator>
 #include <string_view>
+#include <utility>
 
 #include "megamem/estimate_types.hpp"
 #include "megamem/units.hpp"
@@ -101,20 +102,21 @@ double widest_error_percent() { return kWidestErrorPercent; }
 
 std::vector<std::string> configuration_features(const Config& config) {
   std::vector<std::string> out;
+  out.reserve(std::size(kFeatureRules));
   for (const FeatureRule& rule : kFeatureRules) {
     if (rule.uses(config)) out.emplace_back(rule.name);
   }
   return out;
 }
 
-ErrorBand error_band(const std::vector<std::string>& features) {
+ErrorBand error_band(std::vector<std::string> features) {
   ErrorBand band;
-  band.features = features;
+  band.features = std::move(features);
   const FeatureBand* all = band_of("all");
   band.low_percent = all != nullptr ? all->low_percent : -kWidestErrorPercent;
   band.high_percent = all != nullptr ? all->high_percent : kWidestErrorPercent;
   band.runs = all != nullptr ? all->runs : 0;
-  for (const std::string& feature : features) {
+  for (const std::string& feature : band.features) {
     const FeatureBand* row = band_of(feature);
     const int runs = row != nullptr ? row->runs : 0;
     if (runs < band.runs) {
@@ -162,6 +164,7 @@ Verdict verdict_of(const Estimate& estimate) {
       whole_bytes(estimate.normalized.config.device.capacity_gib * kBytesPerGiB);
   verdict.band = error_band(configuration_features(estimate.normalized.config));
   verdict.limiting_pp_rank = estimate.limiting_pp_rank;
+  verdict.ranks.reserve(estimate.ranks.size());
   for (const RankMemory& rank : estimate.ranks) {
     const TotalRange range =
         total_range(verdict.band, rank.peak_reserved_bytes, rank.peak_total_bytes);

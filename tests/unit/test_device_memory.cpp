@@ -96,7 +96,7 @@ TEST_CASE("peak_total_bytes is reserved plus the overheads, and the planner's pa
     CHECK(rank.peak_reserved_bytes >= rank.peak_allocated_bytes);
     CHECK(rank.peak_total_bytes == rank.peak_reserved_bytes + outside);
     CHECK(rank.runtime_overhead_bytes == rank.peak_total_bytes - rank.peak_allocated_bytes);
-    CHECK(device_total_bytes(n, rank.peak_allocated_bytes,
+    CHECK(device_total_bytes(peak_reserved_bytes(n, rank.peak_allocated_bytes),
                              device_overhead_bytes(device_overheads(n))) == rank.peak_total_bytes);
   }
 }

@@ -132,10 +132,13 @@ TEST_CASE("a combined step peaks at the live activations plus its own extra") {
   chunk.forward_peak_extra_bytes = 12;
   chunk.backward_peak_extra_bytes = 5;
   chunk.combined_step_extra_bytes = 13;
-  const RankPeak plain = simulate_rank(testing::normalized(c), 0, {chunk}, 100, nullptr);
+  std::vector<ScheduleOp> schedule;
+  const std::vector<ChunkActivations> chunks = {chunk};
+  const RankPeak plain = simulate_rank(testing::normalized(c), 0, chunks, 100, nullptr, schedule);
   CHECK(plain.peak_allocated_bytes == 115);
   c.training.overlap_moe_expert_parallel_comm = true;
-  const RankPeak combined = simulate_rank(testing::normalized(c), 0, {chunk}, 100, nullptr);
+  const RankPeak combined =
+      simulate_rank(testing::normalized(c), 0, chunks, 100, nullptr, schedule);
   CHECK(combined.peak_allocated_bytes == 123);
   CHECK(combined.activation_bytes == 10);
   CHECK(combined.transient_bytes == 13);

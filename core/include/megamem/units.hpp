@@ -30,9 +30,20 @@ constexpr double dtype_bytes(DType dtype) {
   return 4;
 }
 
+// std::llround's rounding (halves away from zero), inline: an estimate rounds a few hundred
+// byte counts, and the libm call was ~4 % of its instructions. NaN and values beyond 2^62
+// (where the cast would not be defined) go to std::llround itself.
+inline std::int64_t round_to_int64(double x) {
+  if (!(std::fabs(x) < 0x1p62)) return std::llround(x);
+  const auto whole = static_cast<std::int64_t>(x);     // toward zero, exact
+  const double rest = x - static_cast<double>(whole);  // x's fraction, exact
+  // Without branches: which way a fraction goes is a coin toss to the branch predictor.
+  return whole + static_cast<std::int64_t>(rest >= 0.5) - static_cast<std::int64_t>(rest <= -0.5);
+}
+
 // A byte count computed in double, rounded, never below zero.
 inline std::uint64_t whole_bytes(double bytes) {
-  return static_cast<std::uint64_t>(std::llround(std::max(0.0, bytes)));
+  return static_cast<std::uint64_t>(round_to_int64(std::max(0.0, bytes)));
 }
 
 template <class Bytes>

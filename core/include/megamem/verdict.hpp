@@ -73,8 +73,9 @@ struct Verdict {
 // The features the band table is kept for ("moe", "fp8", "pp", ...), in table order.
 std::vector<std::string> configuration_features(const Config& config);
 
-// The band of a set of features (from configuration_features).
-ErrorBand error_band(const std::vector<std::string>& features);
+// The band of a set of features (from configuration_features); the band keeps them (taken by
+// value: callers hand a temporary over rather than have it copied).
+ErrorBand error_band(std::vector<std::string> features);
 
 // A peak total's range under a band: the allocator's part (peak_reserved) divided by
 // 1 + error at each edge, the memory outside the allocator as it is.

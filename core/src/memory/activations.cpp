@@ -70,9 +70,10 @@ LayerActivations layer_activations(const NormalizedConfig& n, LayerKind kind, bo
   const bool fp8 = !bf16_layer && fp8_enabled(n.config.training);
   const bool moe_layer = layer_kind_is_moe(kind);
   LayerActivations out;
-  // Room for every module's saved tensors (a DeepSeek-V3 layer has 17): one allocation, small
-  // enough for the allocator's per-thread cache.
-  out.saved.reserve(20);
+  // Room for every module's saved tensors (a DeepSeek-V3 layer has 17, some MoE variants
+  // more): one allocation of 1,000 bytes, within the allocator's per-thread cache (up to
+  // 1,032; a larger request first consolidates the allocator's free lists).
+  out.saved.reserve(25);
   const RecomputeModules active = active_recompute_modules(n);
   SavedSink sink(out, active, n.config.training.delay_wgrad_compute);
   layer_saved(module_context(n, kind, fp8), activation_shape(n), sink);
@@ -124,14 +125,13 @@ LayerProfiles layer_profiles(const NormalizedConfig& n, GraphPart part) {
     profiles.dense_bf16 = layer_activations(n, false, true, part);
     profiles.moe_bf16 = moe ? layer_activations(n, true, true, part) : profiles.moe;
   }
-  auto used = [&](LayerKind kind) {
-    const auto& mtp = n.mtp_layer_kinds;
-    return std::find(n.layer_kinds.begin(), n.layer_kinds.end(), kind) != n.layer_kinds.end() ||
-           std::find(mtp.begin(), mtp.end(), kind) != mtp.end();
-  };
+  // The kinds the decoder and MTP layers use, in one pass rather than a search per kind.
+  std::array<bool, kLayerKindCount> used{};
+  for (const LayerKind kind : n.layer_kinds) used[static_cast<std::size_t>(kind)] = true;
+  for (const LayerKind kind : n.mtp_layer_kinds) used[static_cast<std::size_t>(kind)] = true;
   for (std::size_t k = 2; k < kLayerKindCount; ++k) {
     const auto kind = static_cast<LayerKind>(k);
-    if (!used(kind)) continue;
+    if (!used[k]) continue;
     profiles.hybrid[k] = layer_activations(n, kind, false, part);
     if (bf16_layers) profiles.hybrid_bf16[k] = layer_activations(n, kind, true, part);
   }
@@ -190,10 +190,21 @@ bool cpu_offloaded_layer(const NormalizedConfig& n, int layer) {
 // backward walk in reverse over them.
 class ChunkWalk {
  public:
-  ChunkWalk(const NormalizedConfig& n, const StagePlacement& stage, const LayerProfiles& profiles)
-      : n_(n), stage_(stage), profiles_(profiles), s_(activation_shape(n)) {
-    // A phase per layer and a few for the embedding and the loss: one allocation each.
+  ChunkWalk(const NormalizedConfig& n, const StagePlacement& stage, const LayerProfiles& profiles,
+            ChunkWalkBuffers& buffers)
+      : n_(n),
+        stage_(stage),
+        profiles_(profiles),
+        s_(activation_shape(n)),
+        backward_free_(buffers.backward_free),
+        backward_transient_(buffers.backward_transient),
+        forward_transient_(buffers.forward_transient) {
+    // A phase per layer and a few for the embedding and the loss: one allocation each, the
+    // first time the buffers are used.
     const std::size_t phases = static_cast<std::size_t>(std::max(0, stage.num_layers)) + 8;
+    backward_free_.clear();
+    backward_transient_.clear();
+    forward_transient_.clear();
     backward_free_.reserve(phases);
     backward_transient_.reserve(phases);
     if (combined_steps_) forward_transient_.reserve(phases);
@@ -375,11 +386,11 @@ class ChunkWalk {
   const LayerProfiles& profiles_;
   const ActivationShape s_;
   ChunkActivations out_;
-  double saved_ = 0;                        // saved so far in the forward walk
-  double forward_peak_ = 0;                 // max of (saved so far + transient)
-  std::vector<double> backward_free_;       // freed by each phase
-  std::vector<double> backward_transient_;  // transient of each phase
-  std::vector<double> forward_transient_;   // forward transient of each phase, if needed
+  double saved_ = 0;                    // saved so far in the forward walk
+  double forward_peak_ = 0;             // max of (saved so far + transient)
+  std::vector<double>& backward_free_;  // ChunkWalkBuffers'
+  std::vector<double>& backward_transient_;
+  std::vector<double>& forward_transient_;
   // Only the EP overlap's schedule has combined steps (combined_step_extra).
   const bool combined_steps_ = n_.config.training.overlap_moe_expert_parallel_comm;
   std::size_t loss_phase_ = SIZE_MAX;         // the cross entropy's phase, if the chunk has it
@@ -390,7 +401,8 @@ class ChunkWalk {
 
 ChunkActivations chunk_activations(const NormalizedConfig& n, const StagePlacement& stage,
                                    const LayerProfiles& profiles) {
-  return ChunkWalk(n, stage, profiles).run();
+  ChunkWalkBuffers buffers;
+  return ChunkWalk(n, stage, profiles, buffers).run();
 }
 
 // ChunkWalk reads of a stage only these fields, and of each layer its profile and whether
@@ -428,7 +440,7 @@ const ChunkActivations& ChunkActivationsMemo::of(const StagePlacement& stage) {
   for (const auto& [walked, chunk] : walks_) {
     if (walks_alike(*walked, stage)) return chunk;
   }
-  return walks_.emplace_back(&stage, chunk_activations(*n_, stage, *profiles_)).second;
+  return walks_.emplace_back(&stage, ChunkWalk(*n_, stage, *profiles_, buffers_).run()).second;
 }
 
 }  // namespace megamem

@@ -86,6 +86,14 @@ struct ChunkActivations {
 ChunkActivations chunk_activations(const NormalizedConfig& normalized, const StagePlacement& stage,
                                    const LayerProfiles& profiles);
 
+// The per-phase lists a chunk walk fills, kept by a caller that walks many chunks so that they
+// are allocated once rather than once per walk.
+struct ChunkWalkBuffers {
+  std::vector<double> backward_free;       // freed by each phase
+  std::vector<double> backward_transient;  // transient of each phase
+  std::vector<double> forward_transient;   // forward transient of each phase, if needed
+};
+
 // chunk_activations() once per group of stages that walk alike: the same embedding, loss and
 // MTP, and layer by layer the same profile and the same legacy CPU offloading. A pipeline's
 // middle stages usually do, so an estimate walks a few chunks rather than every stage.
@@ -107,6 +115,7 @@ class ChunkActivationsMemo {
   const NormalizedConfig* n_ = nullptr;
   const LayerProfiles* profiles_ = nullptr;
   std::vector<std::pair<const StagePlacement*, ChunkActivations>> walks_;
+  ChunkWalkBuffers buffers_;
 };
 
 // The recompute modules a run uses: config.training.recompute.modules under selective

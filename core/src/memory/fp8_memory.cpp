@@ -71,16 +71,4 @@ double fp8_param_buffer_bytes_per_param(Fp8Recipe recipe) {
   return recipe == Fp8Recipe::mxfp8 ? 0.0 : 1.0;
 }
 
-bool fp8_enabled(const TrainingConfig& training) {
-  return training.fp8_recipe != Fp8Recipe::none &&
-         training.transformer_impl == TransformerImpl::transformer_engine;
-}
-
-bool fp8_layer(const TrainingConfig& training, int num_layers, int layer) {
-  if (!fp8_enabled(training)) return false;
-  // fp8_utils.py is_first_last_bf16_layer: global layer indices, so no pipeline-stage check.
-  return layer >= training.fp8_bf16_layers_at_start &&
-         layer < num_layers - training.fp8_bf16_layers_at_end;
-}
-
 }  // namespace megamem

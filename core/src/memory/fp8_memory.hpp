@@ -34,11 +34,20 @@ double fp8_weight_scale_bytes_per_param(Fp8Recipe recipe);
 double fp8_param_buffer_bytes_per_param(Fp8Recipe recipe);
 
 // Whether the run uses FP8 at all: a recipe, and Transformer Engine modules (Megatron's FP8
-// goes through TE's fp8_autocast; fp8_utils.py get_fp8_context).
-bool fp8_enabled(const TrainingConfig& training);
+// goes through TE's fp8_autocast; fp8_utils.py get_fp8_context). Inline, as fp8_layer():
+// an estimate asks for every layer of every stage walk.
+inline bool fp8_enabled(const TrainingConfig& training) {
+  return training.fp8_recipe != Fp8Recipe::none &&
+         training.transformer_impl == TransformerImpl::transformer_engine;
+}
 
 // Whether decoder layer `layer` (global, 0-based) of `num_layers` runs in FP8: FP8 is on and
 // the layer is not one of --first-last-layers-bf16's leading or trailing layers.
-bool fp8_layer(const TrainingConfig& training, int num_layers, int layer);
+inline bool fp8_layer(const TrainingConfig& training, int num_layers, int layer) {
+  if (!fp8_enabled(training)) return false;
+  // fp8_utils.py is_first_last_bf16_layer: global layer indices, so no pipeline-stage check.
+  return layer >= training.fp8_bf16_layers_at_start &&
+         layer < num_layers - training.fp8_bf16_layers_at_end;
+}
 
 }  // namespace megamem

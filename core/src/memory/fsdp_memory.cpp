@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 
+#include "megamem/units.hpp"
 #include "memory/fp8_memory.hpp"
 
 namespace megamem {
@@ -558,10 +559,10 @@ ChunkStaticBytes fsdp_chunk_static_bytes(const NormalizedConfig& normalized,
     optimizer += bytes.optimizer * static_cast<double>(elements);
     lazy += bytes.lazy_optimizer * static_cast<double>(elements);
   });
-  out.weight_bytes = static_cast<std::uint64_t>(std::llround(weight));
-  out.gradient_bytes = static_cast<std::uint64_t>(std::llround(gradient));
-  out.optimizer_bytes = static_cast<std::uint64_t>(std::llround(optimizer));
-  out.lazy_optimizer_bytes = static_cast<std::uint64_t>(std::llround(lazy));
+  out.weight_bytes = static_cast<std::uint64_t>(round_to_int64(weight));
+  out.gradient_bytes = static_cast<std::uint64_t>(round_to_int64(gradient));
+  out.optimizer_bytes = static_cast<std::uint64_t>(round_to_int64(optimizer));
+  out.lazy_optimizer_bytes = static_cast<std::uint64_t>(round_to_int64(lazy));
   return out;
 }
 
@@ -621,7 +622,7 @@ void add_fsdp_persistent_pools(const std::vector<FsdpWorkingSet>& working,
     if (rank < pools.size()) pools[rank] = std::max(pools[rank], working[s].persistent_pool_bytes);
   }
   for (std::size_t r = 0; r < ranks.size(); ++r) {
-    ranks[r].persistent_buffer_bytes += static_cast<std::uint64_t>(std::llround(pools[r]));
+    ranks[r].persistent_buffer_bytes += static_cast<std::uint64_t>(round_to_int64(pools[r]));
   }
 }
 

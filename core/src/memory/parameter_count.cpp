@@ -10,11 +10,17 @@
 namespace megamem {
 namespace {
 
+// Room for the tensors of one layer (a MoE layer with MLA registers 20-odd), reserved in an
+// empty list so that it does not grow by doubling from one element.
+constexpr std::size_t kLayerTensorCapacity = 32;
+
 // Appends a stage's tensors, each module's from its spec (core/src/modules/).
 class StageBuilder {
  public:
   StageBuilder(const NormalizedConfig& normalized, std::vector<ParamTensor>& out)
-      : n_(normalized), out_(out) {}
+      : n_(normalized), out_(out) {
+    if (out_.capacity() == 0) out_.reserve(kLayerTensorCapacity);
+  }
 
   void embedding(bool shared) {
     ParamSink sink = sink_for(-1, false, false);
@@ -118,10 +124,12 @@ LayerTemplates layer_templates(const NormalizedConfig& normalized) {
   if (bf16_layers && moe) {
     StageBuilder(normalized, templates.moe_bf16).decoder_layer(0, LayerKind::moe, false);
   }
-  const auto& kinds = normalized.layer_kinds;
+  // The kinds the model has, in one pass over its layers rather than a search per kind.
+  std::array<bool, kLayerKindCount> has{};
+  for (const LayerKind kind : normalized.layer_kinds) has[static_cast<std::size_t>(kind)] = true;
   for (std::size_t k = 2; k < kLayerKindCount; ++k) {
     const auto kind = static_cast<LayerKind>(k);
-    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) continue;
+    if (!has[k]) continue;
     StageBuilder(normalized, templates.hybrid[k]).decoder_layer(0, kind, fp8);
     if (bf16_layers)
       StageBuilder(normalized, templates.hybrid_bf16[k]).decoder_layer(0, kind, false);
@@ -131,25 +139,22 @@ LayerTemplates layer_templates(const NormalizedConfig& normalized) {
 
 void stage_params(const NormalizedConfig& normalized, const StagePlacement& stage,
                   const LayerTemplates& templates, StageParams& out) {
-  out.head.clear();
-  out.tail.clear();
   out.blocks.clear();
   // The same stage as append_stage_tensors, with layers kept as runs of a template.
   StagePlacement ends = stage;
   ends.num_layers = 0;
   out.ends.clear();
   append_stage_tensors(normalized, ends, out.ends);
-  for (const ParamTensor& tensor : out.ends) {
-    const bool head = tensor.module == ModuleKind::word_embedding ||
-                      tensor.module == ModuleKind::position_embedding;
-    (head ? out.head : out.tail).push_back(tensor);
-  }
-  auto add = [&](const std::vector<ParamTensor>& tensors, std::int64_t repeat,
+  // append_stage_tensors lists the embedding first: the head before the layers, the rest after.
+  const auto tail = std::find_if(out.ends.begin(), out.ends.end(), [](const ParamTensor& t) {
+    return t.module != ModuleKind::word_embedding && t.module != ModuleKind::position_embedding;
+  });
+  auto add = [&](const ParamTensor* tensors, std::size_t count, std::int64_t repeat,
                  bool layer_template) {
-    if (!tensors.empty() && repeat > 0)
-      out.blocks.push_back({tensors.data(), tensors.size(), repeat, layer_template});
+    if (count > 0 && repeat > 0) out.blocks.push_back({tensors, count, repeat, layer_template});
   };
-  add(out.head, 1, false);
+  const auto head_count = static_cast<std::size_t>(tail - out.ends.begin());
+  add(out.ends.data(), head_count, 1, false);
   // Runs of layers of one kind (dense, MoE or a hybrid kind), FP8 or kept in bf16
   // (--first-last-layers-bf16).
   auto kind = [&](int layer) {
@@ -158,16 +163,15 @@ void stage_params(const NormalizedConfig& normalized, const StagePlacement& stag
   const bool fp8 = fp8_enabled(normalized.config.training);
   int i = 0;
   while (i < stage.num_layers) {
-    const auto [layer_kind, layer_fp8] = kind(stage.first_layer + i);
+    const auto run_kind = kind(stage.first_layer + i);
+    const auto [layer_kind, layer_fp8] = run_kind;
     int run = 1;
-    while (i + run < stage.num_layers &&
-           kind(stage.first_layer + i + run) == kind(stage.first_layer + i)) {
-      ++run;
-    }
-    add(templates.of(layer_kind, layer_fp8 != fp8), run, true);
+    while (i + run < stage.num_layers && kind(stage.first_layer + i + run) == run_kind) ++run;
+    const std::vector<ParamTensor>& layer = templates.of(layer_kind, layer_fp8 != fp8);
+    add(layer.data(), layer.size(), run, true);
     i += run;
   }
-  add(out.tail, 1, false);
+  add(out.ends.data() + head_count, out.ends.size() - head_count, 1, false);
 }
 
 ModelTotals count_model_totals(const NormalizedConfig& normalized) {

@@ -46,10 +46,10 @@ LayerTemplates layer_templates(const NormalizedConfig& normalized);
 // A stage's tensors as blocks in Megatron's order: its own embedding, runs of identical
 // layers (from the templates), then final norm, MTP and output layer.
 struct StageParams {
-  std::vector<ParamTensor> head;  // embedding
-  std::vector<ParamTensor> tail;  // final norm, MTP layers, output layer
   std::vector<TensorBlock> blocks;
-  std::vector<ParamTensor> ends;  // scratch: the tensors outside the layers, in order
+  // The tensors outside the layers, in order: the embedding (the first block), then final
+  // norm, MTP layers and output layer (the last block).
+  std::vector<ParamTensor> ends;
 };
 
 // Fills `out` (its vectors are reused between calls to avoid allocations).

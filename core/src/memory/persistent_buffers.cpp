@@ -113,20 +113,20 @@ namespace {
 // The block's TE linears as shape keys. The cache is keyed by shape; a tensor list does not
 // carry shapes, so a weight is told apart by its module, element count and its rank among
 // equal counts of that module in the layer (fc1 and fc2 of a non-gated MLP have equal counts
-// but transposed shapes).
-std::vector<std::int64_t> block_shape_keys(const TensorBlock& block) {
-  std::vector<std::int64_t> keys;
+// but transposed shapes). Appended to `keys`.
+void append_block_shape_keys(const TensorBlock& block, std::vector<std::int64_t>& keys) {
+  const std::size_t first = keys.size();
   for (std::size_t i = 0; i < block.count; ++i) {
     const ParamTensor& tensor = block.tensors[i];
     if (!is_te_linear(tensor)) continue;
     const std::int64_t shape =
         tensor.numel * kShapeKeyScale + static_cast<std::int64_t>(tensor.module) * 4;
     // The earlier TE linears of this module and count are the earlier keys of this shape.
-    const auto ordinal = std::count_if(keys.begin(), keys.end(),
-                                       [&](std::int64_t key) { return key / 4 * 4 == shape; });
+    const auto ordinal =
+        std::count_if(keys.begin() + static_cast<std::ptrdiff_t>(first), keys.end(),
+                      [&](std::int64_t key) { return key / 4 * 4 == shape; });
     keys.push_back(shape + std::min<std::int64_t>(ordinal, 3));
   }
-  return keys;
 }
 
 // A layer template gives the same keys on every stage and rank that has it: computed once.
@@ -135,8 +135,11 @@ const std::vector<std::int64_t>& template_shape_keys(const TensorBlock& block,
   for (const TemplateShapeKeys& entry : cache) {
     if (entry.tensors == block.tensors) return entry.keys;
   }
-  cache.push_back({block.tensors, block_shape_keys(block)});
-  return cache.back().keys;
+  TemplateShapeKeys& entry = cache.emplace_back();
+  entry.tensors = block.tensors;
+  entry.keys.reserve(block.count);  // at most a key per tensor
+  append_block_shape_keys(block, entry.keys);
+  return entry.keys;
 }
 
 }  // namespace
@@ -158,8 +161,7 @@ void collect_te_dummy_wgrad_shapes(const NormalizedConfig& n,
   }
   for (const TensorBlock& block : blocks) {
     if (!block.layer_template) {
-      const std::vector<std::int64_t> keys = block_shape_keys(block);
-      shapes.keys.insert(shapes.keys.end(), keys.begin(), keys.end());
+      append_block_shape_keys(block, shapes.keys);
       continue;
     }
     std::vector<const ParamTensor*>& seen = shapes.blocks_seen;
@@ -170,7 +172,10 @@ void collect_te_dummy_wgrad_shapes(const NormalizedConfig& n,
   }
 }
 
-double te_dummy_wgrad_bytes(const NormalizedConfig& n, std::vector<std::int64_t> keys) {
+namespace {
+
+// Bytes of the cache for the shape keys one rank collected (sorted in place).
+double te_dummy_wgrad_bytes(const NormalizedConfig& n, std::vector<std::int64_t>& keys) {
   // One tensor per distinct key (a rank's chunks may repeat a weight's shape).
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
@@ -180,16 +185,55 @@ double te_dummy_wgrad_bytes(const NormalizedConfig& n, std::vector<std::int64_t>
   return elements * (n.config.training.params_dtype == DType::fp32 ? 4.0 : 2.0);
 }
 
-std::vector<std::uint64_t> rank_te_dummy_wgrad_bytes(
-    const NormalizedConfig& n, const std::vector<std::vector<std::int64_t>>& rank_keys) {
-  std::vector<std::uint64_t> out(rank_keys.size(), 0);
-  for (std::size_t rank = 0; rank < rank_keys.size(); ++rank) {
-    const auto same = std::find(
-        rank_keys.begin(), rank_keys.begin() + static_cast<std::ptrdiff_t>(rank), rank_keys[rank]);
-    out[rank] =
-        same != rank_keys.begin() + static_cast<std::ptrdiff_t>(rank)
-            ? out[static_cast<std::size_t>(same - rank_keys.begin())]
-            : static_cast<std::uint64_t>(std::llround(te_dummy_wgrad_bytes(n, rank_keys[rank])));
+}  // namespace
+
+void RankTeKeys::add_stage(int pp_rank, const std::vector<std::int64_t>& keys) {
+  const std::size_t begin = keys_.size();
+  // Room for every stage at the first one's count: usually the only allocation.
+  if (keys_.capacity() == 0) keys_.reserve(keys.size() * stages_.capacity());
+  keys_.insert(keys_.end(), keys.begin(), keys.end());
+  int& only = only_stage_[static_cast<std::size_t>(pp_rank)];
+  only = only == kNoStage ? static_cast<int>(stages_.size()) : kSeveralStages;
+  stages_.push_back({pp_rank, begin, keys_.size()});
+}
+
+std::span<const std::int64_t> RankTeKeys::keys_of(int pp_rank,
+                                                  std::vector<std::int64_t>& joined) const {
+  const int only = only_stage_[static_cast<std::size_t>(pp_rank)];
+  if (only >= 0) {
+    const Stage& stage = stages_[static_cast<std::size_t>(only)];
+    return std::span(keys_).subspan(stage.begin, stage.end - stage.begin);
+  }
+  joined.clear();
+  for (const Stage& stage : stages_) {
+    if (stage.pp_rank != pp_rank) continue;
+    const auto first = keys_.begin() + static_cast<std::ptrdiff_t>(stage.begin);
+    joined.insert(joined.end(), first,
+                  first + static_cast<std::ptrdiff_t>(stage.end - stage.begin));
+  }
+  return joined;
+}
+
+std::vector<std::uint64_t> RankTeKeys::rank_bytes(const NormalizedConfig& n) const {
+  const auto ranks = static_cast<int>(only_stage_.size());
+  std::vector<std::uint64_t> out(only_stage_.size(), 0);
+  std::vector<int> distinct;  // the first rank with each list of keys
+  distinct.reserve(only_stage_.size());
+  std::vector<std::int64_t> joined, other, sorted;
+  for (int rank = 0; rank < ranks; ++rank) {
+    const std::span<const std::int64_t> keys = keys_of(rank, joined);
+    const auto same = std::find_if(distinct.begin(), distinct.end(), [&](int earlier) {
+      const std::span<const std::int64_t> theirs = keys_of(earlier, other);
+      return std::equal(keys.begin(), keys.end(), theirs.begin(), theirs.end());
+    });
+    if (same != distinct.end()) {
+      out[static_cast<std::size_t>(rank)] = out[static_cast<std::size_t>(*same)];
+      continue;
+    }
+    distinct.push_back(rank);
+    sorted.assign(keys.begin(), keys.end());
+    out[static_cast<std::size_t>(rank)] =
+        static_cast<std::uint64_t>(round_to_int64(te_dummy_wgrad_bytes(n, sorted)));
   }
   return out;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "megamem/estimate_types.hpp"
@@ -47,12 +48,34 @@ void collect_te_dummy_wgrad_shapes(const NormalizedConfig& normalized,
                                    TeDummyWgradShapes& shapes,
                                    std::vector<TemplateShapeKeys>& template_keys);
 
-// Bytes of the cache for the shape keys one rank collected: one tensor per distinct shape.
-double te_dummy_wgrad_bytes(const NormalizedConfig& normalized, std::vector<std::int64_t> keys);
+// The shape keys each rank collects over its stages, and the bytes of each rank's cache: one
+// tensor per distinct shape, rounded to whole bytes. The keys are kept in one list, stage
+// after stage, rather than in a list per rank (an estimate and every planner layout build
+// one).
+class RankTeKeys {
+ public:
+  RankTeKeys(int ranks, std::size_t stages)
+      : only_stage_(static_cast<std::size_t>(ranks), kNoStage) {
+    stages_.reserve(stages);
+  }
+  // The keys of one of pp_rank's stages (StageStaticBytes::te_keys), in stage order.
+  void add_stage(int pp_rank, const std::vector<std::int64_t>& keys);
+  // Per pipeline rank; ranks that collected the same keys (a pipeline's middle ranks) share
+  // one count.
+  std::vector<std::uint64_t> rank_bytes(const NormalizedConfig& normalized) const;
 
-// te_dummy_wgrad_bytes() of each rank's keys (indexed by pipeline rank), rounded to whole bytes;
-// ranks that collected the same keys (a pipeline's middle ranks) share one count.
-std::vector<std::uint64_t> rank_te_dummy_wgrad_bytes(
-    const NormalizedConfig& normalized, const std::vector<std::vector<std::int64_t>>& rank_keys);
+ private:
+  // Rank r's keys, its stages' in order: a span of keys_ when it has one stage, else copied
+  // into `joined`.
+  std::span<const std::int64_t> keys_of(int pp_rank, std::vector<std::int64_t>& joined) const;
+  struct Stage {
+    int pp_rank = 0;
+    std::size_t begin = 0, end = 0;  // its keys in keys_
+  };
+  static constexpr int kNoStage = -1, kSeveralStages = -2;
+  std::vector<std::int64_t> keys_;
+  std::vector<Stage> stages_;
+  std::vector<int> only_stage_;  // per rank: its one stage's index in stages_, or kNo/kSeveral
+};
 
 }  // namespace megamem

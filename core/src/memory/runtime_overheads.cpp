@@ -118,20 +118,22 @@ std::uint64_t peak_reserved_bytes(const NormalizedConfig& n, std::uint64_t peak_
     // the peak rather than of the freed bytes).
     reserved = allocated * (1.0 + r.fragmentation_fraction);
   }
-  return std::max(peak_allocated_bytes, static_cast<std::uint64_t>(std::llround(reserved)));
+  return std::max(peak_allocated_bytes, static_cast<std::uint64_t>(round_to_int64(reserved)));
 }
 
 std::vector<DeviceOverhead> device_overheads(const NormalizedConfig& n) {
   const RuntimeOverheadConfig& r = n.config.runtime;
+  const std::vector<Communicator> communicators = active_communicators(n);
   std::vector<DeviceOverhead> out;
+  out.reserve(communicators.size() + 3);  // context, communicators, userbuffers, dispatcher
   const auto add = [&](std::string_view name, double bytes, std::string_view source) {
-    if (bytes > 0) out.push_back({name, static_cast<std::uint64_t>(std::llround(bytes)), source});
+    if (bytes > 0) out.push_back({name, static_cast<std::uint64_t>(round_to_int64(bytes)), source});
   };
   add("cuda_context", r.cuda_context_gib * kBytesPerGiB,
       "CUDA context with lazy module loading (CUDA Programming Guide, Lazy Loading: "
       "CUDA_MODULE_LOADING=LAZY, default on Linux since CUDA 12.2, set by torch/cuda/__init__.py)");
   const std::int64_t node = std::max(1, n.config.device.gpus_per_node);
-  for (const Communicator& comm : active_communicators(n)) {
+  for (const Communicator& comm : communicators) {
     const bool in_node = comm.span_ranks <= node;
     add(comm.name,
         (in_node ? r.nccl_node_gib_per_communicator : r.nccl_gib_per_communicator) * kBytesPerGiB,
@@ -154,9 +156,8 @@ std::uint64_t device_overhead_bytes(const std::vector<DeviceOverhead>& overheads
   return total;
 }
 
-std::uint64_t device_total_bytes(const NormalizedConfig& n, std::uint64_t peak_allocated_bytes,
-                                 std::uint64_t overhead_bytes) {
-  return peak_reserved_bytes(n, peak_allocated_bytes) + overhead_bytes;
+std::uint64_t device_total_bytes(std::uint64_t peak_reserved_bytes, std::uint64_t overhead_bytes) {
+  return peak_reserved_bytes + overhead_bytes;
 }
 
 void set_device_memory(const NormalizedConfig& n, const std::vector<DeviceOverhead>& overheads,
@@ -164,7 +165,7 @@ void set_device_memory(const NormalizedConfig& n, const std::vector<DeviceOverhe
   rank.peak_reserved_bytes = peak_reserved_bytes(n, rank.peak_allocated_bytes);
   rank.device_overheads = overheads;
   rank.peak_total_bytes =
-      device_total_bytes(n, rank.peak_allocated_bytes, device_overhead_bytes(overheads));
+      device_total_bytes(rank.peak_reserved_bytes, device_overhead_bytes(overheads));
   rank.runtime_overhead_bytes = rank.peak_total_bytes - rank.peak_allocated_bytes;
 }
 

@@ -56,11 +56,11 @@ std::vector<DeviceOverhead> device_overheads(const NormalizedConfig& normalized)
 // The bytes of device_overheads(), summed.
 std::uint64_t device_overhead_bytes(const std::vector<DeviceOverhead>& overheads);
 
-// What nvidia-smi shows for an allocator peak: the reserved bytes plus every device overhead
-// (overhead_bytes: device_overhead_bytes(), the same on every rank, so callers sum it once).
-// estimate() and the planner's fast path both use it, so they agree to the byte.
-std::uint64_t device_total_bytes(const NormalizedConfig& normalized,
-                                 std::uint64_t peak_allocated_bytes, std::uint64_t overhead_bytes);
+// What nvidia-smi shows for an allocator peak: its reserved bytes (peak_reserved_bytes(),
+// which both callers have at hand) plus every device overhead (overhead_bytes:
+// device_overhead_bytes(), the same on every rank, so callers sum it once). estimate() and
+// the planner's fast path both use it, so they agree to the byte.
+std::uint64_t device_total_bytes(std::uint64_t peak_reserved_bytes, std::uint64_t overhead_bytes);
 
 // Fills a rank's peak_reserved_bytes, device_overheads, runtime_overhead_bytes and
 // peak_total_bytes from its peak_allocated_bytes (overheads: device_overheads(normalized),

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <utility>
 
 #include "megamem/units.hpp"
@@ -277,17 +278,15 @@ BufferGrid sum_buffers(const NormalizedConfig& normalized, const std::vector<Ten
   BufferGrid grid;
   // Bytes depend only on the buffer, whether the tensor is a GEMM weight (of an FP8 layer),
   // and whether it is the embedding/output layer or the router (param_bytes' only inputs).
-  ParamBytes by_kind[2][3][3];
-  bool known[2][3][3] = {};
+  // Empty optionals: a few flags to clear per chunk, not 18 zeroed ParamBytes.
+  std::optional<ParamBytes> by_kind[2][3][3];
   visit_chunk_tensors(blocks, out, [&](const ParamTensor& tensor, std::int64_t elements) {
     const BufferKey key = buffer_of(normalized, tensor);
     const int gemm = tensor.gemm_weight ? (tensor.fp8 ? 2 : 1) : 0;
     const int edge = tensor.embedding_or_output ? 1 : tensor.module == ModuleKind::router ? 2 : 0;
-    ParamBytes& bytes = by_kind[key.expert][gemm][edge];
-    if (!known[key.expert][gemm][edge]) {
-      bytes = param_bytes(normalized, tensor);
-      known[key.expert][gemm][edge] = true;
-    }
+    std::optional<ParamBytes>& slot = by_kind[key.expert][gemm][edge];
+    if (!slot) slot = param_bytes(normalized, tensor);
+    const ParamBytes& bytes = *slot;
     BufferSums& sum = grid.sums[key.expert][key.fp8];
     if (!sum.used) sum.first = bytes;
     sum.used = true;
@@ -334,12 +333,12 @@ ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
           (sum.lazy + sum.first.lazy_optimizer_state * padding) / static_cast<double>(shard_group);
     }
   }
-  out.weight_bytes = static_cast<std::uint64_t>(std::llround(weight));
-  out.gradient_bytes = static_cast<std::uint64_t>(std::llround(gradient));
-  out.optimizer_bytes = static_cast<std::uint64_t>(std::llround(optimizer));
-  out.host_optimizer_bytes = static_cast<std::uint64_t>(std::llround(host));
-  out.optimizer_step_bytes = static_cast<std::uint64_t>(std::llround(step));
-  out.lazy_optimizer_bytes = static_cast<std::uint64_t>(std::llround(lazy));
+  out.weight_bytes = static_cast<std::uint64_t>(round_to_int64(weight));
+  out.gradient_bytes = static_cast<std::uint64_t>(round_to_int64(gradient));
+  out.optimizer_bytes = static_cast<std::uint64_t>(round_to_int64(optimizer));
+  out.host_optimizer_bytes = static_cast<std::uint64_t>(round_to_int64(host));
+  out.optimizer_step_bytes = static_cast<std::uint64_t>(round_to_int64(step));
+  out.lazy_optimizer_bytes = static_cast<std::uint64_t>(round_to_int64(lazy));
   return out;
 }
 
@@ -374,6 +373,11 @@ void price_stage(const NormalizedConfig& normalized, const std::vector<TensorBlo
   TeDummyWgradShapes shapes;
   shapes.keys = std::move(out.te_keys);
   shapes.keys.clear();
+  // At most a key per tensor and the output layer's: one allocation, not a doubling series.
+  std::size_t tensors = 1;
+  for (const TensorBlock& block : blocks) tensors += block.count;
+  shapes.keys.reserve(tensors);
+  shapes.blocks_seen.reserve(blocks.size());
   collect_te_dummy_wgrad_shapes(normalized, blocks, has_loss, shapes, template_keys);
   out.te_keys = std::move(shapes.keys);
 }

@@ -78,7 +78,7 @@ ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
 struct StageStaticBytes {
   ChunkStaticBytes chunk;
   double expert_bias_bytes = 0;
-  std::vector<std::int64_t> te_keys;  // repeats allowed: te_dummy_wgrad_bytes counts each once
+  std::vector<std::int64_t> te_keys;  // repeats allowed: RankTeKeys counts each once
 };
 
 // Stage static bytes remembered per block list: stages built only of layer templates (a

@@ -79,9 +79,10 @@ class ParamSink {
   void embedding_or_output(ModuleKind module, std::int64_t numel, bool gemm, bool shared);
 
  private:
-  void push(ParamTensor tensor);
-  // The sink's tag with this module, size and GEMM-weight flag.
-  ParamTensor tagged(ModuleKind module, std::int64_t numel, bool gemm_weight) const;
+  // Appends the sink's tag with this module, size, copies and GEMM-weight flag, and returns
+  // it for the caller's flags; nullptr (nothing appended) for an empty tensor.
+  ParamTensor* append(ModuleKind module, std::int64_t numel, bool gemm_weight,
+                      std::int64_t copies = 1);
   std::vector<ParamTensor>& out_;
   const ModelConfig& model_;
   ParamTensor tag_;
@@ -90,15 +91,17 @@ class ParamSink {
 // ---------------------------------------------------------------------------------------------
 // Saved-for-backward tensors
 
-// One tensor (or group of tensors) a layer saves for backward.
+// One tensor (or group of tensors) a layer saves for backward. The two one-byte fields last:
+// 40 bytes rather than 48, so a layer's list stays within the allocator's per-thread cache
+// (layer_activations).
 struct SavedActivation {
   const char* tensor = "";
-  ModuleKind module = ModuleKind::self_attention;
   double bytes = 0;
   double elements = 0;        // for the offload size threshold
   RecomputeModules freed_by;  // selective recompute of any of these discards it
   OffloadModules offload;     // fine-grained offloading of this module moves it (one or none)
-  bool on_host = false;       // set by layer_activations when fine-grained offloading moves it
+  ModuleKind module = ModuleKind::self_attention;
+  bool on_host = false;  // set by layer_activations when fine-grained offloading moves it
 };
 
 // One decoder (or MTP transformer) layer, per micro-batch per GPU.

@@ -188,21 +188,29 @@ std::string hottest_expert_rank_assumption(const NormalizedConfig& n) {
   }
   char share[32];
   std::snprintf(share, sizeof share, "%.2fx", t.moe_imbalance_factor);
-  std::string text = std::string(
-                         "routing is not forced to balance: the busiest expert-parallel "
-                         "rank is taken to receive ") +
-                     share +
-                     " its even share of the top-k routed tokens (the imbalance factor, link "
-                     "key imbalance)";
+  // Appended into one buffer: every estimate of a MoE model says this, and each `+` of
+  // temporaries was an allocation of its own.
+  std::string text;
+  text.reserve(400);
+  text +=
+      "routing is not forced to balance: the busiest expert-parallel rank is taken to "
+      "receive ";
+  text += share;
+  text +=
+      " its even share of the top-k routed tokens (the imbalance factor, link key "
+      "imbalance)";
   if (t.moe_expert_capacity_factor > 0) {
     char cap[32];
     std::snprintf(cap, sizeof cap, "%.2f", t.moe_expert_capacity_factor);
-    return text + "; --moe-expert-capacity-factor " + cap +
-           " caps each expert, and so that share (moe/token_dispatcher.py drops the rest)";
+    text += "; --moe-expert-capacity-factor ";
+    text += cap;
+    text += " caps each expert, and so that share (moe/token_dispatcher.py drops the rest)";
+    return text;
   }
-  return text +
-         "; without --moe-expert-capacity-factor Megatron drops no token, so a busier rank "
-         "holds proportionally more of the experts' activations (moe/token_dispatcher.py)";
+  text +=
+      "; without --moe-expert-capacity-factor Megatron drops no token, so a busier rank "
+      "holds proportionally more of the experts' activations (moe/token_dispatcher.py)";
+  return text;
 }
 
 }  // namespace megamem

@@ -30,24 +30,24 @@ const char* module_kind_name(ModuleKind kind) {
   return kNames[static_cast<std::size_t>(kind)];
 }
 
-void ParamSink::push(ParamTensor tensor) {
-  if (tensor.numel <= 0 || tensor.copies <= 0) return;
-  out_.push_back(tensor);
-}
-
-ParamTensor ParamSink::tagged(ModuleKind module, std::int64_t numel, bool gemm_weight) const {
-  ParamTensor t = tag_;
+// Built in place in the output: a tensor assembled on the stack field by field and then
+// copied whole stalls on the partial stores (a sink pushes ~120 tensors per estimate).
+ParamTensor* ParamSink::append(ModuleKind module, std::int64_t numel, bool gemm_weight,
+                               std::int64_t copies) {
+  if (numel <= 0 || copies <= 0) return nullptr;
+  ParamTensor& t = out_.emplace_back(tag_);
   t.module = module;
   t.numel = numel;
+  t.copies = copies;
   t.gemm_weight = gemm_weight;
-  return t;
+  return &t;
 }
 
 void ParamSink::tensor(ModuleKind module, std::int64_t numel, bool gemm_weight) {
-  ParamTensor t = tagged(module, numel, gemm_weight);
   // TE modules quantize their GEMM weights; the router is Megatron's own GEMM.
-  t.fp8 = tag_.fp8 && gemm_weight && module != ModuleKind::router;
-  push(t);
+  if (ParamTensor* t = append(module, numel, gemm_weight)) {
+    t->fp8 = tag_.fp8 && gemm_weight && module != ModuleKind::router;
+  }
 }
 
 void ParamSink::linear(ModuleKind module, std::int64_t weight, std::int64_t bias) {
@@ -57,14 +57,11 @@ void ParamSink::linear(ModuleKind module, std::int64_t weight, std::int64_t bias
 
 void ParamSink::experts(ModuleKind module, std::int64_t weight, std::int64_t bias,
                         std::int64_t copies) {
-  ParamTensor t = tagged(module, weight, true);
-  t.expert = true;
-  t.copies = copies;
-  push(t);  // t.fp8 is the layer's (tag_)
-  t.numel = bias;
-  t.gemm_weight = false;
-  t.fp8 = false;
-  push(t);
+  if (ParamTensor* w = append(module, weight, true, copies)) w->expert = true;  // fp8: the layer's
+  if (ParamTensor* b = append(module, bias, false, copies)) {
+    b->expert = true;
+    b->fp8 = false;
+  }
 }
 
 void ParamSink::norm(ModuleKind module, std::int64_t width) {
@@ -72,11 +69,11 @@ void ParamSink::norm(ModuleKind module, std::int64_t width) {
 }
 
 void ParamSink::embedding_or_output(ModuleKind module, std::int64_t numel, bool gemm, bool shared) {
-  ParamTensor t = tagged(module, numel, gemm);
-  t.shared_embedding = shared;
-  t.embedding_or_output = true;
-  t.fp8 = false;  // embedding and output layer stay 16-bit (fp8_utils.py)
-  push(t);
+  if (ParamTensor* t = append(module, numel, gemm)) {
+    t->shared_embedding = shared;
+    t->embedding_or_output = true;
+    t->fp8 = false;  // embedding and output layer stay 16-bit (fp8_utils.py)
+  }
 }
 
 double activation_element_bytes(const Config& config) {
@@ -102,11 +99,11 @@ void SavedSink::add(const char* tensor, ModuleKind module, double elements,
   if (elements <= 0 || bytes_per_element <= 0) return;
   out_.saved.push_back(SavedActivation{
       .tensor = tensor,
-      .module = module,
       .bytes = elements * bytes_per_element,
       .elements = elements,
       .freed_by = freed_by,
       .offload = offload,
+      .module = module,
   });
 }
 

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "megamem/units.hpp"
 #include "memory/activations.hpp"
 #include "memory/deferred_embedding_wgrad.hpp"
 #include "memory/parameter_count.hpp"
@@ -24,7 +25,7 @@ std::vector<RankParameterBytes> rank_parameter_bytes(const NormalizedConfig& n,
       static_cast<std::size_t>(n.config.parallel.pipeline_parallel));
   const LayerTemplates templates = layer_templates(n);
   StageParams params;
-  std::vector<std::vector<std::int64_t>> te_keys(out.size());  // TE dummy wgrads per rank
+  RankTeKeys te_keys(static_cast<int>(out.size()), stages.size());  // TE dummy wgrads per rank
   StageStaticCache cache;
   for (const StagePlacement& stage : stages) {
     stage_params(n, stage, templates, params);
@@ -35,18 +36,17 @@ std::vector<RankParameterBytes> rank_parameter_bytes(const NormalizedConfig& n,
     RankParameterBytes& rank = out[static_cast<std::size_t>(stage.pp_rank)];
     rank.static_bytes += bytes.chunk.weight_bytes + bytes.chunk.gradient_bytes +
                          bytes.chunk.optimizer_bytes +
-                         static_cast<std::uint64_t>(std::llround(bytes.expert_bias_bytes));
+                         static_cast<std::uint64_t>(round_to_int64(bytes.expert_bias_bytes));
     rank.optimizer_step_bytes += bytes.chunk.optimizer_step_bytes;
-    std::vector<std::int64_t>& keys = te_keys[static_cast<std::size_t>(stage.pp_rank)];
-    keys.insert(keys.end(), bytes.te_keys.begin(), bytes.te_keys.end());
+    te_keys.add_stage(stage.pp_rank, bytes.te_keys);
   }
-  const std::vector<std::uint64_t> te_bytes = rank_te_dummy_wgrad_bytes(n, te_keys);
+  const std::vector<std::uint64_t> te_bytes = te_keys.rank_bytes(n);
   for (std::size_t rank = 0; rank < out.size(); ++rank) out[rank].static_bytes += te_bytes[rank];
   return out;
 }
 
 std::uint64_t rank_fixed_bytes(const NormalizedConfig& n) {
-  return static_cast<std::uint64_t>(std::llround(workspace_bytes(n) + global_buffer_bytes(n)));
+  return static_cast<std::uint64_t>(round_to_int64(workspace_bytes(n) + global_buffer_bytes(n)));
 }
 
 std::uint64_t rank_overhead_bytes(const NormalizedConfig& n) {
@@ -186,10 +186,10 @@ double rank_above_static(const NormalizedConfig& n, double activation_peak,
 RankTotals rank_peak_totals(const NormalizedConfig& n, std::uint64_t static_bytes,
                             double above_static, std::uint64_t overhead_bytes) {
   const auto allocated =
-      static_cast<std::uint64_t>(std::llround(static_cast<double>(static_bytes) + above_static));
+      static_cast<std::uint64_t>(round_to_int64(static_cast<double>(static_bytes) + above_static));
   RankTotals totals;
   totals.reserved_bytes = peak_reserved_bytes(n, allocated);
-  totals.total_bytes = device_total_bytes(n, allocated, overhead_bytes);
+  totals.total_bytes = device_total_bytes(totals.reserved_bytes, overhead_bytes);
   return totals;
 }
 

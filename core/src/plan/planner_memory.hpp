@@ -5,7 +5,7 @@
 //   static  = weights + gradients + optimizer + expert-bias buffers + fixed buffers
 //   peak    = simulate_rank(static) = static + the schedule's worst (saved + transient), or
 //             the optimizer step's static + fp32 grad copy when that is more
-//   total   = device_total_bytes(peak): reserved + overheads outside the allocator
+//   total   = device_total_bytes(reserved): reserved + overheads outside the allocator
 // Static memory depends on the layout and the optimizer settings only; the fixed buffers on
 // the micro-batch size; the schedule part on micro-batch size, recompute and activation
 // offload. The planner memoizes each at its level. Every planned candidate it reports is

@@ -565,12 +565,12 @@ double StepTimeModel::recompute_s(const LayerCost& l, LayerKind kind, const Step
 // Full recompute with the block method re-runs the first recompute_num_layers decoder layers
 // of each chunk and no MTP layer (transformer_block.py _checkpointed_forward,
 // multi_token_prediction.py); every other setting prices each layer by recompute_s.
-std::vector<std::array<double, kLayerKindCount>> StepTimeModel::recomputed_layers(
-    const StepVariant& v) const {
+const StepTimeModel::KindCounts& StepTimeModel::recomputed_layers(const StepVariant& v,
+                                                                  KindCounts& out) const {
   if (v.recompute != RecomputeGranularity::full || v.recompute_method != RecomputeMethod::block) {
     return kind_count_;
   }
-  std::vector<std::array<double, kLayerKindCount>> out(kind_count_.size());
+  out.assign(kind_count_.size(), {});
   for (const Chunk& chunk : chunks_) {
     const std::size_t n = std::min<std::size_t>(
         static_cast<std::size_t>(std::max(0, v.recompute_num_layers)), chunk.order.size());
@@ -635,7 +635,8 @@ double StepTimeModel::recomputed_flops_per_token(const StepVariant& v) const {
     // The block method's layers on every rank: each rank runs all micro-batches of its own
     // chunks, so the model-wide count is the sum over ranks.
     double block = 0;
-    for (const auto& counts : recomputed_layers(v)) {
+    KindCounts block_counts;
+    for (const auto& counts : recomputed_layers(v, block_counts)) {
       for (std::size_t k = 0; k < kLayerKindCount; ++k) {
         block += counts[k] * layer_forward_flops(mf, static_cast<LayerKind>(k));
       }
@@ -681,7 +682,8 @@ StepTime StepTimeModel::evaluate(const StepVariant& v) const {
     recompute[k] = recompute_s(cached_[k], kind, v);
     offload[k] = offload_s(cached_[k], offload_bytes(kind, v), b);
   }
-  const std::vector<std::array<double, kLayerKindCount>> rerun = recomputed_layers(v);
+  KindCounts block_counts;
+  const KindCounts& rerun = recomputed_layers(v, block_counts);
   auto per_rank = [&](std::size_t rank, const std::array<double, kLayerKindCount>& per_layer,
                       const std::vector<std::array<double, kLayerKindCount>>& counts) {
     double sum = 0;

@@ -116,9 +116,11 @@ class StepTimeModel {
   void ep_times(const LayerShape& shape, LayerCost& cost) const;
   LayerCost layer_cost(LayerKind kind, double micro_batch) const;
   double recompute_s(const LayerCost& layer, LayerKind kind, const StepVariant& variant) const;
-  // Layers of each kind whose forward the variant re-runs, per rank.
-  std::vector<std::array<double, kLayerKindCount>> recomputed_layers(
-      const StepVariant& variant) const;
+  // Layers of each kind whose forward the variant re-runs, per rank: the rank's layers
+  // (kind_count_ itself, no copy: the planner prices ~10^5 variants), or under the block
+  // method the ones counted into `block`.
+  using KindCounts = std::vector<std::array<double, kLayerKindCount>>;
+  const KindCounts& recomputed_layers(const StepVariant& variant, KindCounts& block) const;
   double offload_bytes(LayerKind kind, const StepVariant& variant) const;
   double offload_s(const LayerCost& layer, double bytes_per_sample, double micro_batch) const;
   void optimizer_step(const StepVariant& variant, StepTimeBreakdown& breakdown) const;
@@ -146,7 +148,7 @@ class StepTimeModel {
   std::vector<double> expert_params_;
   double model_flops_per_sequence_ = 0;  // Megatron's count for one sequence
   // Decoder + MTP layers per rank, and in the whole model, by LayerKind.
-  std::vector<std::array<double, kLayerKindCount>> kind_count_;
+  KindCounts kind_count_;
   std::array<double, kLayerKindCount> model_layers_{};
   ModuleFlops module_flops_;
   double grad_bytes_ = 4, param_bytes_ = 2;

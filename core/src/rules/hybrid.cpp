@@ -338,6 +338,7 @@ std::optional<Error> resolve_layer_kinds(NormalizedConfig& n) {
   // A windowed layer with its own attention shape (Step35DecoderLayer) is a kind of its own.
   const int freq = m.linear_attention_freq;
   const bool window_shape = window_attention_differs(m);
+  n.layer_kinds.reserve(n.moe_layer_pattern.size());
   for (std::size_t i = 0; i < n.moe_layer_pattern.size(); ++i) {
     const bool moe = n.moe_layer_pattern[i] != 0;
     const bool gdn = freq > 0 && (static_cast<int>(i) + 1) % freq != 0;

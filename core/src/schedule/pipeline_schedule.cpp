@@ -10,10 +10,8 @@ namespace {
 // forward_backward_no_pipelining: each micro-batch's backward follows its forward; with the
 // EP overlap, combined_1f1b_schedule_for_no_pipelining runs the first forward alone, then
 // each forward with the previous micro-batch's backward, then the last backward alone.
-std::vector<ScheduleOp> no_pipelining(const ScheduleShape& shape) {
+void no_pipelining(const ScheduleShape& shape, std::vector<ScheduleOp>& ops) {
   const std::int64_t m = shape.num_microbatches;
-  std::vector<ScheduleOp> ops;
-  ops.reserve(static_cast<std::size_t>(2 * m));
   if (shape.overlap_moe_expert_parallel_comm && m > 0) {
     ops.push_back({true, 0, 0});
     for (std::int64_t mb = 1; mb < m; ++mb) {
@@ -21,24 +19,23 @@ std::vector<ScheduleOp> no_pipelining(const ScheduleShape& shape) {
       ops.push_back({false, mb - 1, 0});
     }
     ops.push_back({false, m - 1, 0});
-    return ops;
+    return;
   }
   for (std::int64_t mb = 0; mb < m; ++mb) {
     ops.push_back({true, mb, 0});
     ops.push_back({false, mb, 0});
   }
-  return ops;
 }
 
 }  // namespace
 
-std::vector<ScheduleOp> pipeline_schedule(const ScheduleShape& shape) {
+void pipeline_schedule(const ScheduleShape& shape, std::vector<ScheduleOp>& ops) {
   const std::int64_t m = shape.num_microbatches;
   const int p = shape.pipeline_parallel;
   const int v = shape.virtual_stages;
-  std::vector<ScheduleOp> ops;
+  ops.clear();
   ops.reserve(static_cast<std::size_t>(2 * m * v));
-  if (p == 1) return no_pipelining(shape);
+  if (p == 1) return no_pipelining(shape, ops);
   if (v == 1) {
     const std::int64_t warmup = std::min<std::int64_t>(p - shape.pp_rank - 1, m);
     for (std::int64_t mb = 0; mb < warmup; ++mb) ops.push_back({true, mb, 0});
@@ -47,7 +44,7 @@ std::vector<ScheduleOp> pipeline_schedule(const ScheduleShape& shape) {
       ops.push_back({false, i, 0});
     }
     for (std::int64_t mb = m - warmup; mb < m; ++mb) ops.push_back({false, mb, 0});
-    return ops;
+    return;
   }
   // get_schedule_table: groups of G micro-batches, all chunks of a group in turn.
   const std::int64_t group = shape.microbatch_group_size;
@@ -78,6 +75,11 @@ std::vector<ScheduleOp> pipeline_schedule(const ScheduleShape& shape) {
     ops.push_back(backward_of(k));
   }
   for (std::int64_t k = total - warmup; k < total; ++k) ops.push_back(backward_of(k));
+}
+
+std::vector<ScheduleOp> pipeline_schedule(const ScheduleShape& shape) {
+  std::vector<ScheduleOp> ops;
+  pipeline_schedule(shape, ops);
   return ops;
 }
 
@@ -86,8 +88,9 @@ std::int64_t equivalent_microbatches(const ScheduleShape& shape) {
   const std::int64_t p = shape.pipeline_parallel;
   if (p == 1) return std::min<std::int64_t>(m, 2);  // every micro-batch alike
   if (shape.virtual_stages == 1) {
-    // 1F1B: warm-up p - r - 1, then identical steady steps.
-    return std::min<std::int64_t>(m, p + 1);
+    // 1F1B: warm-up p - r - 1, then identical steady steps of one chunk: the first reaches
+    // the peak and the cool-down only frees, so one steady step is enough.
+    return std::min<std::int64_t>(m, p - shape.pp_rank);
   }
   const std::int64_t group = shape.microbatch_group_size;
   const std::int64_t v = shape.virtual_stages;

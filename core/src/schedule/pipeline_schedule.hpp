@@ -30,6 +30,10 @@ struct ScheduleShape {
   bool overlap_moe_expert_parallel_comm = false;
 };
 
+// Fills `ops` (cleared first; its buffer is reused, so a caller walking many ranks allocates
+// it once).
+void pipeline_schedule(const ScheduleShape& shape, std::vector<ScheduleOp>& ops);
+// The same schedule in a vector of its own.
 std::vector<ScheduleOp> pipeline_schedule(const ScheduleShape& shape);
 
 // A smaller micro-batch count whose schedule reaches the same memory peak: the same

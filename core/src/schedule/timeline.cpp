@@ -21,15 +21,6 @@ ScheduleShape rank_schedule_shape(const NormalizedConfig& n, int pp_rank, bool s
   return shape;
 }
 
-double combined_step_extra_bytes(const ChunkActivations& forward,
-                                 const ChunkActivations& backward) {
-  // Each chunk's walk pairs it with an equal chunk; two different chunks (interleaved
-  // schedules pair chunk c's forward with another chunk's backward) take the larger of the
-  // two plus what the forward keeps beyond what the backward frees.
-  return std::max(forward.combined_step_extra_bytes, backward.combined_step_extra_bytes) +
-         std::max(0.0, forward.saved_bytes - backward.saved_bytes);
-}
-
 namespace {
 
 TimelineEvent schedule_event(const ScheduleOp& op, double allocated_after_bytes,
@@ -44,13 +35,14 @@ TimelineEvent schedule_event(const ScheduleOp& op, double allocated_after_bytes,
 }
 
 // The walk of simulate_rank(). Without a timeline (kTimeline false) nothing in the loop calls
-// out, so its sums stay in registers: the estimate's and the what-if's hot path.
+// out, so its sums and the peak so far stay in registers (the peak is written to the result
+// once, at the end): the estimate's and the what-if's hot path.
 template <bool kTimeline>
-RankPeak walk_schedule(const std::vector<ScheduleOp>& ops,
-                       const std::vector<ChunkActivations>& chunks, double static_bytes,
-                       std::vector<TimelineEvent>* timeline) {
-  RankPeak peak;
-  peak.peak_allocated_bytes = static_bytes;
+RankPeak walk_schedule(const std::vector<ScheduleOp>& ops, std::span<const ChunkActivations> chunks,
+                       double static_bytes, std::vector<TimelineEvent>* timeline) {
+  double peak_bytes = static_bytes;
+  double peak_saved = 0;  // the live activations at the peak (saved_at_peak below)
+  double peak_host = 0;
   double live = 0;
   double host = 0;
   int inflight = 0;
@@ -83,11 +75,10 @@ RankPeak walk_schedule(const std::vector<ScheduleOp>& ops,
       host -= chunk.offloaded_bytes;
       --inflight;
     }
-    if (during > peak.peak_allocated_bytes) {
-      peak.peak_allocated_bytes = during;
-      peak.activation_bytes = std::min(saved_at_peak, during - static_bytes);
-      peak.transient_bytes = during - static_bytes - peak.activation_bytes;
-      peak.host_activation_bytes = host;
+    if (during > peak_bytes) {
+      peak_bytes = during;
+      peak_saved = saved_at_peak;
+      peak_host = host;
     }
     if constexpr (kTimeline) {
       // A combined step is its forward and its backward, each with the step's peak.
@@ -96,6 +87,13 @@ RankPeak walk_schedule(const std::vector<ScheduleOp>& ops,
       }
     }
   }
+  RankPeak peak;
+  peak.peak_allocated_bytes = peak_bytes;
+  if (peak_bytes > static_bytes) {  // some operation rose above static memory
+    peak.activation_bytes = std::min(peak_saved, peak_bytes - static_bytes);
+    peak.transient_bytes = peak_bytes - static_bytes - peak.activation_bytes;
+    peak.host_activation_bytes = peak_host;
+  }
   peak.max_inflight = max_inflight;
   return peak;
 }
@@ -103,14 +101,14 @@ RankPeak walk_schedule(const std::vector<ScheduleOp>& ops,
 }  // namespace
 
 RankPeak simulate_rank(const NormalizedConfig& n, int pp_rank,
-                       const std::vector<ChunkActivations>& chunks, double static_bytes,
-                       std::vector<TimelineEvent>* timeline) {
+                       std::span<const ChunkActivations> chunks, double static_bytes,
+                       std::vector<TimelineEvent>* timeline, std::vector<ScheduleOp>& schedule) {
   // Without a timeline to show, a shorter schedule with the same peak is enough.
   const ScheduleShape shape = rank_schedule_shape(n, pp_rank, /*shortened=*/timeline == nullptr);
-  const std::vector<ScheduleOp> ops = pipeline_schedule(shape);
-  if (timeline == nullptr) return walk_schedule<false>(ops, chunks, static_bytes, nullptr);
-  timeline->reserve(ops.size() + 1);
-  return walk_schedule<true>(ops, chunks, static_bytes, timeline);
+  pipeline_schedule(shape, schedule);
+  if (timeline == nullptr) return walk_schedule<false>(schedule, chunks, static_bytes, nullptr);
+  timeline->reserve(schedule.size() + 1);
+  return walk_schedule<true>(schedule, chunks, static_bytes, timeline);
 }
 
 // The optimizer step runs on static memory plus the fp32 grad copy of a 16-bit grad buffer,

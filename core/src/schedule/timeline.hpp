@@ -3,6 +3,8 @@
 // allocated bytes after each operation and the peak inside it (memory-model.md 6.4, 7.1).
 #pragma once
 
+#include <algorithm>
+#include <span>
 #include <vector>
 
 #include "megamem/estimate_types.hpp"
@@ -24,14 +26,23 @@ struct RankPeak {
 ScheduleShape rank_schedule_shape(const NormalizedConfig& normalized, int pp_rank, bool shortened);
 
 // The peak above the live activations of a combined step (ScheduleOp::with_next_backward):
-// `forward`'s micro-batch runs layer by layer beside `backward`'s.
-double combined_step_extra_bytes(const ChunkActivations& forward, const ChunkActivations& backward);
+// `forward`'s micro-batch runs layer by layer beside `backward`'s. Inline, so that the walk
+// of simulate_rank() keeps its sums in registers.
+inline double combined_step_extra_bytes(const ChunkActivations& forward,
+                                        const ChunkActivations& backward) {
+  // Each chunk's walk pairs it with an equal chunk; two different chunks (interleaved
+  // schedules pair chunk c's forward with another chunk's backward) take the larger of the
+  // two plus what the forward keeps beyond what the backward frees.
+  return std::max(forward.combined_step_extra_bytes, backward.combined_step_extra_bytes) +
+         std::max(0.0, forward.saved_bytes - backward.saved_bytes);
+}
 
 // The forward and backward passes of one step. chunks: the rank's ChunkActivations indexed
-// by VPP chunk. timeline: filled when non-null.
+// by VPP chunk. timeline: filled when non-null. schedule: the buffer the rank's schedule is
+// written to, reused between calls.
 RankPeak simulate_rank(const NormalizedConfig& normalized, int pp_rank,
-                       const std::vector<ChunkActivations>& chunks, double static_bytes,
-                       std::vector<TimelineEvent>* timeline);
+                       std::span<const ChunkActivations> chunks, double static_bytes,
+                       std::vector<TimelineEvent>* timeline, std::vector<ScheduleOp>& schedule);
 
 // The optimizer step after the passes: static memory plus optimizer_step_bytes
 // (RankMemory::optimizer_step_bytes) when that is higher; appended to a non-null timeline.
