@@ -286,21 +286,29 @@ void reset_architecture_button(InputContext& ctx) {
   ctx.changed = true;
 }
 
+// A frequency field, or, where a preset gives a per-layer 0/1 pattern instead, a note that
+// counts the pattern's layers (`note_format` takes the count and the pattern's length).
+template <class Pattern>
+void frequency_or_pattern_row(InputContext& ctx, const char* key, const Pattern& pattern,
+                              const char* note_format) {
+  if (pattern.empty()) {
+    row(ctx, key);
+    return;
+  }
+  int marked = 0;
+  for (const auto bit : pattern) marked += bit;
+  char note[96];
+  std::snprintf(note, sizeof note, tr(note_format), marked, pattern.size());
+  row_note(ctx, note);
+}
+
 // Attention sinks and sliding windows; a per-layer window list (MiMo-V2-Flash's preset) shows
 // as a note in place of the skip frequency.
 void attention_variant_rows(InputContext& ctx) {
   const ModelConfig& m = ctx.state.shared.config.model;
   rows(ctx, {"m.softmax", "m.window"});
-  if (m.window_attn_pattern.empty()) {
-    row(ctx, "m.window-skip");
-  } else {
-    int windowed = 0;
-    for (const auto bit : m.window_attn_pattern) windowed += bit;
-    char note[96];
-    std::snprintf(note, sizeof note, tr("windowed layers: %d of %zu (pattern from the preset)"),
-                  windowed, m.window_attn_pattern.size());
-    row_note(ctx, note);
-  }
+  frequency_or_pattern_row(ctx, "m.window-skip", m.window_attn_pattern,
+                           "windowed layers: %d of %zu (pattern from the preset)");
   rows(ctx, {"m.window-heads", "m.window-groups", "m.window-kv-ch"});
 }
 
@@ -317,16 +325,8 @@ void model_rows(InputContext& ctx) {
   if (group(ctx, "mixture of experts", {"m.experts"})) {
     rows(ctx, {"m.experts", "m.topk", "m.moe-ffn", "m.shared", "m.shared-gate", "m.latent",
                "m.expert-bias"});
-    if (m.moe_layer_pattern.empty()) {
-      row(ctx, "m.moe-freq");
-    } else {
-      int moe_layers = 0;
-      for (const auto bit : m.moe_layer_pattern) moe_layers += bit;
-      char note[96];
-      std::snprintf(note, sizeof note, tr("MoE layers: %d of %zu (pattern from the preset)"),
-                    moe_layers, m.moe_layer_pattern.size());
-      row_note(ctx, note);
-    }
+    frequency_or_pattern_row(ctx, "m.moe-freq", m.moe_layer_pattern,
+                             "MoE layers: %d of %zu (pattern from the preset)");
     ImGui::TreePop();
   }
   if (group(ctx, "multi-latent attention", {"m.mla"})) {
