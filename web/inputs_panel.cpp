@@ -302,14 +302,15 @@ void frequency_or_pattern_row(InputContext& ctx, const char* key, const Pattern&
   row_note(ctx, note);
 }
 
-// Attention sinks and sliding windows; a per-layer window list (MiMo-V2-Flash's preset) shows
-// as a note in place of the skip frequency.
+// Attention sinks, sliding windows and soft-caps; a per-layer window list (MiMo-V2-Flash's preset)
+// shows as a note in place of the skip frequency.
 void attention_variant_rows(InputContext& ctx) {
   const ModelConfig& m = ctx.state.shared.config.model;
   rows(ctx, {"m.softmax", "m.window"});
   frequency_or_pattern_row(ctx, "m.window-skip", m.window_attn_pattern,
                            "windowed layers: %d of %zu (pattern from the preset)");
-  rows(ctx, {"m.window-heads", "m.window-groups", "m.window-kv-ch"});
+  rows(ctx, {"m.window-heads", "m.window-groups", "m.window-kv-ch", "m.attn-softcap",
+             "m.logit-softcap"});
 }
 
 void model_rows(InputContext& ctx) {

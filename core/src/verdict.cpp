@@ -64,6 +64,9 @@ constexpr FeatureRule kFeatureRules[] = {
        return backend == AttentionBackend::unfused || backend == AttentionBackend::local;
      }},
     {"long_seq", [](N n) { return n.training.seq_length >= 16384; }},
+    // Megatron-Bridge's Gemma 2 / 4 soft-caps (FlexAttention, the capped logits).
+    {"softcap",
+     [](N n) { return n.model.final_logit_softcapping > 0 || n.model.attn_logit_softcapping > 0; }},
 };
 
 const FeatureBand* band_of(std::string_view feature) {

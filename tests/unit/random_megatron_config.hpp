@@ -103,10 +103,13 @@ inline Config with_unexported_fields(Config config, const Config& from) {
   config.runtime = from.runtime;
   config.training.moe_imbalance_factor = from.training.moe_imbalance_factor;
   config.optimizer.store_param_remainders = from.optimizer.store_param_remainders;
-  // Megatron-LM has no flag for the sandwich norms, the windowed layers' own attention shape or
-  // V's own head dimension that Megatron-Bridge builds (Gemma 2/3, Step-3.5, MiMo-V2-Flash).
+  // Megatron-LM has no flag for the sandwich norms, the windowed layers' own attention shape,
+  // V's own head dimension or the soft-caps that Megatron-Bridge builds (Gemma 2/3,
+  // Step-3.5, MiMo-V2-Flash).
   config.model.post_sublayer_norms = from.model.post_sublayer_norms;
   config.model.v_channels = from.model.v_channels;
+  config.model.final_logit_softcapping = from.model.final_logit_softcapping;
+  config.model.attn_logit_softcapping = from.model.attn_logit_softcapping;
   config.model.window_num_attention_heads = from.model.window_num_attention_heads;
   config.model.window_num_query_groups = from.model.window_num_query_groups;
   config.model.window_kv_channels = from.model.window_kv_channels;

@@ -724,15 +724,36 @@ TEST_CASE("a multimodal wrapper is read through its text_config") {
 }
 
 TEST_CASE("every supported family is listed") {
-  const std::vector<std::string> expected = {
-      "llama",         "mistral",      "ministral3",       "qwen2",
-      "qwen3",         "qwen2_moe",    "qwen3_moe",        "mixtral",
-      "deepseek_v2",   "deepseek_v3",  "deepseek_v32",     "glm_moe_dsa",
-      "kimi_k2",       "glm4_moe",     "gpt_oss",          "nemotron_h",
-      "qwen3_next",    "qwen3_5_text", "qwen3_5_moe_text", "minimax_m2",
-      "gemma3_text",   "olmoe",        "ernie4_5_moe",     "exaone4",
-      "glm4_moe_lite", "hy_v3",        "bailing_moe_v2",   "bailing_moe",
-      "mimo_v2_flash"};
+  const std::vector<std::string> expected = {"llama",
+                                             "mistral",
+                                             "ministral3",
+                                             "qwen2",
+                                             "qwen3",
+                                             "qwen2_moe",
+                                             "qwen3_moe",
+                                             "mixtral",
+                                             "deepseek_v2",
+                                             "deepseek_v3",
+                                             "deepseek_v32",
+                                             "glm_moe_dsa",
+                                             "kimi_k2",
+                                             "glm4_moe",
+                                             "gpt_oss",
+                                             "nemotron_h",
+                                             "qwen3_next",
+                                             "qwen3_5_text",
+                                             "qwen3_5_moe_text",
+                                             "minimax_m2",
+                                             "gemma3_text",
+                                             "gemma2",
+                                             "olmoe",
+                                             "ernie4_5_moe",
+                                             "exaone4",
+                                             "glm4_moe_lite",
+                                             "hy_v3",
+                                             "bailing_moe_v2",
+                                             "bailing_moe",
+                                             "mimo_v2_flash"};
   CHECK(supported_hf_model_types() == expected);
 }
 

@@ -101,6 +101,12 @@ struct ModelConfig {
   // linear_qkv, linear_proj from heads x v_channels, and passes TE v_channels. No Megatron-LM
   // flag: --v-head-dim is MLA's (v_head_dim below).
   int v_channels = 0;
+  // Logit soft-capping, cap * tanh(x / cap) (0 = none): Megatron-Bridge's Gemma 2 and 4
+  // output layers (gemma/gemma2_provider.py Gemma2OutputLayer, gemma4_provider.py) cap the
+  // logits; Gemma 2's core attention caps the scores (Gemma2FlexDotProductAttention, PyTorch
+  // FlexAttention with a score_mod). No Megatron-LM flag.
+  double final_logit_softcapping = 0;
+  double attn_logit_softcapping = 0;
   PositionEmbedding position_embedding = PositionEmbedding::learned_absolute;
   int max_position_embeddings = 0;  // --max-position-embeddings; 0 = seq_length
   bool untie_embeddings_and_output_weights = false;

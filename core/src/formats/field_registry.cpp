@@ -1190,6 +1190,25 @@ std::vector<ConfigField> model_attention_variant_rows() {
   };
 }
 
+// No Megatron-LM flag: Megatron-Bridge's Gemma 2 / Gemma 4 providers.
+std::vector<ConfigField> model_softcap_rows() {
+  return {
+      MM_REAL("m.logit-softcap", "0", model.final_logit_softcapping, 0.0, kMaxReal)
+          .json("final_logit_softcapping")
+          .ui("logit soft-cap", "(Megatron-Bridge: Gemma 2 and 4; 0 = none)",
+              "cap x tanh(logits / cap) after the output layer: the last stage keeps one more "
+              "tokens x vocabulary / TP tensor per micro-batch (tanh's output).")
+          .range(0.0, 100.0, 1.0, "%.1f"),
+      MM_REAL("m.attn-softcap", "0", model.attn_logit_softcapping, 0.0, kMaxReal)
+          .scope(FieldScope::gqa)
+          .json("attn_logit_softcapping")
+          .ui("attention soft-cap", "(Megatron-Bridge: Gemma 2; 0 = none)",
+              "Caps the attention scores in PyTorch FlexAttention instead of Transformer "
+              "Engine's kernel: the kernel's output is kept beside linear_proj's copy of it.")
+          .range(0.0, 100.0, 1.0, "%.1f"),
+  };
+}
+
 std::vector<ConfigField> model_embedding_rows() {
   return {
       MM_CHOICE("m.pos", "learned", model.position_embedding)
@@ -1672,6 +1691,7 @@ std::vector<ConfigField> all_rows() {
                                         model_width_rows(),
                                         model_layer_rows(),
                                         model_attention_variant_rows(),
+                                        model_softcap_rows(),
                                         model_embedding_rows(),
                                         model_moe_rows(),
                                         model_mla_mtp_rows(),

@@ -1019,6 +1019,33 @@ std::optional<Error> read_mimo_sinks(const Reader& r, HfImport& out) {
   return std::nullopt;
 }
 
+// Gemma 2 (gemma2) as Megatron-Bridge's gemma/gemma2_bridge.py builds it on Gemma2ModelProvider:
+// Gemma 3's layers (read_gemma3_common) without QK norm, a (sliding_window - 1, 0) window on
+// odd layer numbers (Gemma2DotProductAttention: every 2nd layer full), and both soft-caps
+// (transformers configuration_gemma2.py defaults: final 30, attention 50, window 4096,
+// vocabulary 256000).
+std::optional<Error> read_gemma2(const Reader& r, Family, HfImport& out) {
+  ModelConfig& m = out.model;
+  std::int64_t window = 0;
+  MM_READ(m.vocab_size, r.integer("vocab_size", 1, std::int64_t{1} << 31, 256000));
+  MM_READ(window, r.integer("sliding_window", 0, kMaxSize, 4096));
+  MM_READ(m.final_logit_softcapping, r.number("final_logit_softcapping", 30.0));
+  MM_READ(m.attn_logit_softcapping, r.number("attn_logit_softcapping", 50.0));
+  if (m.final_logit_softcapping < 0 || m.attn_logit_softcapping < 0) {
+    return Error{"final_logit_softcapping", "a soft-cap cannot be negative"};
+  }
+  m.qk_layernorm = false;
+  m.window_size = window > 1 ? static_cast<int>(window - 1) : 0;
+  m.window_attn_skip_freq = m.window_size > 0 ? 2 : 0;
+  if (m.window_size > 0 && r.find("layer_types")) {
+    if (auto error = read_window_layers(r, m)) return error;
+  }
+  out.notes.push_back(
+      "attention runs in Megatron-Bridge's Gemma2FlexDotProductAttention (PyTorch "
+      "FlexAttention with the score soft-cap), whatever the attention backend");
+  return std::nullopt;
+}
+
 // MiMo-V2-Flash (mimo_v2_flash) as Megatron-Bridge's mimo_v2_flash/mimo_v2_flash_bridge.py
 // builds it: GQA with per-layer KV heads and V's own head dim, SWA on the hybrid_layer_pattern
 // layers, moe_layer_freq's MoE layers of n_routed_experts top num_experts_per_tok with sigmoid
@@ -1082,6 +1109,7 @@ constexpr FamilyRow kFamilies[] = {
     {"qwen3_5_moe_text", Family::qwen3_next, read_qwen35},
     {"minimax_m2", Family::minimax_m2, read_minimax_m2},
     {"gemma3_text", Family::gemma3},
+    {"gemma2", Family::gemma3, read_gemma2},
     {"olmoe", Family::olmoe, read_olmoe},
     {"ernie4_5_moe", Family::ernie45, read_ernie45},
     {"exaone4", Family::exaone4, read_exaone4},

@@ -310,6 +310,9 @@ class ChunkWalk {
     out_.logits_bytes = loss.logits_bytes;
     phase(loss.norm_saved, 0, 0);
     phase(0, 0, loss.output_backward);
+    if (loss.softcap_saved > 0) {
+      phase(loss.softcap_saved, loss.softcap_forward_transient, loss.softcap_backward_transient);
+    }
     phase(loss.loss_saved, loss.loss_forward_transient, loss.loss_backward_transient);
     loss_phase_ = backward_free_.size() - 1;
   }

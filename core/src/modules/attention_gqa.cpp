@@ -9,7 +9,8 @@
 //   saved: input norm input/output (offload qkv_linear, or attn_norm when standalone), q/k
 //     norm inputs (qkv_linear), Q/K/V copies (core_attn offload), flash attention's fp32
 //     log-sum-exp (freed by core_attn recompute) or, unfused, the probabilities and dropout
-//     (core_attn recompute), linear_proj input (attn_proj offload).
+//     (core_attn recompute), linear_proj input (attn_proj offload); with Gemma 2's score
+//     soft-cap, FlexAttention's own output or, unfused, the capped scores (core_attn).
 //   FLOPs: training.py transformer_flops: 2h(q + k + v + gate) + 2·heads·dv·h projections;
 //     causal core attention heads·s·(dk + dv) (QK^T and softmax·V at half the sequence each).
 #include <algorithm>
@@ -21,6 +22,16 @@ namespace {
 
 bool present(const ModuleContext& c) {
   return !c.model.multi_latent_attention && layer_kind_has_attention(c.kind);
+}
+
+// Megatron-Bridge's Gemma 2 core attention caps the scores whatever --attention-backend says
+// (gemma/gemma2_provider.py gemma2_layer_spec): PyTorch FlexAttention, or, when a dataset
+// mask is given or attention dropout is on, its unfused parent Gemma2DotProductAttention.
+// Bridge's GPT step passes no mask by default (gpt_step.py
+// skip_getting_attention_mask_from_dataset), so dropout decides here.
+bool softcapped(const ModelConfig& m) { return m.attn_logit_softcapping > 0; }
+bool softcapped_attention_unfused(const ModelConfig& m) {
+  return softcapped(m) && m.attention_dropout > 0;
 }
 
 void params(const ModuleContext& c, ParamSink& sink) {
@@ -80,6 +91,10 @@ void unfused_core_attention(const ModuleContext& c, const ActivationShape& s, Sa
   const bool fused_softmax = fused_softmax_runs(c, s, heads);
   const bool fp32_softmax =
       !fused_softmax && s.act == 2 && c.config.training.attention_softmax_in_fp32;
+  if (softcapped(c.model)) {
+    // gemma2_provider.py logit_softcapping: cap * tanh(scores / cap); tanh keeps its output.
+    sink.add("soft-capped scores (tanh output)", attn, scores, s.act, core_attn, offload);
+  }
   sink.add("attention probabilities", attn, scores, fp32_softmax ? 4 : s.act, core_attn, offload);
   if (c.model.attention_dropout > 0) {
     sink.add("attention dropout mask and output", attn, scores, 1 + s.act, core_attn, offload);
@@ -113,13 +128,19 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
     sink.add("q/k layernorm inputs", attn, n * (heads + groups) * dh, s.act, {},
              {OffloadModule::qkv_linear});
   }
-  if (unfused_attention(c.config)) {
+  if (softcapped_attention_unfused(m) || (!softcapped(m) && unfused_attention(c.config))) {
     unfused_core_attention(c, s, sink, heads, groups);
   } else {
     sink.add("Q, K, V (core attention inputs)", attn, qkv, s.act, {}, {OffloadModule::core_attn});
-    // Flash/cuDNN keep the fp32 log-sum-exp per head and token.
+    // Flash/cuDNN (and FlexAttention) keep the fp32 log-sum-exp per head and token.
     sink.add("softmax statistics (fp32)", attn, n * heads, 4, {RecomputeModule::core_attn},
              {OffloadModule::core_attn});
+    if (softcapped(m)) {
+      // Gemma2FlexDotProductAttention: flex_attention keeps its own [b, np, s, d] output for
+      // its backward; linear_proj gets a permuted .contiguous() copy of it.
+      sink.add("FlexAttention output (its backward's copy)", attn, n * heads * dv, s.act,
+               {RecomputeModule::core_attn}, {OffloadModule::core_attn});
+    }
   }
   sink.add("attention output (linear_proj input)", attn, n * heads * dv, s.act, {},
            {OffloadModule::attn_proj});

@@ -291,8 +291,8 @@ double embedding_saved_bytes(const ActivationShape& shape);
 // output_loss.cpp: final norm, output layer, cross entropy.
 void final_norm_params(const NormalizedConfig& normalized, ParamSink& sink);
 void output_layer_params(const NormalizedConfig& normalized, bool shared, ParamSink& sink);
-// The loss as the three backward phases chunk_activations walks: final norm, output layer
-// (logits), cross entropy.
+// The loss as the backward phases chunk_activations walks: final norm, output layer
+// (logits), the logit soft-cap where the model has one, cross entropy.
 struct LossActivations {
   double logits_bytes = 0;  // bf16 logits (diagnostic)
   double norm_saved = 0;
@@ -300,6 +300,11 @@ struct LossActivations {
   double loss_saved = 0;
   double loss_forward_transient = 0;
   double loss_backward_transient = 0;
+  // The logit soft-cap between output layer and loss (0 without one): tanh's kept output,
+  // the forward's logits and logits / cap beside it, and two logits gradients in backward.
+  double softcap_saved = 0;
+  double softcap_forward_transient = 0;
+  double softcap_backward_transient = 0;
 };
 LossActivations loss_activations(const NormalizedConfig& normalized, const ActivationShape& shape);
 double logits_flops(const NormalizedConfig& normalized);

@@ -3,8 +3,9 @@
 // megatron/core/fusions/fused_cross_entropy.py, TE's fused cross entropy).
 //   parameters: final norm (replicated); output layer [padded vocab x h] /TP, column
 //     parallel, no bias (skipped where tied to a local embedding; its own bucket when shared).
-//   saved: final norm input and output ([N/SP, h] each, activation dtype); the cross
-//     entropy's fp32 softmax [N, V/TP] (TE's fused CE keeps the logits instead).
+//   saved: final norm input and output ([N/SP, h] each, activation dtype); a logit
+//     soft-cap's tanh output [N, V/TP] (Megatron-Bridge Gemma 2 / 4); the cross entropy's
+//     fp32 softmax [N, V/TP] (TE's fused CE keeps the logits instead).
 //   FLOPs: training.py: 2h x padded vocab per token for the logits.
 #include "module_spec.hpp"
 
@@ -48,6 +49,16 @@ LossActivations loss_activations(const NormalizedConfig& n, const ActivationShap
                                   ? 0
                                   : s.act * static_cast<double>(n.padded_vocab_size) * s.h / s.tp;
   out.output_backward = (te_ce ? out.loss_saved : s.act * logits) + output_wgrad;
+  if (n.config.model.final_logit_softcapping > 0) {
+    // Megatron-Bridge gemma2_provider.py logit_softcapping, cap * tanh(logits / cap), on
+    // the output layer's logits (Gemma2OutputLayer, Gemma4OutputLayer): tanh keeps its output
+    // for backward; the division and the multiplication by a number keep nothing. While
+    // tanh runs, the logits, logits / cap and tanh's output are alive (then the logits,
+    // tanh's output and the product); in backward the product's and tanh's gradients.
+    out.softcap_saved = s.act * logits;
+    out.softcap_forward_transient = 3 * s.act * logits;
+    out.softcap_backward_transient = 2 * s.act * logits;
+  }
   return out;
 }
 

@@ -157,6 +157,20 @@ std::optional<Error> value_head_dim_has_no_gate(NormalizedConfig& n) {
                     "Megatron-Bridge mimo_v2_flash/modeling_mimo_v2_flash.py");
 }
 
+// Megatron-Bridge's Gemma 2 core attention (the score soft-cap) raises for context
+// parallelism: "Context parallelism is only supported by TEDotProductAttention!"
+// (gemma/gemma2_provider.py Gemma2DotProductAttention.__init__).
+std::optional<Error> softcapped_attention_without_cp(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  return error_when(!m.multi_latent_attention && m.attn_logit_softcapping > 0 &&
+                        n.config.parallel.context_parallel > 1,
+                    "attn_logit_softcapping",
+                    "the attention score soft-cap (Gemma 2's FlexAttention core attention) "
+                    "cannot run with context_parallel_size " +
+                        str(n.config.parallel.context_parallel) + "; use context_parallel_size 1",
+                    "Megatron-Bridge gemma/gemma2_provider.py Gemma2DotProductAttention");
+}
+
 // --window-attn-skip-freq as a list: transformer/utils.py is_layer_window_attention indexes it
 // by layer number, so it needs one entry per decoder layer.
 std::optional<Error> window_pattern_covers_layers(NormalizedConfig& n) {
@@ -276,6 +290,7 @@ constexpr Check kModelChecks[] = {
     resolve_model_defaults,
     multi_latent_attention_has_ranks,
     value_head_dim_has_no_gate,
+    softcapped_attention_without_cp,
     window_pattern_covers_layers,
     sparse_attention_is_buildable,
     position_table_covers_sequence,
