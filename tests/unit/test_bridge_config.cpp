@@ -144,3 +144,22 @@ TEST_CASE("malformed overrides name the word") {
   REQUIRE_FALSE(lone_plus.has_value());
   CHECK(lone_plus.error().field == "+");
 }
+
+TEST_CASE("Bridge-only fields (the Gemma soft-caps) are read, written back and checked") {
+  const BridgeImport imported = import_overrides(kSmallGpt +
+                                                     "model.final_logit_softcapping=30.0 "
+                                                     "model.attn_logit_softcapping=50.0",
+                                                 8);
+  CHECK(imported.warnings.empty());
+  CHECK(imported.args.config.model.final_logit_softcapping == 30.0);
+  CHECK(imported.args.config.model.attn_logit_softcapping == 50.0);
+  const std::string back = to_bridge_overrides(imported.args.config);
+  CHECK(back.find("model.final_logit_softcapping=30") != std::string::npos);
+  CHECK(back.find("model.attn_logit_softcapping=50") != std::string::npos);
+  // Gemma 3's providers leave them None; a value that is no number is named and ignored.
+  CHECK(import_overrides(kSmallGpt + "model.final_logit_softcapping=None", 8).warnings.empty());
+  const BridgeImport bad = import_overrides(kSmallGpt + "model.attn_logit_softcapping=fifty", 8);
+  REQUIRE(bad.warnings.size() == 1);
+  CHECK(bad.warnings[0].find("model.attn_logit_softcapping") != std::string::npos);
+  CHECK(bad.args.config.model.attn_logit_softcapping == 0.0);
+}

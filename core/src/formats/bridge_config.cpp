@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "formats/megatron_dump_flags.hpp"
+#include "formats/number_text.hpp"
+#include "megamem/fields.hpp"
 #include "megamem/megatron_args.hpp"
 
 namespace megamem {
@@ -271,12 +273,48 @@ bool read_special_field(Reader& r, const std::string& field, const std::string& 
   return true;
 }
 
+// A registry row whose Bridge field no Megatron-LM flag carries (the soft-caps of
+// Megatron-Bridge's Gemma providers; all numbers so far): read_bridge_only_fields() sets it on
+// the Config after the flags are parsed.
+bool bridge_only(const ConfigField& field) {
+  return field.flag.empty() && !field.bridge_field.empty() && field.kind == FieldKind::real;
+}
+
+bool is_bridge_only_field(std::string_view path) {
+  return std::any_of(config_fields().begin(), config_fields().end(), [&](const ConfigField& f) {
+    return bridge_only(f) && f.bridge_field == path;
+  });
+}
+
+// Sets the Bridge-only fields the YAML gives; a value that is not a number in the field's
+// range is a warning naming it (the field keeps its default).
+void read_bridge_only_fields(const BridgeNode& root, Config& config,
+                             std::vector<std::string>& warnings) {
+  for (const ConfigField& field : config_fields()) {
+    if (!bridge_only(field)) continue;
+    const std::string_view path = field.bridge_field;
+    const std::size_t dot = path.find('.');
+    const BridgeNode* section = entry(root, path.substr(0, dot));
+    const BridgeNode* node = section ? entry(*section, path.substr(dot + 1)) : nullptr;
+    const std::optional<std::string> value = node ? python_value(*node) : std::nullopt;
+    if (!value || *value == "None") continue;
+    const std::optional<LeadingNumber> number = leading_number(*value);
+    if (!number || number->length != value->size() || number->value < field.min_real ||
+        number->value > field.max_real) {
+      warnings.push_back(where(std::string(path), *node) + ": '" + *value +
+                         "' is not a value megamem can read here; ignored");
+      continue;
+    }
+    field.set_real(config, number->value);
+  }
+}
+
 // Reads one section's fields (model, train, ddp, optimizer, dataset, mixed_precision, ...).
 std::optional<Error> read_fields(Reader& r, const std::string& section, const BridgeNode& map) {
   for (const auto& [key, node] : map.entries) {
     const std::string path = section + "." + key;
     const std::string field(lookup(kRenamedFields, key).value_or(key));
-    if (key == "_target_") continue;
+    if (key == "_target_" || is_bridge_only_field(path)) continue;
     std::optional<std::string> value = python_value(node);
     if (key == "activation_func" && node.kind == BridgeNode::Kind::map) {
       const BridgeNode* target = entry(node, "_target_");
@@ -384,6 +422,7 @@ Expected<BridgeImport> import_bridge_config(const BridgeNode& root, std::int64_t
       }
     }
   }
+  read_bridge_only_fields(root, out.args.config, out.warnings);
   for (const std::string& flag : out.args.unmodeled_flags) {
     out.warnings.push_back(flag + " changes memory but is not modeled; the estimate leaves it out");
   }

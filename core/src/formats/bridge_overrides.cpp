@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "formats/megatron_dump_flags.hpp"
+#include "formats/number_text.hpp"
 #include "megamem/bridge_config.hpp"
 #include "megamem/estimate_types.hpp"
 #include "megamem/expected.hpp"
@@ -196,6 +197,22 @@ Expected<BridgeNode> parse_bridge_overrides(std::string_view overrides) {
   return root;
 }
 
+namespace {
+
+// The registry's Bridge-only fields (no Megatron-LM flag: the Gemma soft-caps), where set.
+void append_bridge_only_fields(const Config& config, std::vector<std::string>& out) {
+  for (const ConfigField& field : config_fields()) {
+    if (!field.flag.empty() || field.bridge_field.empty() || field.kind != FieldKind::real) {
+      continue;
+    }
+    const double value = field.get_real(config);
+    if (value != 0)
+      out.push_back(std::string(field.bridge_field) + "=" + shortest_double_text(value));
+  }
+}
+
+}  // namespace
+
 std::string to_bridge_overrides(const Config& config) {
   std::vector<std::string> out;
   const Expected<std::vector<std::string>> words = split_command_line(to_megatron_args(config));
@@ -223,6 +240,7 @@ std::string to_bridge_overrides(const Config& config) {
     const std::string text = flag_override(flag, values);
     if (!text.empty()) out.push_back(text);
   }
+  append_bridge_only_fields(config, out);
   if (config.model.vocab_size > 0) out.push_back("model.should_pad_vocab=true");
   if (!config.optimizer.store_param_remainders) {
     out.push_back("optimizer.store_param_remainders=false");

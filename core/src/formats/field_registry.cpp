@@ -1194,6 +1194,7 @@ std::vector<ConfigField> model_attention_variant_rows() {
 std::vector<ConfigField> model_softcap_rows() {
   return {
       MM_REAL("m.logit-softcap", "0", model.final_logit_softcapping, 0.0, kMaxReal)
+          .bridge("model.final_logit_softcapping")
           .json("final_logit_softcapping")
           .ui("logit soft-cap", "(Megatron-Bridge: Gemma 2 and 4; 0 = none)",
               "cap x tanh(logits / cap) after the output layer: the last stage keeps one more "
@@ -1201,6 +1202,7 @@ std::vector<ConfigField> model_softcap_rows() {
           .range(0.0, 100.0, 1.0, "%.1f"),
       MM_REAL("m.attn-softcap", "0", model.attn_logit_softcapping, 0.0, kMaxReal)
           .scope(FieldScope::gqa)
+          .bridge("model.attn_logit_softcapping")
           .json("attn_logit_softcapping")
           .ui("attention soft-cap", "(Megatron-Bridge: Gemma 2; 0 = none)",
               "Caps the attention scores in PyTorch FlexAttention instead of Transformer "
