@@ -104,8 +104,10 @@ inline Config with_unexported_fields(Config config, const Config& from) {
   config.training.moe_imbalance_factor = from.training.moe_imbalance_factor;
   config.optimizer.store_param_remainders = from.optimizer.store_param_remainders;
   // Megatron-LM has no flag for the sandwich norms, the windowed layers' own attention shape or
-  // V's own head dimension that Megatron-Bridge builds (Gemma 2/3, Step-3.5, MiMo-V2-Flash).
+  // V's own head dimension that Megatron-Bridge builds (Gemma 2/3, Step-3.5, MiMo-V2-Flash),
+  // and main's has none for the head-wise attention gate (Step-3.5).
   config.model.post_sublayer_norms = from.model.post_sublayer_norms;
+  config.model.head_wise_attn_gate = from.model.head_wise_attn_gate;
   config.model.v_channels = from.model.v_channels;
   config.model.window_num_attention_heads = from.model.window_num_attention_heads;
   config.model.window_num_query_groups = from.model.window_num_query_groups;
