@@ -732,7 +732,7 @@ TEST_CASE("every supported family is listed") {
       "qwen3_next",    "qwen3_5_text", "qwen3_5_moe_text", "minimax_m2",
       "gemma3_text",   "olmoe",        "ernie4_5_moe",     "exaone4",
       "glm4_moe_lite", "hy_v3",        "bailing_moe_v2",   "bailing_moe",
-      "mimo_v2_flash"};
+      "mimo_v2_flash", "step3p5"};
   CHECK(supported_hf_model_types() == expected);
 }
 
