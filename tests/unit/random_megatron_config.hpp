@@ -105,8 +105,9 @@ inline Config with_unexported_fields(Config config, const Config& from) {
   config.optimizer.store_param_remainders = from.optimizer.store_param_remainders;
   // Megatron-LM has no flag for the sandwich norms, the windowed layers' own attention shape,
   // V's own head dimension or the soft-caps that Megatron-Bridge builds (Gemma 2/3,
-  // Step-3.5, MiMo-V2-Flash).
+  // Step-3.5, MiMo-V2-Flash), and main's has none for the head-wise attention gate (Step-3.5).
   config.model.post_sublayer_norms = from.model.post_sublayer_norms;
+  config.model.head_wise_attn_gate = from.model.head_wise_attn_gate;
   config.model.v_channels = from.model.v_channels;
   config.model.final_logit_softcapping = from.model.final_logit_softcapping;
   config.model.attn_logit_softcapping = from.model.attn_logit_softcapping;

@@ -753,7 +753,8 @@ TEST_CASE("every supported family is listed") {
                                              "hy_v3",
                                              "bailing_moe_v2",
                                              "bailing_moe",
-                                             "mimo_v2_flash"};
+                                             "mimo_v2_flash",
+                                             "step3p5"};
   CHECK(supported_hf_model_types() == expected);
 }
 

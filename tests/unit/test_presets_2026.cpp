@@ -1,14 +1,18 @@
 // The 2026 presets (#25): MiniMax-M2 (minimax_m2) and Gemma-3-27B (gemma3, its gemma3_text
 // language model) import from their config.json as the presets, with the parameter counts
-// derived by hand, and every new preset estimates on 8 to 1,024 GPUs.
+// derived by hand, and every new preset estimates on 8 to 1,024 GPUs; the parts the new presets
+// brought (sandwich norms, windowed layers' own shape, the head-wise attention gate) on one tiny
+// GPT.
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
 #include <utility>
 
+#include "estimate_helpers.hpp"
 #include "hf_import_helpers.hpp"
 #include "megamem/megatron_args.hpp"
 #include "megamem/suggestions.hpp"
+#include "memory/activations.hpp"
 
 using namespace megamem;
 using namespace megamem::hf_test;
@@ -127,7 +131,8 @@ TEST_CASE("gemma3: Gemma-3-27B's text_config imports as the preset, 27.0B parame
   CHECK(hf.model.activation == Activation::swiglu);
   CHECK(hf.model.qk_layernorm);
   CHECK(hf.model.post_sublayer_norms);
-  REQUIRE(hf.notes.size() == 1);
+  REQUIRE(hf.notes.size() == 2);  // the gated GELU, and the wrapper's SigLIP vision_config
+  CHECK(hf.notes[1].find("vision encoder (vision_config) is not estimated") != std::string::npos);
   check_matches_preset(hf.model, "gemma-3-27b");
   // Per layer: q 5376x4096, k and v 5376x2048, o 4096x5376, q/k norms 2 x 128, the input,
   // post-attention, pre-MLP and post-MLP norms 4 x 5376; gated MLP 3 x 5376x21504. Plus one
@@ -158,7 +163,7 @@ TEST_CASE("gemma3: a layer_types list sets the interleave, a missing one sliding
 }
 
 TEST_CASE("the 2026 presets estimate on 8 to 1,024 GPUs") {
-  // Every preset added for issue 25 (this file, test_presets_2026_b.cpp, _c.cpp ... _f.cpp).
+  // Every preset added for issue 25 (this file, test_presets_2026_b.cpp, _c.cpp ... _g.cpp).
   const Expected<PresetCatalog>& catalog = builtin_presets();
   REQUIRE(catalog.has_value());
   const RecipePreset* recipe = catalog->find_recipe("llama-3-70b-h100-64");
@@ -167,7 +172,8 @@ TEST_CASE("the 2026 presets estimate on 8 to 1,024 GPUs") {
   REQUIRE(base.has_value());
   for (const char* id : {"minimax-m2", "gemma-3-27b", "olmoe-1b-7b", "ernie-4.5-300b-a47b",
                          "mistral-7b-v0.3", "exaone-4.0-32b", "glm-4.7-flash", "hy3-preview",
-                         "ministral-3-14b", "ling-mini-2.0", "mimo-v2-flash", "gemma-2-27b"}) {
+                         "ministral-3-14b", "ling-mini-2.0", "mimo-v2-flash", "step-3.5-flash",
+                         "gemma-2-27b"}) {
     const ModelPreset* preset = catalog->find_model(id);
     REQUIRE(preset != nullptr);
     for (const std::int64_t gpus : {8, 16, 64, 128, 256, 512, 1024}) {
@@ -253,4 +259,61 @@ TEST_CASE("windowed layers with their own attention shape: weights, saved tensor
   const Expected<Estimate> split = estimate(shaped, {false, false});
   REQUIRE_FALSE(split.has_value());
   CHECK(split.error().field == "window_num_attention_heads");
+}
+
+TEST_CASE("head-wise attention gate: a row per head in linear_qkv, the gate's tensors saved") {
+  // Megatron-LM dev attention.py: linear_qkv grows by num_attention_heads rows (8 x 512
+  // weights per layer); core_attn_out * sigmoid(gate.float()).to(bf16) keeps, per token and
+  // layer, the sigmoid's fp32 output (8 x 4 bytes), its bf16 cast (8 x 2) and the ungated
+  // output (8 x 64 x 2) beside the product, which is linear_proj's input as the ungated output
+  // was. One micro-batch holds 4096 tokens.
+  Config plain = tiny_gpt("--disable-bias-linear");
+  Config gated = plain;
+  gated.model.head_wise_attn_gate = true;
+  const Expected<Estimate> a = estimate(plain, {false, false});
+  const Expected<Estimate> b = estimate(gated, {false, false});
+  REQUIRE(a.has_value());
+  REQUIRE(b.has_value());
+  CHECK(b->totals.params - a->totals.params == 4 * 8 * 512);
+  CHECK(static_cast<double>(b->ranks[0].activation_bytes_per_microbatch) -
+            static_cast<double>(a->ranks[0].activation_bytes_per_microbatch) ==
+        4 * 4096.0 * (8 * 4 + 8 * 2 + 8 * 64 * 2));
+}
+
+TEST_CASE("head-wise attention gate: the fused output outlives its QKV copy in the forward") {
+  // attention.py get_query_key_value_tensors: the gate is a view of linear_qkv's output, so the
+  // whole output (8 x 64 x 3 QKV and 8 gate columns per token) stays beside the contiguous QKV
+  // copy: 2 x 4096 x (2 x 1536 + 8) bytes against the output alone, 2 x 4096 x 1536. A narrow
+  // MLP (128) keeps the attention's transient the layer's largest.
+  Config c = tiny_gpt("--disable-bias-linear --ffn-hidden-size 128");
+  const auto transient = [](const Config& config) {
+    return layer_activations(testing::normalized(config), LayerKind::dense).forward_transient_bytes;
+  };
+  CHECK(transient(c) == 2 * 4096.0 * 1536);
+  c.model.head_wise_attn_gate = true;
+  CHECK(transient(c) == 2 * 4096.0 * (2 * 1536 + 8));
+}
+
+TEST_CASE("head-wise attention gate: Megatron-LM's TP and FP8 rules, one gate at a time") {
+  // transformer_config.py (dev): at least as many query groups as TP ranks; under FP8 each
+  // rank's linear_qkv width a multiple of 16: (512 + 8 + 2 x 2 x 64) / 2 = 388 is not.
+  Config gated = tiny_gpt("--disable-bias-linear --group-query-attention --num-query-groups 2");
+  gated.model.head_wise_attn_gate = true;
+  gated.parallel.tensor_parallel = 4;
+  const Expected<Estimate> wide = estimate(gated, {false, false});
+  REQUIRE_FALSE(wide.has_value());
+  CHECK(wide.error().field == "head_wise_attn_gate");
+  gated.parallel.tensor_parallel = 2;
+  REQUIRE(estimate(gated, {false, false}).has_value());
+  gated.training.fp8_recipe = Fp8Recipe::tensorwise;
+  const Expected<Estimate> fp8 = estimate(gated, {false, false});
+  REQUIRE_FALSE(fp8.has_value());
+  CHECK(fp8.error().field == "head_wise_attn_gate");
+  gated.parallel.tensor_parallel = 1;  // 776 = 48 x 16 + 8: still not
+  CHECK_FALSE(estimate(gated, {false, false}).has_value());
+  gated.training.fp8_recipe = Fp8Recipe::none;
+  gated.model.attention_output_gate = true;
+  const Expected<Estimate> both = estimate(gated, {false, false});
+  REQUIRE_FALSE(both.has_value());
+  CHECK(both.error().field == "head_wise_attn_gate");
 }

@@ -75,6 +75,10 @@ struct ModelConfig {
   bool add_bias_linear = true;                             // --disable-bias-linear clears it
   bool add_qkv_bias = false;                               // --add-qkv-bias
   bool attention_output_gate = false;                      // --attention-output-gate
+  // A sigmoid gate per head on the core attention output (Step-3.5-Flash's g_proj): one scalar
+  // per head, num_attention_heads rows appended to linear_qkv (Megatron-LM dev
+  // transformer_config.py head_wise_attn_gate; not in the flag table of main).
+  bool head_wise_attn_gate = false;
   // A norm on linear_proj's and fc2's outputs ("sandwich" norms: Megatron-Bridge's
   // TERowParallelLinearLayerNorm for Gemma 2/3 and EXAONE 4.0); no Megatron-LM flag.
   bool post_sublayer_norms = false;

@@ -1132,6 +1132,13 @@ std::vector<ConfigField> model_layer_rows() {
           .json("attention_output_gate")
           .ui("attention out gate", "",
               "A gate projection on the attention output: more weights and activations."),
+      // Megatron-LM dev's TransformerConfig.head_wise_attn_gate (its flag is not in main's
+      // arguments.py, so none is read or written); Megatron-Bridge's Step35Bridge sets it.
+      MM_BOOL("m.head-gate", "0", model.head_wise_attn_gate)
+          .json("head_wise_attn_gate")
+          .ui("head-wise attention gate", "(Megatron-LM dev, Megatron-Bridge: Step-3.5)",
+              "A sigmoid gate per head on the attention output: heads x hidden weights, the "
+              "gated output saved."),
       MM_BOOL("m.post-norms", "0", model.post_sublayer_norms)
           .json("post_sublayer_norms")
           .ui("post-sublayer norms", "(Megatron-Bridge: Gemma 2/3, EXAONE 4.0)",

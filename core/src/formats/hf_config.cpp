@@ -1079,6 +1079,173 @@ std::optional<Error> read_mimo_v2_flash(const Reader& r, Family, HfImport& out) 
   return std::nullopt;
 }
 
+// Step-3.5's layer_types as the window list (1 = sliding_attention), which Step35DecoderLayer
+// reads per layer; Step35Config drops the MTP layers' entries when the list covers them too
+// (stepfun/configuration_step35.py _split_mtp_layer_types). Without the list no layer slides.
+Expected<std::vector<std::uint8_t>> step35_layer_types(const Reader& r, int layers, int mtp) {
+  const json* list = r.find("layer_types");
+  if (!list) return std::vector<std::uint8_t>{};
+  const std::size_t size = list->is_array() ? list->size() : 0;
+  if (size != static_cast<std::size_t>(layers) && size != static_cast<std::size_t>(layers + mtp)) {
+    return Error{"layer_types",
+                 "expects one entry per layer (num_hidden_layers, or with the "
+                 "num_nextn_predict_layers MTP layers)"};
+  }
+  std::vector<std::uint8_t> sliding;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(layers); ++i) {
+    const json& entry = (*list)[i];
+    const bool known =
+        entry.is_string() && (entry == "full_attention" || entry == "sliding_attention");
+    if (!known) return Error{"layer_types", "entries must be full_attention or sliding_attention"};
+    sliding.push_back(entry == "sliding_attention" ? 1 : 0);
+  }
+  return sliding;
+}
+
+// Step-3.5's MoE layers, moe_layers_enum (a "3,4,..." string or a list), as Step35Bridge lays
+// them out; layers it does not list are dense, indices past the decoder are ignored. Without
+// the field, Step35Config's default: layers 3 to 44.
+Expected<std::vector<std::uint8_t>> step35_moe_layers(const Reader& r, int layers) {
+  std::vector<std::int64_t> indices;
+  const json* listed = r.find("moe_layers_enum");
+  if (!listed) {
+    for (std::int64_t i = 3; i <= 44; ++i) indices.push_back(i);
+  } else if (listed->is_string()) {
+    const std::string text = listed->get<std::string>();
+    for (std::size_t begin = 0; begin <= text.size();) {
+      std::size_t end = text.find(',', begin);
+      if (end == std::string::npos) end = text.size();
+      const std::string item = text.substr(begin, end - begin);
+      const std::size_t digits = item.find_first_not_of(' ');
+      if (digits != std::string::npos) {
+        const std::size_t last = item.find_last_not_of(' ');
+        const std::string number = item.substr(digits, last - digits + 1);
+        if (number.find_first_not_of("0123456789") != std::string::npos || number.size() > 9) {
+          return Error{"moe_layers_enum", "expects layer numbers separated by commas"};
+        }
+        indices.push_back(std::stoll(number));
+      }
+      begin = end + 1;
+    }
+  } else if (listed->is_array()) {
+    for (const json& entry : *listed) {
+      if (!entry.is_number_integer()) return Error{"moe_layers_enum", "expects layer numbers"};
+      indices.push_back(entry.get<std::int64_t>());
+    }
+  } else {
+    return Error{"moe_layers_enum", "expects a list of layer numbers or a comma-separated string"};
+  }
+  std::vector<std::uint8_t> moe(static_cast<std::size_t>(layers), 0);
+  for (const std::int64_t i : indices) {
+    if (i >= 0 && i < layers) moe[static_cast<std::size_t>(i)] = 1;
+  }
+  return moe;
+}
+
+// Step-3.5's attention as Step35Bridge.provider_bridge reads it: num_attention_groups KV
+// groups (CONFIG_MAPPING), head_dim (Step35Config: 128), and the sliding layers' shape, the
+// bridge's Step-3.5-Flash defaults (a [512, 0] window, 96 heads, 8 groups, head dim 128)
+// overlaid with sliding_window and attention_other_setting; TE gets (sliding_window, 0).
+std::optional<Error> read_step35_attention(const Reader& r, int mtp, HfImport& out) {
+  ModelConfig& m = out.model;
+  std::int64_t groups = 0, window = 0, heads = 96, window_groups = 8, window_dim = 128;
+  MM_READ(groups, r.integer("num_attention_groups", 1, kMaxSize, 8));
+  MM_READ(m.kv_channels, r.int_field("head_dim", 1, kMaxSize, 128));
+  m.num_query_groups = groups == m.num_attention_heads ? 0 : static_cast<int>(groups);
+  MM_READ(window, r.integer("sliding_window", 1, kMaxSize, 512));
+  if (const json* other = r.find("attention_other_setting"); other && other->is_object()) {
+    const Reader setting(*other);
+    std::string type;
+    MM_READ(type, setting.text("attention_type", ""));
+    if (type == "sliding_attention") {
+      MM_READ(heads, setting.integer("num_attention_heads", 1, kMaxSize, heads));
+      MM_READ(window_groups, setting.integer("num_attention_groups", 1, kMaxSize, window_groups));
+      MM_READ(window_dim, setting.integer("head_dim", 1, kMaxSize, window_dim));
+    }
+  }
+  std::vector<std::uint8_t> sliding;
+  MM_READ(sliding, step35_layer_types(r, m.num_layers, mtp));
+  if (std::find(sliding.begin(), sliding.end(), 1) == sliding.end()) return std::nullopt;
+  m.window_attn_pattern = sliding;
+  m.window_size = static_cast<int>(window);
+  const int full_groups = m.num_query_groups > 0 ? m.num_query_groups : m.num_attention_heads;
+  if (heads != m.num_attention_heads) m.window_num_attention_heads = static_cast<int>(heads);
+  if (window_groups != full_groups) m.window_num_query_groups = static_cast<int>(window_groups);
+  if (window_dim != m.kv_channels) m.window_kv_channels = static_cast<int>(window_dim);
+  return std::nullopt;
+}
+
+// Step-3.5's output gate: use_head_wise_attn_gate (Step35Config default true) is Megatron-LM
+// dev's head_wise_attn_gate; on a Megatron-Core without it Step35Bridge falls back to the full
+// attention_output_gate, whose gate rows QKVGMapping expands over each head's dimension.
+std::optional<Error> read_step35_gate(const Reader& r, HfImport& out) {
+  ModelConfig& m = out.model;
+  MM_READ(m.head_wise_attn_gate, r.boolean("use_head_wise_attn_gate", true));
+  if (!m.head_wise_attn_gate) {
+    MM_READ(m.attention_output_gate, r.boolean("attention_output_gate", false));
+    return std::nullopt;
+  }
+  out.notes.push_back(
+      "use_head_wise_attn_gate: Megatron-LM dev's head-wise gate (one row per head); on a "
+      "Megatron-Core without it the bridge builds the full output gate (heads x head_dim rows, "
+      "link m.out-gate=1&m.head-gate=0)");
+  return std::nullopt;
+}
+
+// What Step35Bridge builds that the estimate does not follow, and the run settings it sets.
+std::optional<Error> note_step35(const Reader& r, std::int64_t mtp, HfImport& out) {
+  bool fp32_router = false;
+  MM_READ(fp32_router, r.boolean("need_fp32_gate", false));
+  if (fp32_router) {
+    out.notes.push_back(
+        "need_fp32_gate: the bridge runs the router in fp32, a run setting: "
+        "--moe-router-dtype fp32");
+  }
+  if (mtp > 0) {
+    // step35_bridge.py build_step35_layer_spec: the MTP layers are dense (and layer_types
+    // makes them sliding); megamem builds MTP layers as the last decoder layer's kind.
+    out.notes.push_back("num_nextn_predict_layers " + std::to_string(mtp) +
+                        ": the bridge's MTP layers (a dense MLP, the attention layer_types "
+                        "gives them) are not estimated");
+  }
+  if (const json* limits = r.find("swiglu_limits"); limits && limits->is_array()) {
+    const bool clamped = std::any_of(limits->begin(), limits->end(), [](const json& limit) {
+      return limit.is_number() && limit.get<double>() != 0.0;
+    });
+    // Step35DecoderLayer: activation_func_clamp_value, the clamped SwiGLU gpt-oss has too.
+    if (clamped) out.notes.push_back("swiglu_limits: the clamped SwiGLU is estimated as SwiGLU");
+  }
+  out.notes.push_back(
+      "Megatron-Bridge's Step35Bridge sets grouped GEMM, the alltoall dispatcher and permute "
+      "fusion");
+  return std::nullopt;
+}
+
+// Step-3.5 (step3p5, Step3p5ForCausalLM) as Megatron-Bridge's stepfun/step35_bridge.py builds
+// it on Step35ModelProvider (step35_provider.py): GQA with per-layer sliding shapes and the
+// head-wise gate, QK norm with use_qk_norm, moe_layers_enum's MoE layers of moe_num_experts
+// experts of moe_intermediate_size top moe_top_k with a shared expert of share_expert_dim and
+// the expert bias with use_moe_router_bias; RMSNorm, no biases, no dropout. Step35Config
+// supplies what config.json leaves out.
+std::optional<Error> read_step3p5(const Reader& r, Family, HfImport& out) {
+  ModelConfig& m = out.model;
+  std::int64_t mtp = 0;
+  MM_READ(mtp, r.integer("num_nextn_predict_layers", 0, kMaxSize, 3));
+  if (auto error = read_step35_attention(r, static_cast<int>(mtp), out)) return error;
+  if (auto error = read_step35_gate(r, out)) return error;
+  MM_READ(m.num_experts, r.int_field("moe_num_experts", 1, kMaxSize, 288));
+  MM_READ(m.moe_router_topk, r.int_field("moe_top_k", 1, m.num_experts, 8));
+  MM_READ(m.moe_ffn_hidden_size, r.int_field("moe_intermediate_size", 1, kMaxSize, 1280));
+  MM_READ(m.moe_shared_expert_intermediate_size,
+          r.int_field(r.spelling({"share_expert_dim", "share_expert_dims"}), 0, kMaxSize, 1280));
+  MM_READ(m.moe_layer_pattern, step35_moe_layers(r, m.num_layers));
+  MM_READ(m.qk_layernorm, r.boolean("use_qk_norm", false));
+  MM_READ(m.moe_router_enable_expert_bias, r.boolean("use_moe_router_bias", false));
+  m.attention_dropout = 0.0;
+  m.hidden_dropout = 0.0;
+  return note_step35(r, mtp, out);
+}
+
 // The families megamem imports: config.json's model_type and the reader of the fields the
 // family adds to the common ones (experts, MLA, Mamba, linear attention); none for dense models.
 using FamilyReader = std::optional<Error> (*)(const Reader&, Family, HfImport&);
@@ -1118,6 +1285,7 @@ constexpr FamilyRow kFamilies[] = {
     {"bailing_moe_v2", Family::llama, read_bailing_moe_v2},
     {"bailing_moe", Family::llama, read_bailing_moe_v2},
     {"mimo_v2_flash", Family::llama, read_mimo_v2_flash},
+    {"step3p5", Family::llama, read_step3p5},
 };
 
 const FamilyRow* family_of(const std::string& model_type) {
@@ -1163,6 +1331,18 @@ struct LanguageModelJson {
   const json* root = nullptr;
   std::string model_type;
 };
+
+// A multimodal wrapper's vision tower is not estimated; say so unless the family's reader
+// already did (Qwen3.5, Ministral 3 name their encoders).
+void note_vision_encoder(const json& document, const LanguageModelJson& language_model,
+                         HfImport& out) {
+  if (language_model.root == &document || !document.contains("vision_config")) return;
+  for (const std::string& note : out.notes) {
+    if (note.find("vision") != std::string::npos) return;
+  }
+  out.notes.push_back("the vision encoder (vision_config) is not estimated: the language model "
+                      "(text_config) is");
+}
 
 Expected<LanguageModelJson> find_language_model(const json& document) {
   LanguageModelJson found{.root = &document, .model_type = ""};
@@ -1270,6 +1450,7 @@ Expected<HfImport> import_hf_config(std::string_view config_json) {
   if (family->read_family) {
     if (auto error = family->read_family(reader, family->family, out)) return *error;
   }
+  note_vision_encoder(document, *language_model, out);
   read_provenance(reader, out);
   return out;
 }

@@ -1,7 +1,8 @@
 // Module spec: multi-head / grouped-query self-attention with its input norm
 // (megatron/core/transformer/attention.py SelfAttention, TE DotProductAttention).
-//   parameters: input norm (replicated); fused QKV [(q (x2 with the output gate) + k + v) x h]
-//     /TP, column parallel, bias with --add-bias-linear or --add-qkv-bias; optional per-head
+//   parameters: input norm (replicated); fused QKV [(q + gate + k + v) x h] /TP, column
+//     parallel, bias with --add-bias-linear or --add-qkv-bias (gate: q rows with the output
+//     gate, one row per head with the head-wise gate); optional per-head
 //     q/k norms (replicated); output projection [h x heads·dv] /TP, row parallel (bias
 //     replicated). Dense bucket. V's head dimension dv is kv_channels unless v_channels sets
 //     its own (Megatron-Bridge's MiMoV2FlashSelfAttention: V and linear_proj's input take it,
@@ -10,7 +11,11 @@
 //     norm inputs (qkv_linear), Q/K/V copies (core_attn offload), flash attention's fp32
 //     log-sum-exp (freed by core_attn recompute) or, unfused, the probabilities and dropout
 //     (core_attn recompute), linear_proj input (attn_proj offload); with Gemma 2's score
-//     soft-cap, FlexAttention's own output or, unfused, the capped scores (core_attn).
+//     soft-cap, FlexAttention's own output or, unfused, the capped scores (core_attn). The
+//     head-wise gate (Megatron-LM dev attention.py:
+//     core_attn_out * sigmoid(gate.float()).to(dtype)) also keeps the sigmoid's fp32 output, its
+//     16-bit cast and the ungated output (the product's inputs) beside the product, linear_proj's
+//     input.
 //   FLOPs: training.py transformer_flops: 2h(q + k + v + gate) + 2·heads·dv·h projections;
 //     causal core attention heads·s·(dk + dv) (QK^T and softmax·V at half the sequence each).
 #include <algorithm>
@@ -41,7 +46,7 @@ void params(const ModuleContext& c, ParamSink& sink) {
   const std::int64_t h = m.hidden_size;
   const std::int64_t q = std::int64_t{shape.heads} * shape.kv_channels;
   const std::int64_t kv = std::int64_t{shape.query_groups} * (shape.kv_channels + shape.v_channels);
-  const std::int64_t qkv_out = q * (m.attention_output_gate ? 2 : 1) + kv;
+  const std::int64_t qkv_out = q + shape.gate_rows + kv;
   const bool qkv_bias = m.add_bias_linear || m.add_qkv_bias;
   const ModuleKind attn = ModuleKind::self_attention;
   sink.norm(ModuleKind::input_layernorm, h);
@@ -110,6 +115,18 @@ void unfused_core_attention(const ModuleContext& c, const ActivationShape& s, Sa
   sink.backward_transient(2 * s.act * scores);
 }
 
+// The head-wise gate (Megatron-LM dev attention.py): sigmoid saves its fp32 output, the
+// product its two inputs, the 16-bit gate and the ungated core attention output (which the
+// core_attn offload group hands on); the product is linear_proj's input, counted by saved().
+void head_wise_gate_saved(const ActivationShape& s, SavedSink& sink, double heads, double dv) {
+  const ModuleKind attn = ModuleKind::self_attention;
+  const double n = s.tokens;
+  sink.add("head-wise gate sigmoid (fp32)", attn, n * heads, 4);
+  sink.add("head-wise gate (16-bit, product input)", attn, n * heads, s.act);
+  sink.add("ungated attention output (product input)", attn, n * heads * dv, s.act, {},
+           {OffloadModule::core_attn});
+}
+
 void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const ModelConfig& m = c.model;
   const AttentionShape shape = attention_shape(m, c.kind);
@@ -122,8 +139,10 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const double n = s.tokens;
   const double qkv = n * ((heads + groups) * dh + groups * dv);
   const ModuleKind attn = ModuleKind::self_attention;
-  // The fused QKV output is copied into contiguous Q, K, V; only the copies are saved.
-  sink.forward_transient(s.act * qkv);
+  // The fused QKV output is copied into contiguous Q, K, V; only the copies are saved. The
+  // head-wise gate's slice is a view that keeps the whole output (gate rows too) alive beside
+  // its contiguous QKV copy (attention.py get_query_key_value_tensors).
+  sink.forward_transient(s.act * (m.head_wise_attn_gate ? 2 * qkv + n * heads : qkv));
   if (m.qk_layernorm) {
     sink.add("q/k layernorm inputs", attn, n * (heads + groups) * dh, s.act, {},
              {OffloadModule::qkv_linear});
@@ -142,12 +161,13 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
                {RecomputeModule::core_attn}, {OffloadModule::core_attn});
     }
   }
+  if (m.head_wise_attn_gate) head_wise_gate_saved(s, sink, heads, dv);
   sink.add("attention output (linear_proj input)", attn, n * heads * dv, s.act, {},
            {OffloadModule::attn_proj});
   delayed_scaling_copy(c, sink, "attention output FP8 copy (linear_proj input)", attn,
                        n * heads * dv, {OffloadModule::attn_proj});
   // linear_qkv's and linear_proj's grad outputs until backward_dw.
-  const double gate = m.attention_output_gate ? n * heads * dh : 0;
+  const double gate = n * heads * (static_cast<double>(shape.gate_rows) / shape.heads);
   sink.delayed_wgrad(LayerBlock::attention, gemm_input_bytes(c) * (qkv + gate + s.sp_tokens * s.h));
 }
 
@@ -160,8 +180,7 @@ void flops(const ModuleContext& c, ModuleFlops& f) {
   const double v_out = shape.v_channels * static_cast<double>(shape.heads);
   const double kv =
       (static_cast<double>(shape.kv_channels) + shape.v_channels) * shape.query_groups;
-  const double gate = m.attention_output_gate ? q : 0.0;
-  f.attention_projections = 2.0 * (h * (q + kv + gate) + v_out * h);
+  f.attention_projections = 2.0 * (h * (q + kv + shape.gate_rows) + v_out * h);
   // causal mask halves QK^T (head dim dk) and softmax·V (dv).
   f.attention_core = (q + v_out) * s;
 }

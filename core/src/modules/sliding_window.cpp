@@ -61,13 +61,15 @@ bool window_attention_differs(const ModelConfig& model) {
 
 AttentionShape attention_shape(const ModelConfig& model, LayerKind kind) {
   const auto or_else = [](int set, int value) { return set > 0 ? set : value; };
-  AttentionShape shape{model.num_attention_heads, model.num_query_groups, model.kv_channels, 0};
+  AttentionShape shape{model.num_attention_heads, model.num_query_groups, model.kv_channels, 0, 0};
   if (layer_kind_is_window_shaped(kind)) {
     shape.heads = or_else(model.window_num_attention_heads, shape.heads);
     shape.query_groups = or_else(model.window_num_query_groups, shape.query_groups);
     shape.kv_channels = or_else(model.window_kv_channels, shape.kv_channels);
   }
   shape.v_channels = or_else(model.v_channels, shape.kv_channels);
+  if (model.attention_output_gate) shape.gate_rows = shape.heads * shape.kv_channels;
+  if (model.head_wise_attn_gate) shape.gate_rows = shape.heads;
   return shape;
 }
 

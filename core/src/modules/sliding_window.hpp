@@ -26,11 +26,14 @@ struct AttentionShape {
   int query_groups = 0;
   int kv_channels = 0;  // the query and key head dimension
   int v_channels = 0;   // the value head dimension (ModelConfig::v_channels, else kv_channels)
+  // The output gate's rows in linear_qkv: heads x kv_channels for attention_output_gate, one
+  // per head for head_wise_attn_gate (Megatron-LM dev attention.py SelfAttention), else 0.
+  int gate_rows = 0;
 };
 
 // The attention shape a layer of `kind` builds: the window_* fields for window_dense and
 // window_moe, else the model's; the value head dimension is the model's v_channels in both
-// (MiMoV2FlashSelfAttention gives every layer config.v_head_dim).
+// (MiMoV2FlashSelfAttention gives every layer config.v_head_dim), the gate the model's.
 AttentionShape attention_shape(const ModelConfig& model, LayerKind kind);
 
 }  // namespace megamem

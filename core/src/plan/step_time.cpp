@@ -136,7 +136,7 @@ StepTimeModel::AttentionGemms StepTimeModel::attention_gemms(LayerKind kind,
   const double heads = shape.heads / tp_;
   const double groups = std::max(1.0, shape.query_groups / tp_);  // replicated when g < TP
   const double q = heads * dh;
-  const double gate = m.attention_output_gate ? q : 0.0;
+  const double gate = heads * (static_cast<double>(shape.gate_rows) / shape.heads);
   AttentionGemms a;
   a.projections =
       gemm_s(l.tokens, q + groups * (dh + dv) + gate, h) + gemm_s(l.tokens, h, heads * dv);

@@ -171,6 +171,17 @@ std::optional<Error> softcapped_attention_without_cp(NormalizedConfig& n) {
                     "Megatron-Bridge gemma/gemma2_provider.py Gemma2DotProductAttention");
 }
 
+// The two output gates lay out linear_qkv's rows differently (Megatron-LM dev
+// transformer_config.py __post_init__: "head_wise_attn_gate and attention_output_gate cannot
+// both be enabled"); Megatron-Bridge's Step35Bridge sets one or the other.
+std::optional<Error> one_attention_output_gate(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  return error_when(m.head_wise_attn_gate && m.attention_output_gate, "head_wise_attn_gate",
+                    "the head-wise attention gate and the attention output gate cannot both be "
+                    "enabled",
+                    "megatron/core/transformer/transformer_config.py (dev)");
+}
+
 // --window-attn-skip-freq as a list: transformer/utils.py is_layer_window_attention indexes it
 // by layer number, so it needs one entry per decoder layer.
 std::optional<Error> window_pattern_covers_layers(NormalizedConfig& n) {
@@ -291,6 +302,7 @@ constexpr Check kModelChecks[] = {
     multi_latent_attention_has_ranks,
     value_head_dim_has_no_gate,
     softcapped_attention_without_cp,
+    one_attention_output_gate,
     window_pattern_covers_layers,
     sparse_attention_is_buildable,
     position_table_covers_sequence,

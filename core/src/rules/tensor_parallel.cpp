@@ -87,6 +87,47 @@ std::optional<Error> window_shape_splits(NormalizedConfig& n) {
                     "megatron/core/transformer/transformer_config.py");
 }
 
+// The head-wise attention gate (Megatron-LM dev transformer_config.py __post_init__, and
+// attention.py SelfAttention for each layer's config, the windowed layers' too): the gate rows
+// are peeled off linear_qkv's output before the all-gather that replicates fewer query groups
+// than TP ranks, so there must be at least as many groups as ranks; under FP8 each rank's
+// linear_qkv width must be a multiple of 16 for Transformer Engine's GEMM.
+std::optional<Error> head_wise_gate_fits_tp(const AttentionShape& shape, const NormalizedConfig& n,
+                                            const char* heads_field) {
+  const int tp = n.config.parallel.tensor_parallel;
+  constexpr const char* kSource = "megatron/core/transformer/transformer_config.py (dev)";
+  if (shape.query_groups < tp) {
+    return rule_error("head_wise_attn_gate",
+                      "the head-wise attention gate needs at least tensor_model_parallel_size " +
+                          str(tp) + " query groups; the layers with " + heads_field + " " +
+                          str(shape.heads) + " have " + str(shape.query_groups),
+                      kSource);
+  }
+  const std::int64_t width =
+      std::int64_t{shape.heads} * shape.kv_channels + shape.gate_rows +
+      std::int64_t{shape.query_groups} * (shape.kv_channels + shape.v_channels);
+  if (n.config.training.fp8_recipe == Fp8Recipe::none || (width / tp) % 16 == 0)
+    return std::nullopt;
+  return rule_error("head_wise_attn_gate",
+                    "under FP8 the head-wise attention gate needs each rank's linear_qkv width to "
+                    "be a multiple of 16; the layers with " +
+                        std::string(heads_field) + " " + str(shape.heads) + " have " + str(width) +
+                        " / TP " + str(tp) + " = " + str(width / tp),
+                    kSource);
+}
+
+std::optional<Error> head_wise_gate_splits(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  if (!m.head_wise_attn_gate || m.multi_latent_attention) return std::nullopt;
+  if (auto e =
+          head_wise_gate_fits_tp(attention_shape(m, LayerKind::dense), n, "num_attention_heads")) {
+    return e;
+  }
+  if (!window_attention_differs(m)) return std::nullopt;
+  return head_wise_gate_fits_tp(attention_shape(m, LayerKind::window_dense), n,
+                                "window_num_attention_heads");
+}
+
 // megatron/core/tensor_parallel/layers.py (ColumnParallelLinear: divide()).
 std::optional<Error> ffn_divides_by_tp(NormalizedConfig& n) {
   return must_divide("ffn_hidden_size", "ffn_hidden_size", n.config.model.ffn_hidden_size,
@@ -149,11 +190,15 @@ std::optional<Error> optimizer_instances_divide_data_parallel(NormalizedConfig& 
                     "megatron/core/parallel_state.py");
 }
 
-constexpr Check kTensorParallelChecks[] = {
-    resolve_sequence_parallel, tp_comm_overlap_needs_sequence_parallel,
-    heads_divide_by_tp,        heads_divide_by_query_groups,
-    query_groups_fit_tp,       window_shape_splits,
-    ffn_divides_by_tp,         pad_vocabulary};
+constexpr Check kTensorParallelChecks[] = {resolve_sequence_parallel,
+                                           tp_comm_overlap_needs_sequence_parallel,
+                                           heads_divide_by_tp,
+                                           heads_divide_by_query_groups,
+                                           query_groups_fit_tp,
+                                           window_shape_splits,
+                                           head_wise_gate_splits,
+                                           ffn_divides_by_tp,
+                                           pad_vocabulary};
 
 constexpr Check kParallelGroupsChecks[] = {world_divides_by_model_parallel,
                                            world_divides_by_expert_parallel,
