@@ -1340,8 +1340,9 @@ void note_vision_encoder(const json& document, const LanguageModelJson& language
   for (const std::string& note : out.notes) {
     if (note.find("vision") != std::string::npos) return;
   }
-  out.notes.push_back("the vision encoder (vision_config) is not estimated: the language model "
-                      "(text_config) is");
+  out.notes.push_back(
+      "the vision encoder (vision_config) is not estimated: the language model "
+      "(text_config) is");
 }
 
 Expected<LanguageModelJson> find_language_model(const json& document) {
