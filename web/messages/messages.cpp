@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 
@@ -71,6 +72,13 @@ bool split_template(const std::string& english, Template* out) {
   return !out->slots.empty();
 }
 
+// How much of a template's English is literal text (what it demands of a match).
+std::size_t literal_length(const Template& pattern) {
+  std::size_t length = 0;
+  for (const std::string& piece : pattern.pieces) length += piece.size();
+  return length;
+}
+
 Table parse_table() {
   Table table;
   const std::string_view text(reinterpret_cast<const char*>(assets::kMessageTable),
@@ -93,6 +101,12 @@ Table parse_table() {
     }
     table.rows.push_back(std::move(row));
   }
+  // The most specific template first: "{0}: {1*}" would otherwise take "read the
+  // pretrain_gpt.py command: used lines ..." before "read the {0} command: {1*}" and leave
+  // the first half in English.
+  std::stable_sort(
+      table.templates.begin(), table.templates.end(),
+      [](const Template& a, const Template& b) { return literal_length(a) > literal_length(b); });
   return table;
 }
 
@@ -147,6 +161,25 @@ std::string fill(const std::string& chinese, const std::vector<std::string>& cap
   return out;
 }
 
+// A text that starts with a flag is Megatron flags ("--recompute-modules core_attn mlp"),
+// unless a sentence follows ("--fp8-recipe mxfp8 runs on compute capability ..."): three
+// words in a row of lowercase letters only, which flags with their values do not make.
+bool prose_after_flag(const std::string& text) {
+  int words_in_a_row = 0;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view word = std::string_view(text).substr(start, end - start);
+    const bool plain = !word.empty() && std::all_of(word.begin(), word.end(),
+                                                    [](char c) { return c >= 'a' && c <= 'z'; });
+    words_in_a_row = plain ? words_in_a_row + 1 : 0;
+    if (words_in_a_row == 3) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool needs_translation(const std::string& text) {
@@ -164,7 +197,7 @@ bool needs_translation(const std::string& text) {
     }
   }
   const bool key = key_mark && text.find(' ') == std::string::npos;
-  return letter && !key && text.rfind("--", 0) != 0;
+  return letter && !key && (text.rfind("--", 0) != 0 || prose_after_flag(text));
 }
 
 namespace {
