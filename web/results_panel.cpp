@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "clip_audit.hpp"
 #include "export_panel.hpp"
 #include "format.hpp"
 #include "imgui.h"
@@ -77,10 +78,19 @@ void summary_line(const Estimate& estimate) {
 void results_heading(const char* title, const char* note) {
   ImGui::Spacing();
   ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+  const float line_px = ImGui::GetContentRegionAvail().x;
   ImGui::TextUnformatted(tr(title));
   if (note) {
-    ImGui::SameLine(0.0f, ImGui::GetFontSize());
+    // Beside the title where the line holds both, else wrapped below it: on a phone the
+    // rank bars' capacity and error band were cut off at the window's edge.
+    const float gap_px = ImGui::GetFontSize();
+    const float both_px =
+        ImGui::CalcTextSize(tr(title)).x + gap_px + ImGui::CalcTextSize(tr(note)).x;
+    if (both_px <= line_px) ImGui::SameLine(0.0f, gap_px);
+    ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted(tr(note));
+    ImGui::PopTextWrapPos();
+    audit_last_item("results.heading", tr(note), false);
   }
   ImGui::PopStyleColor();
   ImGui::Separator();
