@@ -361,6 +361,12 @@ void narrow_row(AppState& state, TopBarActions& actions) {
   ImGui::PopTextWrapPos();
   audit_last_item("top-bar.what", what, false);
   ImGui::PopStyleColor();
+  // The settings on a phone start from a published recipe too, as the wide bar's picker does
+  // (a phone had no way to load one).
+  if (state.show_settings_on_phone) {
+    ImGui::SetNextItemWidth(-1.0f);
+    actions.changed |= recipe_picker(state, "recipes");
+  }
   // Ids that stay when the label changes ("###..."): the button keeps the keyboard.
   if (ImGui::Button(
           (std::string(tr(state.show_settings_on_phone ? "Results" : "Settings")) + "###settings")

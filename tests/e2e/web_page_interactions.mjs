@@ -15,7 +15,8 @@
 //   holding +   the page's time per frame while the layers field's + is held (60 fps needs
 //               < 16.7 ms); the browser's frame rate is reported
 //   theme       the light theme
-//   phone       390 x 844 portrait at 3x: results only, readable; Settings toggles
+//   phone       390 x 844 portrait at 3x: results only, readable; Settings toggles, and the
+//               settings offer the recipes
 // Exit 77 (ctest: skipped) when the site is not built.
 //
 // usage: node web_page_interactions.mjs --site DIR --cli PATH --artifacts DIR
@@ -283,6 +284,9 @@ try {
   const settingRects = await phone.page.evaluate(() => window.megamem.inputRects());
   check(settings.settings_shown_on_phone && settingRects.TP !== undefined,
         'phone: tapping Settings shows the settings');
+  check(settingRects.recipes !== undefined &&
+        settingRects.recipes.x + settingRects.recipes.width <= 390 * pixelRatio,
+        'phone: the settings offer the published recipes');
   await phone.page.screenshot({ path: join(opts.artifacts, 'phone-settings.png') });
   check(state.error === null && state.result !== null, 'phone: the estimate is there');
   check(phone.errors.length === 0, `phone: no errors in the page console ${phone.errors.join(' | ')}`);
