@@ -173,6 +173,13 @@ TEST_CASE("a template row translates text the core builds, keeping what it quote
   REQUIRE(
       translate("read the pretrain_gpt.py command: used lines 3-11; ignored 0 lines", &chinese));
   CHECK(chinese == "读取了 pretrain_gpt.py 命令：使用了第 3-11 行；忽略了 0 行");
+  // A wrapper that starts with a placeholder keeps its place: the source stays at the end.
+  REQUIRE(
+      translate("world_size 256 is not divisible by ETP x EP x PP = 512 "
+                "(megatron/core/parallel_state.py)",
+                &chinese));
+  CHECK(chinese ==
+        "world_size 256 不能被 ETP x EP x PP = 512 整除（megatron/core/parallel_state.py）");
   // A warning is translated whole or listed as untranslated, never shown half in English.
   CHECK_FALSE(translate("warning: no such warning in the table", &chinese));
 }

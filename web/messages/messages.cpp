@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -72,13 +73,6 @@ bool split_template(const std::string& english, Template* out) {
   return !out->slots.empty();
 }
 
-// How much of a template's English is literal text (what it demands of a match).
-std::size_t literal_length(const Template& pattern) {
-  std::size_t length = 0;
-  for (const std::string& piece : pattern.pieces) length += piece.size();
-  return length;
-}
-
 Table parse_table() {
   Table table;
   const std::string_view text(reinterpret_cast<const char*>(assets::kMessageTable),
@@ -101,12 +95,6 @@ Table parse_table() {
     }
     table.rows.push_back(std::move(row));
   }
-  // The most specific template first: "{0}: {1*}" would otherwise take "read the
-  // pretrain_gpt.py command: used lines ..." before "read the {0} command: {1*}" and leave
-  // the first half in English.
-  std::stable_sort(
-      table.templates.begin(), table.templates.end(),
-      [](const Template& a, const Template& b) { return literal_length(a) > literal_length(b); });
   return table;
 }
 
@@ -228,20 +216,41 @@ const char* language_code(Language language) { return language == Language::zh ?
 void set_language(Language language) { messages.language = language; }
 Language current_language() { return messages.language; }
 
+namespace {
+
+// Whether what the template's untranslated {N} placeholders took is names and numbers, not
+// words that a more fitting template would translate.
+bool plain_captures_are_no_prose(const Template& pattern,
+                                 const std::vector<std::string>& captures) {
+  for (std::size_t i = 0; i < pattern.slots.size(); ++i) {
+    if (!pattern.translated[i] && needs_translation(captures[pattern.slots[i]])) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 bool translate(const std::string& english, std::string* chinese) {
   const Table& rows = table();
   if (const auto it = rows.exact.find(english); it != rows.exact.end()) {
     *chinese = it->second;
     return true;
   }
+  // The first template whose plain {N} captures are no prose, else the first that matches:
+  // "{0}: {1*}" took "read the pretrain_gpt.py command: used lines ..." (before "read the
+  // {0} command: {1*}") and left its first half in English.
   std::vector<std::string> captures;
+  std::optional<std::string> first;
   for (const Template& pattern : rows.templates) {
-    if (match(pattern, english, &captures)) {
+    if (!match(pattern, english, &captures)) continue;
+    if (plain_captures_are_no_prose(pattern, captures)) {
       *chinese = fill(pattern.chinese, captures);
       return true;
     }
+    if (!first) first = fill(pattern.chinese, captures);
   }
-  return false;
+  if (first) *chinese = std::move(*first);
+  return first.has_value();
 }
 
 const char* tr(const char* english) {
