@@ -29,8 +29,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import {
-  click, launch, openPage, pageState, pasteInto, pickModel, scrollIntoView,
-  serve, tapKey, typeValue, waitForIdle, waitForKeyboardFocus, waitForState,
+  click, launch, openPage, pageState, pasteInto, pickModel, redraw, scrollIntoView,
+  serve, tapKey, typeValue, waitForState,
 } from './harness.mjs';
 
 const only = process.argv.includes('--only')
@@ -56,21 +56,10 @@ torchrun --nproc_per_node 8 pretrain_gpt.py \\
   --fp8-format e4m3 --fp8-recipe mxfp8
 `;
 
-// Draws two frames after a mouse move, then waits for idle: the state is what stays on screen.
-let corner = 0;
-async function settle(page) {
-  const frames = await page.evaluate(() => window.megamem.frames());
-  const viewport = page.viewportSize();
-  corner = 1 - corner;
-  await page.mouse.move(viewport.width - 2 - corner, viewport.height - 2);
-  await page.waitForFunction((n) => window.megamem.frames() >= n + 2, frames, { timeout: 60_000 });
-  // An edited field's blinking cursor keeps the page drawing: then the frames must do.
-  await waitForIdle(page, 15_000).catch(() => {});
-}
-
 // A screenshot and what the page reports, under the task's name.
 async function record(page, step, extra = {}) {
-  await settle(page);
+  // An edited field's blinking cursor keeps the page drawing: its frames then must do.
+  await redraw(page, 15_000).catch(() => {});
   const s = await pageState(page);
   const name = `walk-${size}-${task}-${step}.png`;
   await page.screenshot({ path: join(opts.artifacts, name) });
@@ -102,13 +91,7 @@ async function showSettings(page, shown) {
 async function pickAnyModel(page, id) {
   await showSettings(page, true);
   const rects = await page.evaluate(() => window.megamem.inputRects());
-  if (rects['top model']) return pickModel(page, id);
-  await click(page, 'model preset');
-  await waitForKeyboardFocus(page, 'picker filter');
-  await page.keyboard.type(id, { delay: 10 });
-  await page.keyboard.press('Enter');
-  await page.waitForFunction(() => window.megamem.inputRects()['picker filter'] === undefined,
-                             null, { timeout: 60_000 });
+  await pickModel(page, id, rects['top model'] ? 'top model' : 'model preset');
 }
 
 async function pasteBox(page, box, button, text) {

@@ -18,8 +18,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import {
-  check, click, finish, launch, openPage, options, pageState, pasteInto,
-  scrollIntoView, serve, typeValue, waitForIdle, waitForState, widgetCenter,
+  check, click, finish, launch, openPage, options, pageState, pasteInto, redraw,
+  scrollIntoView, serve, typeValue, waitForState, widgetCenter,
 } from './harness.mjs';
 
 const opts = options();
@@ -34,18 +34,6 @@ const longFlags = '--num-layers 24 --hidden-size 2048 --num-attention-heads 16 -
   '--tensor-model-parallel-size 2 --use-distributed-optimizer ' +
   '--a-flag-no-megatron-version-has-ever-had 1 --another-made-up-flag-for-this-test 2 ' +
   '--and-a-third-one-with-an-even-longer-name-than-the-others 3';
-
-// Draws frames after a mouse move (an idle page draws none) until the page is idle again, so
-// the list is of what this state leaves on screen.
-let corner = 0;
-async function redraw(page) {
-  const frames = await page.evaluate(() => window.megamem.frames());
-  const viewport = page.viewportSize();
-  corner = 1 - corner;
-  await page.mouse.move(viewport.width - 2 - corner, viewport.height - 2);
-  await page.waitForFunction((n) => window.megamem.frames() >= n + 2, frames, { timeout: 60_000 });
-  await waitForIdle(page);
-}
 
 // Every text cut off in the last frame has a tooltip or wraps.
 async function audit(page, when, shotName) {
