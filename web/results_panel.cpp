@@ -9,6 +9,8 @@
 #include "format.hpp"
 #include "imgui.h"
 #include "megamem/layout_label.hpp"
+#include "megamem/presets.hpp"
+#include "megamem/share_link.hpp"
 #include "messages.hpp"
 #include "theme.hpp"
 #include "widgets.hpp"
@@ -74,6 +76,20 @@ void summary_line(const Estimate& estimate) {
 }
 
 }  // namespace
+
+const std::string& recipe_of_query(const std::string& query) {
+  static std::string asked;
+  static std::string name;
+  if (query == asked) return name;
+  asked = query;
+  name.clear();
+  const Expected<PresetCatalog>& catalog = builtin_presets();
+  for (std::size_t i = 0; catalog && i < catalog->recipes.size() && name.empty(); ++i) {
+    const Expected<SharedConfig> shared = recipe_config(catalog->recipes[i]);
+    if (shared && encode_share_query(*shared) == query) name = catalog->recipes[i].name;
+  }
+  return name;
+}
 
 void results_heading(const char* title, const char* note) {
   ImGui::Spacing();
@@ -187,6 +203,10 @@ bool draw_results_panel(AppState& state) {
   const float dim = state.error ? 0.45f : 1.0f;
   ImGui::PushStyleVar(ImGuiStyleVar_Alpha, dim);
   summary_line(estimate);
+  // The default page is a published recipe: say which (#28 item 13), as for any recipe loaded.
+  if (const std::string& recipe = recipe_of_query(state.query); !recipe.empty()) {
+    wrapped_text(muted_text_color(), printf_text(tr("the published recipe %s"), recipe.c_str()));
+  }
   not_modeled_line(state);
   for (const std::string& warning : estimate.warnings) {
     wrapped_text(tight_color(), tr("warning: ") + tr_text(warning));
