@@ -399,6 +399,7 @@ std::string app_state_json() {
   out["link_error"] = error_json(state.link_error);
   out["layout_note"] = state.layout_note;
   out["verdict"] = verdict_text(state);
+  out["recipe"] = recipe_of_query(state.query);  // the published recipe the page shows, or ""
   // As `megamem estimate --url <the page's link> --json` prints it.
   out["anchored"] = state.anchored ? anchored_json(*state.anchored) : nlohmann::json();
   out["anchor_refused"] = error_json(state.anchor_refused);

@@ -219,6 +219,9 @@ bool import_megatron_flags_text(AppState& state, const std::string& text) {
     box.notes.push_back(std::to_string(args.ignored_flags.size()) +
                         " flags without effect on memory ignored");
   }
+  // As `megamem estimate --megatron-args` warns (the vocabulary a --tokenizer-model gives,
+  // flags Megatron-LM would refuse): the page's import says what the CLI says.
+  for (const std::string& warning : args.warnings) box.notes.push_back("warning: " + warning);
   apply_run(state, box, args.config, parsed->script.world_size ? kAppliedOnLauncher : kAppliedOn);
   return true;
 }

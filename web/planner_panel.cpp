@@ -26,6 +26,19 @@
 namespace megamem::web {
 namespace {
 
+// On the line of the last item when `width_px` more still fits, else on the next: a row of
+// controls wraps on a phone instead of running off the window's edge (the search options
+// were out of reach at 390 px).
+void same_line_if_room(float width_px, float spacing_px = -1.0f) {
+  ImGui::SameLine(0.0f, spacing_px);
+  if (ImGui::GetContentRegionAvail().x < width_px) ImGui::NewLine();
+}
+
+float checkbox_px(const char* label) {
+  return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
+         ImGui::CalcTextSize(label, nullptr, true).x;
+}
+
 // "keep" boxes: layout fields the search holds at the calculator's values.
 void keep_controls(AppState& state) {
   PlanKeep& keep = state.planner.keep;
@@ -44,11 +57,7 @@ void keep_controls(AppState& state) {
   for (const auto& box : boxes) {
     char label[32];
     std::snprintf(label, sizeof label, "%s %d", box.label, box.current);
-    ImGui::SameLine();
-    if (ImGui::GetContentRegionAvail().x <
-        ImGui::CalcTextSize(label).x + ImGui::GetFrameHeight() * 2) {
-      ImGui::NewLine();
-    }
+    same_line_if_room(checkbox_px(label));
     ImGui::PushID(box.label);
     ImGui::Checkbox(label, box.value);
     ImGui::PopID();
@@ -76,7 +85,10 @@ void draw_controls(AppState& state) {
                 "Searches every layout of this model on this cluster with these training "
                 "settings, keeps those that fit and ranks them by the step-time model.");
   const float em = ImGui::GetFontSize();
-  ImGui::SameLine(0.0f, em);
+  const float spacing_px = ImGui::GetStyle().ItemSpacing.x;
+  same_line_if_room(ImGui::CalcTextSize(tr("margin")).x + em * 9.0f + ImGui::CalcTextSize("GiB").x +
+                        spacing_px * 2.0f,
+                    em);
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted(tr("margin"));
   ImGui::SameLine();
@@ -91,12 +103,12 @@ void draw_controls(AppState& state) {
                 "rank's peak plus this margin is at most the capacity.");
   ImGui::SameLine();
   ImGui::TextUnformatted("GiB");
-  ImGui::SameLine(0.0f, em);
+  same_line_if_room(checkbox_px(tr("search recompute")), em);
   ImGui::Checkbox(tr("search recompute"), &planner.search_recompute);
   describe_item(state, "plan search recompute", "checkbox", "megamem plan --no-recompute-search",
                 "Try no recompute, Megatron's selective module sets and full recompute; off "
                 "keeps the recompute setting of the calculator.");
-  ImGui::SameLine(0.0f, em);
+  same_line_if_room(checkbox_px(tr("search offload")), em);
   ImGui::Checkbox(tr("search offload"), &planner.search_offload);
   describe_item(state, "plan search offload", "checkbox", "megamem plan --no-offload-search",
                 "Try activation offload, optimizer CPU offload and both; off keeps the offload "

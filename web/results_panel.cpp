@@ -4,10 +4,13 @@
 #include <cstdio>
 #include <string>
 
+#include "clip_audit.hpp"
 #include "export_panel.hpp"
 #include "format.hpp"
 #include "imgui.h"
 #include "megamem/layout_label.hpp"
+#include "megamem/presets.hpp"
+#include "megamem/share_link.hpp"
 #include "messages.hpp"
 #include "theme.hpp"
 #include "widgets.hpp"
@@ -74,13 +77,36 @@ void summary_line(const Estimate& estimate) {
 
 }  // namespace
 
+const std::string& recipe_of_query(const std::string& query) {
+  static std::string asked;
+  static std::string name;
+  if (query == asked) return name;
+  asked = query;
+  name.clear();
+  const Expected<PresetCatalog>& catalog = builtin_presets();
+  for (std::size_t i = 0; catalog && i < catalog->recipes.size() && name.empty(); ++i) {
+    const Expected<SharedConfig> shared = recipe_config(catalog->recipes[i]);
+    if (shared && encode_share_query(*shared) == query) name = catalog->recipes[i].name;
+  }
+  return name;
+}
+
 void results_heading(const char* title, const char* note) {
   ImGui::Spacing();
   ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
+  const float line_px = ImGui::GetContentRegionAvail().x;
   ImGui::TextUnformatted(tr(title));
   if (note) {
-    ImGui::SameLine(0.0f, ImGui::GetFontSize());
+    // Beside the title where the line holds both, else wrapped below it: on a phone the
+    // rank bars' capacity and error band were cut off at the window's edge.
+    const float gap_px = ImGui::GetFontSize();
+    const float both_px =
+        ImGui::CalcTextSize(tr(title)).x + gap_px + ImGui::CalcTextSize(tr(note)).x;
+    if (both_px <= line_px) ImGui::SameLine(0.0f, gap_px);
+    ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted(tr(note));
+    ImGui::PopTextWrapPos();
+    audit_last_item("results.heading", tr(note), false);
   }
   ImGui::PopStyleColor();
   ImGui::Separator();
@@ -177,6 +203,10 @@ bool draw_results_panel(AppState& state) {
   const float dim = state.error ? 0.45f : 1.0f;
   ImGui::PushStyleVar(ImGuiStyleVar_Alpha, dim);
   summary_line(estimate);
+  // The default page is a published recipe: say which (#28 item 13), as for any recipe loaded.
+  if (const std::string& recipe = recipe_of_query(state.query); !recipe.empty()) {
+    wrapped_text(muted_text_color(), printf_text(tr("the published recipe %s"), recipe.c_str()));
+  }
   not_modeled_line(state);
   for (const std::string& warning : estimate.warnings) {
     wrapped_text(tight_color(), tr("warning: ") + tr_text(warning));

@@ -2,6 +2,8 @@
 // module tree, and what the estimate does not model. Every number is the core's.
 #pragma once
 
+#include <string>
+
 #include "app_state.hpp"
 
 namespace megamem::web {
@@ -23,5 +25,9 @@ void rank_selector(AppState& state, const Estimate& estimate, const char* id);
 
 // A muted capitals heading with an optional right-aligned note.
 void results_heading(const char* title, const char* note = nullptr);
+
+// The name of the published recipe whose configuration is exactly this link query ("" for
+// none); remembered for the last query asked.
+const std::string& recipe_of_query(const std::string& query);
 
 }  // namespace megamem::web

@@ -261,10 +261,11 @@ bool preset_combo(AppState& state, const char* label,
 }  // namespace
 
 std::string verdict_text(const AppState& state) {
-  if (state.error) return tr("invalid - ") + tr_text(state.error->message);
-  if (!state.last_estimate) return tr("no valid estimate");
-  // A link read in part: the verdict is of what was read, and says so.
+  // A link read in part: the verdict is of what was read, and says so, invalid or not (what
+  // it left out, a GPU count, can be what makes the rest invalid).
   const std::string link_mark = state.link_error ? std::string(tr("link partly read - ")) : "";
+  if (state.error) return link_mark + tr("invalid - ") + tr_text(state.error->message);
+  if (!state.last_estimate) return tr("no valid estimate");
   // The core's verdict (verdict.hpp); the page only words it.
   const Verdict& verdict = shown_verdict(state);
   const double capacity_gib = to_gib(verdict.capacity_bytes);
@@ -360,6 +361,12 @@ void narrow_row(AppState& state, TopBarActions& actions) {
   ImGui::PopTextWrapPos();
   audit_last_item("top-bar.what", what, false);
   ImGui::PopStyleColor();
+  // The settings on a phone start from a published recipe too, as the wide bar's picker does
+  // (a phone had no way to load one).
+  if (state.show_settings_on_phone) {
+    ImGui::SetNextItemWidth(-1.0f);
+    actions.changed |= recipe_picker(state, "recipes");
+  }
   // Ids that stay when the label changes ("###..."): the button keeps the keyboard.
   if (ImGui::Button(
           (std::string(tr(state.show_settings_on_phone ? "Results" : "Settings")) + "###settings")

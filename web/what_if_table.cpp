@@ -21,8 +21,11 @@ namespace megamem::web {
 
 namespace {
 
+// A narrow table (a phone) shows its sizes without " GiB", the page's one unit: with it, the
+// choice column kept under ten letters and split its words ("selectiv" / "e: core_att" / "n").
 void setup_columns(bool wide) {
-  const float number_px = ImGui::CalcTextSize("-000.00 GiB").x + ImGui::GetFontSize() * 0.5f;
+  const float number_px =
+      ImGui::CalcTextSize(wide ? "-000.00 GiB" : "-000.00").x + ImGui::GetFontSize() * 0.5f;
   ImGui::TableSetupColumn(tr("choice"), ImGuiTableColumnFlags_WidthStretch);
   ImGui::TableSetupColumn(tr("peak"), ImGuiTableColumnFlags_WidthFixed, number_px);
   ImGui::TableSetupColumn(tr("saving"), ImGuiTableColumnFlags_WidthFixed, number_px);
@@ -58,6 +61,21 @@ std::vector<std::size_t> row_order(const AppState& state) {
   return order;
 }
 
+// The widest word of `text` (CJK text may break anywhere): a column narrower than it splits
+// the word where the wrap falls.
+float widest_word_px(const std::string& text) {
+  float widest_px = 0.0f;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= text.size(); ++i) {
+    if (i < text.size() && text[i] != ' ' && static_cast<unsigned char>(text[i]) < 0x80) continue;
+    if (i > start) {
+      widest_px = std::max(widest_px, ImGui::CalcTextSize(text.data() + start, text.data() + i).x);
+    }
+    start = i + 1;
+  }
+  return widest_px;
+}
+
 // The row's label, clickable when it is a valid change; true when clicked (and applied). The
 // label wraps in its column (on a phone "selective ..." rows differ only past the first
 // word), and the row is as tall as it.
@@ -80,8 +98,8 @@ bool choice_cell(AppState& state, const WhatIfOption& row, std::size_t index) {
                                       ImGui::GetColorU32(ImGuiCol_Text), shown.c_str(), nullptr,
                                       room_px);
   if (!row.valid) ImGui::PopStyleColor();
-  // A word wider than the column is cut off all the same.
-  if (text_size.x > room_px + 0.5f) {
+  // A word wider than the column is cut off, or split, all the same.
+  if (text_size.x > room_px + 0.5f || widest_word_px(shown) > room_px + 0.5f) {
     note_clipped("what-if.choice", shown, text_size.x, room_px, false);
   }
   char rect_label[32];
@@ -131,7 +149,8 @@ void number_cells(const WhatIfOption& row, bool wide) {
     for (int i = wide ? 4 : 3; i > 0; --i) ImGui::TableNextColumn();
     return;
   }
-  ImGui::Text("%.2f GiB", to_gib(row.peak_total_bytes));
+  const char* unit = wide ? " GiB" : "";
+  ImGui::Text("%.2f%s", to_gib(row.peak_total_bytes), unit);
   ImGui::TableNextColumn();
   if (row.current) {
     ImGui::TextUnformatted("-");
@@ -142,9 +161,9 @@ void number_cells(const WhatIfOption& row, bool wide) {
                                                                : muted_text_color());
     // Under half a hundredth of a GiB reads as no change, not "-0.00".
     if (std::abs(saving_gib) < 0.005) {
-      ImGui::TextUnformatted("0.00 GiB");
+      ImGui::Text("0.00%s", unit);
     } else {
-      ImGui::Text("%+.2f GiB", -saving_gib);
+      ImGui::Text("%+.2f%s", -saving_gib, unit);
     }
     ImGui::PopStyleColor();
   }

@@ -152,6 +152,19 @@ export async function waitForState(page, predicate, what, timeoutMs = 60_000) {
   }
 }
 
+// Draws frames after a mouse move (an idle page draws none) until the page is idle again, so
+// what state() reports is what this state leaves on screen. An edited field's blinking cursor
+// keeps the page drawing: a shorter `idleTimeoutMs` then gives up on idle (an error).
+let redrawCorner = 0;
+export async function redraw(page, idleTimeoutMs = 60_000) {
+  const frames = await page.evaluate(() => window.megamem.frames());
+  const viewport = page.viewportSize();
+  redrawCorner = 1 - redrawCorner;
+  await page.mouse.move(viewport.width - 2 - redrawCorner, viewport.height - 2);
+  await page.waitForFunction((n) => window.megamem.frames() >= n + 2, frames, { timeout: 60_000 });
+  await waitForIdle(page, idleTimeoutMs);
+}
+
 // The centre of a labelled widget in CSS pixels.
 export async function widgetCenter(page, label) {
   // A state() change can come before the frame that draws its widgets (a what-if row):
@@ -246,8 +259,9 @@ export async function tapKey(page, key) {
 
 // Opens the model picker and types once its filter has the keyboard, then Enter picks the
 // first match (a fixed 100 ms before typing was too short on a loaded machine).
-export async function pickModel(page, id) {
-  await click(page, 'top model');
+// `picker` is the top bar's (or, on a phone, the settings' 'model preset').
+export async function pickModel(page, id, picker = 'top model') {
+  await click(page, picker);
   await waitForKeyboardFocus(page, 'picker filter');
   await page.keyboard.type(id, { delay: 10 });
   await page.keyboard.press('Enter');

@@ -117,6 +117,8 @@ try {
   // that does not is named, and the top bar says the link was read in part (#28 item 11).
   const malformed = [
     ['v=1&model=gpt-17', 'model', 'an unknown model preset', 80],
+    // The rest on the default's model, not on an empty one no layout suits.
+    ['v=1&model=gpt-17&gpus=8&tp=2', 'model', 'an unknown model with settings', 80],
     ['v=1&model=llama-3.1-8b&tp=two', 'tp', 'a value that is not a number', 32],
     ['v=1&model=llama-3.1-8b&tensor_parallel=2', 'tensor_parallel', 'an unknown key', 32],
     ['v=99&model=llama-3.1-8b', 'v', 'a newer link version', 80],
@@ -145,6 +147,13 @@ try {
       await page.screenshot({ path: join(opts.artifacts, 'links-malformed.png') });
     }
   }
+  // What the link left out (the GPU count) makes the rest invalid: the top bar still says the
+  // link was read in part, not only "invalid".
+  await openPage(page, `${baseUrl}?v=1&model=qwen3-8b&gpus=-32&tp=2`);
+  const partlyInvalid = await pageState(page);
+  check(partlyInvalid.link_error?.field === 'gpus' && partlyInvalid.error !== null &&
+        partlyInvalid.verdict.startsWith('link partly read - invalid - '),
+        `a link read in part into an invalid layout marks the top bar: ${partlyInvalid.verdict}`);
   check(errors.length === 0, `no errors in the page console ${errors.join(' | ')}`);
 } catch (error) {
   fail(`${error.stack ?? error}`);

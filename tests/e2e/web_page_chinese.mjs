@@ -162,11 +162,21 @@ try {
   await click(page, 'paste Megatron flags: Apply');
   await waitForState(page, (s) => s.flags_import.error !== '', 'a flags error');
   await checkTranslated(page, 'a flags error');
-  await pasteInto('paste Megatron flags', flags);
+  // A HuggingFace tokenizer for the vocabulary and MXFP8 on this H100: the box's warning
+  // names a preset, the results' starts with a flag; both read in Chinese (#28 items 6, 9).
+  const tokenizer = '--tokenizer-type HuggingFaceTokenizer --tokenizer-model meta-llama/Llama-3.1-8B';
+  await pasteInto('paste Megatron flags', `${flags.replace('--vocab-size 50257', tokenizer)} ` +
+                                          '--fp8-format hybrid --fp8-recipe mxfp8');
   await click(page, 'paste Megatron flags: Apply');
-  await waitForState(page, (s) => s.config.model.num_layers === 24, 'the flags to apply');
+  const warned = await waitForState(page, (s) => s.config.model.num_layers === 24 && s.result,
+                                    'the flags to apply');
+  check(warned.flags_import.notes.some((n) => n.startsWith('warning: vocabulary 128256 of Llama-3.1-8B')) &&
+        warned.result.warnings.some((w) => w.startsWith('--fp8-recipe mxfp8 runs on')),
+        `the flags box names the tokenizer's vocabulary, the results MXFP8 on H100: ` +
+        `${warned.flags_import.notes.join(' / ')}`);
   await moveMouseAway(page);
   await shot(page, 'zh-import-flags.png');
+  await checkTranslated(page, 'the warnings of imported flags');
   await click(page, 'paste HuggingFace config.json (open)');
   await pasteInto('paste HuggingFace config.json', '{"model_type": "qwen3", "hidden_size": ');
   await click(page, 'paste HuggingFace config.json: Import');

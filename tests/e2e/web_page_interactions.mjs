@@ -1,6 +1,7 @@
 // Browser end-to-end test: what a person does on the page, checked through
 // window.megamem.state() and the native CLI, with screenshots of the main views.
 //
+//   recipe      the default page names the published recipe it is
 //   budget      the wasm + js bundle under 2 MB gzipped; the first frame is painted (its time printed)
 //   layout      at 1440 x 900 and 1280 x 720 the top bar's verdict, pickers and buttons do not
 //               overlap; the results column shows bars, what-if, timeline and modules
@@ -15,7 +16,8 @@
 //   holding +   the page's time per frame while the layers field's + is held (60 fps needs
 //               < 16.7 ms); the browser's frame rate is reported
 //   theme       the light theme
-//   phone       390 x 844 portrait at 3x: results only, readable; Settings toggles
+//   phone       390 x 844 portrait at 3x: results only, readable; Settings toggles, and the
+//               settings offer the recipes
 // Exit 77 (ctest: skipped) when the site is not built.
 //
 // usage: node web_page_interactions.mjs --site DIR --cli PATH --artifacts DIR
@@ -75,6 +77,9 @@ try {
   check(initial.result.ranks.length > 1 && initial.result.what_if.length > 3,
         `the default recipe: ${initial.result.ranks.length} ranks, ` +
         `${initial.result.what_if.length} what-if rows`);
+  // #28 item 13: the page says the default is a published recipe, and which; an edit is not.
+  check(initial.recipe === 'Llama-3-70B pre-training on 64 H100 (Megatron-Bridge)',
+        `the default page names its published recipe: "${initial.recipe}"`);
   const topBar = ['top model', 'top GPUs', 'top GPU', 'recipes', 'verdict', 'Copy link', 'theme'];
   const checkTopBar = (when) => checkTopBarOf(page, when, topBar);
   await checkTopBar('1440 x 900');
@@ -214,6 +219,7 @@ try {
   // pays for software rasterisation (SwiftShader) and is reported. (Layers is a number field,
   // not a slider: one click on a slider changed the model, issue 16.)
   await openPage(page, `${baseUrl}?v=1&model=llama-3.1-8b&gpu=h100-80gb&gpus=8`);
+  check((await pageState(page)).recipe === '', 'a configuration of no recipe names none');
   await scrollIntoView(page, 'layers');
   {
     const { y, rect, pixelRatio } = await widgetCenter(page, 'layers');
@@ -283,6 +289,9 @@ try {
   const settingRects = await phone.page.evaluate(() => window.megamem.inputRects());
   check(settings.settings_shown_on_phone && settingRects.TP !== undefined,
         'phone: tapping Settings shows the settings');
+  check(settingRects.recipes !== undefined &&
+        settingRects.recipes.x + settingRects.recipes.width <= 390 * pixelRatio,
+        'phone: the settings offer the published recipes');
   await phone.page.screenshot({ path: join(opts.artifacts, 'phone-settings.png') });
   check(state.error === null && state.result !== null, 'phone: the estimate is there');
   check(phone.errors.length === 0, `phone: no errors in the page console ${phone.errors.join(' | ')}`);

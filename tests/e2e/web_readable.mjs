@@ -5,7 +5,8 @@
 // where text was cut off and requires that list to hold readable entries only:
 //   verdict     the top bar's verdict with its free or over number (fits, does not fit)
 //   what-if     the what-if table's headers and choices ("selective ..." told apart)
-//   planner     the planner's headers and rows (layout, uneven split, recompute)
+//   planner     the planner's controls inside the width, its headers and rows (layout,
+//               uneven split, recompute)
 //   imports     the Megatron flags box's notes (long lists of ignored flags)
 //   log         the training log's comparison (every column, the difference last)
 //   gpus        the top bar's GPUs box with a 7-digit count (desktop)
@@ -17,8 +18,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import {
-  check, click, finish, launch, openPage, options, pageState, pasteInto,
-  scrollIntoView, serve, typeValue, waitForIdle, waitForState, widgetCenter,
+  check, click, finish, launch, openPage, options, pageState, pasteInto, redraw,
+  scrollIntoView, serve, typeValue, waitForState, widgetCenter,
 } from './harness.mjs';
 
 const opts = options();
@@ -33,18 +34,6 @@ const longFlags = '--num-layers 24 --hidden-size 2048 --num-attention-heads 16 -
   '--tensor-model-parallel-size 2 --use-distributed-optimizer ' +
   '--a-flag-no-megatron-version-has-ever-had 1 --another-made-up-flag-for-this-test 2 ' +
   '--and-a-third-one-with-an-even-longer-name-than-the-others 3';
-
-// Draws frames after a mouse move (an idle page draws none) until the page is idle again, so
-// the list is of what this state leaves on screen.
-let corner = 0;
-async function redraw(page) {
-  const frames = await page.evaluate(() => window.megamem.frames());
-  const viewport = page.viewportSize();
-  corner = 1 - corner;
-  await page.mouse.move(viewport.width - 2 - corner, viewport.height - 2);
-  await page.waitForFunction((n) => window.megamem.frames() >= n + 2, frames, { timeout: 60_000 });
-  await waitForIdle(page);
-}
 
 // Every text cut off in the last frame has a tooltip or wraps.
 async function audit(page, when, shotName) {
@@ -73,6 +62,15 @@ async function showSettings(page, phone, shown) {
 async function plannerList(page, phone, size) {
   await openPage(page, plannerLink);
   await showSettings(page, phone, false);
+  // The search's options wrap onto the next line rather than run off the window's edge (on a
+  // phone the search recompute and offload boxes were out of reach).
+  const { rects, pixelRatio } = await page.evaluate(
+      () => ({ rects: window.megamem.inputRects(), pixelRatio: window.megamem.pixelRatio }));
+  const widthPx = page.viewportSize().width * pixelRatio;
+  const outside = ['plan search', 'plan margin', 'plan search recompute', 'plan search offload',
+                   'plan keep mbs'].filter((n) => !rects[n] || rects[n].x + rects[n].width > widthPx);
+  check(outside.length === 0, `${size}: the planner's controls are inside the width` +
+                              `${outside.length ? `; outside: ${outside.join(', ')}` : ''}`);
   await click(page, 'plan search');
   await waitForState(page, (s) => s.planner.status === 'done', 'the planner search', 300_000);
   await scrollIntoView(page, 'plan row 0');

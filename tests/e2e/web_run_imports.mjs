@@ -17,6 +17,8 @@
 //              it used and the line it could not read, keeps the GPU, and comes back from
 //              state() byte for byte (UTF-8 unharmed); a config.json pasted after it replaces
 //              the model and keeps the script's layout and training settings;
+//   tokenizer  flags with a HuggingFace tokenizer and no --vocab-size: the box names the preset
+//              the vocabulary comes from, and shows every warning the CLI prints for them;
 //   large      a 100 MB paste is refused with a message naming the limit, and the page keeps
 //              drawing frames;
 //   real log   the ms-swift Qwen2-0.5B log, which prints no vocabulary, compares as `megamem
@@ -235,6 +237,34 @@ async function launchScriptChecks() {
         'a config.json keeps the layout, training settings and GPU the script set');
 }
 
+// Flags with a HuggingFace tokenizer and no --vocab-size (#28 items 6 and 12): the box says
+// where the vocabulary came from, with every warning `megamem estimate --megatron-args` prints.
+async function tokenizerChecks() {
+  const flagsBox = 'paste Megatron flags';
+  const flags = '--num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 ' +
+    '--num-attention-heads 32 --group-query-attention --num-query-groups 8 --seq-length 8192 ' +
+    '--max-position-embeddings 8192 --micro-batch-size 1 --bf16 --swiglu --normalization RMSNorm ' +
+    '--position-embedding-type rope --untie-embeddings-and-output-weights ' +
+    '--disable-bias-linear --tokenizer-type HuggingFaceTokenizer ' +
+    '--tokenizer-model meta-llama/Llama-3.1-8B --tensor-model-parallel-size 2';
+  await pasteAndPress(flagsBox, 'Apply', flags);
+  const applied = await waitForState(page, (s) => s.flags_import.text === flags &&
+                                                  s.config.model.num_layers === 32, 'the flags');
+  const cli = runCli(['estimate', '--megatron-args', flags, '--world-size', String(applied.world_size),
+                      '--gpu', applied.gpu_id]);
+  const cliWarnings = cli.stderr.split('\n').filter((l) => l.startsWith('megamem: warning: ') &&
+                                                           !l.includes('note:'))
+    .map((l) => l.replace('megamem: warning: ', 'warning: '));
+  const notes = applied.flags_import.notes;
+  check(applied.config.model.vocab_size === 128256 &&
+        notes.some((n) => n.startsWith('warning: vocabulary 128256 of Llama-3.1-8B')),
+        `the box names the vocabulary of the tokenizer's model: ${notes.join(' / ')}`);
+  const missing = cliWarnings.filter((w) => !notes.includes(w) &&
+                                            !applied.result.warnings.includes(w.slice(9)));
+  check(cliWarnings.length > 0 && missing.length === 0,
+        `the page shows every warning the CLI prints${missing.length ? `; not: ${missing}` : ''}`);
+}
+
 async function largePasteChecks() {
   const logBox = 'paste a training log';
   const before = await pageState(page);
@@ -286,6 +316,7 @@ try {
   await bridgeChecks();
   await exportChecks();
   await launchScriptChecks();
+  await tokenizerChecks();
   await largePasteChecks();
   await realLogChecks();
   check(errors.length === 0, `no console errors (${errors.slice(0, 3).join(' | ')})`);

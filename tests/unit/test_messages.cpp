@@ -13,6 +13,7 @@
 
 #include "megamem/estimate.hpp"
 #include "megamem/fields.hpp"
+#include "megamem/megatron_args.hpp"
 #include "megamem/megatron_log.hpp"
 #include "megamem/presets.hpp"
 #include "megamem/share_link.hpp"
@@ -168,6 +169,33 @@ TEST_CASE("a template row translates text the core builds, keeping what it quote
   std::string chinese;
   REQUIRE(translate("expects en or zh, got 'fr'", &chinese));
   CHECK(chinese.find("'fr'") != std::string::npos);
+  // The most specific row wins: not "{0}: {1*}", which would keep "read the ..." in English.
+  REQUIRE(
+      translate("read the pretrain_gpt.py command: used lines 3-11; ignored 0 lines", &chinese));
+  CHECK(chinese == "读取了 pretrain_gpt.py 命令：使用了第 3-11 行；忽略了 0 行");
+  // A wrapper that starts with a placeholder keeps its place: the source stays at the end.
+  REQUIRE(
+      translate("world_size 256 is not divisible by ETP x EP x PP = 512 "
+                "(megatron/core/parallel_state.py)",
+                &chinese));
+  CHECK(chinese ==
+        "world_size 256 不能被 ETP x EP x PP = 512 整除（megatron/core/parallel_state.py）");
+  // A warning is translated whole or listed as untranslated, never shown half in English.
+  CHECK_FALSE(translate("warning: no such warning in the table", &chinese));
+}
+
+// Issue #28 item 9: "DeepSeek-V3 on 64 x H100" reads 运行于, as "%s on %lld x %s" does.
+TEST_CASE("the top bar's 'on' reads as a word in Chinese, not a full-width comma") {
+  std::string chinese;
+  REQUIRE(translate("on", &chinese));
+  CHECK(chinese == "运行于");
+}
+
+TEST_CASE("a sentence that starts with a flag is translated; flags with values are not") {
+  CHECK(needs_translation("--fp8-recipe mxfp8 runs on compute capability 10.x only"));
+  CHECK_FALSE(needs_translation("--recompute-granularity selective --recompute-modules core_attn"));
+  CHECK_FALSE(needs_translation("--normalization RMSNorm --position-embedding-type rope"));
+  CHECK_FALSE(needs_translation("--tensor-model-parallel-size"));
 }
 
 TEST_CASE("lang= is a view setting: it leaves the configuration alone and old links still open") {
@@ -237,6 +265,69 @@ TEST_CASE("what the core tells the page (errors, suggestions, warnings, what-if)
   }
   for (const std::string& text : missing) UNSCOPED_INFO(text);
   CHECK(missing.empty());
+}
+
+// The flags box lists the flag reader's warnings as the CLI prints them (issue #28 items 6
+// and 12): each translates, keeping the numbers and flags it quotes.
+TEST_CASE("what the Megatron flags reader warns about translates") {
+  const std::string base =
+      "--num-layers 4 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 "
+      "--max-position-embeddings 1024 --micro-batch-size 1 --bf16 ";
+  const std::string vocab = "--vocab-size 32000 ";
+  const std::vector<std::string> flags = {
+      base + "--tokenizer-type HuggingFaceTokenizer --tokenizer-model meta-llama/Llama-3.1-8B",
+      base + vocab + "--dsa-indexer-topk 64",
+      base + vocab + "--linear-attention-freq 4",
+      base + vocab +
+          "--recompute-granularity full --recompute-method uniform "
+          "--recompute-num-layers 1 --recompute-modules no_such_module",
+      base + vocab + "--recompute-granularity selective --recompute-method uniform",
+      base + vocab +
+          "--pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 1 "
+          "--no-overlap-p2p-communication",
+      base + vocab + "--multi-latent-attention --group-query-attention --num-query-groups 2",
+      base + vocab +
+          "--tensor-model-parallel-size 2 --sequence-parallel --tp-comm-overlap "
+          "--tp-comm-overlap-cfg ub.yaml"};
+  std::set<std::string> missing;
+  std::size_t warned = 0;
+  for (const std::string& line : flags) {
+    const Expected<MegatronArgs> args = parse_megatron_args(line, 8);
+    INFO(line);
+    REQUIRE(args.has_value());
+    CHECK_FALSE(args->warnings.empty());
+    warned += args->warnings.size();
+    for (const std::string& warning : args->warnings) {
+      CHECK(needs_translation(warning));  // prose, even where it starts with a flag
+      if (std::string chinese; !translate(warning, &chinese)) missing.insert(warning);
+    }
+  }
+  for (const std::string& text : missing) UNSCOPED_INFO(text);
+  CHECK(warned >= flags.size());
+  CHECK(missing.empty());
+}
+
+// Warnings that start with a flag were shown in English on the Chinese page, unlisted: the
+// walk of issue #28 met MXFP8 on an H100.
+TEST_CASE("the GPU's FP8 and the DSA kernel warnings translate") {
+  std::size_t warned = 0;
+  for (const char* link : {"?model=llama-3.1-8b&gpu=h100-80gb&fp8=mxfp8",
+                           "?model=llama-3.1-8b&gpu=a100-80gb&fp8=blockwise",
+                           "?model=llama-3.1-8b&gpu=a100-80gb&fp8=tensorwise",
+                           "?model=deepseek-v3.2&gpu=b200&gpus=1024"}) {
+    const Expected<SharedConfig> shared = decode_share_link(link);
+    REQUIRE(shared.has_value());
+    const Expected<NormalizedConfig> n = normalize(shared->config);
+    INFO(link);
+    REQUIRE(n.has_value());
+    for (const std::string& warning : n->warnings) {
+      ++warned;
+      std::string chinese;
+      INFO(warning);
+      CHECK((!needs_translation(warning) || translate(warning, &chinese)));
+    }
+  }
+  CHECK(warned >= 4);
 }
 
 #ifdef MEGAMEM_CLI_FIXTURES

@@ -552,6 +552,15 @@ TEST_CASE("a link read in part applies what parses and lists what does not") {
     CHECK_FALSE(partial.errors.empty());
     CHECK(partial.shared.model_id == default_configuration().model_id);
   }
+  // An unknown model with settings that parse: those settings on the default's model, not on
+  // an empty one (which no layout suits: "num_layers must be at least 1").
+  partial = decode_share_link_partially("?v=1&model=nope&gpus=8&tp=2");
+  REQUIRE(partial.errors.size() == 1);
+  CHECK(partial.errors.front().field == "model");
+  CHECK(partial.shared.model_id == default_configuration().model_id);
+  CHECK(partial.shared.config.model.num_layers == default_configuration().config.model.num_layers);
+  CHECK(partial.shared.config.parallel.world_size == 8);
+  CHECK(partial.shared.config.parallel.tensor_parallel == 2);
 }
 
 // Issue 28 item 11: a link cut inside a value still parses ("seq=10240" arrives as "seq=10"),

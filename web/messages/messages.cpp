@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <optional>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 
@@ -147,6 +149,25 @@ std::string fill(const std::string& chinese, const std::vector<std::string>& cap
   return out;
 }
 
+// A text that starts with a flag is Megatron flags ("--recompute-modules core_attn mlp"),
+// unless a sentence follows ("--fp8-recipe mxfp8 runs on compute capability ..."): three
+// words in a row of lowercase letters only, which flags with their values do not make.
+bool prose_after_flag(const std::string& text) {
+  int words_in_a_row = 0;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view word = std::string_view(text).substr(start, end - start);
+    const bool plain = !word.empty() && std::all_of(word.begin(), word.end(),
+                                                    [](char c) { return c >= 'a' && c <= 'z'; });
+    words_in_a_row = plain ? words_in_a_row + 1 : 0;
+    if (words_in_a_row == 3) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool needs_translation(const std::string& text) {
@@ -164,7 +185,7 @@ bool needs_translation(const std::string& text) {
     }
   }
   const bool key = key_mark && text.find(' ') == std::string::npos;
-  return letter && !key && text.rfind("--", 0) != 0;
+  return letter && !key && (text.rfind("--", 0) != 0 || prose_after_flag(text));
 }
 
 namespace {
@@ -195,20 +216,41 @@ const char* language_code(Language language) { return language == Language::zh ?
 void set_language(Language language) { messages.language = language; }
 Language current_language() { return messages.language; }
 
+namespace {
+
+// Whether what the template's untranslated {N} placeholders took is names and numbers, not
+// words that a more fitting template would translate.
+bool plain_captures_are_no_prose(const Template& pattern,
+                                 const std::vector<std::string>& captures) {
+  for (std::size_t i = 0; i < pattern.slots.size(); ++i) {
+    if (!pattern.translated[i] && needs_translation(captures[pattern.slots[i]])) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 bool translate(const std::string& english, std::string* chinese) {
   const Table& rows = table();
   if (const auto it = rows.exact.find(english); it != rows.exact.end()) {
     *chinese = it->second;
     return true;
   }
+  // The first template whose plain {N} captures are no prose, else the first that matches:
+  // "{0}: {1*}" took "read the pretrain_gpt.py command: used lines ..." (before "read the
+  // {0} command: {1*}") and left its first half in English.
   std::vector<std::string> captures;
+  std::optional<std::string> first;
   for (const Template& pattern : rows.templates) {
-    if (match(pattern, english, &captures)) {
+    if (!match(pattern, english, &captures)) continue;
+    if (plain_captures_are_no_prose(pattern, captures)) {
       *chinese = fill(pattern.chinese, captures);
       return true;
     }
+    if (!first) first = fill(pattern.chinese, captures);
   }
-  return false;
+  if (first) *chinese = std::move(*first);
+  return first.has_value();
 }
 
 const char* tr(const char* english) {

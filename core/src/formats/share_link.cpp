@@ -604,6 +604,13 @@ LinkParameters configuration_parameters(LinkParameters parameters, std::vector<E
   return rest;
 }
 
+// The link's model= names no preset.
+bool names_unknown_model(const LinkParameters& parameters, const PresetCatalog& catalog) {
+  return std::any_of(parameters.begin(), parameters.end(), [&](const auto& parameter) {
+    return parameter.first == "model" && catalog.find_model(parameter.second) == nullptr;
+  });
+}
+
 }  // namespace
 
 PartialLink decode_share_link_partially(std::string_view link) {
@@ -623,6 +630,14 @@ PartialLink decode_share_link_partially(std::string_view link) {
   const std::size_t before = out.errors.size();
   // A link without v= is read as version 1, the first format.
   out.shared = SharedConfig{share_link_defaults(), "", ""};
+  // An unknown model= leaves the default configuration's model under the rest of the link: on
+  // no model at all (every size 0) the rest could only be refused ("num_layers must be at
+  // least 1"), with no layout near it to suggest.
+  if (catalog && names_unknown_model(rest, *catalog)) {
+    SharedConfig fallback = default_configuration();
+    out.shared.config.model = std::move(fallback.config.model);
+    out.shared.model_id = std::move(fallback.model_id);
+  }
   if (catalog && !unreadable) apply_parameters(out.shared, rest, *catalog, out.errors);
   // Nothing of the configuration read: the default one.
   if (unreadable || rest.size() <= out.errors.size() - before) {
