@@ -258,7 +258,8 @@ TEST_CASE("version 1 defaults are a bf16 Megatron-Core run") {
   CHECK(d.training.seq_length == 4096);
   CHECK(d.training.micro_batch_size == 1);
   CHECK(d.parallel.world_size == 1);
-  CHECK(encode_share_query({d, "", ""}) == "v=1");
+  // One field at its default keeps the link from meaning "the default recipe" (v= alone).
+  CHECK(encode_share_query({d, "", ""}) == "v=1&c=5d35&gpus=1");
 }
 
 TEST_CASE("a link that sets nothing opens the default configuration, in its language") {
@@ -588,6 +589,20 @@ TEST_CASE("the checksum c= detects a link cut or edited after it was made") {
   CHECK(decode_share_link("v=1&model=qwen3-8b&gpus=8&tp=4&seq=10240").has_value());
   // The view (lang=) is not a setting: adding it keeps the checksum.
   CHECK(decode_share_link(query + "&lang=zh").has_value());
-  // Nothing to cut, nothing to check.
-  CHECK(encode_share_query(SharedConfig{share_link_defaults(), "", ""}) == "v=1");
+  // A configuration with nothing to write still writes one field (v= alone opens the default
+  // recipe), and so its checksum.
+  CHECK(encode_share_query(SharedConfig{share_link_defaults(), "", ""}) == "v=1&c=5d35&gpus=1");
+}
+
+TEST_CASE("a link that sets only a default re-encodes to the same configuration") {
+  // fuzz_share_link found it: "m.window-pattern=" decodes to share_link_defaults() (a custom,
+  // empty model), which encoded as "v=1" alone, and that opens the default recipe instead.
+  const Expected<SharedConfig> decoded = decode_share_link("?m.window-pattern=");
+  REQUIRE(decoded.has_value());
+  const std::string query = encode_share_query(*decoded);
+  const Expected<SharedConfig> again = decode_share_link("?" + query);
+  REQUIRE(again.has_value());
+  CHECK(again->model_id == decoded->model_id);
+  CHECK(share_link_differences(again->config, decoded->config).empty());
+  CHECK(encode_share_query(*again) == query);
 }

@@ -717,6 +717,16 @@ LinkParameters share_parameters(const SharedConfig& shared, bool include_default
       out.emplace_back(std::string(field.link_key), std::move(value));
     }
   }
+  // Nothing differs from share_link_defaults() and no preset is named: a link of v= alone
+  // opens default_configuration() instead, so one field is written at its value to keep the
+  // configuration this one (fuzz_share_link: "m.window-pattern=" re-encoded as "v=1").
+  if (out.size() == 1) {
+    const auto first = std::find_if(fields().begin(), fields().end(),
+                                    [](const Field& f) { return !is_display_name(f); });
+    if (first != fields().end()) {
+      out.emplace_back(std::string(first->link_key), format_field(*first, shared.config));
+    }
+  }
   return out;
 }
 
