@@ -167,6 +167,12 @@ struct UnmodeledFlag {
 // Every such flag (field_registry.cpp, beside the rows of the flags that are modeled).
 std::span<const UnmodeledFlag> unmodeled_megatron_flags();
 
+// A row whose Megatron-Bridge field no Megatron-LM flag carries (the Gemma soft-caps; numbers
+// so far): the Bridge import reads it from its field and the overrides write it there.
+inline bool is_bridge_only_field(const ConfigField& field) {
+  return field.flag.empty() && !field.bridge_field.empty() && field.kind == FieldKind::real;
+}
+
 // The row with this share-link key, config.hpp path or (group, JSON key); nullptr if none.
 const ConfigField* field_by_link_key(std::string_view key);
 const ConfigField* field_by_name(std::string_view name);

@@ -273,16 +273,10 @@ bool read_special_field(Reader& r, const std::string& field, const std::string& 
   return true;
 }
 
-// A registry row whose Bridge field no Megatron-LM flag carries (the soft-caps of
-// Megatron-Bridge's Gemma providers; all numbers so far): read_bridge_only_fields() sets it on
-// the Config after the flags are parsed.
-bool bridge_only(const ConfigField& field) {
-  return field.flag.empty() && !field.bridge_field.empty() && field.kind == FieldKind::real;
-}
-
-bool is_bridge_only_field(std::string_view path) {
+// The Bridge-only field (fields.hpp is_bridge_only_field) at this path, read after the flags.
+bool is_bridge_only_path(std::string_view path) {
   return std::any_of(config_fields().begin(), config_fields().end(), [&](const ConfigField& f) {
-    return bridge_only(f) && f.bridge_field == path;
+    return is_bridge_only_field(f) && f.bridge_field == path;
   });
 }
 
@@ -291,7 +285,7 @@ bool is_bridge_only_field(std::string_view path) {
 void read_bridge_only_fields(const BridgeNode& root, Config& config,
                              std::vector<std::string>& warnings) {
   for (const ConfigField& field : config_fields()) {
-    if (!bridge_only(field)) continue;
+    if (!is_bridge_only_field(field)) continue;
     const std::string_view path = field.bridge_field;
     const std::size_t dot = path.find('.');
     const BridgeNode* section = entry(root, path.substr(0, dot));
@@ -314,7 +308,7 @@ std::optional<Error> read_fields(Reader& r, const std::string& section, const Br
   for (const auto& [key, node] : map.entries) {
     const std::string path = section + "." + key;
     const std::string field(lookup(kRenamedFields, key).value_or(key));
-    if (key == "_target_" || is_bridge_only_field(path)) continue;
+    if (key == "_target_" || is_bridge_only_path(path)) continue;
     std::optional<std::string> value = python_value(node);
     if (key == "activation_func" && node.kind == BridgeNode::Kind::map) {
       const BridgeNode* target = entry(node, "_target_");

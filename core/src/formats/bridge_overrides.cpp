@@ -202,9 +202,7 @@ namespace {
 // The registry's Bridge-only fields (no Megatron-LM flag: the Gemma soft-caps), where set.
 void append_bridge_only_fields(const Config& config, std::vector<std::string>& out) {
   for (const ConfigField& field : config_fields()) {
-    if (!field.flag.empty() || field.bridge_field.empty() || field.kind != FieldKind::real) {
-      continue;
-    }
+    if (!is_bridge_only_field(field)) continue;
     const double value = field.get_real(config);
     if (value != 0)
       out.push_back(std::string(field.bridge_field) + "=" + shortest_double_text(value));
