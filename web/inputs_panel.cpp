@@ -419,7 +419,7 @@ void cuda_graph_rows(InputContext& ctx) {
 
 void training_rows(InputContext& ctx) {
   const Config& c = ctx.state.shared.config;
-  rows(ctx, {"mbs", "gbs", "seq", "dtype", "fp8", "fp8-param-gather"});
+  rows(ctx, {"mbs", "gbs", "seq", "dtype", "fp8", "fp8-format", "fp8-param-gather"});
   if (c.training.fp8_recipe != Fp8Recipe::none) rows(ctx, {"fp8-bf16-first", "fp8-bf16-last"});
   rows(ctx, {"impl", "attn", "ce", "grad-acc-fusion", "bias-act-fusion", "softmax-fusion",
              "softmax-fp32", "mask-in-loader", "deterministic", "tp-comm-overlap", "defer-wgrad"});

@@ -114,6 +114,10 @@ inline Config with_unexported_fields(Config config, const Config& from) {
   config.model.window_num_attention_heads = from.model.window_num_attention_heads;
   config.model.window_num_query_groups = from.model.window_num_query_groups;
   config.model.window_kv_channels = from.model.window_kv_channels;
+  // --fp8-format is written only under FP8 (it turns FP8 on).
+  if (from.training.fp8_recipe == Fp8Recipe::none) {
+    config.training.fp8_format = from.training.fp8_format;
+  }
   // A dense model's MoE training flags are not written (ConfigField::moe_only).
   if (from.model.num_experts == 0) {
     for (const ConfigField& field : config_fields()) {

@@ -40,6 +40,8 @@ enum class RecomputeGranularity { none, selective, full };
 enum class RecomputeMethod { uniform, block };
 enum class CrossEntropyImpl { unfused, native_fused, te_fused };
 enum class Fp8Recipe { none, delayed, tensorwise, mxfp8, blockwise };
+// --fp8-format: E4M3 everywhere, or E5M2 for gradients (hybrid); the same byte either way.
+enum class Fp8Format { hybrid, e4m3 };
 // Fully sharded data parallelism instead of DDP: --use-megatron-fsdp or --use-torch-fsdp2.
 enum class FsdpImpl { none, megatron, torch_fsdp2 };
 // --data-parallel-sharding-strategy of Megatron-FSDP: what is sharded over the DP group
@@ -312,12 +314,13 @@ struct DeviceConfig {
 
 // One training step's shape and numerics.
 struct TrainingConfig {
-  int micro_batch_size = 1;                // --micro-batch-size
-  std::int64_t global_batch_size = 0;      // --global-batch-size; 0 = micro_batch * DP
-  int seq_length = 0;                      // --seq-length
-  DType params_dtype = DType::fp32;        // --bf16 / --fp16 (Megatron's default is fp32)
-  Fp8Recipe fp8_recipe = Fp8Recipe::none;  // --fp8-format with --fp8-recipe
-  bool fp8_param_gather = false;           // --fp8-param-gather
+  int micro_batch_size = 1;                  // --micro-batch-size
+  std::int64_t global_batch_size = 0;        // --global-batch-size; 0 = micro_batch * DP
+  int seq_length = 0;                        // --seq-length
+  DType params_dtype = DType::fp32;          // --bf16 / --fp16 (Megatron's default is fp32)
+  Fp8Recipe fp8_recipe = Fp8Recipe::none;    // --fp8-format with --fp8-recipe
+  Fp8Format fp8_format = Fp8Format::hybrid;  // --fp8-format (kept for the flags written back)
+  bool fp8_param_gather = false;             // --fp8-param-gather
   // --first-last-layers-bf16 with --num-layers-at-start-in-bf16 / --num-layers-at-end-in-bf16
   // (1 each by default; transformer_config.py): these decoder layers run, and keep their
   // weights, in bf16 (fp8_utils.py, is_first_last_bf16_layer).

@@ -77,12 +77,8 @@ std::vector<std::string_view> split_words(std::string_view text) {
   return words;
 }
 
-// Megatron flag (without "--") -> Bridge field, where it is not model.<destination>: a
-// registry row's bridge_field, else this table of flags no row carries one-to-one.
-constexpr std::pair<std::string_view, std::string_view> kFlagFields[] = {
-    {"fp8-format", "mixed_precision.fp8"},
-};
-
+// Megatron flag (without "--") -> Bridge field, where it is not model.<destination>: the
+// registry row's bridge_field.
 std::optional<std::string_view> bridge_field_of(std::string_view flag) {
   for (const ConfigField& field : config_fields()) {
     if (!field.bridge_field.empty() && field.flag.size() == flag.size() + 2 &&
@@ -90,7 +86,7 @@ std::optional<std::string_view> bridge_field_of(std::string_view flag) {
       return field.bridge_field;
     }
   }
-  return lookup(kFlagFields, flag);
+  return std::nullopt;
 }
 
 // Switches whose Bridge field is the negation or another field.

@@ -305,12 +305,16 @@ const std::vector<FieldChoice> kFp8RecipeChoices = {
     {"mxfp8", "mxfp8", "mxfp8", "mxfp8"},
     {"blockwise", "blockwise", "blockwise", "blockwise"}};
 
+// --fp8-format turns FP8 on (transformer_config.py), so it is written only with a recipe.
+void write_fp8_format(const Config& c, std::vector<MegatronFlag>& flags) {
+  if (c.training.fp8_recipe == Fp8Recipe::none) return;
+  add_flag(flags, "--fp8-format", c.training.fp8_format == Fp8Format::e4m3 ? "e4m3" : "hybrid");
+}
+
 void write_fp8(const Config& c, std::vector<MegatronFlag>& flags) {
   const Fp8Recipe recipe = c.training.fp8_recipe;
   if (recipe == Fp8Recipe::none) return;
-  // e4m3 and hybrid store the same bytes; hybrid is the usual training choice. "delayed" is
-  // Megatron's default recipe.
-  add_flag(flags, "--fp8-format", "hybrid");
+  // "delayed" is Megatron's default recipe.
   const std::string_view spelling = kFp8RecipeChoices[static_cast<std::size_t>(recipe)].megatron;
   if (recipe != Fp8Recipe::delayed) add_flag(flags, "--fp8-recipe", std::string(spelling));
 }
@@ -596,6 +600,18 @@ std::vector<ConfigField> numerics_rows() {
           .ui("precision", "--bf16 / --fp16 (default fp32)",
               "bf16/fp16 weights take 2 bytes with fp32 main grads and master weights; fp32 "
               "takes 4."),
+      // E4M3 or hybrid (E5M2 gradients): Transformer Engine stores one byte either way
+      // (common/recipe/__init__.py, Format), so the choice changes no memory; it is kept so
+      // that the flags and Bridge overrides written back say what was read.
+      MM_CHOICE("fp8-format", "hybrid", training.fp8_format)
+          .json("fp8_format")
+          .choices({{"hybrid", "hybrid", "hybrid", "hybrid"}, {"e4m3", "e4m3", "e4m3", "e4m3"}})
+          .read_by_code("--fp8-format")
+          .bridge("mixed_precision.fp8")
+          .writes(write_fp8_format)
+          .ui("FP8 format", "--fp8-format",
+              "E4M3 everywhere, or E5M2 for gradients (hybrid): one byte either way, no memory "
+              "change."),
       MM_CHOICE("fp8", "none", training.fp8_recipe)
           .json("fp8_recipe")
           .choices(kFp8RecipeChoices)

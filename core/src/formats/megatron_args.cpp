@@ -578,8 +578,8 @@ void read_fp8(FlagReader& r, Config& c) {
     c.optimizer.fp8_recipe = static_cast<Fp8Recipe>(chosen.value_or(delayed));
     return;
   }
-  std::string_view format;
-  r.choose<std::string_view>(recipe.flag_needs, format, {{"e4m3", "e4m3"}, {"hybrid", "hybrid"}});
+  r.choose<Fp8Format>(recipe.flag_needs, c.training.fp8_format,
+                      {{"e4m3", Fp8Format::e4m3}, {"hybrid", Fp8Format::hybrid}});
   recipe.set_int(c, static_cast<std::int64_t>(chosen.value_or(delayed)));
   read_fp8_bf16_layers(r, c.training);
 }
