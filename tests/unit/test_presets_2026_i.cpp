@@ -1,0 +1,155 @@
+// #25, part i: Falcon-H1 (falcon_h1, FalconH1ForCausalLM) as Megatron-Bridge builds it
+// (src/megatron/bridge/models/falcon_h1/, commit 067f987): every layer a parallel 'P' layer
+// (mamba_hybrid_layer_allocation.py Symbols.PARALLEL, falconh1_ratio 1.0) that runs a Mamba-2
+// mixer and self-attention on one shared input norm and sums their scaled outputs, then an
+// MLP (falconh1_layer.py FalconH1Layer). Checked by hand: the layer's tensors against the
+// Mamba, attention and MLP layers it reuses, its saved tensors and the stack's rules.
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "estimate_helpers.hpp"
+#include "megamem/estimate.hpp"
+#include "memory/activations.hpp"
+#include "memory/parameter_count.hpp"
+#include "model_fixtures.hpp"
+#include "modules/module_spec.hpp"
+
+using namespace megamem;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// A small Falcon-H1-like model: h 1024, GQA 8/2 x 128, SwiGLU MLP 2048, Mamba-2 16 heads x 64
+// (d_inner 1024), 1 group, state 64; RMSNorm, no biases, untied; seq 1024, one micro-batch of
+// 1 in bf16 on one GPU, no dropout.
+Config tiny(const std::string& pattern) {
+  Config c;
+  ModelConfig& m = c.model;
+  m.num_layers = static_cast<int>(pattern.size());
+  m.hidden_size = 1024;
+  m.num_attention_heads = 8;
+  m.num_query_groups = 2;
+  m.kv_channels = 128;
+  m.ffn_hidden_size = 2048;
+  m.activation = Activation::swiglu;
+  m.normalization = Normalization::rmsnorm;
+  m.add_bias_linear = false;
+  m.position_embedding = PositionEmbedding::rope;
+  m.untie_embeddings_and_output_weights = true;
+  m.hidden_dropout = 0.0;
+  m.attention_dropout = 0.0;
+  m.vocab_size = 32000;
+  m.hybrid_layer_pattern = pattern;
+  m.mamba_num_heads = 16;
+  m.mamba_head_dim = 64;
+  m.mamba_num_groups = 1;
+  m.mamba_state_dim = 64;
+  c.training.seq_length = 1024;
+  c.training.micro_batch_size = 1;
+  c.training.global_batch_size = 8;
+  return fixtures::bf16_training(c);
+}
+
+std::int64_t elements(const std::vector<ParamTensor>& tensors) {
+  return std::accumulate(tensors.begin(), tensors.end(), std::int64_t{0},
+                         [](std::int64_t sum, const ParamTensor& t) { return sum + t.elements(); });
+}
+
+std::int64_t kind_params(const NormalizedConfig& n, LayerKind kind) {
+  return elements(layer_templates(n).hybrid[static_cast<std::size_t>(kind)]);
+}
+
+double saved(const NormalizedConfig& n, LayerKind kind) {
+  return layer_activations(n, kind).full_bytes;
+}
+
+}  // namespace
+
+TEST_CASE("falcon-h1 'P' layer: one shared norm, then Mamba-2, attention and MLP tensors") {
+  const NormalizedConfig n = testing::normalized(tiny("M*-P"));
+  REQUIRE(n.layer_kinds[3] == LayerKind::parallel_hybrid);
+  // falconh1_layer_specs.py: norm TENorm [h]; Mamba in_proj (2 x 1024 + 2 x 64 + 16) x h and
+  // linear_qkv (8 + 2 + 2) x 128 x h without fused norms; conv1d (1024 + 128) x 4 and bias,
+  // dt_bias, A_log, D (16 each), the gated norm [1024], out_proj and linear_proj h x 1024;
+  // fc1 with its fused pre-MLP norm, 2 x 2048 x h, fc2 2048 x h.
+  const std::int64_t h = 1024;
+  const std::int64_t mamba = 2192 * h + 1152 * 4 + 1152 + 3 * 16 + 1024 + 1024 * h;
+  const std::int64_t attention = 1536 * h + 1024 * h;
+  const std::int64_t mlp = h + 2 * 2048 * h + 2048 * h;
+  CHECK(kind_params(n, LayerKind::parallel_hybrid) == h + mamba + attention + mlp);
+  CHECK(kind_params(n, LayerKind::parallel_hybrid) == 12'214'960);
+  // The 'M', '*' and '-' layers each bring their own norm: the 'P' layer has one fewer.
+  CHECK(kind_params(n, LayerKind::parallel_hybrid) == kind_params(n, LayerKind::mamba) +
+                                                          kind_params(n, LayerKind::attention) +
+                                                          kind_params(n, LayerKind::mlp) - h);
+}
+
+TEST_CASE("falcon-h1 'P' layer: the saved tensors per micro-batch, by hand") {
+  const NormalizedConfig n = testing::normalized(tiny("M*-P"));
+  // Per token, bf16: the shared norm's input h; Mamba's in_proj input (norm x
+  // ssm_in_multiplier) h, zxBCdt 2192, out_x, the gated norm input and out_proj input 1024
+  // each; linear_qkv's input (norm x attention_in_multiplier) h, Q, K, V 1536, linear_proj's
+  // input 1024; fc1's norm input and output h each, FalconH1MLP's gate x multiplier, SiLU
+  // output and up + offset 2048 each, fc2's input 2048. fp32: the gated norm's rstd (1 group)
+  // and flash attention's log-sum-exp (8 heads).
+  const double bf16 =
+      1024 + (1024 + 2192 + 3 * 1024) + (1024 + 1536 + 1024) + (2 * 1024 + 4 * 2048);
+  const double per_token = 2 * bf16 + 4 * (1 + 8);
+  CHECK(saved(n, LayerKind::parallel_hybrid) == Approx(1024 * per_token));
+  // Against the separate layers: one norm output fewer kept (3 h against 2 x 2 h), one more
+  // ffn-wide tensor (the unfused SwiGLU keeps 3 x ffn where the fused one keeps fc1's 2 x ffn).
+  CHECK(saved(n, LayerKind::parallel_hybrid) -
+            (saved(n, LayerKind::mamba) + saved(n, LayerKind::attention) +
+             saved(n, LayerKind::mlp)) ==
+        Approx(2.0 * 1024 * (2048 - 1024)));
+}
+
+TEST_CASE("falcon-h1 'P' layer: mlp recompute frees nothing (FalconH1Layer calls its MLP)") {
+  Config c = tiny("-P");
+  c.training.recompute.granularity = RecomputeGranularity::selective;
+  c.training.recompute.modules = {RecomputeModule::mlp};
+  const NormalizedConfig n = testing::normalized(c);
+  const LayerActivations parallel = layer_activations(n, LayerKind::parallel_hybrid);
+  const LayerActivations mlp = layer_activations(n, LayerKind::mlp);
+  CHECK(parallel.kept_bytes == Approx(parallel.full_bytes));
+  CHECK(mlp.kept_bytes < mlp.full_bytes);  // transformer_layer.py recompute_mlp in '-' layers
+}
+
+TEST_CASE("falcon-h1 stack: FalconH1Stack's rules") {
+  // mamba_hybrid_layer_allocation.py: M, *, - and P only.
+  const Error moe = testing::normalize_error(tiny("PEP-"));
+  CHECK(moe.field == "hybrid_layer_pattern");
+  CHECK_THAT(moe.message, Contains("'E' cannot be combined with Falcon-H1's 'P' layers"));
+  CHECK(testing::normalize_error(tiny("PP|PP")).field == "hybrid_layer_pattern");
+  CHECK(testing::normalize_error(tiny("PP/P")).field == "hybrid_layer_pattern");
+  // falconh1_provider.py asserts no virtual pipeline; falconh1_block.py splits evenly.
+  Config vpp = tiny("PPPP");
+  vpp.parallel.pipeline_parallel = 2;
+  vpp.parallel.virtual_stages_per_pipeline_rank = 2;
+  CHECK(testing::normalize_error(vpp).field == "virtual_stages_per_pipeline_rank");
+  Config uneven = tiny("PPP");
+  uneven.parallel.pipeline_parallel = 2;
+  CHECK(testing::normalize_error(uneven).field == "num_layers");
+  // Full recompute: FalconH1Stack.forward has no checkpointing, so nothing is recomputed.
+  Config full = tiny("PPPP");
+  full.training.recompute.granularity = RecomputeGranularity::full;
+  const NormalizedConfig n = testing::normalized(full);
+  CHECK(n.config.training.recompute.granularity == RecomputeGranularity::none);
+  REQUIRE_FALSE(n.warnings.empty());
+  CHECK_THAT(n.warnings.back(), Contains("FalconH1Stack runs its layers without checkpointing"));
+  CHECK(testing::run(full).ranks[0].activation_bytes_per_microbatch ==
+        testing::run(tiny("PPPP")).ranks[0].activation_bytes_per_microbatch);
+}
+
+TEST_CASE("falcon-h1 'P' layer: forward FLOPs are its Mamba, attention and MLP") {
+  const NormalizedConfig n = testing::normalized(tiny("M*-P"));
+  const ModuleFlops f = model_module_flops(n);
+  CHECK(layer_forward_flops(f, LayerKind::parallel_hybrid) ==
+        Approx(layer_forward_flops(f, LayerKind::mamba) +
+               layer_forward_flops(f, LayerKind::attention) +
+               layer_forward_flops(f, LayerKind::mlp)));
+  CHECK(f.mamba > 0);
+}
