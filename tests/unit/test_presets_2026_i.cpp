@@ -3,7 +3,8 @@
 // (mamba_hybrid_layer_allocation.py Symbols.PARALLEL, falconh1_ratio 1.0) that runs a Mamba-2
 // mixer and self-attention on one shared input norm and sums their scaled outputs, then an
 // MLP (falconh1_layer.py FalconH1Layer). Checked by hand: the layer's tensors against the
-// Mamba, attention and MLP layers it reuses, its saved tensors and the stack's rules.
+// Mamba, attention and MLP layers it reuses, its saved tensors, the stack's rules, and the
+// import of the bridge's own Falcon-H1-0.5B-Instruct config.
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <numeric>
@@ -11,16 +12,42 @@
 #include <vector>
 
 #include "estimate_helpers.hpp"
+#include "hf_import_helpers.hpp"
 #include "megamem/estimate.hpp"
+#include "megamem/hf_config.hpp"
 #include "memory/activations.hpp"
 #include "memory/parameter_count.hpp"
 #include "model_fixtures.hpp"
 #include "modules/module_spec.hpp"
 
 using namespace megamem;
+using namespace megamem::hf_test;
 using Catch::Matchers::Contains;
 
 namespace {
+
+// Megatron-Bridge tests/unit_tests/models/falcon_h1/test_falcon_h1_bridge.py
+// FALCON_H1_500M_CONFIG (commit 067f987): the bridge's copy of
+// https://huggingface.co/tiiuae/Falcon-H1-0.5B-Instruct/blob/main/config.json, the checkpoint its
+// examples convert (examples/models/falcon_h1/README.md); also tests/cli/fixtures/hf.
+const char* kFalconH1_05B = R"json({
+  "architectures": ["FalconH1ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+  "attention_in_multiplier": 1.0, "attention_out_multiplier": 0.9375, "attn_layer_indices": null,
+  "embedding_multiplier": 5.656854249492381, "head_dim": 64, "hidden_act": "silu",
+  "hidden_size": 1024, "initializer_range": 0.02, "intermediate_size": 2048,
+  "key_multiplier": 0.39062499999999994, "lm_head_multiplier": 0.0390625,
+  "mamba_chunk_size": 128, "mamba_conv_bias": true, "mamba_d_conv": 4, "mamba_d_head": 64,
+  "mamba_d_state": 128, "mamba_expand": 2, "mamba_n_groups": 1, "mamba_n_heads": 24,
+  "mamba_norm_before_gate": false, "mamba_proj_bias": false, "mamba_rms_norm": false,
+  "mamba_use_mlp": true, "max_position_embeddings": 16384, "mlp_bias": false,
+  "mlp_multipliers": [0.8838834764831844, 0.5859375], "model_type": "falcon_h1",
+  "num_attention_heads": 8, "num_hidden_layers": 36, "num_key_value_heads": 2,
+  "projectors_bias": false, "rms_norm_eps": 1e-5, "rope_scaling": null,
+  "rope_theta": 100000000000.0, "ssm_in_multiplier": 1.25,
+  "ssm_multipliers": [0.3535533905932738, 0.25, 0.3535533905932738, 0.5, 0.3535533905932738],
+  "ssm_out_multiplier": 0.23570226039551587, "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16", "vocab_size": 32784
+})json";
 
 // A small Falcon-H1-like model: h 1024, GQA 8/2 x 128, SwiGLU MLP 2048, Mamba-2 16 heads x 64
 // (d_inner 1024), 1 group, state 64; RMSNorm, no biases, untied; seq 1024, one micro-batch of
@@ -152,4 +179,75 @@ TEST_CASE("falcon-h1 'P' layer: forward FLOPs are its Mamba, attention and MLP")
                layer_forward_flops(f, LayerKind::attention) +
                layer_forward_flops(f, LayerKind::mlp)));
   CHECK(f.mamba > 0);
+}
+
+TEST_CASE("falcon_h1: Megatron-Bridge's Falcon-H1-0.5B-Instruct imports as 36 'P' layers") {
+  const HfImport hf = import(kFalconH1_05B);
+  CHECK(hf.model_type == "falcon_h1");
+  const ModelConfig& m = hf.model;
+  CHECK(m.hybrid_layer_pattern == std::string(36, 'P'));
+  CHECK(m.num_layers == 36);
+  CHECK(m.hidden_size == 1024);
+  CHECK(m.num_attention_heads == 8);
+  CHECK(m.num_query_groups == 2);
+  CHECK(m.kv_channels == 64);
+  CHECK(m.ffn_hidden_size == 2048);
+  CHECK(m.activation == Activation::swiglu);
+  CHECK(m.mamba_num_heads == 24);
+  CHECK(m.mamba_head_dim == 64);
+  CHECK(m.mamba_num_groups == 1);
+  CHECK(m.mamba_state_dim == 128);
+  CHECK(m.vocab_size == 32784);
+  CHECK(m.untie_embeddings_and_output_weights);
+  CHECK_FALSE(m.add_bias_linear);
+  // Per layer: the shared norm 1024; q 512 + k, v 2 x 128 rows of 1024 and o 1024 x 512;
+  // Mamba in_proj (2 x 1536 + 2 x 128 + 24) x 1024, conv1d (1536 + 256) x 4 and bias, dt_bias,
+  // A_log, D 24 each, the gated norm 1536 (priced though mamba_rms_norm is false: a note),
+  // out_proj 1024 x 1536; pre-MLP norm 1024, fc1 2 x 2048 x 1024, fc2 2048 x 1024. Plus two
+  // 32784 x 1024 vocabulary matrices and the final norm.
+  const std::int64_t layer = 1024 + 768 * 1024 + 1024 * 512 + 3352 * 1024 + 1792 * 5 + 72 + 1536 +
+                             1024 * 1536 + 1024 + 3 * 2048 * 1024;
+  const std::int64_t total = total_params(m);
+  CHECK(total == 36 * layer + 2 * std::int64_t{32784} * 1024 + 1024);
+  CHECK(total == 521'466'400);
+  const std::string notes = Catch::Detail::stringify(hf.notes);
+  CHECK_THAT(notes, Contains("mamba_rms_norm false"));
+  CHECK_THAT(notes, Contains("attention_backend unfused"));
+  CHECK_THAT(notes, Contains("muP multipliers"));
+}
+
+TEST_CASE("falcon_h1: the bridge's 0.5B estimates on 8 to 1,024 GPUs") {
+  const HfImport hf = import(kFalconH1_05B);
+  for (const int gpus : {8, 64, 1024}) {
+    Config c = share_link_defaults();
+    c.model = hf.model;
+    c.parallel.world_size = gpus;
+    c.training.global_batch_size = 2 * gpus;
+    INFO(gpus << " GPUs");
+    const Estimate e = testing::run(c);
+    CHECK(e.totals.params == 521'466'400);
+    CHECK(e.ranks[0].peak_allocated_bytes > 0);
+  }
+}
+
+TEST_CASE("falcon_h1: the Mamba sizes' spellings, defaults and refusals") {
+  // configuration_falcon_h1.py: mamba_d_head "auto" is mamba_d_ssm / mamba_n_heads.
+  const HfImport automatic = import(R"json({"model_type": "falcon_h1", "num_hidden_layers": 2,
+      "hidden_size": 512, "num_attention_heads": 4, "intermediate_size": 1024, "vocab_size": 1000,
+      "mamba_d_ssm": 768, "mamba_n_heads": 24, "mamba_d_head": "auto"})json");
+  CHECK(automatic.model.mamba_head_dim == 32);
+  CHECK(automatic.model.hybrid_layer_pattern == "PP");
+  CHECK(automatic.model.mamba_num_groups == 1);  // the defaults: 1 group, state 256
+  CHECK(automatic.model.mamba_state_dim == 256);
+  const std::string base = R"json({"model_type": "falcon_h1", "num_hidden_layers": 2,
+      "hidden_size": 512, "num_attention_heads": 4, "intermediate_size": 1024, "vocab_size": 1000,
+      "mamba_n_heads": 24, )json";
+  // Megatron's d_inner is mamba_n_heads x mamba_d_head: 768, not the checkpoint's 1024.
+  CHECK(import_error(base + R"json("mamba_d_head": 32, "mamba_d_ssm": 1024})json").field ==
+        "mamba_d_ssm");
+  CHECK(import_error(base + R"json("mamba_d_head": 32, "mamba_d_conv": 3})json").field ==
+        "mamba_d_conv");
+  CHECK(import_error(base + R"json("mamba_d_head": 32, "mamba_proj_bias": true})json").field ==
+        "mamba_proj_bias");
+  CHECK(import_error(base + R"json("mamba_d_head": "x"})json").field == "mamba_d_head");
 }
