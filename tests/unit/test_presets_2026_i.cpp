@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "estimate_helpers.hpp"
+#include "formats/hybrid_allocation.hpp"
 #include "hf_import_helpers.hpp"
+#include "megamem/bridge_config.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/hf_config.hpp"
 #include "memory/activations.hpp"
@@ -250,4 +252,35 @@ TEST_CASE("falcon_h1: the Mamba sizes' spellings, defaults and refusals") {
   CHECK(import_error(base + R"json("mamba_d_head": 32, "mamba_proj_bias": true})json").field ==
         "mamba_proj_bias");
   CHECK(import_error(base + R"json("mamba_d_head": "x"})json").field == "mamba_d_head");
+}
+
+TEST_CASE("falcon-h1 allocation: falconh1_ratio places 'P' after attention and MLP layers") {
+  // mamba_hybrid_layer_allocation.py allocate_layers, run on these ratios (Megatron-Bridge
+  // 067f987): the Bridge's Falcon-H1 provider uses (L, 0, 0, 1.0).
+  CHECK(formats::pattern_from_ratios(4, 0.0, 0.0, 1.0) == "PPPP");
+  CHECK(formats::pattern_from_ratios(10, 0.2, 0.1, 0.2) == "MMM*PM*MP-");
+  CHECK(formats::pattern_from_ratios(12, 0.25, 0.0, 0.5) == "MP*PMP*PM*PP");
+  CHECK(formats::pattern_from_ratios(9, 1.0 / 3, 1.0 / 3) == "M-*M*-M*-");
+}
+
+TEST_CASE("falcon-h1: a Megatron-Bridge run's falconh1_ratio becomes the 'P' pattern") {
+  const std::string model =
+      "model.num_layers=4 model.hidden_size=1024 model.num_attention_heads=8 "
+      "model.num_query_groups=2 model.kv_channels=128 model.ffn_hidden_size=2048 "
+      "model.seq_length=1024 model.vocab_size=32000 model.mamba_num_heads=16 "
+      "model.mamba_head_dim=64 model.mamba_num_groups=1 model.mamba_state_dim=64 "
+      "model.hybrid_attention_ratio=0.0 model.hybrid_mlp_ratio=0.0 train.micro_batch_size=1 ";
+  const Expected<BridgeNode> tree = parse_bridge_overrides(model + "model.falconh1_ratio=1.0");
+  REQUIRE(tree.has_value());
+  const Expected<BridgeImport> imported = import_bridge_config(*tree, 8);
+  INFO((imported ? std::string() : imported.error().field + ": " + imported.error().message));
+  REQUIRE(imported.has_value());
+  CHECK(imported->args.config.model.hybrid_layer_pattern == "PPPP");
+  // An explicit hybrid_override_pattern wins over the ratios (allocate_layers).
+  const Expected<BridgeNode> explicit_tree =
+      parse_bridge_overrides(model + "model.falconh1_ratio=1.0 model.hybrid_override_pattern=MP-P");
+  REQUIRE(explicit_tree.has_value());
+  const Expected<BridgeImport> explicit_pattern = import_bridge_config(*explicit_tree, 8);
+  REQUIRE(explicit_pattern.has_value());
+  CHECK(explicit_pattern->args.config.model.hybrid_layer_pattern == "MP-P");
 }
