@@ -147,7 +147,10 @@ struct ModelConfig {
   // Hybrid models (Megatron-Core's MambaModel / HybridModel): one symbol per decoder layer,
   // --hybrid-override-pattern (--hybrid-layer-pattern in later releases). Empty: a GPT model.
   // 'M' Mamba-2 mixer, '*' self-attention, '-' MLP, 'E' MoE, each a layer of its own
-  // (megatron/core/models/hybrid/hybrid_layer_allocation.py, Symbols).
+  // (megatron/core/models/hybrid/hybrid_layer_allocation.py, Symbols); 'P' is
+  // Megatron-Bridge's Falcon-H1 parallel layer (falcon_h1/modeling_falconh1/
+  // mamba_hybrid_layer_allocation.py Symbols.PARALLEL: Mamba-2 and attention side by side,
+  // then an MLP), which FalconH1Stack builds instead of Megatron-LM's HybridStack.
   std::string hybrid_layer_pattern;
   int mamba_state_dim = 128;  // --mamba-state-dim (d_state)
   int mamba_head_dim = 64;    // --mamba-head-dim

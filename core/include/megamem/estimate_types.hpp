@@ -36,6 +36,10 @@ struct StagePlacement {
 // gdn and gdn_moe (experimental_attention_variant_module_specs.py). A sliding-window layer
 // whose attention has its own shape (ModelConfig::window_num_attention_heads, ...) is
 // window_dense or window_moe.
+// Falcon-H1's 'P' layer (Megatron-Bridge falcon_h1/modeling_falconh1/falconh1_layer.py
+// FalconH1Layer, placed by mamba_hybrid_layer_allocation.py Symbols.PARALLEL) is
+// parallel_hybrid: one input norm feeding a Mamba-2 mixer and self-attention side by side,
+// their scaled outputs summed, then a dense MLP.
 enum class LayerKind : std::uint8_t {
   dense,
   moe,
@@ -47,20 +51,25 @@ enum class LayerKind : std::uint8_t {
   gdn_moe,
   gdn_mixer,
   window_dense,
-  window_moe
+  window_moe,
+  parallel_hybrid
 };
-inline constexpr std::size_t kLayerKindCount = 11;
+inline constexpr std::size_t kLayerKindCount = 12;
 
 constexpr bool layer_kind_is_window_shaped(LayerKind kind) {
   return kind == LayerKind::window_dense || kind == LayerKind::window_moe;
 }
 constexpr bool layer_kind_has_attention(LayerKind kind) {
   return kind == LayerKind::dense || kind == LayerKind::moe || kind == LayerKind::attention ||
-         layer_kind_is_window_shaped(kind);
+         layer_kind_is_window_shaped(kind) || kind == LayerKind::parallel_hybrid;
+}
+// A Mamba-2 mixer: a hybrid 'M' layer, or beside attention in Falcon-H1's 'P' layer.
+constexpr bool layer_kind_has_mamba(LayerKind kind) {
+  return kind == LayerKind::mamba || kind == LayerKind::parallel_hybrid;
 }
 constexpr bool layer_kind_has_dense_mlp(LayerKind kind) {
   return kind == LayerKind::dense || kind == LayerKind::mlp || kind == LayerKind::gdn ||
-         kind == LayerKind::window_dense;
+         kind == LayerKind::window_dense || kind == LayerKind::parallel_hybrid;
 }
 constexpr bool layer_kind_is_moe(LayerKind kind) {
   return kind == LayerKind::moe || kind == LayerKind::moe_only || kind == LayerKind::gdn_moe ||

@@ -1465,7 +1465,8 @@ std::vector<ConfigField> model_hybrid_rows() {
           .json("hybrid_layer_pattern")
           .ui("hybrid layer pattern", "--hybrid-override-pattern (empty = GPT model)",
               "One symbol per layer: M Mamba-2, G Gated DeltaNet, * attention, + MLA, D DeepSeek "
-              "sparse attention, - MLP, E MoE; | separates pipeline stages, each /<pattern> adds "
+              "sparse attention, - MLP, E MoE, P Mamba-2 and attention in parallel then an MLP "
+              "(Megatron-Bridge Falcon-H1); | separates pipeline stages, each /<pattern> adds "
               "an MTP depth. Each is a layer of its own with its own weights and saved tensors.")
           .range(0, 0, 1, "e.g. M-M-M*-M-"),
       MM_INT("m.mamba-state", "128", model.mamba_state_dim, 1, kMaxDim)

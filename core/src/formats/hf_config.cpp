@@ -1246,6 +1246,88 @@ std::optional<Error> read_step3p5(const Reader& r, Family, HfImport& out) {
   return note_step35(r, mtp, out);
 }
 
+// Falcon-H1's Mamba-2 sizes as Megatron-Bridge's falcon_h1/falconh1_bridge.py CONFIG_MAPPING
+// reads them (mamba_n_heads, mamba_d_head, mamba_n_groups, mamba_d_state, mamba_d_conv), with
+// transformers' FalconH1Config defaults (configuration_falcon_h1.py: mamba_d_ssm 1024,
+// mamba_n_heads 128, mamba_d_head "auto" = mamba_d_ssm / mamba_n_heads, 1 group, state 256,
+// conv 4). Megatron's MambaMixer makes d_inner mamba_n_heads x mamba_d_head (mamba_mixer.py),
+// which must be mamba_d_ssm where the config gives it (the checkpoint's width).
+std::optional<Error> read_falcon_h1_mamba(const Reader& r, ModelConfig& m) {
+  std::int64_t d_ssm = 0, conv = 4;
+  MM_READ(m.mamba_num_heads, r.int_field("mamba_n_heads", 1, kMaxSize, 128));
+  MM_READ(d_ssm, r.integer("mamba_d_ssm", 1, kMaxSize, 1024));
+  const json* head = r.find("mamba_d_head");
+  if (!head || (head->is_string() && head->get<std::string>() == "auto")) {
+    if (d_ssm % m.mamba_num_heads != 0) {
+      return Error{"mamba_d_head", "\"auto\" needs mamba_d_ssm divisible by mamba_n_heads"};
+    }
+    m.mamba_head_dim = static_cast<int>(d_ssm / m.mamba_num_heads);
+  } else {
+    MM_READ(m.mamba_head_dim, r.int_field("mamba_d_head", 1, kMaxSize));
+  }
+  // The bridge never reads mamba_d_ssm (Megatron-Bridge's own 0.5B fixture leaves it out).
+  if (r.find("mamba_d_ssm") && std::int64_t{m.mamba_num_heads} * m.mamba_head_dim != d_ssm) {
+    return Error{"mamba_d_ssm", "must equal mamba_n_heads x mamba_d_head (Megatron's d_inner)"};
+  }
+  MM_READ(m.mamba_num_groups, r.int_field("mamba_n_groups", 1, kMaxSize, 1));
+  MM_READ(m.mamba_state_dim, r.int_field("mamba_d_state", 1, kMaxSize, 256));
+  MM_READ(conv, r.integer("mamba_d_conv", 1, kMaxSize, 4));
+  if (conv != 4) return Error{"mamba_d_conv", "must be 4: megamem prices a conv1d 4 wide"};
+  bool proj_bias = false;
+  MM_READ(proj_bias, r.boolean("mamba_proj_bias", false));
+  if (proj_bias) return Error{"mamba_proj_bias", "MambaMixer's in_proj and out_proj have no bias"};
+  return std::nullopt;
+}
+
+// What a Falcon-H1 config sets that the estimate does not price as written.
+std::optional<Error> note_falcon_h1(const Reader& r, HfImport& out) {
+  bool rms_norm = false, conv_bias = true;
+  std::int64_t chunk = 256;
+  MM_READ(rms_norm, r.boolean("mamba_rms_norm", false));
+  MM_READ(conv_bias, r.boolean("mamba_conv_bias", true));
+  MM_READ(chunk, r.integer("mamba_chunk_size", 1, kMaxSize, 256));
+  if (!rms_norm) {
+    out.notes.push_back(
+        "mamba_rms_norm false: the Mamba mixer has no gated RMSNorm, which megamem prices "
+        "(its d_inner weight and the saved norm input)");
+  }
+  if (!conv_bias) out.notes.push_back("mamba_conv_bias false: the conv1d bias is counted");
+  if (chunk != 128) {
+    out.notes.push_back("mamba_chunk_size " + std::to_string(chunk) +
+                        ": the SSD kernel's working set is priced with chunks of 128");
+  }
+  if (const json* indices = r.find("attn_layer_indices"); indices && !indices->empty()) {
+    out.notes.push_back(
+        "attn_layer_indices is not read: Megatron-Bridge builds attention in every layer");
+  }
+  out.notes.push_back(
+      "the muP multipliers (embedding, lm_head, key, attention and SSM in/out, MLP, SSM) are "
+      "scalars: no weights; the in-multipliers' products are the saved branch inputs");
+  out.notes.push_back(
+      "Megatron-Bridge's FalconH1ModelProvider defaults to attention_backend unfused (the "
+      "s x s probabilities kept per layer); the estimate uses the run's --attention-backend");
+  return std::nullopt;
+}
+
+// Falcon-H1 (falcon_h1, FalconH1ForCausalLM) as Megatron-Bridge's falcon_h1/falconh1_bridge.py
+// builds it on FalconH1ModelProvider: provider_bridge sets falconh1_ratio 1.0, so
+// mamba_hybrid_layer_allocation.py makes every layer a parallel 'P' layer; SwiGLU MLP,
+// RMSNorm, RoPE (rope_theta 1e11 changes no memory), untied embeddings, add_bias_linear from
+// projectors_bias.
+std::optional<Error> read_falcon_h1(const Reader& r, Family, HfImport& out) {
+  ModelConfig& m = out.model;
+  if (auto error = read_falcon_h1_mamba(r, m)) return error;
+  bool projectors_bias = false;
+  MM_READ(projectors_bias, r.boolean("projectors_bias", false));
+  m.add_bias_linear = m.add_bias_linear || projectors_bias;
+  if (m.num_layers > 4096) {  // the pattern's limit as a share-link field (field_registry.cpp)
+    return Error{"num_hidden_layers", "at most 4096: the layer pattern holds one symbol a layer"};
+  }
+  m.hybrid_layer_pattern.assign(static_cast<std::size_t>(m.num_layers), 'P');
+  m.hidden_dropout = 0.0;
+  return note_falcon_h1(r, out);
+}
+
 // The families megamem imports: config.json's model_type and the reader of the fields the
 // family adds to the common ones (experts, MLA, Mamba, linear attention); none for dense models.
 using FamilyReader = std::optional<Error> (*)(const Reader&, Family, HfImport&);
@@ -1286,6 +1368,7 @@ constexpr FamilyRow kFamilies[] = {
     {"bailing_moe", Family::llama, read_bailing_moe_v2},
     {"mimo_v2_flash", Family::llama, read_mimo_v2_flash},
     {"step3p5", Family::llama, read_step3p5},
+    {"falcon_h1", Family::llama, read_falcon_h1},
 };
 
 const FamilyRow* family_of(const std::string& model_type) {

@@ -4,6 +4,7 @@
 #include "module_spec.hpp"
 
 #define MEGAMEM_LAYER_MODULES(X) \
+  X(kFalconH1LayerSpec)          \
   X(kGqaAttentionSpec)           \
   X(kMlaAttentionSpec)           \
   X(kDsaAttentionSpec)           \

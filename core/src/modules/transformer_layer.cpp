@@ -232,7 +232,7 @@ void layer_flops(const ModuleContext& context, ModuleFlops& flops) {
 }
 
 double layer_forward_flops(const ModuleFlops& f, LayerKind kind) {
-  double out = kind == LayerKind::mamba ? f.mamba : 0.0;
+  double out = layer_kind_has_mamba(kind) ? f.mamba : 0.0;
   if (layer_kind_is_gdn(kind)) out += f.gdn;
   if (layer_kind_has_attention(kind)) out += f.attention_projections + f.attention_core;
   if (layer_kind_has_dense_mlp(kind)) out += f.dense_mlp;
