@@ -754,7 +754,9 @@ TEST_CASE("every supported family is listed") {
                                              "bailing_moe_v2",
                                              "bailing_moe",
                                              "mimo_v2_flash",
-                                             "step3p5"};
+                                             "step3p5",
+                                             "minimax_m3",
+                                             "minimax_m3_vl_text"};
   CHECK(supported_hf_model_types() == expected);
 }
 
