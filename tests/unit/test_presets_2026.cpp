@@ -191,21 +191,7 @@ TEST_CASE("the 2026 presets estimate on 8 to 1,024 GPUs") {
   }
 }
 
-namespace {
-
-// 4 layers, h 512, 8 heads, micro-batches of 4 x 1024 tokens, bf16, on 8 GPUs, with `extra`.
-Config tiny_gpt(const std::string& extra) {
-  Expected<MegatronArgs> args = parse_megatron_args(
-      "--num-layers 4 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 "
-      "--max-position-embeddings 1024 --micro-batch-size 4 --global-batch-size 32 "
-      "--vocab-size 50257 --bf16 " +
-          extra,
-      8);
-  REQUIRE(args.has_value());
-  return args->config;
-}
-
-}  // namespace
+using testing::tiny_gpt;
 
 TEST_CASE(
     "post-sublayer norms: a norm weight each and their inputs saved, mlp recompute frees one") {

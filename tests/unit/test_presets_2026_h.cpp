@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "estimate_helpers.hpp"
 #include "hf_import_helpers.hpp"
-#include "megamem/megatron_args.hpp"
 
 using namespace megamem;
 using namespace megamem::hf_test;
@@ -136,19 +136,6 @@ TEST_CASE("minimax_m3: the minimax_m3_vl wrapper and the native spellings import
 
 namespace {
 
-// 4 MoE layers of 8 experts, h 512, 8 heads, micro-batches of 4 x 1024 tokens, bf16, on 8 GPUs
-// (DP 8, no distributed optimizer: no padding), with `extra`.
-Config tiny_moe(const std::string& extra) {
-  Expected<MegatronArgs> args = parse_megatron_args(
-      "--num-layers 4 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 "
-      "--max-position-embeddings 1024 --micro-batch-size 4 --global-batch-size 32 "
-      "--vocab-size 50257 --bf16 --disable-bias-linear --num-experts 8 --moe-router-topk 2 " +
-          extra,
-      8);
-  REQUIRE(args.has_value());
-  return args->config;
-}
-
 struct Bytes {
   double weight, gradient, optimizer, step, activation;
 };
@@ -163,6 +150,24 @@ Bytes bytes_of(const Config& c) {
           static_cast<double>(r.activation_bytes_per_microbatch)};
 }
 
+// testing::tiny_gpt's 4 layers as MoE layers of 8 experts top-2 without biases (DP 8), with
+// `extra`: its routers in the params dtype and as fp32 parameters.
+struct RouterPair {
+  Config plain, fp32;
+};
+
+RouterPair tiny_moe(const std::string& extra) {
+  RouterPair pair;
+  pair.plain =
+      testing::tiny_gpt("--disable-bias-linear --num-experts 8 --moe-router-topk 2 " + extra);
+  pair.fp32 = pair.plain;
+  pair.fp32.model.moe_router_fp32_params = true;
+  return pair;
+}
+
+// 4 routers of 8 x 512.
+constexpr double kRouters = 4 * 8 * 512;
+
 }  // namespace
 
 TEST_CASE("fp32 router weight: a 4-byte parameter with an fp32 grad and no master copy") {
@@ -170,14 +175,12 @@ TEST_CASE("fp32 router weight: a 4-byte parameter with an fp32 grad and no maste
   // _promote_router_weights_to_float32) each weighs 4 bytes instead of 2; its grad is fp32 as
   // the bf16 routers' accumulated grads are; Float16OptimizerWithFloat16Params steps it in
   // place (fp32_from_fp32_groups): Adam's 8 bytes without the 4-byte master.
-  Config plain = tiny_moe("");
-  Config fp32 = plain;
-  fp32.model.moe_router_fp32_params = true;
+  // No distributed optimizer: no padding.
+  auto [plain, fp32] = tiny_moe("");
   const Bytes a = bytes_of(plain), b = bytes_of(fp32);
-  const double routers = 4 * 8 * 512;
-  CHECK(b.weight - a.weight == 2 * routers);
+  CHECK(b.weight - a.weight == 2 * kRouters);
   CHECK(b.gradient == a.gradient);
-  CHECK(a.optimizer - b.optimizer == 4 * routers);
+  CHECK(a.optimizer - b.optimizer == 4 * kRouters);
   // MiniMaxM3TopKRouter.gating widens its input to fp32 and RouterGatingLinearFunction saves
   // it: 4096 tokens x 512 x 4 bytes more per layer and micro-batch.
   CHECK(b.activation - a.activation == 4 * 4096.0 * 512 * 4);
@@ -186,31 +189,28 @@ TEST_CASE("fp32 router weight: a 4-byte parameter with an fp32 grad and no maste
   plain.optimizer.grad_reduce_in_bf16 = true;
   fp32.optimizer.grad_reduce_in_bf16 = true;
   const Bytes c = bytes_of(plain), d = bytes_of(fp32);
-  CHECK(d.gradient - c.gradient == 2 * routers);
-  CHECK(c.step - d.step == 4 * routers);
+  CHECK(d.gradient - c.gradient == 2 * kRouters);
+  CHECK(c.step - d.step == 4 * kRouters);
 }
 
 TEST_CASE("fp32 router weight: a DDP buffer of its own, and TE FusedAdam's master state") {
   // With the distributed optimizer the fp32 routers are a third buffer of the chunk, padded on
   // their own: 4 x 4,096 elements, each 64-aligned, the buffer's end to lcm(DP 8, 128) = 128:
   // already aligned, so no padding is added and the dense buffer loses exactly the routers.
-  Config plain = tiny_moe("--use-distributed-optimizer");
-  Config fp32 = plain;
-  fp32.model.moe_router_fp32_params = true;
+  auto [plain, fp32] = tiny_moe("--use-distributed-optimizer");
   const Bytes a = bytes_of(plain), b = bytes_of(fp32);
-  const double routers = 4 * 8 * 512;
-  CHECK(b.weight - a.weight == 2 * routers);
-  CHECK(a.optimizer - b.optimizer == 4 * routers / 8);
+  CHECK(b.weight - a.weight == 2 * kRouters);
+  CHECK(a.optimizer - b.optimizer == 4 * kRouters / 8);
   // The precision-aware optimizer with TE owning the masters (no FP8 recipe): TE FusedAdam's
   // initialize_state makes a master_param for every parameter, a bf16 router's as a 2-byte
   // remainder, the fp32 routers' whole (the remainder form is for bf16 parameters): 2 bytes
   // more each beside the same fp32 moments, sharded over DP 8.
   plain.optimizer.use_precision_aware_optimizer = true;
   fp32.optimizer.use_precision_aware_optimizer = true;
-  CHECK(bytes_of(fp32).optimizer - bytes_of(plain).optimizer == 2 * routers / 8);
+  CHECK(bytes_of(fp32).optimizer - bytes_of(plain).optimizer == 2 * kRouters / 8);
   // With MCore keeping the masters (opt-fp8-recipe tensorwise, as Bridge's bf16 runs) the fp32
   // routers have none: 4 bytes fewer each, sharded over DP 8.
   plain.optimizer.fp8_recipe = Fp8Recipe::tensorwise;
   fp32.optimizer.fp8_recipe = Fp8Recipe::tensorwise;
-  CHECK(bytes_of(plain).optimizer - bytes_of(fp32).optimizer == 4 * routers / 8);
+  CHECK(bytes_of(plain).optimizer - bytes_of(fp32).optimizer == 4 * kRouters / 8);
 }

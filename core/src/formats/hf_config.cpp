@@ -550,6 +550,13 @@ std::optional<Error> read_window_layers(const Reader& r, ModelConfig& m) {
                "attention, the others sliding_attention)"};
 }
 
+// MTP layers config.json names that the bridge does not build: a note with the count and why.
+void note_unbuilt_mtp(HfImport& out, const char* key, std::int64_t layers, const char* why) {
+  if (layers <= 0) return;
+  out.notes.push_back(std::string(key) + " " + std::to_string(layers) + ": " + why +
+                      ", so none are estimated");
+}
+
 // MiniMax-M2 (M2.1, M2.5, M2.7) as Megatron-Bridge's minimax_m2/minimax_m2_bridge.py builds it:
 // every layer MoE, num_local_experts experts of intermediate_size, top num_experts_per_tok,
 // sigmoid routing with e_score_correction_bias (use_routing_bias: moe_router_enable_expert_bias),
@@ -573,11 +580,8 @@ std::optional<Error> read_minimax_m2(const Reader& r, Family, HfImport& out) {
         "(heads + query groups - 2) x head_dim larger per layer, and its unfused fp32 "
         "RMSNorm saves more than the fused norm priced here");
   }
-  if (mtp_modules > 0) {
-    out.notes.push_back("num_mtp_modules " + std::to_string(mtp_modules) +
-                        ": Megatron-Bridge maps no MTP modules for minimax_m2, so none are "
-                        "estimated");
-  }
+  note_unbuilt_mtp(out, "num_mtp_modules", mtp_modules,
+                   "Megatron-Bridge maps no MTP modules for minimax_m2");
   return std::nullopt;
 }
 
@@ -1320,11 +1324,9 @@ std::optional<Error> read_minimax_m3(const Reader& r, Family, HfImport& out) {
         "(requires_grad False: 16-bit weights, whole on every TP rank, no grads or optimizer "
         "state)");
   }
-  if (mtp > 0) {
-    out.notes.push_back("num_nextn_predict_layers " + std::to_string(mtp) +
-                        ": the checkpoint ships no MTP weights and Megatron-Bridge sets "
-                        "mtp_num_layers None, so none are estimated");
-  }
+  note_unbuilt_mtp(out, "num_nextn_predict_layers", mtp,
+                   "the checkpoint ships no MTP weights and Megatron-Bridge sets mtp_num_layers "
+                   "None");
   out.notes.push_back(
       "the bridge's run settings are not imported: the router in fp32 (moe_router_dtype), the "
       "flex dispatcher with HybridEP, bias-activation fusion off");
