@@ -325,7 +325,7 @@ void model_rows(InputContext& ctx) {
   attention_variant_rows(ctx);
   if (group(ctx, "mixture of experts", {"m.experts"})) {
     rows(ctx, {"m.experts", "m.topk", "m.moe-ffn", "m.shared", "m.shared-gate", "m.latent",
-               "m.expert-bias"});
+               "m.expert-bias", "m.router-fp32-weight"});
     frequency_or_pattern_row(ctx, "m.moe-freq", m.moe_layer_pattern,
                              "MoE layers: %d of %zu (pattern from the preset)");
     ImGui::TreePop();

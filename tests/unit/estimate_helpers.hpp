@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "megamem/estimate.hpp"
+#include "megamem/megatron_args.hpp"
 #include "megamem/planner.hpp"
 
 namespace megamem::testing {
@@ -23,6 +24,18 @@ inline Error normalize_error(const Config& c) {
   auto n = normalize(c);
   REQUIRE_FALSE(n.has_value());
   return n.error();
+}
+
+// 4 layers, h 512, 8 heads, micro-batches of 4 x 1024 tokens, bf16, on 8 GPUs, with `extra`.
+inline Config tiny_gpt(const std::string& extra) {
+  Expected<MegatronArgs> args = parse_megatron_args(
+      "--num-layers 4 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 "
+      "--max-position-embeddings 1024 --micro-batch-size 4 --global-batch-size 32 "
+      "--vocab-size 50257 --bf16 " +
+          extra,
+      8);
+  REQUIRE(args.has_value());
+  return args->config;
 }
 
 inline Estimate run(const Config& c) {

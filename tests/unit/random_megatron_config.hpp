@@ -108,6 +108,8 @@ inline Config with_unexported_fields(Config config, const Config& from) {
   // Step-3.5, MiMo-V2-Flash), and main's has none for the head-wise attention gate (Step-3.5).
   config.model.post_sublayer_norms = from.model.post_sublayer_norms;
   config.model.head_wise_attn_gate = from.model.head_wise_attn_gate;
+  // Nor for the fp32 router weight Megatron-Bridge's MiniMax-M3 provider keeps.
+  config.model.moe_router_fp32_params = from.model.moe_router_fp32_params;
   config.model.v_channels = from.model.v_channels;
   config.model.final_logit_softcapping = from.model.final_logit_softcapping;
   config.model.attn_logit_softcapping = from.model.attn_logit_softcapping;

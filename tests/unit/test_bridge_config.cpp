@@ -163,3 +163,17 @@ TEST_CASE("Bridge-only fields (the Gemma soft-caps) are read, written back and c
   CHECK(bad.warnings[0].find("model.attn_logit_softcapping") != std::string::npos);
   CHECK(bad.args.config.model.attn_logit_softcapping == 0.0);
 }
+
+TEST_CASE("a MiniMax-M3 provider keeps its router weights fp32: the class says so") {
+  // minimax_m3_bridge.py registers _promote_router_weights_to_float32 in the provider's
+  // __post_init__; a run_config.yaml names the class in model._target_ and no field.
+  const std::string moe = kSmallGpt + "model.num_moe_experts=8 ";
+  CHECK_FALSE(import_overrides(moe, 8).args.config.model.moe_router_fp32_params);
+  const BridgeImport m3 =
+      import_overrides(moe +
+                           "model._target_=megatron.bridge.models.minimax_m3.minimax_m3_bridge."
+                           "MiniMaxM3ModelProvider",
+                       8);
+  CHECK(m3.args.config.model.moe_router_fp32_params);
+  CHECK(m3.args.config.model.name == "MiniMaxM3ModelProvider");
+}

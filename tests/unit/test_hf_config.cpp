@@ -755,7 +755,9 @@ TEST_CASE("every supported family is listed") {
                                              "bailing_moe",
                                              "mimo_v2_flash",
                                              "step3p5",
-                                             "falcon_h1"};
+                                             "falcon_h1",
+                                             "minimax_m3",
+                                             "minimax_m3_vl_text"};
   CHECK(supported_hf_model_types() == expected);
 }
 

@@ -163,7 +163,7 @@ TEST_CASE("gemma3: a layer_types list sets the interleave, a missing one sliding
 }
 
 TEST_CASE("the 2026 presets estimate on 8 to 1,024 GPUs") {
-  // Every preset added for issue 25 (this file, test_presets_2026_b.cpp, _c.cpp ... _g.cpp).
+  // Every preset added for issue 25 (this file, test_presets_2026_b.cpp, _c.cpp ... _h.cpp).
   const Expected<PresetCatalog>& catalog = builtin_presets();
   REQUIRE(catalog.has_value());
   const RecipePreset* recipe = catalog->find_recipe("llama-3-70b-h100-64");
@@ -173,7 +173,7 @@ TEST_CASE("the 2026 presets estimate on 8 to 1,024 GPUs") {
   for (const char* id :
        {"minimax-m2", "gemma-3-27b", "olmoe-1b-7b", "ernie-4.5-300b-a47b", "mistral-7b-v0.3",
         "exaone-4.0-32b", "glm-4.7-flash", "hy3-preview", "ministral-3-14b", "ling-mini-2.0",
-        "mimo-v2-flash", "step-3.5-flash", "gemma-2-27b"}) {
+        "mimo-v2-flash", "step-3.5-flash", "gemma-2-27b", "minimax-m3"}) {
     const ModelPreset* preset = catalog->find_model(id);
     REQUIRE(preset != nullptr);
     for (const std::int64_t gpus : {8, 16, 64, 128, 256, 512, 1024}) {
@@ -191,21 +191,7 @@ TEST_CASE("the 2026 presets estimate on 8 to 1,024 GPUs") {
   }
 }
 
-namespace {
-
-// 4 layers, h 512, 8 heads, micro-batches of 4 x 1024 tokens, bf16, on 8 GPUs, with `extra`.
-Config tiny_gpt(const std::string& extra) {
-  Expected<MegatronArgs> args = parse_megatron_args(
-      "--num-layers 4 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 "
-      "--max-position-embeddings 1024 --micro-batch-size 4 --global-batch-size 32 "
-      "--vocab-size 50257 --bf16 " +
-          extra,
-      8);
-  REQUIRE(args.has_value());
-  return args->config;
-}
-
-}  // namespace
+using testing::tiny_gpt;
 
 TEST_CASE(
     "post-sublayer norms: a norm weight each and their inputs saved, mlp recompute frees one") {

@@ -127,6 +127,12 @@ struct ModelConfig {
   bool moe_shared_expert_gate = false;          // --moe-shared-expert-gate
   int moe_latent_size = 0;                      // --moe-latent-size; 0 = none
   bool moe_router_enable_expert_bias = false;   // --moe-router-enable-expert-bias
+  // The router weight held as an fp32 parameter whatever the params dtype: Megatron-Bridge's
+  // MiniMax-M3 provider promotes it before Float16Module and restores it after
+  // (minimax_m3/minimax_m3_bridge.py _promote_router_weights_to_float32,
+  // models/model_provider.py _apply_mixed_precision_wrapper); Megatron-Core's own router.py
+  // casts it to the params dtype. No Megatron-LM flag and no Bridge config key.
+  bool moe_router_fp32_params = false;
   // --moe-layer-freq as an explicit 0/1 pattern over decoder layers (1 = MoE). Empty means
   // an integer frequency, given in moe_layer_freq.
   std::vector<std::uint8_t> moe_layer_pattern;

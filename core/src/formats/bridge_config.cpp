@@ -452,7 +452,14 @@ Expected<BridgeImport> import_bridge_config(const BridgeNode& root, std::int64_t
   }
   if (const BridgeNode* model = entry(root, "model")) {
     if (const BridgeNode* target = entry(*model, "_target_")) {
-      out.args.config.model.name = target->scalar.substr(target->scalar.rfind('.') + 1);
+      ModelConfig& m = out.args.config.model;
+      m.name = target->scalar.substr(target->scalar.rfind('.') + 1);
+      // minimax_m3_bridge.py: MiniMaxM3ModelProvider.__post_init__ (the VLM provider inherits
+      // it) registers _promote_router_weights_to_float32, so the class alone says the router
+      // weights are fp32 parameters; no config key does.
+      if (m.name == "MiniMaxM3ModelProvider" || m.name == "MiniMaxM3VLModelProvider") {
+        m.moe_router_fp32_params = true;
+      }
     }
   }
   return out;

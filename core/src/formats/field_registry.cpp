@@ -1329,11 +1329,26 @@ std::vector<ConfigField> model_moe_rows() {
           .ui("MoE latent size", "--moe-latent-size (0 = none)",
               "Experts work in a smaller latent space with down/up projections.")
           .range(0, 0, 64),
+  };
+}
+
+// The router's settings and which layers are MoE.
+std::vector<ConfigField> model_moe_router_rows() {
+  return {
       MM_BOOL("m.expert-bias", "0", model.moe_router_enable_expert_bias)
           .scope(FieldScope::experts)
           .flag("--moe-router-enable-expert-bias", FlagForm::store_true)
           .json("moe_router_enable_expert_bias")
           .ui("expert bias", "", "Aux-loss-free balancing: two fp32 buffers of E per MoE layer."),
+      // Megatron-Bridge's MiniMax-M3 provider keeps the router weight an fp32 parameter
+      // (minimax_m3_bridge.py _promote_router_weights_to_float32); Megatron-LM has no flag
+      // (router.py casts it to the params dtype) and Bridge no config key (a pre-wrap hook).
+      MM_BOOL("m.router-fp32-weight", "0", model.moe_router_fp32_params)
+          .scope(FieldScope::experts)
+          .json("moe_router_fp32_params")
+          .ui("router weight in fp32", "(Megatron-Bridge: MiniMax-M3)",
+              "The router weight is an fp32 parameter: 4-byte weight and grad, Adam states "
+              "without a master copy, and an fp32 copy of its input saved."),
       MM_INT("m.moe-freq", "1", model.moe_layer_freq, 1, kMaxDim)
           .scope(FieldScope::moe_frequency)
           .read_by_code("--moe-layer-freq")
@@ -1720,6 +1735,7 @@ std::vector<ConfigField> all_rows() {
                                         model_softcap_rows(),
                                         model_embedding_rows(),
                                         model_moe_rows(),
+                                        model_moe_router_rows(),
                                         model_mla_mtp_rows(),
                                         model_dsa_rows(),
                                         fsdp_rows(),

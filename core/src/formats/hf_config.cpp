@@ -159,11 +159,12 @@ std::optional<Error> read_tying_and_dropout(const Reader& r, ModelConfig& m) {
 }
 
 // Activation, normalization, position embedding, embedding tying and dropout.
-std::optional<Error> read_layer_style(const Reader& r, ModelConfig& m) {
+std::optional<Error> read_layer_style(const Reader& r, ModelConfig& m, bool swigluoai = false) {
   // Every family here uses a gated MLP: act(gate_proj(x)) * up_proj(x) -> Megatron SwiGLU.
+  // MiniMax-M3's swigluoai is the clamped quick-GELU GLU (read_minimax_m3).
   std::string act;
   MM_READ(act, r.text("hidden_act", "silu"));
-  if (act != "silu" && act != "swish") {
+  if (act != "silu" && act != "swish" && !(swigluoai && act == "swigluoai")) {
     return Error{"hidden_act", "'" + act + "' is not supported: Megatron's gated MLP here is " +
                                    "SwiGLU (hidden_act silu)"};
   }
@@ -294,7 +295,8 @@ std::optional<Error> read_common(const Reader& r, Family family, HfImport& out) 
     if (auto error = read_attention_heads(r, family, out.model)) return error;
     return read_biases(r, family, out);
   }
-  if (auto error = read_layer_style(r, out.model)) return error;
+  if (auto error = read_layer_style(r, out.model, out.model_type.starts_with("minimax_m3")))
+    return error;
   if (family == Family::deepseek) return std::nullopt;  // attention is MLA, read separately
   if (auto error = read_attention_heads(r, family, out.model)) return error;
   if (auto error = read_biases(r, family, out)) return error;
@@ -548,6 +550,13 @@ std::optional<Error> read_window_layers(const Reader& r, ModelConfig& m) {
                "attention, the others sliding_attention)"};
 }
 
+// MTP layers config.json names that the bridge does not build: a note with the count and why.
+void note_unbuilt_mtp(HfImport& out, const char* key, std::int64_t layers, const char* why) {
+  if (layers <= 0) return;
+  out.notes.push_back(std::string(key) + " " + std::to_string(layers) + ": " + why +
+                      ", so none are estimated");
+}
+
 // MiniMax-M2 (M2.1, M2.5, M2.7) as Megatron-Bridge's minimax_m2/minimax_m2_bridge.py builds it:
 // every layer MoE, num_local_experts experts of intermediate_size, top num_experts_per_tok,
 // sigmoid routing with e_score_correction_bias (use_routing_bias: moe_router_enable_expert_bias),
@@ -571,11 +580,8 @@ std::optional<Error> read_minimax_m2(const Reader& r, Family, HfImport& out) {
         "(heads + query groups - 2) x head_dim larger per layer, and its unfused fp32 "
         "RMSNorm saves more than the fused norm priced here");
   }
-  if (mtp_modules > 0) {
-    out.notes.push_back("num_mtp_modules " + std::to_string(mtp_modules) +
-                        ": Megatron-Bridge maps no MTP modules for minimax_m2, so none are "
-                        "estimated");
-  }
+  note_unbuilt_mtp(out, "num_mtp_modules", mtp_modules,
+                   "Megatron-Bridge maps no MTP modules for minimax_m2");
   return std::nullopt;
 }
 
@@ -1328,6 +1334,87 @@ std::optional<Error> read_falcon_h1(const Reader& r, Family, HfImport& out) {
   return note_falcon_h1(r, out);
 }
 
+// MiniMax-M3's dense/MoE layout as minimax_m3_bridge.py reads it: the 0/1 moe_layer_freq
+// list, else mlp_layer_types ("sparse" = MoE), else every layer MoE (the provider's default).
+std::optional<Error> read_minimax_m3_layers(const Reader& r, ModelConfig& m) {
+  if (r.find("moe_layer_freq")) {
+    MM_READ(m.moe_layer_pattern, layer_bits(r, "moe_layer_freq", m.num_layers));
+    return std::nullopt;
+  }
+  const json* types = r.find("mlp_layer_types");
+  if (!types) return std::nullopt;
+  if (!types->is_array() || types->size() != static_cast<std::size_t>(m.num_layers)) {
+    return Error{"mlp_layer_types", "expects one entry per layer (num_hidden_layers)"};
+  }
+  for (const json& type : *types) {
+    m.moe_layer_pattern.push_back(type.is_string() && type.get<std::string>() == "sparse");
+  }
+  return std::nullopt;
+}
+
+// The lightning-indexer layers MiniMax-M3's config lists (layer_types "minimax_m3_sparse",
+// else sparse_attention_config.sparse_attention_freq), as minimax_m3_bridge.py counts them.
+std::int64_t minimax_m3_indexer_layers(const Reader& r) {
+  std::int64_t layers = 0;
+  const json* list = r.find("layer_types");
+  if (list && list->is_array()) {
+    for (const json& type : *list) layers += type == "minimax_m3_sparse" ? 1 : 0;
+    return layers;
+  }
+  const json* sparse = r.find("sparse_attention_config");
+  if (!sparse || !sparse->is_object()) return 0;
+  const auto freq = sparse->find("sparse_attention_freq");
+  if (freq == sparse->end() || !freq->is_array()) return 0;
+  for (const json& on : *freq) layers += on.is_number() && on.get<double>() != 0 ? 1 : 0;
+  return layers;
+}
+
+// MiniMax-M3's text backbone (text_config of MiniMaxM3SparseForConditionalGeneration) as
+// Megatron-Bridge's minimax_m3/minimax_m3_bridge.py provider_bridge builds it and its H100
+// recipes run it (to_text_provider: no vision tower, projectors or lightning indexers):
+// dense_intermediate_size dense MLPs, num_local_experts experts of intermediate_size top
+// num_experts_per_tok with n_shared_experts x shared_intermediate_size shared, sigmoid routing
+// with the expert bias (always on), per-head QK norm (use_qk_norm), fp32 router weights. No
+// memory megamem models: partial RoPE (rotary_dim), the zero-centred RMSNorm gamma
+// (use_gemma_norm) and the SwiGLU-OAI clamp and +1 offset (SwiGLU's shapes, as gpt-oss).
+std::optional<Error> read_minimax_m3(const Reader& r, Family, HfImport& out) {
+  ModelConfig& m = out.model;
+  std::int64_t shared = 0, n_shared = 0, dense = 0, mtp = 0;
+  MM_READ(m.num_experts, r.int_field("num_local_experts", 1, kMaxSize));
+  MM_READ(m.moe_router_topk, r.int_field("num_experts_per_tok", 1, m.num_experts));
+  MM_READ(shared, r.integer("shared_intermediate_size", 0, kMaxSize, 0));
+  MM_READ(n_shared, r.integer("n_shared_experts", 0, 64, shared > 0 ? 1 : 0));
+  MM_READ(dense, r.integer("dense_intermediate_size", 1, kMaxSize, m.ffn_hidden_size));
+  MM_READ(m.qk_layernorm, r.boolean("use_qk_norm", true));
+  MM_READ(mtp, r.integer("num_nextn_predict_layers", 0, kMaxSize, 0));
+  if (n_shared * shared > kMaxSize) return Error{"shared_intermediate_size", "is too large"};
+  m.moe_ffn_hidden_size = m.ffn_hidden_size;  // intermediate_size is the expert's
+  m.ffn_hidden_size = static_cast<int>(dense);
+  m.moe_shared_expert_intermediate_size = static_cast<int>(n_shared * shared);
+  m.moe_router_enable_expert_bias = true;
+  m.moe_router_fp32_params = true;  // _promote_router_weights_to_float32
+  if (auto error = read_minimax_m3_layers(r, m)) return error;
+  out.notes.push_back(
+      "swigluoai (the clamped quick-GELU GLU with a +1 offset, Megatron "
+      "--activation-func-clamp-value with --glu-linear-offset 1) has SwiGLU's shapes and saved "
+      "tensors, so it is estimated as SwiGLU");
+  if (const std::int64_t indexers = minimax_m3_indexer_layers(r); indexers > 0) {
+    out.notes.push_back(
+        std::to_string(indexers) +
+        " lightning-indexer layers are not estimated: Bridge does not run them, its text "
+        "recipes do not build them, and its full VLM holds them as frozen parameters "
+        "(requires_grad False: 16-bit weights, whole on every TP rank, no grads or optimizer "
+        "state)");
+  }
+  note_unbuilt_mtp(out, "num_nextn_predict_layers", mtp,
+                   "the checkpoint ships no MTP weights and Megatron-Bridge sets mtp_num_layers "
+                   "None");
+  out.notes.push_back(
+      "the bridge's run settings are not imported: the router in fp32 (moe_router_dtype), the "
+      "flex dispatcher with HybridEP, bias-activation fusion off");
+  return std::nullopt;
+}
+
 // The families megamem imports: config.json's model_type and the reader of the fields the
 // family adds to the common ones (experts, MLA, Mamba, linear attention); none for dense models.
 using FamilyReader = std::optional<Error> (*)(const Reader&, Family, HfImport&);
@@ -1369,6 +1456,19 @@ constexpr FamilyRow kFamilies[] = {
     {"mimo_v2_flash", Family::llama, read_mimo_v2_flash},
     {"step3p5", Family::llama, read_step3p5},
     {"falcon_h1", Family::llama, read_falcon_h1},
+    {"minimax_m3", Family::llama, read_minimax_m3},
+    {"minimax_m3_vl_text", Family::llama, read_minimax_m3},
+};
+
+// Multimodal wrappers whose text_config may carry no model_type of its own, with the family
+// of their language model: MiniMax-M3's public config.json (Megatron-Bridge's
+// minimax_m3_bridge.py reads its text_config whatever it names itself).
+struct WrapperRow {
+  const char* model_type;
+  const char* text_model_type;
+};
+constexpr WrapperRow kWrappers[] = {
+    {"minimax_m3_vl", "minimax_m3"},
 };
 
 const FamilyRow* family_of(const std::string& model_type) {
@@ -1445,6 +1545,12 @@ Expected<LanguageModelJson> find_language_model(const json& document) {
       if (inner != text->end() && inner->is_string() && family_of(inner->get<std::string>())) {
         found.root = &*text;
         found.model_type = inner->get<std::string>();
+      } else if (inner == text->end() || !inner->is_string()) {
+        for (const WrapperRow& wrapper : kWrappers) {
+          if (found.model_type != wrapper.model_type) continue;
+          found.root = &*text;
+          found.model_type = wrapper.text_model_type;
+        }
       }
     }
   }

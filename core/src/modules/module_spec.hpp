@@ -57,7 +57,8 @@ struct ParamTensor {
   bool shared_embedding = false;  // Megatron puts it in a bucket of its own
   bool gemm_weight = false;       // 2-D GEMM weight (fp8 param gather, Muon)
   bool embedding_or_output = false;
-  bool fp8 = false;  // GEMM weight Transformer Engine runs in FP8 (fp8_memory.hpp)
+  bool fp8 = false;   // GEMM weight Transformer Engine runs in FP8 (fp8_memory.hpp)
+  bool fp32 = false;  // an fp32 parameter in a 16-bit model (static_memory.cpp)
 
   std::int64_t elements() const { return numel * copies; }
 };
@@ -75,6 +76,8 @@ class ParamSink {
   void experts(ModuleKind module, std::int64_t weight, std::int64_t bias, std::int64_t copies);
   // LayerNorm has a weight and a bias, RMSNorm a weight (megatron/core/transformer/torch_norm.py).
   void norm(ModuleKind module, std::int64_t width);
+  // A weight held in fp32 whatever the params dtype (ParamTensor::fp32), not a TE GEMM.
+  void fp32_weight(ModuleKind module, std::int64_t numel);
   // The vocabulary matrices (word embedding, output layer) and the position embedding.
   void embedding_or_output(ModuleKind module, std::int64_t numel, bool gemm, bool shared);
 

@@ -64,6 +64,13 @@ void ParamSink::experts(ModuleKind module, std::int64_t weight, std::int64_t bia
   }
 }
 
+void ParamSink::fp32_weight(ModuleKind module, std::int64_t numel) {
+  if (ParamTensor* t = append(module, numel, true)) {
+    t->fp32 = true;
+    t->fp8 = false;
+  }
+}
+
 void ParamSink::norm(ModuleKind module, std::int64_t width) {
   tensor(module, model_.normalization == Normalization::layernorm ? 2 * width : width);
 }
