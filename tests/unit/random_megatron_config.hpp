@@ -108,6 +108,12 @@ inline Config with_unexported_fields(Config config, const Config& from) {
   // Step-3.5, MiMo-V2-Flash), and main's has none for the head-wise attention gate (Step-3.5).
   config.model.post_sublayer_norms = from.model.post_sublayer_norms;
   config.model.head_wise_attn_gate = from.model.head_wise_attn_gate;
+  // Nor for DeepSeek-V4's compressed attention and hash routing (Megatron-LM dev only).
+  config.model.csa_compress_ratios = from.model.csa_compress_ratios;
+  config.model.csa_window_size = from.model.csa_window_size;
+  config.model.o_groups = from.model.o_groups;
+  config.model.o_lora_rank = from.model.o_lora_rank;
+  config.model.moe_n_hash_layers = from.model.moe_n_hash_layers;
   config.model.v_channels = from.model.v_channels;
   config.model.final_logit_softcapping = from.model.final_logit_softcapping;
   config.model.attn_logit_softcapping = from.model.attn_logit_softcapping;
