@@ -229,10 +229,13 @@ void layer_saved(const ModuleContext& context, const ActivationShape& shape, Sav
                        : context.moe_layer ? "MoE dropout mask"
                                            : "MLP dropout mask";
     // With hyper-connections the dropout runs on the block's output expanded to the n streams
-    // (hyper_connection.py _fused_h_res_h_post_bda_native: bda on H_post x, n x h wide).
-    const double streams =
-        context.model.enable_mhc_connections && !mamba ? context.model.mhc_num_residual_streams : 1;
-    sink.add(name, owner, shape.sp_tokens * shape.h * streams, shape.dropout_mask);
+    // (hyper_connection.py _fused_h_res_h_post_bda_native: bda on H_post x, n x h wide), inside
+    // mhc recompute's CheckpointWithoutOutput, which runs it without grad (tensor_parallel/
+    // random.py).
+    const bool hc = context.model.enable_mhc_connections && !mamba;
+    const double streams = hc ? context.model.mhc_num_residual_streams : 1;
+    sink.add(name, owner, shape.sp_tokens * shape.h * streams, shape.dropout_mask,
+             hc ? RecomputeModules{RecomputeModule::mhc} : RecomputeModules{});
   }
 }
 
