@@ -11,6 +11,7 @@
 
 #include "estimate_helpers.hpp"
 #include "hf_import_helpers.hpp"
+#include "modules/module_spec.hpp"
 
 using namespace megamem;
 using namespace megamem::hf_test;
@@ -307,4 +308,20 @@ TEST_CASE("hash routing: an int32 vocabulary x top-k table on the embedding's st
   hashed.model.moe_n_hash_layers = 3;
   hashed.parallel.pipeline_parallel = 4;
   CHECK(estimate(hashed, {false, false}).error().field == "moe_n_hash_layers");
+}
+
+TEST_CASE("MTP with hyper-connections: e_proj and h_proj, its own hc_head, n-stream norms saved") {
+  // The tiny GPT with one MTP layer: e_proj and h_proj [512 x 512] weigh what eh_proj
+  // [512 x 1024] does; the MTP layer adds its two hyper-connections (2 x 49,179) and its own
+  // hc_head (4 x 2048 + 4 + 1). Saved per token: enorm's input and output (512 each), hnorm's
+  // 4-stream input and output and the contraction's 4-stream input (2048 each), in bf16.
+  const Config plain = tiny("--mtp-num-layers 1");
+  const Config hc = tiny("--mtp-num-layers 1 --enable-mhc-connections");
+  const Estimate a = testing::run(plain);
+  const Estimate b = testing::run(hc);
+  CHECK(b.totals.mtp_params - a.totals.mtp_params == 2 * (24 * 2048 + 27) + 4 * 2048 + 4 + 1);
+  const NormalizedConfig n = testing::normalized(hc);
+  const ActivationShape s = activation_shape(n);
+  CHECK(mtp_saved_bytes(n.config.model, s) == 4096.0 * (2 * 512 + 3 * 2048) * 2);
+  CHECK(mtp_saved_bytes(testing::normalized(plain).config.model, s) == 4096.0 * 6 * 512 * 2);
 }

@@ -230,7 +230,7 @@ class ChunkWalk {
       // (MultiTokenPredictionBlock.forward).
       for (int depth = 0; depth < stage_.num_mtp_layers; ++depth) {
         // MTP's own tensors (modules/mtp.cpp), then its inner layers.
-        phase(mtp_saved_bytes(s_), 0, 0);
+        phase(mtp_saved_bytes(n_.config.model, s_), 0, 0);
         for (const LayerActivations& inner : profiles_.mtp) kept_layer(inner);
         loss();
       }

@@ -321,7 +321,7 @@ double logits_flops(const NormalizedConfig& normalized);
 // mtp.cpp: MultiTokenPredictionLayer's own tensors around its transformer layer.
 void mtp_projection_params(const NormalizedConfig& normalized, ParamSink& sink);
 void mtp_final_norm_params(const NormalizedConfig& normalized, ParamSink& sink);
-double mtp_saved_bytes(const ActivationShape& shape);
+double mtp_saved_bytes(const ModelConfig& model, const ActivationShape& shape);
 double mtp_extra_flops(const ModelConfig& model);
 
 // routed_experts.cpp: what the estimate takes for the busiest expert-parallel rank when the

@@ -5,7 +5,8 @@
 //     hyper-connections Megatron-LM dev's e_proj and h_proj [h x h] each), the final norm
 //     (replicated) and with hyper-connections its own hc_head. Dense bucket.
 //   saved: enorm/hnorm inputs and outputs and eh_proj's concatenated input [N/SP, h] each
-//     in the activation dtype: 6 elements per token and hidden unit.
+//     in the activation dtype: 6 elements per token and hidden unit; with hyper-connections
+//     2 + 3n (hnorm and the output contraction on the n streams).
 //   FLOPs: training.py mtp: 2 x (3h norms + 2h x h eh_proj) per token.
 #include "module_spec.hpp"
 
@@ -31,7 +32,13 @@ void mtp_final_norm_params(const NormalizedConfig& n, ParamSink& sink) {
   hyper_connection_head_params(n.config.model, ModuleKind::mtp_final_layernorm, sink);
 }
 
-double mtp_saved_bytes(const ActivationShape& s) { return 6 * s.act * s.sp_tokens * s.h; }
+// With hyper-connections (Megatron-LM dev multi_token_prediction.py _concat_embeddings):
+// enorm's input and output (e_proj's input), hnorm's n-stream input and output (h_proj's
+// input, per stream), and _postprocess's learned contraction keeps the n-stream output.
+double mtp_saved_bytes(const ModelConfig& m, const ActivationShape& s) {
+  const double elements = m.enable_mhc_connections ? 2.0 + 3.0 * m.mhc_num_residual_streams : 6.0;
+  return elements * s.act * s.sp_tokens * s.h;
+}
 
 double mtp_extra_flops(const ModelConfig& m) {
   const double h = m.hidden_size;
