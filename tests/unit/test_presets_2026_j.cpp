@@ -231,14 +231,15 @@ TEST_CASE("hyper-connections: 4 streams' weights per block, the streams saved, m
   const double tokens = 4096;
   const double per_block = tokens * (2048 + 512 + 65) * 2 + tokens * 3 * 512;
   CHECK(hc_bytes - plain_bytes == 4 * 2 * per_block + tokens * 2048 * 2);
-  // mhc recompute discards the 4-stream inputs, the aggregated inputs of the two norms and
-  // the dropout masks its checkpoints make without grad (the TE-fused input norm's output
-  // stays: its norm is no module of its own).
+  // mhc recompute discards the 4-stream inputs but the block's own (the one recompute
+  // group's input), the aggregated inputs of the two norms and the dropout masks its
+  // checkpoints make without grad (the TE-fused input norm's output stays: its norm is no
+  // module of its own).
   Config recomputed = hc;
   recomputed.training.recompute.granularity = RecomputeGranularity::selective;
   recomputed.training.recompute.modules = {RecomputeModule::mhc};
   CHECK(hc_bytes - saved_and_params(recomputed).first ==
-        4 * 2 * tokens * 2048 * 2 + 4 * 2 * tokens * 512 * 2 + 4 * 2 * tokens * 2048);
+        (4 * 2 - 1) * tokens * 2048 * 2 + 4 * 2 * tokens * 512 * 2 + 4 * 2 * tokens * 2048);
   Config without = plain;
   without.training.recompute = recomputed.training.recompute;
   CHECK(estimate(without, {false, false}).error().field == "recompute_modules");
