@@ -110,6 +110,12 @@ inline Config with_unexported_fields(Config config, const Config& from) {
   config.model.head_wise_attn_gate = from.model.head_wise_attn_gate;
   // Nor for the fp32 router weight Megatron-Bridge's MiniMax-M3 provider keeps.
   config.model.moe_router_fp32_params = from.model.moe_router_fp32_params;
+  // Nor for DeepSeek-V4's compressed attention and hash routing (Megatron-LM dev only).
+  config.model.csa_compress_ratios = from.model.csa_compress_ratios;
+  config.model.csa_window_size = from.model.csa_window_size;
+  config.model.o_groups = from.model.o_groups;
+  config.model.o_lora_rank = from.model.o_lora_rank;
+  config.model.moe_n_hash_layers = from.model.moe_n_hash_layers;
   config.model.v_channels = from.model.v_channels;
   config.model.final_logit_softcapping = from.model.final_logit_softcapping;
   config.model.attn_logit_softcapping = from.model.attn_logit_softcapping;

@@ -757,7 +757,9 @@ TEST_CASE("every supported family is listed") {
                                              "step3p5",
                                              "falcon_h1",
                                              "minimax_m3",
-                                             "minimax_m3_vl_text"};
+                                             "minimax_m3_vl_text",
+
+                                             "deepseek_v4"};
   CHECK(supported_hf_model_types() == expected);
 }
 

@@ -133,6 +133,10 @@ struct ModelConfig {
   // models/model_provider.py _apply_mixed_precision_wrapper); Megatron-Core's own router.py
   // casts it to the params dtype. No Megatron-LM flag and no Bridge config key.
   bool moe_router_fp32_params = false;
+  // Hash routing (DeepSeek-V4): MoE layers with layer_number <= moe_n_hash_layers take their
+  // experts from a token-id lookup table, an int32 [vocab x top-k] buffer without expert bias
+  // (Megatron-LM dev moe/router.py TopKRouter tid2eid). No flag in main's arguments.py.
+  int moe_n_hash_layers = 0;
   // --moe-layer-freq as an explicit 0/1 pattern over decoder layers (1 = MoE). Empty means
   // an integer frequency, given in moe_layer_freq.
   std::vector<std::uint8_t> moe_layer_pattern;
@@ -145,6 +149,23 @@ struct ModelConfig {
   int qk_head_dim = 128;                // --qk-head-dim
   int qk_pos_emb_head_dim = 64;         // --qk-pos-emb-head-dim
   int v_head_dim = 128;                 // --v-head-dim
+
+  // DeepSeek-V4 hybrid attention (Megatron-LM dev experimental_attention_variant
+  // dsv4_hybrid: deepseek_v4_hybrid_attention.py DSv4HybridSelfAttention around csa.py
+  // CompressedSparseAttention): per layer (decoder layers, then MTP layers) a compression ratio,
+  // 0 (sliding window only), 4 (compressed keys picked by an indexer) or 128 (all compressed
+  // keys). Empty: not this attention. Its query/key head is v_head_dim wide, a single KV head;
+  // the output goes through o_groups grouped projections of o_lora_rank. No flag in main's
+  // arguments.py.
+  std::vector<std::uint8_t> csa_compress_ratios;
+  int csa_window_size = 128;  // transformer_config.py csa_window_size
+  int o_groups = 0;           // transformer_config.py o_groups (grouped output projection)
+  int o_lora_rank = 0;        // transformer_config.py o_lora_rank
+
+  // Manifold-constrained hyper-connections (--enable-mhc-connections): n residual streams
+  // mixed around every attention and MLP block (megatron/core/transformer/hyper_connection.py).
+  bool enable_mhc_connections = false;
+  int mhc_num_residual_streams = 4;  // --mhc-num-residual-streams
 
   // Multi-token prediction.
   int mtp_num_layers = 0;               // --mtp-num-layers

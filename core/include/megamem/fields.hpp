@@ -167,10 +167,17 @@ struct UnmodeledFlag {
 // Every such flag (field_registry.cpp, beside the rows of the flags that are modeled).
 std::span<const UnmodeledFlag> unmodeled_megatron_flags();
 
-// A row whose Megatron-Bridge field no Megatron-LM flag carries (the Gemma soft-caps; numbers
-// so far): the Bridge import reads it from its field and the overrides write it there.
+// A row whose Megatron-Bridge field no Megatron-LM flag carries (the Gemma soft-caps,
+// DeepSeek-V4's sizes; numbers so far): the Bridge import reads it from its field and the
+// overrides write it there.
 inline bool is_bridge_only_field(const ConfigField& field) {
-  return field.flag.empty() && !field.bridge_field.empty() && field.kind == FieldKind::real;
+  return field.flag.empty() && !field.bridge_field.empty() &&
+         (field.kind == FieldKind::real || field.kind == FieldKind::integer);
+}
+// Its value as a number (an integer row's as a whole number).
+inline double bridge_only_value(const ConfigField& field, const Config& config) {
+  return field.kind == FieldKind::real ? field.get_real(config)
+                                       : static_cast<double>(field.get_int(config));
 }
 
 // The row with this share-link key, config.hpp path or (group, JSON key); nullptr if none.

@@ -13,6 +13,7 @@
 #include "megamem/bridge_config.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -295,13 +296,20 @@ void read_bridge_only_fields(const BridgeNode& root, Config& config,
     const std::optional<std::string> value = node ? python_value(*node) : std::nullopt;
     if (!value || *value == "None") continue;
     const std::optional<LeadingNumber> number = leading_number(*value);
-    if (!number || number->length != value->size() || number->value < field.min_real ||
-        number->value > field.max_real) {
+    const bool real = field.kind == FieldKind::real;
+    const double min = real ? field.min_real : static_cast<double>(field.min_int);
+    const double max = real ? field.max_real : static_cast<double>(field.max_int);
+    if (!number || number->length != value->size() || number->value < min || number->value > max ||
+        (!real && number->value != std::floor(number->value))) {
       warnings.push_back(where(std::string(path), *node) + ": '" + *value +
                          "' is not a value megamem can read here; ignored");
       continue;
     }
-    field.set_real(config, number->value);
+    if (real) {
+      field.set_real(config, number->value);
+    } else {
+      field.set_int(config, static_cast<std::int64_t>(number->value));
+    }
   }
 }
 

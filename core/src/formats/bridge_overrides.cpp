@@ -195,12 +195,14 @@ Expected<BridgeNode> parse_bridge_overrides(std::string_view overrides) {
 
 namespace {
 
-// The registry's Bridge-only fields (no Megatron-LM flag: the Gemma soft-caps), where set.
+// The registry's Bridge-only fields (no Megatron-LM flag: the Gemma soft-caps, DeepSeek-V4's
+// sizes), where they differ from the defaults.
 void append_bridge_only_fields(const Config& config, std::vector<std::string>& out) {
+  static const Config defaults;
   for (const ConfigField& field : config_fields()) {
     if (!is_bridge_only_field(field)) continue;
-    const double value = field.get_real(config);
-    if (value != 0)
+    const double value = bridge_only_value(field, config);
+    if (value != bridge_only_value(field, defaults))
       out.push_back(std::string(field.bridge_field) + "=" + shortest_double_text(value));
   }
 }

@@ -190,10 +190,11 @@ class Row {
     };                                                                                    \
     return r;                                                                             \
   }()
-#define MM_PATTERN(key, path)                                                            \
+#define MM_PATTERN(key, path, max_value)                                                 \
   [] {                                                                                   \
     Row r(#path, FieldKind::pattern, key, "");                                           \
     r.field().pattern = [](Config& c) -> std::vector<std::uint8_t>* { return &c.path; }; \
+    r.field().max_int = max_value;                                                       \
     return r;                                                                            \
   }()
 
@@ -1191,7 +1192,7 @@ std::vector<ConfigField> model_attention_variant_rows() {
           .ui("full attention every", "--window-attn-skip-freq (0 = every layer windowed)",
               "Every N-th layer keeps full causal attention."),
       // arguments.py: --window-attn-skip-freq also takes a list expression, 1 = windowed.
-      MM_PATTERN("m.window-pattern", model.window_attn_pattern)
+      MM_PATTERN("m.window-pattern", model.window_attn_pattern, 1)
           .scope(FieldScope::sliding_window)
           .read_by_code("--window-attn-skip-freq")
           .json("window_attn_pattern"),
@@ -1357,7 +1358,7 @@ std::vector<ConfigField> model_moe_router_rows() {
           .ui("MoE layer frequency", "--moe-layer-freq N",
               "Every N-th layer is MoE, the others dense.")
           .range(1, 0, 1),
-      MM_PATTERN("m.moe-pattern", model.moe_layer_pattern)
+      MM_PATTERN("m.moe-pattern", model.moe_layer_pattern, 1)
           .read_by_code("--moe-layer-freq")
           .json("moe_layer_pattern"),
   };
@@ -1418,11 +1419,14 @@ std::vector<ConfigField> model_mla_mtp_rows() {
 
 // DeepSeek sparse attention is selected by --experimental-attention-variant dsa with its
 // indexer's sizes (transformer_config.py dsa_*; the flags are generated from those fields).
+// DeepSeek-V4's indexer reads the same sizes under Megatron-LM dev's variant dsv4_hybrid,
+// whose per-layer ratios and output groups no flag of main carries.
 void write_dsa(const Config& c, std::vector<MegatronFlag>& flags) {
   if (c.model.dsa_indexer_topk == 0) return;
   // A hybrid pattern's 'D' layers need no variant flag (hybrid_layer_specs.py).
   if (c.model.hybrid_layer_pattern.find('D') == std::string::npos) {
-    add_flag(flags, "--experimental-attention-variant", "dsa");
+    add_flag(flags, "--experimental-attention-variant",
+             c.model.csa_compress_ratios.empty() ? "dsa" : "dsv4_hybrid");
   }
   add_flag(flags, "--dsa-indexer-topk", std::to_string(c.model.dsa_indexer_topk));
 }
@@ -1464,6 +1468,65 @@ std::vector<ConfigField> model_dsa_rows() {
           .json("dsa_indexer_skip_topk_offset")
           .ui("DSA top-k offset", "", "Layers before it all compute their own top-k.")
           .range(0, 0, 1),
+  };
+}
+
+// DeepSeek-V4 (Megatron-LM dev; Megatron-Bridge deepseek/deepseek_v4_bridge.py sets these
+// provider fields): hybrid compressed attention, hash routing. Main's arguments.py has no flag
+// for them.
+std::vector<ConfigField> model_dsv4_rows() {
+  return {
+      MM_PATTERN("m.csa-ratios", model.csa_compress_ratios, 128)
+          .scope(FieldScope::mla)
+          .json("csa_compress_ratios"),
+      MM_INT("m.csa-window", "128", model.csa_window_size, 1, kMaxDim)
+          .scope(FieldScope::mla)
+          .bridge("model.csa_window_size")
+          .json("csa_window_size")
+          .ui("compressed attention window", "(Megatron-LM dev, Megatron-Bridge: DeepSeek-V4)",
+              "Keys each query sees uncompressed before the compressed ones (DeepSeek-V4).")
+          .range(1, 0, 16),
+      MM_INT("m.o-groups", "0", model.o_groups, 0, kMaxDim)
+          .scope(FieldScope::mla)
+          .bridge("model.o_groups")
+          .json("o_groups")
+          .ui("output projection groups", "(DeepSeek-V4; 0 = none)",
+              "Heads' outputs projected in groups to o_lora_rank each before linear_proj.")
+          .range(0, 0, 1),
+      MM_INT("m.o-lora", "0", model.o_lora_rank, 0, kMaxDim)
+          .scope(FieldScope::mla)
+          .bridge("model.o_lora_rank")
+          .json("o_lora_rank")
+          .ui("output LoRA rank", "(DeepSeek-V4)",
+              "Width of each output group: linear_proj reads groups x this.")
+          .range(0, 0, 64),
+      MM_INT("m.hash-layers", "0", model.moe_n_hash_layers, 0, kMaxDim)
+          .scope(FieldScope::experts)
+          .bridge("model.moe_n_hash_layers")
+          .json("moe_n_hash_layers")
+          .ui("hash-routed layers", "(Megatron-LM dev, Megatron-Bridge: DeepSeek-V4)",
+              "The first N MoE layers route by token id: an int32 vocabulary x top-k table "
+              "each, no expert bias.")
+          .range(0, 0, 1),
+  };
+}
+
+// Manifold-constrained hyper-connections (megatron/core/transformer/hyper_connection.py).
+std::vector<ConfigField> hyper_connection_rows() {
+  return {
+      MM_BOOL("m.mhc", "0", model.enable_mhc_connections)
+          .flag("--enable-mhc-connections", FlagForm::store_true)
+          .bridge("model.enable_hyper_connections")  // Megatron-LM dev's name
+          .json("enable_mhc_connections")
+          .ui("hyper-connections", "",
+              "n residual streams mixed around each block: n x hidden saved per block and "
+              "token, mixing weights per layer."),
+      MM_INT("m.mhc-streams", "4", model.mhc_num_residual_streams, 1, 64)
+          .flag("--mhc-num-residual-streams", FlagForm::value)
+          .bridge("model.num_residual_streams")
+          .json("mhc_num_residual_streams")
+          .ui("residual streams", "", "Copies of the hidden state hyper-connections mix (n).")
+          .range(1, 16, 1),
   };
 }
 
@@ -1738,6 +1801,8 @@ std::vector<ConfigField> all_rows() {
                                         model_moe_router_rows(),
                                         model_mla_mtp_rows(),
                                         model_dsa_rows(),
+                                        model_dsv4_rows(),
+                                        hyper_connection_rows(),
                                         fsdp_rows(),
                                         fsdp_buffer_rows(),
                                         wgrad_and_backend_rows()}) {
@@ -1748,7 +1813,7 @@ std::vector<ConfigField> all_rows() {
   return rows;
 }
 
-// "0*3,1*58" <-> {0,0,0,1,...}: runs of a 0/1 value.
+// "0*3,1*58" <-> {0,0,0,1,...}: runs of a value (0/1, or a compression ratio).
 std::string format_pattern(const std::vector<std::uint8_t>& pattern) {
   std::string out;
   std::size_t i = 0;
@@ -1756,7 +1821,7 @@ std::string format_pattern(const std::vector<std::uint8_t>& pattern) {
     std::size_t run = 1;
     while (i + run < pattern.size() && pattern[i + run] == pattern[i]) ++run;
     if (!out.empty()) out += ',';
-    out += pattern[i] ? '1' : '0';
+    out += std::to_string(pattern[i]);
     if (run > 1) out += "*" + std::to_string(run);
     i += run;
   }
@@ -1776,7 +1841,6 @@ std::span<const UnmodeledFlag> unmodeled_megatron_flags() {
       {"--reuse-grad-buf-for-mxfp8-param-ag", "the MXFP8 parameter all-gather buffer"},
       {"--heterogeneous-layers-config-path", "per-layer shapes (Nemotron-NAS)"},
       {"--heterogeneous-layers-config-encoded-json", "per-layer shapes (Nemotron-NAS)"},
-      {"--enable-mhc-connections", "hyper-connections' extra residual streams"},
       {"--moe-paged-stash", "the paged MoE activation stash"},
       // megatron_fsdp.py release_params_fp8_transpose_cache; fsdp_memory.cpp
       {"--keep-fp8-transpose-cache",

@@ -39,7 +39,8 @@ enum class Family {
   gemma3,
   olmoe,
   ernie45,
-  exaone4
+  exaone4,
+  deepseek_v4
 };
 
 // Reads fields of one JSON object, each failure an Error naming the field.
@@ -289,7 +290,9 @@ std::optional<Error> read_gemma3_common(const Reader& r, HfImport& out);
 // The attention and MLP shared by every family (dense part).
 std::optional<Error> read_common(const Reader& r, Family family, HfImport& out) {
   if (family == Family::gemma3) return read_gemma3_common(r, out);
-  if (auto error = read_dimensions(r, family == Family::qwen3_next, out.model)) return error;
+  // Qwen3-Next's and DeepSeek-V4's configs may leave intermediate_size out (all MoE).
+  const bool ffn_optional = family == Family::qwen3_next || family == Family::deepseek_v4;
+  if (auto error = read_dimensions(r, ffn_optional, out.model)) return error;
   if (family == Family::nemotron_h) {
     if (auto error = read_nemotron_h_style(r, out.model)) return error;
     if (auto error = read_attention_heads(r, family, out.model)) return error;
@@ -297,7 +300,8 @@ std::optional<Error> read_common(const Reader& r, Family family, HfImport& out) 
   }
   if (auto error = read_layer_style(r, out.model, out.model_type.starts_with("minimax_m3")))
     return error;
-  if (family == Family::deepseek) return std::nullopt;  // attention is MLA, read separately
+  // Attention is MLA (DeepSeek-V4's hybrid), read separately.
+  if (family == Family::deepseek || family == Family::deepseek_v4) return std::nullopt;
   if (auto error = read_attention_heads(r, family, out.model)) return error;
   if (auto error = read_biases(r, family, out)) return error;
   return note_sliding_window(r, out);
@@ -1415,6 +1419,125 @@ std::optional<Error> read_minimax_m3(const Reader& r, Family, HfImport& out) {
   return std::nullopt;
 }
 
+// DeepSeek-V4's per-layer compression ratios as deepseek_v4_bridge.py _dsv4_compress_ratios
+// reads them: compress_ratios, else native Transformers' layer_types with compress_rates
+// (sliding_attention 0, compressed_sparse_attention 4, heavily_compressed_attention 128);
+// a list of the decoder layers only gets 0 for each MTP layer; cut to layers + MTP.
+Expected<std::vector<std::uint8_t>> dsv4_compress_ratios(const Reader& r, std::size_t layers,
+                                                         std::size_t mtp) {
+  std::vector<std::uint8_t> ratios;
+  const json* list = r.find("compress_ratios");
+  const json* types = list ? nullptr : r.find("layer_types");
+  const json* rates = r.find("compress_rates");
+  if (!list && !types) {
+    return Error{"compress_ratios",
+                 "is missing (nor layer_types): DeepSeek-V4 needs a "
+                 "compression ratio per layer"};
+  }
+  for (const json& item : list ? *list : *types) {
+    int ratio = -1;
+    if (list && item.is_number_integer()) ratio = item.get<int>();
+    if (types && item == "sliding_attention") ratio = 0;
+    if (types && item.is_string() && rates && rates->is_object() && rates->contains(item)) {
+      ratio = (*rates)[item.get<std::string>()].is_number_integer()
+                  ? (*rates)[item.get<std::string>()].get<int>()
+                  : -1;
+    } else if (types && item == "compressed_sparse_attention") {
+      ratio = 4;
+    } else if (types && item == "heavily_compressed_attention") {
+      ratio = 128;
+    }
+    if (ratio != 0 && ratio != 4 && ratio != 128) {
+      return Error{list ? "compress_ratios" : "layer_types",
+                   "expects ratios of 0, 4 or 128 (sliding, compressed sparse or heavily "
+                   "compressed attention)"};
+    }
+    ratios.push_back(static_cast<std::uint8_t>(ratio));
+  }
+  if (ratios.size() == layers && mtp > 0) ratios.resize(layers + mtp, 0);
+  if (ratios.size() < layers + mtp) {
+    return Error{list ? "compress_ratios" : "layer_types",
+                 "has fewer entries than num_hidden_layers + num_nextn_predict_layers"};
+  }
+  ratios.resize(layers + mtp);
+  return ratios;
+}
+
+// DeepSeek-V4's hash-routed layers (deepseek_v4_bridge.py _dsv4_num_hash_layers):
+// num_hash_layers, else the leading "hash_moe" entries of mlp_layer_types, a contiguous prefix.
+Expected<int> dsv4_hash_layers(const Reader& r, int layers) {
+  if (r.find("num_hash_layers")) return r.int_field("num_hash_layers", 0, layers);
+  const json* types = r.find("mlp_layer_types");
+  if (!types || !types->is_array()) return 0;
+  int hashed = 0;
+  while (hashed < static_cast<int>(types->size()) &&
+         (*types)[static_cast<std::size_t>(hashed)] == "hash_moe")
+    ++hashed;
+  for (std::size_t i = static_cast<std::size_t>(hashed); i < types->size(); ++i) {
+    if ((*types)[i] == "hash_moe") {
+      return Error{"mlp_layer_types", "DeepSeek-V4 hash MoE layers must be a contiguous prefix"};
+    }
+  }
+  return std::min(hashed, layers);
+}
+
+// DeepSeek-V4's attention as deepseek_v4_bridge.py provider_bridge sets it: MLA with the
+// dsv4_hybrid variant, q_lora_rank, v_head_dim = head_dim (query and key heads too; the single
+// KV projection is head_dim wide, kept as kv_lora_rank), the RoPE slice qk_rope_head_dim,
+// o_groups x o_lora_rank, sliding_window as csa_window_size, the indexer's index_* sizes
+// (DeepseekV4Config's defaults where absent), QK norms, no biases.
+std::optional<Error> read_dsv4_attention(const Reader& r, HfImport& out) {
+  ModelConfig& m = out.model;
+  m.multi_latent_attention = true;
+  m.qk_layernorm = true;
+  MM_READ(m.q_lora_rank, r.int_field("q_lora_rank", 1, kMaxSize, 1024));
+  MM_READ(m.v_head_dim, r.int_field("head_dim", 2, kMaxSize, 512));
+  MM_READ(m.qk_pos_emb_head_dim, r.int_field("qk_rope_head_dim", 1, m.v_head_dim - 1, 64));
+  m.qk_head_dim = m.v_head_dim - m.qk_pos_emb_head_dim;
+  m.kv_lora_rank = m.v_head_dim;
+  MM_READ(m.o_groups, r.int_field("o_groups", 1, kMaxSize, 8));
+  MM_READ(m.o_lora_rank, r.int_field("o_lora_rank", 1, kMaxSize, 1024));
+  MM_READ(m.csa_window_size, r.int_field("sliding_window", 1, kMaxSize, 128));
+  MM_READ(m.dsa_indexer_n_heads, r.int_field("index_n_heads", 1, kMaxSize, 64));
+  MM_READ(m.dsa_indexer_head_dim, r.int_field("index_head_dim", 1, kMaxSize, 128));
+  MM_READ(m.dsa_indexer_topk, r.int_field("index_topk", 1, kMaxSize, 512));
+  MM_READ(m.csa_compress_ratios, dsv4_compress_ratios(r, static_cast<std::size_t>(m.num_layers),
+                                                      static_cast<std::size_t>(m.mtp_num_layers)));
+  return std::nullopt;
+}
+
+// DeepSeek-V4 (DeepSeek-V4-Flash, -Pro and their -Base) as Megatron-Bridge's DeepSeekV4Bridge
+// reads config.json (models/deepseek/deepseek_v4_bridge.py provider_bridge): every layer MoE
+// (n_routed_experts top num_experts_per_tok of moe_intermediate_size, n_shared_experts shared)
+// with an expert bias (noaux_tc), the first hash layers routed by token id, hc_mult
+// hyper-connection streams, num_nextn_predict_layers MTP layers, no dropout.
+std::optional<Error> read_deepseek_v4(const Reader& r, Family, HfImport& out) {
+  ModelConfig& m = out.model;
+  std::int64_t shared = 0;
+  MM_READ(m.mtp_num_layers, r.int_field("num_nextn_predict_layers", 0, kMaxSize, 0));
+  MM_READ(m.num_experts, r.int_field("n_routed_experts", 1, kMaxSize));
+  MM_READ(m.moe_router_topk, r.int_field("num_experts_per_tok", 1, m.num_experts));
+  MM_READ(m.moe_ffn_hidden_size, r.int_field("moe_intermediate_size", 1, kMaxSize));
+  MM_READ(shared, r.integer("n_shared_experts", 0, 64, 1));
+  m.moe_shared_expert_intermediate_size = static_cast<int>(shared * m.moe_ffn_hidden_size);
+  m.moe_router_enable_expert_bias = true;
+  MM_READ(m.moe_n_hash_layers, dsv4_hash_layers(r, m.num_layers));
+  m.enable_mhc_connections = true;
+  MM_READ(m.mhc_num_residual_streams, r.int_field("hc_mult", 1, 64, 4));
+  m.hidden_dropout = 0.0;
+  m.make_vocab_size_divisible_by = 1280;  // provider_bridge sets it (129,280 = 101 x 1280)
+  if (auto error = read_dsv4_attention(r, out)) return error;
+  out.notes.push_back(
+      "DeepSeek-V4 needs a Megatron-Core development build (Megatron-LM dev: dsv4_hybrid "
+      "attention, hash routing, hyper-connections with MTP); the bridge picks the fused "
+      "Blackwell kernels (use_fused_mhc, apply_dsa_kernel_fusion) and the flex/hybridep "
+      "dispatcher, run settings megamem leaves as given");
+  out.notes.push_back(
+      "not estimated: the SwiGLU clamp (swiglu_limit), sqrtsoftplus routing scores and "
+      "Sinkhorn iterations (hc_sinkhorn_iters) change no saved tensor megamem counts");
+  return std::nullopt;
+}
+
 // The families megamem imports: config.json's model_type and the reader of the fields the
 // family adds to the common ones (experts, MLA, Mamba, linear attention); none for dense models.
 using FamilyReader = std::optional<Error> (*)(const Reader&, Family, HfImport&);
@@ -1458,6 +1581,7 @@ constexpr FamilyRow kFamilies[] = {
     {"falcon_h1", Family::llama, read_falcon_h1},
     {"minimax_m3", Family::llama, read_minimax_m3},
     {"minimax_m3_vl_text", Family::llama, read_minimax_m3},
+    {"deepseek_v4", Family::deepseek_v4, read_deepseek_v4},
 };
 
 // Multimodal wrappers whose text_config may carry no model_type of its own, with the family

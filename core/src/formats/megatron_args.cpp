@@ -426,6 +426,13 @@ void read_attention_variant(FlagReader& r, ModelConfig& m) {
     read_dsa(r, m);
     return;
   }
+  if (*variant == "dsv4_hybrid") {
+    r.fail("--experimental-attention-variant",
+           "'dsv4_hybrid' (DeepSeek-V4, Megatron-LM dev) needs per-layer compression ratios and "
+           "output groups no Megatron-LM main flag carries: start from the deepseek-v4-flash "
+           "preset, a deepseek_v4 config.json or a link");
+    return;
+  }
   if (*variant != "gated_delta_net" && *variant != "gdn") {
     r.fail("--experimental-attention-variant",
            "'" + *variant +

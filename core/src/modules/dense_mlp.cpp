@@ -32,7 +32,9 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
       falcon ? RecomputeModules{} : RecomputeModules{RecomputeModule::mlp};
   // Under TE the norm is fused into fc1 (no standalone module for mlp_norm to offload).
   const bool standalone_norm = c.config.training.transformer_impl == TransformerImpl::local;
-  sink.add("pre_mlp_layernorm input", ModuleKind::pre_mlp_layernorm, s.sp_tokens * s.h, s.act, {},
+  // mhc recompute discards the aggregated streams (the norm's input) of hyper-connections.
+  sink.add("pre_mlp_layernorm input", ModuleKind::pre_mlp_layernorm, s.sp_tokens * s.h, s.act,
+           {RecomputeModule::mhc},
            standalone_norm ? OffloadModules{OffloadModule::mlp_norm} : OffloadModules{});
   // Saved by the fused LN+fc1 GEMM and by fc2 as GEMM inputs (FP8 in an FP8 layer:
   // layernorm_linear.py, linear.py); the activation keeps its bf16 input

@@ -142,10 +142,11 @@ std::string_view field_source(const ConfigField& field) {
 }
 
 RecomputeModules recompute_modules_of_absent_layers(const ModelConfig& model) {
-  // gdp_in_proj, gdp_qkv and mhc act on layers megamem does not build (gated delta product,
-  // hyper-connections); gdn_norm_out on Gated DeltaNet layers (gated_deltanet.cpp).
-  RecomputeModules out = {RecomputeModule::gdp_in_proj, RecomputeModule::gdp_qkv,
-                          RecomputeModule::mhc};
+  // gdp_in_proj and gdp_qkv act on layers megamem does not build (gated delta product); mhc
+  // on hyper-connections (hyper_connection.cpp); gdn_norm_out on Gated DeltaNet layers
+  // (gated_deltanet.cpp).
+  RecomputeModules out = {RecomputeModule::gdp_in_proj, RecomputeModule::gdp_qkv};
+  if (!model.enable_mhc_connections) out.insert(RecomputeModule::mhc);
   if (!layer_kind_not_applicable(FieldScope::gated_deltanet, model).empty()) {
     out.insert(RecomputeModule::gdn_norm_out);
   }

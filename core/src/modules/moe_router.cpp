@@ -31,13 +31,15 @@ void params(const ModuleContext& c, ParamSink& sink) {
 
 void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const double nsp = s.sp_tokens;
-  sink.add("pre_mlp_layernorm input", ModuleKind::pre_mlp_layernorm, nsp * s.h, s.act, {},
-           {OffloadModule::mlp_norm});
+  // With hyper-connections mhc recompute discards the aggregated streams (this input) and
+  // the norm's output (transformer_layer.py mhc_checkpoint_pre_mlp_layernorm).
+  sink.add("pre_mlp_layernorm input", ModuleKind::pre_mlp_layernorm, nsp * s.h, s.act,
+           {RecomputeModule::mhc}, {OffloadModule::mlp_norm});
   // moe recompute checkpoints the MoE layer with this tensor as its input, which
   // CheckpointFunction saves (moe_layer.py forward, tensor_parallel/random.py); only layernorm
   // recompute discards it.
   sink.add("pre_mlp_layernorm output", ModuleKind::pre_mlp_layernorm, nsp * s.h, s.act,
-           {RecomputeModule::layernorm});
+           {RecomputeModule::layernorm, RecomputeModule::mhc});
   sink.add("router scores (fp32)", ModuleKind::router, 2 * nsp * c.model.num_experts, 4,
            {RecomputeModule::moe});
   if (c.model.moe_router_fp32_params && s.act < 4) {

@@ -275,6 +275,15 @@ std::optional<Error> hybrid_pipeline_flags(NormalizedConfig& n, const PatternPar
 // a multiple of PP, VPP = segments / PP, and --decoder-first/last-pipeline-num-layers are
 // refused. The embedding is on segment 0, the loss and the MTP depths on the last
 // (training.py get_model, hybrid_model.py mtp_on_this_rank). megamem hands the segments to
+
+// DeepSeek-V4 hybrid attention: the layer's entry of csa_compress_ratios picks the kind
+// (ratio 4: compressor and indexer, 128: compressor, 0 or past the list: window only).
+LayerKind compressed_kind(const ModelConfig& m, std::size_t index, bool moe) {
+  const int ratio = index < m.csa_compress_ratios.size() ? m.csa_compress_ratios[index] : 0;
+  if (ratio == 4) return moe ? LayerKind::csa_moe : LayerKind::csa_dense;
+  if (ratio == 128) return moe ? LayerKind::hca_moe : LayerKind::hca_dense;
+  return moe ? LayerKind::moe : LayerKind::dense;
+}
 // the layer placement as the equivalent --pipeline-model-parallel-layout (layer_placement.cpp).
 std::optional<Error> segments_place_layers(NormalizedConfig& n, const PatternParts& parts) {
   ParallelConfig& par = n.config.parallel;
@@ -419,11 +428,18 @@ std::optional<Error> resolve_layer_kinds(NormalizedConfig& n) {
     const bool window = window_shape && layer_is_windowed(m, static_cast<int>(i));
     n.layer_kinds.push_back(gdn      ? (moe ? LayerKind::gdn_moe : LayerKind::gdn)
                             : window ? (moe ? LayerKind::window_moe : LayerKind::window_dense)
-                                     : (moe ? LayerKind::moe : LayerKind::dense));
+                                     : compressed_kind(m, i, moe));
   }
-  // multi_token_prediction.py: a GPT model's MTP layer uses the last decoder layer's spec.
-  if (m.mtp_num_layers > 0 && !n.layer_kinds.empty())
-    n.mtp_layer_kinds.push_back(n.layer_kinds.back());
+  // multi_token_prediction.py: a GPT model's MTP layer uses the last decoder layer's spec;
+  // DeepSeek-V4's its own entry of csa_compress_ratios after the decoder layers'
+  // (deepseek_v4_hybrid_attention.py resolves compress_ratios[layer_number - 1], and the MTP
+  // layer's attention is built with is_mtp_layer from the entries after num_layers).
+  if (m.mtp_num_layers > 0 && !n.layer_kinds.empty()) {
+    n.mtp_layer_kinds.push_back(m.csa_compress_ratios.empty()
+                                    ? n.layer_kinds.back()
+                                    : compressed_kind(m, static_cast<std::size_t>(m.num_layers),
+                                                      layer_kind_is_moe(n.layer_kinds.back())));
+  }
   n.mtp_layers_graphable = true;
   return std::nullopt;
 }
