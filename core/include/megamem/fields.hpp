@@ -48,6 +48,7 @@ enum class FieldScope {
   moe_frequency,
   mamba,
   gated_deltanet,
+  kimi_delta_attention,
   mtp,
   sliding_window,
 };
@@ -167,10 +168,14 @@ struct UnmodeledFlag {
 // Every such flag (field_registry.cpp, beside the rows of the flags that are modeled).
 std::span<const UnmodeledFlag> unmodeled_megatron_flags();
 
-// A row whose Megatron-Bridge field no Megatron-LM flag carries (the Gemma soft-caps; numbers
-// so far): the Bridge import reads it from its field and the overrides write it there.
+// A row whose Megatron-Bridge field no Megatron-LM flag carries (the Gemma soft-caps, Kimi K3's
+// sizes and KDA layers; numbers and a layer list so far): the Bridge import reads it from its
+// field and the overrides write it there. A pattern's Bridge field lists the marked layers'
+// 1-based numbers (kimi_kda_layers).
 inline bool is_bridge_only_field(const ConfigField& field) {
-  return field.flag.empty() && !field.bridge_field.empty() && field.kind == FieldKind::real;
+  return field.flag.empty() && !field.bridge_field.empty() &&
+         (field.kind == FieldKind::real || field.kind == FieldKind::integer ||
+          field.kind == FieldKind::pattern);
 }
 
 // The row with this share-link key, config.hpp path or (group, JSON key); nullptr if none.

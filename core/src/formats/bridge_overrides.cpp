@@ -199,10 +199,28 @@ Expected<BridgeNode> parse_bridge_overrides(std::string_view overrides) {
 
 namespace {
 
-// The registry's Bridge-only fields (no Megatron-LM flag: the Gemma soft-caps), where set.
+// The registry's Bridge-only fields (no Megatron-LM flag: the Gemma soft-caps, Kimi K3's
+// sizes), where set and where the model reads them (field_not_applicable).
 void append_bridge_only_fields(const Config& config, std::vector<std::string>& out) {
   for (const ConfigField& field : config_fields()) {
-    if (!is_bridge_only_field(field)) continue;
+    if (!is_bridge_only_field(field) || !field_not_applicable(field, config.model).empty()) {
+      continue;
+    }
+    if (field.kind == FieldKind::integer) {
+      const std::int64_t value = field.get_int(config);
+      if (value != 0) out.push_back(std::string(field.bridge_field) + "=" + std::to_string(value));
+      continue;
+    }
+    if (field.kind == FieldKind::pattern) {
+      Config copy = config;  // the registry reaches a pattern through a mutable Config
+      const std::vector<std::uint8_t>& pattern = *field.pattern(copy);
+      std::string numbers;
+      for (std::size_t i = 0; i < pattern.size(); ++i) {
+        if (pattern[i]) numbers += (numbers.empty() ? "" : ",") + std::to_string(i + 1);
+      }
+      if (!numbers.empty()) out.push_back(std::string(field.bridge_field) + "=[" + numbers + "]");
+      continue;
+    }
     const double value = field.get_real(config);
     if (value != 0)
       out.push_back(std::string(field.bridge_field) + "=" + shortest_double_text(value));

@@ -18,6 +18,7 @@
 
 #include "megamem/estimate_types.hpp"
 #include "megamem/modules.hpp"
+#include "modules/kimi_k3.hpp"
 #include "modules/sliding_window.hpp"
 
 namespace megamem {
@@ -280,6 +281,25 @@ void fused_norm_in_proj_saved(const ModuleContext& context, const ActivationShap
 // cols] on this rank.
 double per_chunk_elements(const ActivationShape& shape, double chunk_size, double heads,
                           double rows, double cols);
+// fla's chunked delta rule (Gated DeltaNet, Kimi Delta Attention) on this rank per
+// micro-batch, bf16: the chunk states h [B x chunks x heads/TP x dk x dv]
+// (fla/ops/common/chunk_delta_h.py), the WY representation w, u and v_new
+// (chunk_gated_delta_rule_fwd, chunk_kda_fwd). `heads` is the whole layer's.
+struct DeltaRuleWorkingSet {
+  double states_bytes = 0;
+  double wu_bytes = 0;
+  double v_new_bytes = 0;
+};
+DeltaRuleWorkingSet delta_rule_working_set(const ActivationShape& shape, double heads,
+                                           double key_dim, double value_dim);
+
+// Attention Residuals (attention_residuals.cpp; Kimi K3): what decoder layer `layer` (0-based,
+// global) saves for its softmax mixes beyond the norms' inputs, and the stage-boundary tensor
+// a pipeline stage starting at `first_layer` receives and keeps for its backward (0 without
+// AttnRes, or for the first stage).
+double attn_res_saved_bytes(const ModelConfig& model, const ActivationShape& shape, int layer);
+double attn_res_stage_input_bytes(const ModelConfig& model, const ActivationShape& shape,
+                                  int first_layer);
 
 // ---------------------------------------------------------------------------------------------
 // Embedding, output layer and loss, MTP

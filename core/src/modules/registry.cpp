@@ -15,7 +15,9 @@
   X(kRoutedExpertsSpec)          \
   X(kSharedExpertsSpec)          \
   X(kMambaMixerSpec)             \
-  X(kGatedDeltaNetSpec)
+  X(kGatedDeltaNetSpec)          \
+  X(kKimiDeltaAttentionSpec)     \
+  X(kAttentionResidualsSpec)
 
 namespace megamem {
 

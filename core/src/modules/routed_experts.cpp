@@ -29,6 +29,8 @@ void params(const ModuleContext& c, ParamSink& sink) {
   if (m.moe_latent_size > 0) {
     sink.linear(ModuleKind::moe_latent_projection, h * m.moe_latent_size, bias * m.moe_latent_size);
     sink.linear(ModuleKind::moe_latent_projection, m.moe_latent_size * h, bias * h);
+    // Kimi K3's KimiK3MoELayer: routed_expert_norm [latent] (replicated) before fc2_latent_proj.
+    if (kimi_k3_layers(m)) sink.norm(ModuleKind::moe_latent_projection, m.moe_latent_size);
   }
   const std::int64_t width = m.moe_latent_size > 0 ? m.moe_latent_size : h;
   const std::int64_t etp = p.expert_tensor_parallel;
@@ -112,6 +114,15 @@ void latent_projections_saved(const ModuleContext& c, const ActivationShape& s, 
   const RecomputeModules moe = {RecomputeModule::moe};
   sink.add("fc2_latent_proj input (combined tokens)", module, s.sp_tokens * latent,
            gemm_input_bytes(c), moe);
+  if (kimi_k3_layers(c.model)) {
+    // kimi_k3_layers.py KimiK3MoELayer.postprocess normalises the combined tokens with
+    // kimi_k3_ops.py KimiRMSNorm in plain PyTorch: autograd keeps the fp32 copy (square and
+    // the rsqrt product), the fp32 rsqrt per token and the bf16 normalised tokens (the product
+    // with the weight); the norm's output is fc2_latent_proj's input above.
+    sink.add("routed_expert_norm fp32 input copy", module, s.sp_tokens * latent, 4, moe);
+    sink.add("routed_expert_norm rsqrt (fp32)", module, s.sp_tokens, 4, moe);
+    sink.add("routed_expert_norm normalised tokens", module, s.sp_tokens * latent, s.act, moe);
+  }
   if (c.fp8) {
     sink.add("fc1_latent_proj input (FP8 copy of the pre-MLP norm output)", module,
              s.sp_tokens * s.h, gemm_input_bytes(c), moe);
