@@ -754,7 +754,8 @@ TEST_CASE("every supported family is listed") {
                                              "bailing_moe_v2",
                                              "bailing_moe",
                                              "mimo_v2_flash",
-                                             "step3p5"};
+                                             "step3p5",
+                                             "kimi_linear"};
   CHECK(supported_hf_model_types() == expected);
 }
 
