@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "activation_helpers.hpp"
 #include "estimate_helpers.hpp"
 #include "hf_import_helpers.hpp"
 #include "megamem/estimate.hpp"
@@ -17,6 +18,7 @@
 
 using namespace megamem;
 using namespace megamem::hf_test;
+using megamem::testing::attention_saved_bytes;
 using megamem::testing::normalize_error;
 using megamem::testing::normalized;
 
@@ -104,16 +106,6 @@ Config k3(int tp = 1, int world = 1) {
   c.training.seq_length = 4096;
   c.training.micro_batch_size = 1;
   return c;
-}
-
-double attention_saved_bytes(const LayerActivations& a) {
-  double out = 0;
-  for (const SavedActivation& s : a.saved) {
-    if (s.module == ModuleKind::self_attention || s.module == ModuleKind::input_layernorm) {
-      out += s.bytes;
-    }
-  }
-  return out;
 }
 
 }  // namespace
