@@ -230,17 +230,54 @@ TEST_CASE("kimi_k3: Attention Residuals' saved mixes and stage input by hand") {
 // N x 96 x 128 x 2 bytes each; KimiK3MoELayer's routed_expert_norm: N 3584 (4 + 2) + N 4.
 TEST_CASE("kimi_k3: the MLA output gate and the routed-expert norm by hand") {
   const NormalizedConfig n = normalized(k3());
-  ModelConfig plain = n.config.model;
-  plain.attn_res_block_size = 0;
   Config c = k3();
-  c.model = plain;
+  c.model.attn_res_block_size = 0;
+  const NormalizedConfig plain = normalized(c);
   const LayerActivations with = layer_activations(n, LayerKind::moe);
-  const LayerActivations without = layer_activations(normalized(c), LayerKind::moe);
-  const double gate = 2.0 * 4096 * 96 * 128 * 2;
-  const double norm = 4096.0 * 3584 * 6 + 4096.0 * 4;
-  CHECK(with.full_bytes - without.full_bytes == gate + norm);
-  CHECK(total_params(n.config.model) - total_params(plain) ==
+  const LayerActivations without = layer_activations(plain, LayerKind::moe);
+  const auto bytes = [](const LayerActivations& a, ModuleKind module) {
+    return testing::module_saved_bytes(a, {module});
+  };
+  CHECK(bytes(with, ModuleKind::self_attention) - bytes(without, ModuleKind::self_attention) ==
+        2.0 * 4096 * 96 * 128 * 2);
+  CHECK(bytes(with, ModuleKind::moe_latent_projection) -
+            bytes(without, ModuleKind::moe_latent_projection) ==
+        4096.0 * 3584 * 6 + 4096.0 * 4);
+  CHECK(total_params(n.config.model) - total_params(plain.config.model) ==
         24 * std::int64_t{7168} * 12288 + 92 * 3584 + 93 * 4 * 7168 + 2 * 7168);
+}
+
+// SiTU-GLU (kimi_k3_ops.py situ_and_mul), seq 4096, TP 1, EP 1: six fp32 tensors of the output
+// width in place of SwiGLU's bf16 fc1 output (twice the width). Layer 0's dense MLP (33792):
+// 4096 x 33792 x (24 - 4) = 2,768,240,640 more bytes. The routed experts (16 x 4096 tokens of
+// 3072): 65536 x 3072 x (24 - 4) more, and the probability product keeps one bf16 copy of the
+// activation output instead of a GLU's two, 65536 x 3072 x 2 fewer: 3,623,878,656 more (both
+// without bias-activation fusion, as the bridge sets it). Under
+// moe_act recompute the activation's checkpoint keeps fc1's output instead.
+TEST_CASE("kimi_k3: SiTU-GLU's fp32 intermediates by hand") {
+  Config k = k3();
+  k.training.bias_activation_fusion = false;  // KimiK3Bridge.provider_bridge
+  const NormalizedConfig n = normalized(k);
+  Config c = k;
+  c.model.attn_res_block_size = 0;
+  const NormalizedConfig plain = normalized(c);
+  const auto diff = [&](LayerKind kind, ModuleKind module) {
+    return testing::module_saved_bytes(layer_activations(n, kind), {module}) -
+           testing::module_saved_bytes(layer_activations(plain, kind), {module});
+  };
+  CHECK(diff(LayerKind::gdn, ModuleKind::mlp) == 2'768'240'640.0);
+  CHECK(diff(LayerKind::moe, ModuleKind::routed_experts) == 3'623'878'656.0);
+  CHECK(diff(LayerKind::moe, ModuleKind::shared_experts) == 4096.0 * 6144 * 20);
+  Config act = k;
+  act.training.moe_grouped_gemm = true;
+  act.training.recompute.granularity = RecomputeGranularity::selective;
+  act.training.recompute.modules = {RecomputeModule::moe_act};
+  const LayerActivations checkpointed = layer_activations(normalized(act), LayerKind::moe);
+  bool fc1_output = false;
+  for (const SavedActivation& saved : checkpointed.saved) {
+    fc1_output = fc1_output || std::string(saved.tensor) == "expert fc1 output";
+  }
+  CHECK(fc1_output);
 }
 
 TEST_CASE("kimi_k3: the Bridge's rules for KDA and Attention Residuals") {

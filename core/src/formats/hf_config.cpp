@@ -299,8 +299,8 @@ std::optional<Error> read_kimi_k3_style(const Reader& r, HfImport& out) {
   }
   if (act == "situ") {
     out.notes.push_back(
-        "hidden_act situ: Kimi K3's SiTU-GLU (kimi_k3_ops.py situ_and_mul, in fp32) is "
-        "estimated as SwiGLU; its fp32 intermediates are not modeled");
+        "hidden_act situ: Kimi K3's SiTU-GLU (kimi_k3_ops.py situ_and_mul) has SwiGLU's "
+        "weights; its fp32 intermediates are priced with the K3 layer (m.attn-res)");
   }
   m.activation = Activation::swiglu;
   m.normalization = Normalization::rmsnorm;
@@ -1358,7 +1358,7 @@ std::optional<Error> read_kimi_k3(const Reader& r, Family, HfImport& out) {
   }
   out.notes.push_back(
       "Megatron-Bridge's KimiK3Bridge sets grouped GEMM, the alltoall dispatcher, permute "
-      "fusion and an fp32 router");
+      "fusion, an fp32 router and no bias-activation fusion");
   out.notes.push_back(
       "Kimi K3, not modeled: the fp32 autograd copies of KimiRMSNorm in the MLA q/kv norms, "
       "the MLA layers' sequence gather before their projections, the Attention Residuals bank "

@@ -242,6 +242,17 @@ inline double glu_factor(const ModelConfig& model) {
 void tp_mlp_params(const ModuleContext& context, ModuleKind kind, std::int64_t ffn,
                    ParamSink& sink);
 
+// What a gated MLP's activation keeps of `rows` tokens of output width `width` (dense_mlp.cpp):
+// SwiGLU its input, fc1's output (glu x width, the activation dtype), freed by `freed_by`.
+// Kimi K3's SiTU-GLU (kimi_k3_ops.py situ_and_mul, which kimi_k3_spec.py installs on every MLP
+// and expert) runs in fp32 PyTorch: autograd keeps both tanh outputs, the sigmoid, the scaled
+// tanh, and the two factors of the final product (6 x width fp32), not fc1's output, unless a
+// checkpoint around the activation (`checkpoint`, where the module has one) keeps its input.
+void glu_activation_input_saved(const ModuleContext& context, SavedSink& sink, const char* tensor,
+                                ModuleKind module, double rows, double width,
+                                RecomputeModules freed_by, OffloadModules offload,
+                                RecomputeModules checkpoint = {});
+
 // Every layer module, in Megatron's registration order within a layer (registry.cpp).
 std::span<const LayerModuleSpec* const> layer_module_specs();
 
