@@ -226,9 +226,14 @@ TEST_CASE("kimi_k3: Attention Residuals' saved mixes and stage input by hand") {
   CHECK(attn_res_saved_bytes(plain, s, 13) == 0.0);
 }
 
-// KimiK3Attention._forward_mla's gate: seq 4096, TP 1: the sigmoid output and the gated output
-// N x 96 x 128 x 2 bytes each; KimiK3MoELayer's routed_expert_norm: N 3584 (4 + 2) + N 4.
-TEST_CASE("kimi_k3: the MLA output gate and the routed-expert norm by hand") {
+// KimiK3Attention._forward_mla, seq 4096, TP 1, per token: the gate's sigmoid output and gated
+// output 2 x 96 x 128 x 2 = 49,152 bytes; KimiRMSNorm as q_a/kv_a norms keeps an fp32 copy, an
+// fp32 rsqrt, the bf16 normalised input and output, 1536 x 8 + 4 and 512 x 8 + 4, where
+// Megatron's MLA keeps the bf16 down-projection outputs and norm outputs, 1536 x 4 and
+// (512 + 64) x 2 + 512 x 2: 8,072 more; in all 4096 x 57,224 = 234,389,504 bytes.
+// KimiK3MoELayer's routed_expert_norm: N 3584 (4 + 2) + N 4.
+TEST_CASE(
+    "kimi_k3: the MLA output gate, its KimiRMSNorm norms and the routed-expert norm by hand") {
   const NormalizedConfig n = normalized(k3());
   Config c = k3();
   c.model.attn_res_block_size = 0;
@@ -239,7 +244,7 @@ TEST_CASE("kimi_k3: the MLA output gate and the routed-expert norm by hand") {
     return testing::module_saved_bytes(a, {module});
   };
   CHECK(bytes(with, ModuleKind::self_attention) - bytes(without, ModuleKind::self_attention) ==
-        2.0 * 4096 * 96 * 128 * 2);
+        234'389'504.0);
   CHECK(bytes(with, ModuleKind::moe_latent_projection) -
             bytes(without, ModuleKind::moe_latent_projection) ==
         4096.0 * 3584 * 6 + 4096.0 * 4);
@@ -278,6 +283,25 @@ TEST_CASE("kimi_k3: SiTU-GLU's fp32 intermediates by hand") {
     fc1_output = fc1_output || std::string(saved.tensor) == "expert fc1 output";
   }
   CHECK(fc1_output);
+}
+
+// KimiK3TransformerLayer.forward calls its norms, attention and MLP directly and KimiK3Attention
+// its core attention directly: TransformerLayer's layernorm and mlp checkpoints and Megatron
+// attention's core_attn and mla_up_proj never run (a warning says so); moe_act still does.
+TEST_CASE("kimi_k3: selective recompute the K3 layer never reaches changes nothing") {
+  const LayerActivations none = layer_activations(normalized(k3()), LayerKind::moe);
+  Config c = k3();
+  c.training.recompute.granularity = RecomputeGranularity::selective;
+  c.training.recompute.modules = {RecomputeModule::core_attn, RecomputeModule::mla_up_proj,
+                                  RecomputeModule::layernorm, RecomputeModule::mlp};
+  const NormalizedConfig n = normalized(c);
+  CHECK(layer_activations(n, LayerKind::moe).kept_bytes == none.kept_bytes);
+  CHECK(layer_activations(n, LayerKind::gdn).kept_bytes ==
+        layer_activations(normalized(k3()), LayerKind::gdn).kept_bytes);
+  CHECK(n.warnings.size() >= 4);
+  c.training.moe_grouped_gemm = true;
+  c.training.recompute.modules = {RecomputeModule::moe_act};
+  CHECK(layer_activations(normalized(c), LayerKind::moe).kept_bytes < none.kept_bytes);
 }
 
 TEST_CASE("kimi_k3: the Bridge's rules for KDA and Attention Residuals") {

@@ -1360,9 +1360,8 @@ std::optional<Error> read_kimi_k3(const Reader& r, Family, HfImport& out) {
       "Megatron-Bridge's KimiK3Bridge sets grouped GEMM, the alltoall dispatcher, permute "
       "fusion, an fp32 router and no bias-activation fusion");
   out.notes.push_back(
-      "Kimi K3, not modeled: the fp32 autograd copies of KimiRMSNorm in the MLA q/kv norms, "
-      "the MLA layers' sequence gather before their projections, the Attention Residuals bank "
-      "a fully recomputed layer stashes, and the fla kernels' workspaces (docs/presets.md)");
+      "Kimi K3, not modeled: the Attention Residuals bank a fully recomputed layer stashes, "
+      "and the fla kernels' workspaces (docs/presets.md)");
   return std::nullopt;
 }
 

@@ -56,8 +56,10 @@ double largest_weight_grad_bytes(const NormalizedConfig& n, bool moe_layer) {
 RecomputeModules active_recompute_modules(const NormalizedConfig& n) {
   const RecomputeConfig& recompute = n.config.training.recompute;
   if (recompute.granularity != RecomputeGranularity::selective) return {};
-  if (recompute.modules.empty()) return {RecomputeModule::core_attn};  // transformer_config.py
-  return recompute.modules;
+  // transformer_config.py: no modules means core_attn. Kimi K3's layers never reach some.
+  const RecomputeModules inert = recompute_modules_without_effect(n.config.model);
+  if (recompute.modules.empty()) return RecomputeModules{RecomputeModule::core_attn} - inert;
+  return recompute.modules - inert;
 }
 
 LayerActivations layer_activations(const NormalizedConfig& n, bool moe_layer, bool bf16_layer,

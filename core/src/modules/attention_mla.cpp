@@ -72,11 +72,40 @@ namespace {
 
 void params(const ModuleContext& c, ParamSink& sink) { mla_params(c, sink); }
 
+// Kimi K3's MLA (kimi_k3_layers.py KimiK3Attention._forward_mla) runs on the sequence it
+// gathers over TP itself, with duplicated down-projections and kimi_k3_ops.py KimiRMSNorm
+// (plain PyTorch) as q_a/kv_a norms. Per token of the whole sequence: the gathered input beyond
+// the norm output's SP shard (the projections' saved input); for each norm the fp32 copy of
+// its input and an fp32 rsqrt (square and the rsqrt product), the bf16 normalised input (the
+// weight product) and its output (the up-projection's input); no bf16 down-projection output.
+void kimi_k3_latents_saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
+  const ModelConfig& m = c.model;
+  const double gemm_input = gemm_input_bytes(c);
+  const ModuleKind attn = ModuleKind::self_attention;
+  const double n = s.tokens;
+  const double heads = m.num_attention_heads / s.tp;
+  const double q_head = static_cast<double>(m.qk_head_dim) + m.qk_pos_emb_head_dim;
+  const OffloadModules core_attn = {OffloadModule::core_attn};
+  sink.add("gathered attention input (beyond the norm output's shard)", attn,
+           (n - s.sp_tokens) * s.h, gemm_input);
+  const double ranks[] = {static_cast<double>(m.q_lora_rank), static_cast<double>(m.kv_lora_rank)};
+  for (const double rank : ranks) {
+    if (rank <= 0) continue;
+    sink.add("q_a/kv_a KimiRMSNorm fp32 input copy", attn, n * rank, 4);
+    sink.add("q_a/kv_a KimiRMSNorm rsqrt (fp32)", attn, n, 4);
+    sink.add("q_a/kv_a KimiRMSNorm normalised input", attn, n * rank, s.act);
+    sink.add("q_a/kv_a KimiRMSNorm output (up-projection input)", attn, n * rank, gemm_input);
+  }
+  sink.add("Q, K (core attention inputs)", attn, 2 * n * heads * q_head, s.act, {}, core_attn);
+  sink.add("V (core attention input)", attn, n * heads * m.v_head_dim, s.act, {}, core_attn);
+}
+
 // The compressed latents, their norms and the up-projected Q, K, V.
 // The q/kv norms' outputs are the up-projections' GEMM inputs, FP8 in an FP8 layer
 // (linear.py, saved_inputmat).
 void latents_saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const ModelConfig& m = c.model;
+  if (kimi_k3_layers(m)) return kimi_k3_latents_saved(c, s, sink);
   const double gemm_input = gemm_input_bytes(c);
   const ModuleKind attn = ModuleKind::self_attention;
   const double heads = m.num_attention_heads / s.tp;

@@ -157,8 +157,15 @@ RecomputeModules recompute_modules_of_absent_layers(const ModelConfig& model) {
   return out;
 }
 
+RecomputeModules recompute_modules_without_effect(const ModelConfig& model) {
+  if (model.attn_res_block_size <= 0) return {};
+  return {RecomputeModule::core_attn, RecomputeModule::mla_up_proj, RecomputeModule::layernorm,
+          RecomputeModule::mlp};
+}
+
 RecomputeModules recompute_module_choices(const ModelConfig& model) {
-  RecomputeModules out = RecomputeModules::all() - recompute_modules_of_absent_layers(model);
+  RecomputeModules out = RecomputeModules::all() - recompute_modules_of_absent_layers(model) -
+                         recompute_modules_without_effect(model);
   if (!has_experts(model)) {
     out = out - RecomputeModules{RecomputeModule::moe, RecomputeModule::moe_act,
                                  RecomputeModule::shared_experts};
