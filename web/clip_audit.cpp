@@ -64,6 +64,17 @@ void readable_text(const char* where, const std::string& text) {
   if (audit_last_item(where, text, true) && ImGui::IsItemHovered()) whole_text_tooltip(text);
 }
 
+void fitted_text(const char* where, const std::string& text, float room_px) {
+  const float needed_px = ImGui::CalcTextSize(text.c_str()).x;
+  if (needed_px <= room_px + 0.5f) {
+    ImGui::TextUnformatted(text.c_str());
+    return;
+  }
+  ImGui::TextUnformatted(fit_text(text, room_px).c_str());
+  note_clipped(where, text, needed_px, room_px, true);
+  if (ImGui::IsItemHovered()) whole_text_tooltip(text);
+}
+
 void audited_headers_row(const char* where) {
   ImGui::TableNextRow(ImGuiTableRowFlags_Headers, ImGui::TableGetHeaderRowHeight());
   // Headers sort nothing here: not a stop of the Tab key.

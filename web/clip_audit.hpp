@@ -28,6 +28,10 @@ bool audit_last_item(const char* where, const std::string& text, bool readable);
 // tap) shows the whole of it. Noted as clipped and readable.
 void readable_text(const char* where, const std::string& text);
 
+// Text shortened to `room_px` when it is wider (the whole of it in a tooltip), noted as
+// clipped and readable; a label column's label that would run into its widget.
+void fitted_text(const char* where, const std::string& text, float room_px);
+
 // The headers of the current table (as TableHeadersRow draws them), each noted when its
 // column is narrower than its name, with the whole name in a tooltip.
 void audited_headers_row(const char* where);

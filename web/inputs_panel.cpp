@@ -313,6 +313,21 @@ void attention_variant_rows(InputContext& ctx) {
              "m.logit-softcap"});
 }
 
+// DeepSeek-V4's compressed attention (its per-layer ratios come from a preset or config.json,
+// shown as a count) and hyper-connections.
+void deepseek_v4_rows(InputContext& ctx) {
+  const ModelConfig& m = ctx.state.shared.config.model;
+  if (!m.csa_compress_ratios.empty()) {
+    int compressed = 0;
+    for (const auto ratio : m.csa_compress_ratios) compressed += ratio > 1 ? 1 : 0;
+    char note[96];
+    std::snprintf(note, sizeof note, tr("compressed-attention layers: %d of %zu (from the preset)"),
+                  compressed, m.csa_compress_ratios.size());
+    row_note(ctx, note);
+    rows(ctx, {"m.csa-window", "m.o-groups", "m.o-lora"});
+  }
+}
+
 void model_rows(InputContext& ctx) {
   const ModelConfig& m = ctx.state.shared.config.model;
   ImGui::SetNextItemWidth(-1.0f);
@@ -323,9 +338,10 @@ void model_rows(InputContext& ctx) {
              "m.max-pos",   "m.untie",      "m.bias",      "m.qkv-bias", "m.qk-norm", "m.out-gate",
              "m.head-gate", "m.post-norms", "m.hdrop",     "m.adrop"});
   attention_variant_rows(ctx);
+  rows(ctx, {"m.mhc", "m.mhc-streams"});
   if (group(ctx, "mixture of experts", {"m.experts"})) {
     rows(ctx, {"m.experts", "m.topk", "m.moe-ffn", "m.shared", "m.shared-gate", "m.latent",
-               "m.expert-bias"});
+               "m.expert-bias", "m.router-fp32-weight", "m.hash-layers"});
     frequency_or_pattern_row(ctx, "m.moe-freq", m.moe_layer_pattern,
                              "MoE layers: %d of %zu (pattern from the preset)");
     ImGui::TreePop();
@@ -336,6 +352,7 @@ void model_rows(InputContext& ctx) {
     if (ctx.state.shared.config.model.dsa_indexer_topk > 0) {
       rows(ctx, {"m.dsa-heads", "m.dsa-dim", "m.dsa-freq", "m.dsa-offset"});
     }
+    deepseek_v4_rows(ctx);
     ImGui::TreePop();
   }
   if (group(ctx, "multi-token prediction", {"m.mtp"})) {
@@ -429,7 +446,7 @@ void cuda_graph_rows(InputContext& ctx) {
 
 void training_rows(InputContext& ctx) {
   const Config& c = ctx.state.shared.config;
-  rows(ctx, {"mbs", "gbs", "seq", "dtype", "fp8", "fp8-param-gather"});
+  rows(ctx, {"mbs", "gbs", "seq", "dtype", "fp8", "fp8-format", "fp8-param-gather"});
   if (c.training.fp8_recipe != Fp8Recipe::none) rows(ctx, {"fp8-bf16-first", "fp8-bf16-last"});
   rows(ctx, {"impl", "attn", "ce", "grad-acc-fusion", "bias-act-fusion", "softmax-fusion",
              "softmax-fp32", "mask-in-loader", "deterministic", "tp-comm-overlap", "defer-wgrad"});

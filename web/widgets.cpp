@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "clip_audit.hpp"
 #include "imgui.h"
 #include "messages.hpp"
 #include "platform.hpp"
@@ -25,7 +26,12 @@ void begin_row(InputContext& ctx, const char* label) {
   const bool edited = !ctx.preset_value.empty();
   ImGui::AlignTextToFramePadding();
   ImGui::PushStyleColor(ImGuiCol_Text, edited ? kTightColor : muted_text_color());
-  ImGui::TextUnformatted(edited ? ("\xe2\x80\xa2 " + std::string(tr(label))).c_str() : tr(label));
+  // A label wider than its column is shortened, not run into the widget (the windowed layers'
+  // rows at 1280 x 720).
+  const float room_px =
+      ctx.label_width_px - ImGui::GetCursorPosX() - ImGui::GetStyle().ItemSpacing.x;
+  fitted_text("input.label", edited ? "\xe2\x80\xa2 " + std::string(tr(label)) : tr(label),
+              room_px);
   ImGui::PopStyleColor();
   ImGui::SameLine(ctx.label_width_px);
   ImGui::SetNextItemWidth(edited || ctx.preset_field ? -reset_button_px() : -1.0f);
@@ -452,8 +458,12 @@ void legend_entry(ImU32 color, bool striped, const char* name, const char* toolt
 std::string fit_text(const std::string& text, float width_px) {
   if (ImGui::CalcTextSize(text.c_str()).x <= width_px) return text;
   std::string shown = text;
+  // Whole characters only: a UTF-8 continuation byte (10xxxxxx) goes with its lead byte.
   while (!shown.empty() && ImGui::CalcTextSize((shown + "...").c_str()).x > width_px) {
-    shown.pop_back();
+    while (!shown.empty() && (static_cast<unsigned char>(shown.back()) & 0xC0) == 0x80) {
+      shown.pop_back();
+    }
+    if (!shown.empty()) shown.pop_back();
   }
   return shown + "...";
 }

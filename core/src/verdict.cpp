@@ -33,7 +33,11 @@ constexpr FeatureRule kFeatureRules[] = {
     {"ep", [](N n) { return n.parallel.expert_parallel > 1; }},
     {"moe", [](N n) { return n.model.num_experts > 0; }},
     {"mla", [](N n) { return n.model.multi_latent_attention; }},
-    {"dsa", [](N n) { return n.model.dsa_indexer_topk > 0; }},
+    {"dsa",
+     [](N n) { return n.model.dsa_indexer_topk > 0 && n.model.csa_compress_ratios.empty(); }},
+    // DeepSeek-V4 (Megatron-LM dev): compressed sparse attention, and hyper-connections.
+    {"dsv4", [](N n) { return !n.model.csa_compress_ratios.empty(); }},
+    {"mhc", [](N n) { return n.model.enable_mhc_connections; }},
     {"mtp", [](N n) { return n.model.mtp_num_layers > 0; }},
     {"hybrid", [](N n) { return !n.model.hybrid_layer_pattern.empty(); }},
     {"fp8", [](N n) { return n.training.fp8_recipe != Fp8Recipe::none; }},

@@ -123,11 +123,12 @@ export async function navigate(page, url) {
 
 // Hovers the step timeline a quarter of its width left of its centre (a forward column), so
 // its hover text shows.
-export async function hoverTimeline(page, settleMs = 150) {
+export async function hoverTimeline(page) {
   await scrollIntoView(page, 'timeline');
   const { x, y, rect, pixelRatio } = await widgetCenter(page, 'timeline');
+  const since = await frameCount(page);
   await page.mouse.move(x - rect.width / pixelRatio / 4, y);
-  await page.waitForTimeout(settleMs);
+  await afterInput(page, since);
 }
 
 export const pageState = (page) => page.evaluate(() => window.megamem.state());
@@ -199,9 +200,10 @@ export async function scrollIntoView(page, label) {
     }
     lastTop = top;
     const wheelX = besideWidget ? Math.max(rect.x / pixelRatio - 8, 2) : x;
+    const since = await frameCount(page);
     await page.mouse.move(wheelX, Math.min(Math.max(y, 60), viewport.height - 20));
     await page.mouse.wheel(0, bottom > viewport.height - 10 ? 200 : -200);
-    await page.waitForTimeout(80);
+    await inputSeen(page, since);  // not idle: a search keeps the page drawing
   }
   throw new Error(`could not scroll "${label}" into view`);
 }
@@ -229,12 +231,37 @@ async function settledCenter(page, label) {
 
 // Waits until the page has drawn `count` frames after the input just sent (input wakes the
 // frame loop: platform_web.cpp), however long a frame takes on a loaded machine.
-async function inputSeen(page, since, count = 2) {
+export async function inputSeen(page, since, count = 2) {
   await page.waitForFunction(([n, c]) => window.megamem.frames() >= n + c, [since, count],
                              { timeout: 60_000 });
 }
 
-const frameCount = (page) => page.evaluate(() => window.megamem.frames());
+export const frameCount = (page) => page.evaluate(() => window.megamem.frames());
+
+// After an input sent when `since` frames had been drawn: the frames that handle it, then
+// idle (the frames owed to it drawn: hover effects and tooltips are on screen), so state() and
+// inputRects() describe what stays. Never a fixed sleep: on a loaded machine a frame can take
+// longer than any (web_ux's tap on the verdict was not drawn within 250 ms). `idle: false`
+// where an edited field's blinking cursor keeps the page drawing.
+export async function afterInput(page, since, { idle = true } = {}) {
+  await inputSeen(page, since);
+  if (idle) await waitForIdle(page);
+}
+
+// Moves the pointer onto a labelled widget and waits until its hover is drawn.
+export async function hover(page, label) {
+  const { x, y } = await widgetCenter(page, label);
+  const since = await frameCount(page);
+  await page.mouse.move(x, y);
+  await afterInput(page, since);
+}
+
+// Taps a point of a touch screen and waits until the page has drawn what the tap did.
+export async function tapAt(page, x, y) {
+  const since = await frameCount(page);
+  await page.touchscreen.tap(x, y);
+  await afterInput(page, since);
+}
 
 // Waits until the widget labelled `label` has the keyboard (state().inputRects()'s
 // "keyboard focus"), before typing into it.
@@ -243,18 +270,25 @@ export async function waitForKeyboardFocus(page, label) {
                              label, { timeout: 60_000 });
 }
 
-// Taps Tab or Enter as a person does: the keydown and the keyup sent together, through one CDP
-// session, in order. keyboard.press() sends the keyup only once the keydown is acknowledged:
-// on a loaded machine that took longer than ImGui's key-repeat delay (0.275 s of frames), the
-// page rightly saw a held key, and one Tab moved the focus past several controls.
-const cdpSessions = new WeakMap();
+// Taps Tab or Enter as a person does: the key goes down and up at once. Both DOM events are
+// dispatched in one task, so the page queues them together and sees the key down for one frame
+// (platform_web.cpp apply_key_events). Sent through the browser's input pipeline (CDP, or
+// keyboard.press()), the keyup waits for the keydown's acknowledgement: on a loaded machine it
+// came frames later, the page rightly saw a held key, ImGui repeated it, and one Tab moved the
+// focus past several controls (web_keyboard: "never: EP, EP +, EP -", three in a row).
+// Emscripten's GLFW reads keyCode, which a constructed KeyboardEvent does not take.
 const virtualKeyCodes = { Tab: 9, Enter: 13 };
 export async function tapKey(page, key) {
-  if (!cdpSessions.has(page)) cdpSessions.set(page, await page.context().newCDPSession(page));
-  const cdp = cdpSessions.get(page);
-  const event = { key, code: key, windowsVirtualKeyCode: virtualKeyCodes[key] };
-  await Promise.all([cdp.send('Input.dispatchKeyEvent', { type: 'rawKeyDown', ...event }),
-                     cdp.send('Input.dispatchKeyEvent', { type: 'keyUp', ...event })]);
+  await page.evaluate(([name, keyCode]) => {
+    const target = document.activeElement ?? document.body;
+    for (const type of ['keydown', 'keyup']) {
+      const event = new KeyboardEvent(type, { key: name, code: name, bubbles: true,
+                                              cancelable: true });
+      Object.defineProperty(event, 'keyCode', { get: () => keyCode });
+      Object.defineProperty(event, 'which', { get: () => keyCode });
+      target.dispatchEvent(event);
+    }
+  }, [key, virtualKeyCodes[key]]);
 }
 
 // Opens the model picker and types once its filter has the keyboard, then Enter picks the
@@ -345,8 +379,9 @@ export async function pasteInto(page, label, text) {
   await click(page, label);
   await page.evaluate((value) => navigator.clipboard.writeText(value), text);
   await page.keyboard.press('Control+A');
+  const since = await frameCount(page);
   await page.keyboard.press('Control+V');
-  await page.waitForTimeout(100);
+  await afterInput(page, since, { idle: false });  // the box keeps its cursor blinking
 }
 
 // The top bar's widgets `names` are all there, none overlaps another, all fit the width.

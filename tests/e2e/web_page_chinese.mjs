@@ -17,9 +17,9 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
 import {
-  check, checkTopBar, click, fail, finish, hoverTimeline, launch, moveMouseAway, openPage, options,
-  pageState, pasteInto as pasteIntoBox, scrollIntoView, serve, typeValue, waitForState,
-  widgetCenter,
+  check, checkTopBar, click, fail, finish, hover, hoverTimeline, launch, moveMouseAway, openPage,
+  options, pageState, pasteInto as pasteIntoBox, scrollIntoView, serve, typeValue, waitForIdle,
+  waitForState, widgetCenter,
 } from './harness.mjs';
 
 const opts = options();
@@ -109,7 +109,7 @@ try {
   // edit and error: TP 3 on 64 heads, then the nearest valid value
   await typeValue(page, 'TP', 3);
   const invalid = await waitForState(page, (s) => s.error !== null, 'an error for TP 3');
-  await page.waitForTimeout(150);
+  await waitForIdle(page);
   await shot(page, 'zh-invalid-tp-3.png');
   check(invalid.error.field === 'num_attention_heads' && invalid.suggestions.some((s) => s.label === 'TP 4'),
         `the error and its suggestions come (JSON stays English): ${invalid.error.message}`);
@@ -132,14 +132,10 @@ try {
   await checkTranslated(page, 'the what-if table');
 
   // hover texts: a settings row, the verdict, the timeline; "not modeled" opened
-  for (const label of ['TP', 'verdict']) {
-    const { x, y } = await widgetCenter(page, label);
-    await page.mouse.move(x, y);
-    await page.waitForTimeout(200);
-  }
+  for (const label of ['TP', 'verdict']) await hover(page, label);
   await shot(page, 'zh-tooltip-verdict.png');
   await click(page, 'not modeled');
-  await hoverTimeline(page, 200);
+  await hoverTimeline(page);
   await shot(page, 'zh-timeline-hover.png');
   await checkTranslated(page, 'hover texts and "not modeled"');
 
@@ -147,7 +143,7 @@ try {
   await click(page, 'plan search');
   const planned = await waitForState(page, (s) => s.planner.status === 'done', 'the planner', 120_000);
   check(planned.planner.result !== null, 'the planner ran');
-  await page.waitForTimeout(150);
+  await waitForIdle(page);
   await moveMouseAway(page);
   await shot(page, 'zh-planner.png');
   await checkTranslated(page, 'the planner');
@@ -190,7 +186,7 @@ try {
   await click(page, 'language');
   const toEnglish = await waitForState(page, (s) => s.language === 'en', 'the switch to English');
   check(toEnglish.url.endsWith('&lang=en'), `the switch keeps English in the link: ${toEnglish.url}`);
-  await page.waitForTimeout(300);  // the top bar lays out again in English
+  await waitForIdle(page);  // the top bar lays out again in English
   await moveMouseAway(page);
   await shot(page, 'zh-switched-to-english.png');
   await click(page, 'language');
@@ -273,7 +269,7 @@ try {
   const { x, y } = await widgetCenter(phone.page, 'Settings');
   await phone.page.touchscreen.tap(x, y);
   await waitForState(phone.page, (s) => s.settings_shown_on_phone, 'a tap on Settings');
-  await phone.page.waitForTimeout(100);
+  await waitForIdle(phone.page);
   await phone.page.screenshot({ path: join(opts.artifacts, 'zh-phone-settings.png') });
   await checkTranslated(phone.page, 'phone');
 } catch (error) {

@@ -27,9 +27,10 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
 import {
-  check, checkTopBar as checkTopBarOf, click, fail, finish, hoverTimeline, launch, measured,
-  moveMouseAway, openPage, options, pageState, pasteInto as pasteIntoBox, scrollIntoView, serve,
-  tapKey, typeValue, waitForKeyboardFocus, waitForState, widgetCenter,
+  check, checkTopBar as checkTopBarOf, click, fail, finish, frameCount, hoverTimeline, inputSeen,
+  launch, measured, moveMouseAway, openPage, options, pageState, pasteInto as pasteIntoBox,
+  scrollIntoView, serve, tapKey, typeValue, waitForIdle, waitForKeyboardFocus, waitForState,
+  widgetCenter,
 } from './harness.mjs';
 
 const opts = options();
@@ -87,7 +88,7 @@ try {
   // --- errors: TP 3 on 64 heads -------------------------------------------------------------
   await typeValue(page, 'TP', 3);
   const invalid = await waitForState(page, (s) => s.error !== null, 'an error for TP 3');
-  await page.waitForTimeout(150);
+  await waitForIdle(page);
   await shot(page, 'invalid-tp-3.png');
   check(invalid.error.field === 'num_attention_heads' && /tensor_model_parallel_size 3/.test(invalid.error.message),
         `TP 3 is explained: ${invalid.error.field}: ${invalid.error.message}`);
@@ -134,7 +135,6 @@ try {
     const current = applied.result.what_if.find((row) => row.current);
     check(current && current.peak_total_bytes === rows[target].peak_total_bytes,
           'the table now marks that setting as current');
-    await page.waitForTimeout(100);
     await moveMouseAway(page);
     await shot(page, 'what-if-applied.png');
   }
@@ -153,9 +153,14 @@ try {
 
   // --- sharing: Copy link -------------------------------------------------------------------
   await click(page, 'Copy link');
-  await page.waitForTimeout(200);
-  const copied = await page.evaluate(() => navigator.clipboard.readText());
   const now = await pageState(page);
+  // The browser writes the clipboard asynchronously: read it until it holds the link (or
+  // the budget runs out and the check says what it held).
+  let copied = '';
+  for (const deadline = Date.now() + 60_000; copied !== now.url && Date.now() < deadline;) {
+    copied = await page.evaluate(() => navigator.clipboard.readText());
+    if (copied !== now.url) await page.waitForFunction(() => true, null, { polling: 'raf' });
+  }
   check(copied === now.url && copied.startsWith(baseUrl), `"Copy link" copies ${copied}`);
 
   // --- imports ------------------------------------------------------------------------------
@@ -224,8 +229,9 @@ try {
   {
     const { y, rect, pixelRatio } = await widgetCenter(page, 'layers');
     const plus = (rect.x + rect.width - rect.height / 2) / pixelRatio;  // the rightmost button
+    const hovered = await frameCount(page);
     await page.mouse.move(plus, y);
-    await page.waitForTimeout(60);
+    await inputSeen(page, hovered);  // the button is hovered before it is pressed
     await page.mouse.down();
     const before = await page.evaluate(() => ({ frames: window.megamem.frames(), t: performance.now() }));
     const estimatesBefore = (await pageState(page)).estimates_computed;  // also resets frame_worst
@@ -285,7 +291,7 @@ try {
   const { x, y } = await widgetCenter(phone.page, 'Settings');
   await phone.page.touchscreen.tap(x, y);
   const settings = await waitForState(phone.page, (s) => s.settings_shown_on_phone, 'a tap on Settings');
-  await phone.page.waitForTimeout(100);
+  await waitForIdle(phone.page);
   const settingRects = await phone.page.evaluate(() => window.megamem.inputRects());
   check(settings.settings_shown_on_phone && settingRects.TP !== undefined,
         'phone: tapping Settings shows the settings');

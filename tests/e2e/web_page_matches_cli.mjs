@@ -18,7 +18,7 @@ import { join } from 'node:path';
 
 import {
   check, cliEstimateForLink, cliJson, finish, firstDifference, launch, openPage, options,
-  pageState, pickModel, serve, typeValue, waitForState,
+  pageState, pickModel, serve, typeValue, waitForIdle, waitForState,
 } from './harness.mjs';
 
 const opts = options();
@@ -87,7 +87,7 @@ try {
   await typeValue(page, 'layers', 120);
   const edited = await waitForState(page, (state) => /--num-layers[ =]120\b/.test(state.megatron_args),
                                     'the layers edit to reach the flags');
-  await page.waitForTimeout(200);
+  await waitForIdle(page);
   await shot('layers-120.png');
   check(edited.estimates_computed > initial.estimates_computed, 'the edit recomputed the estimate');
   check(edited.result.ranks[0].weight_bytes > initial.result.ranks[0].weight_bytes,
@@ -98,7 +98,7 @@ try {
   // error names a field.
   await typeValue(page, 'TP', 3);
   const invalid = await waitForState(page, (state) => state.error !== null, 'an error for TP 3');
-  await page.waitForTimeout(200);
+  await waitForIdle(page);
   await shot('invalid-tp.png');
   check(invalid.error.field.length > 0 && invalid.error.message.length > 0,
         `TP 3 is rejected: ${invalid.error.field}: ${invalid.error.message}`);

@@ -24,7 +24,7 @@ import { join } from 'node:path';
 
 import {
   check, cliEstimateForLink, cliJson, click, finish, firstDifference, launch, moveMouseAway,
-  openPage, options, pageState, scrollIntoView, serve, typeValue, waitForState,
+  openPage, options, pageState, scrollIntoView, serve, typeValue, waitForIdle, waitForState,
 } from './harness.mjs';
 
 const opts = options();
@@ -146,9 +146,9 @@ try {
                              'the global batch edit');
   check(state.planner.stale, 'a global-batch edit marks the search stale');
   const before = state.query;
-  await click(page, 'plan row 0');
+  await click(page, 'plan row 0');  // waits for the frames that see the click
   await moveMouseAway(page);
-  await page.waitForTimeout(300);
+  await waitForIdle(page);
   state = await pageState(page);
   check(state.query === before, 'a row of a stale search does not apply');
   await scrollIntoView(page, 'plan row 0');

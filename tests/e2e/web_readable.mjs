@@ -11,6 +11,8 @@
 //   log         the training log's comparison (every column, the difference last)
 //   gpus        the top bar's GPUs box with a 7-digit count (desktop)
 //   tooltip     on a phone, a tapped tooltip stays clear of the top bar's buttons
+//   labels      a settings label wider than its column is shortened with a tooltip, not run
+//               into its value (Step-3.5-Flash's windowed layers' rows, desktop)
 // Exit 77 (ctest: skipped) when the site is not built.
 //
 // usage: node web_readable.mjs --site DIR --cli PATH --artifacts DIR
@@ -126,6 +128,17 @@ async function sevenDigits(page) {
         'the GPUs box shows all seven digits of 1048576');
 }
 
+// The windowed layers' rows of Step-3.5-Flash: labels wider than the label column.
+async function longLabels(page) {
+  await openPage(page, `${baseUrl}?v=1&model=step-3.5-flash&gpu=h100-80gb&gpus=64`);
+  await scrollIntoView(page, "windowed layers' KV groups");
+  const state = await audit(page, '1280 x 720, windowed layers\' rows', 'long-labels');
+  const shortened = state.clipped_text.filter((c) => c.where === 'input.label').map((c) => c.text);
+  check(shortened.includes("windowed layers' KV groups"),
+        `1280 x 720: the label "windowed layers' KV groups" is shortened with a tooltip ` +
+        `(shortened labels: ${shortened.join(', ') || 'none'})`);
+}
+
 // A tap's tooltip stays clear of the top bar's buttons (it would hide them until the next tap).
 async function tapTooltip(page) {
   await openPage(page, baseUrl);
@@ -151,6 +164,7 @@ const desktop = await launch(opts, { ...contextOptions, viewport: { width: 1280,
 try {
   await verdicts(desktop.page, '1280 x 720');
   await sevenDigits(desktop.page);
+  await longLabels(desktop.page);
   await plannerList(desktop.page, false, '1280 x 720');
   await imports(desktop.page, false, '1280 x 720');
   check(desktop.errors.length === 0, `1280 x 720: no errors in the console ${desktop.errors.join(' | ')}`);

@@ -33,8 +33,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import {
-  check, cliJson, click, finish, firstDifference, launch, openPage, options, pageState, serve,
-  waitForState,
+  afterInput, check, cliJson, click, finish, firstDifference, frameCount, launch, openPage, options,
+  pageState, serve, waitForIdle, waitForState,
 } from './harness.mjs';
 
 const opts = options();
@@ -59,8 +59,9 @@ async function pasteAndPress(box, button, text) {
   await click(page, box);
   await page.evaluate((value) => navigator.clipboard.writeText(value), text);
   await page.keyboard.press('Control+A');
+  const since = await frameCount(page);
   await page.keyboard.press('Control+V');
-  await page.waitForTimeout(150);
+  await afterInput(page, since, { idle: false });  // the paste is in the box before the button
   await click(page, `${box}: ${button}`);
 }
 
@@ -78,7 +79,7 @@ async function logChecks() {
   const before = await pageState(page);
   await pasteAndPress(logBox, 'Compare', readFileSync(torchrunLog, 'utf8'));
   const read = await waitForState(page, (s) => s.log_import.comparison !== null, 'the log comparison');
-  await page.waitForTimeout(300);
+  await waitForIdle(page);
   await shot(page, 'run-imports-log.png');
   // The page keeps its GPU (a log does not name one): the CLI is told the same.
   const cli = cliJson(opts.cli, ['compare', torchrunLog, '--json', '--base-url', baseUrl,
@@ -112,7 +113,7 @@ async function bridgeChecks() {
   await pasteAndPress(bridgeBox, 'Apply', yaml);
   const applied = await waitForState(page, (s) => s.bridge_import.notes.length > 0 ||
                                                   s.bridge_import.error !== '', 'the Bridge import');
-  await page.waitForTimeout(300);
+  await waitForIdle(page);
   const state = await pageState(page);
   await shot(page, 'run-imports-bridge.png');
   check(applied.bridge_import.error === '', `the run_config.yaml applies (${applied.bridge_import.error})`);
@@ -200,7 +201,7 @@ async function launchScriptChecks() {
   await pasteAndPress(flagsBox, 'Apply', launchScript);
   const applied = await waitForState(page, (s) => s.flags_import.notes.length > 0 ||
                                                   s.flags_import.error !== '', 'the script import');
-  await page.waitForTimeout(300);
+  await waitForIdle(page);
   const settled = await pageState(page);
   await shot(page, 'run-imports-launch-script.png');
   const notes = applied.flags_import.notes;
@@ -286,8 +287,9 @@ async function largePasteChecks() {
   const frames = await page.evaluate(() => window.megamem.frames());
   await page.mouse.move(10, 10);
   await page.mouse.move(400, 300);
-  await page.waitForTimeout(300);
-  check(await page.evaluate(() => window.megamem.frames()) > frames, 'the page keeps drawing');
+  const drew = await page.waitForFunction((n) => window.megamem.frames() > n, frames,
+                                          { timeout: 60_000 }).then(() => true, () => false);
+  check(drew, 'the page keeps drawing');
   await shot(page, 'run-imports-large-paste.png');
 }
 

@@ -25,8 +25,9 @@
 import { join } from 'node:path';
 
 import {
-  check, click, finish, launch, moveMouseAway, navigate, openPage, options, pageState, pickModel,
-  serve, tapKey, typeValue, waitForState, widgetCenter,
+  afterInput, check, click, finish, frameCount, hover, launch, moveMouseAway, navigate, openPage,
+  options, pageState, pickModel, serve, tapAt, tapKey, typeValue, waitForIdle, waitForState,
+  widgetCenter,
 } from './harness.mjs';
 
 const opts = options();
@@ -67,8 +68,9 @@ async function modelFields(page) {
   check(rects.layers && rects.layers.kind === 'input', `layers is a number field (${rects.layers?.kind})`);
   await click(page, 'layers');
   await page.keyboard.press('Escape');
+  const away = await frameCount(page);
   await moveMouseAway(page);
-  await page.waitForTimeout(150);
+  await afterInput(page, away);
   const clicked = await pageState(page);
   check(clicked.url === before.url && clicked.config.model.num_layers === before.config.model.num_layers,
         `one click on layers changes nothing (${clicked.config.model.num_layers} layers)`);
@@ -76,14 +78,14 @@ async function modelFields(page) {
 
   await typeValue(page, 'hidden', 4096);
   await waitForState(page, (s) => s.config.model.hidden_size === 4096, 'hidden 4096');
-  await page.waitForTimeout(150);
+  await waitForIdle(page);
   rects = await rectsOf(page);
   check(rects['hidden reset'] && rects['reset architecture'] && !rects['layers reset'],
         'the edited field (hidden) is marked with a reset, and the architecture can be reset');
   await click(page, 'hidden reset');
   const reset = await waitForState(page, (s) => s.config.model.hidden_size === before.config.model.hidden_size,
                                    'the reset to apply');
-  await page.waitForTimeout(150);
+  await waitForIdle(page);
   rects = await rectsOf(page);
   check(reset.url === before.url && !rects['hidden reset'],
         `reset restores the preset's hidden size ${reset.config.model.hidden_size} (same link)`);
@@ -95,9 +97,7 @@ async function modelFields(page) {
   rects = await rectsOf(page);
   check(rects['query groups']?.kind === 'not-applicable' && rects['kv channels']?.kind === 'not-applicable',
         `DeepSeek-V3 (MLA): query groups and kv channels show "—" (${rects['query groups']?.kind})`);
-  const { x, y } = await widgetCenter(page, 'query groups');
-  await page.mouse.move(x, y);
-  await page.waitForTimeout(200);
+  await hover(page, 'query groups');
   rects = await rectsOf(page);
   check(rects['tooltip query groups'] !== undefined, 'its tooltip says why');
   await shot(page, 'mla-query-groups-tooltip');
@@ -166,14 +166,12 @@ async function generatedLayout(page) {
 async function tapTooltips(page) {
   const tap = async (label) => {
     const { x, y } = await widgetCenter(page, label);
-    await page.touchscreen.tap(x, y);
-    await page.waitForTimeout(250);
+    await tapAt(page, x, y);
   };
   const open = async () => (await rectsOf(page))['tooltip verdict'] !== undefined;
   await tap('verdict');
   const opened = await open();
-  await page.touchscreen.tap(3, page.viewportSize().height - 3);
-  await page.waitForTimeout(250);
+  await tapAt(page, 3, page.viewportSize().height - 3);
   const closedElsewhere = !(await open());
   await tap('verdict');
   const reopened = await open();
@@ -246,7 +244,7 @@ try {
   await checkTopBar(page, '1280 x 720, valid');
   await typeValue(page, 'TP', 3);
   const edited = await waitForState(page, (s) => s.error !== null, 'an error for TP 3');
-  await page.waitForTimeout(150);
+  await waitForIdle(page);
   await shot(page, 'invalid-tp3-1280x720');
   check(/^invalid - /.test(edited.verdict) && !/GiB/.test(edited.verdict),
         `after an invalid edit the top bar says "${edited.verdict}"`);

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "megamem/estimate.hpp"
+#include "megamem/megatron_args.hpp"
 #include "megamem/planner.hpp"
 
 namespace megamem::testing {
@@ -30,6 +31,20 @@ inline Estimate run(const Config& c) {
   INFO((e ? std::string() : e.error().field + ": " + e.error().message));
   REQUIRE(e.has_value());
   return e.value();
+}
+
+// 4 layers, h 512, 8 heads, micro-batches of 4 x 1024 tokens, bf16, on 8 GPUs, with `extra`:
+// the tiny GPT the tests of one module's tensors compare with and without the module.
+inline Config tiny_gpt(const std::string& extra) {
+  Expected<MegatronArgs> args = parse_megatron_args(
+      "--num-layers 4 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 "
+      "--max-position-embeddings 1024 --micro-batch-size 4 --global-batch-size 32 "
+      "--vocab-size 50257 --bf16 " +
+          extra,
+      8);
+  INFO((args ? std::string() : args.error().field + ": " + args.error().message));
+  REQUIRE(args.has_value());
+  return args->config;
 }
 
 // The planner's search for a new preset on 64 H100s (gbs 256, the card's 79.65 GiB), the

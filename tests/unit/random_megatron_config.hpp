@@ -108,6 +108,14 @@ inline Config with_unexported_fields(Config config, const Config& from) {
   // Step-3.5, MiMo-V2-Flash), and main's has none for the head-wise attention gate (Step-3.5).
   config.model.post_sublayer_norms = from.model.post_sublayer_norms;
   config.model.head_wise_attn_gate = from.model.head_wise_attn_gate;
+  // Nor for the fp32 router weight Megatron-Bridge's MiniMax-M3 provider keeps.
+  config.model.moe_router_fp32_params = from.model.moe_router_fp32_params;
+  // Nor for DeepSeek-V4's compressed attention and hash routing (Megatron-LM dev only).
+  config.model.csa_compress_ratios = from.model.csa_compress_ratios;
+  config.model.csa_window_size = from.model.csa_window_size;
+  config.model.o_groups = from.model.o_groups;
+  config.model.o_lora_rank = from.model.o_lora_rank;
+  config.model.moe_n_hash_layers = from.model.moe_n_hash_layers;
   config.model.v_channels = from.model.v_channels;
   config.model.final_logit_softcapping = from.model.final_logit_softcapping;
   config.model.attn_logit_softcapping = from.model.attn_logit_softcapping;
@@ -120,6 +128,10 @@ inline Config with_unexported_fields(Config config, const Config& from) {
   config.model.kda_head_dim = from.model.kda_head_dim;
   config.model.kda_conv_kernel = from.model.kda_conv_kernel;
   config.model.attn_res_block_size = from.model.attn_res_block_size;
+  // --fp8-format is written only under FP8 (it turns FP8 on).
+  if (from.training.fp8_recipe == Fp8Recipe::none) {
+    config.training.fp8_format = from.training.fp8_format;
+  }
   // A dense model's MoE training flags are not written (ConfigField::moe_only).
   if (from.model.num_experts == 0) {
     for (const ConfigField& field : config_fields()) {

@@ -137,7 +137,8 @@ TEST_CASE("nemotron_h: the Mamba sizes under their other spellings import the sa
 }
 
 TEST_CASE("nemotron_h: a family Megatron-Core does not build is named with the supported ones") {
-  const Expected<HfImport> hf = import_hf_config(R"({"model_type": "falcon_h1"})");
+  // (falcon_h1 was this example until its import: test_presets_2026_i.cpp.)
+  const Expected<HfImport> hf = import_hf_config(R"({"model_type": "jamba"})");
   REQUIRE_FALSE(hf.has_value());
   CHECK_THAT(hf.error().message, Contains("nemotron_h"));
   std::string moe = kNemotronNano9Bv2;

@@ -115,11 +115,12 @@ TEST_CASE("hybrid MTP: each depth saves the MTP's own tensors, its layers and a 
   const double saved_two = chunk_activations(two, two.stages[0], layer_profiles(two)).saved_bytes;
   const ActivationShape s = activation_shape(two);
   const LossActivations loss = loss_activations(two, s);
-  const double depth =
-      mtp_saved_bytes(s) + layer_activations(two, LayerKind::attention).kept_bytes +
-      layer_activations(two, LayerKind::moe_only).kept_bytes + loss.norm_saved + loss.loss_saved;
+  const double depth = mtp_saved_bytes(two.config.model, s) +
+                       layer_activations(two, LayerKind::attention).kept_bytes +
+                       layer_activations(two, LayerKind::moe_only).kept_bytes + loss.norm_saved +
+                       loss.loss_saved;
   CHECK(saved_two - saved_one == Approx(depth));
-  CHECK(mtp_saved_bytes(s) == 6.0 * 2 * 1024 * 1024);
+  CHECK(mtp_saved_bytes(two.config.model, s) == 6.0 * 2 * 1024 * 1024);
 }
 
 TEST_CASE("hybrid MTP: the pattern's depth count overrides --mtp-num-layers with a warning") {

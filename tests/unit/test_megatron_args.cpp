@@ -423,6 +423,17 @@ TEST_CASE("--fp8-recipe without --fp8-format reaches only the optimizer; delayed
   CHECK(to_megatron_args(alone).find("--fp8-format") == std::string::npos);
 }
 
+TEST_CASE("--fp8-format e4m3 comes back as e4m3 in the flags and Bridge overrides") {
+  const Config e4m3 = parse_ok(kBase + "--bf16 --fp8-format e4m3 --fp8-recipe tensorwise").config;
+  CHECK(e4m3.training.fp8_format == Fp8Format::e4m3);
+  CHECK(to_megatron_args(e4m3).find("--fp8-format e4m3") != std::string::npos);
+  CHECK(to_bridge_overrides(e4m3).find("mixed_precision.fp8=e4m3") != std::string::npos);
+  const Config hybrid = parse_ok(kBase + "--bf16 --fp8-format hybrid").config;
+  CHECK(hybrid.training.fp8_format == Fp8Format::hybrid);
+  CHECK(to_megatron_args(hybrid).find("--fp8-format hybrid") != std::string::npos);
+  CHECK(parse_error(kBase + "--fp8-format e5m2").field == "--fp8-format");
+}
+
 TEST_CASE("optimizer flags set the optimizer and its state precision") {
   const Config c = parse_ok(kBase +
                             "--bf16 --use-distributed-optimizer --use-precision-aware-optimizer "

@@ -163,18 +163,18 @@ TEST_CASE("gemma3: a layer_types list sets the interleave, a missing one sliding
 }
 
 TEST_CASE("the 2026 presets estimate on 8 to 1,024 GPUs") {
-  // Every preset added for issue 25 (this file, test_presets_2026_b.cpp, _c.cpp ... _g.cpp,
-  // _k.cpp).
+  // Every preset added for issue 25 (this file, test_presets_2026_b.cpp, _c.cpp ... _h.cpp,
+  // _j.cpp, _k.cpp).
   const Expected<PresetCatalog>& catalog = builtin_presets();
   REQUIRE(catalog.has_value());
   const RecipePreset* recipe = catalog->find_recipe("llama-3-70b-h100-64");
   REQUIRE(recipe != nullptr);
   const Expected<SharedConfig> base = recipe_config(*recipe);
   REQUIRE(base.has_value());
-  for (const char* id :
-       {"minimax-m2", "gemma-3-27b", "olmoe-1b-7b", "ernie-4.5-300b-a47b", "mistral-7b-v0.3",
-        "exaone-4.0-32b", "glm-4.7-flash", "hy3-preview", "ministral-3-14b", "ling-mini-2.0",
-        "mimo-v2-flash", "step-3.5-flash", "gemma-2-27b", "kimi-k3"}) {
+  for (const char* id : {"minimax-m2", "gemma-3-27b", "olmoe-1b-7b", "ernie-4.5-300b-a47b",
+                         "mistral-7b-v0.3", "exaone-4.0-32b", "glm-4.7-flash", "hy3-preview",
+                         "ministral-3-14b", "ling-mini-2.0", "mimo-v2-flash", "step-3.5-flash",
+                         "gemma-2-27b", "minimax-m3", "deepseek-v4-flash", "kimi-k3"}) {
     const ModelPreset* preset = catalog->find_model(id);
     REQUIRE(preset != nullptr);
     for (const std::int64_t gpus : {8, 16, 64, 128, 256, 512, 1024}) {
@@ -192,22 +192,6 @@ TEST_CASE("the 2026 presets estimate on 8 to 1,024 GPUs") {
   }
 }
 
-namespace {
-
-// 4 layers, h 512, 8 heads, micro-batches of 4 x 1024 tokens, bf16, on 8 GPUs, with `extra`.
-Config tiny_gpt(const std::string& extra) {
-  Expected<MegatronArgs> args = parse_megatron_args(
-      "--num-layers 4 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 "
-      "--max-position-embeddings 1024 --micro-batch-size 4 --global-batch-size 32 "
-      "--vocab-size 50257 --bf16 " +
-          extra,
-      8);
-  REQUIRE(args.has_value());
-  return args->config;
-}
-
-}  // namespace
-
 TEST_CASE(
     "post-sublayer norms: a norm weight each and their inputs saved, mlp recompute frees one") {
   // 4 dense layers, h 512, one micro-batch of 4 x 1024 tokens, bf16, TP 1: each norm saves its
@@ -219,7 +203,7 @@ TEST_CASE(
     return std::pair{static_cast<double>(e->ranks[0].activation_bytes_per_microbatch),
                      e->totals.params};
   };
-  Config plain = tiny_gpt("");
+  Config plain = testing::tiny_gpt("");
   Config sandwich = plain;
   sandwich.model.post_sublayer_norms = true;
   const auto [plain_bytes, plain_params] = per_microbatch(plain);
@@ -240,7 +224,7 @@ TEST_CASE("windowed layers with their own attention shape: weights, saved tensor
   // sliding_attention_setting). Per windowed layer: the output projection 1024 x 512 instead of
   // 512 x 512 (QKV stays 1536 x 512); one micro-batch of 4 x 1024 tokens saves 8 more heads'
   // fp32 softmax statistics and a 1024- instead of 512-wide attention output, in bf16.
-  Config full = tiny_gpt("--window-size 128,0 --window-attn-skip-freq 2");
+  Config full = testing::tiny_gpt("--window-size 128,0 --window-attn-skip-freq 2");
   Config shaped = full;
   shaped.model.window_num_attention_heads = 16;
   shaped.model.window_num_query_groups = 4;
@@ -268,7 +252,7 @@ TEST_CASE("head-wise attention gate: a row per head in linear_qkv, the gate's te
   // layer, the sigmoid's fp32 output (8 x 4 bytes), its bf16 cast (8 x 2) and the ungated
   // output (8 x 64 x 2) beside the product, which is linear_proj's input as the ungated output
   // was. One micro-batch holds 4096 tokens.
-  Config plain = tiny_gpt("--disable-bias-linear");
+  Config plain = testing::tiny_gpt("--disable-bias-linear");
   Config gated = plain;
   gated.model.head_wise_attn_gate = true;
   const Expected<Estimate> a = estimate(plain, {false, false});
@@ -286,7 +270,7 @@ TEST_CASE("head-wise attention gate: the fused output outlives its QKV copy in t
   // whole output (8 x 64 x 3 QKV and 8 gate columns per token) stays beside the contiguous QKV
   // copy: 2 x 4096 x (2 x 1536 + 8) bytes against the output alone, 2 x 4096 x 1536. A narrow
   // MLP (128) keeps the attention's transient the layer's largest.
-  Config c = tiny_gpt("--disable-bias-linear --ffn-hidden-size 128");
+  Config c = testing::tiny_gpt("--disable-bias-linear --ffn-hidden-size 128");
   const auto transient = [](const Config& config) {
     return layer_activations(testing::normalized(config), LayerKind::dense).forward_transient_bytes;
   };
@@ -298,7 +282,8 @@ TEST_CASE("head-wise attention gate: the fused output outlives its QKV copy in t
 TEST_CASE("head-wise attention gate: Megatron-LM's TP and FP8 rules, one gate at a time") {
   // transformer_config.py (dev): at least as many query groups as TP ranks; under FP8 each
   // rank's linear_qkv width a multiple of 16: (512 + 8 + 2 x 2 x 64) / 2 = 388 is not.
-  Config gated = tiny_gpt("--disable-bias-linear --group-query-attention --num-query-groups 2");
+  Config gated =
+      testing::tiny_gpt("--disable-bias-linear --group-query-attention --num-query-groups 2");
   gated.model.head_wise_attn_gate = true;
   gated.parallel.tensor_parallel = 4;
   const Expected<Estimate> wide = estimate(gated, {false, false});

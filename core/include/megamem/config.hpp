@@ -40,6 +40,8 @@ enum class RecomputeGranularity { none, selective, full };
 enum class RecomputeMethod { uniform, block };
 enum class CrossEntropyImpl { unfused, native_fused, te_fused };
 enum class Fp8Recipe { none, delayed, tensorwise, mxfp8, blockwise };
+// --fp8-format: E4M3 everywhere, or E5M2 for gradients (hybrid); the same byte either way.
+enum class Fp8Format { hybrid, e4m3 };
 // Fully sharded data parallelism instead of DDP: --use-megatron-fsdp or --use-torch-fsdp2.
 enum class FsdpImpl { none, megatron, torch_fsdp2 };
 // --data-parallel-sharding-strategy of Megatron-FSDP: what is sharded over the DP group
@@ -125,6 +127,16 @@ struct ModelConfig {
   bool moe_shared_expert_gate = false;          // --moe-shared-expert-gate
   int moe_latent_size = 0;                      // --moe-latent-size; 0 = none
   bool moe_router_enable_expert_bias = false;   // --moe-router-enable-expert-bias
+  // The router weight held as an fp32 parameter whatever the params dtype: Megatron-Bridge's
+  // MiniMax-M3 provider promotes it before Float16Module and restores it after
+  // (minimax_m3/minimax_m3_bridge.py _promote_router_weights_to_float32,
+  // models/model_provider.py _apply_mixed_precision_wrapper); Megatron-Core's own router.py
+  // casts it to the params dtype. No Megatron-LM flag and no Bridge config key.
+  bool moe_router_fp32_params = false;
+  // Hash routing (DeepSeek-V4): MoE layers with layer_number <= moe_n_hash_layers take their
+  // experts from a token-id lookup table, an int32 [vocab x top-k] buffer without expert bias
+  // (Megatron-LM dev moe/router.py TopKRouter tid2eid). No flag in main's arguments.py.
+  int moe_n_hash_layers = 0;
   // --moe-layer-freq as an explicit 0/1 pattern over decoder layers (1 = MoE). Empty means
   // an integer frequency, given in moe_layer_freq.
   std::vector<std::uint8_t> moe_layer_pattern;
@@ -138,6 +150,23 @@ struct ModelConfig {
   int qk_pos_emb_head_dim = 64;         // --qk-pos-emb-head-dim
   int v_head_dim = 128;                 // --v-head-dim
 
+  // DeepSeek-V4 hybrid attention (Megatron-LM dev experimental_attention_variant
+  // dsv4_hybrid: deepseek_v4_hybrid_attention.py DSv4HybridSelfAttention around csa.py
+  // CompressedSparseAttention): per layer (decoder layers, then MTP layers) a compression ratio,
+  // 0 (sliding window only), 4 (compressed keys picked by an indexer) or 128 (all compressed
+  // keys). Empty: not this attention. Its query/key head is v_head_dim wide, a single KV head;
+  // the output goes through o_groups grouped projections of o_lora_rank. No flag in main's
+  // arguments.py.
+  std::vector<std::uint8_t> csa_compress_ratios;
+  int csa_window_size = 128;  // transformer_config.py csa_window_size
+  int o_groups = 0;           // transformer_config.py o_groups (grouped output projection)
+  int o_lora_rank = 0;        // transformer_config.py o_lora_rank
+
+  // Manifold-constrained hyper-connections (--enable-mhc-connections): n residual streams
+  // mixed around every attention and MLP block (megatron/core/transformer/hyper_connection.py).
+  bool enable_mhc_connections = false;
+  int mhc_num_residual_streams = 4;  // --mhc-num-residual-streams
+
   // Multi-token prediction.
   int mtp_num_layers = 0;               // --mtp-num-layers
   bool mtp_use_repeated_layer = false;  // --mtp-use-repeated-layer
@@ -145,7 +174,10 @@ struct ModelConfig {
   // Hybrid models (Megatron-Core's MambaModel / HybridModel): one symbol per decoder layer,
   // --hybrid-override-pattern (--hybrid-layer-pattern in later releases). Empty: a GPT model.
   // 'M' Mamba-2 mixer, '*' self-attention, '-' MLP, 'E' MoE, each a layer of its own
-  // (megatron/core/models/hybrid/hybrid_layer_allocation.py, Symbols).
+  // (megatron/core/models/hybrid/hybrid_layer_allocation.py, Symbols); 'P' is
+  // Megatron-Bridge's Falcon-H1 parallel layer (falcon_h1/modeling_falconh1/
+  // mamba_hybrid_layer_allocation.py Symbols.PARALLEL: Mamba-2 and attention side by side,
+  // then an MLP), which FalconH1Stack builds instead of Megatron-LM's HybridStack.
   std::string hybrid_layer_pattern;
   int mamba_state_dim = 128;  // --mamba-state-dim (d_state)
   int mamba_head_dim = 64;    // --mamba-head-dim
@@ -329,12 +361,13 @@ struct DeviceConfig {
 
 // One training step's shape and numerics.
 struct TrainingConfig {
-  int micro_batch_size = 1;                // --micro-batch-size
-  std::int64_t global_batch_size = 0;      // --global-batch-size; 0 = micro_batch * DP
-  int seq_length = 0;                      // --seq-length
-  DType params_dtype = DType::fp32;        // --bf16 / --fp16 (Megatron's default is fp32)
-  Fp8Recipe fp8_recipe = Fp8Recipe::none;  // --fp8-format with --fp8-recipe
-  bool fp8_param_gather = false;           // --fp8-param-gather
+  int micro_batch_size = 1;                  // --micro-batch-size
+  std::int64_t global_batch_size = 0;        // --global-batch-size; 0 = micro_batch * DP
+  int seq_length = 0;                        // --seq-length
+  DType params_dtype = DType::fp32;          // --bf16 / --fp16 (Megatron's default is fp32)
+  Fp8Recipe fp8_recipe = Fp8Recipe::none;    // --fp8-format with --fp8-recipe
+  Fp8Format fp8_format = Fp8Format::hybrid;  // --fp8-format (kept for the flags written back)
+  bool fp8_param_gather = false;             // --fp8-param-gather
   // --first-last-layers-bf16 with --num-layers-at-start-in-bf16 / --num-layers-at-end-in-bf16
   // (1 each by default; transformer_config.py): these decoder layers run, and keep their
   // weights, in bf16 (fp8_utils.py, is_first_last_bf16_layer).

@@ -35,7 +35,13 @@ struct StagePlacement {
 // TransformerLayers whose self_attention is a GatedDeltaNet, with the layer's MLP or MoE:
 // gdn and gdn_moe (experimental_attention_variant_module_specs.py). A sliding-window layer
 // whose attention has its own shape (ModelConfig::window_num_attention_heads, ...) is
-// window_dense or window_moe.
+// window_dense or window_moe. A DeepSeek-V4 layer (ModelConfig::csa_compress_ratios) whose
+// attention compresses its keys builds a compressor (and at ratio 4 an indexer) the window-only
+// layers lack: csa_* at ratio 4, hca_* at ratio 128; ratio 0 layers are dense or moe.
+// Falcon-H1's 'P' layer (Megatron-Bridge falcon_h1/modeling_falconh1/falconh1_layer.py
+// FalconH1Layer, placed by mamba_hybrid_layer_allocation.py Symbols.PARALLEL) is
+// parallel_hybrid: one input norm feeding a Mamba-2 mixer and self-attention side by side,
+// their scaled outputs summed, then a dense MLP.
 enum class LayerKind : std::uint8_t {
   dense,
   moe,
@@ -47,24 +53,41 @@ enum class LayerKind : std::uint8_t {
   gdn_moe,
   gdn_mixer,
   window_dense,
-  window_moe
+  window_moe,
+  parallel_hybrid,
+  csa_dense,
+  csa_moe,
+  hca_dense,
+  hca_moe
 };
-inline constexpr std::size_t kLayerKindCount = 11;
+inline constexpr std::size_t kLayerKindCount = 16;
 
 constexpr bool layer_kind_is_window_shaped(LayerKind kind) {
   return kind == LayerKind::window_dense || kind == LayerKind::window_moe;
 }
+// The compression ratio of a DeepSeek-V4 layer kind's attention (0: none).
+constexpr int layer_kind_compress_ratio(LayerKind kind) {
+  if (kind == LayerKind::csa_dense || kind == LayerKind::csa_moe) return 4;
+  if (kind == LayerKind::hca_dense || kind == LayerKind::hca_moe) return 128;
+  return 0;
+}
 constexpr bool layer_kind_has_attention(LayerKind kind) {
   return kind == LayerKind::dense || kind == LayerKind::moe || kind == LayerKind::attention ||
-         layer_kind_is_window_shaped(kind);
+         layer_kind_is_window_shaped(kind) || layer_kind_compress_ratio(kind) > 0 ||
+         kind == LayerKind::parallel_hybrid;
+}
+// A Mamba-2 mixer: a hybrid 'M' layer, or beside attention in Falcon-H1's 'P' layer.
+constexpr bool layer_kind_has_mamba(LayerKind kind) {
+  return kind == LayerKind::mamba || kind == LayerKind::parallel_hybrid;
 }
 constexpr bool layer_kind_has_dense_mlp(LayerKind kind) {
   return kind == LayerKind::dense || kind == LayerKind::mlp || kind == LayerKind::gdn ||
-         kind == LayerKind::window_dense;
+         kind == LayerKind::window_dense || kind == LayerKind::parallel_hybrid ||
+         kind == LayerKind::csa_dense || kind == LayerKind::hca_dense;
 }
 constexpr bool layer_kind_is_moe(LayerKind kind) {
   return kind == LayerKind::moe || kind == LayerKind::moe_only || kind == LayerKind::gdn_moe ||
-         kind == LayerKind::window_moe;
+         kind == LayerKind::window_moe || kind == LayerKind::csa_moe || kind == LayerKind::hca_moe;
 }
 constexpr bool layer_kind_is_gdn(LayerKind kind) {
   return kind == LayerKind::gdn || kind == LayerKind::gdn_moe || kind == LayerKind::gdn_mixer;

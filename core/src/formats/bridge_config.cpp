@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "formats/hybrid_allocation.hpp"
 #include "formats/megatron_dump_flags.hpp"
 #include "formats/number_text.hpp"
 #include "megamem/fields.hpp"
@@ -83,19 +84,20 @@ constexpr std::string_view kKnownQuietFields[] = {
     "finalize_model_grads_func", "grad_scale_func", "grad_sync_func", "param_sync_func",
     "no_sync_func", "init_method", "output_layer_init_method", "embedding_init_method",
     "mamba_stack_spec", "hetereogenous_dist_checkpoint", "heterogeneous_block_specs",
-    "is_hybrid_model", "variable_seq_lengths", "batch_p2p_sync",
-    "pipeline_model_parallel_comm_backend", "check_for_nan_in_grad", "average_in_collective",
-    "preserve_fp32_weights", "gradient_reduce_div_fusion", "suggested_communication_unit_size",
-    "fsdp_double_buffer", "outer_dp_sharding_strategy", "keep_fp8_transpose_cache", "nccl_ub",
-    "disable_symmetric_registration", "pad_buckets_for_high_nccl_busbw", "align_param_gather",
-    "decoupled_weight_decay", "pin_cpu_grads", "pin_cpu_params", "config_logger_dir",
-    "use_torch_optimizer_for_cpu_offload", "overlap_cpu_optimizer_d2h_h2d", "loss_scale_window",
-    "decrease_batch_size_if_needed", "manual_gc_eval", "train_sync_interval",
-    "exit_signal_handler_for_dataloader", "mid_level_dataset_surplus", "split_matrix",
-    "drop_last_partial_validation_sequence", "add_extra_token_to_sequence",
-    "skip_getting_attention_mask_from_dataset", "object_storage_cache_path", "path_to_cache",
-    "blend", "blend_per_split", "multiple_validation_sets", "full_validation", "mock",
-    "num_dataset_builder_threads", "random_seed", "persistent_workers", "pin_memory",
+    "falconh1_ratio", "falconh1_stack_spec", "is_hybrid_model", "variable_seq_lengths",
+    "batch_p2p_sync", "pipeline_model_parallel_comm_backend", "check_for_nan_in_grad",
+    "average_in_collective", "preserve_fp32_weights", "gradient_reduce_div_fusion",
+    "suggested_communication_unit_size", "fsdp_double_buffer", "outer_dp_sharding_strategy",
+    "keep_fp8_transpose_cache", "nccl_ub", "disable_symmetric_registration",
+    "pad_buckets_for_high_nccl_busbw", "align_param_gather", "decoupled_weight_decay",
+    "pin_cpu_grads", "pin_cpu_params", "config_logger_dir", "use_torch_optimizer_for_cpu_offload",
+    "overlap_cpu_optimizer_d2h_h2d", "loss_scale_window", "decrease_batch_size_if_needed",
+    "manual_gc_eval", "train_sync_interval", "exit_signal_handler_for_dataloader",
+    "mid_level_dataset_surplus", "split_matrix", "drop_last_partial_validation_sequence",
+    "add_extra_token_to_sequence", "skip_getting_attention_mask_from_dataset",
+    "object_storage_cache_path", "path_to_cache", "blend", "blend_per_split",
+    "multiple_validation_sets", "full_validation", "mock", "num_dataset_builder_threads",
+    "random_seed", "persistent_workers", "pin_memory",
     // TransformerConfig fields Megatron-LM sets without a flag of the same name, and ones
     // whose memory effect megamem reads from another field (cpu_offloading from
     // cpu_offloading_num_layers, the tp_comm_* details from tp_comm_overlap).
@@ -411,6 +413,33 @@ std::vector<std::string> vocabulary_flags(const BridgeNode& root) {
 
 }  // namespace
 
+// A model-section number (num_layers, the hybrid ratios); 0 when absent or not a number.
+double model_number(const BridgeNode& model, const char* key) {
+  const BridgeNode* node = entry(model, key);
+  const std::optional<std::string> value = node ? python_value(*node) : std::nullopt;
+  const std::optional<LeadingNumber> number = value ? leading_number(*value) : std::nullopt;
+  return number && number->length == value->size() ? number->value : 0.0;
+}
+
+// Megatron-Bridge's FalconH1ModelProvider places its layers from falconh1_ratio, after the
+// attention and MLP ratios, when hybrid_override_pattern is None
+// (falcon_h1/modeling_falconh1/mamba_hybrid_layer_allocation.py allocate_layers; the bridge
+// sets 1.0: every layer parallel): that pattern, as --hybrid-override-pattern.
+void read_falcon_h1_ratio(const BridgeNode& root, Reader& r) {
+  const BridgeNode* model = entry(root, "model");
+  if (!model || !entry(*model, "falconh1_ratio")) return;
+  const double parallel = model_number(*model, "falconh1_ratio");
+  const DumpedArgument* pattern = r.get("hybrid_override_pattern");
+  if (parallel <= 0 || (pattern && pattern->value != "None")) return;
+  const double layers = model_number(*model, "num_layers");
+  if (layers < 1 || layers > 4096) return;  // the pattern field's length (field_registry.cpp)
+  r.set("hybrid_override_pattern",
+        formats::pattern_from_ratios(static_cast<int>(layers),
+                                     model_number(*model, "hybrid_attention_ratio"),
+                                     model_number(*model, "hybrid_mlp_ratio"), parallel),
+        where("model.falconh1_ratio", *entry(*model, "falconh1_ratio")));
+}
+
 Expected<BridgeImport> import_bridge_config(const BridgeNode& root, std::int64_t world_size) {
   if (root.kind != BridgeNode::Kind::map) {
     return Error{"bridge_config", "expects a mapping of sections (model:, train:, ...)"};
@@ -435,6 +464,7 @@ Expected<BridgeImport> import_bridge_config(const BridgeNode& root, std::int64_t
     if (section == "peft" && node.kind == BridgeNode::Kind::null) continue;
     r.warnings.push_back(where(section, node) + ": a section megamem does not read; ignored");
   }
+  read_falcon_h1_ratio(root, r);
   Expected<formats::DumpedFlags> flags = formats::dumped_arguments_to_flags(r.arguments);
   if (!flags) return flags.error();
   for (const std::string& word : vocabulary_flags(root)) flags.value().words.push_back(word);
@@ -458,7 +488,14 @@ Expected<BridgeImport> import_bridge_config(const BridgeNode& root, std::int64_t
   }
   if (const BridgeNode* model = entry(root, "model")) {
     if (const BridgeNode* target = entry(*model, "_target_")) {
-      out.args.config.model.name = target->scalar.substr(target->scalar.rfind('.') + 1);
+      ModelConfig& m = out.args.config.model;
+      m.name = target->scalar.substr(target->scalar.rfind('.') + 1);
+      // minimax_m3_bridge.py: MiniMaxM3ModelProvider.__post_init__ (the VLM provider inherits
+      // it) registers _promote_router_weights_to_float32, so the class alone says the router
+      // weights are fp32 parameters; no config key does.
+      if (m.name == "MiniMaxM3ModelProvider" || m.name == "MiniMaxM3VLModelProvider") {
+        m.moe_router_fp32_params = true;
+      }
     }
   }
   return out;

@@ -77,12 +77,8 @@ std::vector<std::string_view> split_words(std::string_view text) {
   return words;
 }
 
-// Megatron flag (without "--") -> Bridge field, where it is not model.<destination>: a
-// registry row's bridge_field, else this table of flags no row carries one-to-one.
-constexpr std::pair<std::string_view, std::string_view> kFlagFields[] = {
-    {"fp8-format", "mixed_precision.fp8"},
-};
-
+// Megatron flag (without "--") -> Bridge field, where it is not model.<destination>: the
+// registry row's bridge_field.
 std::optional<std::string_view> bridge_field_of(std::string_view flag) {
   for (const ConfigField& field : config_fields()) {
     if (!field.bridge_field.empty() && field.flag.size() == flag.size() + 2 &&
@@ -90,7 +86,7 @@ std::optional<std::string_view> bridge_field_of(std::string_view flag) {
       return field.bridge_field;
     }
   }
-  return lookup(kFlagFields, flag);
+  return std::nullopt;
 }
 
 // Switches whose Bridge field is the negation or another field.
@@ -199,31 +195,33 @@ Expected<BridgeNode> parse_bridge_overrides(std::string_view overrides) {
 
 namespace {
 
-// The registry's Bridge-only fields (no Megatron-LM flag: the Gemma soft-caps, Kimi K3's
-// sizes), where set and where the model reads them (field_not_applicable).
+// A Bridge-only field's value as Bridge text: a pattern row's marked layers as a list of 1-based
+// numbers (KimiK3ModelProvider.kimi_kda_layers), a number otherwise.
+std::string bridge_only_text(const ConfigField& field, const Config& config) {
+  if (field.kind != FieldKind::pattern)
+    return shortest_double_text(bridge_only_value(field, config));
+  Config copy = config;  // the registry reaches a pattern through a mutable Config
+  const std::vector<std::uint8_t>& pattern = *field.pattern(copy);
+  std::string numbers;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i]) numbers += (numbers.empty() ? "" : ",") + std::to_string(i + 1);
+  }
+  return "[" + numbers + "]";
+}
+
+// The registry's Bridge-only fields (no Megatron-LM flag: the Gemma soft-caps, DeepSeek-V4's
+// sizes, Kimi K3's sizes and KDA layers) where the model reads them (field_not_applicable) and
+// they differ from the defaults. The KDA sizes' defaults are KimiK3ModelProvider's
+// (kimi_k3_provider.py kimi_linear_* = 96, 128, 4), so an unwritten one reads back the same.
 void append_bridge_only_fields(const Config& config, std::vector<std::string>& out) {
+  static const Config defaults;
   for (const ConfigField& field : config_fields()) {
     if (!is_bridge_only_field(field) || !field_not_applicable(field, config.model).empty()) {
       continue;
     }
-    if (field.kind == FieldKind::integer) {
-      const std::int64_t value = field.get_int(config);
-      if (value != 0) out.push_back(std::string(field.bridge_field) + "=" + std::to_string(value));
-      continue;
-    }
-    if (field.kind == FieldKind::pattern) {
-      Config copy = config;  // the registry reaches a pattern through a mutable Config
-      const std::vector<std::uint8_t>& pattern = *field.pattern(copy);
-      std::string numbers;
-      for (std::size_t i = 0; i < pattern.size(); ++i) {
-        if (pattern[i]) numbers += (numbers.empty() ? "" : ",") + std::to_string(i + 1);
-      }
-      if (!numbers.empty()) out.push_back(std::string(field.bridge_field) + "=[" + numbers + "]");
-      continue;
-    }
-    const double value = field.get_real(config);
-    if (value != 0)
-      out.push_back(std::string(field.bridge_field) + "=" + shortest_double_text(value));
+    const std::string value = bridge_only_text(field, config);
+    if (value != bridge_only_text(field, defaults))
+      out.push_back(std::string(field.bridge_field) + "=" + value);
   }
 }
 

@@ -190,10 +190,11 @@ class Row {
     };                                                                                    \
     return r;                                                                             \
   }()
-#define MM_PATTERN(key, path)                                                            \
+#define MM_PATTERN(key, path, max_value)                                                 \
   [] {                                                                                   \
     Row r(#path, FieldKind::pattern, key, "");                                           \
     r.field().pattern = [](Config& c) -> std::vector<std::uint8_t>* { return &c.path; }; \
+    r.field().max_int = max_value;                                                       \
     return r;                                                                            \
   }()
 
@@ -305,12 +306,16 @@ const std::vector<FieldChoice> kFp8RecipeChoices = {
     {"mxfp8", "mxfp8", "mxfp8", "mxfp8"},
     {"blockwise", "blockwise", "blockwise", "blockwise"}};
 
+// --fp8-format turns FP8 on (transformer_config.py), so it is written only with a recipe.
+void write_fp8_format(const Config& c, std::vector<MegatronFlag>& flags) {
+  if (c.training.fp8_recipe == Fp8Recipe::none) return;
+  add_flag(flags, "--fp8-format", c.training.fp8_format == Fp8Format::e4m3 ? "e4m3" : "hybrid");
+}
+
 void write_fp8(const Config& c, std::vector<MegatronFlag>& flags) {
   const Fp8Recipe recipe = c.training.fp8_recipe;
   if (recipe == Fp8Recipe::none) return;
-  // e4m3 and hybrid store the same bytes; hybrid is the usual training choice. "delayed" is
-  // Megatron's default recipe.
-  add_flag(flags, "--fp8-format", "hybrid");
+  // "delayed" is Megatron's default recipe.
   const std::string_view spelling = kFp8RecipeChoices[static_cast<std::size_t>(recipe)].megatron;
   if (recipe != Fp8Recipe::delayed) add_flag(flags, "--fp8-recipe", std::string(spelling));
 }
@@ -596,6 +601,18 @@ std::vector<ConfigField> numerics_rows() {
           .ui("precision", "--bf16 / --fp16 (default fp32)",
               "bf16/fp16 weights take 2 bytes with fp32 main grads and master weights; fp32 "
               "takes 4."),
+      // E4M3 or hybrid (E5M2 gradients): Transformer Engine stores one byte either way
+      // (common/recipe/__init__.py, Format), so the choice changes no memory; it is kept so
+      // that the flags and Bridge overrides written back say what was read.
+      MM_CHOICE("fp8-format", "hybrid", training.fp8_format)
+          .json("fp8_format")
+          .choices({{"hybrid", "hybrid", "hybrid", "hybrid"}, {"e4m3", "e4m3", "e4m3", "e4m3"}})
+          .read_by_code("--fp8-format")
+          .bridge("mixed_precision.fp8")
+          .writes(write_fp8_format)
+          .ui("FP8 format", "--fp8-format",
+              "E4M3 everywhere, or E5M2 for gradients (hybrid): one byte either way, no memory "
+              "change."),
       MM_CHOICE("fp8", "none", training.fp8_recipe)
           .json("fp8_recipe")
           .choices(kFp8RecipeChoices)
@@ -1175,7 +1192,7 @@ std::vector<ConfigField> model_attention_variant_rows() {
           .ui("full attention every", "--window-attn-skip-freq (0 = every layer windowed)",
               "Every N-th layer keeps full causal attention."),
       // arguments.py: --window-attn-skip-freq also takes a list expression, 1 = windowed.
-      MM_PATTERN("m.window-pattern", model.window_attn_pattern)
+      MM_PATTERN("m.window-pattern", model.window_attn_pattern, 1)
           .scope(FieldScope::sliding_window)
           .read_by_code("--window-attn-skip-freq")
           .json("window_attn_pattern"),
@@ -1313,11 +1330,26 @@ std::vector<ConfigField> model_moe_rows() {
           .ui("MoE latent size", "--moe-latent-size (0 = none)",
               "Experts work in a smaller latent space with down/up projections.")
           .range(0, 0, 64),
+  };
+}
+
+// The router's settings and which layers are MoE.
+std::vector<ConfigField> model_moe_router_rows() {
+  return {
       MM_BOOL("m.expert-bias", "0", model.moe_router_enable_expert_bias)
           .scope(FieldScope::experts)
           .flag("--moe-router-enable-expert-bias", FlagForm::store_true)
           .json("moe_router_enable_expert_bias")
           .ui("expert bias", "", "Aux-loss-free balancing: two fp32 buffers of E per MoE layer."),
+      // Megatron-Bridge's MiniMax-M3 provider keeps the router weight an fp32 parameter
+      // (minimax_m3_bridge.py _promote_router_weights_to_float32); Megatron-LM has no flag
+      // (router.py casts it to the params dtype) and Bridge no config key (a pre-wrap hook).
+      MM_BOOL("m.router-fp32-weight", "0", model.moe_router_fp32_params)
+          .scope(FieldScope::experts)
+          .json("moe_router_fp32_params")
+          .ui("router weight in fp32", "(Megatron-Bridge: MiniMax-M3)",
+              "The router weight is an fp32 parameter: 4-byte weight and grad, Adam states "
+              "without a master copy, and an fp32 copy of its input saved."),
       MM_INT("m.moe-freq", "1", model.moe_layer_freq, 1, kMaxDim)
           .scope(FieldScope::moe_frequency)
           .read_by_code("--moe-layer-freq")
@@ -1326,7 +1358,7 @@ std::vector<ConfigField> model_moe_rows() {
           .ui("MoE layer frequency", "--moe-layer-freq N",
               "Every N-th layer is MoE, the others dense.")
           .range(1, 0, 1),
-      MM_PATTERN("m.moe-pattern", model.moe_layer_pattern)
+      MM_PATTERN("m.moe-pattern", model.moe_layer_pattern, 1)
           .read_by_code("--moe-layer-freq")
           .json("moe_layer_pattern"),
   };
@@ -1387,11 +1419,14 @@ std::vector<ConfigField> model_mla_mtp_rows() {
 
 // DeepSeek sparse attention is selected by --experimental-attention-variant dsa with its
 // indexer's sizes (transformer_config.py dsa_*; the flags are generated from those fields).
+// DeepSeek-V4's indexer reads the same sizes under Megatron-LM dev's variant dsv4_hybrid,
+// whose per-layer ratios and output groups no flag of main carries.
 void write_dsa(const Config& c, std::vector<MegatronFlag>& flags) {
   if (c.model.dsa_indexer_topk == 0) return;
   // A hybrid pattern's 'D' layers need no variant flag (hybrid_layer_specs.py).
   if (c.model.hybrid_layer_pattern.find('D') == std::string::npos) {
-    add_flag(flags, "--experimental-attention-variant", "dsa");
+    add_flag(flags, "--experimental-attention-variant",
+             c.model.csa_compress_ratios.empty() ? "dsa" : "dsv4_hybrid");
   }
   add_flag(flags, "--dsa-indexer-topk", std::to_string(c.model.dsa_indexer_topk));
 }
@@ -1436,6 +1471,65 @@ std::vector<ConfigField> model_dsa_rows() {
   };
 }
 
+// DeepSeek-V4 (Megatron-LM dev; Megatron-Bridge deepseek/deepseek_v4_bridge.py sets these
+// provider fields): hybrid compressed attention, hash routing. Main's arguments.py has no flag
+// for them.
+std::vector<ConfigField> model_dsv4_rows() {
+  return {
+      MM_PATTERN("m.csa-ratios", model.csa_compress_ratios, 128)
+          .scope(FieldScope::mla)
+          .json("csa_compress_ratios"),
+      MM_INT("m.csa-window", "128", model.csa_window_size, 1, kMaxDim)
+          .scope(FieldScope::mla)
+          .bridge("model.csa_window_size")
+          .json("csa_window_size")
+          .ui("compressed attention window", "(Megatron-LM dev, Megatron-Bridge: DeepSeek-V4)",
+              "Keys each query sees uncompressed before the compressed ones (DeepSeek-V4).")
+          .range(1, 0, 16),
+      MM_INT("m.o-groups", "0", model.o_groups, 0, kMaxDim)
+          .scope(FieldScope::mla)
+          .bridge("model.o_groups")
+          .json("o_groups")
+          .ui("output projection groups", "(DeepSeek-V4; 0 = none)",
+              "Heads' outputs projected in groups to o_lora_rank each before linear_proj.")
+          .range(0, 0, 1),
+      MM_INT("m.o-lora", "0", model.o_lora_rank, 0, kMaxDim)
+          .scope(FieldScope::mla)
+          .bridge("model.o_lora_rank")
+          .json("o_lora_rank")
+          .ui("output LoRA rank", "(DeepSeek-V4)",
+              "Width of each output group: linear_proj reads groups x this.")
+          .range(0, 0, 64),
+      MM_INT("m.hash-layers", "0", model.moe_n_hash_layers, 0, kMaxDim)
+          .scope(FieldScope::experts)
+          .bridge("model.moe_n_hash_layers")
+          .json("moe_n_hash_layers")
+          .ui("hash-routed layers", "(Megatron-LM dev, Megatron-Bridge: DeepSeek-V4)",
+              "The first N MoE layers route by token id: an int32 vocabulary x top-k table "
+              "each, no expert bias.")
+          .range(0, 0, 1),
+  };
+}
+
+// Manifold-constrained hyper-connections (megatron/core/transformer/hyper_connection.py).
+std::vector<ConfigField> hyper_connection_rows() {
+  return {
+      MM_BOOL("m.mhc", "0", model.enable_mhc_connections)
+          .flag("--enable-mhc-connections", FlagForm::store_true)
+          .bridge("model.enable_hyper_connections")  // Megatron-LM dev's name
+          .json("enable_mhc_connections")
+          .ui("hyper-connections", "",
+              "n residual streams mixed around each block: n x hidden saved per block and "
+              "token, mixing weights per layer."),
+      MM_INT("m.mhc-streams", "4", model.mhc_num_residual_streams, 1, 64)
+          .flag("--mhc-num-residual-streams", FlagForm::value)
+          .bridge("model.num_residual_streams")
+          .json("mhc_num_residual_streams")
+          .ui("residual streams", "", "Copies of the hidden state hyper-connections mix (n).")
+          .range(1, 16, 1),
+  };
+}
+
 // Hybrid models (megatron/core/models/hybrid/, megatron/core/ssm/mamba_mixer.py); the Mamba
 // sizes are TransformerConfig fields (transformer_config.py mamba_* defaults).
 std::vector<ConfigField> model_hybrid_rows() {
@@ -1449,7 +1543,8 @@ std::vector<ConfigField> model_hybrid_rows() {
           .json("hybrid_layer_pattern")
           .ui("hybrid layer pattern", "--hybrid-override-pattern (empty = GPT model)",
               "One symbol per layer: M Mamba-2, G Gated DeltaNet, * attention, + MLA, D DeepSeek "
-              "sparse attention, - MLP, E MoE; | separates pipeline stages, each /<pattern> adds "
+              "sparse attention, - MLP, E MoE, P Mamba-2 and attention in parallel then an MLP "
+              "(Megatron-Bridge Falcon-H1); | separates pipeline stages, each /<pattern> adds "
               "an MTP depth. Each is a layer of its own with its own weights and saved tensors.")
           .range(0, 0, 1, "e.g. M-M-M*-M-"),
       MM_INT("m.mamba-state", "128", model.mamba_state_dim, 1, kMaxDim)
@@ -1537,7 +1632,7 @@ std::vector<ConfigField> model_gdn_rows() {
 // Megatron-LM flags; modules/kimi_delta_attention.cpp, attention_residuals.cpp).
 std::vector<ConfigField> model_kimi_k3_rows() {
   return {
-      MM_PATTERN("m.kda-layers", model.kda_layer_pattern)
+      MM_PATTERN("m.kda-layers", model.kda_layer_pattern, 1)
           .bridge("model.kimi_kda_layers")
           .json("kda_layer_pattern"),
       MM_INT("m.kda-heads", "96", model.kda_num_heads, 1, kMaxDim)
@@ -1740,8 +1835,11 @@ std::vector<ConfigField> all_rows() {
                                         model_softcap_rows(),
                                         model_embedding_rows(),
                                         model_moe_rows(),
+                                        model_moe_router_rows(),
                                         model_mla_mtp_rows(),
                                         model_dsa_rows(),
+                                        model_dsv4_rows(),
+                                        hyper_connection_rows(),
                                         fsdp_rows(),
                                         fsdp_buffer_rows(),
                                         wgrad_and_backend_rows()}) {
@@ -1753,7 +1851,7 @@ std::vector<ConfigField> all_rows() {
   return rows;
 }
 
-// "0*3,1*58" <-> {0,0,0,1,...}: runs of a 0/1 value.
+// "0*3,1*58" <-> {0,0,0,1,...}: runs of a value (0/1, or a compression ratio).
 std::string format_pattern(const std::vector<std::uint8_t>& pattern) {
   std::string out;
   std::size_t i = 0;
@@ -1761,7 +1859,7 @@ std::string format_pattern(const std::vector<std::uint8_t>& pattern) {
     std::size_t run = 1;
     while (i + run < pattern.size() && pattern[i + run] == pattern[i]) ++run;
     if (!out.empty()) out += ',';
-    out += pattern[i] ? '1' : '0';
+    out += std::to_string(pattern[i]);
     if (run > 1) out += "*" + std::to_string(run);
     i += run;
   }
@@ -1781,7 +1879,6 @@ std::span<const UnmodeledFlag> unmodeled_megatron_flags() {
       {"--reuse-grad-buf-for-mxfp8-param-ag", "the MXFP8 parameter all-gather buffer"},
       {"--heterogeneous-layers-config-path", "per-layer shapes (Nemotron-NAS)"},
       {"--heterogeneous-layers-config-encoded-json", "per-layer shapes (Nemotron-NAS)"},
-      {"--enable-mhc-connections", "hyper-connections' extra residual streams"},
       {"--moe-paged-stash", "the paged MoE activation stash"},
       // megatron_fsdp.py release_params_fp8_transpose_cache; fsdp_memory.cpp
       {"--keep-fp8-transpose-cache",

@@ -40,6 +40,7 @@ enum class Family {
   olmoe,
   ernie45,
   exaone4,
+  deepseek_v4,
   kimi_k3
 };
 
@@ -160,11 +161,12 @@ std::optional<Error> read_tying_and_dropout(const Reader& r, ModelConfig& m) {
 }
 
 // Activation, normalization, position embedding, embedding tying and dropout.
-std::optional<Error> read_layer_style(const Reader& r, ModelConfig& m) {
+std::optional<Error> read_layer_style(const Reader& r, ModelConfig& m, bool swigluoai = false) {
   // Every family here uses a gated MLP: act(gate_proj(x)) * up_proj(x) -> Megatron SwiGLU.
+  // MiniMax-M3's swigluoai is the clamped quick-GELU GLU (read_minimax_m3).
   std::string act;
   MM_READ(act, r.text("hidden_act", "silu"));
-  if (act != "silu" && act != "swish") {
+  if (act != "silu" && act != "swish" && !(swigluoai && act == "swigluoai")) {
     return Error{"hidden_act", "'" + act + "' is not supported: Megatron's gated MLP here is " +
                                    "SwiGLU (hidden_act silu)"};
   }
@@ -311,15 +313,19 @@ std::optional<Error> read_kimi_k3_style(const Reader& r, HfImport& out) {
 // The attention and MLP shared by every family (dense part).
 std::optional<Error> read_common(const Reader& r, Family family, HfImport& out) {
   if (family == Family::gemma3) return read_gemma3_common(r, out);
-  if (auto error = read_dimensions(r, family == Family::qwen3_next, out.model)) return error;
+  // Qwen3-Next's and DeepSeek-V4's configs may leave intermediate_size out (all MoE).
+  const bool ffn_optional = family == Family::qwen3_next || family == Family::deepseek_v4;
+  if (auto error = read_dimensions(r, ffn_optional, out.model)) return error;
   if (family == Family::nemotron_h) {
     if (auto error = read_nemotron_h_style(r, out.model)) return error;
     if (auto error = read_attention_heads(r, family, out.model)) return error;
     return read_biases(r, family, out);
   }
   if (family == Family::kimi_k3) return read_kimi_k3_style(r, out);
-  if (auto error = read_layer_style(r, out.model)) return error;
-  if (family == Family::deepseek) return std::nullopt;  // attention is MLA, read separately
+  if (auto error = read_layer_style(r, out.model, out.model_type.starts_with("minimax_m3")))
+    return error;
+  // Attention is MLA (DeepSeek-V4's hybrid), read separately.
+  if (family == Family::deepseek || family == Family::deepseek_v4) return std::nullopt;
   if (auto error = read_attention_heads(r, family, out.model)) return error;
   if (auto error = read_biases(r, family, out)) return error;
   return note_sliding_window(r, out);
@@ -572,6 +578,13 @@ std::optional<Error> read_window_layers(const Reader& r, ModelConfig& m) {
                "attention, the others sliding_attention)"};
 }
 
+// MTP layers config.json names that the bridge does not build: a note with the count and why.
+void note_unbuilt_mtp(HfImport& out, const char* key, std::int64_t layers, const char* why) {
+  if (layers <= 0) return;
+  out.notes.push_back(std::string(key) + " " + std::to_string(layers) + ": " + why +
+                      ", so none are estimated");
+}
+
 // MiniMax-M2 (M2.1, M2.5, M2.7) as Megatron-Bridge's minimax_m2/minimax_m2_bridge.py builds it:
 // every layer MoE, num_local_experts experts of intermediate_size, top num_experts_per_tok,
 // sigmoid routing with e_score_correction_bias (use_routing_bias: moe_router_enable_expert_bias),
@@ -595,11 +608,8 @@ std::optional<Error> read_minimax_m2(const Reader& r, Family, HfImport& out) {
         "(heads + query groups - 2) x head_dim larger per layer, and its unfused fp32 "
         "RMSNorm saves more than the fused norm priced here");
   }
-  if (mtp_modules > 0) {
-    out.notes.push_back("num_mtp_modules " + std::to_string(mtp_modules) +
-                        ": Megatron-Bridge maps no MTP modules for minimax_m2, so none are "
-                        "estimated");
-  }
+  note_unbuilt_mtp(out, "num_mtp_modules", mtp_modules,
+                   "Megatron-Bridge maps no MTP modules for minimax_m2");
   return std::nullopt;
 }
 
@@ -1365,6 +1375,288 @@ std::optional<Error> read_kimi_k3(const Reader& r, Family, HfImport& out) {
   return std::nullopt;
 }
 
+// Falcon-H1's Mamba-2 sizes as Megatron-Bridge's falcon_h1/falconh1_bridge.py CONFIG_MAPPING
+// reads them (mamba_n_heads, mamba_d_head, mamba_n_groups, mamba_d_state, mamba_d_conv), with
+// transformers' FalconH1Config defaults (configuration_falcon_h1.py: mamba_d_ssm 1024,
+// mamba_n_heads 128, mamba_d_head "auto" = mamba_d_ssm / mamba_n_heads, 1 group, state 256,
+// conv 4). Megatron's MambaMixer makes d_inner mamba_n_heads x mamba_d_head (mamba_mixer.py),
+// which must be mamba_d_ssm where the config gives it (the checkpoint's width).
+std::optional<Error> read_falcon_h1_mamba(const Reader& r, ModelConfig& m) {
+  std::int64_t d_ssm = 0, conv = 4;
+  MM_READ(m.mamba_num_heads, r.int_field("mamba_n_heads", 1, kMaxSize, 128));
+  MM_READ(d_ssm, r.integer("mamba_d_ssm", 1, kMaxSize, 1024));
+  const json* head = r.find("mamba_d_head");
+  if (!head || (head->is_string() && head->get<std::string>() == "auto")) {
+    if (d_ssm % m.mamba_num_heads != 0) {
+      return Error{"mamba_d_head", "\"auto\" needs mamba_d_ssm divisible by mamba_n_heads"};
+    }
+    m.mamba_head_dim = static_cast<int>(d_ssm / m.mamba_num_heads);
+  } else {
+    MM_READ(m.mamba_head_dim, r.int_field("mamba_d_head", 1, kMaxSize));
+  }
+  // The bridge never reads mamba_d_ssm (Megatron-Bridge's own 0.5B fixture leaves it out).
+  if (r.find("mamba_d_ssm") && std::int64_t{m.mamba_num_heads} * m.mamba_head_dim != d_ssm) {
+    return Error{"mamba_d_ssm", "must equal mamba_n_heads x mamba_d_head (Megatron's d_inner)"};
+  }
+  MM_READ(m.mamba_num_groups, r.int_field("mamba_n_groups", 1, kMaxSize, 1));
+  MM_READ(m.mamba_state_dim, r.int_field("mamba_d_state", 1, kMaxSize, 256));
+  MM_READ(conv, r.integer("mamba_d_conv", 1, kMaxSize, 4));
+  if (conv != 4) return Error{"mamba_d_conv", "must be 4: megamem prices a conv1d 4 wide"};
+  bool proj_bias = false;
+  MM_READ(proj_bias, r.boolean("mamba_proj_bias", false));
+  if (proj_bias) return Error{"mamba_proj_bias", "MambaMixer's in_proj and out_proj have no bias"};
+  return std::nullopt;
+}
+
+// What a Falcon-H1 config sets that the estimate does not price as written.
+std::optional<Error> note_falcon_h1(const Reader& r, HfImport& out) {
+  bool rms_norm = false, conv_bias = true;
+  std::int64_t chunk = 256;
+  MM_READ(rms_norm, r.boolean("mamba_rms_norm", false));
+  MM_READ(conv_bias, r.boolean("mamba_conv_bias", true));
+  MM_READ(chunk, r.integer("mamba_chunk_size", 1, kMaxSize, 256));
+  if (!rms_norm) {
+    out.notes.push_back(
+        "mamba_rms_norm false: the Mamba mixer has no gated RMSNorm, which megamem prices "
+        "(its d_inner weight and the saved norm input)");
+  }
+  if (!conv_bias) out.notes.push_back("mamba_conv_bias false: the conv1d bias is counted");
+  if (chunk != 128) {
+    out.notes.push_back("mamba_chunk_size " + std::to_string(chunk) +
+                        ": the SSD kernel's working set is priced with chunks of 128");
+  }
+  if (const json* indices = r.find("attn_layer_indices"); indices && !indices->empty()) {
+    out.notes.push_back(
+        "attn_layer_indices is not read: Megatron-Bridge builds attention in every layer");
+  }
+  out.notes.push_back(
+      "the muP multipliers (embedding, lm_head, key, attention and SSM in/out, MLP, SSM) are "
+      "scalars: no weights; the in-multipliers' products are the saved branch inputs");
+  out.notes.push_back(
+      "Megatron-Bridge's FalconH1ModelProvider defaults to attention_backend unfused (the "
+      "s x s probabilities kept per layer); the estimate uses the run's --attention-backend");
+  return std::nullopt;
+}
+
+// Falcon-H1 (falcon_h1, FalconH1ForCausalLM) as Megatron-Bridge's falcon_h1/falconh1_bridge.py
+// builds it on FalconH1ModelProvider: provider_bridge sets falconh1_ratio 1.0, so
+// mamba_hybrid_layer_allocation.py makes every layer a parallel 'P' layer; SwiGLU MLP,
+// RMSNorm, RoPE (rope_theta 1e11 changes no memory), untied embeddings, add_bias_linear from
+// projectors_bias.
+std::optional<Error> read_falcon_h1(const Reader& r, Family, HfImport& out) {
+  ModelConfig& m = out.model;
+  if (auto error = read_falcon_h1_mamba(r, m)) return error;
+  bool projectors_bias = false;
+  MM_READ(projectors_bias, r.boolean("projectors_bias", false));
+  m.add_bias_linear = m.add_bias_linear || projectors_bias;
+  if (m.num_layers > 4096) {  // the pattern's limit as a share-link field (field_registry.cpp)
+    return Error{"num_hidden_layers", "at most 4096: the layer pattern holds one symbol a layer"};
+  }
+  m.hybrid_layer_pattern.assign(static_cast<std::size_t>(m.num_layers), 'P');
+  m.hidden_dropout = 0.0;
+  return note_falcon_h1(r, out);
+}
+
+// MiniMax-M3's dense/MoE layout as minimax_m3_bridge.py reads it: the 0/1 moe_layer_freq
+// list, else mlp_layer_types ("sparse" = MoE), else every layer MoE (the provider's default).
+std::optional<Error> read_minimax_m3_layers(const Reader& r, ModelConfig& m) {
+  if (r.find("moe_layer_freq")) {
+    MM_READ(m.moe_layer_pattern, layer_bits(r, "moe_layer_freq", m.num_layers));
+    return std::nullopt;
+  }
+  const json* types = r.find("mlp_layer_types");
+  if (!types) return std::nullopt;
+  if (!types->is_array() || types->size() != static_cast<std::size_t>(m.num_layers)) {
+    return Error{"mlp_layer_types", "expects one entry per layer (num_hidden_layers)"};
+  }
+  for (const json& type : *types) {
+    m.moe_layer_pattern.push_back(type.is_string() && type.get<std::string>() == "sparse");
+  }
+  return std::nullopt;
+}
+
+// The lightning-indexer layers MiniMax-M3's config lists (layer_types "minimax_m3_sparse",
+// else sparse_attention_config.sparse_attention_freq), as minimax_m3_bridge.py counts them.
+std::int64_t minimax_m3_indexer_layers(const Reader& r) {
+  std::int64_t layers = 0;
+  const json* list = r.find("layer_types");
+  if (list && list->is_array()) {
+    for (const json& type : *list) layers += type == "minimax_m3_sparse" ? 1 : 0;
+    return layers;
+  }
+  const json* sparse = r.find("sparse_attention_config");
+  if (!sparse || !sparse->is_object()) return 0;
+  const auto freq = sparse->find("sparse_attention_freq");
+  if (freq == sparse->end() || !freq->is_array()) return 0;
+  for (const json& on : *freq) layers += on.is_number() && on.get<double>() != 0 ? 1 : 0;
+  return layers;
+}
+
+// MiniMax-M3's text backbone (text_config of MiniMaxM3SparseForConditionalGeneration) as
+// Megatron-Bridge's minimax_m3/minimax_m3_bridge.py provider_bridge builds it and its H100
+// recipes run it (to_text_provider: no vision tower, projectors or lightning indexers):
+// dense_intermediate_size dense MLPs, num_local_experts experts of intermediate_size top
+// num_experts_per_tok with n_shared_experts x shared_intermediate_size shared, sigmoid routing
+// with the expert bias (always on), per-head QK norm (use_qk_norm), fp32 router weights. No
+// memory megamem models: partial RoPE (rotary_dim), the zero-centred RMSNorm gamma
+// (use_gemma_norm) and the SwiGLU-OAI clamp and +1 offset (SwiGLU's shapes, as gpt-oss).
+std::optional<Error> read_minimax_m3(const Reader& r, Family, HfImport& out) {
+  ModelConfig& m = out.model;
+  std::int64_t shared = 0, n_shared = 0, dense = 0, mtp = 0;
+  MM_READ(m.num_experts, r.int_field("num_local_experts", 1, kMaxSize));
+  MM_READ(m.moe_router_topk, r.int_field("num_experts_per_tok", 1, m.num_experts));
+  MM_READ(shared, r.integer("shared_intermediate_size", 0, kMaxSize, 0));
+  MM_READ(n_shared, r.integer("n_shared_experts", 0, 64, shared > 0 ? 1 : 0));
+  MM_READ(dense, r.integer("dense_intermediate_size", 1, kMaxSize, m.ffn_hidden_size));
+  MM_READ(m.qk_layernorm, r.boolean("use_qk_norm", true));
+  MM_READ(mtp, r.integer("num_nextn_predict_layers", 0, kMaxSize, 0));
+  if (n_shared * shared > kMaxSize) return Error{"shared_intermediate_size", "is too large"};
+  m.moe_ffn_hidden_size = m.ffn_hidden_size;  // intermediate_size is the expert's
+  m.ffn_hidden_size = static_cast<int>(dense);
+  m.moe_shared_expert_intermediate_size = static_cast<int>(n_shared * shared);
+  m.moe_router_enable_expert_bias = true;
+  m.moe_router_fp32_params = true;  // _promote_router_weights_to_float32
+  if (auto error = read_minimax_m3_layers(r, m)) return error;
+  out.notes.push_back(
+      "swigluoai (the clamped quick-GELU GLU with a +1 offset, Megatron "
+      "--activation-func-clamp-value with --glu-linear-offset 1) has SwiGLU's shapes and saved "
+      "tensors, so it is estimated as SwiGLU");
+  if (const std::int64_t indexers = minimax_m3_indexer_layers(r); indexers > 0) {
+    out.notes.push_back(
+        std::to_string(indexers) +
+        " lightning-indexer layers are not estimated: Bridge does not run them, its text "
+        "recipes do not build them, and its full VLM holds them as frozen parameters "
+        "(requires_grad False: 16-bit weights, whole on every TP rank, no grads or optimizer "
+        "state)");
+  }
+  note_unbuilt_mtp(out, "num_nextn_predict_layers", mtp,
+                   "the checkpoint ships no MTP weights and Megatron-Bridge sets mtp_num_layers "
+                   "None");
+  out.notes.push_back(
+      "the bridge's run settings are not imported: the router in fp32 (moe_router_dtype), the "
+      "flex dispatcher with HybridEP, bias-activation fusion off");
+  return std::nullopt;
+}
+
+// DeepSeek-V4's per-layer compression ratios as deepseek_v4_bridge.py _dsv4_compress_ratios
+// reads them: compress_ratios, else native Transformers' layer_types with compress_rates
+// (sliding_attention 0, compressed_sparse_attention 4, heavily_compressed_attention 128);
+// a list of the decoder layers only gets 0 for each MTP layer; cut to layers + MTP.
+Expected<std::vector<std::uint8_t>> dsv4_compress_ratios(const Reader& r, std::size_t layers,
+                                                         std::size_t mtp) {
+  std::vector<std::uint8_t> ratios;
+  const json* list = r.find("compress_ratios");
+  const json* types = list ? nullptr : r.find("layer_types");
+  const json* rates = r.find("compress_rates");
+  if (!list && !types) {
+    return Error{"compress_ratios",
+                 "is missing (nor layer_types): DeepSeek-V4 needs a "
+                 "compression ratio per layer"};
+  }
+  for (const json& item : list ? *list : *types) {
+    int ratio = -1;
+    if (list && item.is_number_integer()) ratio = item.get<int>();
+    if (types && item == "sliding_attention") ratio = 0;
+    if (types && item.is_string() && rates && rates->is_object() && rates->contains(item)) {
+      ratio = (*rates)[item.get<std::string>()].is_number_integer()
+                  ? (*rates)[item.get<std::string>()].get<int>()
+                  : -1;
+    } else if (types && item == "compressed_sparse_attention") {
+      ratio = 4;
+    } else if (types && item == "heavily_compressed_attention") {
+      ratio = 128;
+    }
+    if (ratio != 0 && ratio != 4 && ratio != 128) {
+      return Error{list ? "compress_ratios" : "layer_types",
+                   "expects ratios of 0, 4 or 128 (sliding, compressed sparse or heavily "
+                   "compressed attention)"};
+    }
+    ratios.push_back(static_cast<std::uint8_t>(ratio));
+  }
+  if (ratios.size() == layers && mtp > 0) ratios.resize(layers + mtp, 0);
+  if (ratios.size() < layers + mtp) {
+    return Error{list ? "compress_ratios" : "layer_types",
+                 "has fewer entries than num_hidden_layers + num_nextn_predict_layers"};
+  }
+  ratios.resize(layers + mtp);
+  return ratios;
+}
+
+// DeepSeek-V4's hash-routed layers (deepseek_v4_bridge.py _dsv4_num_hash_layers):
+// num_hash_layers, else the leading "hash_moe" entries of mlp_layer_types, a contiguous prefix.
+Expected<int> dsv4_hash_layers(const Reader& r, int layers) {
+  if (r.find("num_hash_layers")) return r.int_field("num_hash_layers", 0, layers);
+  const json* types = r.find("mlp_layer_types");
+  if (!types || !types->is_array()) return 0;
+  int hashed = 0;
+  while (hashed < static_cast<int>(types->size()) &&
+         (*types)[static_cast<std::size_t>(hashed)] == "hash_moe")
+    ++hashed;
+  for (std::size_t i = static_cast<std::size_t>(hashed); i < types->size(); ++i) {
+    if ((*types)[i] == "hash_moe") {
+      return Error{"mlp_layer_types", "DeepSeek-V4 hash MoE layers must be a contiguous prefix"};
+    }
+  }
+  return std::min(hashed, layers);
+}
+
+// DeepSeek-V4's attention as deepseek_v4_bridge.py provider_bridge sets it: MLA with the
+// dsv4_hybrid variant, q_lora_rank, v_head_dim = head_dim (query and key heads too; the single
+// KV projection is head_dim wide, kept as kv_lora_rank), the RoPE slice qk_rope_head_dim,
+// o_groups x o_lora_rank, sliding_window as csa_window_size, the indexer's index_* sizes
+// (DeepseekV4Config's defaults where absent), QK norms, no biases.
+std::optional<Error> read_dsv4_attention(const Reader& r, HfImport& out) {
+  ModelConfig& m = out.model;
+  m.multi_latent_attention = true;
+  m.qk_layernorm = true;
+  MM_READ(m.q_lora_rank, r.int_field("q_lora_rank", 1, kMaxSize, 1024));
+  MM_READ(m.v_head_dim, r.int_field("head_dim", 2, kMaxSize, 512));
+  MM_READ(m.qk_pos_emb_head_dim, r.int_field("qk_rope_head_dim", 1, m.v_head_dim - 1, 64));
+  m.qk_head_dim = m.v_head_dim - m.qk_pos_emb_head_dim;
+  m.kv_lora_rank = m.v_head_dim;
+  MM_READ(m.o_groups, r.int_field("o_groups", 1, kMaxSize, 8));
+  MM_READ(m.o_lora_rank, r.int_field("o_lora_rank", 1, kMaxSize, 1024));
+  MM_READ(m.csa_window_size, r.int_field("sliding_window", 1, kMaxSize, 128));
+  MM_READ(m.dsa_indexer_n_heads, r.int_field("index_n_heads", 1, kMaxSize, 64));
+  MM_READ(m.dsa_indexer_head_dim, r.int_field("index_head_dim", 1, kMaxSize, 128));
+  MM_READ(m.dsa_indexer_topk, r.int_field("index_topk", 1, kMaxSize, 512));
+  MM_READ(m.csa_compress_ratios, dsv4_compress_ratios(r, static_cast<std::size_t>(m.num_layers),
+                                                      static_cast<std::size_t>(m.mtp_num_layers)));
+  return std::nullopt;
+}
+
+// DeepSeek-V4 (DeepSeek-V4-Flash, -Pro and their -Base) as Megatron-Bridge's DeepSeekV4Bridge
+// reads config.json (models/deepseek/deepseek_v4_bridge.py provider_bridge): every layer MoE
+// (n_routed_experts top num_experts_per_tok of moe_intermediate_size, n_shared_experts shared)
+// with an expert bias (noaux_tc), the first hash layers routed by token id, hc_mult
+// hyper-connection streams, num_nextn_predict_layers MTP layers, no dropout.
+std::optional<Error> read_deepseek_v4(const Reader& r, Family, HfImport& out) {
+  ModelConfig& m = out.model;
+  std::int64_t shared = 0;
+  MM_READ(m.mtp_num_layers, r.int_field("num_nextn_predict_layers", 0, kMaxSize, 0));
+  MM_READ(m.num_experts, r.int_field("n_routed_experts", 1, kMaxSize));
+  MM_READ(m.moe_router_topk, r.int_field("num_experts_per_tok", 1, m.num_experts));
+  MM_READ(m.moe_ffn_hidden_size, r.int_field("moe_intermediate_size", 1, kMaxSize));
+  MM_READ(shared, r.integer("n_shared_experts", 0, 64, 1));
+  m.moe_shared_expert_intermediate_size = static_cast<int>(shared * m.moe_ffn_hidden_size);
+  m.moe_router_enable_expert_bias = true;
+  MM_READ(m.moe_n_hash_layers, dsv4_hash_layers(r, m.num_layers));
+  m.enable_mhc_connections = true;
+  MM_READ(m.mhc_num_residual_streams, r.int_field("hc_mult", 1, 64, 4));
+  m.hidden_dropout = 0.0;
+  m.make_vocab_size_divisible_by = 1280;  // provider_bridge sets it (129,280 = 101 x 1280)
+  if (auto error = read_dsv4_attention(r, out)) return error;
+  out.notes.push_back(
+      "DeepSeek-V4 needs a Megatron-Core development build (Megatron-LM dev: dsv4_hybrid "
+      "attention, hash routing, hyper-connections with MTP); the bridge picks the fused "
+      "Blackwell kernels (use_fused_mhc, apply_dsa_kernel_fusion) and the flex/hybridep "
+      "dispatcher, run settings megamem leaves as given");
+  out.notes.push_back(
+      "not estimated: the SwiGLU clamp (swiglu_limit), sqrtsoftplus routing scores and "
+      "Sinkhorn iterations (hc_sinkhorn_iters) change no saved tensor megamem counts");
+  return std::nullopt;
+}
+
 // The families megamem imports: config.json's model_type and the reader of the fields the
 // family adds to the common ones (experts, MLA, Mamba, linear attention); none for dense models.
 using FamilyReader = std::optional<Error> (*)(const Reader&, Family, HfImport&);
@@ -1406,6 +1698,21 @@ constexpr FamilyRow kFamilies[] = {
     {"mimo_v2_flash", Family::llama, read_mimo_v2_flash},
     {"step3p5", Family::llama, read_step3p5},
     {"kimi_linear", Family::kimi_k3, read_kimi_k3},
+    {"falcon_h1", Family::llama, read_falcon_h1},
+    {"minimax_m3", Family::llama, read_minimax_m3},
+    {"minimax_m3_vl_text", Family::llama, read_minimax_m3},
+    {"deepseek_v4", Family::deepseek_v4, read_deepseek_v4},
+};
+
+// Multimodal wrappers whose text_config may carry no model_type of its own, with the family
+// of their language model: MiniMax-M3's public config.json (Megatron-Bridge's
+// minimax_m3_bridge.py reads its text_config whatever it names itself).
+struct WrapperRow {
+  const char* model_type;
+  const char* text_model_type;
+};
+constexpr WrapperRow kWrappers[] = {
+    {"minimax_m3_vl", "minimax_m3"},
 };
 
 const FamilyRow* family_of(const std::string& model_type) {
@@ -1482,6 +1789,12 @@ Expected<LanguageModelJson> find_language_model(const json& document) {
       if (inner != text->end() && inner->is_string() && family_of(inner->get<std::string>())) {
         found.root = &*text;
         found.model_type = inner->get<std::string>();
+      } else if (inner == text->end() || !inner->is_string()) {
+        for (const WrapperRow& wrapper : kWrappers) {
+          if (found.model_type != wrapper.model_type) continue;
+          found.root = &*text;
+          found.model_type = wrapper.text_model_type;
+        }
       }
     }
   }

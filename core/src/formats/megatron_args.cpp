@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "formats/hybrid_allocation.hpp"
 #include "formats/megatron_expressions.hpp"
 #include "formats/megatron_flag_names.hpp"
 #include "megamem/fields.hpp"
@@ -334,40 +335,6 @@ void read_registry_flags(FlagReader& r, Config& c) {
 constexpr std::string_view kRequiredFlags[] = {
     "--num-layers", "--hidden-size", "--num-attention-heads", "--seq-length", "--micro-batch-size"};
 
-// The deprecated ratio flags as the pattern Megatron builds from them
-// (megatron/core/models/hybrid/hybrid_layer_allocation.py pattern_from_ratios): attention
-// layers evenly spaced among Mamba layers, then MLP layers among the remaining Mamba layers.
-// Python's round() rounds halves to even, as nearbyint does.
-std::string pattern_from_ratios(int layers, double attention_ratio, double mlp_ratio) {
-  std::string out(static_cast<std::size_t>(layers), 'M');
-  const double attention = std::nearbyint(layers * attention_ratio);
-  const double mamba = layers - attention;
-  const double section = mamba / (attention + 1);
-  double x = section;
-  for (char& symbol : out) {
-    if (x < 0.5) {
-      symbol = '*';
-      x += section;
-    } else {
-      x -= 1;
-    }
-  }
-  const double mlp = std::nearbyint(layers * mlp_ratio);
-  if (mlp <= 0) return out;
-  const double ratio = (mamba - mlp) / mlp;
-  x = ratio;
-  for (char& symbol : out) {
-    if (symbol != 'M') continue;
-    if (x < 0.5) {
-      symbol = '-';
-      x += ratio;
-    } else {
-      x -= 1;
-    }
-  }
-  return out;
-}
-
 bool has_hybrid_pattern(const FlagReader& r) {
   return r.has("--hybrid-override-pattern") || r.has("--hybrid-layer-pattern");
 }
@@ -407,7 +374,7 @@ void read_hybrid(FlagReader& r, ModelConfig& m) {
     return;
   }
   if (attention_ratio + mlp_ratio > 0 && m.num_layers > 0) {
-    m.hybrid_layer_pattern = pattern_from_ratios(m.num_layers, attention_ratio, mlp_ratio);
+    m.hybrid_layer_pattern = formats::pattern_from_ratios(m.num_layers, attention_ratio, mlp_ratio);
   }
 }
 
@@ -457,6 +424,13 @@ void read_attention_variant(FlagReader& r, ModelConfig& m) {
   }
   if (*variant == "dsa") {
     read_dsa(r, m);
+    return;
+  }
+  if (*variant == "dsv4_hybrid") {
+    r.fail("--experimental-attention-variant",
+           "'dsv4_hybrid' (DeepSeek-V4, Megatron-LM dev) needs per-layer compression ratios and "
+           "output groups no Megatron-LM main flag carries: start from the deepseek-v4-flash "
+           "preset, a deepseek_v4 config.json or a link");
     return;
   }
   if (*variant != "gated_delta_net" && *variant != "gdn") {
@@ -578,8 +552,8 @@ void read_fp8(FlagReader& r, Config& c) {
     c.optimizer.fp8_recipe = static_cast<Fp8Recipe>(chosen.value_or(delayed));
     return;
   }
-  std::string_view format;
-  r.choose<std::string_view>(recipe.flag_needs, format, {{"e4m3", "e4m3"}, {"hybrid", "hybrid"}});
+  r.choose<Fp8Format>(recipe.flag_needs, c.training.fp8_format,
+                      {{"e4m3", Fp8Format::e4m3}, {"hybrid", Fp8Format::hybrid}});
   recipe.set_int(c, static_cast<std::int64_t>(chosen.value_or(delayed)));
   read_fp8_bf16_layers(r, c.training);
 }

@@ -98,6 +98,20 @@ Problem read_choice(const json& value, const ConfigField& field, Config& config)
   return "expects one of " + names + ", got '" + text + "'";
 }
 
+// A per-layer list field as a JSON array of integers in 0..the field's max_int.
+Problem read_pattern(const json& value, const ConfigField& field, Config& config) {
+  if (!value.is_array()) return "expects an array of integers, got " + json_type(value);
+  std::vector<std::uint8_t> pattern;
+  pattern.reserve(value.size());
+  for (const json& item : value) {
+    std::int64_t number = 0;
+    if (Problem problem = read_integer(item, number, 0, field.max_int)) return problem;
+    pattern.push_back(static_cast<std::uint8_t>(number));
+  }
+  *field.pattern(config) = std::move(pattern);
+  return std::nullopt;
+}
+
 // A ModelConfig or DeviceConfig field by its config.hpp name (the registry's JSON key),
 // within the registry's bounds.
 Problem read_config_field(FieldGroup group, const std::string& key, const json& value,
@@ -135,6 +149,8 @@ Problem read_config_field(FieldGroup group, const std::string& key, const json& 
       *field->text(config) = std::move(text);
       return std::nullopt;
     }
+    case FieldKind::pattern:  // a per-layer list of small integers (csa_compress_ratios)
+      return read_pattern(value, *field, config);
     default:
       return "is not read from preset files";
   }

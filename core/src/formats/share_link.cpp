@@ -226,23 +226,31 @@ std::optional<Error> parse_pattern(const Field& field, std::string_view value, C
     const std::size_t comma = value.find(',', start);
     const std::string_view run = value.substr(
         start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    const bool valid_bit = !run.empty() && (run[0] == '0' || run[0] == '1');
+    // A run is a value (0/1 for the layer patterns, up to the field's max_int) with an
+    // optional *count.
+    const std::size_t star = run.find('*');
+    const std::string_view value_text = run.substr(0, star);
+    const bool digits = !value_text.empty() && value_text.size() <= 3 &&
+                        std::all_of(value_text.begin(), value_text.end(),
+                                    [](char c) { return c >= '0' && c <= '9'; });
+    const std::optional<std::int64_t> run_value = digits ? parse_integer(value_text) : std::nullopt;
     std::int64_t count = 1;
-    if (valid_bit && run.size() > 1) {
-      const std::optional<std::int64_t> parsed =
-          run[1] == '*' ? parse_integer(run.substr(2)) : std::nullopt;
+    if (!run_value || *run_value > field.max_int) {
+      return Error{key, "expects runs like 0*3,1*58 of values 0.." + std::to_string(field.max_int) +
+                            ", got " + display_value(run)};
+    }
+    if (star != std::string_view::npos) {
+      const std::optional<std::int64_t> parsed = parse_integer(run.substr(star + 1));
       if (!parsed || *parsed < 1) {
         return Error{key, "expects runs like 0*3,1*58, got " + display_value(run)};
       }
       count = *parsed;
-    } else if (!valid_bit) {
-      return Error{key, "expects runs like 0*3,1*58, got " + display_value(run)};
     }
     if (count > kMaxLayersInPattern - static_cast<std::int64_t>(pattern.size())) {
       return Error{key, "describes more than " + std::to_string(kMaxLayersInPattern) + " layers"};
     }
     pattern.insert(pattern.end(), static_cast<std::size_t>(count),
-                   static_cast<std::uint8_t>(run[0] == '1'));
+                   static_cast<std::uint8_t>(*run_value));
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }

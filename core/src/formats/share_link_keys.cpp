@@ -52,7 +52,9 @@ std::string values_text(const ConfigField& field) {
     case FieldKind::module_list:
       return "comma-separated names: " + field.list_names();
     case FieldKind::pattern:
-      return "runs of 0/1: `0*3,1*58`";
+      return field.max_int > 1
+                 ? "runs of values 0.." + std::to_string(field.max_int) + ": `0*2,4,128`"
+                 : std::string("runs of 0/1: `0*3,1*58`");
   }
   return "";
 }

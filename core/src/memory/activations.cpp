@@ -212,6 +212,17 @@ class ChunkWalk {
     if (combined_steps_) forward_transient_.reserve(phases);
   }
 
+  // mhc recompute (transformer_block.py MHCCheckpointManager; mhc_recompute_layer_num None:
+  // one group per block) discards every layer's n-stream input but the block's own input, the
+  // group's checkpoint input, which stays saved.
+  double mhc_group_input_bytes() const {
+    const ModelConfig& m = n_.config.model;
+    const bool mhc = m.enable_mhc_connections &&
+                     active_recompute_modules(n_).has(RecomputeModule::mhc) &&
+                     stage_.num_layers > 0;
+    return mhc ? s_.act * s_.sp_tokens * s_.h * m.mhc_num_residual_streams : 0;
+  }
+
   ChunkActivations run() {
     // The capture runs the graphed layers alone (cuda_graphs.hpp).
     const bool capture = profiles_.part == GraphPart::graphed;
@@ -220,6 +231,7 @@ class ChunkWalk {
     // Kimi K3: the stage-boundary tensor (prefix and AttnRes bank) a later stage keeps.
     const double stage_input = attn_res_stage_input_bytes(n_.config.model, s_, stage_.first_layer);
     if (stage_input > 0 && !capture) phase(stage_input, 0, 0);
+    if (!capture) phase(mhc_group_input_bytes(), 0, 0);
     first_layer_phase_ = backward_free_.size();
     if (n_.config.parallel.fsdp.impl == FsdpImpl::megatron) {
       out_.layer_backward_extra_bytes.resize(static_cast<std::size_t>(stage_.num_layers));
@@ -235,7 +247,7 @@ class ChunkWalk {
       // (MultiTokenPredictionBlock.forward).
       for (int depth = 0; depth < stage_.num_mtp_layers; ++depth) {
         // MTP's own tensors (modules/mtp.cpp), then its inner layers.
-        phase(mtp_saved_bytes(s_), 0, 0);
+        phase(mtp_saved_bytes(n_.config.model, s_), 0, 0);
         for (const LayerActivations& inner : profiles_.mtp) kept_layer(inner);
         loss();
       }

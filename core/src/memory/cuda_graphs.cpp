@@ -105,6 +105,10 @@ bool cuda_graphs_unmodeled(const Config& config) {
 
 bool layer_graphed(const NormalizedConfig& n, LayerKind kind) {
   if (!uses_te_layer_graphs(n.config.training)) return false;
+  // Megatron-Bridge's FalconH1Layer is a plain MegatronModule, not a GraphableMegatronModule
+  // (falcon_h1/modeling_falconh1/falconh1_layer.py): transformer/cuda_graphs.py
+  // _layer_is_graphable never captures it.
+  if (kind == LayerKind::parallel_hybrid) return false;
   if (whole_layers(n)) return true;
   const CudaGraphModules& modules = graph_modules(n);
   if (kind == LayerKind::mamba) return modules.has(M::mamba);

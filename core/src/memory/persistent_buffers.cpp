@@ -70,17 +70,30 @@ double global_buffer_bytes(const NormalizedConfig& n) {
 
 double expert_bias_buffer_bytes(const NormalizedConfig& n, const std::vector<TensorBlock>& blocks) {
   const ModelConfig& model = n.config.model;
-  if (!model.moe_router_enable_expert_bias) return 0;
-  double routers = 0;
+  if (!model.moe_router_enable_expert_bias && model.moe_n_hash_layers == 0) return 0;
+  double routers = 0;      // decoder layers' routers
+  double mtp_routers = 0;  // MTP layers' routers
+  bool embedding = false;
+  bool mtp = false;
   for (const TensorBlock& block : blocks) {
     for (std::size_t t = 0; t < block.count; ++t) {
       const ParamTensor& tensor = block.tensors[t];
       if (tensor.module == ModuleKind::router && tensor.gemm_weight) {
-        routers += static_cast<double>(block.repeat);
+        (tensor.mtp ? mtp_routers : routers) += static_cast<double>(block.repeat);
       }
+      embedding = embedding || tensor.module == ModuleKind::word_embedding;
+      mtp = mtp || tensor.mtp;
     }
   }
-  return routers * 2 * 4 * model.num_experts;
+  // Hash-routed layers (the first moe_n_hash_layers, all on the embedding's stage:
+  // rules/pipeline_layout.cpp) keep an int32 tid2eid [vocab x top-k] table and no expert bias
+  // (Megatron-LM dev moe/router.py TopKRouter.__init__); MTP routers are never hashed. The
+  // last stage's embedding copy for MTP is not the embedding's stage.
+  const bool embedding_stage = embedding && (!mtp || n.config.parallel.pipeline_parallel == 1);
+  const double hashed = embedding_stage ? std::min<double>(model.moe_n_hash_layers, routers) : 0;
+  const double biased = model.moe_router_enable_expert_bias ? routers + mtp_routers - hashed : 0;
+  return biased * 2 * 4 * model.num_experts +
+         hashed * 4 * static_cast<double>(model.vocab_size) * model.moe_router_topk;
 }
 
 namespace {

@@ -20,7 +20,7 @@ double workspace_bytes(const NormalizedConfig& normalized);
 double global_buffer_bytes(const NormalizedConfig& normalized);
 
 // fp32 local_tokens_per_expert and expert_bias of each MoE layer with expert bias
-// (megatron/core/transformer/moe/router.py).
+// (megatron/core/transformer/moe/router.py), or a hash-routed layer's int32 tid2eid table.
 double expert_bias_buffer_bytes(const NormalizedConfig& normalized,
                                 const std::vector<TensorBlock>& blocks);
 

@@ -33,15 +33,24 @@ OptimizerKind optimizer_for(const OptimizerConfig& optimizer, const ParamTensor&
   return optimizer.muon_scalar_optimizer;
 }
 
-// Which DDP buffer a tensor lives in: [expert][fp8 param buffer] (param_layout.py,
-// BufferKey: param dtype, grad dtype, expert).
+// An fp32 parameter of a 16-bit model (ParamTensor::fp32; in an fp32 model every parameter is).
+bool fp32_in_half_model(const NormalizedConfig& normalized, const ParamTensor& tensor) {
+  return tensor.fp32 && normalized.config.training.params_dtype != DType::fp32;
+}
+
+// Which DDP buffer a tensor lives in: [expert][storage: params dtype, fp8 param buffer, fp32]
+// (param_layout.py BufferKey: param dtype, grad dtype, expert; param_and_grad_buffer.py
+// group_params_for_buffers keys an fp32 parameter of a bf16 model by its own dtype).
 struct BufferKey {
   int expert;
-  int fp8;
+  int storage;
 };
 
 BufferKey buffer_of(const NormalizedConfig& normalized, const ParamTensor& tensor) {
-  return {tensor.expert ? 1 : 0, uses_fp8_param_buffer(normalized, tensor) ? 1 : 0};
+  const int storage = uses_fp8_param_buffer(normalized, tensor) ? 1
+                      : fp32_in_half_model(normalized, tensor)  ? 2
+                                                                : 0;
+  return {tensor.expert ? 1 : 0, storage};
 }
 
 // One DDP buffer's element count after Megatron's padding (distributed optimizer only):
@@ -66,7 +75,7 @@ std::int64_t padded_buffer_elements(const NormalizedConfig& normalized,
   };
   auto in_buffer = [&](const ParamTensor& tensor) {
     const BufferKey k = buffer_of(normalized, tensor);
-    return k.expert == key.expert && k.fp8 == key.fp8;
+    return k.expert == key.expert && k.storage == key.storage;
   };
   auto place = [&](const ParamTensor& param) {
     param_start = round_up(param_start, 64);
@@ -151,6 +160,18 @@ double precision_aware_grad_bytes(DType params_dtype, const OptimizerConfig& opt
 
 namespace {
 
+// Whether TE FusedAdam keeps the master weights under --use-precision-aware-optimizer:
+// optimizer_config.py use_precision_aware_optimizer_no_fp8_or_ds_fp8, on the recipe the
+// OptimizerConfig carries: the model's under FP8, else OptimizerConfig::fp8_recipe (a
+// Megatron-Bridge bf16 run's is tensorwise, so MCore keeps fp32 masters there).
+bool te_owns_master_weights(const NormalizedConfig& normalized) {
+  const OptimizerConfig& opt = normalized.config.optimizer;
+  const Fp8Recipe model_recipe = normalized.config.training.fp8_recipe;
+  const Fp8Recipe recipe = model_recipe != Fp8Recipe::none ? model_recipe : opt.fp8_recipe;
+  return recipe == Fp8Recipe::none || recipe == Fp8Recipe::delayed ||
+         opt.main_params_dtype != DType::fp32 || opt.optimizer_cpu_offload;
+}
+
 // The precision-aware optimizer's states (TE FusedAdam in the chosen dtypes), its grad buffer
 // and the step's grad copy, into bytes (weights already set).
 void precision_aware_bytes(const NormalizedConfig& normalized, ParamBytes& bytes) {
@@ -161,13 +182,7 @@ void precision_aware_bytes(const NormalizedConfig& normalized, ParamBytes& bytes
   // weights (no fp8 beyond delayed scaling) and no CPU offload (HybridDeviceOptimizer keeps
   // full fp32 masters).
   bytes.gradient = precision_aware_grad_bytes(params_dtype, opt);
-  // optimizer_config.py use_precision_aware_optimizer_no_fp8_or_ds_fp8, on the recipe the
-  // OptimizerConfig carries: the model's under FP8, else OptimizerConfig::fp8_recipe (a
-  // Megatron-Bridge bf16 run's is tensorwise, so MCore keeps fp32 masters there).
-  const Fp8Recipe model_recipe = normalized.config.training.fp8_recipe;
-  const Fp8Recipe recipe = model_recipe != Fp8Recipe::none ? model_recipe : opt.fp8_recipe;
-  const bool te_owns_master = recipe == Fp8Recipe::none || recipe == Fp8Recipe::delayed ||
-                              opt.main_params_dtype != DType::fp32 || opt.optimizer_cpu_offload;
+  const bool te_owns_master = te_owns_master_weights(normalized);
   // Otherwise the step reads .grad = the 16-bit buffer shard .float() (distrib_optimizer.py
   // _copy_model_grads_to_main_grads), freed by the next zero_grad as without this optimizer.
   if (!te_owns_master && bytes.gradient < 4.0) bytes.optimizer_step = 4.0;
@@ -211,9 +226,34 @@ void offload_fp32_master_state(const OptimizerConfig& opt, double master, double
   bytes.lazy_optimizer_state = (1.0 - fraction) * moments;
 }
 
+// An fp32 parameter of a 16-bit model: a 4-byte weight and an fp32 grad (group_params_for_buffers:
+// float with grad_reduce_in_fp32, else the param's own dtype). The optimizer steps the parameter
+// itself, with no main copy and no fp32 grad copy at the step (distrib_optimizer.py
+// _build_model_and_main_param_groups, its 'torch.cuda.FloatTensor' branch; optimizer.py
+// Float16OptimizerWithFloat16Params, fp32_from_fp32_groups). Where TE FusedAdam owns the master
+// weights it still makes a master_param state for it, whole (no remainder: the parameter is not
+// bf16), at its first step (fused_adam.py step, initialize_state).
+ParamBytes fp32_param_bytes(const NormalizedConfig& normalized, const ParamTensor& tensor) {
+  const OptimizerConfig& opt = normalized.config.optimizer;
+  ParamBytes bytes;
+  bytes.weight = 4.0;
+  bytes.gradient = 4.0;
+  double master = 0.0;
+  double moments = optimizer_for(opt, tensor) == OptimizerKind::adam ? 8.0 : 4.0;
+  if (opt.use_precision_aware_optimizer) {
+    moments = dtype_bytes(opt.exp_avg_dtype) + dtype_bytes(opt.exp_avg_sq_dtype);
+    if (te_owns_master_weights(normalized)) master = dtype_bytes(opt.main_params_dtype);
+  }
+  bytes.optimizer_state = master + moments;
+  bytes.lazy_optimizer_state = master + moments;
+  if (opt.optimizer_cpu_offload) offload_fp32_master_state(opt, master, moments, bytes);
+  return bytes;
+}
+
 }  // namespace
 
 ParamBytes param_bytes(const NormalizedConfig& normalized, const ParamTensor& tensor) {
+  if (fp32_in_half_model(normalized, tensor)) return fp32_param_bytes(normalized, tensor);
   const OptimizerConfig& opt = normalized.config.optimizer;
   const DType params_dtype = normalized.config.training.params_dtype;
   const bool half_params = params_dtype != DType::fp32;
@@ -269,7 +309,7 @@ struct BufferSums {
   ParamBytes first;
 };
 struct BufferGrid {
-  BufferSums sums[2][2];  // [expert][fp8]
+  BufferSums sums[2][3];  // [expert][BufferKey::storage]
 };
 
 // Sums the chunk's tensors into their buffers and counts its dense and expert parameters.
@@ -277,17 +317,21 @@ BufferGrid sum_buffers(const NormalizedConfig& normalized, const std::vector<Ten
                        ChunkStaticBytes& out) {
   BufferGrid grid;
   // Bytes depend only on the buffer, whether the tensor is a GEMM weight (of an FP8 layer),
-  // and whether it is the embedding/output layer or the router (param_bytes' only inputs).
-  // Empty optionals: a few flags to clear per chunk, not 18 zeroed ParamBytes.
-  std::optional<ParamBytes> by_kind[2][3][3];
+  // and whether it is the embedding/output layer, the router or an fp32 parameter
+  // (param_bytes' only inputs). Empty optionals: a few flags to clear per chunk, not 24 zeroed
+  // ParamBytes.
+  std::optional<ParamBytes> by_kind[2][3][4];
   visit_chunk_tensors(blocks, out, [&](const ParamTensor& tensor, std::int64_t elements) {
     const BufferKey key = buffer_of(normalized, tensor);
     const int gemm = tensor.gemm_weight ? (tensor.fp8 ? 2 : 1) : 0;
-    const int edge = tensor.embedding_or_output ? 1 : tensor.module == ModuleKind::router ? 2 : 0;
+    const int edge = tensor.fp32                           ? 3
+                     : tensor.embedding_or_output          ? 1
+                     : tensor.module == ModuleKind::router ? 2
+                                                           : 0;
     std::optional<ParamBytes>& slot = by_kind[key.expert][gemm][edge];
     if (!slot) slot = param_bytes(normalized, tensor);
     const ParamBytes& bytes = *slot;
-    BufferSums& sum = grid.sums[key.expert][key.fp8];
+    BufferSums& sum = grid.sums[key.expert][key.storage];
     if (!sum.used) sum.first = bytes;
     sum.used = true;
     sum.elements += elements;
@@ -311,13 +355,14 @@ ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
   double weight = fp8_weight_copies(normalized, blocks), gradient = 0, optimizer = 0, host = 0,
          step = 0, lazy = 0;
   for (int expert = 0; expert < 2; ++expert) {
-    for (int fp8 = 0; fp8 < 2; ++fp8) {
-      const BufferSums& sum = grid.sums[expert][fp8];
+    for (int storage = 0; storage < 3; ++storage) {
+      const BufferSums& sum = grid.sums[expert][storage];
       if (!sum.used) continue;
       const std::int64_t shard_group = optimizer_shard_group(normalized, expert == 1);
       const std::int64_t elements =
           opt.use_distributed_optimizer
-              ? padded_buffer_elements(normalized, blocks, {expert, fp8}, shard_group, bucket_size)
+              ? padded_buffer_elements(normalized, blocks, {expert, storage}, shard_group,
+                                       bucket_size)
               : sum.elements;
       out.padding_elements += elements - sum.elements;
       const auto padding = static_cast<double>(elements - sum.elements);

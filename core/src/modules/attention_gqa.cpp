@@ -16,6 +16,11 @@
 //     core_attn_out * sigmoid(gate.float()).to(dtype)) also keeps the sigmoid's fp32 output, its
 //     16-bit cast and the ungated output (the product's inputs) beside the product, linear_proj's
 //     input.
+//   In Falcon-H1's parallel layer (Megatron-Bridge falcon_h1/modeling_falconh1/
+//   falconh1_layer_specs.py) linear_qkv is a plain TEColumnParallelLinear: the layer's shared
+//   input norm lives in falcon_h1_layer.cpp, and linear_qkv saves its own input, the norm
+//   output times attention_in_multiplier (falconh1_layer.py: a new tensor). key_multiplier
+//   and attention_out_multiplier scale K and the output into copies nothing saves.
 //   FLOPs: training.py transformer_flops: 2h(q + k + v + gate) + 2·heads·dv·h projections;
 //     causal core attention heads·s·(dk + dv) (QK^T and softmax·V at half the sequence each).
 #include <algorithm>
@@ -49,7 +54,7 @@ void params(const ModuleContext& c, ParamSink& sink) {
   const std::int64_t qkv_out = q + shape.gate_rows + kv;
   const bool qkv_bias = m.add_bias_linear || m.add_qkv_bias;
   const ModuleKind attn = ModuleKind::self_attention;
-  sink.norm(ModuleKind::input_layernorm, h);
+  if (c.kind != LayerKind::parallel_hybrid) sink.norm(ModuleKind::input_layernorm, h);
   sink.linear(attn, qkv_out * h / tp, qkv_bias ? qkv_out / tp : 0);
   if (m.qk_layernorm) {
     sink.norm(attn, shape.kv_channels);  // q_layernorm
@@ -130,7 +135,13 @@ void head_wise_gate_saved(const ActivationShape& s, SavedSink& sink, double head
 void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const ModelConfig& m = c.model;
   const AttentionShape shape = attention_shape(m, c.kind);
-  input_norm_saved(c, s, sink);
+  if (c.kind == LayerKind::parallel_hybrid) {
+    sink.add("linear_qkv input (input norm output x attention_in_multiplier)",
+             ModuleKind::self_attention, s.sp_tokens * s.h, gemm_input_bytes(c), {},
+             {OffloadModule::qkv_linear});
+  } else {
+    input_norm_saved(c, s, sink);
+  }
   const double heads = shape.heads / s.tp;
   // With fewer query groups than TP ranks each rank keeps one group (attention.py).
   const double groups = std::max(1.0, shape.query_groups / s.tp);

@@ -18,7 +18,7 @@ namespace megamem {
 namespace {
 
 bool present(const ModuleContext& c) {
-  return c.model.multi_latent_attention && !dsa_attention(c.model) &&
+  return c.model.multi_latent_attention && !dsa_attention(c.model) && !dsv4_attention(c.model) &&
          layer_kind_has_attention(c.kind);
 }
 

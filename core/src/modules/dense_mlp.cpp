@@ -4,6 +4,12 @@
 //   saved: the norm's input (mlp_norm offload only for a standalone norm: under TE it is fused
 //     into fc1) and output, fc1 output (Kimi K3's SiTU-GLU: its fp32 intermediates instead) and
 //     activation output; all but the norm input freed by mlp recompute.
+//   Falcon-H1's parallel layer runs FalconH1MLP (Megatron-Bridge falcon_h1/modeling_falconh1/
+//   falconh1_layer.py), which raises unless the activation is unfused: the gate half times
+//   the gate multiplier goes into SiLU (kept), SiLU's output and the up half plus
+//   glu_linear_offset (two new tensors) into the product (both kept), the product into fc2;
+//   the fc1 output itself is not kept. FalconH1Layer calls its MLP directly, outside
+//   transformer_layer.py's recompute_mlp checkpoint: mlp recompute frees nothing there.
 //   FLOPs: training.py: 2h x ffn x (1 + glu) — fc1 (x2 for GLU) and fc2.
 #include "module_spec.hpp"
 
@@ -21,10 +27,14 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const ModelConfig& m = c.model;
   const ModuleKind mlp = ModuleKind::mlp;
   const double ffn = m.ffn_hidden_size / s.tp;
-  const RecomputeModules recompute = {RecomputeModule::mlp};
+  const bool falcon = c.kind == LayerKind::parallel_hybrid;
+  const RecomputeModules recompute =
+      falcon ? RecomputeModules{} : RecomputeModules{RecomputeModule::mlp};
   // Under TE the norm is fused into fc1 (no standalone module for mlp_norm to offload).
   const bool standalone_norm = c.config.training.transformer_impl == TransformerImpl::local;
-  sink.add("pre_mlp_layernorm input", ModuleKind::pre_mlp_layernorm, s.sp_tokens * s.h, s.act, {},
+  // mhc recompute discards the aggregated streams (the norm's input) of hyper-connections.
+  sink.add("pre_mlp_layernorm input", ModuleKind::pre_mlp_layernorm, s.sp_tokens * s.h, s.act,
+           {RecomputeModule::mhc},
            standalone_norm ? OffloadModules{OffloadModule::mlp_norm} : OffloadModules{});
   // Saved by the fused LN+fc1 GEMM and by fc2 as GEMM inputs (FP8 in an FP8 layer:
   // layernorm_linear.py, linear.py); the activation keeps its bf16 input
@@ -32,8 +42,14 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const double gemm_input = gemm_input_bytes(c);
   sink.add("pre_mlp_layernorm output", ModuleKind::pre_mlp_layernorm, s.sp_tokens * s.h, gemm_input,
            recompute);
-  glu_activation_input_saved(c, sink, "fc1 output (activation input)", mlp, s.tokens, ffn,
-                             recompute, {});
+  if (falcon && m.activation == Activation::swiglu) {
+    sink.add("gate x gate multiplier (SiLU input)", mlp, s.tokens * ffn, s.act);
+    sink.add("SiLU output (product input)", mlp, s.tokens * ffn, s.act);
+    sink.add("up + glu_linear_offset (product input)", mlp, s.tokens * ffn, s.act);
+  } else {
+    glu_activation_input_saved(c, sink, "fc1 output (activation input)", mlp, s.tokens, ffn,
+                               recompute, {});
+  }
   sink.add("activation output (fc2 input)", mlp, s.tokens * ffn, gemm_input, recompute);
   // fc1's and fc2's grad outputs until backward_dw.
   sink.delayed_wgrad(LayerBlock::mlp,

@@ -58,16 +58,16 @@ std::string_view experts_not_applicable(FieldScope scope, const ModelConfig& m) 
 }
 
 // The other layer kinds: mamba_mixer.py MambaMixer is built only for the hybrid pattern's M
-// layers; gated_delta_net/gdn.py only with --linear-attention-freq or 'G' layers;
-// multi_token_prediction.py's repeated layer is one of the MTP layers (also a hybrid
-// pattern's '/' parts); transformer/utils.py
-// is_layer_window_attention's skip frequency picks which layers keep full attention, so it
-// needs a window.
+// layers (and Megatron-Bridge Falcon-H1's P layers); gated_delta_net/gdn.py only with
+// --linear-attention-freq or 'G' layers; multi_token_prediction.py's repeated layer is one of the
+// MTP layers (also a hybrid pattern's '/' parts); transformer/utils.py is_layer_window_attention's
+// skip frequency picks which layers keep full attention, so it needs a window.
 std::string_view layer_kind_not_applicable(FieldScope scope, const ModelConfig& m) {
   switch (scope) {
     case FieldScope::mamba:
-      if (m.hybrid_layer_pattern.find('M') != std::string::npos) return {};
-      return "Does not apply: no Mamba layers (the hybrid layer pattern has no M).";
+      // Falcon-H1's 'P' layers hold a Mamba-2 mixer too (falcon_h1_layer.cpp).
+      if (m.hybrid_layer_pattern.find_first_of("MP") != std::string::npos) return {};
+      return "Does not apply: no Mamba layers (the hybrid layer pattern has no M or P).";
     case FieldScope::gated_deltanet:
       if (m.linear_attention_freq > 0 || pattern_has(m, 'G')) return {};
       return "Does not apply: no Gated DeltaNet layers (linear attention frequency 0).";
@@ -147,10 +147,11 @@ std::string_view field_source(const ConfigField& field) {
 }
 
 RecomputeModules recompute_modules_of_absent_layers(const ModelConfig& model) {
-  // gdp_in_proj, gdp_qkv and mhc act on layers megamem does not build (gated delta product,
-  // hyper-connections); gdn_norm_out on Gated DeltaNet layers (gated_deltanet.cpp).
-  RecomputeModules out = {RecomputeModule::gdp_in_proj, RecomputeModule::gdp_qkv,
-                          RecomputeModule::mhc};
+  // gdp_in_proj and gdp_qkv act on layers megamem does not build (gated delta product); mhc
+  // on hyper-connections (hyper_connection.cpp); gdn_norm_out on Gated DeltaNet layers
+  // (gated_deltanet.cpp).
+  RecomputeModules out = {RecomputeModule::gdp_in_proj, RecomputeModule::gdp_qkv};
+  if (!model.enable_mhc_connections) out.insert(RecomputeModule::mhc);
   if (!layer_kind_not_applicable(FieldScope::gated_deltanet, model).empty()) {
     out.insert(RecomputeModule::gdn_norm_out);
   }

@@ -22,6 +22,13 @@
 //     recomputed, with dzxbcdt, dxBC, dstates and dCB).
 //   FLOPs: training.py hybrid_flops, mamba_layer_flops: 2h (2 d_in + 2 G N + heads) in_proj,
 //     7 d_in N scan, 2 d_in h out_proj, with d_in = 2h as Megatron counts it.
+//   In Falcon-H1's parallel layer (Megatron-Bridge falcon_h1/modeling_falconh1/
+//   falconh1_layer_specs.py, falconh1_layer.py) the mixer is FalconH1MambaMixer with in_proj a
+//   plain TEColumnParallelLinear: the layer's shared input norm (falcon_h1_layer.cpp) is not
+//   fused in, and in_proj saves its own input, the norm output times ssm_in_multiplier (a new
+//   tensor). FalconH1MambaMixer._scale_zxbc_dt multiplies zxBCdt by the five ssm_multipliers
+//   before the kernel: the kernel saves the scaled copy, the unscaled in_proj output stays
+//   alive beside it in the forward.
 #include <algorithm>
 
 #include "module_spec.hpp"
@@ -50,7 +57,9 @@ MambaShape mamba_shape(const ModelConfig& m) {
                     .state = static_cast<double>(m.mamba_state_dim)};
 }
 
-bool present(const ModuleContext& c) { return c.kind == LayerKind::mamba; }
+bool present(const ModuleContext& c) { return layer_kind_has_mamba(c.kind); }
+
+bool in_parallel_layer(const ModuleContext& c) { return c.kind == LayerKind::parallel_hybrid; }
 
 void params(const ModuleContext& c, ParamSink& sink) {
   const ModelConfig& m = c.model;
@@ -61,7 +70,12 @@ void params(const ModuleContext& c, ParamSink& sink) {
   const auto inner = static_cast<std::int64_t>(shape.inner()) / tp;
   const auto conv_dim = static_cast<std::int64_t>(shape.conv_dim()) / tp;
   const ModuleKind mixer = ModuleKind::mamba_mixer;
-  fused_norm_in_proj_params(c, mixer, static_cast<std::int64_t>(shape.in_proj_out()), sink);
+  const auto in_proj_out = static_cast<std::int64_t>(shape.in_proj_out());
+  if (in_parallel_layer(c)) {
+    sink.linear(mixer, in_proj_out * h / tp, 0);  // TEColumnParallelLinear, no norm fused in
+  } else {
+    fused_norm_in_proj_params(c, mixer, in_proj_out, sink);
+  }
   sink.tensor(mixer, conv_dim * static_cast<std::int64_t>(kConvWidth));  // conv1d_weight
   sink.tensor(mixer, conv_dim);                                          // conv1d_bias
   for (int i = 0; i < 3; ++i) sink.tensor(mixer, heads);                 // dt_bias, A_log, D
@@ -94,7 +108,12 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const double n = s.tokens;
   const double inner = shape.inner() / s.tp;
   const double zxbcdt = n * shape.in_proj_out() / s.tp;
-  fused_norm_in_proj_saved(c, s, mixer, sink);
+  if (in_parallel_layer(c)) {
+    sink.add("in_proj input (input norm output x ssm_in_multiplier)", mixer, s.sp_tokens * s.h,
+             gemm_input_bytes(c));
+  } else {
+    fused_norm_in_proj_saved(c, s, mixer, sink);
+  }
   sink.add("zxBCdt (in_proj output, kernel input)", mixer, zxbcdt, s.act);
   sink.add("SSM output before gating (out_x)", mixer, n * inner, s.act);
   sink.add("gated RMSNorm input", mixer, n * inner, s.act);
@@ -104,7 +123,9 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   // Forward: the in_proj output before its contiguous copy, or the kernel's working set
   // (fp32 chunk states with their bf16 passed copy).
   const double kernel_forward = w.conv_bytes + w.dt_bytes + 6 * w.states_elements + w.cb_bytes;
-  sink.forward_transient(std::max(s.act * zxbcdt, kernel_forward));
+  // Falcon-H1: the unscaled in_proj output beside its ssm_multipliers-scaled copy.
+  const double in_proj_copies = in_parallel_layer(c) ? 2.0 : 1.0;
+  sink.forward_transient(std::max(in_proj_copies * s.act * zxbcdt, kernel_forward));
   // Backward: dzxbcdt, the recomputed xBC with its gradient dxBC, dt/dA_cumsum, states (fp32,
   // then bf16) with dstates (fp32), CB with dCB (fp32).
   sink.backward_transient(s.act * zxbcdt + 2 * w.conv_bytes + w.dt_bytes + 10 * w.states_elements +

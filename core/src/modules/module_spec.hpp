@@ -58,7 +58,8 @@ struct ParamTensor {
   bool shared_embedding = false;  // Megatron puts it in a bucket of its own
   bool gemm_weight = false;       // 2-D GEMM weight (fp8 param gather, Muon)
   bool embedding_or_output = false;
-  bool fp8 = false;  // GEMM weight Transformer Engine runs in FP8 (fp8_memory.hpp)
+  bool fp8 = false;   // GEMM weight Transformer Engine runs in FP8 (fp8_memory.hpp)
+  bool fp32 = false;  // an fp32 parameter in a 16-bit model (static_memory.cpp)
 
   std::int64_t elements() const { return numel * copies; }
 };
@@ -76,6 +77,8 @@ class ParamSink {
   void experts(ModuleKind module, std::int64_t weight, std::int64_t bias, std::int64_t copies);
   // LayerNorm has a weight and a bias, RMSNorm a weight (megatron/core/transformer/torch_norm.py).
   void norm(ModuleKind module, std::int64_t width);
+  // A weight held in fp32 whatever the params dtype (ParamTensor::fp32), not a TE GEMM.
+  void fp32_weight(ModuleKind module, std::int64_t numel);
   // The vocabulary matrices (word embedding, output layer) and the position embedding.
   void embedding_or_output(ModuleKind module, std::int64_t numel, bool gemm, bool shared);
 
@@ -266,9 +269,16 @@ void layer_flops(const ModuleContext& context, ModuleFlops& flops);
 void mla_params(const ModuleContext& context, ParamSink& sink);
 void mla_flops(const ModuleContext& context, ModuleFlops& flops);
 
+// DeepSeek-V4's hybrid attention (experimental_attention_variant dsv4_hybrid: MLA's
+// flag with per-layer compression ratios) replaces MLA's attention; its indexer reuses the
+// dsa_indexer_* sizes (Megatron-Bridge deepseek_v4_bridge.py sets them), not DSA's module.
+inline bool dsv4_attention(const ModelConfig& model) {
+  return model.multi_latent_attention && !model.csa_compress_ratios.empty();
+}
+
 // DeepSeek sparse attention (--experimental-attention-variant dsa) replaces MLA's attention.
 inline bool dsa_attention(const ModelConfig& model) {
-  return model.multi_latent_attention && model.dsa_indexer_topk > 0;
+  return model.multi_latent_attention && model.dsa_indexer_topk > 0 && !dsv4_attention(model);
 }
 // The share of decoder layers that compute their own top-k and so have an indexer
 // (dsa.py is_dsa_skip_topk_layer with --dsa-indexer-topk-freq / -skip-topk-offset).
@@ -321,6 +331,8 @@ double embedding_saved_bytes(const ActivationShape& shape);
 
 // output_loss.cpp: final norm, output layer, cross entropy.
 void final_norm_params(const NormalizedConfig& normalized, ParamSink& sink);
+// Hyper-connections' learned output contraction (hc_head_*) beside a final norm.
+void hyper_connection_head_params(const ModelConfig& model, ModuleKind kind, ParamSink& sink);
 void output_layer_params(const NormalizedConfig& normalized, bool shared, ParamSink& sink);
 // The loss as the backward phases chunk_activations walks: final norm, output layer
 // (logits), the logit soft-cap where the model has one, cross entropy.
@@ -343,7 +355,7 @@ double logits_flops(const NormalizedConfig& normalized);
 // mtp.cpp: MultiTokenPredictionLayer's own tensors around its transformer layer.
 void mtp_projection_params(const NormalizedConfig& normalized, ParamSink& sink);
 void mtp_final_norm_params(const NormalizedConfig& normalized, ParamSink& sink);
-double mtp_saved_bytes(const ActivationShape& shape);
+double mtp_saved_bytes(const ModelConfig& model, const ActivationShape& shape);
 double mtp_extra_flops(const ModelConfig& model);
 
 // routed_experts.cpp: what the estimate takes for the busiest expert-parallel rank when the

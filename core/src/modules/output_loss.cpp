@@ -11,6 +11,18 @@
 
 namespace megamem {
 
+// Hyper-connections' learned output contraction where the final norm is (Megatron-LM dev
+// transformer_block.py: hc_head_fn [n x n h], hc_head_base [n], hc_head_scale [1], kept in
+// fp32; hyper_connection.py learned_output_contract). Main's HyperConnectionModule
+// output_contract averages the streams without parameters; DeepSeek-V4 needs dev's.
+void hyper_connection_head_params(const ModelConfig& m, ModuleKind kind, ParamSink& sink) {
+  if (!m.enable_mhc_connections) return;
+  const std::int64_t n = m.mhc_num_residual_streams;
+  sink.tensor(kind, n * n * m.hidden_size);
+  sink.tensor(kind, n);
+  sink.tensor(kind, 1);
+}
+
 void final_norm_params(const NormalizedConfig& n, ParamSink& sink) {
   sink.norm(ModuleKind::final_layernorm, n.config.model.hidden_size);
   // Kimi K3: the last layer's output mix, output_attn_res_norm and output_attn_res_proj [h]
@@ -19,6 +31,7 @@ void final_norm_params(const NormalizedConfig& n, ParamSink& sink) {
     sink.norm(ModuleKind::final_layernorm, n.config.model.hidden_size);
     sink.tensor(ModuleKind::final_layernorm, n.config.model.hidden_size);
   }
+  hyper_connection_head_params(n.config.model, ModuleKind::final_layernorm, sink);
 }
 
 void output_layer_params(const NormalizedConfig& n, bool shared, ParamSink& sink) {
@@ -45,6 +58,10 @@ LossActivations loss_activations(const NormalizedConfig& n, const ActivationShap
   LossActivations out;
   out.logits_bytes = s.act * logits;
   out.norm_saved = 2 * s.act * s.sp_tokens * s.h;  // final norm input and output
+  // learned_output_contract keeps the n-stream input it contracts (hyper-connections).
+  const ModelConfig& m = n.config.model;
+  if (m.enable_mhc_connections)
+    out.norm_saved += s.act * s.sp_tokens * s.h * m.mhc_num_residual_streams;
   out.loss_saved = te_ce ? s.act * logits : 4 * logits;
   out.loss_forward_transient = te_ce ? s.act * logits : (s.act + upcast_copy + jit_copy) * logits;
   // Backward: the logits gradient cast back to the logits' dtype, on top of the saved softmax.

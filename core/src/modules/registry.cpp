@@ -3,20 +3,24 @@
 // module is one file in core/src/modules/ plus one line here.
 #include "module_spec.hpp"
 
-#define MEGAMEM_LAYER_MODULES(X) \
-  X(kGqaAttentionSpec)           \
-  X(kMlaAttentionSpec)           \
-  X(kDsaAttentionSpec)           \
-  X(kAttentionSinksSpec)         \
-  X(kPostAttentionNormSpec)      \
-  X(kDenseMlpSpec)               \
-  X(kPostMlpNormSpec)            \
-  X(kMoeRouterSpec)              \
-  X(kRoutedExpertsSpec)          \
-  X(kSharedExpertsSpec)          \
-  X(kMambaMixerSpec)             \
-  X(kGatedDeltaNetSpec)          \
-  X(kKimiDeltaAttentionSpec)     \
+#define MEGAMEM_LAYER_MODULES(X)   \
+  X(kFalconH1LayerSpec)            \
+  X(kGqaAttentionSpec)             \
+  X(kMlaAttentionSpec)             \
+  X(kDsaAttentionSpec)             \
+  X(kDsv4AttentionSpec)            \
+  X(kAttentionSinksSpec)           \
+  X(kPostAttentionNormSpec)        \
+  X(kDenseMlpSpec)                 \
+  X(kPostMlpNormSpec)              \
+  X(kMoeRouterSpec)                \
+  X(kRoutedExpertsSpec)            \
+  X(kSharedExpertsSpec)            \
+  X(kAttentionHyperConnectionSpec) \
+  X(kMlpHyperConnectionSpec)       \
+  X(kMambaMixerSpec)               \
+  X(kGatedDeltaNetSpec)            \
+  X(kKimiDeltaAttentionSpec)       \
   X(kAttentionResidualsSpec)
 
 namespace megamem {

@@ -64,6 +64,13 @@ void ParamSink::experts(ModuleKind module, std::int64_t weight, std::int64_t bia
   }
 }
 
+void ParamSink::fp32_weight(ModuleKind module, std::int64_t numel) {
+  if (ParamTensor* t = append(module, numel, true)) {
+    t->fp32 = true;
+    t->fp8 = false;
+  }
+}
+
 void ParamSink::norm(ModuleKind module, std::int64_t width) {
   tensor(module, model_.normalization == Normalization::layernorm ? 2 * width : width);
 }
@@ -159,7 +166,10 @@ void input_norm_saved(const ModuleContext& context, const ActivationShape& s, Sa
   // Offloading hooks every tensor saved inside the named module's forward
   // (fine_grained_activation_offload.py, saved_tensors_hooks): a fused norm's input is saved
   // inside qkv_linear; attn_norm offloads only a standalone norm.
-  sink.add("input_layernorm input", ModuleKind::input_layernorm, s.sp_tokens * s.h, s.act, {},
+  // With hyper-connections the norm's input is the aggregated streams, which mhc recompute
+  // discards (hyper_connection.py _forward_with_checkpoint).
+  sink.add("input_layernorm input", ModuleKind::input_layernorm, s.sp_tokens * s.h, s.act,
+           {RecomputeModule::mhc},
            {standalone_norm ? OffloadModule::attn_norm : OffloadModule::qkv_linear});
   // Under TE linear_qkv saves the fused norm's output as its GEMM input, FP8 in an FP8 layer
   // (layernorm_linear.py, with_quantized_norm). A standalone norm's (MLA) output is saved by
@@ -167,10 +177,13 @@ void input_norm_saved(const ModuleContext& context, const ActivationShape& s, Sa
   // keep an FP8 copy (linear.py, saved_inputmat).
   const double output_bytes =
       !context.fp8 ? s.act : (standalone_norm ? 2.0 : 1.0) * gemm_input_bytes(context);
-  sink.add(
-      "input_layernorm output", ModuleKind::input_layernorm, s.sp_tokens * s.h, output_bytes,
-      standalone_norm && mla ? RecomputeModules{RecomputeModule::layernorm} : RecomputeModules{},
-      {OffloadModule::qkv_linear});
+  // mhc recompute checkpoints a standalone norm (mhc_checkpoint_input_layernorm: not an
+  // IdentityOp, which the fused TE norm leaves in its place).
+  RecomputeModules output_freed_by;
+  if (standalone_norm) output_freed_by.insert(RecomputeModule::mhc);
+  if (standalone_norm && mla) output_freed_by.insert(RecomputeModule::layernorm);
+  sink.add("input_layernorm output", ModuleKind::input_layernorm, s.sp_tokens * s.h, output_bytes,
+           output_freed_by, {OffloadModule::qkv_linear});
 }
 
 void fused_norm_in_proj_params(const ModuleContext& context, ModuleKind module,
@@ -198,7 +211,8 @@ void layer_params(const ModuleContext& context, ParamSink& sink) {
 }
 
 // megatron/core/transformer/transformer_layer.py: each block ends in a bias-dropout-add whose
-// dropout saves a 1-byte mask of the (SP-sharded) hidden states.
+// dropout saves a 1-byte mask of the (SP-sharded) hidden states (of the n streams with
+// hyper-connections).
 // A hybrid layer has one block (mamba_layer.py mamba_bda, or the TransformerLayer's one).
 void layer_saved(const ModuleContext& context, const ActivationShape& shape, SavedSink& sink) {
   for (LayerBlock block : {LayerBlock::attention, LayerBlock::mlp}) {
@@ -222,7 +236,14 @@ void layer_saved(const ModuleContext& context, const ActivationShape& shape, Sav
                        : attention         ? "attention dropout mask"
                        : context.moe_layer ? "MoE dropout mask"
                                            : "MLP dropout mask";
-    sink.add(name, owner, shape.sp_tokens * shape.h, shape.dropout_mask);
+    // With hyper-connections the dropout runs on the block's output expanded to the n streams
+    // (hyper_connection.py _fused_h_res_h_post_bda_native: bda on H_post x, n x h wide), inside
+    // mhc recompute's CheckpointWithoutOutput, which runs it without grad (tensor_parallel/
+    // random.py).
+    const bool hc = context.model.enable_mhc_connections && !mamba;
+    const double streams = hc ? context.model.mhc_num_residual_streams : 1;
+    sink.add(name, owner, shape.sp_tokens * shape.h * streams, shape.dropout_mask,
+             hc ? RecomputeModules{RecomputeModule::mhc} : RecomputeModules{});
   }
 }
 
@@ -233,7 +254,7 @@ void layer_flops(const ModuleContext& context, ModuleFlops& flops) {
 }
 
 double layer_forward_flops(const ModuleFlops& f, LayerKind kind) {
-  double out = kind == LayerKind::mamba ? f.mamba : 0.0;
+  double out = layer_kind_has_mamba(kind) ? f.mamba : 0.0;
   if (layer_kind_is_gdn(kind)) out += f.gdn;
   if (layer_kind_has_attention(kind)) out += f.attention_projections + f.attention_core;
   if (layer_kind_has_dense_mlp(kind)) out += f.dense_mlp;

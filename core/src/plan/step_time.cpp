@@ -199,10 +199,19 @@ StepTimeModel::AttentionGemms StepTimeModel::kda_gemms(const LayerShape& l) cons
   return a;
 }
 
-// The mixer block of a layer: attention, Mamba, Gated DeltaNet, or none (a hybrid MLP / MoE
-// layer).
+// The mixer block of a layer: attention, Mamba, Gated DeltaNet or Kimi Delta Attention, both Mamba
+// and attention (Falcon-H1's parallel layer, falconh1_layer.py: one gathered input feeds both), or
+// none (a hybrid MLP / MoE layer).
 StepTimeModel::AttentionGemms StepTimeModel::mixer_gemms(LayerKind kind,
                                                          const LayerShape& l) const {
+  if (kind == LayerKind::parallel_hybrid) {
+    AttentionGemms both = attention_gemms(kind, l);
+    const AttentionGemms mamba = mamba_gemms(l);
+    both.projections += mamba.projections;
+    both.core_flops += mamba.core_flops;
+    both.tp_mixers = 2;  // each branch gathers its own scaled input and reduce-scatters
+    return both;
+  }
   if (kind == LayerKind::mamba) return mamba_gemms(l);
   if (layer_kind_is_gdn(kind)) {
     return n_->config.model.kda_layer_pattern.empty() ? gdn_gemms(l) : kda_gemms(l);
@@ -260,8 +269,8 @@ double StepTimeModel::tp_times(bool mixer_block, bool mlp_block, const LayerShap
     // MLA's down-projections stay local.
     const bool regather = !n_->config.model.multi_latent_attention;
     if (mixer_block) {
-      attn_fwd = exposed * (gather + scatter);
-      attn_bwd = exposed * (gather + scatter + (regather ? gather : 0.0));
+      attn_fwd = a.tp_mixers * exposed * (gather + scatter);
+      attn_bwd = a.tp_mixers * exposed * (gather + scatter + (regather ? gather : 0.0));
     }
     if (mlp_block) {
       mlp_fwd = exposed * 2.0 * scatter;
@@ -269,7 +278,7 @@ double StepTimeModel::tp_times(bool mixer_block, bool mlp_block, const LayerShap
     }
   } else {
     const double exposed = cfg_.tp_all_reduce_exposed_fraction;
-    if (mixer_block) attn_fwd = attn_bwd = exposed * 2.0 * scatter;
+    if (mixer_block) attn_fwd = attn_bwd = a.tp_mixers * exposed * 2.0 * scatter;
     if (mlp_block) mlp_fwd = mlp_bwd = exposed * 2.0 * scatter;
     // --distribute-saved-activations (no SP): the stashed input is re-gathered at recompute.
     cost.stash_gather = scatter;

@@ -99,6 +99,9 @@ class StepTimeModel {
   struct AttentionGemms {
     double projections = 0, up_projections = 0, core_flops = 0;
     double kv_bytes_per_token = 0, tp_gather_bytes = 0;
+    // Column/row-parallel pairs in the block, each with its own SP gather and reduce-scatter:
+    // two in Falcon-H1's parallel layer (Mamba in_proj/out_proj and linear_qkv/linear_proj).
+    double tp_mixers = 1;
   };
   struct MlpGemms {
     double mlp = 0, routed = 0, shared = 0, router = 0;

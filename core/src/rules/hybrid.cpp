@@ -32,6 +32,8 @@ std::optional<LayerKind> kind_of_symbol(char symbol) {
       return LayerKind::moe_only;
     case 'G':
       return LayerKind::gdn_mixer;
+    case 'P':  // Megatron-Bridge's Falcon-H1 (falcon_h1_layer.cpp)
+      return LayerKind::parallel_hybrid;
     default:
       return std::nullopt;
   }
@@ -114,7 +116,8 @@ std::optional<Error> symbols_are_valid(const std::string& pattern) {
     return rule_error(kPatternField,
                       std::string("In ") + (in_mtp ? "MTP" : "main") + " pattern, '" + symbol +
                           "' is not a valid layer symbol; valid symbols are M (Mamba), G (Gated "
-                          "DeltaNet), * (attention), + (MLA), D (DSA), - (MLP), E (MoE)" +
+                          "DeltaNet), * (attention), + (MLA), D (DSA), - (MLP), E (MoE), P "
+                          "(Megatron-Bridge Falcon-H1: Mamba and attention in parallel)" +
                           (in_mtp ? "" : ", | (pipeline segment), / (MTP depth)"),
                       kAllocation);
   }
@@ -193,7 +196,7 @@ std::optional<Error> moe_layers_follow_pattern(NormalizedConfig& n) {
 // mamba_mixer.py __init__: head and group counts must split over TP and over each other.
 std::optional<Error> mamba_shapes_divide(NormalizedConfig& n) {
   ModelConfig& m = n.config.model;
-  if (m.hybrid_layer_pattern.find('M') == std::string::npos) return std::nullopt;
+  if (m.hybrid_layer_pattern.find_first_of("MP") == std::string::npos) return std::nullopt;
   for (const auto& [field, value] : {std::pair{"mamba_state_dim", m.mamba_state_dim},
                                      {"mamba_head_dim", m.mamba_head_dim},
                                      {"mamba_num_groups", m.mamba_num_groups}}) {
@@ -228,7 +231,7 @@ std::optional<Error> mamba_shapes_divide(NormalizedConfig& n) {
 std::optional<Error> mamba_fp8_alignment(NormalizedConfig& n) {
   const ModelConfig& m = n.config.model;
   if (n.config.training.fp8_recipe == Fp8Recipe::none) return std::nullopt;
-  if (m.hybrid_layer_pattern.find('M') == std::string::npos) return std::nullopt;
+  if (m.hybrid_layer_pattern.find_first_of("MP") == std::string::npos) return std::nullopt;
   const std::int64_t in_proj_out = 2 * std::int64_t{m.mamba_num_heads} * m.mamba_head_dim +
                                    2 * std::int64_t{m.mamba_num_groups} * m.mamba_state_dim +
                                    m.mamba_num_heads;
@@ -273,6 +276,15 @@ std::optional<Error> hybrid_pipeline_flags(NormalizedConfig& n, const PatternPar
 // a multiple of PP, VPP = segments / PP, and --decoder-first/last-pipeline-num-layers are
 // refused. The embedding is on segment 0, the loss and the MTP depths on the last
 // (training.py get_model, hybrid_model.py mtp_on_this_rank). megamem hands the segments to
+
+// DeepSeek-V4 hybrid attention: the layer's entry of csa_compress_ratios picks the kind
+// (ratio 4: compressor and indexer, 128: compressor, 0 or past the list: window only).
+LayerKind compressed_kind(const ModelConfig& m, std::size_t index, bool moe) {
+  const int ratio = index < m.csa_compress_ratios.size() ? m.csa_compress_ratios[index] : 0;
+  if (ratio == 4) return moe ? LayerKind::csa_moe : LayerKind::csa_dense;
+  if (ratio == 128) return moe ? LayerKind::hca_moe : LayerKind::hca_dense;
+  return moe ? LayerKind::moe : LayerKind::dense;
+}
 // the layer placement as the equivalent --pipeline-model-parallel-layout (layer_placement.cpp).
 std::optional<Error> segments_place_layers(NormalizedConfig& n, const PatternParts& parts) {
   ParallelConfig& par = n.config.parallel;
@@ -300,6 +312,76 @@ std::optional<Error> segments_place_layers(NormalizedConfig& n, const PatternPar
   return std::nullopt;
 }
 
+// Megatron-Bridge's Falcon-H1 stack (src/megatron/bridge/models/falcon_h1/modeling_falconh1/):
+// a pattern with 'P' layers is FalconH1Stack's, not Megatron-LM's HybridStack.
+//   mamba_hybrid_layer_allocation.py Symbols.VALID: M, *, - and P only (no MoE, MLA, DSA,
+//     Gated DeltaNet, '|' segments or '/' MTP parts: _allocate_override raises);
+//   falconh1_layer_specs.py: the attention is SelfAttention (GQA), never MLA;
+//   falconh1_provider.py provide(): virtual pipeline stages are asserted against;
+//   falconh1_block.py _select_layers_for_pipeline_parallel: every rank takes
+//     num_layers // PP layers (the first/last-stage counts are never read);
+//   falconh1_block.py forward: the layers run without transformer_block.py's full-recompute
+//     checkpointing or its CPU-offload context, so those settings change nothing.
+constexpr const char* kFalconH1Source =
+    "Megatron-Bridge falcon_h1/modeling_falconh1/falconh1_block.py";
+
+std::optional<Error> falcon_h1_structure(const NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  const ParallelConfig& par = n.config.parallel;
+  const std::size_t other = m.hybrid_layer_pattern.find_first_not_of("M*-P");
+  if (other != std::string::npos) {
+    return rule_error(
+        kPatternField,
+        std::string("'") + m.hybrid_layer_pattern[other] +
+            "' cannot be combined with Falcon-H1's 'P' layers (valid: M, *, -, P)",
+        "Megatron-Bridge falcon_h1/modeling_falconh1/mamba_hybrid_layer_allocation.py");
+  }
+  if (m.multi_latent_attention) {
+    return rule_error("multi_latent_attention",
+                      "Falcon-H1's parallel layers build SelfAttention (GQA), not MLA",
+                      "Megatron-Bridge falcon_h1/modeling_falconh1/falconh1_layer_specs.py");
+  }
+  if (par.virtual_stages_per_pipeline_rank > 1) {
+    return rule_error("virtual_stages_per_pipeline_rank",
+                      "Virtual pipeline model parallelism is temporarily unsupported in "
+                      "FalconH1 models",
+                      "Megatron-Bridge falcon_h1/falconh1_provider.py");
+  }
+  if (par.decoder_first_pipeline_num_layers > 0 || par.decoder_last_pipeline_num_layers > 0) {
+    return rule_error("decoder_first_pipeline_num_layers",
+                      "FalconH1Stack gives every pipeline rank num_layers // PP layers; it "
+                      "does not read the first/last-stage layer counts",
+                      kFalconH1Source);
+  }
+  return must_divide("num_layers", "num_layers", m.num_layers, "pipeline_model_parallel_size",
+                     par.pipeline_parallel, kFalconH1Source);
+}
+
+std::optional<Error> falcon_h1_stack(NormalizedConfig& n) {
+  if (n.config.model.hybrid_layer_pattern.find('P') == std::string::npos) return std::nullopt;
+  if (std::optional<Error> error = falcon_h1_structure(n)) return error;
+  policy_warning(n,
+                 "'P' layers are Megatron-Bridge's Falcon-H1 (FalconH1Stack): Megatron-LM's "
+                 "--hybrid-override-pattern has no 'P', only a Megatron-Bridge run builds them",
+                 kFalconH1Source);
+  TrainingConfig& t = n.config.training;
+  if (t.recompute.granularity == RecomputeGranularity::full) {
+    policy_warning(n,
+                   "full recompute is ignored: FalconH1Stack runs its layers without "
+                   "checkpointing (estimated without recompute)",
+                   kFalconH1Source);
+    t.recompute.granularity = RecomputeGranularity::none;
+  }
+  if (t.offload.cpu_offloading) {
+    policy_warning(n,
+                   "--cpu-offloading is ignored: FalconH1Stack has no activation-offload "
+                   "context (estimated without it)",
+                   kFalconH1Source);
+    t.offload.cpu_offloading = false;
+  }
+  return std::nullopt;
+}
+
 std::optional<Error> check_hybrid_pattern(NormalizedConfig& n) {
   const std::string& pattern = n.config.model.hybrid_layer_pattern;
   if (pattern.empty()) return std::nullopt;
@@ -308,6 +390,7 @@ std::optional<Error> check_hybrid_pattern(NormalizedConfig& n) {
   if (!parts) return parts.error();
   layers_follow_pattern(n);
   mla_follows_pattern(n);
+  if (std::optional<Error> error = falcon_h1_stack(n)) return error;
   if (std::optional<Error> error = sparse_attention_symbols(n)) return error;
   if (std::optional<Error> error = mtp_follows_pattern(n, *parts)) return error;
   if (std::optional<Error> error = hybrid_pipeline_flags(n, *parts)) return error;
@@ -348,11 +431,18 @@ std::optional<Error> resolve_layer_kinds(NormalizedConfig& n) {
     const bool window = window_shape && layer_is_windowed(m, static_cast<int>(i));
     n.layer_kinds.push_back(gdn      ? (moe ? LayerKind::gdn_moe : LayerKind::gdn)
                             : window ? (moe ? LayerKind::window_moe : LayerKind::window_dense)
-                                     : (moe ? LayerKind::moe : LayerKind::dense));
+                                     : compressed_kind(m, i, moe));
   }
-  // multi_token_prediction.py: a GPT model's MTP layer uses the last decoder layer's spec.
-  if (m.mtp_num_layers > 0 && !n.layer_kinds.empty())
-    n.mtp_layer_kinds.push_back(n.layer_kinds.back());
+  // multi_token_prediction.py: a GPT model's MTP layer uses the last decoder layer's spec;
+  // DeepSeek-V4's its own entry of csa_compress_ratios after the decoder layers'
+  // (deepseek_v4_hybrid_attention.py resolves compress_ratios[layer_number - 1], and the MTP
+  // layer's attention is built with is_mtp_layer from the entries after num_layers).
+  if (m.mtp_num_layers > 0 && !n.layer_kinds.empty()) {
+    n.mtp_layer_kinds.push_back(m.csa_compress_ratios.empty()
+                                    ? n.layer_kinds.back()
+                                    : compressed_kind(m, static_cast<std::size_t>(m.num_layers),
+                                                      layer_kind_is_moe(n.layer_kinds.back())));
+  }
   n.mtp_layers_graphable = true;
   return std::nullopt;
 }

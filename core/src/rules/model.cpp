@@ -1,5 +1,6 @@
 // Rule book, model topic: sizes Megatron needs, the defaults it derives, multi-latent
 // attention, position embeddings and multi-token prediction.
+#include <algorithm>
 #include <string>
 
 #include "rule_book.hpp"
@@ -198,7 +199,8 @@ std::optional<Error> window_pattern_covers_layers(NormalizedConfig& n) {
 // (AbsorbedMLASelfAttention); absorbed_mla.py needs sequence parallelism under TP.
 std::optional<Error> sparse_attention_is_buildable(NormalizedConfig& n) {
   const ModelConfig& m = n.config.model;
-  if (m.dsa_indexer_topk == 0) return std::nullopt;
+  // DeepSeek-V4's attention reads the indexer sizes but is not DSA (its own check below).
+  if (m.dsa_indexer_topk == 0 || !m.csa_compress_ratios.empty()) return std::nullopt;
   constexpr const char* kDsa = "megatron/core/transformer/experimental_attention_variant/dsa.py";
   // A hybrid pattern's 'D' layers are MLA whatever the flag (rules/hybrid.cpp).
   if (!m.multi_latent_attention && m.hybrid_layer_pattern.find('D') == std::string::npos) {
@@ -228,6 +230,77 @@ std::optional<Error> sparse_attention_is_buildable(NormalizedConfig& n) {
                    kDsa);
   }
   return std::nullopt;
+}
+
+// deepseek_v4_hybrid_attention.py asserts: no core attention checkpoint, no qkv_linear
+// offload; the PyTorch fallback (--dsa-kernel-backend none) gathers every attended key.
+std::optional<Error> compressed_attention_recompute(NormalizedConfig& n, const char* source) {
+  const TrainingConfig& t = n.config.training;
+  // transformer_config.py: selective recompute without modules recomputes core_attn.
+  const bool core_attn =
+      t.recompute.granularity == RecomputeGranularity::selective &&
+      (t.recompute.modules.empty() || t.recompute.modules.has(RecomputeModule::core_attn));
+  if (core_attn) {
+    return rule_error("recompute_modules",
+                      "checkpoint core attention is not supported in DSv4 Hybrid Attention",
+                      source);
+  }
+  if (t.offload.offload_modules.has(OffloadModule::qkv_linear)) {
+    return rule_error("offload_modules",
+                      "offload qkv linear is not supported in DSv4 Hybrid Attention", source);
+  }
+  return warn_when(n, t.dsa_kernel_backend == DsaKernelBackend::none,
+                   "--dsa-kernel-backend none runs DeepSeek-V4's PyTorch fallback "
+                   "(csa.py unfused_compressed_sparse_attn), which gathers every attended key "
+                   "per query in fp32; runs use cudnn",
+                   "megatron/core/transformer/experimental_attention_variant/csa.py (dev)");
+}
+
+// Megatron-LM dev transformer_config.py __post_init__ (experimental_attention_variant
+// dsv4_hybrid): MLA, one ratio of 0, 4 or 128 per decoder and MTP layer, TP 1, no TileLang;
+// deepseek_v4_hybrid_attention.py: no core_attn checkpoint, no qkv_linear offload, and
+// num_attention_heads x v_head_dim split evenly into o_groups.
+std::optional<Error> compressed_attention_is_buildable(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  if (m.csa_compress_ratios.empty()) return std::nullopt;
+  constexpr const char* kConfig = "megatron/core/transformer/transformer_config.py (dev)";
+  constexpr const char* kAttention =
+      "megatron/core/transformer/experimental_attention_variant/"
+      "deepseek_v4_hybrid_attention.py (dev)";
+  const auto expected = static_cast<std::size_t>(m.num_layers + m.mtp_num_layers);
+  const bool ratios_known = std::all_of(m.csa_compress_ratios.begin(), m.csa_compress_ratios.end(),
+                                        [](int r) { return r == 0 || r == 4 || r == 128; });
+  const TrainingConfig& t = n.config.training;
+  if (!m.multi_latent_attention || m.q_lora_rank <= 0) {
+    return rule_error("multi_latent_attention",
+                      "DeepSeek-V4 hybrid attention needs multi-latent attention with a query "
+                      "LoRA rank",
+                      kConfig);
+  }
+  if (m.csa_compress_ratios.size() < expected || !ratios_known) {
+    return rule_error("csa_compress_ratios",
+                      "csa_compress_ratios needs one ratio of 0, 4 or 128 per decoder and MTP "
+                      "layer (" +
+                          std::to_string(expected) + ")",
+                      kConfig);
+  }
+  if (m.o_groups <= 0 || m.o_lora_rank <= 0 ||
+      (std::int64_t{m.num_attention_heads} * m.v_head_dim) % m.o_groups != 0) {
+    return rule_error("o_groups",
+                      "num_attention_heads x v_head_dim must split into o_groups groups of an "
+                      "o_lora_rank output each",
+                      kAttention);
+  }
+  if (n.config.parallel.tensor_parallel != 1) {
+    return rule_error("tensor_parallel", "DSv4 Hybrid Attention only supports TP size 1", kConfig);
+  }
+  if (t.dsa_kernel_backend == DsaKernelBackend::tilelang) {
+    return rule_error("dsa_kernel_backend",
+                      "dsv4_hybrid does not support dsa_kernel_backend tilelang; use cudnn or "
+                      "none",
+                      kConfig);
+  }
+  return compressed_attention_recompute(n, kAttention);
 }
 
 // Learned absolute positions are a table of max_position_embeddings rows: a longer sequence
@@ -305,6 +378,7 @@ constexpr Check kModelChecks[] = {
     one_attention_output_gate,
     window_pattern_covers_layers,
     sparse_attention_is_buildable,
+    compressed_attention_is_buildable,
     position_table_covers_sequence,
     mtp_position_embedding,
     moe_latent_needs_experts,

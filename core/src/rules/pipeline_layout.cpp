@@ -2,6 +2,8 @@
 // rules of transformer_block.py and pipeline_parallel_layer_layout.py), computed once here
 // and kept in NormalizedConfig::stages, the virtual-pipeline degree, and what the EP overlap
 // schedule needs of it.
+#include <string>
+
 #include "rule_book.hpp"
 #include "schedule/layer_placement.hpp"
 
@@ -70,8 +72,36 @@ std::optional<Error> interleaving_needs_pipeline(NormalizedConfig& n) {
                     "megatron/core/pipeline_parallel/schedules.py");
 }
 
+// Megatron-LM dev transformer_config.py __post_init__ (moe_n_hash_layers): hash-routed MoE
+// layers (moe/router.py tid2eid) must all sit in the embedding's stage (the first chunk of
+// the first pipeline rank), and do not combine with EP communication overlap. A dense model
+// builds no router, so the field changes nothing there (an experts-scope row).
+std::optional<Error> hash_routing_on_embedding_stage(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  if (m.moe_n_hash_layers == 0 || m.num_experts == 0) return std::nullopt;
+  constexpr const char* kSource = "megatron/core/transformer/transformer_config.py (dev)";
+  if (auto error = error_when(m.moe_n_hash_layers > m.num_layers, "moe_n_hash_layers",
+                              "hash routing needs MoE layers: moe_n_hash_layers counts the first "
+                              "decoder layers, which must exist",
+                              kSource)) {
+    return error;
+  }
+  const int first_stage_layers = n.stages.empty() ? m.num_layers : n.stages.front().num_layers;
+  if (auto error = error_when(m.moe_n_hash_layers > first_stage_layers, "moe_n_hash_layers",
+                              "all hash MoE layers must be in the same virtual pipeline stage as "
+                              "the embedding, which has " +
+                                  std::to_string(first_stage_layers) + " decoder layers",
+                              kSource)) {
+    return error;
+  }
+  return error_when(
+      n.config.training.overlap_moe_expert_parallel_comm, "overlap_moe_expert_parallel_comm",
+      "overlap_moe_expert_parallel_comm does not support moe_n_hash_layers > 0", kSource);
+}
+
 constexpr Check kPipelineLayoutChecks[] = {place_stages, interleaving_needs_pipeline,
-                                           ep_overlap_requirements};
+                                           ep_overlap_requirements,
+                                           hash_routing_on_embedding_stage};
 
 }  // namespace
 

@@ -83,7 +83,10 @@ std::optional<Error> recompute_module_prerequisites(NormalizedConfig& n) {
     return rule_error("recompute_modules", "mla_up_proj recompute needs --multi-latent-attention",
                       kTransformerConfig);
   }
-  return std::nullopt;
+  return error_when(
+      train.recompute.modules.has(RecomputeModule::mhc) && !n.config.model.enable_mhc_connections,
+      "recompute_modules", "'mhc' in recompute_modules requires enable_mhc_connections=True",
+      kTransformerConfig);
 }
 
 // transformer_config.py __post_init__ (fine_grained_activation_offloading).
