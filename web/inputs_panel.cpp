@@ -369,6 +369,16 @@ void model_rows(InputContext& ctx) {
     rows(ctx, {"m.la-freq", "m.la-conv", "m.la-kdim", "m.la-vdim", "m.la-kheads", "m.la-vheads"});
     ImGui::TreePop();
   }
+  // Kimi K3 (Megatron-Bridge's KimiK3Bridge): the KDA layer list comes from a preset or an
+  // imported config.json and shows as a note.
+  if (group(ctx, "Kimi K3 layers (KDA, attention residuals)", {"m.attn-res", "m.kda-layers"})) {
+    rows(ctx, {"m.attn-res"});
+    frequency_or_pattern_row(ctx, "m.kda-heads", m.kda_layer_pattern,
+                             "KDA layers: %d of %zu (pattern from the preset)");
+    if (!m.kda_layer_pattern.empty()) rows(ctx, {"m.kda-heads"});
+    rows(ctx, {"m.kda-dim", "m.kda-conv"});
+    ImGui::TreePop();
+  }
   if (draw_import_boxes(ctx.state)) ctx.changed = true;
 }
 

@@ -145,6 +145,15 @@ void add_activation_bytes(const NormalizedConfig& normalized, const LayerProfile
         block.activation_bytes += bytes;
       }
     }
+    // Kimi K3's Attention Residuals mixes depend on the layer's index (attention_residuals.cpp).
+    if (kimi_k3_layers(normalized.config.model) && block.name.rfind("layer ", 0) == 0) {
+      int layer = 0;
+      std::from_chars(block.name.data() + 6, block.name.data() + block.name.size(), layer);
+      const auto bytes = static_cast<std::uint64_t>(round_to_int64(
+          attn_res_saved_bytes(normalized.config.model, activation_shape(normalized), layer)));
+      child_named(block, "attention_residuals").activation_bytes += bytes;
+      block.activation_bytes += bytes;
+    }
   }
 }
 

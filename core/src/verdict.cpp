@@ -71,6 +71,9 @@ constexpr FeatureRule kFeatureRules[] = {
     // Megatron-Bridge's Gemma 2 / 4 soft-caps (FlexAttention, the capped logits).
     {"softcap",
      [](N n) { return n.model.final_logit_softcapping > 0 || n.model.attn_logit_softcapping > 0; }},
+    // Megatron-Bridge's Kimi K3 layers (Kimi Delta Attention, Attention Residuals).
+    {"kimi_k3",
+     [](N n) { return n.model.attn_res_block_size > 0 || !n.model.kda_layer_pattern.empty(); }},
 };
 
 const FeatureBand* band_of(std::string_view feature) {

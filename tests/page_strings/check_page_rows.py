@@ -17,6 +17,7 @@ ELSEWHERE = {
     "g.name": "the GPU picker's title",
     "m.moe-pattern": "the MoE layer note under 'mixture of experts' (an imported pattern)",
     "m.window-pattern": "the windowed-layer note under the window rows (an imported pattern)",
+    "m.kda-layers": "the KDA layer note under 'Kimi K3 layers' (an imported pattern)",
     "m.csa-ratios": "the compressed-attention note under 'multi-latent attention' (imported)",
 }
 

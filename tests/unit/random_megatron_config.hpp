@@ -122,6 +122,12 @@ inline Config with_unexported_fields(Config config, const Config& from) {
   config.model.window_num_attention_heads = from.model.window_num_attention_heads;
   config.model.window_num_query_groups = from.model.window_num_query_groups;
   config.model.window_kv_channels = from.model.window_kv_channels;
+  // Nor for Kimi K3's KDA layers and Attention Residuals (Megatron-Bridge kimi_k3_provider.py).
+  config.model.kda_layer_pattern = from.model.kda_layer_pattern;
+  config.model.kda_num_heads = from.model.kda_num_heads;
+  config.model.kda_head_dim = from.model.kda_head_dim;
+  config.model.kda_conv_kernel = from.model.kda_conv_kernel;
+  config.model.attn_res_block_size = from.model.attn_res_block_size;
   // --fp8-format is written only under FP8 (it turns FP8 on).
   if (from.training.fp8_recipe == Fp8Recipe::none) {
     config.training.fp8_format = from.training.fp8_format;

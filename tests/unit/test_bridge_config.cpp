@@ -164,6 +164,41 @@ TEST_CASE("Bridge-only fields (the Gemma soft-caps) are read, written back and c
   CHECK(bad.args.config.model.attn_logit_softcapping == 0.0);
 }
 
+TEST_CASE("Bridge-only fields: Kimi K3's KDA layers, sizes and Attention Residuals block") {
+  // KimiK3ModelProvider (kimi/kimi_k3_provider.py): kimi_kda_layers holds 1-based layer numbers.
+  const BridgeImport imported =
+      import_overrides(kSmallGpt +
+                           "model.kimi_kda_layers=[1,2,4] model.kimi_linear_num_heads=8 "
+                           "model.kimi_linear_head_dim=64 model.kimi_attn_res_block_size=2",
+                       8);
+  CHECK(imported.warnings.empty());
+  const ModelConfig& m = imported.args.config.model;
+  CHECK(m.kda_layer_pattern == std::vector<std::uint8_t>{1, 1, 0, 1});
+  CHECK(m.kda_num_heads == 8);
+  CHECK(m.kda_head_dim == 64);
+  CHECK(m.kda_conv_kernel == 4);
+  CHECK(m.attn_res_block_size == 2);
+  const std::string back = to_bridge_overrides(imported.args.config);
+  CHECK(back.find("model.kimi_kda_layers=[1,2,4]") != std::string::npos);
+  CHECK(back.find("model.kimi_linear_num_heads=8") != std::string::npos);
+  CHECK(back.find("model.kimi_attn_res_block_size=2") != std::string::npos);
+  // The conv kernel keeps megamem's default 4, KimiK3ModelProvider's too: the overrides write
+  // only what differs from the defaults, and it reads back the same.
+  CHECK(back.find("kimi_linear_conv_kernel_size") == std::string::npos);
+  const BridgeImport again = import_overrides(back, 8);
+  CHECK(again.warnings.empty());
+  CHECK(again.args.config.model.kda_layer_pattern == m.kda_layer_pattern);
+  CHECK(again.args.config.model.kda_conv_kernel == 4);
+  CHECK(again.args.config.model.kda_head_dim == 64);
+  // A layer number outside 1..num_layers is named and ignored.
+  const BridgeImport bad = import_overrides(kSmallGpt + "model.kimi_kda_layers=[0,5]", 8);
+  REQUIRE(bad.warnings.size() == 1);
+  CHECK(bad.warnings[0].find("model.kimi_kda_layers") != std::string::npos);
+  CHECK(bad.args.config.model.kda_layer_pattern.empty());
+  // Without KDA layers the KDA sizes are not written.
+  CHECK(to_bridge_overrides(bad.args.config).find("kimi_linear") == std::string::npos);
+}
+
 TEST_CASE("a MiniMax-M3 provider keeps its router weights fp32: the class says so") {
   // minimax_m3_bridge.py registers _promote_router_weights_to_float32 in the provider's
   // __post_init__; a run_config.yaml names the class in model._target_ and no field.

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "activation_helpers.hpp"
 #include "estimate_helpers.hpp"
 #include "hf_import_helpers.hpp"
 #include "megamem/estimate.hpp"
@@ -15,6 +16,7 @@
 #include "modules/module_spec.hpp"
 
 using namespace megamem;
+using megamem::testing::attention_saved_bytes;
 using megamem::testing::normalized;
 using namespace megamem::hf_test;
 
@@ -38,16 +40,6 @@ Config parse(const std::string& flags, int world = 1) {
   INFO((args ? std::string() : args.error().field + ": " + args.error().message));
   REQUIRE(args.has_value());
   return args->config;
-}
-
-double attention_saved_bytes(const LayerActivations& a) {
-  double out = 0;
-  for (const SavedActivation& s : a.saved) {
-    if (s.module == ModuleKind::self_attention || s.module == ModuleKind::input_layernorm) {
-      out += s.bytes;
-    }
-  }
-  return out;
 }
 
 constexpr double kTokens = 4096;

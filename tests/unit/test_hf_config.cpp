@@ -755,10 +755,10 @@ TEST_CASE("every supported family is listed") {
                                              "bailing_moe",
                                              "mimo_v2_flash",
                                              "step3p5",
+                                             "kimi_linear",
                                              "falcon_h1",
                                              "minimax_m3",
                                              "minimax_m3_vl_text",
-
                                              "deepseek_v4"};
   CHECK(supported_hf_model_types() == expected);
 }

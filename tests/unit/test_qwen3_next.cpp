@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "activation_helpers.hpp"
 #include "estimate_helpers.hpp"
 #include "hf_import_helpers.hpp"
 #include "megamem/estimate.hpp"
@@ -78,11 +79,7 @@ Config next(int tp = 1, int world = 1) {
 }
 
 double gdn_saved_bytes(const LayerActivations& a) {
-  double out = 0;
-  for (const SavedActivation& s : a.saved) {
-    if (s.module == ModuleKind::gated_deltanet) out += s.bytes;
-  }
-  return out;
+  return testing::module_saved_bytes(a, {ModuleKind::gated_deltanet});
 }
 
 }  // namespace

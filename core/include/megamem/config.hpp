@@ -196,6 +196,23 @@ struct ModelConfig {
   int linear_num_key_heads = 16;    // --linear-num-key-heads
   int linear_num_value_heads = 32;  // --linear-num-value-heads
 
+  // Kimi Delta Attention (Megatron-Bridge's Kimi K3, kimi/kimi_k3_layers.py KimiK3Attention
+  // _init_kda): the layers flagged here (one entry per decoder layer, 1 = KDA; Bridge's
+  // kimi_kda_layers holds their 1-based numbers) have KDA instead of self-attention, with
+  // kda_num_heads heads of kda_head_dim (query, key and value alike) and short convolutions
+  // of kda_conv_kernel on q, k and v (kimi_linear_num_heads, kimi_linear_head_dim,
+  // kimi_linear_conv_kernel_size in kimi_k3_provider.py). No Megatron-LM flags.
+  std::vector<std::uint8_t> kda_layer_pattern;
+  int kda_num_heads = 96;
+  int kda_head_dim = 128;
+  int kda_conv_kernel = 4;
+  // Attention Residuals (Kimi K3's KimiK3TransformerLayer, kimi_attn_res_block_size): each
+  // sublayer's input is a softmax mix of a bank of block snapshots (one per this many layers)
+  // and the running sum, instead of the plain residual stream. 0 = the standard layer. With it
+  // the layer is Bridge's build_kimi_k3_spec layer: its MLA has an output gate (g_proj) and its
+  // MoE layers a routed-expert norm (KimiK3MoELayer). No Megatron-LM flag.
+  int attn_res_block_size = 0;
+
   // DeepSeek sparse attention (--experimental-attention-variant dsa; DeepSeek-V3.2, GLM-5):
   // absorbed MLA whose queries attend to the top-k keys a lightweight indexer picks
   // (megatron/core/transformer/experimental_attention_variant/dsa.py). 0: no DSA.

@@ -48,6 +48,7 @@ enum class FieldScope {
   moe_frequency,
   mamba,
   gated_deltanet,
+  kimi_delta_attention,
   mtp,
   sliding_window,
 };
@@ -168,13 +169,16 @@ struct UnmodeledFlag {
 std::span<const UnmodeledFlag> unmodeled_megatron_flags();
 
 // A row whose Megatron-Bridge field no Megatron-LM flag carries (the Gemma soft-caps,
-// DeepSeek-V4's sizes; numbers so far): the Bridge import reads it from its field and the
-// overrides write it there.
+// DeepSeek-V4's sizes, Kimi K3's sizes and KDA layers): the Bridge import reads it from its
+// field and the overrides write it there. A real, integer or pattern row; a pattern's Bridge
+// field lists the marked layers' 1-based numbers (kimi_kda_layers).
 inline bool is_bridge_only_field(const ConfigField& field) {
   return field.flag.empty() && !field.bridge_field.empty() &&
-         (field.kind == FieldKind::real || field.kind == FieldKind::integer);
+         (field.kind == FieldKind::real || field.kind == FieldKind::integer ||
+          field.kind == FieldKind::pattern);
 }
-// Its value as a number (an integer row's as a whole number).
+// A real or integer row's value as a number (an integer row's as a whole number); a pattern
+// row's Bridge text is its layer numbers (bridge_overrides.cpp).
 inline double bridge_only_value(const ConfigField& field, const Config& config) {
   return field.kind == FieldKind::real ? field.get_real(config)
                                        : static_cast<double>(field.get_int(config));

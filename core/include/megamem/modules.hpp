@@ -164,6 +164,11 @@ struct ModelConfig;
 // changes nothing), and the recompute and offload modules that act on the model, in table
 // order: what a front end offers (core/src/modules/field_applicability.cpp).
 RecomputeModules recompute_modules_of_absent_layers(const ModelConfig& model);
+// Recompute modules whose checkpoint the model's layers never reach: Kimi K3's
+// KimiK3TransformerLayer.forward calls its norms, attention and MLP without TransformerLayer's
+// checkpoints (layernorm, mlp), and KimiK3Attention its core attention without Megatron
+// attention's (core_attn, mla_up_proj). Megatron-Bridge kimi/kimi_k3_layers.py.
+RecomputeModules recompute_modules_without_effect(const ModelConfig& model);
 RecomputeModules recompute_module_choices(const ModelConfig& model);
 OffloadModules offload_module_choices(const ModelConfig& model);
 

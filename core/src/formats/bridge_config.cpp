@@ -283,6 +283,23 @@ bool is_bridge_only_path(std::string_view path) {
   });
 }
 
+// A pattern row's Bridge list of 1-based layer numbers (kimi_kda_layers) as one entry per
+// layer; nullopt for anything else.
+std::optional<std::vector<std::uint8_t>> layer_numbers(const BridgeNode& node, int layers) {
+  if (node.kind != BridgeNode::Kind::sequence || layers <= 0) return std::nullopt;
+  std::vector<std::uint8_t> pattern(static_cast<std::size_t>(layers), 0);
+  for (const BridgeNode& item : node.items) {
+    const std::optional<LeadingNumber> number =
+        item.kind == BridgeNode::Kind::scalar ? leading_number(item.scalar) : std::nullopt;
+    if (!number || number->length != item.scalar.size() || number->value < 1 ||
+        number->value > layers || number->value != std::floor(number->value)) {
+      return std::nullopt;
+    }
+    pattern[static_cast<std::size_t>(number->value) - 1] = 1;
+  }
+  return pattern;
+}
+
 // Sets the Bridge-only fields the YAML gives; a value that is not a number in the field's
 // range is a warning naming it (the field keeps its default).
 void read_bridge_only_fields(const BridgeNode& root, Config& config,
@@ -293,22 +310,33 @@ void read_bridge_only_fields(const BridgeNode& root, Config& config,
     const std::size_t dot = path.find('.');
     const BridgeNode* section = entry(root, path.substr(0, dot));
     const BridgeNode* node = section ? entry(*section, path.substr(dot + 1)) : nullptr;
+    if (node && field.kind == FieldKind::pattern) {
+      if (node->kind == BridgeNode::Kind::null) continue;
+      const auto pattern = layer_numbers(*node, config.model.num_layers);
+      if (pattern) {
+        *field.pattern(config) = *pattern;
+      } else {
+        warnings.push_back(where(std::string(path), *node) +
+                           ": expects a list of layer numbers from 1 to num_layers; ignored");
+      }
+      continue;
+    }
     const std::optional<std::string> value = node ? python_value(*node) : std::nullopt;
     if (!value || *value == "None") continue;
     const std::optional<LeadingNumber> number = leading_number(*value);
-    const bool real = field.kind == FieldKind::real;
-    const double min = real ? field.min_real : static_cast<double>(field.min_int);
-    const double max = real ? field.max_real : static_cast<double>(field.max_int);
-    if (!number || number->length != value->size() || number->value < min || number->value > max ||
-        (!real && number->value != std::floor(number->value))) {
+    const bool integer = field.kind == FieldKind::integer;
+    const double lo = integer ? static_cast<double>(field.min_int) : field.min_real;
+    const double hi = integer ? static_cast<double>(field.max_int) : field.max_real;
+    if (!number || number->length != value->size() || number->value < lo || number->value > hi ||
+        (integer && number->value != std::floor(number->value))) {
       warnings.push_back(where(std::string(path), *node) + ": '" + *value +
                          "' is not a value megamem can read here; ignored");
       continue;
     }
-    if (real) {
-      field.set_real(config, number->value);
-    } else {
+    if (integer) {
       field.set_int(config, static_cast<std::int64_t>(number->value));
+    } else {
+      field.set_real(config, number->value);
     }
   }
 }

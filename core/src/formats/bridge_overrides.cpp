@@ -195,15 +195,33 @@ Expected<BridgeNode> parse_bridge_overrides(std::string_view overrides) {
 
 namespace {
 
+// A Bridge-only field's value as Bridge text: a pattern row's marked layers as a list of 1-based
+// numbers (KimiK3ModelProvider.kimi_kda_layers), a number otherwise.
+std::string bridge_only_text(const ConfigField& field, const Config& config) {
+  if (field.kind != FieldKind::pattern)
+    return shortest_double_text(bridge_only_value(field, config));
+  Config copy = config;  // the registry reaches a pattern through a mutable Config
+  const std::vector<std::uint8_t>& pattern = *field.pattern(copy);
+  std::string numbers;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i]) numbers += (numbers.empty() ? "" : ",") + std::to_string(i + 1);
+  }
+  return "[" + numbers + "]";
+}
+
 // The registry's Bridge-only fields (no Megatron-LM flag: the Gemma soft-caps, DeepSeek-V4's
-// sizes), where they differ from the defaults.
+// sizes, Kimi K3's sizes and KDA layers) where the model reads them (field_not_applicable) and
+// they differ from the defaults. The KDA sizes' defaults are KimiK3ModelProvider's
+// (kimi_k3_provider.py kimi_linear_* = 96, 128, 4), so an unwritten one reads back the same.
 void append_bridge_only_fields(const Config& config, std::vector<std::string>& out) {
   static const Config defaults;
   for (const ConfigField& field : config_fields()) {
-    if (!is_bridge_only_field(field)) continue;
-    const double value = bridge_only_value(field, config);
-    if (value != bridge_only_value(field, defaults))
-      out.push_back(std::string(field.bridge_field) + "=" + shortest_double_text(value));
+    if (!is_bridge_only_field(field) || !field_not_applicable(field, config.model).empty()) {
+      continue;
+    }
+    const std::string value = bridge_only_text(field, config);
+    if (value != bridge_only_text(field, defaults))
+      out.push_back(std::string(field.bridge_field) + "=" + value);
   }
 }
 

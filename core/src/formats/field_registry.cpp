@@ -1628,6 +1628,43 @@ std::vector<ConfigField> model_gdn_rows() {
   };
 }
 
+// Kimi K3's layers: Megatron-Bridge kimi/kimi_k3_provider.py KimiK3ModelProvider (no
+// Megatron-LM flags; modules/kimi_delta_attention.cpp, attention_residuals.cpp).
+std::vector<ConfigField> model_kimi_k3_rows() {
+  return {
+      MM_PATTERN("m.kda-layers", model.kda_layer_pattern, 1)
+          .bridge("model.kimi_kda_layers")
+          .json("kda_layer_pattern"),
+      MM_INT("m.kda-heads", "96", model.kda_num_heads, 1, kMaxDim)
+          .scope(FieldScope::kimi_delta_attention)
+          .bridge("model.kimi_linear_num_heads")
+          .json("kda_num_heads")
+          .ui("KDA heads", "(Megatron-Bridge: Kimi K3)",
+              "Kimi Delta Attention heads (query, key, value); must divide over TP.")
+          .range(1, 0, 1),
+      MM_INT("m.kda-dim", "128", model.kda_head_dim, 1, kMaxDim)
+          .scope(FieldScope::kimi_delta_attention)
+          .bridge("model.kimi_linear_head_dim")
+          .json("kda_head_dim")
+          .ui("KDA head dim", "(Megatron-Bridge: Kimi K3)", "Channels per KDA head.")
+          .range(1, 0, 16),
+      MM_INT("m.kda-conv", "4", model.kda_conv_kernel, 1, kMaxDim)
+          .scope(FieldScope::kimi_delta_attention)
+          .bridge("model.kimi_linear_conv_kernel_size")
+          .json("kda_conv_kernel")
+          .ui("KDA conv kernel", "(Megatron-Bridge: Kimi K3)",
+              "Width of the short convolutions on q, k and v.")
+          .range(1, 0, 1),
+      MM_INT("m.attn-res", "0", model.attn_res_block_size, 0, kMaxDim)
+          .bridge("model.kimi_attn_res_block_size")
+          .json("attn_res_block_size")
+          .ui("attention residuals block", "(Megatron-Bridge: Kimi K3; 0 = none)",
+              "Each sublayer's input mixes a bank of snapshots (one per this many layers): "
+              "fp32 copies of the bank are saved per sublayer; the bank crosses pipeline stages.")
+          .range(0, 0, 1),
+  };
+}
+
 // Megatron-FSDP / torch FSDP2 (megatron/core/distributed/fsdp/, arguments.py).
 std::vector<ConfigField> fsdp_rows() {
   const std::vector<FieldChoice> dtypes = {{"fp32", "fp32", "fp32", "fp32"},
@@ -1810,6 +1847,7 @@ std::vector<ConfigField> all_rows() {
   }
   for (ConfigField& field : model_hybrid_rows()) rows.push_back(std::move(field));
   for (ConfigField& field : model_gdn_rows()) rows.push_back(std::move(field));
+  for (ConfigField& field : model_kimi_k3_rows()) rows.push_back(std::move(field));
   return rows;
 }
 

@@ -40,7 +40,8 @@ enum class Family {
   olmoe,
   ernie45,
   exaone4,
-  deepseek_v4
+  deepseek_v4,
+  kimi_k3
 };
 
 // Reads fields of one JSON object, each failure an Error naming the field.
@@ -287,6 +288,28 @@ std::optional<Error> note_sliding_window(const Reader& r, HfImport& out) {
 
 std::optional<Error> read_gemma3_common(const Reader& r, HfImport& out);
 
+// Kimi K3's language model (text_config, model_type kimi_linear) as Megatron-Bridge's
+// kimi/kimi_k3_bridge.py KimiK3Bridge.provider_bridge builds it: SiTU-GLU (hidden_act situ;
+// the bridge keeps SiLU as the config marker and the spec installs SiTUAndMul), RMSNorm, no
+// position embedding (MLA without RoPE), untied embeddings, no biases, no dropout.
+std::optional<Error> read_kimi_k3_style(const Reader& r, HfImport& out) {
+  ModelConfig& m = out.model;
+  std::string act;
+  MM_READ(act, r.text("hidden_act", "situ"));
+  if (act != "situ" && act != "silu") {
+    return Error{"hidden_act", "'" + act + "' is not Kimi K3's gated SiTU (hidden_act situ)"};
+  }
+  if (act == "situ") {
+    out.notes.push_back(
+        "hidden_act situ: Kimi K3's SiTU-GLU (kimi_k3_ops.py situ_and_mul) has SwiGLU's "
+        "weights; its fp32 intermediates are priced with the K3 layer (m.attn-res)");
+  }
+  m.activation = Activation::swiglu;
+  m.normalization = Normalization::rmsnorm;
+  m.position_embedding = PositionEmbedding::none;
+  return read_tying_and_dropout(r, m);
+}
+
 // The attention and MLP shared by every family (dense part).
 std::optional<Error> read_common(const Reader& r, Family family, HfImport& out) {
   if (family == Family::gemma3) return read_gemma3_common(r, out);
@@ -298,6 +321,7 @@ std::optional<Error> read_common(const Reader& r, Family family, HfImport& out) 
     if (auto error = read_attention_heads(r, family, out.model)) return error;
     return read_biases(r, family, out);
   }
+  if (family == Family::kimi_k3) return read_kimi_k3_style(r, out);
   if (auto error = read_layer_style(r, out.model, out.model_type.starts_with("minimax_m3")))
     return error;
   // Attention is MLA (DeepSeek-V4's hybrid), read separately.
@@ -1256,6 +1280,101 @@ std::optional<Error> read_step3p5(const Reader& r, Family, HfImport& out) {
   return note_step35(r, mtp, out);
 }
 
+// linear_attn_config's kda_layers (1-based layer numbers, KimiK3Attention's
+// `layer_number in config.kimi_kda_layers`) as one entry per decoder layer.
+Expected<std::vector<std::uint8_t>> kimi_kda_layers(const json& config, int layers) {
+  const auto list = config.find("kda_layers");
+  if (list == config.end() || !list->is_array()) {
+    return Error{"kda_layers", "linear_attn_config.kda_layers expects a list of layer numbers"};
+  }
+  std::vector<std::uint8_t> pattern(static_cast<std::size_t>(layers), 0);
+  for (const json& entry : *list) {
+    if (!entry.is_number_integer() || entry.get<std::int64_t>() < 1 ||
+        entry.get<std::int64_t>() > layers) {
+      return Error{"kda_layers", "expects layer numbers from 1 to num_hidden_layers"};
+    }
+    pattern[static_cast<std::size_t>(entry.get<std::int64_t>() - 1)] = 1;
+  }
+  return pattern;
+}
+
+// KDA's sizes from linear_attn_config (KimiK3Bridge.provider_bridge: num_heads, head_dim,
+// short_conv_kernel_size; gate_lower_bound changes no memory).
+std::optional<Error> read_kimi_kda(const Reader& r, ModelConfig& m) {
+  const json* config = r.find("linear_attn_config");
+  if (!config || !config->is_object()) {
+    return Error{"linear_attn_config", "is missing (Kimi K3's KDA layers and sizes)"};
+  }
+  const Reader kda(*config);
+  MM_READ(m.kda_layer_pattern, kimi_kda_layers(*config, m.num_layers));
+  if (std::none_of(m.kda_layer_pattern.begin(), m.kda_layer_pattern.end(),
+                   [](std::uint8_t bit) { return bit != 0; })) {
+    m.kda_layer_pattern.clear();
+  }
+  MM_READ(m.kda_num_heads, kda.int_field("num_heads", 1, kMaxSize));
+  MM_READ(m.kda_head_dim, kda.int_field("head_dim", 1, kMaxSize));
+  MM_READ(m.kda_conv_kernel, kda.int_field("short_conv_kernel_size", 1, kMaxSize));
+  return std::nullopt;
+}
+
+// Kimi K3 (kimi_k3 wrapping a kimi_linear text_config) as KimiK3Bridge builds it on
+// KimiK3ModelProvider (an MLAModelProvider): MLA with q/kv LoRA and QK norms, the KDA layers
+// of linear_attn_config, Attention Residuals blocks of attn_res_block_size, and latent MoE
+// (routed_expert_hidden_size) from first_k_dense_replace every moe_layer_freq-th layer with
+// num_experts top num_experts_per_token and num_shared_experts shared experts of
+// moe_intermediate_size; the expert bias always (moe_router_enable_expert_bias).
+std::optional<Error> read_kimi_k3(const Reader& r, Family, HfImport& out) {
+  ModelConfig& m = out.model;
+  m.multi_latent_attention = true;
+  MM_READ(m.q_lora_rank, r.int_field("q_lora_rank", 0, kMaxSize, 0));
+  MM_READ(m.kv_lora_rank, r.int_field("kv_lora_rank", 1, kMaxSize));
+  MM_READ(m.qk_head_dim, r.int_field("qk_nope_head_dim", 1, kMaxSize));
+  MM_READ(m.qk_pos_emb_head_dim, r.int_field("qk_rope_head_dim", 1, kMaxSize));
+  MM_READ(m.v_head_dim, r.int_field("v_head_dim", 1, kMaxSize));
+  m.qk_layernorm = true;  // q_a_layernorm, kv_a_layernorm
+  // transformer_config.py __post_init__ gives the provider kv_channels = hidden_size //
+  // num_attention_heads (7168 // 96 = 74 for K3), which MLA does not read; megamem wants it
+  // explicit where the heads do not divide the hidden size (Megatron-LM's arguments.py).
+  m.kv_channels = m.hidden_size / m.num_attention_heads;
+  if (!r.find("attn_res_block_size")) {
+    return Error{"attn_res_block_size",
+                 "is missing: Megatron-Bridge builds kimi_linear only as Kimi K3's language "
+                 "model (KimiK3Bridge), which reads it"};
+  }
+  MM_READ(m.attn_res_block_size, r.int_field("attn_res_block_size", 1, kMaxSize));
+  if (auto error = read_kimi_kda(r, m)) return error;
+  std::int64_t shared = 0, first_dense = 0, freq = 1;
+  MM_READ(m.num_experts, r.int_field("num_experts", 1, kMaxSize));
+  MM_READ(m.moe_router_topk, r.int_field("num_experts_per_token", 1, m.num_experts));
+  MM_READ(m.moe_ffn_hidden_size, r.int_field("moe_intermediate_size", 1, kMaxSize));
+  MM_READ(m.moe_latent_size, r.int_field("routed_expert_hidden_size", 1, kMaxSize));
+  MM_READ(shared, r.integer("num_shared_experts", 0, 1024, 0));
+  MM_READ(first_dense, r.integer("first_k_dense_replace", 0, m.num_layers, 0));
+  MM_READ(freq, r.integer("moe_layer_freq", 1, kMaxSize, 1));
+  if (shared * m.moe_ffn_hidden_size > kMaxSize) {
+    return Error{"num_shared_experts", "times moe_intermediate_size is out of range"};
+  }
+  m.moe_shared_expert_intermediate_size = static_cast<int>(shared * m.moe_ffn_hidden_size);
+  m.moe_layer_pattern.assign(static_cast<std::size_t>(m.num_layers), 0);
+  for (int i = static_cast<int>(first_dense); i < m.num_layers; ++i) {
+    m.moe_layer_pattern[static_cast<std::size_t>(i)] = i % freq == 0 ? 1 : 0;
+  }
+  m.moe_router_enable_expert_bias = true;
+  std::int64_t mtp = 0;
+  MM_READ(mtp, r.integer("num_nextn_predict_layers", 0, kMaxSize, 0));
+  if (mtp > 0) {
+    out.notes.push_back("num_nextn_predict_layers " + std::to_string(mtp) +
+                        ": KimiK3Bridge maps no MTP layers; they are not estimated");
+  }
+  out.notes.push_back(
+      "Megatron-Bridge's KimiK3Bridge sets grouped GEMM, the alltoall dispatcher, permute "
+      "fusion, an fp32 router and no bias-activation fusion");
+  out.notes.push_back(
+      "Kimi K3, not modeled: the Attention Residuals bank a fully recomputed layer stashes, "
+      "and the fla kernels' workspaces (docs/presets.md)");
+  return std::nullopt;
+}
+
 // Falcon-H1's Mamba-2 sizes as Megatron-Bridge's falcon_h1/falconh1_bridge.py CONFIG_MAPPING
 // reads them (mamba_n_heads, mamba_d_head, mamba_n_groups, mamba_d_state, mamba_d_conv), with
 // transformers' FalconH1Config defaults (configuration_falcon_h1.py: mamba_d_ssm 1024,
@@ -1578,6 +1697,7 @@ constexpr FamilyRow kFamilies[] = {
     {"bailing_moe", Family::llama, read_bailing_moe_v2},
     {"mimo_v2_flash", Family::llama, read_mimo_v2_flash},
     {"step3p5", Family::llama, read_step3p5},
+    {"kimi_linear", Family::kimi_k3, read_kimi_k3},
     {"falcon_h1", Family::llama, read_falcon_h1},
     {"minimax_m3", Family::llama, read_minimax_m3},
     {"minimax_m3_vl_text", Family::llama, read_minimax_m3},

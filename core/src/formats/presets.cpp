@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "formats/megatron_expressions.hpp"
 #include "formats/presets_embedded.hpp"
 #include "megamem/fields.hpp"
 #include "megamem/json_output.hpp"
@@ -160,7 +161,25 @@ Problem read_config_field(FieldGroup group, const std::string& key, const json& 
 struct LayerExpressions {
   std::string moe_layer_freq;         // --moe-layer-freq
   std::string window_attn_skip_freq;  // --window-attn-skip-freq
+  std::string kda_layer_pattern;      // Kimi K3's KDA layers, a list expression of 0/1
 };
+
+// A Megatron-style list expression of one 0/1 entry per layer (Kimi K3's KDA layers).
+Expected<std::vector<std::uint8_t>> parse_layer_bits(std::string_view value, int num_layers,
+                                                     std::string_view field) {
+  Expected<formats::PatternValue> list = formats::evaluate_pattern_expression(value, field);
+  if (!list) return list.error();
+  if (!list->is_list || static_cast<std::int64_t>(list->list.size()) != num_layers) {
+    return Error{std::string(field),
+                 "expects one 0/1 entry per layer (num_layers " + std::to_string(num_layers) + ")"};
+  }
+  std::vector<std::uint8_t> bits;
+  for (const std::int64_t entry : list->list) {
+    if (entry != 0 && entry != 1) return Error{std::string(field), "entries must be 0 or 1"};
+    bits.push_back(static_cast<std::uint8_t>(entry));
+  }
+  return bits;
+}
 
 // ModelConfig fields. --moe-layer-freq and --window-attn-skip-freq may be an integer or a
 // Megatron list expression; the expression is kept for later.
@@ -172,6 +191,10 @@ Problem read_model_field(const std::string& key, const json& value, ModelConfig&
   }
   if (key == "window_attn_skip_freq" && value.is_string()) {
     expressions.window_attn_skip_freq = value.get<std::string>();
+    return std::nullopt;
+  }
+  if (key == "kda_layer_pattern" && value.is_string()) {
+    expressions.kda_layer_pattern = value.get<std::string>();
     return std::nullopt;
   }
   Config config;
@@ -333,6 +356,12 @@ Expected<ModelPreset> parse_model(const std::string& path, const json& document)
         parse_window_attn_pattern(expressions.window_attn_skip_freq, preset.model.num_layers);
     if (!pattern) return file_error(path, "model.window_attn_skip_freq", pattern.error().message);
     preset.model.window_attn_pattern = std::move(*pattern);
+  }
+  if (!expressions.kda_layer_pattern.empty()) {
+    auto pattern = parse_layer_bits(expressions.kda_layer_pattern, preset.model.num_layers,
+                                    "model.kda_layer_pattern");
+    if (!pattern) return file_error(path, "model.kda_layer_pattern", pattern.error().message);
+    preset.model.kda_layer_pattern = std::move(*pattern);
   }
   preset.model.name = preset.name;
   return preset;

@@ -56,8 +56,10 @@ double largest_weight_grad_bytes(const NormalizedConfig& n, bool moe_layer) {
 RecomputeModules active_recompute_modules(const NormalizedConfig& n) {
   const RecomputeConfig& recompute = n.config.training.recompute;
   if (recompute.granularity != RecomputeGranularity::selective) return {};
-  if (recompute.modules.empty()) return {RecomputeModule::core_attn};  // transformer_config.py
-  return recompute.modules;
+  // transformer_config.py: no modules means core_attn. Kimi K3's layers never reach some.
+  const RecomputeModules inert = recompute_modules_without_effect(n.config.model);
+  if (recompute.modules.empty()) return RecomputeModules{RecomputeModule::core_attn} - inert;
+  return recompute.modules - inert;
 }
 
 LayerActivations layer_activations(const NormalizedConfig& n, bool moe_layer, bool bf16_layer,
@@ -226,6 +228,9 @@ class ChunkWalk {
     const bool capture = profiles_.part == GraphPart::graphed;
     // Embedding dropout mask; the embedding output is layer 0's saved input.
     if (stage_.has_embedding && !capture) phase(embedding_saved_bytes(s_), 0, 0);
+    // Kimi K3: the stage-boundary tensor (prefix and AttnRes bank) a later stage keeps.
+    const double stage_input = attn_res_stage_input_bytes(n_.config.model, s_, stage_.first_layer);
+    if (stage_input > 0 && !capture) phase(stage_input, 0, 0);
     if (!capture) phase(mhc_group_input_bytes(), 0, 0);
     first_layer_phase_ = backward_free_.size();
     if (n_.config.parallel.fsdp.impl == FsdpImpl::megatron) {
@@ -270,9 +275,16 @@ class ChunkWalk {
 
   // Backward of a layer: its activation gradients, selective recompute and the reload of
   // offloaded inputs.
-  void kept_layer(const LayerActivations& layer) {
-    phase(layer.kept_bytes, layer.forward_transient_bytes,
+  void kept_layer(const LayerActivations& layer, double attn_res = 0) {
+    phase(layer.kept_bytes + attn_res, layer.forward_transient_bytes,
           layer.backward_transient_bytes + layer.recompute_bytes, layer.offloaded_bytes);
+  }
+
+  // Kimi K3's AttnRes mixes of decoder layer `i` of this chunk (attention_residuals.cpp): plain
+  // PyTorch in KimiK3TransformerLayer.forward, counted with the eager part under CUDA graphs.
+  double attn_res(int i) const {
+    if (profiles_.part == GraphPart::graphed) return 0;
+    return attn_res_saved_bytes(n_.config.model, s_, stage_.first_layer + i);
   }
 
   void decoder_layer(int i) {
@@ -282,7 +294,7 @@ class ChunkWalk {
     if (cpu_offloaded_layer(n_, stage_.first_layer + i)) {
       phase(0, layer.forward_transient_bytes,
             layer.backward_transient_bytes + layer.recompute_bytes,
-            layer.kept_bytes + layer.offloaded_bytes);
+            layer.kept_bytes + layer.offloaded_bytes + attn_res(i));
       return;
     }
     const bool checkpointed =
@@ -291,7 +303,7 @@ class ChunkWalk {
     if (checkpointed) {
       checkpointed_layer(i);
     } else {
-      kept_layer(layer);
+      kept_layer(layer, attn_res(i));
     }
   }
 
@@ -309,7 +321,7 @@ class ChunkWalk {
     const int group_layers = block ? 1 : group;
     const int first = block ? i : i - i % group;
     for (int k = first; k < std::min(stage_.num_layers, first + group_layers); ++k) {
-      group_full += layer_at(k).full_bytes;
+      group_full += layer_at(k).full_bytes + attn_res(k);
     }
     const LayerActivations& layer = layer_at(i);
     phase(group_start ? stash : 0, layer.forward_transient_bytes,
@@ -427,6 +439,8 @@ bool ChunkActivationsMemo::walks_alike(const StagePlacement& a, const StagePlace
       a.num_mtp_layers != b.num_mtp_layers || a.num_layers != b.num_layers) {
     return false;
   }
+  // Kimi K3's AttnRes bank grows with the global layer index.
+  if (kimi_k3_layers(n_->config.model) && a.first_layer != b.first_layer) return false;
   // Without bf16 layers or legacy offloading a layer's profile is its kind's: compare kinds.
   if (!profiles_->bf16_layers && !n_->config.training.offload.cpu_offloading) {
     const auto kinds = n_->layer_kinds.begin();

@@ -46,6 +46,9 @@ void mla_params(const ModuleContext& c, ParamSink& sink) {
   const std::int64_t kv_up = heads * (std::int64_t{m.qk_head_dim} + m.v_head_dim);
   sink.linear(kind, m.kv_lora_rank * kv_up / tp, bias * kv_up / tp);
   sink.linear(kind, heads * m.v_head_dim * h / tp, bias * h);
+  // Kimi K3's MLA (kimi_k3_layers.py KimiK3Attention _init_mla): an output gate g_proj
+  // [heads x v_head_dim x h] /TP (column, no bias) whose sigmoid multiplies the core output.
+  if (kimi_k3_layers(m)) sink.linear(kind, h * heads * m.v_head_dim / tp, 0);
 }
 
 void mla_flops(const ModuleContext& c, ModuleFlops& f) {
@@ -57,8 +60,9 @@ void mla_flops(const ModuleContext& c, ModuleFlops& f) {
   const double q_term =
       m.q_lora_rank == 0 ? h * heads * qk : m.q_lora_rank * (h + heads * qk + 1.0);
   const double kv_term = m.kv_lora_rank * (h + heads * (m.qk_head_dim + m.v_head_dim) + 1.0);
+  const double gate = kimi_k3_layers(m) ? h * heads * m.v_head_dim : 0.0;  // K3's g_proj
   f.attention_projections =
-      2.0 * (q_term + kv_term + h * m.qk_pos_emb_head_dim + heads * m.v_head_dim * h);
+      2.0 * (q_term + kv_term + h * m.qk_pos_emb_head_dim + heads * m.v_head_dim * h + gate);
   f.attention_core = 2.0 * s * (heads * qk / 2.0 + heads * m.v_head_dim / 2.0);
   f.mla_up_projections = 2.0 * ((m.q_lora_rank > 0 ? m.q_lora_rank * heads * qk : 0.0) +
                                 m.kv_lora_rank * heads * (m.qk_head_dim + m.v_head_dim));
@@ -68,11 +72,40 @@ namespace {
 
 void params(const ModuleContext& c, ParamSink& sink) { mla_params(c, sink); }
 
+// Kimi K3's MLA (kimi_k3_layers.py KimiK3Attention._forward_mla) runs on the sequence it
+// gathers over TP itself, with duplicated down-projections and kimi_k3_ops.py KimiRMSNorm
+// (plain PyTorch) as q_a/kv_a norms. Per token of the whole sequence: the gathered input beyond
+// the norm output's SP shard (the projections' saved input); for each norm the fp32 copy of
+// its input and an fp32 rsqrt (square and the rsqrt product), the bf16 normalised input (the
+// weight product) and its output (the up-projection's input); no bf16 down-projection output.
+void kimi_k3_latents_saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
+  const ModelConfig& m = c.model;
+  const double gemm_input = gemm_input_bytes(c);
+  const ModuleKind attn = ModuleKind::self_attention;
+  const double n = s.tokens;
+  const double heads = m.num_attention_heads / s.tp;
+  const double q_head = static_cast<double>(m.qk_head_dim) + m.qk_pos_emb_head_dim;
+  const OffloadModules core_attn = {OffloadModule::core_attn};
+  sink.add("gathered attention input (beyond the norm output's shard)", attn,
+           (n - s.sp_tokens) * s.h, gemm_input);
+  const double ranks[] = {static_cast<double>(m.q_lora_rank), static_cast<double>(m.kv_lora_rank)};
+  for (const double rank : ranks) {
+    if (rank <= 0) continue;
+    sink.add("q_a/kv_a KimiRMSNorm fp32 input copy", attn, n * rank, 4);
+    sink.add("q_a/kv_a KimiRMSNorm rsqrt (fp32)", attn, n, 4);
+    sink.add("q_a/kv_a KimiRMSNorm normalised input", attn, n * rank, s.act);
+    sink.add("q_a/kv_a KimiRMSNorm output (up-projection input)", attn, n * rank, gemm_input);
+  }
+  sink.add("Q, K (core attention inputs)", attn, 2 * n * heads * q_head, s.act, {}, core_attn);
+  sink.add("V (core attention input)", attn, n * heads * m.v_head_dim, s.act, {}, core_attn);
+}
+
 // The compressed latents, their norms and the up-projected Q, K, V.
 // The q/kv norms' outputs are the up-projections' GEMM inputs, FP8 in an FP8 layer
 // (linear.py, saved_inputmat).
 void latents_saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const ModelConfig& m = c.model;
+  if (kimi_k3_layers(m)) return kimi_k3_latents_saved(c, s, sink);
   const double gemm_input = gemm_input_bytes(c);
   const ModuleKind attn = ModuleKind::self_attention;
   const double heads = m.num_attention_heads / s.tp;
@@ -123,6 +156,12 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
            {OffloadModule::attn_proj});
   delayed_scaling_copy(c, sink, "attention output FP8 copy (linear_proj input)", attn,
                        n * heads * m.v_head_dim, {OffloadModule::attn_proj});
+  if (kimi_k3_layers(m)) {
+    // KimiK3Attention._forward_mla: output * sigmoid(g_proj(x)) keeps the sigmoid's output
+    // (sigmoid and the product) and o_proj its input, the gated output.
+    sink.add("output gate sigmoid", attn, n * heads * m.v_head_dim, s.act);
+    sink.add("gated output (o_proj input)", attn, n * heads * m.v_head_dim, gemm_input_bytes(c));
+  }
   // The five projections' grad outputs until backward_dw.
   const double kv_down = static_cast<double>(m.kv_lora_rank) + m.qk_pos_emb_head_dim;
   const double q_up = m.q_lora_rank > 0 ? n * heads * q_head : 0;

@@ -2,8 +2,8 @@
 //   parameters: pre-MLP norm (replicated); fc1 [glu x ffn x h] /TP, column parallel (x2 for
 //     SwiGLU); fc2 [h x ffn] /TP, row parallel (bias replicated). Dense bucket.
 //   saved: the norm's input (mlp_norm offload only for a standalone norm: under TE it is fused
-//     into fc1) and output, fc1 output and activation output; all but the norm input freed by
-//     mlp recompute.
+//     into fc1) and output, fc1 output (Kimi K3's SiTU-GLU: its fp32 intermediates instead) and
+//     activation output; all but the norm input freed by mlp recompute.
 //   Falcon-H1's parallel layer runs FalconH1MLP (Megatron-Bridge falcon_h1/modeling_falconh1/
 //   falconh1_layer.py), which raises unless the activation is unfused: the gate half times
 //   the gate multiplier goes into SiLU (kept), SiLU's output and the up half plus
@@ -47,8 +47,8 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
     sink.add("SiLU output (product input)", mlp, s.tokens * ffn, s.act);
     sink.add("up + glu_linear_offset (product input)", mlp, s.tokens * ffn, s.act);
   } else {
-    sink.add("fc1 output (activation input)", mlp, s.tokens * glu_factor(m) * ffn, s.act,
-             recompute);
+    glu_activation_input_saved(c, sink, "fc1 output (activation input)", mlp, s.tokens, ffn,
+                               recompute, {});
   }
   sink.add("activation output (fc2 input)", mlp, s.tokens * ffn, gemm_input, recompute);
   // fc1's and fc2's grad outputs until backward_dw.
@@ -63,6 +63,20 @@ void flops(const ModuleContext& c, ModuleFlops& f) {
 }
 
 }  // namespace
+
+void glu_activation_input_saved(const ModuleContext& c, SavedSink& sink, const char* tensor,
+                                ModuleKind module, double rows, double width,
+                                RecomputeModules freed_by, OffloadModules offload,
+                                RecomputeModules checkpoint) {
+  const bool checkpointed = sink.active_recompute().intersects(checkpoint);
+  if (!kimi_k3_layers(c.model) || checkpointed) {
+    sink.add(tensor, module, rows * glu_factor(c.model) * width, activation_element_bytes(c.config),
+             freed_by, offload);
+    return;
+  }
+  sink.add("SiTU-GLU fp32 intermediates (tanh, sigmoid, products)", module, rows * 6 * width, 4,
+           freed_by | checkpoint, offload);
+}
 
 void tp_mlp_params(const ModuleContext& c, ModuleKind kind, std::int64_t ffn, ParamSink& sink) {
   const ModelConfig& m = c.model;

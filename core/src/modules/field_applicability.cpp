@@ -71,6 +71,9 @@ std::string_view layer_kind_not_applicable(FieldScope scope, const ModelConfig& 
     case FieldScope::gated_deltanet:
       if (m.linear_attention_freq > 0 || pattern_has(m, 'G')) return {};
       return "Does not apply: no Gated DeltaNet layers (linear attention frequency 0).";
+    case FieldScope::kimi_delta_attention:
+      if (!m.kda_layer_pattern.empty()) return {};
+      return "Does not apply: no Kimi Delta Attention layers (no KDA layer list).";
     case FieldScope::mtp:
       if (m.mtp_num_layers > 0 || pattern_has(m, '/')) return {};
       return "Does not apply: the model has no multi-token prediction layers.";
@@ -117,6 +120,8 @@ std::string_view field_source(const ConfigField& field) {
       return "megatron/core/ssm/mamba_mixer.py";
     case FieldScope::gated_deltanet:
       return "megatron/core/ssm/gated_delta_net/";
+    case FieldScope::kimi_delta_attention:
+      return "Megatron-Bridge src/megatron/bridge/models/kimi/kimi_k3_layers.py";
     case FieldScope::mtp:
       return "megatron/core/transformer/multi_token_prediction.py";
     case FieldScope::sliding_window:
@@ -153,8 +158,15 @@ RecomputeModules recompute_modules_of_absent_layers(const ModelConfig& model) {
   return out;
 }
 
+RecomputeModules recompute_modules_without_effect(const ModelConfig& model) {
+  if (model.attn_res_block_size <= 0) return {};
+  return {RecomputeModule::core_attn, RecomputeModule::mla_up_proj, RecomputeModule::layernorm,
+          RecomputeModule::mlp};
+}
+
 RecomputeModules recompute_module_choices(const ModelConfig& model) {
-  RecomputeModules out = RecomputeModules::all() - recompute_modules_of_absent_layers(model);
+  RecomputeModules out = RecomputeModules::all() - recompute_modules_of_absent_layers(model) -
+                         recompute_modules_without_effect(model);
   if (!has_experts(model)) {
     out = out - RecomputeModules{RecomputeModule::moe, RecomputeModule::moe_act,
                                  RecomputeModule::shared_experts};

@@ -65,7 +65,10 @@ GdnShape gdn_shape(const ModelConfig& m) {
                   .kernel = static_cast<double>(m.linear_conv_kernel_dim)};
 }
 
-bool present(const ModuleContext& c) { return layer_kind_is_gdn(c.kind); }
+// KDA layers share the linear-attention kinds (kimi_delta_attention.cpp).
+bool present(const ModuleContext& c) {
+  return layer_kind_is_gdn(c.kind) && c.model.kda_layer_pattern.empty();
+}
 
 void params(const ModuleContext& c, ParamSink& sink) {
   const GdnShape shape = gdn_shape(c.model);
@@ -80,23 +83,6 @@ void params(const ModuleContext& c, ParamSink& sink) {
   sink.tensor(gdn, heads);                                             // A_log
   sink.norm(gdn, c.model.linear_value_head_dim);                       // out_norm
   sink.linear(gdn, h * static_cast<std::int64_t>(shape.v()) / tp, 0);  // out_proj
-}
-
-// fla's chunked delta rule on this rank per micro-batch: the chunk states h and the WY
-// representation w, u with v_new (chunk.py chunk_gated_delta_rule_fwd), bf16.
-struct DeltaRuleWorkingSet {
-  double states_bytes = 0;
-  double wu_bytes = 0;
-  double v_new_bytes = 0;
-};
-
-DeltaRuleWorkingSet delta_rule_working_set(const GdnShape& shape, const ActivationShape& s) {
-  const double heads = shape.value_heads / s.tp;
-  return DeltaRuleWorkingSet{
-      .states_bytes =
-          2 * per_chunk_elements(s, kChunkSize, shape.value_heads, shape.key_dim, shape.value_dim),
-      .wu_bytes = 2 * s.tokens * heads * (shape.key_dim + shape.value_dim),
-      .v_new_bytes = 2 * s.tokens * heads * shape.value_dim};
 }
 
 void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
@@ -121,7 +107,8 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   sink.add("gated norm rstd (fp32)", gdn, n * heads, 4, norm_out);
   sink.add("gated norm output", gdn, n * v, s.act, norm_out);
   sink.add("out_proj input", gdn, n * v, gemm_input_bytes(c), norm_out);
-  const DeltaRuleWorkingSet w = delta_rule_working_set(shape, s);
+  const DeltaRuleWorkingSet w =
+      delta_rule_working_set(s, shape.value_heads, shape.key_dim, shape.value_dim);
   const double in_proj_output = s.act * n * shape.in_proj_out() / s.tp;
   sink.forward_transient(std::max(in_proj_output, w.states_bytes + w.wu_bytes + w.v_new_bytes));
   sink.backward_transient(2 * w.states_bytes + w.wu_bytes + w.v_new_bytes);
@@ -135,6 +122,15 @@ void flops(const ModuleContext& c, ModuleFlops& f) {
 }
 
 }  // namespace
+
+DeltaRuleWorkingSet delta_rule_working_set(const ActivationShape& s, double heads, double key_dim,
+                                           double value_dim) {
+  const double local_heads = heads / s.tp;
+  return DeltaRuleWorkingSet{
+      .states_bytes = 2 * per_chunk_elements(s, kChunkSize, heads, key_dim, value_dim),
+      .wu_bytes = 2 * s.tokens * local_heads * (key_dim + value_dim),
+      .v_new_bytes = 2 * s.tokens * local_heads * value_dim};
+}
 
 MEGAMEM_LAYER_MODULE_SPEC(kGatedDeltaNetSpec, "Gated DeltaNet", LayerBlock::attention);
 

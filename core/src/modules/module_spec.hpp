@@ -18,6 +18,7 @@
 
 #include "megamem/estimate_types.hpp"
 #include "megamem/modules.hpp"
+#include "modules/kimi_k3.hpp"
 #include "modules/sliding_window.hpp"
 
 namespace megamem {
@@ -244,6 +245,17 @@ inline double glu_factor(const ModelConfig& model) {
 void tp_mlp_params(const ModuleContext& context, ModuleKind kind, std::int64_t ffn,
                    ParamSink& sink);
 
+// What a gated MLP's activation keeps of `rows` tokens of output width `width` (dense_mlp.cpp):
+// SwiGLU its input, fc1's output (glu x width, the activation dtype), freed by `freed_by`.
+// Kimi K3's SiTU-GLU (kimi_k3_ops.py situ_and_mul, which kimi_k3_spec.py installs on every MLP
+// and expert) runs in fp32 PyTorch: autograd keeps both tanh outputs, the sigmoid, the scaled
+// tanh, and the two factors of the final product (6 x width fp32), not fc1's output, unless a
+// checkpoint around the activation (`checkpoint`, where the module has one) keeps its input.
+void glu_activation_input_saved(const ModuleContext& context, SavedSink& sink, const char* tensor,
+                                ModuleKind module, double rows, double width,
+                                RecomputeModules freed_by, OffloadModules offload,
+                                RecomputeModules checkpoint = {});
+
 // Every layer module, in Megatron's registration order within a layer (registry.cpp).
 std::span<const LayerModuleSpec* const> layer_module_specs();
 
@@ -290,6 +302,25 @@ void fused_norm_in_proj_saved(const ModuleContext& context, const ActivationShap
 // cols] on this rank.
 double per_chunk_elements(const ActivationShape& shape, double chunk_size, double heads,
                           double rows, double cols);
+// fla's chunked delta rule (Gated DeltaNet, Kimi Delta Attention) on this rank per
+// micro-batch, bf16: the chunk states h [B x chunks x heads/TP x dk x dv]
+// (fla/ops/common/chunk_delta_h.py), the WY representation w, u and v_new
+// (chunk_gated_delta_rule_fwd, chunk_kda_fwd). `heads` is the whole layer's.
+struct DeltaRuleWorkingSet {
+  double states_bytes = 0;
+  double wu_bytes = 0;
+  double v_new_bytes = 0;
+};
+DeltaRuleWorkingSet delta_rule_working_set(const ActivationShape& shape, double heads,
+                                           double key_dim, double value_dim);
+
+// Attention Residuals (attention_residuals.cpp; Kimi K3): what decoder layer `layer` (0-based,
+// global) saves for its softmax mixes beyond the norms' inputs, and the stage-boundary tensor
+// a pipeline stage starting at `first_layer` receives and keeps for its backward (0 without
+// AttnRes, or for the first stage).
+double attn_res_saved_bytes(const ModelConfig& model, const ActivationShape& shape, int layer);
+double attn_res_stage_input_bytes(const ModelConfig& model, const ActivationShape& shape,
+                                  int first_layer);
 
 // ---------------------------------------------------------------------------------------------
 // Embedding, output layer and loss, MTP

@@ -25,6 +25,12 @@ void hyper_connection_head_params(const ModelConfig& m, ModuleKind kind, ParamSi
 
 void final_norm_params(const NormalizedConfig& n, ParamSink& sink) {
   sink.norm(ModuleKind::final_layernorm, n.config.model.hidden_size);
+  // Kimi K3: the last layer's output mix, output_attn_res_norm and output_attn_res_proj [h]
+  // each (kimi_k3_layers.py KimiK3TransformerLayer; attention_residuals.cpp).
+  if (kimi_k3_layers(n.config.model)) {
+    sink.norm(ModuleKind::final_layernorm, n.config.model.hidden_size);
+    sink.tensor(ModuleKind::final_layernorm, n.config.model.hidden_size);
+  }
   hyper_connection_head_params(n.config.model, ModuleKind::final_layernorm, sink);
 }
 

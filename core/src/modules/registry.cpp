@@ -19,7 +19,9 @@
   X(kAttentionHyperConnectionSpec) \
   X(kMlpHyperConnectionSpec)       \
   X(kMambaMixerSpec)               \
-  X(kGatedDeltaNetSpec)
+  X(kGatedDeltaNetSpec)            \
+  X(kKimiDeltaAttentionSpec)       \
+  X(kAttentionResidualsSpec)
 
 namespace megamem {
 

@@ -29,6 +29,8 @@ void params(const ModuleContext& c, ParamSink& sink) {
   if (m.moe_latent_size > 0) {
     sink.linear(ModuleKind::moe_latent_projection, h * m.moe_latent_size, bias * m.moe_latent_size);
     sink.linear(ModuleKind::moe_latent_projection, m.moe_latent_size * h, bias * h);
+    // Kimi K3's KimiK3MoELayer: routed_expert_norm [latent] (replicated) before fc2_latent_proj.
+    if (kimi_k3_layers(m)) sink.norm(ModuleKind::moe_latent_projection, m.moe_latent_size);
   }
   const std::int64_t width = m.moe_latent_size > 0 ? m.moe_latent_size : h;
   const std::int64_t etp = p.expert_tensor_parallel;
@@ -112,6 +114,15 @@ void latent_projections_saved(const ModuleContext& c, const ActivationShape& s, 
   const RecomputeModules moe = {RecomputeModule::moe};
   sink.add("fc2_latent_proj input (combined tokens)", module, s.sp_tokens * latent,
            gemm_input_bytes(c), moe);
+  if (kimi_k3_layers(c.model)) {
+    // kimi_k3_layers.py KimiK3MoELayer.postprocess normalises the combined tokens with
+    // kimi_k3_ops.py KimiRMSNorm in plain PyTorch: autograd keeps the fp32 copy (square and
+    // the rsqrt product), the fp32 rsqrt per token and the bf16 normalised tokens (the product
+    // with the weight); the norm's output is fc2_latent_proj's input above.
+    sink.add("routed_expert_norm fp32 input copy", module, s.sp_tokens * latent, 4, moe);
+    sink.add("routed_expert_norm rsqrt (fp32)", module, s.sp_tokens, 4, moe);
+    sink.add("routed_expert_norm normalised tokens", module, s.sp_tokens * latent, s.act, moe);
+  }
   if (c.fp8) {
     sink.add("fc1_latent_proj input (FP8 copy of the pre-MLP norm output)", module,
              s.sp_tokens * s.h, gemm_input_bytes(c), moe);
@@ -128,22 +139,27 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const RecomputeModules moe_act = {RecomputeModule::moe, RecomputeModule::moe_act};
   sink.add("dispatched tokens (expert fc1 input)", experts, routed * width,
            expert_fc1_input_bytes(c), moe, {OffloadModule::expert_fc1});
-  sink.add("expert fc1 output", experts, routed * glu_factor(m) * expert_ffn, s.act, moe,
-           {OffloadModule::moe_act});
+  glu_activation_input_saved(c, sink, "expert fc1 output", experts, routed, expert_ffn, moe,
+                             {OffloadModule::moe_act}, {RecomputeModule::moe_act});
   sink.add("expert activation output", experts, routed * expert_ffn, gemm_input_bytes(c), moe_act);
   // experts.py bias_act_func: only the fused weighted SwiGLU folds the routing
   // probabilities into the activation kernel. Otherwise the activation output is saved by
   // the multiplication with the probabilities and their product again by fc2 (a GLU also
   // keeps its silu output).
-  const bool fused = m.activation == Activation::swiglu && c.config.training.bias_activation_fusion;
+  // Kimi K3's SiTU module (use_te_activation_func) is never the fused kernel.
+  const bool fused = m.activation == Activation::swiglu &&
+                     c.config.training.bias_activation_fusion && !kimi_k3_layers(m);
   // The permuted probabilities, in the router's dtype, saved by the weighted activation
   // (fusions/fused_bias_swiglu.py, WeightedSwiGLUFunction) or by the product with them; a
   // moe_act checkpoint keeps them as its input.
   sink.add("permuted probabilities", experts, routed, c.config.training.moe_router_fp32 ? 4 : s.act,
            moe);
   if (!fused) {
+    // Kimi K3 (use_te_activation_func, experts.py bias_act_func): the product with the
+    // probabilities keeps the SiTU module's output alone.
+    const double copies = kimi_k3_layers(m) ? 1.0 : glu_factor(m);
     sink.add("expert activation output (probs-weighted copies)", experts,
-             glu_factor(m) * routed * expert_ffn, s.act, moe_act);
+             copies * routed * expert_ffn, s.act, moe_act);
   }
   // moe_utils.py unpermute (unfused): under torch.use_deterministic_algorithms
   // (--deterministic-mode) it combines with index_add_, whose autograd node keeps its source,

@@ -24,8 +24,8 @@ void params(const ModuleContext& c, ParamSink& sink) {
 void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const double shared_ffn = c.model.moe_shared_expert_intermediate_size / s.tp;
   const RecomputeModules recompute = {RecomputeModule::moe, RecomputeModule::shared_experts};
-  sink.add("shared expert fc1 output", ModuleKind::shared_experts,
-           s.tokens * glu_factor(c.model) * shared_ffn, s.act, recompute);
+  glu_activation_input_saved(c, sink, "shared expert fc1 output", ModuleKind::shared_experts,
+                             s.tokens, shared_ffn, recompute, {});
   sink.add("shared expert activation output", ModuleKind::shared_experts, s.tokens * shared_ffn,
            gemm_input_bytes(c), recompute);
   // fc1's input is the pre-MLP norm output the router already saves unquantized. With

@@ -225,7 +225,8 @@ void layer_saved(const ModuleContext& context, const ActivationShape& shape, Sav
     if (!built) continue;
     const bool attention = block == LayerBlock::attention;
     const bool mamba = context.kind == LayerKind::mamba;
-    const bool gdn = attention && layer_kind_is_gdn(context.kind);
+    const bool gdn =
+        attention && layer_kind_is_gdn(context.kind) && context.model.kda_layer_pattern.empty();
     const ModuleKind owner = mamba               ? ModuleKind::mamba_mixer
                              : gdn               ? ModuleKind::gated_deltanet
                              : attention         ? ModuleKind::self_attention
@@ -272,7 +273,8 @@ ModuleFlops model_module_flops(const NormalizedConfig& normalized) {
     layer_flops(module_context(normalized, LayerKind::mamba), mamba);
   }
   const ModelConfig& m = normalized.config.model;
-  if (m.linear_attention_freq > 0 || m.hybrid_layer_pattern.find('G') != std::string::npos) {
+  if (m.linear_attention_freq > 0 || m.hybrid_layer_pattern.find('G') != std::string::npos ||
+      !m.kda_layer_pattern.empty()) {
     layer_flops(module_context(normalized, LayerKind::gdn), gdn);
   }
   ModuleFlops out = dense;

@@ -182,9 +182,26 @@ StepTimeModel::AttentionGemms StepTimeModel::gdn_gemms(const LayerShape& l) cons
   return a;
 }
 
-// The mixer block of a layer: attention, Mamba, Gated DeltaNet, both Mamba and attention
-// (Falcon-H1's parallel layer, falconh1_layer.py: one gathered input feeds both), or none (a
-// hybrid MLP / MoE layer).
+// Kimi Delta Attention (Megatron-Bridge kimi_k3_layers.py _forward_kda): q/k/v/g projections,
+// the low-rank forget gate, beta and o_proj as GEMMs; the short convolutions and the chunked
+// delta rule as flop_utils.py's Kimi K3 branch counts them, at attention efficiency.
+StepTimeModel::AttentionGemms StepTimeModel::kda_gemms(const LayerShape& l) const {
+  const ModelConfig& m = n_->config.model;
+  const double h = m.hidden_size;
+  const double d = m.kda_head_dim;
+  const double heads = m.kda_num_heads;
+  const double p = heads * d;
+  AttentionGemms a;
+  a.projections = gemm_s(l.tokens, (4.0 * p + heads) / tp_, h) + gemm_s(l.tokens, d, h) +
+                  gemm_s(l.tokens, p / tp_, d) + gemm_s(l.tokens, h, p / tp_);
+  a.core_flops = 2.0 * l.tokens / tp_ * (3.0 * m.kda_conv_kernel * p + 4.0 * heads * d * d);
+  a.tp_gather_bytes = l.hidden_bytes;
+  return a;
+}
+
+// The mixer block of a layer: attention, Mamba, Gated DeltaNet or Kimi Delta Attention, both Mamba
+// and attention (Falcon-H1's parallel layer, falconh1_layer.py: one gathered input feeds both), or
+// none (a hybrid MLP / MoE layer).
 StepTimeModel::AttentionGemms StepTimeModel::mixer_gemms(LayerKind kind,
                                                          const LayerShape& l) const {
   if (kind == LayerKind::parallel_hybrid) {
@@ -196,7 +213,9 @@ StepTimeModel::AttentionGemms StepTimeModel::mixer_gemms(LayerKind kind,
     return both;
   }
   if (kind == LayerKind::mamba) return mamba_gemms(l);
-  if (layer_kind_is_gdn(kind)) return gdn_gemms(l);
+  if (layer_kind_is_gdn(kind)) {
+    return n_->config.model.kda_layer_pattern.empty() ? gdn_gemms(l) : kda_gemms(l);
+  }
   if (layer_kind_has_attention(kind)) return attention_gemms(kind, l);
   return AttentionGemms{};
 }

@@ -112,6 +112,7 @@ class StepTimeModel {
   AttentionGemms mla_gemms(const LayerShape& shape) const;
   AttentionGemms mamba_gemms(const LayerShape& shape) const;
   AttentionGemms gdn_gemms(const LayerShape& shape) const;
+  AttentionGemms kda_gemms(const LayerShape& shape) const;
   AttentionGemms mixer_gemms(LayerKind kind, const LayerShape& shape) const;
   MlpGemms mlp_gemms(bool moe, const LayerShape& shape) const;
   double tp_times(bool mixer_block, bool mlp_block, const LayerShape& shape,

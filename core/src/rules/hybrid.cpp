@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "modules/kimi_k3.hpp"
 #include "modules/sliding_window.hpp"
 #include "rule_book.hpp"
 
@@ -418,13 +419,15 @@ std::optional<Error> resolve_layer_kinds(NormalizedConfig& n) {
   }
   // experimental_attention_variant_module_specs.py get_linear_attention_pattern: with
   // --linear-attention-freq N, layer i (0-based) is linear attention unless (i + 1) % N == 0.
+  // Kimi K3's KDA layers (kimi_k3_layers.py KimiK3Attention) are linear-attention layers too:
+  // the kinds gdn / gdn_moe stand for either mixer, the module specs tell them apart.
   // A windowed layer with its own attention shape (Step35DecoderLayer) is a kind of its own.
   const int freq = m.linear_attention_freq;
   const bool window_shape = window_attention_differs(m);
   n.layer_kinds.reserve(n.moe_layer_pattern.size());
   for (std::size_t i = 0; i < n.moe_layer_pattern.size(); ++i) {
     const bool moe = n.moe_layer_pattern[i] != 0;
-    const bool gdn = freq > 0 && (static_cast<int>(i) + 1) % freq != 0;
+    const bool gdn = (freq > 0 && (static_cast<int>(i) + 1) % freq != 0) || layer_is_kda(m, i);
     const bool window = window_shape && layer_is_windowed(m, static_cast<int>(i));
     n.layer_kinds.push_back(gdn      ? (moe ? LayerKind::gdn_moe : LayerKind::gdn)
                             : window ? (moe ? LayerKind::window_moe : LayerKind::window_dense)
@@ -489,7 +492,61 @@ std::optional<Error> gated_deltanet_shapes(NormalizedConfig& n) {
 }
 
 constexpr Check kHybridPatternChecks[] = {check_hybrid_pattern};
-constexpr Check kLayerKindChecks[] = {gated_deltanet_shapes, resolve_layer_kinds};
+// Megatron-Bridge kimi/kimi_k3_layers.py and kimi_k3_spec.py: the KDA list has one entry per
+// decoder layer and is not combined with another linear-attention form; KDA heads split over
+// TP (_init_kda) and refuse context parallelism; the K3 layer (AttnRes) needs
+// hidden_dropout 0 (KimiK3TransformerLayer) and no virtual pipeline (build_kimi_k3_spec).
+std::optional<Error> kimi_k3_layer_rules(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  const ParallelConfig& par = n.config.parallel;
+  constexpr const char* kLayers =
+      "Megatron-Bridge src/megatron/bridge/models/kimi/kimi_k3_layers.py";
+  if (m.attn_res_block_size < 0) {
+    return Error{"attn_res_block_size", "attn_res_block_size must not be negative"};
+  }
+  if (m.attn_res_block_size > 0) {
+    if (auto e =
+            error_when(m.hidden_dropout != 0, "hidden_dropout",
+                       "Kimi K3's attention-residual layer requires hidden_dropout 0", kLayers)) {
+      return e;
+    }
+    if (auto e =
+            error_when(par.virtual_stages_per_pipeline_rank > 1, "virtual_stages_per_pipeline_rank",
+                       "Kimi K3 does not support virtual pipeline parallelism yet",
+                       "Megatron-Bridge src/megatron/bridge/models/kimi/kimi_k3_spec.py")) {
+      return e;
+    }
+  }
+  if (m.kda_layer_pattern.empty()) return std::nullopt;
+  const auto entries = static_cast<std::int64_t>(m.kda_layer_pattern.size());
+  if (auto e = error_when(entries != m.num_layers, "kda_layer_pattern",
+                          "kda_layer_pattern has " + str(entries) +
+                              " entries, expected num_layers " + str(m.num_layers),
+                          kLayers)) {
+    return e;
+  }
+  if (auto e = error_when(m.linear_attention_freq > 0 || !m.hybrid_layer_pattern.empty(),
+                          "kda_layer_pattern",
+                          "KDA layers cannot be combined with --linear-attention-freq or a "
+                          "hybrid layer pattern",
+                          kLayers)) {
+    return e;
+  }
+  for (const auto& [field, value] : {std::pair{"kda_num_heads", m.kda_num_heads},
+                                     {"kda_head_dim", m.kda_head_dim},
+                                     {"kda_conv_kernel", m.kda_conv_kernel}}) {
+    if (value < 1) return Error{field, std::string(field) + " must be at least 1"};
+  }
+  if (auto e = error_when(par.context_parallel > 1, "context_parallel",
+                          "Kimi K3 KDA context parallelism is not supported yet", kLayers)) {
+    return e;
+  }
+  return must_divide("kda_num_heads", "kda_num_heads", m.kda_num_heads, "TP", par.tensor_parallel,
+                     kLayers);
+}
+
+constexpr Check kLayerKindChecks[] = {gated_deltanet_shapes, kimi_k3_layer_rules,
+                                      resolve_layer_kinds};
 
 }  // namespace
 

@@ -59,6 +59,14 @@ std::optional<Error> selective_recompute_modules(NormalizedConfig& n) {
                        "' belongs to a layer megamem does not model; it changes nothing here",
                    kTransformerConfig);
   }
+  const RecomputeModules inert = recompute_modules_without_effect(n.config.model);
+  for (const RecomputeModule module : (recompute.modules & inert).members()) {
+    policy_warning(
+        n,
+        "recompute module '" + std::string(module_name(module)) +
+            "' has no effect on Kimi K3's layers (their forward bypasses its checkpoint)",
+        "Megatron-Bridge src/megatron/bridge/models/kimi/kimi_k3_layers.py");
+  }
   return std::nullopt;
 }
 
