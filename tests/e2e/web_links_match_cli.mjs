@@ -66,8 +66,12 @@ try {
     // layers split in two.
     const gpu = catalog.gpus[i % catalog.gpus.length];
     const pp = model.num_layers % 2 === 0 ? 2 : 1;
-    await checkLink(`v=1&model=${model.id}&gpu=${gpu.id}&gpus=8&pp=${pp}&recompute=selective`,
-                    `model ${model.id} on 8 x ${gpu.id}, PP ${pp}, selective recompute`);
+    // Megatron's default selective set is core_attn, which DeepSeek-V4's attention refuses
+    // (deepseek_v4_hybrid_attention.py, dev): its recipes checkpoint moe_act and mla_up_proj.
+    const modules = model.id.startsWith('deepseek-v4') ? '&recompute-modules=moe_act,mla_up_proj'
+                                                       : '';
+    await checkLink(`v=1&model=${model.id}&gpu=${gpu.id}&gpus=8&pp=${pp}&recompute=selective` +
+                    modules, `model ${model.id} on 8 x ${gpu.id}, PP ${pp}, selective recompute`);
   }
   for (const recipe of catalog.recipes) {
     // The recipe's own link, as the CLI writes it.
