@@ -617,7 +617,6 @@ std::vector<ConfigField> numerics_rows() {
           .json("fp8_recipe")
           .choices(kFp8RecipeChoices)
           .read_by_code("--fp8-recipe")
-          .also_reads({{"--fp8-format", FlagArity::one}})
           .needs("--fp8-format")  // transformer_config.py: FP8 is on only with a format
           .bridge("mixed_precision.fp8_recipe")
           .writes(write_fp8)
