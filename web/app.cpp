@@ -433,11 +433,8 @@ double app_full_estimate_ms(int repeats) { return full_estimate_ms(state.shared.
 std::string app_input_rects_json() {
   nlohmann::json rects = nlohmann::json::object();
   for (const auto& [label, rect] : state.input_rects) {
-    rects[label] = {{"x", rect.x},
-                    {"y", rect.y},
-                    {"width", rect.width},
-                    {"height", rect.height},
-                    {"kind", rect.kind}};
+    rects[label] = {{"x", rect.x},           {"y", rect.y},       {"width", rect.width},
+                    {"height", rect.height}, {"kind", rect.kind}, {"id", rect.id}};
   }
   return rects.dump();
 }

@@ -24,7 +24,8 @@ namespace megamem::web {
 // Screen rectangle of one labelled input, in canvas pixels (for tests that click on it).
 struct WidgetRect {
   float x = 0, y = 0, width = 0, height = 0;
-  std::string kind;  // "slider", "input", "checkbox", "combo", "button"
+  std::string kind;     // "slider", "input", "checkbox", "combo", "button"
+  unsigned int id = 0;  // Dear ImGui's item ID (0: none), as window.megamem.inputLog() names it
 };
 
 // A nearby configuration the core suggests for an invalid one ("TP 4"): valid, same model.

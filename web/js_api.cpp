@@ -44,6 +44,7 @@ EM_JS(void, define_window_megamem, (double pixel_ratio), {
     state: function() { return JSON.parse(UTF8ToString(_megamem_state_json())); },
     inputRects: function() { return JSON.parse(UTF8ToString(_megamem_input_rects_json())); },
     keyboardFocus: function() { return JSON.parse(UTF8ToString(_megamem_keyboard_focus_json())); },
+    inputLog: function() { return JSON.parse(UTF8ToString(_megamem_input_log_json())); },
     frames: function() { return _megamem_frame_count(); },
     idle: function() { return _megamem_idle() !== 0; },
     marks: function() { return Module.megamemMarks || []; },

@@ -27,6 +27,7 @@
 #include "fonts.hpp"
 #include "imgui.h"
 #include "imgui_impl_glfw.h"
+#include "imgui_internal.h"
 #include "js_api.hpp"
 #include "platform.hpp"
 #include "timeline_renderer.hpp"
@@ -54,6 +55,36 @@ struct PlatformState {
   bool app_busy = true;
 };
 PlatformState platform;
+
+// The last frames as Dear ImGui saw the mouse (window.megamem.inputLog()): where it was, the
+// button, the window and item under it and the active item. Browser tests print it when a
+// click did not do what it should (issue 24: clicks lost on a loaded machine).
+struct InputLogEntry {
+  int frame = 0;
+  float x = 0.0f, y = 0.0f;
+  bool down = false;
+  std::string window;
+  ImGuiID hovered_id = 0;
+  ImGuiID active_id = 0;
+  float window_y = 0.0f, scroll_y = 0.0f, content_height = 0.0f;  // the hovered window's
+};
+constexpr std::size_t kInputLogFrames = 64;
+std::vector<InputLogEntry> input_log;
+
+void log_input_frame() {
+  const ImGuiContext& g = *ImGui::GetCurrentContext();
+  if (input_log.size() == kInputLogFrames) input_log.erase(input_log.begin());
+  input_log.push_back({.frame = platform.frames,
+                       .x = g.IO.MousePos.x,
+                       .y = g.IO.MousePos.y,
+                       .down = g.IO.MouseDown[0],
+                       .window = g.HoveredWindow ? g.HoveredWindow->Name : "",
+                       .hovered_id = g.HoveredId,
+                       .active_id = g.ActiveId,
+                       .window_y = g.HoveredWindow ? g.HoveredWindow->Pos.y : 0.0f,
+                       .scroll_y = g.HoveredWindow ? g.HoveredWindow->Scroll.y : 0.0f,
+                       .content_height = g.HoveredWindow ? g.HoveredWindow->ContentSize.y : 0.0f});
+}
 
 // Keeps the canvas backing store at the window's size in device pixels (CSS sizes the canvas).
 // Sized directly, not with glfwSetWindowSize: Emscripten's GLFW turns a window the size of
@@ -170,6 +201,7 @@ void build_ui() {
   platform.app_busy =
       megamem::web::app_frame(static_cast<float>(platform.width_px),
                               static_cast<float>(platform.height_px), platform.pixel_ratio);
+  log_input_frame();
 }
 
 // Before the first frame is drawn: the font atlas (rasterised on the CPU) and its texture,
@@ -435,6 +467,31 @@ EMSCRIPTEN_KEEPALIVE int megamem_frame_count() { return platform.frames; }
 // working on (frame() skips such frames), so the last frame's layout is the one that stays.
 EMSCRIPTEN_KEEPALIVE int megamem_idle() {
   return platform.first_frame_shown && platform.frames_to_draw <= 0 && !platform.app_busy;
+}
+
+EMSCRIPTEN_KEEPALIVE const char* megamem_input_log_json() {
+  static std::string json;
+  json = "[";
+  for (const InputLogEntry& e : input_log) {
+    char line[96];
+    std::snprintf(line, sizeof line, "%s{\"frame\":%d,\"x\":%.1f,\"y\":%.1f,\"down\":%s,",
+                  json.size() > 1 ? "," : "", e.frame, e.x, e.y, e.down ? "true" : "false");
+    json += line;
+    std::snprintf(line, sizeof line, "\"hovered_id\":%u,\"active_id\":%u,", e.hovered_id,
+                  e.active_id);
+    json += line;
+    std::snprintf(line, sizeof line,
+                  "\"window_y\":%.1f,\"scroll_y\":%.1f,\"content_height\":%.1f,\"window\":\"",
+                  e.window_y, e.scroll_y, e.content_height);
+    json += line;
+    for (const char c : e.window) {
+      if (c == '"' || c == '\\') json += '\\';
+      if (static_cast<unsigned char>(c) >= 0x20) json += c;
+    }
+    json += "\"}";
+  }
+  json += "]";
+  return json.c_str();
 }
 
 EMSCRIPTEN_KEEPALIVE void megamem_popstate(const char* url) {

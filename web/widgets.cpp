@@ -7,6 +7,7 @@
 
 #include "clip_audit.hpp"
 #include "imgui.h"
+#include "imgui_internal.h"  // GetItemID (1.86: not in imgui.h)
 #include "messages.hpp"
 #include "platform.hpp"
 #include "tab_order.hpp"
@@ -158,8 +159,12 @@ void wrapped_text(ImU32 color, const std::string& text) { verbatim_text(color, t
 void record_item(AppState& state, const char* label, const char* kind) {
   const ImVec2 min = ImGui::GetItemRectMin();
   const ImVec2 max = ImGui::GetItemRectMax();
-  state.input_rects[label] = WidgetRect{
-      .x = min.x, .y = min.y, .width = max.x - min.x, .height = max.y - min.y, .kind = kind};
+  state.input_rects[label] = WidgetRect{.x = min.x,
+                                        .y = min.y,
+                                        .width = max.x - min.x,
+                                        .height = max.y - min.y,
+                                        .kind = kind,
+                                        .id = ImGui::GetItemID()};
   note_keyboard_focus(label);
   // Where the keyboard is (Tab order tests): the item being edited or navigated to.
   if (ImGui::IsItemActive() || ImGui::IsItemFocused()) {

@@ -141,6 +141,17 @@ export async function waitForIdle(page, timeoutMs = 60_000) {
   await page.waitForFunction(() => window.megamem.idle(), null, { timeout: timeoutMs });
 }
 
+// What a timed-out wait saw last: enough to tell a lost click from a search that never ended.
+function stateSummary(state) {
+  const p = state.planner ?? {};
+  return JSON.stringify({
+    error: state.error?.message ?? null,
+    planner: { status: p.status, stale: p.stale, error: p.error?.message ?? null,
+               progress: p.progress },
+    query: state.query,
+  });
+}
+
 // The budget is generous: a loaded 2-core machine can take seconds per frame of software
 // WebGL, and a wait that gives up early fails a page that works (issue 24).
 export async function waitForState(page, predicate, what, timeoutMs = 60_000) {
@@ -148,7 +159,9 @@ export async function waitForState(page, predicate, what, timeoutMs = 60_000) {
   for (;;) {
     const state = await pageState(page);
     if (predicate(state)) return state;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what} (the page at the end: ${stateSummary(state)})`);
+    }
     await page.waitForTimeout(50);
   }
 }
@@ -337,12 +350,36 @@ async function pointAt(page, label) {
 // press and the press before the release (fixed sleeps lost clicks under load, issue 24).
 export async function click(page, label) {
   await pointAt(page, label);
+  const target = (await page.evaluate((l) => window.megamem.inputRects()[l], label))?.id ?? 0;
   let frames = await frameCount(page);
+  const pressedAt = frames;
   await page.mouse.down();
   await inputSeen(page, frames);
   frames = await frameCount(page);
   await page.mouse.up();
   await inputSeen(page, frames);
+  lastClick = { label, trace: await inputTrace(page, target, pressedAt - 1) };
+}
+
+// The last click as Dear ImGui saw it, frame by frame (window.megamem.inputLog()), for a
+// test to print when the click did not do what it should: "f12 down hover=T active=T" is a
+// press on the target; a press whose active item is another one, or none, was lost.
+let lastClick = { label: '', trace: '' };
+export const lastClickTrace = () => `click on "${lastClick.label}": ${lastClick.trace}`;
+
+async function inputTrace(page, target, fromFrame) {
+  const log = await page.evaluate(() => window.megamem.inputLog());
+  const name = (id) => (id === 0 ? '0' : id === target ? 'T' : String(id));
+  let previous = '';
+  const lines = [];
+  for (const e of log.filter((entry) => entry.frame >= fromFrame)) {
+    const line = `${e.down ? 'down' : 'up'} at ${e.x},${e.y} in "${e.window}" (at y ` +
+                 `${e.window_y}, scrolled ${e.scroll_y} of ${e.content_height}) ` +
+                 `hover=${name(e.hovered_id)} active=${name(e.active_id)}`;
+    if (line !== previous) lines.push(`f${e.frame} ${line}`);
+    previous = line;
+  }
+  return lines.join('; ');
 }
 
 // Types a value into a labelled number: a slider turns into a text field on Ctrl+click, an

@@ -23,8 +23,8 @@
 import { join } from 'node:path';
 
 import {
-  check, cliEstimateForLink, cliJson, click, finish, firstDifference, launch, moveMouseAway,
-  openPage, options, pageState, scrollIntoView, serve, typeValue, waitForIdle, waitForState,
+  check, cliEstimateForLink, cliJson, click, finish, firstDifference, lastClickTrace, launch,
+  moveMouseAway, openPage, options, pageState, scrollIntoView, serve, typeValue, waitForIdle, waitForState,
 } from './harness.mjs';
 
 const opts = options();
@@ -48,8 +48,13 @@ const searchDone = (page, what, timeoutMs = 600_000) =>
 
 async function search(page, what) {
   await click(page, 'plan search');
+  const trace = lastClickTrace();
   await moveMouseAway(page);
-  return searchDone(page, what);
+  try {
+    return await searchDone(page, what);
+  } catch (error) {
+    throw new Error(`${error.message}; ${trace}`);
+  }
 }
 
 // The planner's search for the page's link equals the CLI's.
@@ -242,6 +247,7 @@ try {
   // 'cancelled'): how far the search was before the click, and where it is now.
   const beforeCancel = (await pageState(page)).planner.progress;
   await click(page, 'plan cancel');
+  const cancelTrace = lastClickTrace();
   await moveMouseAway(page);
   // Until it stops, or 200 frames after it was seen: a click the page took acts in the next.
   state = await waitForState(
@@ -253,7 +259,8 @@ try {
         `${beforeCancel.candidates_done} of ${beforeCancel.candidates_total} candidates, ` +
         `${beforeCancel.frames} frames; now ${state.planner.status} after ` +
         `${state.planner.progress.frames} frames, ${state.planner.progress.work_ms.toFixed(0)} ms ` +
-        `of slices, ${state.planner.search_wall_ms.toFixed(0)} ms on the clock)`);
+        `of slices, ${state.planner.search_wall_ms.toFixed(0)} ms on the clock)` +
+        (state.planner.status === 'cancelled' ? '' : `; ${cancelTrace}`));
   await shot(page, 'planner-cancelled.png');
 
   // An edit mid-search restarts it for the new settings.
@@ -284,9 +291,13 @@ try {
   await typeValue(page, 'top GPUs', 1024);
   await waitForState(page, (s) => s.world_size === 1024, 'the GPU count back at 1,024');
   await click(page, 'plan search');
+  const thirdTrace = lastClickTrace();
   await moveMouseAway(page);
-  const third = await searching(page, 'a third search');
+  const third = await searching(page, 'a third search').catch((error) => {
+    throw new Error(`${error.message}; ${thirdTrace}`);
+  });
   await click(page, 'plan cancel');
+  const secondCancelTrace = lastClickTrace();
   const clicked = await pageState(page);  // the frames after the release have drawn
   const focus = await page.evaluate(() => window.megamem.keyboardFocus());
   await moveMouseAway(page);
@@ -301,7 +312,8 @@ try {
         `${clicked.planner.progress.candidates_done}, ${clicked.planner.progress.frames} frames, ` +
         `keyboard on "${focus.label}"; now ${state.planner.status} after ` +
         `${state.planner.progress.frames} frames, ${state.planner.progress.work_ms.toFixed(0)} ms ` +
-        `of slices, ${state.planner.search_wall_ms.toFixed(0)} ms on the clock)`);
+        `of slices, ${state.planner.search_wall_ms.toFixed(0)} ms on the clock)` +
+        (state.planner.status === 'cancelled' ? '' : `; ${secondCancelTrace}`));
   check(state.planner.result !== null &&
         JSON.stringify(state.planner.top_queries) === JSON.stringify(earlier),
         'Cancel keeps the list of the search before it');
