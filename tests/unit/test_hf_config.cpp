@@ -759,7 +759,9 @@ TEST_CASE("every supported family is listed") {
                                              "falcon_h1",
                                              "minimax_m3",
                                              "minimax_m3_vl_text",
-                                             "deepseek_v4"};
+                                             "deepseek_v4",
+                                             "sarvam_moe",
+                                             "sarvam_mla"};
   CHECK(supported_hf_model_types() == expected);
 }
 

@@ -968,6 +968,78 @@ std::optional<Error> read_bailing_moe_v2(const Reader& r, Family, HfImport& out)
   return std::nullopt;
 }
 
+// Sarvam's MoE layers as Megatron-Bridge's sarvam/common.py get_common_config reads them for
+// both Sarvam bridges: num_experts experts of moe_intermediate_size, top num_experts_per_tok,
+// num_shared_experts shared experts fused into one of num_shared_experts x
+// moe_intermediate_size, the first first_k_dense_replace layers dense. SarvamMoEModelProvider
+// and SarvamMLAModelProvider (sarvam_provider.py) fix the rest: sigmoid routing with the expert
+// bias, QK layernorm, untied embeddings, no biases, no dropout. The bridges read no MTP layers.
+std::optional<Error> read_sarvam_moe_layers(const Reader& r, HfImport& out) {
+  ModelConfig& m = out.model;
+  std::int64_t shared = 0, first_dense = 0, mtp = 0;
+  MM_READ(m.num_experts, r.int_field(r.spelling({"num_experts", "n_routed_experts"}), 1, kMaxSize));
+  MM_READ(m.moe_router_topk, r.int_field("num_experts_per_tok", 1, m.num_experts));
+  MM_READ(m.moe_ffn_hidden_size, r.int_field("moe_intermediate_size", 1, kMaxSize));
+  MM_READ(shared, r.integer(r.spelling({"num_shared_experts", "n_shared_experts"}), 0, 64));
+  MM_READ(first_dense, r.integer("first_k_dense_replace", 0, m.num_layers));
+  MM_READ(mtp, r.integer("num_nextn_predict_layers", 0, kMaxSize, 0));
+  m.moe_shared_expert_intermediate_size = static_cast<int>(shared * m.moe_ffn_hidden_size);
+  m.moe_layer_pattern.assign(static_cast<std::size_t>(m.num_layers), 1);
+  for (std::int64_t i = 0; i < first_dense; ++i)
+    m.moe_layer_pattern[static_cast<std::size_t>(i)] = 0;
+  m.moe_router_enable_expert_bias = true;        // moe_router_enable_expert_bias = True
+  m.qk_layernorm = true;                         // qk_layernorm = True
+  m.untie_embeddings_and_output_weights = true;  // share_embeddings_and_output_weights = False
+  m.add_bias_linear = false;
+  m.add_qkv_bias = false;
+  m.hidden_dropout = 0.0;
+  m.attention_dropout = 0.0;
+  if (mtp > 0) {
+    out.notes.push_back("num_nextn_predict_layers " + std::to_string(mtp) +
+                        ": the Sarvam bridges build no MTP layers, so none are estimated");
+  }
+  out.notes.push_back(
+      "the provider's run settings are not imported: the router in fp32 (--moe-router-dtype "
+      "fp32), selective recompute (recompute_modules) and bf16/fp16/params_dtype from "
+      "torch_dtype (sarvam-30b's base checkpoint is float32, which the bridge would train in)");
+  return std::nullopt;
+}
+
+// Sarvam-30B-style GQA models (SarvamMoEForCausalLM, model_type sarvam_moe) as Megatron-
+// Bridge's sarvam/sarvam_moe_bridge.py builds them: num_key_value_heads query groups of head_dim
+// (kv_channels, which the bridge reads from head_dim whatever hidden / heads is), per-head QK
+// RMSNorm, RoPE; then read_sarvam_moe_layers.
+std::optional<Error> read_sarvam_moe(const Reader& r, Family, HfImport& out) {
+  if (!r.find("head_dim")) {
+    return Error{"head_dim", "is missing: sarvam_moe_bridge.py reads it as kv_channels"};
+  }
+  out.model.position_embedding = PositionEmbedding::rope;  // position_embedding_type "rope"
+  return read_sarvam_moe_layers(r, out);
+}
+
+// Sarvam-105B-style MLA models (SarvamMLAForCausalLM, model_type sarvam_mla) as Megatron-
+// Bridge's sarvam/sarvam_mla_bridge.py builds them: MLA with kv_lora_rank, qk_nope_head_dim,
+// qk_rope_head_dim and v_head_dim, and a plain q_proj (SarvamMLAModelProvider keeps q_lora_rank
+// None; the bridge does not read it), kv_layernorm (qk_layernorm), kv_channels hidden / heads,
+// YaRN RoPE (rope_type "yarn" in the provider); then read_sarvam_moe_layers.
+std::optional<Error> read_sarvam_mla(const Reader& r, Family, HfImport& out) {
+  ModelConfig& m = out.model;
+  m.multi_latent_attention = true;
+  m.q_lora_rank = 0;
+  MM_READ(m.kv_lora_rank, r.int_field("kv_lora_rank", 1, kMaxSize));
+  MM_READ(m.qk_head_dim, r.int_field("qk_nope_head_dim", 1, kMaxSize));
+  MM_READ(m.qk_pos_emb_head_dim, r.int_field("qk_rope_head_dim", 1, kMaxSize));
+  MM_READ(m.v_head_dim, r.int_field("v_head_dim", 1, kMaxSize));
+  m.kv_channels = m.hidden_size / m.num_attention_heads;
+  m.position_embedding = PositionEmbedding::yarn;
+  if (const json* q_lora = r.find("q_lora_rank"); q_lora && !q_lora->is_null()) {
+    out.notes.push_back(
+        "q_lora_rank is not read by sarvam_mla_bridge.py, whose provider builds a plain "
+        "q_proj (q_lora_rank None): estimated without a query LoRA");
+  }
+  return read_sarvam_moe_layers(r, out);
+}
+
 // Ministral 3's language model (mistral3's text_config, model_type ministral3) as Megatron-
 // Bridge's ministral3/ministral3_bridge.py builds it on Ministral3ModelProvider
 // (ministral3_provider.py): Mistral's GQA and SwiGLU without biases, position_embedding_type
@@ -1702,6 +1774,8 @@ constexpr FamilyRow kFamilies[] = {
     {"minimax_m3", Family::llama, read_minimax_m3},
     {"minimax_m3_vl_text", Family::llama, read_minimax_m3},
     {"deepseek_v4", Family::deepseek_v4, read_deepseek_v4},
+    {"sarvam_moe", Family::llama, read_sarvam_moe},
+    {"sarvam_mla", Family::deepseek, read_sarvam_mla},
 };
 
 // Multimodal wrappers whose text_config may carry no model_type of its own, with the family
