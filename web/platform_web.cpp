@@ -67,6 +67,7 @@ struct InputLogEntry {
   ImGuiID hovered_id = 0;
   ImGuiID active_id = 0;
   float window_y = 0.0f, scroll_y = 0.0f, content_height = 0.0f;  // the hovered window's
+  bool nav_blocks_hover = false;  // keyboard navigation turned mouse hovering off
 };
 constexpr std::size_t kInputLogFrames = 64;
 std::vector<InputLogEntry> input_log;
@@ -83,7 +84,8 @@ void log_input_frame() {
                        .active_id = g.ActiveId,
                        .window_y = g.HoveredWindow ? g.HoveredWindow->Pos.y : 0.0f,
                        .scroll_y = g.HoveredWindow ? g.HoveredWindow->Scroll.y : 0.0f,
-                       .content_height = g.HoveredWindow ? g.HoveredWindow->ContentSize.y : 0.0f});
+                       .content_height = g.HoveredWindow ? g.HoveredWindow->ContentSize.y : 0.0f,
+                       .nav_blocks_hover = g.NavDisableMouseHover});
 }
 
 // Keeps the canvas backing store at the window's size in device pixels (CSS sizes the canvas).
@@ -473,7 +475,7 @@ EMSCRIPTEN_KEEPALIVE const char* megamem_input_log_json() {
   static std::string json;
   json = "[";
   for (const InputLogEntry& e : input_log) {
-    char line[96];
+    char line[192];
     std::snprintf(line, sizeof line, "%s{\"frame\":%d,\"x\":%.1f,\"y\":%.1f,\"down\":%s,",
                   json.size() > 1 ? "," : "", e.frame, e.x, e.y, e.down ? "true" : "false");
     json += line;
@@ -481,8 +483,9 @@ EMSCRIPTEN_KEEPALIVE const char* megamem_input_log_json() {
                   e.active_id);
     json += line;
     std::snprintf(line, sizeof line,
-                  "\"window_y\":%.1f,\"scroll_y\":%.1f,\"content_height\":%.1f,\"window\":\"",
-                  e.window_y, e.scroll_y, e.content_height);
+                  "\"window_y\":%.1f,\"scroll_y\":%.1f,\"content_height\":%.1f,"
+                  "\"nav_blocks_hover\":%s,\"window\":\"",
+                  e.window_y, e.scroll_y, e.content_height, e.nav_blocks_hover ? "true" : "false");
     json += line;
     for (const char c : e.window) {
       if (c == '"' || c == '\\') json += '\\';

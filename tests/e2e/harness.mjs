@@ -375,7 +375,8 @@ async function inputTrace(page, target, fromFrame) {
   for (const e of log.filter((entry) => entry.frame >= fromFrame)) {
     const line = `${e.down ? 'down' : 'up'} at ${e.x},${e.y} in "${e.window}" (at y ` +
                  `${e.window_y}, scrolled ${e.scroll_y} of ${e.content_height}) ` +
-                 `hover=${name(e.hovered_id)} active=${name(e.active_id)}`;
+                 `hover=${name(e.hovered_id)} active=${name(e.active_id)}` +
+                 (e.nav_blocks_hover ? ' (keyboard navigation blocks hovering)' : '');
     if (line !== previous) lines.push(`f${e.frame} ${line}`);
     previous = line;
   }

@@ -260,3 +260,37 @@ TEST_CASE("a layout that no longer divides keeps what still applies") {
   CHECK(layout->config.parallel.tensor_parallel == 8);
   CHECK(layout->config.parallel.world_size == 64);
 }
+
+// A module the rules refuse is dropped from the list (DeepSeek-V4's attention refuses
+// core_attn recompute and qkv_linear offload: deepseek_v4_hybrid_attention.py); a list of
+// that module alone (selective's default) is offered no and full recompute instead.
+TEST_CASE("a refused recompute or offload module is dropped from the list") {
+  const Expected<PresetCatalog>& catalog = builtin_presets();
+  REQUIRE(catalog.has_value());
+  const RecipePreset* recipe = catalog->find_recipe("deepseek-v4-flash-gb200-64");
+  REQUIRE(recipe != nullptr);
+  Config c = recipe_config(*recipe)->config;
+  c.training.recompute = RecomputeConfig{};
+  c.training.offload = OffloadConfig{};
+  REQUIRE(normalize(c).has_value());
+  c.training.recompute.granularity = RecomputeGranularity::selective;
+  REQUIRE(error_field_of(c) == "recompute_modules");
+  std::vector<Suggestion> s = suggest_valid_configs(c);
+  REQUIRE(s.size() == 2);
+  CHECK(s[0].label == "recompute: none");
+  CHECK(s[1].label == "full, uniform, 1 layer per group");
+  c.training.recompute.modules = {RecomputeModule::core_attn, RecomputeModule::moe_act,
+                                  RecomputeModule::mlp};
+  s = suggest_valid_configs(c);
+  REQUIRE_FALSE(s.empty());
+  CHECK(s[0].label == "selective: moe_act, mlp");
+  for (const Suggestion& suggestion : s) CHECK(normalize(suggestion.config).has_value());
+  c.training.recompute = RecomputeConfig{};
+  c.training.offload.fine_grained_activation_offloading = true;
+  c.training.offload.offload_modules = {OffloadModule::qkv_linear, OffloadModule::moe_act};
+  REQUIRE(error_field_of(c) == "offload_modules");
+  s = suggest_valid_configs(c);
+  REQUIRE_FALSE(s.empty());
+  CHECK(s[0].label == "activation offload: moe_act");
+  CHECK(s[0].config.training.offload.offload_modules == OffloadModules{OffloadModule::moe_act});
+}

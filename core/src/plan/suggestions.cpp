@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "megamem/estimate.hpp"
+#include "plan/memory_choices.hpp"
 
 namespace megamem {
 namespace {
@@ -330,6 +331,12 @@ double change_cost(const Config& from, const Config& to) {
   }
   if (p.pipeline_layout != q.pipeline_layout) cost += 0.4;
   if (p.sequence_parallel != q.sequence_parallel) cost += 0.2;
+  // What is recomputed or offloaded trades memory for time; dropping one module costs less
+  // than another granularity.
+  const RecomputeConfig &r = from.training.recompute, &s = to.training.recompute;
+  if (r.granularity != s.granularity) cost += 0.5;
+  if (r.granularity == s.granularity && r.modules != s.modules) cost += 0.3;
+  if (from.training.offload.offload_modules != to.training.offload.offload_modules) cost += 0.3;
   // Another GPU count is another cluster, which the user chose: every fix that keeps it
   // comes first unless it changes far more (issue #28: DeepSeek-V3 on 256 H800 was offered
   // 384 GPUs before EP 16 or PP 8, which keep 256).
@@ -444,6 +451,44 @@ void sequence_parallel_switch(const Config& config, std::vector<Candidate>& out)
   add_candidate(config, candidate, "sequence parallel on", "sequence_parallel", out);
 }
 
+// A module the rules refuse (DeepSeek-V4's attention refuses core_attn recompute and
+// qkv_linear offload: deepseek_v4_hybrid_attention.py) goes by dropping one module of the
+// list, or (recompute) by no or full recompute instead; labels as the what-if table's rows.
+void recompute_module_fixes(const Config& config, std::vector<Candidate>& out) {
+  const RecomputeConfig& r = config.training.recompute;
+  // transformer_config.py: selective recompute without modules recomputes core_attn.
+  const RecomputeModules listed =
+      r.modules.empty() ? RecomputeModules{RecomputeModule::core_attn} : r.modules;
+  for (const RecomputeModule module : listed.members()) {
+    const RecomputeModules rest = listed - RecomputeModules{module};
+    if (rest.empty()) continue;
+    Config candidate = config;
+    candidate.training.recompute.modules = rest;
+    add_candidate(config, candidate, "selective: " + join_module_names(rest, ", "),
+                  "recompute_modules", out);
+  }
+  Config none = config;
+  none.training.recompute = RecomputeConfig{};
+  add_candidate(config, none, "recompute: none", "recompute_modules", out);
+  Config full = none;
+  full.training.recompute.granularity = RecomputeGranularity::full;  // uniform, 1 layer
+  add_candidate(config, full, "full, uniform, 1 layer per group", "recompute_modules", out);
+}
+
+void offload_module_fixes(const Config& config, std::vector<Candidate>& out) {
+  const OffloadModules listed = config.training.offload.offload_modules;
+  for (const OffloadModule module : listed.members()) {
+    const OffloadModules rest = listed - OffloadModules{module};
+    Config candidate = config;
+    candidate.training.offload.offload_modules = rest;
+    candidate.training.offload.fine_grained_activation_offloading = !rest.empty();
+    add_candidate(config, candidate,
+                  rest.empty() ? std::string("activation offload off")
+                               : "activation offload: " + join_module_names(rest, ", "),
+                  "offload_modules", out);
+  }
+}
+
 // Whether `more` is `fewer` plus changes of other knobs: "GPUs 512, micro-batch 2" after
 // "GPUs 512" (a scanned knob whose value the repair did not need).
 bool adds_only_idle_changes(const Config& from, const Config& fewer, const Config& more) {
@@ -472,6 +517,8 @@ std::vector<Suggestion> suggest_valid_configs(const Config& config, std::size_t 
     pipeline_layout_string(config, candidates);
   }
   sequence_parallel_switch(config, candidates);
+  if (normalized.error().field == "recompute_modules") recompute_module_fixes(config, candidates);
+  if (normalized.error().field == "offload_modules") offload_module_fixes(config, candidates);
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const Candidate& a, const Candidate& b) { return a.cost < b.cost; });
   // At most three per field, so one kind of fix does not crowd out the others.
