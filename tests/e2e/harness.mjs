@@ -160,7 +160,8 @@ export async function waitForState(page, predicate, what, timeoutMs = 60_000) {
     const state = await pageState(page);
     if (predicate(state)) return state;
     if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what} (the page at the end: ${stateSummary(state)})`);
+      throw new Error(`timed out waiting for ${what} (the page at the end: ` +
+                      `${stateSummary(state)}; the last ${lastClickTrace()})`);
     }
     await page.waitForTimeout(50);
   }
