@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -473,27 +474,22 @@ EMSCRIPTEN_KEEPALIVE int megamem_idle() {
 
 EMSCRIPTEN_KEEPALIVE const char* megamem_input_log_json() {
   static std::string json;
-  json = "[";
+  nlohmann::json frames = nlohmann::json::array();
   for (const InputLogEntry& e : input_log) {
-    char line[192];
-    std::snprintf(line, sizeof line, "%s{\"frame\":%d,\"x\":%.1f,\"y\":%.1f,\"down\":%s,",
-                  json.size() > 1 ? "," : "", e.frame, e.x, e.y, e.down ? "true" : "false");
-    json += line;
-    std::snprintf(line, sizeof line, "\"hovered_id\":%u,\"active_id\":%u,", e.hovered_id,
-                  e.active_id);
-    json += line;
-    std::snprintf(line, sizeof line,
-                  "\"window_y\":%.1f,\"scroll_y\":%.1f,\"content_height\":%.1f,"
-                  "\"nav_blocks_hover\":%s,\"window\":\"",
-                  e.window_y, e.scroll_y, e.content_height, e.nav_blocks_hover ? "true" : "false");
-    json += line;
-    for (const char c : e.window) {
-      if (c == '"' || c == '\\') json += '\\';
-      if (static_cast<unsigned char>(c) >= 0x20) json += c;
-    }
-    json += "\"}";
+    frames.push_back({{"frame", e.frame},
+                      {"x", e.x},
+                      {"y", e.y},
+                      {"down", e.down},
+                      {"window", e.window},
+                      {"hovered_id", e.hovered_id},
+                      {"active_id", e.active_id},
+                      {"window_y", e.window_y},
+                      {"scroll_y", e.scroll_y},
+                      {"content_height", e.content_height},
+                      {"nav_blocks_hover", e.nav_blocks_hover}});
   }
-  json += "]";
+  // Replace, not throw: a window name is ImGui's bytes, not always whole UTF-8.
+  json = frames.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return json.c_str();
 }
 
