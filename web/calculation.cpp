@@ -89,7 +89,11 @@ double full_estimate_ms(const Config& config, int repeats) {
 
 bool keep_layout_valid(AppState& state) {
   state.layout_note.clear();
-  const Expected<megamem::Suggestion> layout = valid_layout_for(state.shared.config);
+  // A PP or VPP edit keeps its size: the layers place around it (issue #28 item 2).
+  const std::string_view kept = state.edited_key == "pp"    ? "pipeline_model_parallel_size"
+                                : state.edited_key == "vpp" ? "virtual_stages_per_pipeline_rank"
+                                                            : "";
+  const Expected<megamem::Suggestion> layout = valid_layout_for(state.shared.config, kept);
   if (!layout || layout->label.empty()) return false;  // valid as it is, or no layout runs
   const std::string& new_layout = layout->config.parallel.pipeline_layout;
   if (new_layout != state.shared.config.parallel.pipeline_layout) {

@@ -27,8 +27,9 @@ std::optional<Error> anchor_on_log(AppState& state, const std::string& log_text)
 // Prices the what-if rows of the current estimate (no-op when nothing is pending).
 void finish_what_if(AppState& state);
 
-// After a model, GPU or GPU count was picked: a valid layout for it on those GPUs
-// (valid_layout_for: what still applies stays), and state.layout_note saying what changed;
+// After a model, GPU or GPU count was picked, or a PP or VPP edit that moved a placement the
+// page chose: a valid layout for it on those GPUs (valid_layout_for: what still applies stays;
+// a PP edit keeps its PP), and state.layout_note saying what changed;
 // a pipeline layout it writes is remembered in state.generated_layout. True when the
 // configuration changed.
 bool keep_layout_valid(AppState& state);

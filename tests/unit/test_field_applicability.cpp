@@ -197,6 +197,39 @@ TEST_CASE("property: every step of a parallel size lands where its own rules hol
   }
 }
 
+// Issue #28 item 2: the page steps PP and VPP from a layout it generated as if there were none
+// (inputs_panel.cpp), then places the layers keeping the stepped size (keep_layout_valid).
+// DeepSeek-V3 picked on 64 GPUs at PP 8 x VPP 5: + on PP did nothing, since no PP above 8
+// places 61 layers at VPP 5.
+TEST_CASE("property: a PP or VPP step from a generated layout lands on a layout that keeps it") {
+  Config base = on_64_gpus(fixtures::preset_model("deepseek-v3"));
+  REQUIRE(base.parallel.virtual_stages_per_pipeline_rank == 5);
+  REQUIRE_FALSE(base.parallel.pipeline_layout.empty());
+  base.parallel.pipeline_layout.clear();
+  CHECK(step_parallel_size(base, "pipeline_model_parallel_size", +1) == 16);
+  int steps = 0;
+  for (const char* size : {"pipeline_model_parallel_size", "virtual_stages_per_pipeline_rank"}) {
+    const bool pp = std::string_view(size) == "pipeline_model_parallel_size";
+    for (const int direction : {-1, +1}) {
+      const std::optional<std::int64_t> value = step_parallel_size(base, size, direction);
+      if (!value) continue;
+      ++steps;
+      Config stepped = base;
+      (pp ? stepped.parallel.pipeline_parallel
+          : stepped.parallel.virtual_stages_per_pipeline_rank) = static_cast<int>(*value);
+      INFO(size << " " << direction << " -> " << *value);
+      const Expected<Suggestion> placed = valid_layout_for(stepped, size);
+      REQUIRE(placed.has_value());
+      const ParallelConfig& p = placed->config.parallel;
+      CHECK((pp ? p.pipeline_parallel : p.virtual_stages_per_pipeline_rank) == *value);
+      CHECK(p.world_size == base.parallel.world_size);
+      CHECK(normalize(placed->config).has_value());
+      if (pp && *value == 16) CHECK(p.virtual_stages_per_pipeline_rank < 5);
+    }
+  }
+  CHECK(steps >= 3);
+}
+
 // The page's recompute and offload checkboxes (issue 24: the module lists come from the core):
 // only modules that act on the model, so a ticked box never does nothing.
 TEST_CASE("recompute and offload module choices follow the model's layers") {

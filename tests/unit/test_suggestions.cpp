@@ -218,6 +218,32 @@ TEST_CASE(
 
 // Picking a model, a GPU or a GPU count on the page (valid_layout_for) lands on a valid
 // layout of that model on those GPUs.
+// Issue #28: at VPP 5 the uneven splits were repaired into the same 40-stage layout, and each
+// was still listed under its own "uneven pipeline: ..." label: three links alike, named for a
+// split none of them carries.
+TEST_CASE("no two suggestions are the same configuration, and each carries what it names") {
+  Config c = deepseek_v3_pp16_on_256(8);
+  c.parallel.world_size = 64;
+  c.parallel.tensor_parallel = 4;
+  c.parallel.pipeline_parallel = 8;
+  c.parallel.expert_parallel = 1;
+  c.parallel.virtual_stages_per_pipeline_rank = 5;
+  c.parallel.sequence_parallel = true;  // MoE with TP (moe_layer.py)
+  REQUIRE(error_field_of(c) == "num_layers");
+  const std::vector<Suggestion> s = suggest_valid_configs(c);
+  REQUIRE(s.size() >= 3);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    INFO(s[i].label);
+    const ParallelConfig& p = s[i].config.parallel;
+    if (s[i].label.find("uneven pipeline") != std::string::npos) {
+      CHECK(p.decoder_first_pipeline_num_layers + p.decoder_last_pipeline_num_layers > 0);
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      CHECK(encode_share_query({s[i].config, "", ""}) != encode_share_query({s[j].config, "", ""}));
+    }
+  }
+}
+
 TEST_CASE("every model preset picked on the default recipe's layout gets a valid layout") {
   const Expected<PresetCatalog>& catalog = builtin_presets();
   REQUIRE(catalog.has_value());

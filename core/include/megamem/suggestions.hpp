@@ -35,7 +35,10 @@ std::vector<Suggestion> suggest_valid_configs(const Config& config, std::size_t 
 // plainest layout on those GPUs (TP = PP = CP = EP = 1, no VPP, no uneven stages) with the
 // batch made to divide. The label says what changed ("" when nothing did). Error when even
 // the plainest layout is invalid (then the model cannot run on these GPUs as configured).
-Expected<Suggestion> valid_layout_for(const Config& config);
+// `kept_size`: PP or VPP just set by the user (as Error::field names it), kept where a valid
+// placement of the layers keeps it: uneven stages or a layout, and for PP a lower VPP when the
+// layers no longer fill this one (the layout step_parallel_size's PP and VPP steps land on).
+Expected<Suggestion> valid_layout_for(const Config& config, std::string_view kept_size = {});
 
 // The next value of a parallel size for a front end's -/+ buttons, so that a step never lands
 // on a size nothing divides (TP 9): `field` is TP, PP, VPP, CP, EP or ETP as Error::field names

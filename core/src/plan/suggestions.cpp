@@ -284,6 +284,21 @@ bool repair_placement(Config& c) {
   return true;
 }
 
+// A pipeline size set past what the layers fill at this VPP (DeepSeek-V3's 61 layers on PP 16
+// x VPP 5: 80 virtual stages) keeps the PP the user chose and takes the largest VPP at which the
+// layers place, evenly, unevenly or by a layout (issue #28 item 2: a PP step after a generated
+// layout did nothing, since no PP above 8 places 61 layers at VPP 5).
+bool place_with_lower_vpp(Config& c) {
+  for (int vpp = c.parallel.virtual_stages_per_pipeline_rank - 1; vpp >= 1; --vpp) {
+    Config candidate = c;
+    candidate.parallel.virtual_stages_per_pipeline_rank = vpp;
+    if (!resolves_placement(candidate) && !repair_placement(candidate)) continue;
+    c = candidate;
+    return true;
+  }
+  return false;
+}
+
 // What a change of one knob often breaks elsewhere, fixed the cheapest way: the batch, the
 // GPU count (next multiple of the groups), sequence parallelism for MoE with TP, or a
 // parallel size lowered until it divides what it splits.
@@ -369,10 +384,21 @@ std::string repaired_split_label(const Config& asked, const Config& valid) {
                             q.decoder_last_pipeline_num_layers);
 }
 
+// Whether a candidate's own uneven split (one `from` does not have) was replaced by the repair,
+// as a layout replaces it at VPP > 1: its label would name a split the link does not carry.
+bool split_replaced(const Config& from, const Config& to, const Config& valid) {
+  const ParallelConfig &p = from.parallel, &q = to.parallel, &r = valid.parallel;
+  const auto same_split = [](const ParallelConfig& a, const ParallelConfig& b) {
+    return a.decoder_first_pipeline_num_layers == b.decoder_first_pipeline_num_layers &&
+           a.decoder_last_pipeline_num_layers == b.decoder_last_pipeline_num_layers;
+  };
+  return !same_split(p, q) && !same_split(q, r);
+}
+
 void add_candidate(const Config& from, Config to, std::string label, std::string field,
                    std::vector<Candidate>& out) {
   const std::optional<ValidConfig> valid = repaired(to);
-  if (!valid) return;
+  if (!valid || split_replaced(from, to, valid->config)) return;
   std::string knob_field;
   std::string knob_label = changed_knobs_label(from, valid->config, knob_field);
   const std::string split_label = repaired_split_label(to, valid->config);
@@ -489,6 +515,21 @@ void offload_module_fixes(const Config& config, std::vector<Candidate>& out) {
   }
 }
 
+// Whether two suggestions run the same configuration: two fixes the repair made into one.
+bool same_configuration(const Config& a, const Config& b) {
+  for (const Knob& knob : knobs()) {
+    if (knob.get(a) != knob.get(b)) return false;
+  }
+  const ParallelConfig &p = a.parallel, &q = b.parallel;
+  const RecomputeConfig &r = a.training.recompute, &t = b.training.recompute;
+  return p.decoder_first_pipeline_num_layers == q.decoder_first_pipeline_num_layers &&
+         p.decoder_last_pipeline_num_layers == q.decoder_last_pipeline_num_layers &&
+         p.pipeline_layout == q.pipeline_layout && p.sequence_parallel == q.sequence_parallel &&
+         r.granularity == t.granularity && r.method == t.method && r.num_layers == t.num_layers &&
+         r.modules == t.modules &&
+         a.training.offload.offload_modules == b.training.offload.offload_modules;
+}
+
 // Whether `more` is `fewer` plus changes of other knobs: "GPUs 512, micro-batch 2" after
 // "GPUs 512" (a scanned knob whose value the repair did not need).
 bool adds_only_idle_changes(const Config& from, const Config& fewer, const Config& more) {
@@ -527,6 +568,7 @@ std::vector<Suggestion> suggest_valid_configs(const Config& config, std::size_t 
   for (Candidate& candidate : candidates) {
     const bool seen = std::any_of(out.begin(), out.end(), [&](const Suggestion& s) {
       return s.label == candidate.suggestion.label ||
+             same_configuration(s.config, candidate.suggestion.config) ||
              adds_only_idle_changes(config, s.config, candidate.suggestion.config);
     });
     const std::ptrdiff_t same_field =
@@ -550,6 +592,30 @@ std::optional<Suggestion> same_gpus_suggestion(const Config& config) {
   return std::nullopt;
 }
 
+// After a PP or VPP edit whose layers no longer place: the same size, the layers placed
+// unevenly or by a layout, or (PP) at a lower VPP: size_fit's repair, so that a -/+ step lands
+// where its tooltip said.
+std::optional<Suggestion> with_pipeline_size_kept(const Config& config, std::string_view kept,
+                                                  const std::string& error_field) {
+  const bool pp = kept == "pipeline_model_parallel_size";
+  if ((!pp && kept != "virtual_stages_per_pipeline_rank") || !is_placement_error(error_field)) {
+    return std::nullopt;
+  }
+  Config placed = config;
+  if (!repair_placement(placed) && !(pp && place_with_lower_vpp(placed))) return std::nullopt;
+  const std::optional<ValidConfig> valid = repaired(placed);
+  const auto size = [pp](const Config& c) {
+    return pp ? c.parallel.pipeline_parallel : c.parallel.virtual_stages_per_pipeline_rank;
+  };
+  if (!valid || size(valid->config) != size(config)) return std::nullopt;
+  Suggestion same{.label = "", .field = "", .config = valid->config};
+  same.label = changed_knobs_label(config, same.config, same.field);
+  const std::string split = repaired_split_label(config, same.config);
+  if (!split.empty()) same.label += (same.label.empty() ? "" : ", ") + split;
+  if (same.field.empty()) same.field = "pipeline_model_parallel_layout";
+  return same;
+}
+
 // Megatron's defaults for the layout (arguments.py): one of every parallel size, Megatron's
 // even pipeline split.
 Config plainest_layout(const Config& config) {
@@ -568,9 +634,13 @@ Config plainest_layout(const Config& config) {
 
 }  // namespace
 
-Expected<Suggestion> valid_layout_for(const Config& config) {
+Expected<Suggestion> valid_layout_for(const Config& config, std::string_view kept_size) {
   const Expected<NormalizedConfig> normalized = normalize(config);
   if (normalized) return Suggestion{.label = "", .field = "", .config = config};
+  if (std::optional<Suggestion> same =
+          with_pipeline_size_kept(config, kept_size, normalized.error().field)) {
+    return std::move(*same);
+  }
   if (std::optional<Suggestion> near = same_gpus_suggestion(config)) return std::move(*near);
   Config plain = plainest_layout(config);
   repair_batch(plain);
@@ -625,6 +695,7 @@ bool caused_by(const Config& c, const Knob& knob, const std::string& error_field
 // A layout is valid when normalize() accepts it once the batch and --sequence-parallel that
 // the new size breaks are fixed (repair_step's cheap fixes, which never touch a size).
 SizeFit size_fit(Config c, const Knob& knob) {
+  const std::int64_t value = knob.get(c);
   Expected<NormalizedConfig> n = normalize(c);
   const bool rules_hold = n || !caused_by(c, knob, n.error().field);
   // Megatron's even split (no layout, no uneven stage given) that no longer divides is
@@ -632,15 +703,22 @@ SizeFit size_fit(Config c, const Knob& knob) {
   const bool even_split = c.parallel.pipeline_layout.empty() &&
                           c.parallel.decoder_first_pipeline_num_layers == 0 &&
                           c.parallel.decoder_last_pipeline_num_layers == 0;
+  const bool pipeline = std::string_view(knob.field) == "pipeline_model_parallel_size";
   for (int round = 0; round < 3 && !n; ++round) {
     const std::string& field = n.error().field;
+    const bool placement = even_split && is_placement_error(field);
     const bool cheap = field == "global_batch_size" ||
                        field == "microbatch_group_size_per_vp_stage" ||
-                       field == "sequence_parallel" || (even_split && is_placement_error(field));
-    if (!cheap || !repair_step(c, field)) break;
+                       field == "sequence_parallel" || placement;
+    // A PP step keeps its PP: its layers place at a lower VPP, never at a lower PP
+    // (valid_layout_for with the PP kept, as the page applies the step).
+    const bool repaired = placement && pipeline ? repair_placement(c) || place_with_lower_vpp(c)
+                                                : cheap && repair_step(c, field);
+    if (!repaired) break;
     n = normalize(c);
   }
-  if (n) return SizeFit::valid;
+  // A repair that moved the stepped size back (a VPP lowered again) is not this step.
+  if (n && knob.get(c) == value) return SizeFit::valid;
   return rules_hold ? SizeFit::rules_hold : SizeFit::broken;
 }
 
