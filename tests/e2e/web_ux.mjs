@@ -16,7 +16,8 @@
 //   keyboard    Tab from the page start goes through the top bar's pickers in order; + on
 //               TP 8 steps to 16 (the next size that divides), not 9
 //   generated   DeepSeek-V3 picked at PP 8 x VPP 5 gets a short generated layout, which a PP
-//               step derives again for the new size (issue #28 item 2)
+//               step derives again for the new size; + to PP 16 lowers VPP, since 61 layers
+//               do not fill 16 x 5 stages (issue #28 item 2)
 //   tooltips    on a phone a tap opens a tooltip, a tap elsewhere closes it, a tap on the same
 //               item toggles it
 // Exit 77 (ctest: skipped) when the site is not built.
@@ -160,6 +161,18 @@ async function generatedLayout(page) {
         p.pipeline_model_parallel_layout !== generated,
         `- on PP 8 steps to ${p.pipeline_model_parallel_size} with the layout derived again ` +
         `("${p.pipeline_model_parallel_layout}")`);
+  // + past what 61 layers fill at VPP 5 (PP 16 x VPP 5 = 80 stages) keeps the PP and lowers
+  // VPP; it did nothing before.
+  for (const pp of [8, 16]) {
+    await click(page, 'PP +');
+    const up = await waitForState(
+      page, (s) => s.config.parallel.pipeline_model_parallel_size === pp && s.error === null &&
+                   s.result && s.result.link === s.url, `PP + to step to ${pp}`);
+    const q = up.config.parallel;
+    check(pp === 8 || (q.virtual_stages_per_pipeline_rank < 5 && up.layout_note !== ''),
+          `+ steps PP to ${pp} at VPP ${q.virtual_stages_per_pipeline_rank} ` +
+          `("${up.layout_note}")`);
+  }
 }
 
 // tooltips on a phone: taps open and close them.
