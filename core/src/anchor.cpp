@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -185,9 +187,28 @@ void split_differences(const AnchorMeasurement& m, const RankMemory& rank, Ancho
 
 std::string rank_text(int pp_rank) { return "pipeline rank " + std::to_string(pp_rank); }
 
+// The share of a carried allocated difference that keeps the anchored peak where the target's
+// error band allows (verdict.hpp: error = (estimate - measured) / measured, between low and
+// high): inside the range of measurements the band admits around the raw peak, and no further
+// from the raw peak than the band's width of the smallest of them. A larger difference is more
+// than the estimator's validated error explains: what the anchor measured then includes
+// something the target will not have (a checkpoint loaded with resharding, another software
+// stack), so only that share of it is carried to another configuration; the anchor's own
+// configuration gets what was measured (memory-model.md, "Anchoring on a measured run").
+double band_share(double raw_peak_bytes, double carried_bytes, const ErrorBand& band) {
+  const double low = band.low_percent / 100.0, high = band.high_percent / 100.0;
+  const double edge = carried_bytes > 0 ? low : high;
+  const double inside_range = std::abs(raw_peak_bytes * (1.0 / (1.0 + edge) - 1.0));
+  const double width = std::max(std::abs(low), std::abs(high));
+  const double within_width = width * raw_peak_bytes / (1.0 + std::max(high, 0.0));
+  const double most = std::min(inside_range, within_width);
+  const double size = std::abs(carried_bytes);
+  return size > most ? most / size : 1.0;
+}
+
 // One target rank: the carried differences, refused where a term would turn negative.
 Expected<AnchoredRank> carry_to_rank(const RankMemory& anchor_rank, const RankMemory& target,
-                                     AnchoredEstimate& out) {
+                                     const std::optional<ErrorBand>& band, AnchoredEstimate& out) {
   // A term with nothing to scale by on the anchor is not carried (anchor_estimate warns).
   const double anchor_state_bytes = parameter_state_bytes(anchor_rank);
   const double static_ratio =
@@ -196,8 +217,13 @@ Expected<AnchoredRank> carry_to_rank(const RankMemory& anchor_rank, const RankMe
       anchor_rank.activation_peak_bytes == 0
           ? 0.0
           : as_double(target.activation_peak_bytes) / as_double(anchor_rank.activation_peak_bytes);
-  const double s = out.static_term.anchor_difference_bytes * static_ratio;
-  const double a = out.activation_term.anchor_difference_bytes * activation_ratio;
+  const double carried_peak = out.static_term.anchor_difference_bytes * static_ratio +
+                              out.activation_term.anchor_difference_bytes * activation_ratio;
+  const double share =
+      band ? band_share(as_double(target.peak_allocated_bytes), carried_peak, *band) : 1.0;
+  if (share < 1.0) out.band_limited_ranks.push_back(target.pp_rank);
+  const double s = out.static_term.anchor_difference_bytes * static_ratio * share;
+  const double a = out.activation_term.anchor_difference_bytes * activation_ratio * share;
   const double d = out.device_term.anchor_difference_bytes;
   out.static_term.carried_bytes.push_back(s);
   out.activation_term.carried_bytes.push_back(a);
@@ -230,6 +256,20 @@ Expected<AnchoredRank> carry_to_rank(const RankMemory& anchor_rank, const RankMe
   row.anchored_peak_total_bytes =
       static_cast<std::uint64_t>(std::llround(as_double(target.peak_total_bytes) + s + a + d));
   return row;
+}
+
+std::string band_limit_warning(const AnchoredEstimate& anchored, const ErrorBand& band) {
+  const double estimated = as_double(anchored.anchor_estimated_peak_allocated_bytes);
+  const double off_percent = 100.0 * (estimated - as_double(anchored.anchor.peak_allocated_bytes)) /
+                             as_double(anchored.anchor.peak_allocated_bytes);
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "the anchor's estimate is %+.1f %% off its measured peak, beyond the %+.1f .. "
+                "%+.1f %% band of validated runs like this configuration: on %zu pipeline "
+                "rank(s) the anchored peak moves from the raw one only to the band's edge",
+                off_percent, band.low_percent, band.high_percent,
+                anchored.band_limited_ranks.size());
+  return text;
 }
 
 std::string backend_name(AttentionBackend backend) {
@@ -295,11 +335,19 @@ Expected<AnchoredEstimate> anchor_estimate(const AnchorMeasurement& measured,
     out.warnings.push_back(
         "the anchor's rank holds no parameters: its static difference is not carried");
   }
+  // The anchor's own configuration gets what was measured; another one, at most the band.
+  const bool own_configuration =
+      first_difference(anchor.normalized.config, target.normalized.config, [](const ConfigField&) {
+        return true;
+      }).empty();
+  std::optional<ErrorBand> band;
+  if (!own_configuration) band = error_band(configuration_features(target.normalized.config));
   for (const RankMemory& rank : target.ranks) {
-    Expected<AnchoredRank> row = carry_to_rank(anchor_rank, rank, out);
+    Expected<AnchoredRank> row = carry_to_rank(anchor_rank, rank, band, out);
     if (!row) return row.error();
     out.ranks.push_back(*row);
   }
+  if (!out.band_limited_ranks.empty()) out.warnings.push_back(band_limit_warning(out, *band));
   return out;
 }
 

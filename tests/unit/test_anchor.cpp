@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "megamem/anchor.hpp"
 #include "megamem/anchor_input.hpp"
@@ -10,6 +11,7 @@
 #include "megamem/megatron_args.hpp"
 #include "megamem/megatron_log.hpp"
 #include "megamem/share_link.hpp"
+#include "megamem/verdict.hpp"
 
 using namespace megamem;
 
@@ -111,28 +113,60 @@ TEST_CASE("An anchor on its own configuration gives back what it measured") {
 TEST_CASE("The static difference is carried per byte of parameter state on the rank") {
   const Estimate anchor = estimated(tiny_gpt("--tensor-model-parallel-size 2"));
   const Estimate target = estimated(tiny_gpt("--tensor-model-parallel-size 4"));
+  // A small share of the anchor's peak: inside the band, so carried whole.
+  const double delta = 0.01 * static_cast<double>(anchor.ranks[0].peak_allocated_bytes);
   const Expected<AnchoredEstimate> a =
-      anchor_estimate(measured_as(anchor, 400e6, 0), anchor, target);
+      anchor_estimate(measured_as(anchor, delta, 0), anchor, target);
   REQUIRE(a);
   const auto state = [](const RankMemory& r) {
     return static_cast<double>(r.weight_bytes + r.gradient_bytes + r.optimizer_bytes);
   };
+  CHECK(a->band_limited_ranks.empty());
   CHECK(a->static_term.carried_bytes[0] ==
-        Approx(400e6 * state(target.ranks[0]) / state(anchor.ranks[0])).epsilon(1e-6));
+        Approx(delta * state(target.ranks[0]) / state(anchor.ranks[0])).epsilon(1e-6));
   CHECK(a->device_term.carried_bytes[0] == Approx(0).margin(2));
 }
 
 TEST_CASE("The activation difference is carried per saved activation byte at the peak") {
   const Estimate anchor = estimated(tiny_gpt(""));
   const Estimate target = estimated(tiny_gpt("--micro-batch-size 4 --global-batch-size 32"));
+  const double delta = -0.002 * static_cast<double>(anchor.ranks[0].peak_allocated_bytes);
   const Expected<AnchoredEstimate> a =
-      anchor_estimate(measured_as(anchor, 0, -200e6), anchor, target);
+      anchor_estimate(measured_as(anchor, 0, delta), anchor, target);
   REQUIRE(a);
   const double ratio = static_cast<double>(target.ranks[0].activation_peak_bytes) /
                        static_cast<double>(anchor.ranks[0].activation_peak_bytes);
   CHECK(ratio > 1.5);
-  CHECK(a->activation_term.carried_bytes[0] == Approx(-200e6 * ratio).epsilon(1e-6));
+  CHECK(a->band_limited_ranks.empty());
+  CHECK(a->activation_term.carried_bytes[0] == Approx(delta * ratio).epsilon(1e-6));
   CHECK(a->ranks[0].anchored_peak_allocated_bytes < a->ranks[0].raw_peak_allocated_bytes);
+}
+
+// Issue #26: anchors resumed with resharding or on another stack measured 7-32 % beyond their
+// estimate, and carried it whole to other layouts (up to +39 % on a target estimated within
+// 0.2 %). Beyond the band the estimator's validated error explains, only the band is carried.
+TEST_CASE("An anchor off by more than the band moves another layout at most to the band's edge") {
+  const Estimate anchor = estimated(tiny_gpt("--tensor-model-parallel-size 2"));
+  const Estimate target = estimated(tiny_gpt("--tensor-model-parallel-size 4"));
+  const double anchor_peak = static_cast<double>(anchor.ranks[0].peak_allocated_bytes);
+  const AnchorMeasurement m = measured_as(anchor, 0, 0.5 * anchor_peak);
+  const Expected<AnchoredEstimate> a = anchor_estimate(m, anchor, target);
+  REQUIRE(a);
+  const ErrorBand band = error_band(configuration_features(target.normalized.config));
+  REQUIRE(band.low_percent < 0);
+  const double raw = static_cast<double>(a->ranks[0].raw_peak_allocated_bytes);
+  const double anchored = static_cast<double>(a->ranks[0].anchored_peak_allocated_bytes);
+  CHECK(anchored > raw);
+  CHECK(anchored <= raw / (1.0 + band.low_percent / 100.0) + 1);
+  CHECK(anchored - raw <= std::max(-band.low_percent, band.high_percent) / 100.0 * raw + 1);
+  CHECK(a->band_limited_ranks == std::vector<int>{0});
+  REQUIRE_FALSE(a->warnings.empty());
+  CHECK(a->warnings.back().find("band") != std::string::npos);
+  // Its own configuration gets what was measured.
+  const Expected<AnchoredEstimate> own = anchor_estimate(m, anchor, anchor);
+  REQUIRE(own);
+  CHECK(own->ranks[0].anchored_peak_allocated_bytes == m.peak_allocated_bytes);
+  CHECK(own->band_limited_ranks.empty());
 }
 
 TEST_CASE("Without a static figure the whole peak difference is activation") {

@@ -13,7 +13,9 @@
 // Each is carried to every pipeline rank of the target by what it scales with: the static
 // difference per byte of weights, gradients and optimizer state on the rank, the activation
 // difference per byte of saved activations at the peak (activation_peak_bytes), the device
-// difference per process (as is). Anchored = raw + carried differences.
+// difference per process (as is). Anchored = raw + carried differences, the static and
+// activation ones together at most what keeps the anchored peak inside the target's verdict
+// band around the raw peak (a warning says where they were limited).
 //
 // Refused, naming the reason: an anchor of another model (the first architecture field that
 // differs), or one that differs in what the differences depend on and the rule cannot carry
@@ -88,10 +90,13 @@ struct AnchoredEstimate {
   std::uint64_t anchor_estimated_peak_allocated_bytes = 0;
   std::uint64_t anchor_estimated_static_bytes = 0;  // allocated_after_step_bytes
   std::uint64_t anchor_estimated_peak_reserved_bytes = 0;
-  AnchorTerm static_term;             // per parameter byte on the rank
-  AnchorTerm activation_term;         // per saved activation byte at the peak
-  AnchorTerm device_term;             // per process
-  std::vector<AnchoredRank> ranks;    // target rank order
+  AnchorTerm static_term;           // per parameter byte on the rank
+  AnchorTerm activation_term;       // per saved activation byte at the peak
+  AnchorTerm device_term;           // per process
+  std::vector<AnchoredRank> ranks;  // target rank order
+  // Target ranks whose carried static and activation differences were scaled down to keep the
+  // anchored peak inside the target's error band (anchor_estimate).
+  std::vector<int> band_limited_ranks;
   std::vector<std::string> warnings;  // recompute or CUDA graphs differ, ...
 };
 
