@@ -584,6 +584,13 @@ TEST_CASE("the checksum c= detects a link cut or edited after it was made") {
   CHECK(partial.shared.config.training.seq_length == 10);
   REQUIRE(partial.errors.size() == 1);
   CHECK(partial.errors.front().field == "c");
+  // Cut inside a value that then fails ("tp=" left empty): the cut is named first, since it
+  // explains the broken value after it.
+  const std::string cut_tp = "v=1&c=98e0&model=qwen3-8b&gpus=8&tp=";
+  const PartialLink broken = decode_share_link_partially(cut_tp);
+  REQUIRE(broken.errors.size() == 2);
+  CHECK(broken.errors.front().field == "c");
+  CHECK(broken.errors.back().field == "tp");
   // Edited by hand: the same message; without c= (an old link, or c= dropped) it is read.
   CHECK(decode_error("v=1&c=98e0&model=qwen3-8b&gpus=8&tp=4&seq=10240").field == "c");
   CHECK(decode_share_link("v=1&model=qwen3-8b&gpus=8&tp=4&seq=10240").has_value());

@@ -651,8 +651,10 @@ PartialLink decode_share_link_partially(std::string_view link) {
   if (unreadable || rest.size() <= out.errors.size() - before) {
     out.shared = default_configuration();
   }
+  // First: a link cut short explains the values it broke ("tp=" cut to nothing), and the page
+  // shows the first error with the others counted.
   if (!checksum.empty() && checksum != configuration_checksum(rest)) {
-    out.errors.push_back(checksum_mismatch(rest));
+    out.errors.insert(out.errors.begin(), checksum_mismatch(rest));
   }
   return out;
 }
