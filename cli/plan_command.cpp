@@ -301,8 +301,8 @@ std::optional<PlanRequest> plan_request_from(const ParsedOptions& options, int& 
   PlanRequest request = plan_request_for(built->shared.config);
   if (request.global_batch_proposed && !options.values.count("--gbs")) {
     std::cerr << "megamem: note: no global batch given (--gbs): planning for "
-              << request.base.training.global_batch_size
-              << ", the batch of the configuration as given\n";
+              << request.base.training.global_batch_size << ", " << request.global_batch_proposed
+              << "\n";
   }
   request.space = space;
   if (const std::optional<Error> bad = apply_plan_numbers(options, request)) {

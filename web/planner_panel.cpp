@@ -160,8 +160,8 @@ void draw_summary(AppState& state) {
                                                : "Search cancelled.");
   }
   if (planner.error) {
-    wrapped_text(kErrorColor, "The search could not run - " + planner.error->field + ": " +
-                                  planner.error->message);
+    verbatim_text(kErrorColor, tr("The search could not run - ") + planner.error->field + ": " +
+                                   tr_text(planner.error->message));
     return;
   }
   if (!planner.result) {
@@ -189,9 +189,9 @@ void draw_summary(AppState& state) {
   if (request.global_batch_proposed) {
     // plan_request_for: the configuration has no global batch; the search keeps its own.
     std::snprintf(text, sizeof text,
-                  tr("No global batch is set: planned for %lld, the batch of the configuration "
-                     "as given (set it under training)."),
-                  static_cast<long long>(request.base.training.global_batch_size));
+                  tr("No global batch is set: planned for %lld, %s (set it under training)."),
+                  static_cast<long long>(request.base.training.global_batch_size),
+                  tr(request.global_batch_proposed));
     wrapped_text(muted_text_color(), text);
   }
   if (planner.stale) {

@@ -345,6 +345,28 @@ TEST_CASE("a plan request overlaps the gradient reduce-scatter with the backward
   CHECK(plan_request_for(config).base.optimizer.overlap_grad_reduce);
 }
 
+// Issue #28 item 3: a link without --gbs whose layout does not run (TP 3 on 64 heads) could not
+// be planned ("the planner needs a global batch size"); it gets Megatron's default batch with
+// every GPU data-parallel, which every layout of those GPUs divides.
+TEST_CASE("a configuration without a global batch gets one proposed, valid or not") {
+  Config config = fixtures::llama3_70b();
+  config.training.global_batch_size = 0;
+  REQUIRE(normalize(config).has_value());
+  PlanRequest valid = plan_request_for(config);
+  REQUIRE(valid.global_batch_proposed != nullptr);
+  CHECK(std::string(valid.global_batch_proposed) == "the batch of the configuration as given");
+  config.parallel.tensor_parallel = 3;
+  REQUIRE_FALSE(normalize(config).has_value());
+  PlanRequest invalid = plan_request_for(config);
+  REQUIRE(invalid.global_batch_proposed != nullptr);
+  CHECK(invalid.base.training.global_batch_size ==
+        config.training.micro_batch_size * config.parallel.world_size);
+  invalid.space.micro_batch_sizes = {1};
+  const Expected<PlanResult> result = plan(invalid);
+  REQUIRE(result.has_value());
+  CHECK(result->stats.candidates > 0);
+}
+
 TEST_CASE("a candidate's plan inputs are its request's, but for the precision-aware optimizer") {
   PlanRequest r = llama_request();
   r.record_cells = false;

@@ -71,8 +71,9 @@ struct PlanRequest {
   int top = 10;                                      // fastest candidates to report
   std::uint64_t inference_slack_bytes = 1ull << 30;  // see above
   bool record_cells = false;  // fill PlanResult::cells (every candidate; for tests and tools)
-  // plan_request_for() set base's global batch (the configuration had none): front ends say so.
-  bool global_batch_proposed = false;
+  // plan_request_for() set base's global batch (the configuration had none): front ends say
+  // so, with where the batch comes from (nullptr: the configuration gave one).
+  const char* global_batch_proposed = nullptr;
 };
 
 // One layout with its memory and time.
@@ -132,7 +133,8 @@ struct PlanResult {
 // configuration): Megatron's performance defaults for large runs are assumed — gradient
 // reduce-scatter overlapped with the backward (--overlap-grad-reduce; the step-time model
 // also assumes --overlap-param-gather and --tp-comm-overlap). Without a global batch, the
-// batch the configuration runs as given (global_batch_proposed).
+// batch the configuration runs as given, or for a layout that does not run, one micro-batch per
+// GPU (global_batch_proposed).
 PlanRequest plan_request_for(const Config& config);
 
 // The inputs of a search: `config` with every field the search over `space` writes reset

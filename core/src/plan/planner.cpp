@@ -1222,11 +1222,17 @@ PlanRequest plan_request_for(const Config& config) {
   request.base.optimizer.overlap_grad_reduce = true;
   // A configuration without a global batch runs num_microbatches (1) micro-batches per
   // data-parallel rank (normalize); the search keeps that batch so its layouts train the same.
+  // A layout that does not run has no data-parallel size: Megatron's default batch for every
+  // GPU data-parallel (arguments.py: micro-batch x data-parallel size), which every layout
+  // divides (issue #28 item 3: an invalid link without --gbs could not be planned).
   if (config.training.global_batch_size < 1) {
+    std::int64_t& batch = request.base.training.global_batch_size;
     if (const Expected<NormalizedConfig> n = normalize(config)) {
-      request.base.training.global_batch_size =
-          n->num_microbatches * config.training.micro_batch_size * n->data_parallel;
-      request.global_batch_proposed = true;
+      batch = n->num_microbatches * config.training.micro_batch_size * n->data_parallel;
+      request.global_batch_proposed = "the batch of the configuration as given";
+    } else {
+      batch = std::int64_t{config.training.micro_batch_size} * config.parallel.world_size;
+      request.global_batch_proposed = "one micro-batch per GPU, as Megatron's default batch";
     }
   }
   return request;
