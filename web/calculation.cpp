@@ -105,7 +105,7 @@ bool keep_layout_valid(AppState& state) {
       printf_text(tr("The layout was changed so that %s runs on %lld GPUs: %s (the old one does "
                      "not apply)."),
                   model_name_or(c.model.name, tr("the model")),
-                  static_cast<long long>(c.parallel.world_size), layout->label.c_str());
+                  static_cast<long long>(c.parallel.world_size), tr_text(layout->label).c_str());
   return true;
 }
 

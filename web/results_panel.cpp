@@ -147,8 +147,10 @@ void link_error_box(const AppState& state) {
               tr_text(state.link_error->message).c_str());
   ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
   if (state.link_error_count > 1) {
-    ImGui::Text(tr("and %d more parameters not read."),
-                static_cast<int>(state.link_error_count - 1));
+    const int more = static_cast<int>(state.link_error_count - 1);
+    ImGui::Text(
+        more == 1 ? tr("and %d more parameter not read.") : tr("and %d more parameters not read."),
+        more);
   }
   ImGui::TextUnformatted(
       tr("Showing what the rest of the link sets (the default configuration when nothing "

@@ -410,13 +410,14 @@ bool suggestion_buttons(AppState& state, const char* rect_prefix) {
   // One per line, cheapest first; a label wider than the column is shortened (the tooltip
   // and the link carry it whole).
   for (const Suggestion& suggestion : state.suggestions) {
-    const std::string shown = fit_text(
-        suggestion.label, ImGui::GetContentRegionAvail().x - ImGui::GetStyle().FramePadding.x * 2);
+    const std::string shown =
+        fit_text(tr_text(suggestion.label),
+                 ImGui::GetContentRegionAvail().x - ImGui::GetStyle().FramePadding.x * 2);
     ImGui::PushID(suggestion.query.c_str());
     const bool clicked = ImGui::SmallButton(shown.c_str());
     ImGui::PopID();
     describe_item(state, (std::string(rect_prefix) + " " + suggestion.label).c_str(), "button",
-                  suggestion.label.c_str(),
+                  tr_text(suggestion.label).c_str(),
                   "Applies this change: the result is a valid configuration of the same model.");
     if (clicked) {
       state.shared.config = suggestion.config;
