@@ -1,6 +1,7 @@
 // Nearest valid configurations (suggest_valid_configs): every suggestion normalizes, none
 // changes the model, the cheapest change comes first, and the uneven pipeline split, EP and
 // GPU-count fixes are among them.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <random>
 
@@ -242,6 +243,31 @@ TEST_CASE("no two suggestions are the same configuration, and each carries what 
       CHECK(encode_share_query({s[i].config, "", ""}) != encode_share_query({s[j].config, "", ""}));
     }
   }
+}
+
+// Issue #28 walk: GLM-4.5-Air (46 layers) stepped to PP 16 at VPP 2 got the uneven split
+// 8 | 2 x 14 | 10, whose first rank held four times the layers of the others (and 150 GiB); a
+// layout string spreads them within a layer per chunk.
+TEST_CASE("with VPP a layout places the layers where an uneven split piles them on one rank") {
+  Config c = deepseek_v3_pp16_on_256(1);
+  c.model = fixtures::preset_model("glm-4.5-air");
+  c.parallel.world_size = 64;
+  c.parallel.tensor_parallel = 4;
+  c.parallel.sequence_parallel = true;
+  c.parallel.virtual_stages_per_pipeline_rank = 2;
+  c.training.global_batch_size = 128;
+  REQUIRE(error_field_of(c) == "num_layers");
+  const Expected<Suggestion> placed = valid_layout_for(c, "pipeline_model_parallel_size");
+  REQUIRE(placed.has_value());
+  const Expected<NormalizedConfig> n = normalize(placed->config);
+  REQUIRE(n.has_value());
+  CHECK(placed->config.parallel.pipeline_parallel == 16);
+  std::vector<int> per_rank(16);
+  for (const StagePlacement& stage : n->stages) {
+    per_rank[static_cast<std::size_t>(stage.pp_rank)] += stage.num_layers;
+  }
+  const auto [fewest, most] = std::minmax_element(per_rank.begin(), per_rank.end());
+  CHECK(*most - *fewest <= 2);
 }
 
 TEST_CASE("every model preset picked on the default recipe's layout gets a valid layout") {

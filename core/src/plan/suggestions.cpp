@@ -264,9 +264,21 @@ bool resolves_placement(const Config& c) {
   return n || !is_placement_error(n.error().field);
 }
 
+// Layers per pipeline rank, (most - fewest) / mean, of a placement normalize() accepts;
+// nullopt when it does not place the layers.
+std::optional<double> placed_imbalance(const Config& c) {
+  const Expected<NormalizedConfig> n = normalize(c);
+  if (n) return stage_imbalance(*n);
+  if (is_placement_error(n.error().field)) return std::nullopt;
+  return 0.0;  // placed; another rule (the batch, ...) objects, which later repairs fix
+}
+
 // A layer count the pipeline does not divide, fixed by the most even uneven split the rules
 // accept, else by a layout string (keeping PP and VPP, the change the user made), before any
-// parallel size is lowered.
+// parallel size is lowered. With VPP the layout also wins where it spreads the layers more
+// evenly over the ranks: there an uneven split moves whole chunks (GLM-4.5-Air's 46 layers on
+// PP 16 x VPP 2 split as 8 | 2 x 14 | 10 put four times the layers on the first rank); without,
+// the split is the familiar flag and within a layer of the layout.
 bool repair_placement(Config& c) {
   const UnevenSplit* best = nullptr;
   const std::vector<UnevenSplit> splits = uneven_splits(c);
@@ -274,12 +286,21 @@ bool repair_placement(Config& c) {
     if (!resolves_placement(split.config)) continue;
     if (best == nullptr || split.stage_imbalance < best->stage_imbalance) best = &split;
   }
-  if (best != nullptr) {
+  const bool interleaved = c.parallel.virtual_stages_per_pipeline_rank > 1;
+  if (best != nullptr && !interleaved) {
     c = best->config;
     return true;
   }
   const std::optional<Config> layout = with_even_layout(c);
-  if (!layout || !resolves_placement(*layout)) return false;
+  const std::optional<double> layout_imbalance = layout ? placed_imbalance(*layout) : std::nullopt;
+  if (best != nullptr) {
+    const std::optional<double> split_imbalance = placed_imbalance(best->config);
+    if (!layout_imbalance || (split_imbalance && *split_imbalance <= *layout_imbalance)) {
+      c = best->config;
+      return true;
+    }
+  }
+  if (!layout_imbalance) return false;
   c = *layout;
   return true;
 }
