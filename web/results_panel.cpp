@@ -38,10 +38,14 @@ constexpr const char* kNotModeled[] = {
 void not_modeled_line(AppState& state) {
   ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
   ImGui::SetNextItemOpen(state.not_modeled_open);
-  state.not_modeled_open = ImGui::TreeNodeEx(
-      "##not modeled", ImGuiTreeNodeFlags_SpanAvailWidth, "%s",
-      tr("Not modeled: Megatron-FSDP, CUDA graphs, FP8 caches, Muon's per-rank packing, "
-         "checkpoint and eval memory, allocator behaviour..."));
+  // Shortened to the row with "..." (a phone cut it mid-word, or mid-glyph in Chinese); the
+  // open row lists it all.
+  const std::string label =
+      fit_text(tr("Not modeled: Megatron-FSDP, CUDA graphs, FP8 caches, Muon's per-rank packing, "
+                  "checkpoint and eval memory, allocator behaviour..."),
+               ImGui::GetContentRegionAvail().x - ImGui::GetTreeNodeToLabelSpacing());
+  state.not_modeled_open =
+      ImGui::TreeNodeEx("##not modeled", ImGuiTreeNodeFlags_SpanAvailWidth, "%s", label.c_str());
   describe_item(state, "not modeled", "tree", "docs/memory-model.md, section 9",
                 "What the estimate leaves out; click for the list.");
   if (state.not_modeled_open) {
