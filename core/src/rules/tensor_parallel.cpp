@@ -145,13 +145,15 @@ std::optional<Error> pad_vocabulary(NormalizedConfig& n) {
 
 // megatron/core/parallel_state.py initialize_model_parallel: the world factors into a group
 // (named by `group_name`) times the data-parallel size it leaves, written to `data_parallel`.
+// The message names the factors in the user's numbers ("= 512 (ETP 1 x EP 32 x PP 16)", issue
+// #28 item 1: "ETP x EP x PP = 512" alone left the reader to find which size to change).
 std::optional<Error> world_divides_by(const ParallelConfig& par, const char* field,
-                                      const char* group_name, std::int64_t group,
-                                      std::int64_t& data_parallel) {
+                                      const char* group_name, const std::string& factors,
+                                      std::int64_t group, std::int64_t& data_parallel) {
   if (par.world_size % group != 0) {
     return rule_error(field,
                       "world_size " + str(par.world_size) + " is not divisible by " + group_name +
-                          " = " + str(group),
+                          " = " + str(group) + " (" + factors + ")",
                       "megatron/core/parallel_state.py");
   }
   data_parallel = par.world_size / group;
@@ -163,6 +165,8 @@ std::optional<Error> world_divides_by_model_parallel(NormalizedConfig& n) {
   const ParallelConfig& par = n.config.parallel;
   return world_divides_by(
       par, "world_size", "TP x CP x PP",
+      "TP " + str(par.tensor_parallel) + " x CP " + str(par.context_parallel) + " x PP " +
+          str(par.pipeline_parallel),
       std::int64_t{par.tensor_parallel} * par.context_parallel * par.pipeline_parallel,
       n.data_parallel);
 }
@@ -173,6 +177,8 @@ std::optional<Error> world_divides_by_expert_parallel(NormalizedConfig& n) {
   if (par.expert_tensor_parallel == 0) par.expert_tensor_parallel = par.tensor_parallel;
   return world_divides_by(
       par, "expert_model_parallel_size", "ETP x EP x PP",
+      "ETP " + str(par.expert_tensor_parallel) + " x EP " + str(par.expert_parallel) + " x PP " +
+          str(par.pipeline_parallel),
       std::int64_t{par.expert_tensor_parallel} * par.expert_parallel * par.pipeline_parallel,
       n.expert_data_parallel);
 }
