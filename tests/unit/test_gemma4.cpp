@@ -1,14 +1,54 @@
 // Gemma 4 (#25): the parts of Megatron-Bridge's Gemma 4 dense layer megamem prices. The
 // plain-PyTorch RMSNorms (gemma/modeling_gemma4.py _gemma4_rms_norm) keep fp32 intermediates
-// per element and per row, and V gets a scaleless norm (_v_norm).
+// per element and per row, and V gets a scaleless norm (_v_norm); the layer is the local spec.
+// Gemma-4-31B (gemma4 wrapping gemma4_text) imports as the preset gemma-4-31b; the MoE layer,
+// per-layer embeddings and shared KV, not priced, are refused.
 #include <catch2/catch.hpp>
+#include <cstdint>
+#include <string>
 
 #include "estimate_helpers.hpp"
+#include "hf_import_helpers.hpp"
 #include "megamem/estimate.hpp"
 
 using namespace megamem;
+using namespace megamem::hf_test;
 
 namespace {
+
+// https://huggingface.co/google/gemma-4-31B-it/blob/main/config.json: the gemma4 wrapper with
+// its text_config as public copies print it (a Go MLX port's TestParseTextConfig31B gives the
+// sizes and all 60 layer_types; a Rust port's test writes the 31B's whole text_config with
+// num_hidden_layers cut to 1); vision_config left out.
+std::string gemma4_31b_config() {
+  std::string layer_types;
+  for (int i = 1; i <= 60; ++i) {
+    layer_types += std::string(i > 1 ? ", " : "") +
+                   (i % 6 == 0 ? "\"full_attention\"" : "\"sliding_attention\"");
+  }
+  return R"json({
+  "architectures": ["Gemma4ForConditionalGeneration"],
+  "model_type": "gemma4",
+  "tie_word_embeddings": true,
+  "text_config": {
+    "attention_bias": false, "attention_dropout": 0.0, "attention_k_eq_v": true,
+    "dtype": "bfloat16", "enable_moe_block": false, "final_logit_softcapping": 30.0,
+    "global_head_dim": 512, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+    "hidden_size": 5376, "hidden_size_per_layer_input": 0, "intermediate_size": 21504,
+    "max_position_embeddings": 262144, "model_type": "gemma4_text",
+    "num_attention_heads": 32, "num_global_key_value_heads": 4, "num_hidden_layers": 60,
+    "num_key_value_heads": 16, "num_kv_shared_layers": 0, "rms_norm_eps": 1e-6,
+    "rope_parameters": {
+      "full_attention": {"partial_rotary_factor": 0.25, "rope_theta": 1000000.0,
+                         "rope_type": "proportional"},
+      "sliding_attention": {"rope_theta": 10000.0, "rope_type": "default"}},
+    "sliding_window": 1024, "tie_word_embeddings": true, "use_cache": true,
+    "use_double_wide_mlp": false, "vocab_size": 262144, "vocab_size_per_layer_input": 262144,
+    "layer_types": [)json" +
+         layer_types + R"json(]
+  }
+})json";
+}
 
 double activation_bytes_per_microbatch(const Config& c) {
   const Expected<Estimate> e = estimate(c, {false, false});
@@ -60,6 +100,55 @@ TEST_CASE("plain-PyTorch RMSNorms on the sequence shard under sequence paralleli
   const double v_norm = 4096.0 * 4 * 64 * 4 + 4096.0 * 4 * 8;
   CHECK(activation_bytes_per_microbatch(torch_norms) - activation_bytes_per_microbatch(plain) ==
         4 * (2 * hidden_norm + v_norm));
+}
+
+TEST_CASE("gemma4: Gemma-4-31B imports as the preset, 30,807,445,760 parameters") {
+  const HfImport hf = import(gemma4_31b_config().c_str());
+  CHECK(hf.model_type == "gemma4_text");
+  const ModelConfig& m = hf.model;
+  CHECK(m.kv_channels == 512);  // global_head_dim on the full-attention layers
+  CHECK(m.num_query_groups == 4);
+  CHECK(m.window_kv_channels == 256);
+  CHECK(m.window_num_query_groups == 16);
+  CHECK(m.window_size == 1023);  // Bridge: (sliding_window - 1, 0)
+  CHECK(m.window_attn_skip_freq == 6);
+  CHECK(m.final_logit_softcapping == 30.0);
+  CHECK(m.torch_rms_norms);
+  CHECK(m.local_layer_spec);
+  CHECK(m.qk_layernorm);
+  CHECK(m.post_sublayer_norms);
+  check_matches_preset(m, "gemma-4-31b");
+  // Sliding layers (50): q 5376 x 8192, k and v 5376 x 4096, o 8192 x 5376, QK norms of 256.
+  // Full layers (10): q 5376 x 16384, k and v 5376 x 2048 (v unused: attention_k_eq_v, but
+  // Megatron's linear_qkv keeps the rows), o 16384 x 5376, QK norms of 512. Each: four norms
+  // of 5376 and the gated MLP 3 x 5376 x 21504. Plus the tied 262144 x 5376 embedding and the
+  // final norm.
+  const std::int64_t common = 4 * 5376 + std::int64_t{3} * 5376 * 21504;
+  const std::int64_t sliding = std::int64_t{16384} * 5376 + 8192 * 5376 + 2 * 256 + common;
+  const std::int64_t full = std::int64_t{20480} * 5376 + 16384 * 5376 + 2 * 512 + common;
+  const std::int64_t total = total_params(m);
+  CHECK(total == 50 * sliding + 10 * full + std::int64_t{262144} * 5376 + 5376);
+  CHECK(total == 30'807'445'760);
+  // The checkpoint has no v_proj on the full layers: 30,697,345,280, the card's 30.7B.
+  const std::int64_t checkpoint = total - std::int64_t{10} * 5376 * 2048;
+  CHECK(checkpoint == 30'697'345'280);
+  CHECK(std::abs(static_cast<double>(total) / 30.7e9 - 1.0) <= 0.005);
+}
+
+TEST_CASE("gemma4: the MoE layer, per-layer embeddings and shared KV are refused") {
+  const auto with = [](const std::string& from, const std::string& to) {
+    std::string text = gemma4_31b_config();
+    const std::size_t at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    return text.replace(at, from.size(), to);
+  };
+  CHECK(import_error(with(R"("enable_moe_block": false)", R"("enable_moe_block": true)")).field ==
+        "enable_moe_block");
+  CHECK(import_error(
+            with(R"("hidden_size_per_layer_input": 0)", R"("hidden_size_per_layer_input": 256)"))
+            .field == "hidden_size_per_layer_input");
+  CHECK(import_error(with(R"("num_kv_shared_layers": 0)", R"("num_kv_shared_layers": 18)")).field ==
+        "num_kv_shared_layers");
 }
 
 TEST_CASE("local layer spec: estimated as --transformer-impl local whatever the run says") {
