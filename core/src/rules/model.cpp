@@ -112,8 +112,26 @@ int default_ffn_hidden_size(const ModelConfig& model) {
   return 4 * model.hidden_size;
 }
 
+// Megatron-Bridge's Gemma 4 dense layer is built from Megatron-Core's local spec whatever the
+// run's transformer_impl (gemma/modeling_gemma4.py get_gemma4_layer_spec: LocalSpecProvider's
+// linears and its unfused DotProductAttention), so it is estimated as --transformer-impl local.
+void local_layer_spec_runs_local(NormalizedConfig& n) {
+  TrainingConfig& t = n.config.training;
+  if (!n.config.model.local_layer_spec || t.transformer_impl == TransformerImpl::local) {
+    return;
+  }
+  t.transformer_impl = TransformerImpl::local;
+  policy_warning(n,
+                 "the model's layers use Megatron-Core's local spec (Megatron-Bridge's Gemma 4 "
+                 "dense layer): estimated as --transformer-impl local, with the unfused "
+                 "attention that keeps the attention probabilities",
+                 "megatron/bridge/models/gemma/modeling_gemma4.py get_gemma4_layer_spec");
+}
+
 // Defaults Megatron derives (megatron/training/arguments.py, transformer_config.py).
 std::optional<Error> resolve_model_defaults(NormalizedConfig& n) {
+  // First: the checks after this one read the resolved transformer_impl.
+  local_layer_spec_runs_local(n);
   ModelConfig& m = n.config.model;
   if (m.num_query_groups == 0) m.num_query_groups = m.num_attention_heads;
   if (m.kv_channels == 0) {
@@ -367,32 +385,22 @@ std::optional<Error> attention_sinks_have_a_backend(NormalizedConfig& n) {
   return std::nullopt;
 }
 
-// Megatron-Bridge's Gemma 4 dense layer is built from Megatron-Core's local spec whatever the
-// run's transformer_impl (gemma/modeling_gemma4.py get_gemma4_layer_spec: LocalSpecProvider's
-// linears and its unfused DotProductAttention), so it is estimated as --transformer-impl local.
-std::optional<Error> local_layer_spec_runs_local(NormalizedConfig& n) {
-  TrainingConfig& t = n.config.training;
-  if (!n.config.model.local_layer_spec || t.transformer_impl == TransformerImpl::local) {
-    return std::nullopt;
-  }
-  t.transformer_impl = TransformerImpl::local;
-  policy_warning(n,
-                 "the model's layers use Megatron-Core's local spec (Megatron-Bridge's Gemma 4 "
-                 "dense layer): estimated as --transformer-impl local, with the unfused "
-                 "attention that keeps the attention probabilities",
-                 "megatron/bridge/models/gemma/modeling_gemma4.py get_gemma4_layer_spec");
-  return std::nullopt;
-}
-
 constexpr Check kModelChecks[] = {
-    local_layer_spec_runs_local,    sizes_are_in_range,
-    job_is_within_bounds,           fractions_are_fractions,
-    resolve_model_defaults,         multi_latent_attention_has_ranks,
-    value_head_dim_has_no_gate,     softcapped_attention_without_cp,
-    one_attention_output_gate,      window_pattern_covers_layers,
-    sparse_attention_is_buildable,  compressed_attention_is_buildable,
-    position_table_covers_sequence, mtp_position_embedding,
-    moe_latent_needs_experts,       attention_sinks_have_a_backend,
+    sizes_are_in_range,
+    job_is_within_bounds,
+    fractions_are_fractions,
+    resolve_model_defaults,
+    multi_latent_attention_has_ranks,
+    value_head_dim_has_no_gate,
+    softcapped_attention_without_cp,
+    one_attention_output_gate,
+    window_pattern_covers_layers,
+    sparse_attention_is_buildable,
+    compressed_attention_is_buildable,
+    position_table_covers_sequence,
+    mtp_position_embedding,
+    moe_latent_needs_experts,
+    attention_sinks_have_a_backend,
 };
 
 }  // namespace
