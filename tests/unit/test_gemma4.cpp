@@ -10,6 +10,7 @@
 #include "estimate_helpers.hpp"
 #include "hf_import_helpers.hpp"
 #include "megamem/estimate.hpp"
+#include "model_fixtures.hpp"
 
 using namespace megamem;
 using namespace megamem::hf_test;
@@ -115,6 +116,7 @@ TEST_CASE("gemma4: Gemma-4-31B imports as the preset, 30,807,445,760 parameters"
   CHECK(m.final_logit_softcapping == 30.0);
   CHECK(m.torch_rms_norms);
   CHECK(m.local_layer_spec);
+  CHECK(m.fast_gelu);
   CHECK(m.qk_layernorm);
   CHECK(m.post_sublayer_norms);
   check_matches_preset(m, "gemma-4-31b");
@@ -158,4 +160,55 @@ TEST_CASE("local layer spec: estimated as --transformer-impl local whatever the 
   CHECK(activation_bytes_per_microbatch(te) == activation_bytes_per_microbatch(local));
   CHECK(activation_bytes_per_microbatch(testing::tiny_gpt("")) !=
         activation_bytes_per_microbatch(local));
+}
+
+namespace {
+
+Expected<Estimate> estimated(const Config& c) { return estimate(c, {false, false}); }
+
+bool warns(const Config& c, const std::string& words) {
+  const Expected<Estimate> e = estimated(c);
+  REQUIRE(e.has_value());
+  for (const std::string& warning : e->warnings) {
+    if (warning.find(words) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// mlp.py glu() without bias-activation fusion: activation_func(x_glu) * (x_linear + 0.0). The
+// activation keeps its input (a view of fc1's output, already counted); its output and
+// x_linear + 0.0 are new bf16 tensors the product saves. 4 layers x 4096 tokens x FFN 2048.
+TEST_CASE("unfused GLU keeps the gate activation's output and the up half + offset") {
+  const Config fused = testing::tiny_gpt("--swiglu --ffn-hidden-size 2048");
+  const Config unfused =
+      testing::tiny_gpt("--swiglu --ffn-hidden-size 2048 --no-bias-swiglu-fusion");
+  CHECK(activation_bytes_per_microbatch(unfused) - activation_bytes_per_microbatch(fused) ==
+        4 * 2 * 4096.0 * 2048 * 2);
+  // A plain GELU keeps only its input, fc1's output, fused or not.
+  CHECK(activation_bytes_per_microbatch(testing::tiny_gpt("--no-bias-gelu-fusion")) ==
+        activation_bytes_per_microbatch(testing::tiny_gpt("")));
+}
+
+TEST_CASE("fast_gelu: Megatron does not fuse it, so the GLU runs unfused") {
+  Config gemma = testing::tiny_gpt("--swiglu --ffn-hidden-size 2048");
+  gemma.model.fast_gelu = true;
+  const Config unfused =
+      testing::tiny_gpt("--swiglu --ffn-hidden-size 2048 --no-bias-swiglu-fusion");
+  CHECK(activation_bytes_per_microbatch(gemma) == activation_bytes_per_microbatch(unfused));
+  CHECK(warns(gemma, "fast_gelu"));
+  CHECK_FALSE(warns(unfused, "fast_gelu"));
+}
+
+// Gemma-4-31B on 64 H100s at TP4 with SP off (mbs 1, seq 4096): the unfused GLU adds two bf16
+// tensors of 4096 tokens x 21504 / 4 per layer, 88,080,384 bytes, over 60 layers.
+TEST_CASE("gemma4: the 31B's unfused GELU-tanh GLU by hand") {
+  Config c = fixtures::preset_training("gemma-4-31b");
+  c.parallel.world_size = 64;
+  c.parallel.tensor_parallel = 4;
+  Config fused = c;
+  fused.model.fast_gelu = false;
+  CHECK(activation_bytes_per_microbatch(c) - activation_bytes_per_microbatch(fused) ==
+        60 * 2 * 4096.0 * (21504 / 4) * 2);
 }

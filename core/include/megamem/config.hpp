@@ -92,6 +92,11 @@ struct ModelConfig {
   // (Megatron-Bridge's Gemma 4 dense: gemma/modeling_gemma4.py get_gemma4_layer_spec uses
   // LocalSpecProvider); no Megatron-LM flag. Normalization runs it as --transformer-impl local.
   bool local_layer_spec = false;
+  // The MLP's activation is Megatron-Core's fast_gelu (GELU's tanh form, activations.py), as
+  // Megatron-Bridge's Gemma providers set it; transformer_config.py refuses bias-activation
+  // fusion with it, so normalization turns training.bias_activation_fusion off and a gated MLP
+  // runs mlp.py's unfused glu(). No Megatron-LM flag.
+  bool fast_gelu = false;
   SoftmaxType softmax_type = SoftmaxType::vanilla;  // --softmax-type
   // Sliding-window attention (--window-size W,0: each token sees W earlier tokens and itself;
   // 0 = full causal attention) on every layer but each --window-attn-skip-freq-th (0 = all

@@ -1162,9 +1162,15 @@ std::vector<ConfigField> model_layer_rows() {
   };
 }
 
-// Megatron-Bridge's Gemma 4 dense layer (gemma/modeling_gemma4.py); no Megatron-LM flags.
+// Megatron-Bridge's Gemma layers (gemma/): fast_gelu (every Gemma provider), and Gemma 4
+// dense's norms and layer spec (modeling_gemma4.py); no Megatron-LM flags.
 std::vector<ConfigField> model_gemma4_layer_rows() {
   return {
+      MM_BOOL("m.fast-gelu", "0", model.fast_gelu)
+          .json("fast_gelu")
+          .ui("fast GELU (tanh)", "(Megatron-Bridge: Gemma)",
+              "Megatron-Core's fast_gelu, which Megatron does not fuse: a gated MLP keeps the "
+              "activation's output and the up half as well."),
       MM_BOOL("m.torch-norms", "0", model.torch_rms_norms)
           .json("torch_rms_norms")
           .ui("plain-PyTorch norms", "(Megatron-Bridge: Gemma 4 dense)",

@@ -1203,6 +1203,7 @@ std::optional<Error> read_gemma4(const Reader& r, Family, HfImport& out) {
   m.num_query_groups = static_cast<int>(global_groups);
   m.torch_rms_norms = true;
   m.local_layer_spec = true;
+  m.fast_gelu = true;  // gemma4_provider.py activation_func
   m.window_size = window > 1 ? static_cast<int>(window - 1) : 0;
   m.window_attn_skip_freq = m.window_size > 0 ? 6 : 0;  // Gemma4DenseProvider's default
   if (m.window_size > 0 && r.find("layer_types")) {
