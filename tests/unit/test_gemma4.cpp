@@ -10,6 +10,7 @@
 #include "estimate_helpers.hpp"
 #include "hf_import_helpers.hpp"
 #include "megamem/estimate.hpp"
+#include "megamem/what_if.hpp"
 #include "model_fixtures.hpp"
 
 using namespace megamem;
@@ -199,6 +200,39 @@ TEST_CASE("fast_gelu: Megatron does not fuse it, so the GLU runs unfused") {
   CHECK(activation_bytes_per_microbatch(gemma) == activation_bytes_per_microbatch(unfused));
   CHECK(warns(gemma, "fast_gelu"));
   CHECK_FALSE(warns(unfused, "fast_gelu"));
+}
+
+// Gemma4DenseTransformerLayer._forward_mlp calls the MLP outside TransformerLayer's
+// checkpoint (mlp: nothing saved) and starts the pre-MLP norm's CheckpointWithoutOutput
+// without finishing it (layernorm: the first backward fails).
+TEST_CASE("gemma4 layer: selective mlp recompute saves nothing, layernorm is refused") {
+  Config none = testing::tiny_gpt("--swiglu");
+  none.model.local_layer_spec = true;
+  Config mlp =
+      testing::tiny_gpt("--swiglu --recompute-granularity selective --recompute-modules mlp");
+  mlp.model.local_layer_spec = true;
+  CHECK(activation_bytes_per_microbatch(mlp) == activation_bytes_per_microbatch(none));
+  CHECK(warns(mlp, "'mlp' has no effect"));
+  Config layernorm = testing::tiny_gpt(
+      "--swiglu --recompute-granularity selective --recompute-modules core_attn layernorm");
+  layernorm.model.local_layer_spec = true;
+  const Expected<Estimate> refused = estimated(layernorm);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().field == "recompute_modules");
+  for (const WhatIfOption& option : what_if_options(none)) {
+    INFO(option.label);
+    CHECK(option.label.find("mlp") == std::string::npos);
+    CHECK(option.label.find("layernorm") == std::string::npos);
+  }
+}
+
+TEST_CASE("gemma4 layer: pipeline parallelism above 1 is a warning (Bridge builds PP 1)") {
+  Config pp2 = testing::tiny_gpt("--pipeline-model-parallel-size 2");
+  pp2.model.local_layer_spec = true;
+  CHECK(warns(pp2, "pipeline parallelism 1 only"));
+  Config pp1 = testing::tiny_gpt("");
+  pp1.model.local_layer_spec = true;
+  CHECK_FALSE(warns(pp1, "pipeline parallelism 1 only"));
 }
 
 // Gemma-4-31B on 64 H100s at TP4 with SP off (mbs 1, seq 4096): the unfused GLU adds two bf16

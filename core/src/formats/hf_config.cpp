@@ -1211,9 +1211,8 @@ std::optional<Error> read_gemma4(const Reader& r, Family, HfImport& out) {
   }
   out.notes.push_back(
       "Megatron-Bridge's Gemma4DenseProvider builds pipeline parallelism 1 only (its "
-      "provide() raises otherwise), and its layer bypasses selective mlp and layernorm "
-      "recompute (Gemma4DenseTransformerLayer's own _forward_attention / _forward_mlp), whose "
-      "savings megamem still prices");
+      "provide() raises otherwise); its layer bypasses selective mlp recompute and fails "
+      "under layernorm recompute (Gemma4DenseTransformerLayer's own _forward_mlp)");
   out.notes.push_back(
       "attention_k_eq_v: the full-attention layers use K as V, but Megatron's linear_qkv "
       "keeps its (unused) V rows, which are counted");
