@@ -649,9 +649,11 @@ std::optional<Error> read_gemma3_common(const Reader& r, HfImport& out) {
     return Error{"hidden_activation", "'" + act + "' is not Gemma 3's gated GELU"};
   }
   if (m.num_query_groups == m.num_attention_heads) m.num_query_groups = 0;
-  // Gemma3ModelProvider: gated_linear_unit with fast_gelu, which has SwiGLU's shapes and saved
-  // tensors; RMSNorm (zero-centred gamma), QK norm, RoPE, no biases, no dropout.
+  // Gemma3ModelProvider: gated_linear_unit with fast_gelu, which has SwiGLU's shapes and which
+  // Megatron does not fuse (mlp.py's unfused glu(); Gemma 2's and 4's providers set it too);
+  // RMSNorm (zero-centred gamma), QK norm, RoPE, no biases, no dropout.
   m.activation = Activation::swiglu;
+  m.fast_gelu = true;
   m.normalization = Normalization::rmsnorm;
   m.position_embedding = PositionEmbedding::rope;
   m.qk_layernorm = true;
@@ -661,8 +663,8 @@ std::optional<Error> read_gemma3_common(const Reader& r, HfImport& out) {
   m.attention_dropout = 0.0;
   m.untie_embeddings_and_output_weights = !tied;
   out.notes.push_back(
-      "the gated GELU MLP (gelu_pytorch_tanh) has SwiGLU's shapes and saved tensors, so it is "
-      "estimated as SwiGLU");
+      "the gated GELU MLP (gelu_pytorch_tanh) has SwiGLU's shapes; Bridge's fast_gelu is not "
+      "fused, so it is priced with mlp.py's unfused glu() (m.fast-gelu)");
   return read_gemma3_window(r, m);
 }
 
@@ -1203,7 +1205,6 @@ std::optional<Error> read_gemma4(const Reader& r, Family, HfImport& out) {
   m.num_query_groups = static_cast<int>(global_groups);
   m.torch_rms_norms = true;
   m.local_layer_spec = true;
-  m.fast_gelu = true;  // gemma4_provider.py activation_func
   m.window_size = window > 1 ? static_cast<int>(window - 1) : 0;
   m.window_attn_skip_freq = m.window_size > 0 ? 6 : 0;  // Gemma4DenseProvider's default
   if (m.window_size > 0 && r.find("layer_types")) {
