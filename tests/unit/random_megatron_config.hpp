@@ -107,6 +107,10 @@ inline Config with_unexported_fields(Config config, const Config& from) {
   // V's own head dimension or the soft-caps that Megatron-Bridge builds (Gemma 2/3,
   // Step-3.5, MiMo-V2-Flash), and main's has none for the head-wise attention gate (Step-3.5).
   config.model.post_sublayer_norms = from.model.post_sublayer_norms;
+  // Nor for the plain-PyTorch norms of Megatron-Bridge's Gemma 4 dense layer.
+  config.model.torch_rms_norms = from.model.torch_rms_norms;
+  config.model.local_layer_spec = from.model.local_layer_spec;
+  config.model.fast_gelu = from.model.fast_gelu;
   config.model.head_wise_attn_gate = from.model.head_wise_attn_gate;
   // Nor for the fp32 router weight Megatron-Bridge's MiniMax-M3 provider keeps.
   config.model.moe_router_fp32_params = from.model.moe_router_fp32_params;

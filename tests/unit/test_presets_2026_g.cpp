@@ -81,6 +81,7 @@ TEST_CASE("gemma2: Gemma-2-27B imports as the preset, 27,227,128,320 parameters"
   CHECK(hf.model.window_attn_skip_freq == 2);
   CHECK_FALSE(hf.model.qk_layernorm);
   CHECK(hf.model.post_sublayer_norms);
+  CHECK(hf.model.fast_gelu);  // gemma2_bridge.py: activation_func = fast_gelu, left unfused
   CHECK_FALSE(hf.model.untie_embeddings_and_output_weights);
   check_matches_preset(hf.model, "gemma-2-27b");
   // Per layer: q 4608x4096, k and v 4608x2048, o 4096x4608, four norms of 4608 (input,

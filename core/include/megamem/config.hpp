@@ -84,6 +84,19 @@ struct ModelConfig {
   // A norm on linear_proj's and fc2's outputs ("sandwich" norms: Megatron-Bridge's
   // TERowParallelLinearLayerNorm for Gemma 2/3 and EXAONE 4.0); no Megatron-LM flag.
   bool post_sublayer_norms = false;
+  // Every norm of the layer is a plain-PyTorch RMSNorm expression that keeps fp32
+  // intermediates, and V gets a scaleless one (Megatron-Bridge's Gemma 4 dense layer,
+  // gemma/modeling_gemma4.py _gemma4_rms_norm, _v_norm); no Megatron-LM flag.
+  bool torch_rms_norms = false;
+  // The layer is built from Megatron-Core's local spec whatever --transformer-impl says
+  // (Megatron-Bridge's Gemma 4 dense: gemma/modeling_gemma4.py get_gemma4_layer_spec uses
+  // LocalSpecProvider); no Megatron-LM flag. Normalization runs it as --transformer-impl local.
+  bool local_layer_spec = false;
+  // The MLP's activation is Megatron-Core's fast_gelu (GELU's tanh form, activations.py), as
+  // Megatron-Bridge's Gemma providers set it; transformer_config.py refuses bias-activation
+  // fusion with it, so normalization turns training.bias_activation_fusion off and a gated MLP
+  // runs mlp.py's unfused glu(). No Megatron-LM flag.
+  bool fast_gelu = false;
   SoftmaxType softmax_type = SoftmaxType::vanilla;  // --softmax-type
   // Sliding-window attention (--window-size W,0: each token sees W earlier tokens and itself;
   // 0 = full causal attention) on every layer but each --window-attn-skip-freq-th (0 = all

@@ -167,8 +167,19 @@ RecomputeModules recompute_modules_of_absent_layers(const ModelConfig& model);
 // Recompute modules whose checkpoint the model's layers never reach: Kimi K3's
 // KimiK3TransformerLayer.forward calls its norms, attention and MLP without TransformerLayer's
 // checkpoints (layernorm, mlp), and KimiK3Attention its core attention without Megatron
-// attention's (core_attn, mla_up_proj). Megatron-Bridge kimi/kimi_k3_layers.py.
+// attention's (core_attn, mla_up_proj). Megatron-Bridge kimi/kimi_k3_layers.py. Gemma 4
+// dense's Gemma4DenseTransformerLayer._forward_mlp calls its MLP directly (mlp), and
+// recompute_modules_failing its layernorm (Megatron-Bridge gemma/modeling_gemma4.py).
 RecomputeModules recompute_modules_without_effect(const ModelConfig& model);
+// Where recompute_modules_without_effect comes from, for the warning that names it.
+const char* recompute_bypass_source(const ModelConfig& model);
+// Recompute modules whose checkpoint the model's layers start but never finish, so the first
+// backward fails: Gemma4DenseTransformerLayer's _forward_mlp runs TransformerLayer's
+// _forward_pre_mlp_layernorm (a CheckpointWithoutOutput under layernorm recompute) but not
+// _apply_mlp_bda_step, which discards its output and registers the recompute; without that
+// recompute CheckpointWithoutOutputFunction.backward has no ctx.inputs
+// (megatron/core/tensor_parallel/random.py).
+RecomputeModules recompute_modules_failing(const ModelConfig& model);
 RecomputeModules recompute_module_choices(const ModelConfig& model);
 OffloadModules offload_module_choices(const ModelConfig& model);
 

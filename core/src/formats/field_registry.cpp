@@ -1162,6 +1162,28 @@ std::vector<ConfigField> model_layer_rows() {
   };
 }
 
+// Megatron-Bridge's Gemma layers (gemma/): fast_gelu (every Gemma provider), and Gemma 4
+// dense's norms and layer spec (modeling_gemma4.py); no Megatron-LM flags.
+std::vector<ConfigField> model_gemma4_layer_rows() {
+  return {
+      MM_BOOL("m.fast-gelu", "0", model.fast_gelu)
+          .json("fast_gelu")
+          .ui("fast GELU (tanh)", "(Megatron-Bridge: Gemma)",
+              "Megatron-Core's fast_gelu, which Megatron does not fuse: a gated MLP keeps the "
+              "activation's output and the up half as well."),
+      MM_BOOL("m.torch-norms", "0", model.torch_rms_norms)
+          .json("torch_rms_norms")
+          .ui("plain-PyTorch norms", "(Megatron-Bridge: Gemma 4 dense)",
+              "Norms as PyTorch expressions, and a norm on V: each keeps fp32 copies of its input "
+              "for backward."),
+      MM_BOOL("m.local-spec", "0", model.local_layer_spec)
+          .json("local_layer_spec")
+          .ui("local layer spec", "(Megatron-Bridge: Gemma 4 dense)",
+              "The layers are Megatron-Core's local spec whatever the run's Transformer Engine "
+              "setting: unfused attention keeps its probabilities."),
+  };
+}
+
 // How attention attends: sinks and sliding windows (gpt-oss).
 std::vector<ConfigField> model_attention_variant_rows() {
   return {
@@ -1830,6 +1852,7 @@ std::vector<ConfigField> all_rows() {
                                         model_shape_rows(),
                                         model_width_rows(),
                                         model_layer_rows(),
+                                        model_gemma4_layer_rows(),
                                         model_attention_variant_rows(),
                                         model_softcap_rows(),
                                         model_embedding_rows(),

@@ -649,9 +649,11 @@ std::optional<Error> read_gemma3_common(const Reader& r, HfImport& out) {
     return Error{"hidden_activation", "'" + act + "' is not Gemma 3's gated GELU"};
   }
   if (m.num_query_groups == m.num_attention_heads) m.num_query_groups = 0;
-  // Gemma3ModelProvider: gated_linear_unit with fast_gelu, which has SwiGLU's shapes and saved
-  // tensors; RMSNorm (zero-centred gamma), QK norm, RoPE, no biases, no dropout.
+  // Gemma3ModelProvider: gated_linear_unit with fast_gelu, which has SwiGLU's shapes and which
+  // Megatron does not fuse (mlp.py's unfused glu(); Gemma 2's and 4's providers set it too);
+  // RMSNorm (zero-centred gamma), QK norm, RoPE, no biases, no dropout.
   m.activation = Activation::swiglu;
+  m.fast_gelu = true;
   m.normalization = Normalization::rmsnorm;
   m.position_embedding = PositionEmbedding::rope;
   m.qk_layernorm = true;
@@ -661,8 +663,8 @@ std::optional<Error> read_gemma3_common(const Reader& r, HfImport& out) {
   m.attention_dropout = 0.0;
   m.untie_embeddings_and_output_weights = !tied;
   out.notes.push_back(
-      "the gated GELU MLP (gelu_pytorch_tanh) has SwiGLU's shapes and saved tensors, so it is "
-      "estimated as SwiGLU");
+      "the gated GELU MLP (gelu_pytorch_tanh) has SwiGLU's shapes; Bridge's fast_gelu is not "
+      "fused, so it is priced with mlp.py's unfused glu() (m.fast-gelu)");
   return read_gemma3_window(r, m);
 }
 
@@ -1149,6 +1151,72 @@ std::optional<Error> read_gemma2(const Reader& r, Family, HfImport& out) {
   out.notes.push_back(
       "attention runs in Megatron-Bridge's Gemma2FlexDotProductAttention (PyTorch "
       "FlexAttention with the score soft-cap), whatever the attention backend");
+  return std::nullopt;
+}
+
+// Gemma 4's parts Megatron-Bridge builds that megamem does not price: the MoE layer
+// (enable_moe_block: Gemma4TransformerLayer._forward_mlp's three separately normalised inputs,
+// the router's rescale, three more post-norms), per-layer embeddings and shared KV (E2B, E4B).
+std::optional<Error> refuse_unpriced_gemma4(const Reader& r) {
+  bool moe = false;
+  std::int64_t per_layer_input = 0, kv_shared = 0;
+  MM_READ(moe, r.boolean("enable_moe_block", false));
+  if (const json* ple = r.find("hidden_size_per_layer_input"); ple && !ple->is_null()) {
+    MM_READ(per_layer_input, r.integer("hidden_size_per_layer_input", 0, kMaxSize, 0));
+  }
+  MM_READ(kv_shared, r.integer("num_kv_shared_layers", 0, kMaxSize, 0));
+  if (moe) {
+    return Error{"enable_moe_block",
+                 "Gemma 4's MoE layer (26B-A4B) is not priced: gemma/modeling_gemma4.py feeds "
+                 "the router, shared and routed experts three separately normalised inputs "
+                 "through plain-PyTorch norms and adds three post-norms (docs/presets.md)"};
+  }
+  if (per_layer_input > 0 || kv_shared > 0) {
+    return Error{per_layer_input > 0 ? "hidden_size_per_layer_input" : "num_kv_shared_layers",
+                 "Gemma 4's per-layer embeddings and K/V shared across the last layers (E2B, "
+                 "E4B) are not priced (gemma/modeling_gemma4.py _attach_ple_modules, "
+                 "wire_gemma4_kv_sharing; docs/presets.md)"};
+  }
+  return std::nullopt;
+}
+
+// Gemma 4 dense (gemma4_text, or a gemma4 wrapper's text_config) as Megatron-Bridge's
+// gemma/gemma4_bridge.py _build_dense_provider builds it on Gemma4DenseProvider: Gemma 3's
+// layers (read_gemma3_common) on the local layer spec with plain-PyTorch RMSNorms and V's norm
+// (modeling_gemma4.py), full-attention layers of global_head_dim with
+// num_global_key_value_heads (the sliding ones keep head_dim and num_key_value_heads), the
+// output soft-cap, and a (sliding_window - 1, 0) window.
+std::optional<Error> read_gemma4(const Reader& r, Family, HfImport& out) {
+  if (auto error = refuse_unpriced_gemma4(r)) return error;
+  ModelConfig& m = out.model;
+  std::int64_t window = 0, global_head_dim = 0, global_groups = 0;
+  const int sliding_groups = m.num_query_groups == 0 ? m.num_attention_heads : m.num_query_groups;
+  MM_READ(m.vocab_size, r.integer("vocab_size", 1, std::int64_t{1} << 31, 262144));
+  MM_READ(window, r.integer("sliding_window", 0, kMaxSize, 512));
+  MM_READ(global_head_dim, r.integer("global_head_dim", 1, kMaxSize, 512));
+  MM_READ(global_groups, r.integer("num_global_key_value_heads", 1, kMaxSize, sliding_groups));
+  MM_READ(m.final_logit_softcapping, r.number("final_logit_softcapping", 0.0));
+  if (m.final_logit_softcapping < 0) {
+    return Error{"final_logit_softcapping", "a soft-cap cannot be negative"};
+  }
+  m.window_kv_channels = m.kv_channels;
+  m.window_num_query_groups = sliding_groups;
+  m.kv_channels = static_cast<int>(global_head_dim);
+  m.num_query_groups = static_cast<int>(global_groups);
+  m.torch_rms_norms = true;
+  m.local_layer_spec = true;
+  m.window_size = window > 1 ? static_cast<int>(window - 1) : 0;
+  m.window_attn_skip_freq = m.window_size > 0 ? 6 : 0;  // Gemma4DenseProvider's default
+  if (m.window_size > 0 && r.find("layer_types")) {
+    if (auto error = read_window_layers(r, m)) return error;
+  }
+  out.notes.push_back(
+      "Megatron-Bridge's Gemma4DenseProvider builds pipeline parallelism 1 only (its "
+      "provide() raises otherwise); its layer bypasses selective mlp recompute and fails "
+      "under layernorm recompute (Gemma4DenseTransformerLayer's own _forward_mlp)");
+  out.notes.push_back(
+      "attention_k_eq_v: the full-attention layers use K as V, but Megatron's linear_qkv "
+      "keeps its (unused) V rows, which are counted");
   return std::nullopt;
 }
 
@@ -1760,6 +1828,7 @@ constexpr FamilyRow kFamilies[] = {
     {"minimax_m2", Family::minimax_m2, read_minimax_m2},
     {"gemma3_text", Family::gemma3},
     {"gemma2", Family::gemma3, read_gemma2},
+    {"gemma4_text", Family::gemma3, read_gemma4},
     {"olmoe", Family::olmoe, read_olmoe},
     {"ernie4_5_moe", Family::ernie45, read_ernie45},
     {"exaone4", Family::exaone4, read_exaone4},
@@ -1787,6 +1856,7 @@ struct WrapperRow {
 };
 constexpr WrapperRow kWrappers[] = {
     {"minimax_m3_vl", "minimax_m3"},
+    {"gemma4", "gemma4_text"},
 };
 
 const FamilyRow* family_of(const std::string& model_type) {

@@ -3,7 +3,9 @@
 //     SwiGLU); fc2 [h x ffn] /TP, row parallel (bias replicated). Dense bucket.
 //   saved: the norm's input (mlp_norm offload only for a standalone norm: under TE it is fused
 //     into fc1) and output, fc1 output (Kimi K3's SiTU-GLU: its fp32 intermediates instead) and
-//     activation output; all but the norm input freed by mlp recompute.
+//     activation output; all but the norm input freed by mlp recompute. Without bias-activation
+//     fusion a GLU runs mlp.py's glu(): its product keeps the gate activation's output and the
+//     up half + glu_linear_offset as well (unfused_glu_products_saved).
 //   Falcon-H1's parallel layer runs FalconH1MLP (Megatron-Bridge falcon_h1/modeling_falconh1/
 //   falconh1_layer.py), which raises unless the activation is unfused: the gate half times
 //   the gate multiplier goes into SiLU (kept), SiLU's output and the up half plus
@@ -44,12 +46,11 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
            recompute);
   if (falcon && m.activation == Activation::swiglu) {
     sink.add("gate x gate multiplier (SiLU input)", mlp, s.tokens * ffn, s.act);
-    sink.add("SiLU output (product input)", mlp, s.tokens * ffn, s.act);
-    sink.add("up + glu_linear_offset (product input)", mlp, s.tokens * ffn, s.act);
   } else {
     glu_activation_input_saved(c, sink, "fc1 output (activation input)", mlp, s.tokens, ffn,
                                recompute, {});
   }
+  if (unfused_glu(c)) unfused_glu_products_saved(c, sink, mlp, s.tokens, ffn, recompute);
   sink.add("activation output (fc2 input)", mlp, s.tokens * ffn, gemm_input, recompute);
   // fc1's and fc2's grad outputs until backward_dw.
   sink.delayed_wgrad(LayerBlock::mlp,
@@ -63,6 +64,26 @@ void flops(const ModuleContext& c, ModuleFlops& f) {
 }
 
 }  // namespace
+
+bool unfused_glu(const ModuleContext& c) {
+  // FalconH1MLP raises unless the activation is unfused (falcon_h1_layer.py).
+  return c.model.activation == Activation::swiglu && !kimi_k3_layers(c.model) &&
+         (c.kind == LayerKind::parallel_hybrid || !c.config.training.bias_activation_fusion);
+}
+
+// mlp.py MLP.forward, glu(): `activation_func(x_glu) * (x_linear + glu_linear_offset)`. The
+// halves are views of fc1's output, which the activation keeps as its input (F.silu and F.gelu
+// save their input; fast_gelu and quick_gelu are torch.compile'd pointwise functions
+// (megatron/core/jit.py jit_fuser), whose partition keeps the input too). The activation's
+// output and `x_linear + offset` (a new tensor even for an offset of 0) are new tensors in the
+// activation dtype, and the product (MulBackward0) saves both.
+void unfused_glu_products_saved(const ModuleContext& c, SavedSink& sink, ModuleKind module,
+                                double rows, double width, RecomputeModules freed_by) {
+  const double element_bytes = activation_element_bytes(c.config);
+  sink.add("gate activation output (product input)", module, rows * width, element_bytes, freed_by);
+  sink.add("up half + glu_linear_offset (product input)", module, rows * width, element_bytes,
+           freed_by);
+}
 
 void glu_activation_input_saved(const ModuleContext& c, SavedSink& sink, const char* tensor,
                                 ModuleKind module, double rows, double width,

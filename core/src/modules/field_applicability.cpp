@@ -159,14 +159,27 @@ RecomputeModules recompute_modules_of_absent_layers(const ModelConfig& model) {
 }
 
 RecomputeModules recompute_modules_without_effect(const ModelConfig& model) {
+  if (model.local_layer_spec) return {RecomputeModule::mlp};
   if (model.attn_res_block_size <= 0) return {};
   return {RecomputeModule::core_attn, RecomputeModule::mla_up_proj, RecomputeModule::layernorm,
           RecomputeModule::mlp};
 }
 
+const char* recompute_bypass_source(const ModelConfig& model) {
+  return model.local_layer_spec
+             ? "Megatron-Bridge src/megatron/bridge/models/gemma/modeling_gemma4.py "
+               "Gemma4DenseTransformerLayer"
+             : "Megatron-Bridge src/megatron/bridge/models/kimi/kimi_k3_layers.py";
+}
+
+RecomputeModules recompute_modules_failing(const ModelConfig& model) {
+  if (!model.local_layer_spec) return {};
+  return {RecomputeModule::layernorm};
+}
+
 RecomputeModules recompute_module_choices(const ModelConfig& model) {
   RecomputeModules out = RecomputeModules::all() - recompute_modules_of_absent_layers(model) -
-                         recompute_modules_without_effect(model);
+                         recompute_modules_without_effect(model) - recompute_modules_failing(model);
   if (!has_experts(model)) {
     out = out - RecomputeModules{RecomputeModule::moe, RecomputeModule::moe_act,
                                  RecomputeModule::shared_experts};

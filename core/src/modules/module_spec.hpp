@@ -256,6 +256,16 @@ void glu_activation_input_saved(const ModuleContext& context, SavedSink& sink, c
                                 RecomputeModules freed_by, OffloadModules offload,
                                 RecomputeModules checkpoint = {});
 
+// Whether a gated MLP (mlp.py MLP and its subclasses) runs the unfused glu(): bias-activation
+// fusion off (--no-bias-swiglu-fusion / --no-bias-gelu-fusion, or Megatron-Core's fast_gelu,
+// which transformer_config.py does not fuse); Kimi K3's SiTU module is another path.
+bool unfused_glu(const ModuleContext& context);
+
+// What mlp.py's unfused glu() keeps beside its input (dense_mlp.cpp): the gate activation's
+// output and the up half + glu_linear_offset, both new tensors that the product saves.
+void unfused_glu_products_saved(const ModuleContext& context, SavedSink& sink, ModuleKind module,
+                                double rows, double width, RecomputeModules freed_by);
+
 // Every layer module, in Megatron's registration order within a layer (registry.cpp).
 std::span<const LayerModuleSpec* const> layer_module_specs();
 

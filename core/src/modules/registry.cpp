@@ -13,6 +13,8 @@
   X(kPostAttentionNormSpec)        \
   X(kDenseMlpSpec)                 \
   X(kPostMlpNormSpec)              \
+  X(kTorchRmsNormAttentionSpec)    \
+  X(kTorchRmsNormMlpSpec)          \
   X(kMoeRouterSpec)                \
   X(kRoutedExpertsSpec)            \
   X(kSharedExpertsSpec)            \

@@ -3,7 +3,9 @@
 //   parameters: fc1 [glu x shared x h] /TP, fc2 [h x shared] /TP (bias replicated), the
 //     optional gate [h] (--moe-shared-expert-gate). Dense bucket.
 //   saved: fc1 output and activation output (fc2's FP8 input in an FP8 layer), freed by moe
-//     or shared_experts recompute; under delayed scaling fc1's own FP8 input copy; with
+//     or shared_experts recompute (SharedExpertMLP is an MLP: without bias-activation fusion
+//     its glu() keeps two more tensors, dense_mlp.cpp); under delayed scaling fc1's own FP8 input
+//     copy; with
 //     --moe-shared-expert-overlap under SP the gathered fc1 input.
 //   FLOPs: training.py: 2h x shared x (1 + glu) per token.
 #include "module_spec.hpp"
@@ -26,6 +28,10 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const RecomputeModules recompute = {RecomputeModule::moe, RecomputeModule::shared_experts};
   glu_activation_input_saved(c, sink, "shared expert fc1 output", ModuleKind::shared_experts,
                              s.tokens, shared_ffn, recompute, {});
+  if (unfused_glu(c)) {
+    unfused_glu_products_saved(c, sink, ModuleKind::shared_experts, s.tokens, shared_ffn,
+                               recompute);
+  }
   sink.add("shared expert activation output", ModuleKind::shared_experts, s.tokens * shared_ffn,
            gemm_input_bytes(c), recompute);
   // fc1's input is the pre-MLP norm output the router already saves unquantized. With

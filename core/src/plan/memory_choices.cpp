@@ -1,7 +1,29 @@
 // Recompute and offload choices; see memory_choices.hpp.
 #include "plan/memory_choices.hpp"
 
+#include <algorithm>
+
+#include "megamem/modules.hpp"
+
 namespace megamem {
+namespace {
+
+// The sets as the model's layers run them: modules their forward bypasses or that fail there
+// (modules.hpp) taken out, sets left empty or repeated dropped.
+std::vector<RecomputeModules> as_the_layers_run(const ModelConfig& m,
+                                                const std::vector<RecomputeModules>& sets) {
+  const RecomputeModules unavailable =
+      recompute_modules_without_effect(m) | recompute_modules_failing(m);
+  std::vector<RecomputeModules> out;
+  for (const RecomputeModules& set : sets) {
+    const RecomputeModules kept = set - unavailable;
+    if (kept.empty() || std::find(out.begin(), out.end(), kept) != out.end()) continue;
+    out.push_back(kept);
+  }
+  return out;
+}
+
+}  // namespace
 
 std::vector<RecomputeModules> selective_recompute_choices(const Config& base) {
   using R = RecomputeModule;
@@ -25,7 +47,7 @@ std::vector<RecomputeModules> selective_recompute_choices(const Config& base) {
   }
   sets.push_back({R::core_attn, mlp, R::layernorm});
   if (gdn) sets.push_back({R::core_attn, mlp, R::layernorm, R::gdn_norm_out});
-  return sets;
+  return as_the_layers_run(m, sets);
 }
 
 OffloadModules activation_offload_choice(const Config& base) {

@@ -112,8 +112,41 @@ int default_ffn_hidden_size(const ModelConfig& model) {
   return 4 * model.hidden_size;
 }
 
+// Megatron-Bridge's Gemma 4 dense layer is built from Megatron-Core's local spec whatever the
+// run's transformer_impl (gemma/modeling_gemma4.py get_gemma4_layer_spec: LocalSpecProvider's
+// linears and its unfused DotProductAttention), so it is estimated as --transformer-impl local.
+void local_layer_spec_runs_local(NormalizedConfig& n) {
+  TrainingConfig& t = n.config.training;
+  if (!n.config.model.local_layer_spec || t.transformer_impl == TransformerImpl::local) {
+    return;
+  }
+  t.transformer_impl = TransformerImpl::local;
+  policy_warning(n,
+                 "the model's layers use Megatron-Core's local spec (Megatron-Bridge's Gemma 4 "
+                 "dense layer): estimated as --transformer-impl local, with the unfused "
+                 "attention that keeps the attention probabilities",
+                 "megatron/bridge/models/gemma/modeling_gemma4.py get_gemma4_layer_spec");
+}
+
+// transformer_config.py __post_init__ refuses bias_activation_fusion unless the activation is
+// F.gelu, F.silu or quick_gelu; Megatron-Bridge's Gemma providers set fast_gelu
+// (gemma/gemma_provider.py, gemma2_provider.py, gemma3_provider.py, gemma4_provider.py) and
+// leave the fusion at its False default, so mlp.py runs the unfused glu().
+void fast_gelu_runs_unfused(NormalizedConfig& n) {
+  TrainingConfig& t = n.config.training;
+  if (!n.config.model.fast_gelu || !t.bias_activation_fusion) return;
+  t.bias_activation_fusion = false;
+  policy_warning(n,
+                 "the activation is Megatron-Core's fast_gelu, which Megatron does not fuse: "
+                 "estimated without bias-activation fusion (mlp.py's unfused glu())",
+                 "megatron/core/transformer/transformer_config.py");
+}
+
 // Defaults Megatron derives (megatron/training/arguments.py, transformer_config.py).
 std::optional<Error> resolve_model_defaults(NormalizedConfig& n) {
+  // First: the checks after this one read the resolved transformer_impl and fusion.
+  local_layer_spec_runs_local(n);
+  fast_gelu_runs_unfused(n);
   ModelConfig& m = n.config.model;
   if (m.num_query_groups == 0) m.num_query_groups = m.num_attention_heads;
   if (m.kv_channels == 0) {

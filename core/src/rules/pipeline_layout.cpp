@@ -99,9 +99,23 @@ std::optional<Error> hash_routing_on_embedding_stage(NormalizedConfig& n) {
       "overlap_moe_expert_parallel_comm does not support moe_n_hash_layers > 0", kSource);
 }
 
+// Megatron-Bridge's Gemma4DenseProvider.provide() raises NotImplementedError ("currently
+// supports PP=1 only") for any other pipeline size or a virtual stage; its layer is the one
+// local_layer_spec marks. Only that launcher refuses it, so this is a warning.
+std::optional<Error> gemma4_dense_builds_one_stage(NormalizedConfig& n) {
+  const ParallelConfig& p = n.config.parallel;
+  if (!n.config.model.local_layer_spec || p.pipeline_parallel == 1) return std::nullopt;
+  policy_warning(n,
+                 "Megatron-Bridge builds the Gemma 4 dense layer with pipeline parallelism 1 "
+                 "only (Gemma4DenseProvider.provide() raises for PP " +
+                     std::to_string(p.pipeline_parallel) + ")",
+                 "Megatron-Bridge src/megatron/bridge/models/gemma/gemma4_provider.py");
+  return std::nullopt;
+}
+
 constexpr Check kPipelineLayoutChecks[] = {place_stages, interleaving_needs_pipeline,
-                                           ep_overlap_requirements,
-                                           hash_routing_on_embedding_stage};
+                                           ep_overlap_requirements, hash_routing_on_embedding_stage,
+                                           gemma4_dense_builds_one_stage};
 
 }  // namespace
 

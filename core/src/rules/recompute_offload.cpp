@@ -61,13 +61,21 @@ std::optional<Error> selective_recompute_modules(NormalizedConfig& n) {
   }
   const RecomputeModules inert = recompute_modules_without_effect(n.config.model);
   for (const RecomputeModule module : (recompute.modules & inert).members()) {
-    policy_warning(
-        n,
-        "recompute module '" + std::string(module_name(module)) +
-            "' has no effect on Kimi K3's layers (their forward bypasses its checkpoint)",
-        "Megatron-Bridge src/megatron/bridge/models/kimi/kimi_k3_layers.py");
+    policy_warning(n,
+                   "recompute module '" + std::string(module_name(module)) +
+                       "' has no effect on this model's layers (their forward bypasses its "
+                       "checkpoint)",
+                   recompute_bypass_source(n.config.model));
   }
-  return std::nullopt;
+  const RecomputeModules failing = recompute.modules & recompute_modules_failing(n.config.model);
+  if (failing.empty()) return std::nullopt;
+  return rule_error("recompute_modules",
+                    "recompute module '" + std::string(module_name(failing.members().front())) +
+                        "' fails in this model's layers: Gemma4DenseTransformerLayer._forward_mlp "
+                        "starts the pre-MLP norm's checkpoint but never discards its output or "
+                        "registers its recompute, so the first backward finds no saved inputs",
+                    "Megatron-Bridge src/megatron/bridge/models/gemma/modeling_gemma4.py, "
+                    "megatron/core/tensor_parallel/random.py CheckpointWithoutOutput");
 }
 
 // transformer_config.py __post_init__: what some recompute modules need.
