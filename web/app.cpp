@@ -332,7 +332,8 @@ void app_prepare_frame(float pixel_ratio) {
 bool app_frame(float display_width_px, float display_height_px, float pixel_ratio) {
   const double now = now_seconds();
   const FrameTimer timer{now};
-  advance_plan(state, ImGui::IsAnyItemActive());
+  advance_plan(state, ImGui::IsAnyItemActive(),
+               ImGui::IsAnyItemActive() || ImGui::IsMouseDown(ImGuiMouseButton_Left));
   const bool narrow = display_width_px / pixel_ratio < kNarrowCssPx;
   state.input_rects.clear();
   begin_clip_audit_frame();
