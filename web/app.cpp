@@ -332,7 +332,8 @@ void app_prepare_frame(float pixel_ratio) {
 bool app_frame(float display_width_px, float display_height_px, float pixel_ratio) {
   const double now = now_seconds();
   const FrameTimer timer{now};
-  advance_plan(state, ImGui::IsAnyItemActive());
+  advance_plan(state, ImGui::IsAnyItemActive(),
+               ImGui::IsAnyItemActive() || ImGui::IsMouseDown(ImGuiMouseButton_Left));
   const bool narrow = display_width_px / pixel_ratio < kNarrowCssPx;
   state.input_rects.clear();
   begin_clip_audit_frame();
@@ -357,15 +358,18 @@ bool app_frame(float display_width_px, float display_height_px, float pixel_rati
     state.link_error_count = 0;
     configuration_changed();
   }
-  // Idle work: the what-if table, then the address bar.
-  if (state.what_if_pending && !ImGui::IsAnyItemActive() &&
-      now - state.changed_at_s > kWhatIfDelayS) {
-    finish_what_if(state);
-  }
+  // Idle work: the what-if table, then the address bar. The frame that prices the table was
+  // built without it, so it asks for the next, which draws it: when the frames owed to input
+  // were drawn before, the page went idle showing "pricing the alternatives...", and the
+  // table appeared, moving everything below it, only in the frame the next input woke: under
+  // a click aimed at the layout before it (issue 24).
+  const bool what_if_priced = state.what_if_pending && !ImGui::IsAnyItemActive() &&
+                              now - state.changed_at_s > kWhatIfDelayS;
+  if (what_if_priced) finish_what_if(state);
   sync_address_bar();
-  return state.what_if_pending || state.planner.search.has_value() || state.link_copied ||
-         fonts_pending() || state.layout_check_pending || ImGui::IsAnyItemActive() ||
-         page_query() != state.pushed_query;
+  return what_if_priced || state.what_if_pending || state.planner.search.has_value() ||
+         state.link_copied || fonts_pending() || state.layout_check_pending ||
+         ImGui::IsAnyItemActive() || page_query() != state.pushed_query;
 }
 
 std::string app_state_json() {

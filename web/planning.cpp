@@ -119,7 +119,7 @@ void cancel_plan(AppState& state) {
   planner.cancelled = true;
 }
 
-void advance_plan(AppState& state, bool editing) {
+void advance_plan(AppState& state, bool editing, bool holding) {
   PlannerState& planner = state.planner;
   if (!planner.search) return;
   const double started_s = now_seconds();
@@ -127,16 +127,18 @@ void advance_plan(AppState& state, bool editing) {
     if (editing) return;
     request_plan(state);
   }
-  bool finished = false;
-  do {
-    finished = planner.search->advance(kStepCandidates);
-  } while (!finished && now_seconds() - started_s < kSliceS);
-  planner.progress = planner.search->progress();
-  const double slice_ms = (now_seconds() - started_s) * 1000.0;
-  planner.search_work_ms += slice_ms;
-  planner.search_slices_ms.push_back(static_cast<float>(slice_ms));
-  ++planner.search_frames;
-  if (finished) take_plan(state);
+  if (!planner.progress.finished) {
+    bool finished = false;
+    do {
+      finished = planner.search->advance(kStepCandidates);
+    } while (!finished && now_seconds() - started_s < kSliceS);
+    planner.progress = planner.search->progress();
+    const double slice_ms = (now_seconds() - started_s) * 1000.0;
+    planner.search_work_ms += slice_ms;
+    planner.search_slices_ms.push_back(static_cast<float>(slice_ms));
+    ++planner.search_frames;
+  }
+  if (planner.progress.finished && !holding) take_plan(state);
 }
 
 void update_plan_staleness(AppState& state) {

@@ -17,8 +17,11 @@ void cancel_plan(AppState& state);
 // thread; 30 fps leaves 33 ms a frame, most of it for drawing), restarting it first if what
 // it searches changed, and takes its result when it ends. While a field is being edited
 // (`editing`) a search whose inputs changed waits: typing "64" must not search 6 GPUs first,
-// an invalid request that would end the search.
-void advance_plan(AppState& state, bool editing);
+// an invalid request that would end the search. While the mouse is held or an item is active
+// (`holding`) an ended search keeps its progress row until the mouse is up: its list replaces
+// that row and its Cancel, so a press on Cancel as the search ended found the button gone
+// before its release (issue 24: the release went to nothing and nothing was cancelled).
+void advance_plan(AppState& state, bool editing, bool holding);
 
 // The search request for the current configuration and the panel's options, as
 // `megamem plan --url <link> [--margin-gib G] [--no-recompute-search] [--no-offload-search]`

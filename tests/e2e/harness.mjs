@@ -347,19 +347,46 @@ async function pointAt(page, label) {
   throw new Error(`the page never saw the pointer on "${label}" (it saw ${seen})`);
 }
 
-// Hover, press and release, each seen by its own frames: ImGui sees the hover before the
-// press and the press before the release (fixed sleeps lost clicks under load, issue 24).
+// Items Dear ImGui makes active when pressed (ButtonBehavior), so that a press on them shows as
+// their ID in inputLog()'s active_id; the rest (text, charts, progress) take no active ID.
+const PRESSED_KINDS = new Set(['button', 'checkbox', 'radio', 'row', 'tree', 'header']);
+
+// The first frame after `afterFrame` that Dear ImGui drew with the mouse button `down` (or up),
+// from window.megamem.inputLog(): a press or release is seen when such a frame was drawn, not
+// after a count of frames (under load a release came later than the two frames after it,
+// issue 24).
+async function seenFrame(page, afterFrame, down) {
+  const handle = await page.waitForFunction(
+      ([after, d]) => window.megamem.inputLog().find((e) => e.frame > after && e.down === d),
+      [afterFrame, down], { timeout: 60_000 });
+  return handle.jsonValue();
+}
+
+const lastLoggedFrame = (page) =>
+  page.evaluate(() => window.megamem.inputLog().at(-1)?.frame ?? -1);
+
+// Hover, press and release, each seen by Dear ImGui in its own frames before the next input:
+// the hover before the press, the press before the release, the release before the mouse
+// moves on (fixed sleeps, and then counts of frames, lost clicks under load, issue 24). A
+// press or release that missed the item (another item or nothing active, the item not under
+// the pointer) is an error with the trace, not a click that silently did nothing.
 export async function click(page, label) {
   await pointAt(page, label);
-  const target = (await page.evaluate((l) => window.megamem.inputRects()[l], label))?.id ?? 0;
-  let frames = await frameCount(page);
-  const pressedAt = frames;
+  const rect = await page.evaluate((l) => window.megamem.inputRects()[l], label);
+  const target = rect?.id ?? 0;
+  const before = await lastLoggedFrame(page);
   await page.mouse.down();
-  await inputSeen(page, frames);
-  frames = await frameCount(page);
+  const press = await seenFrame(page, before, true);
+  const frames = await frameCount(page);
   await page.mouse.up();
-  await inputSeen(page, frames);
-  lastClick = { label, trace: await inputTrace(page, target, pressedAt - 1) };
+  const release = await seenFrame(page, press.frame, false);
+  await inputSeen(page, frames);  // and a frame after it: what the click did is drawn
+  lastClick = { label, trace: await inputTrace(page, target, before) };
+  if (!PRESSED_KINDS.has(rect?.kind) || target === 0) return;
+  const missed = press.active_id !== target
+                     ? `the press landed on ${press.active_id === 0 ? 'nothing' : 'another item'}`
+                 : release.hovered_id !== target ? 'the release was not over it' : '';
+  if (missed) throw new Error(`lost ${lastClickTrace()} (${missed})`);
 }
 
 // The last click as Dear ImGui saw it, frame by frame (window.megamem.inputLog()), for a
@@ -388,7 +415,8 @@ async function inputTrace(page, target, fromFrame) {
 // input field is clicked and its text selected with Ctrl+A; then the value and Enter. Each
 // input is seen by its own frames, as in click(): fixed sleeps between them lost the click
 // (and so the value) on a loaded machine (web_page_chinese waited out an error for TP 3).
-export async function typeValue(page, label, value) {
+// `beforeEnter` runs with the value typed and the field still being edited.
+export async function typeValue(page, label, value, { beforeEnter = async () => {} } = {}) {
   await scrollIntoView(page, label);
   const { rect } = await widgetCenter(page, label);
   const { x, y } = await settledCenter(page, label);
@@ -408,6 +436,7 @@ export async function typeValue(page, label, value) {
   if (slider) await step(() => page.keyboard.up('Control'));
   if (!slider) await step(() => page.keyboard.press('Control+A'));
   await step(() => page.keyboard.type(String(value), { delay: 20 }));
+  await beforeEnter();
   await step(() => page.keyboard.press('Enter'));
   await moveMouseAway(page);
 }

@@ -192,10 +192,14 @@ try {
 // --- slices ----------------------------------------------------------------------------------
 // The page's frames while a search runs: its own work per frame (UI + the search's slice, the
 // smoothed frame time; worst since the last state()) and the frames the browser drew.
-async function framesDuring(page, ms) {
+// Over a count of frames, not a time: 3 s are more frames the quicker the machine, and the
+// search ends after a count of frames (about 150 for 1,024 GPUs here, some 6,000 candidates a
+// frame), so at 50 fps the 3 s could take all of it and leave nothing for Cancel.
+async function framesDuring(page, count) {
   await pageState(page);  // resets the worst frame time
   const before = await page.evaluate(() => ({ frames: window.megamem.frames(), t: performance.now() }));
-  await page.waitForTimeout(ms);
+  await page.waitForFunction((n) => window.megamem.frames() >= n, before.frames + count,
+                             { timeout: 60_000 });
   const after = await page.evaluate(() => ({ frames: window.megamem.frames(), t: performance.now() }));
   const state = await pageState(page);
   return { state, fps: (after.frames - before.frames) / ((after.t - before.t) / 1000) };
@@ -222,7 +226,7 @@ try {
   const cancel = await page.evaluate(() => window.megamem.inputRects()['plan cancel']);
   check(bar && bar.width > 100 && cancel, 'the progress bar and Cancel are on screen');
   await shot(page, 'planner-progress.png');
-  const { state: during, fps } = await framesDuring(page, 3000);
+  const { state: during, fps } = await framesDuring(page, 20);
   const t = during.timings_ms;
   const progress = during.planner.progress;
   const meanSlice = progress.work_ms / progress.frames;
@@ -269,12 +273,24 @@ try {
   await moveMouseAway(page);
   const first = await searching(page, 'the search again');
   // 64 GPUs: 393,280 candidates, most ruled out by static memory, so the test ends soon.
-  await typeValue(page, 'top GPUs', 64);
+  // While the field is being edited the page holds an ended search (advance_plan), so a search
+  // under way with "64" typed is the one Enter restarts; typed without looking, the 1,024-GPU
+  // search could end first, and then nothing restarted and the wait for a current 64-GPU list
+  // ran to its timeout (688,000 of its 966,880 candidates were already done as the edit
+  // landed in a passing run beside two CPU burners).
+  let typed = null;
+  await typeValue(page, 'top GPUs', 64, {
+    beforeEnter: async () => { typed = await pageState(page); },
+  });
   state = await waitForState(page, (s) => s.world_size === 64, 'the GPU count edit mid-search');
   // Restarted, the search ends current (not stale) for 64 GPUs, as the CLI's for that link.
-  check(state.planner.status === 'searching',
-        `after the edit the search goes on (${first.planner.progress.candidates_done} ` +
-        `candidates were done before it, ${state.planner.progress.candidates_done} after)`);
+  const restarted = check(
+      typed.planner.status === 'searching' && state.planner.status === 'searching',
+      `after the edit the search goes on (${first.planner.progress.candidates_done} ` +
+      `candidates were done when seen, ${typed.planner.progress.candidates_done} with "64" ` +
+      `typed, ${state.planner.progress.candidates_done} after Enter; ` +
+      `${typed.planner.status}, then ${state.planner.status})`);
+  if (!restarted) throw new Error('no search to restart: no 64-GPU list will come');
   state = await searchDone(page, 'the DeepSeek-V3 search on 64 GPUs');
   const stats = state.planner.result.stats;
   const done = state.planner.progress;
