@@ -135,30 +135,6 @@ std::optional<Fix> best_fix(const Config& config) {
   return Fix{fastest.label, fastest.config, fastest.peak_total_bytes};
 }
 
-std::string gib_text(double bytes) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.1f", std::abs(bytes) / kBytesPerGiB);
-  return text;
-}
-
-// "does not fit: rank 3 peaks at 95.1 of 79.6 GiB, 15.5 GiB over (likely 92.0 .. 101.2 GiB)":
-// the estimate, and the range the validated error band puts the real peak in.
-std::string verdict_text(const Estimate& estimate) {
-  const Verdict& verdict = estimate.verdict;
-  const RankMemory& rank = estimate.ranks[static_cast<std::size_t>(verdict.limiting_pp_rank)];
-  const RankVerdict& limiting = verdict.ranks[static_cast<std::size_t>(verdict.limiting_pp_rank)];
-  const double headroom = static_cast<double>(verdict.headroom_bytes);
-  const std::string status = verdict.status == FitStatus::fits         ? "fits"
-                             : verdict.status == FitStatus::borderline ? "borderline"
-                                                                       : "does not fit";
-  return status + ": rank " + std::to_string(verdict.limiting_pp_rank) + " peaks at " +
-         gib_text(static_cast<double>(rank.peak_total_bytes)) + " of " +
-         gib_text(static_cast<double>(verdict.capacity_bytes)) + " GiB, " + gib_text(headroom) +
-         " GiB " + (headroom >= 0 ? "free" : "over") + " (likely " +
-         gib_text(static_cast<double>(limiting.low_total_bytes)) + " .. " +
-         gib_text(static_cast<double>(limiting.high_total_bytes)) + " GiB)";
-}
-
 int exit_code_of(FitStatus status) {
   return status == FitStatus::fits         ? kExitOk
          : status == FitStatus::borderline ? kExitCheckBorderline
@@ -197,7 +173,7 @@ int print_verdict(const Estimate& estimate, const SharedConfig& shared, const st
     std::cout << verdict_text(estimate);
     if (fix) {
       std::cout << "; try " << fix->label << " ("
-                << gib_text(static_cast<double>(fix->peak_total_bytes))
+                << one_decimal_gib(static_cast<double>(fix->peak_total_bytes))
                 << " GiB): " << share_link(fixed, base);
     } else if (estimate.verdict.status != FitStatus::fits) {
       std::cout << "; no recompute, offload or layout on these GPUs fits";

@@ -1,7 +1,12 @@
 #include "cli_options.hpp"
 
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <iostream>
+
+#include "megamem/estimate.hpp"
+#include "megamem/units.hpp"
 
 namespace megamem::cli {
 
@@ -51,6 +56,30 @@ void print_error(const Error& error) {
 int fail(const Error& error, int exit_code) {
   print_error(error);
   return exit_code;
+}
+
+std::string one_decimal_gib(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f", std::abs(bytes) / kBytesPerGiB);
+  return text;
+}
+
+// "does not fit: rank 3 peaks at 95.1 of 79.6 GiB, 15.5 GiB over (likely 92.0 .. 101.2 GiB)":
+// the estimate, and the range the validated error band puts the real peak in.
+std::string verdict_text(const Estimate& estimate) {
+  const Verdict& verdict = estimate.verdict;
+  const RankMemory& rank = estimate.ranks[static_cast<std::size_t>(verdict.limiting_pp_rank)];
+  const RankVerdict& limiting = verdict.ranks[static_cast<std::size_t>(verdict.limiting_pp_rank)];
+  const double headroom = static_cast<double>(verdict.headroom_bytes);
+  const std::string status = verdict.status == FitStatus::fits         ? "fits"
+                             : verdict.status == FitStatus::borderline ? "borderline"
+                                                                       : "does not fit";
+  return status + ": rank " + std::to_string(verdict.limiting_pp_rank) + " peaks at " +
+         one_decimal_gib(static_cast<double>(rank.peak_total_bytes)) + " of " +
+         one_decimal_gib(static_cast<double>(verdict.capacity_bytes)) + " GiB, " +
+         one_decimal_gib(headroom) + " GiB " + (headroom >= 0 ? "free" : "over") + " (likely " +
+         one_decimal_gib(static_cast<double>(limiting.low_total_bytes)) + " .. " +
+         one_decimal_gib(static_cast<double>(limiting.high_total_bytes)) + " GiB)";
 }
 
 }  // namespace megamem::cli

@@ -10,6 +10,10 @@
 
 #include "megamem/expected.hpp"
 
+namespace megamem {
+struct Estimate;
+}
+
 namespace megamem::cli {
 
 struct ParsedOptions {
@@ -31,5 +35,12 @@ void print_error(const Error& error);
 
 // Prints the error (as print_error does) and returns `exit_code`: `return fail(e, kExitUsage);`.
 int fail(const Error& error, int exit_code);
+
+// |bytes| in GiB with one decimal ("15.5").
+std::string one_decimal_gib(double bytes);
+
+// The core's verdict of an estimate in words: "does not fit: rank 3 peaks at 95.1 of 79.6 GiB,
+// 15.5 GiB over (likely 92.0 .. 101.2 GiB)".
+std::string verdict_text(const Estimate& estimate);
 
 }  // namespace megamem::cli

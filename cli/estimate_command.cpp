@@ -198,8 +198,18 @@ int report_invalid(const SharedConfig& shared, const Error& error, const std::st
     SharedConfig fixed = shared;
     fixed.config = suggestion.config;
     const std::string url = share_link(fixed, base);
-    suggestions.push_back({{"label", suggestion.label}, {"field", suggestion.field}, {"url", url}});
-    text += "  " + suggestion.label + "\n    " + url + "\n";
+    // Whether each fix fits its GPUs, as the core's verdict says (#28 item 1: a list that
+    // keeps the GPU count is no help if none of it fits).
+    const Expected<Estimate> estimated = estimate(suggestion.config);
+    nlohmann::json entry = {{"label", suggestion.label}, {"field", suggestion.field}, {"url", url}};
+    text += "  " + suggestion.label + "\n";
+    if (estimated) {
+      entry["verdict"] = fit_status_name(estimated->verdict.status);
+      entry["headroom_bytes"] = estimated->verdict.headroom_bytes;
+      text += "    " + verdict_text(*estimated) + "\n";
+    }
+    suggestions.push_back(std::move(entry));
+    text += "    " + url + "\n";
   }
   if (json) {
     const nlohmann::json document = {

@@ -276,6 +276,12 @@ bool body_windows(float display_width_px, float display_height_px, bool narrow) 
     ImGui::SetNextWindowSize(ImVec2(inputs_width, body_height));
     ImGui::Begin("settings", nullptr, kPanelFlags);
     begin_tab_stops();
+    // On a phone the results view, which shows the note, is hidden while a model is picked
+    // here (#28 item 2): the layout change is said where it was made.
+    if (narrow && !state.layout_note.empty()) {
+      wrapped_text(tight_color(), state.layout_note);
+      record_item(state, "layout note", "text");
+    }
     changed |= draw_inputs_panel(state);
     tab_onward(narrow ? "top bar" : "results", "top bar");
     ImGui::End();
@@ -393,11 +399,17 @@ std::string app_state_json() {
   }
   out["error"] = error_json(state.error);
   nlohmann::json suggestions = nlohmann::json::array();
-  // As `megamem estimate --json` prints them for an invalid configuration: {label, url}.
+  // As `megamem estimate --json` prints them for an invalid configuration: {label, field, url,
+  // verdict, headroom_bytes}.
   for (const Suggestion& suggestion : state.suggestions) {
-    suggestions.push_back({{"label", suggestion.label},
-                           {"field", suggestion.field},
-                           {"url", state.base_url + "?" + suggestion.query}});
+    nlohmann::json entry = {{"label", suggestion.label},
+                            {"field", suggestion.field},
+                            {"url", state.base_url + "?" + suggestion.query}};
+    if (suggestion.verdict) {
+      entry["verdict"] = fit_status_name(suggestion.verdict->status);
+      entry["headroom_bytes"] = suggestion.verdict->headroom_bytes;
+    }
+    suggestions.push_back(std::move(entry));
   }
   out["suggestions"] = std::move(suggestions);
   out["link_error"] = error_json(state.link_error);

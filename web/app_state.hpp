@@ -34,6 +34,9 @@ struct Suggestion {
   std::string label;  // "TP 4"
   std::string query;  // its share-link query ("v=1&model=...")
   Config config;      // the configuration with that change
+  // The core's verdict of its estimate (nullopt when it does not estimate): whether the fix
+  // fits is shown beside it (#28 item 1).
+  std::optional<Verdict> verdict;
 };
 
 // Text boxes that import a model or a whole configuration.

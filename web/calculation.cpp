@@ -102,8 +102,9 @@ bool keep_layout_valid(AppState& state) {
   state.shared.config = layout->config;
   const Config& c = state.shared.config;
   state.layout_note =
-      printf_text(tr("The layout was changed so that %s runs on %lld GPUs: %s (the old one does "
-                     "not apply)."),
+      printf_text(tr("The layout was changed to one that Megatron-Core accepts for %s on %lld "
+                     "GPUs: %s (the old one does not apply); the verdict above says whether it "
+                     "fits."),
                   model_name_or(c.model.name, tr("the model")),
                   static_cast<long long>(c.parallel.world_size), tr_text(layout->label).c_str());
   return true;
@@ -114,10 +115,13 @@ std::vector<Suggestion> nearest_valid_values(const SharedConfig& shared) {
   // The rule book's suggestions (core/src/plan/suggestions.cpp), each with its link.
   for (megamem::Suggestion& s : suggest_valid_configs(shared.config, 8)) {
     std::string query = encode_share_query(SharedConfig{s.config, shared.model_id, shared.gpu_id});
-    out.push_back(Suggestion{.field = std::move(s.field),
-                             .label = std::move(s.label),
-                             .query = std::move(query),
-                             .config = std::move(s.config)});
+    const Expected<Estimate> estimated = estimate(s.config);
+    out.push_back(Suggestion{
+        .field = std::move(s.field),
+        .label = std::move(s.label),
+        .query = std::move(query),
+        .config = std::move(s.config),
+        .verdict = estimated ? std::optional<Verdict>(estimated->verdict) : std::nullopt});
   }
   return out;
 }

@@ -198,7 +198,10 @@ bool invalid_settings_box(AppState& state) {
 bool draw_results_panel(AppState& state) {
   if (state.link_error) link_error_box(state);
   bool changed = state.error && invalid_settings_box(state);
-  if (!state.layout_note.empty()) wrapped_text(tight_color(), state.layout_note);
+  if (!state.layout_note.empty()) {
+    wrapped_text(tight_color(), state.layout_note);
+    record_item(state, "layout note", "text");
+  }
   if (!state.last_estimate) {
     // Nothing valid yet (an invalid link opened): the planner finds a layout for the model.
     return draw_planner_panel(state) || changed;

@@ -266,8 +266,11 @@ std::string verdict_text(const AppState& state) {
   const std::string link_mark = state.link_error ? std::string(tr("link partly read - ")) : "";
   if (state.error) return link_mark + tr("invalid - ") + tr_text(state.error->message);
   if (!state.last_estimate) return tr("no valid estimate");
+  return link_mark + verdict_words(shown_verdict(state));
+}
+
+std::string verdict_words(const Verdict& verdict) {
   // The core's verdict (verdict.hpp); the page only words it.
-  const Verdict& verdict = shown_verdict(state);
   const double capacity_gib = to_gib(verdict.capacity_bytes);
   const double headroom_gib = static_cast<double>(verdict.headroom_bytes) / kBytesPerGiB;
   const double peak_gib = capacity_gib - headroom_gib;
@@ -280,7 +283,7 @@ std::string verdict_text(const AppState& state) {
     std::snprintf(text, sizeof text, tr("%s: %.2f / %.2f GiB, %.2f GiB over"), word, peak_gib,
                   capacity_gib, -headroom_gib);
   }
-  return link_mark + text;
+  return text;
 }
 
 bool model_picker(AppState& state, const char* label) {

@@ -12,6 +12,7 @@
 #include "platform.hpp"
 #include "tab_order.hpp"
 #include "theme.hpp"
+#include "top_bar.hpp"
 
 namespace megamem::web {
 namespace {
@@ -419,6 +420,12 @@ bool suggestion_buttons(AppState& state, const char* rect_prefix) {
     describe_item(state, (std::string(rect_prefix) + " " + suggestion.label).c_str(), "button",
                   tr_text(suggestion.label).c_str(),
                   "Applies this change: the result is a valid configuration of the same model.");
+    if (suggestion.verdict) {
+      ImGui::Indent();
+      wrapped_text(fit_status_color(suggestion.verdict->status),
+                   verdict_words(*suggestion.verdict));
+      ImGui::Unindent();
+    }
     if (clicked) {
       state.shared.config = suggestion.config;
       state.edited_key.clear();  // a later error shows beside its own field
