@@ -62,8 +62,6 @@ void attention_saved(const ModuleContext& c, const ActivationShape& s, SavedSink
 void mlp_saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   hyper_connection_saved(c, s, ModuleKind::pre_mlp_layernorm, sink);
 }
-void no_flops(const ModuleContext&, ModuleFlops&) {}
-
 }  // namespace
 
 extern const LayerModuleSpec kAttentionHyperConnectionSpec = {"attention hyper-connection",

@@ -230,6 +230,10 @@ struct LayerModuleSpec {
   void (*flops)(const ModuleContext&, ModuleFlops&);  // adds its forward FLOPs per token
 };
 
+// The FLOPs of a module with no matrix products of its own (norms, hyper-connection mixing):
+// transformer_flops in megatron/training/training.py counts none for them.
+inline void no_flops(const ModuleContext&, ModuleFlops&) {}
+
 // Defines `spec` from its file's present/params/saved/flops functions (after the file's
 // anonymous namespace, inside namespace megamem).
 #define MEGAMEM_LAYER_MODULE_SPEC(spec, name_text, block_kind) \

@@ -38,8 +38,6 @@ void mlp_saved(const ModuleContext&, const ActivationShape& s, SavedSink& sink) 
            {RecomputeModule::mlp});
 }
 
-void no_flops(const ModuleContext&, ModuleFlops&) {}
-
 }  // namespace
 
 extern const LayerModuleSpec kPostAttentionNormSpec = {"post-attention norm", LayerBlock::attention,

@@ -73,8 +73,6 @@ void mlp_saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink
   }
 }
 
-void no_flops(const ModuleContext&, ModuleFlops&) {}
-
 }  // namespace
 
 extern const LayerModuleSpec kTorchRmsNormAttentionSpec = {"plain-PyTorch attention norms",
