@@ -378,6 +378,27 @@ bool app_frame(float display_width_px, float display_height_px, float pixel_rati
          ImGui::IsAnyItemActive() || page_query() != state.pushed_query;
 }
 
+namespace {
+
+// As `megamem estimate --json` prints them for an invalid configuration: {label, field, url,
+// verdict, headroom_bytes}.
+nlohmann::json suggestions_json() {
+  nlohmann::json suggestions = nlohmann::json::array();
+  for (const Suggestion& suggestion : state.suggestions) {
+    nlohmann::json entry = {{"label", suggestion.label},
+                            {"field", suggestion.field},
+                            {"url", state.base_url + "?" + suggestion.query}};
+    if (suggestion.verdict) {
+      entry["verdict"] = fit_status_name(suggestion.verdict->status);
+      entry["headroom_bytes"] = suggestion.verdict->headroom_bytes;
+    }
+    suggestions.push_back(std::move(entry));
+  }
+  return suggestions;
+}
+
+}  // namespace
+
 std::string app_state_json() {
   finish_what_if(state);
   const std::string url = state.base_url + "?" + page_query();
@@ -398,20 +419,7 @@ std::string app_state_json() {
     out["result"] = nullptr;
   }
   out["error"] = error_json(state.error);
-  nlohmann::json suggestions = nlohmann::json::array();
-  // As `megamem estimate --json` prints them for an invalid configuration: {label, field, url,
-  // verdict, headroom_bytes}.
-  for (const Suggestion& suggestion : state.suggestions) {
-    nlohmann::json entry = {{"label", suggestion.label},
-                            {"field", suggestion.field},
-                            {"url", state.base_url + "?" + suggestion.query}};
-    if (suggestion.verdict) {
-      entry["verdict"] = fit_status_name(suggestion.verdict->status);
-      entry["headroom_bytes"] = suggestion.verdict->headroom_bytes;
-    }
-    suggestions.push_back(std::move(entry));
-  }
-  out["suggestions"] = std::move(suggestions);
+  out["suggestions"] = suggestions_json();
   out["link_error"] = error_json(state.link_error);
   out["layout_note"] = state.layout_note;
   out["verdict"] = verdict_text(state);
