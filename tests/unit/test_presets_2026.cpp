@@ -172,10 +172,11 @@ TEST_CASE("the 2026 presets estimate on 8 to 1,024 GPUs") {
   const Expected<SharedConfig> base = recipe_config(*recipe);
   REQUIRE(base.has_value());
   for (const char* id :
-       {"minimax-m2", "gemma-3-27b", "olmoe-1b-7b", "ernie-4.5-300b-a47b", "mistral-7b-v0.3",
-        "exaone-4.0-32b", "glm-4.7-flash", "hy3-preview", "ministral-3-14b", "ling-mini-2.0",
-        "mimo-v2-flash", "step-3.5-flash", "gemma-2-27b", "minimax-m3", "deepseek-v4-flash",
-        "kimi-k3", "sarvam-30b", "sarvam-105b", "gemma-4-31b"}) {
+       {"minimax-m2",      "gemma-3-27b",    "olmoe-1b-7b",       "ernie-4.5-300b-a47b",
+        "mistral-7b-v0.3", "exaone-4.0-32b", "glm-4.7-flash",     "hy3-preview",
+        "ministral-3-14b", "ling-mini-2.0",  "mimo-v2-flash",     "step-3.5-flash",
+        "gemma-2-27b",     "minimax-m3",     "deepseek-v4-flash", "deepseek-v4-pro",
+        "kimi-k3",         "sarvam-30b",     "sarvam-105b",       "gemma-4-31b"}) {
     const ModelPreset* preset = catalog->find_model(id);
     REQUIRE(preset != nullptr);
     for (const std::int64_t gpus : {8, 16, 64, 128, 256, 512, 1024}) {

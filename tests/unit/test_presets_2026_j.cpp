@@ -161,9 +161,10 @@ TEST_CASE("deepseek_v4: DeepSeek-V4-Flash imports as the preset, 284,332,230,231
   CHECK(std::llround(static_cast<double>(e.totals.active_params - 129280 * 4096) / 1e9) == 13);
 }
 
-TEST_CASE("deepseek_v4: DeepSeek-V4-Pro's tensors count 1,572,997,179,491 and a 25.8B MTP layer") {
+TEST_CASE("deepseek_v4: DeepSeek-V4-Pro imports as the preset, 1,572,997,179,491 + 25.8B MTP") {
   const HfImport hf = import(kPro);
   REQUIRE(hf.model.csa_compress_ratios.size() == 62);
+  check_matches_preset(hf.model, "deepseek-v4-pro");
   const Dsv4Shape pro{7168, 128, 1536, 16, 1024, 384, 3072, 61, 30, 31};
   const Estimate e = estimate_of(hf.model);
   CHECK(e.totals.params == decoder_params(pro));
