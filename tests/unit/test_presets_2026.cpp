@@ -176,7 +176,8 @@ TEST_CASE("the 2026 presets estimate on 8 to 1,024 GPUs") {
         "mistral-7b-v0.3", "exaone-4.0-32b", "glm-4.7-flash",     "hy3-preview",
         "ministral-3-14b", "ling-mini-2.0",  "mimo-v2-flash",     "step-3.5-flash",
         "gemma-2-27b",     "minimax-m3",     "deepseek-v4-flash", "deepseek-v4-pro",
-        "kimi-k3",         "sarvam-30b",     "sarvam-105b",       "gemma-4-31b"}) {
+        "kimi-k3",         "sarvam-30b",     "sarvam-105b",       "gemma-4-31b",
+        "falcon-h1-34b"}) {
     const ModelPreset* preset = catalog->find_model(id);
     REQUIRE(preset != nullptr);
     for (const std::int64_t gpus : {8, 16, 64, 128, 256, 512, 1024}) {

@@ -6,6 +6,7 @@
 // Mamba, attention and MLP layers it reuses, its saved tensors, the stack's rules, and the
 // import of the bridge's own Falcon-H1-0.5B-Instruct config.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdint>
 #include <numeric>
 #include <string>
@@ -49,6 +50,30 @@ const char* kFalconH1_05B = R"json({
   "ssm_multipliers": [0.3535533905932738, 0.25, 0.3535533905932738, 0.5, 0.3535533905932738],
   "ssm_out_multiplier": 0.23570226039551587, "tie_word_embeddings": false,
   "torch_dtype": "bfloat16", "vocab_size": 32784
+})json";
+
+// https://huggingface.co/tiiuae/Falcon-H1-34B-Instruct/blob/main/config.json as
+// Sahil170595/Chimeraforge tests/fixtures/hybrid_configs/tiiuae_Falcon-H1-34B-Instruct.json
+// holds it (an HTTP GET of the Hub's raw file, captured 2026-09-05 per its MANIFEST.json).
+const char* kFalconH1_34B = R"json({
+  "architectures": ["FalconH1ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+  "attention_in_multiplier": 1.0, "attention_out_multiplier": 0.0375, "attn_layer_indices": null,
+  "bos_token_id": 1, "embedding_multiplier": 5.656854249492381, "eos_token_id": 11,
+  "head_dim": 128, "hidden_act": "silu", "hidden_size": 5120, "initializer_range": 0.02,
+  "intermediate_size": 21504, "key_multiplier": 0.011048543456039804,
+  "lm_head_multiplier": 0.0078125, "mamba_chunk_size": 128, "mamba_conv_bias": true,
+  "mamba_d_conv": 4, "mamba_d_head": 128, "mamba_d_ssm": 4096, "mamba_d_state": 256,
+  "mamba_expand": 2, "mamba_n_groups": 2, "mamba_n_heads": 32, "mamba_norm_before_gate": false,
+  "mamba_proj_bias": false, "mamba_rms_norm": true, "mamba_use_mlp": true,
+  "max_position_embeddings": 262144, "mlp_bias": false, "mlp_expansion_factor": 8,
+  "mlp_multipliers": [0.1767766952966369, 0.011160714285714284], "model_type": "falcon_h1",
+  "num_attention_heads": 20, "num_hidden_layers": 72, "num_key_value_heads": 4,
+  "num_logits_to_keep": 1, "pad_token_id": 0, "projectors_bias": false, "rms_norm_eps": 1e-05,
+  "rope_scaling": null, "rope_theta": 100000000000.0, "ssm_in_multiplier": 0.25,
+  "ssm_multipliers": [0.3535533905932738, 0.25, 0.1767766952966369, 0.5, 0.3535533905932738],
+  "ssm_out_multiplier": 0.08838834764831845, "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16", "transformers_version": "4.52.0.dev0", "use_cache": true,
+  "vocab_size": 261120
 })json";
 
 // A small Falcon-H1-like model: h 1024, GQA 8/2 x 128, SwiGLU MLP 2048, Mamba-2 16 heads x 64
@@ -216,6 +241,28 @@ TEST_CASE("falcon_h1: Megatron-Bridge's Falcon-H1-0.5B-Instruct imports as 36 'P
   CHECK_THAT(notes, Contains("mamba_rms_norm false"));
   CHECK_THAT(notes, Contains("attention_backend unfused"));
   CHECK_THAT(notes, Contains("muP multipliers"));
+}
+
+TEST_CASE("falcon_h1: Falcon-H1-34B imports as the preset, 33,642,516,224 parameters") {
+  const HfImport hf = import(kFalconH1_34B);
+  CHECK(hf.model.hybrid_layer_pattern == std::string(72, 'P'));
+  check_matches_preset(hf.model, "falcon-h1-34b");
+  // Per layer: the shared norm 5120; q 20 x 128 + k, v 2 x 4 x 128 rows of 5120 and o
+  // 5120 x 2560; Mamba in_proj (2 x 4096 + 2 x 2 x 256 + 32) x 5120, conv1d (4096 + 1024) x 4
+  // and bias, dt_bias, A_log, D 32 each, the gated norm 4096 (mamba_rms_norm true),
+  // out_proj 5120 x 4096; pre-MLP norm 5120, fc1 2 x 21504 x 5120, fc2 21504 x 5120. Plus two
+  // 261120 x 5120 vocabulary matrices and the final norm.
+  const std::int64_t h = 5120;
+  const std::int64_t layer =
+      h + 3584 * h + h * 2560 + 9248 * h + 5120 * 5 + 3 * 32 + 4096 + h * 4096 + h + 3 * 21504 * h;
+  CHECK(layer == 430'120'032);
+  const std::int64_t total = total_params(hf.model);
+  CHECK(total == 72 * layer + 2 * std::int64_t{261120} * h + h);
+  CHECK(total == 33'642'516'224);
+  // The model card's "34B" is a name of two significant digits, to which the count rounds
+  // (-1.05%).
+  CHECK(std::llround(static_cast<double>(total) / 1e9) == 34);
+  CHECK_THAT(Catch::Detail::stringify(hf.notes), !Contains("mamba_rms_norm false"));
 }
 
 TEST_CASE("falcon_h1: the bridge's 0.5B estimates on 8 to 1,024 GPUs") {
