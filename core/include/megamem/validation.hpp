@@ -188,6 +188,15 @@ AnchoredPairsSummary anchored_pairs(const std::vector<CaseResult>& cases,
 std::string anchored_pairs_markdown(const AnchoredPairsSummary& summary,
                                     const AccuracyTarget& peak_target, std::string_view h2);
 
+// One file's anchored pairs, named as the report's headings name the file.
+struct NamedAnchoredPairs {
+  std::string name;
+  const AnchoredPairsSummary* summary;
+};
+
+// Every file's scored pairs in one table, per file and all together (docs/validation.md).
+std::string anchored_pairs_overall_markdown(const std::vector<NamedAnchoredPairs>& files);
+
 // Runs every case of a cases file (JSON text). Errors only when the file itself is malformed;
 // a bad case becomes a CaseResult with status error.
 Expected<ValidationReport> run_validation(std::string_view cases_json,

@@ -760,12 +760,14 @@ const std::vector<OutsideCasesFile>& outside_cases_files() {
 std::string validation_reports_markdown(const ValidationReport& ci, std::string_view ci_path,
                                         const std::vector<OutsideReport>& outside) {
   std::string md = validation_report_markdown(ci, ci_path);
+  std::vector<NamedAnchoredPairs> pairs = {{"`" + std::string(ci_path) + "`", &ci.anchored_pairs}};
   for (const OutsideReport& other : outside) {
     md += "\n## " + std::string(other.file->heading) + "\n\n";
     md += "Scored from `" + other.path + "`: " + other.file->about + "\n";
     markdown_body(md, other.report, "###");
+    pairs.push_back({"`" + other.path + "`", &other.report.anchored_pairs});
   }
-  return md;
+  return md + anchored_pairs_overall_markdown(pairs);
 }
 
 namespace {

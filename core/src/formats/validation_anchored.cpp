@@ -254,4 +254,41 @@ std::string anchored_pairs_markdown(const AnchoredPairsSummary& summary,
   return md;
 }
 
+std::string anchored_pairs_overall_markdown(const std::vector<NamedAnchoredPairs>& files) {
+  std::string md =
+      "\n## Anchored pairs, all files together\n\n"
+      "The scored pairs of each file's \"Anchored on another run of the same model\" section "
+      "above, and all of them at once (issue 26 asks the anchored error to be below the raw "
+      "one over them all, and no pair worse by more than its verdict's band).\n\n"
+      "| file | scored pairs | raw median | raw p90 | anchored median | anchored p90 | worse | "
+      "worse beyond band |\n|---|---:|---:|---:|---:|---:|---:|---:|\n";
+  std::vector<Comparison> raw;
+  std::vector<Comparison> anchored;
+  int worse = 0;
+  int beyond = 0;
+  const auto row = [&md](const std::string& name, const ErrorStats& r, const ErrorStats& a,
+                         int worse_pairs, int beyond_band) {
+    md += "| " + name + " | " + std::to_string(r.count) + " | " +
+          cell("%.2f%%", r.median_abs_relative_percent) + " | " +
+          cell("%.2f%%", r.p90_abs_relative_percent) + " | " +
+          cell("%.2f%%", a.median_abs_relative_percent) + " | " +
+          cell("%.2f%%", a.p90_abs_relative_percent) + " | " + std::to_string(worse_pairs) + " | " +
+          std::to_string(beyond_band) + " |\n";
+  };
+  for (const NamedAnchoredPairs& file : files) {
+    row(file.name, file.summary->raw, file.summary->anchored, file.summary->worse,
+        file.summary->worse_beyond_band);
+    for (const AnchoredPair& pair : file.summary->pairs) {
+      if (!pair.refusal.empty()) continue;
+      raw.push_back(pair.raw);
+      anchored.push_back(pair.anchored);
+    }
+    worse += file.summary->worse;
+    beyond += file.summary->worse_beyond_band;
+  }
+  row("all files", summarize_errors(raw, kPeakTarget), summarize_errors(anchored, kPeakTarget),
+      worse, beyond);
+  return md;
+}
+
 }  // namespace megamem
