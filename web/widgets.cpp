@@ -387,7 +387,10 @@ void row_note(InputContext& ctx, const char* text) {
 
 bool section(const char* title, bool default_open) {
   ImGui::Spacing();
-  return ImGui::CollapsingHeader(tr(title), default_open ? ImGuiTreeNodeFlags_DefaultOpen : 0);
+  const bool open =
+      ImGui::CollapsingHeader(tr(title), default_open ? ImGuiTreeNodeFlags_DefaultOpen : 0);
+  note_keyboard_focus(title);  // a stop of the Tab key, named in keyboardFocus()
+  return open;
 }
 
 bool error_box(AppState& state, const char* rect_prefix) {
