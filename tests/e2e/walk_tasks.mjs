@@ -288,11 +288,17 @@ const tasks = {
     const s = await record(page, 'typed', {
       focus: await page.evaluate(() => window.megamem.keyboardFocus()) });
     report[`${size} T9`].typed.mbs = s.config.training.micro_batch_size;
+    const before = await pageState(page);
     await click(page, 'recipes');
     await page.keyboard.type('qwen', { delay: 20 });
     await record(page, 'recipes-typed');
     await tapKey(page, 'Enter');
-    await record(page, 'recipes-enter', { recipe_model: (await pageState(page)).config.model.name });
+    // The model once the recipe is loaded: read at once, the state was still the one before
+    // Enter (the report said Llama-3-70B beside a Qwen3 link).
+    const loaded = await waitForState(page, (x) => x.model_id !== before.model_id, 'the recipe')
+      .catch(() => pageState(page));
+    await record(page, 'recipes-enter', { recipe_model: loaded.config.model.name,
+                                          recipe_model_id: loaded.model_id });
   },
 };
 
