@@ -275,8 +275,10 @@ const tasks = {
     for (let i = 0; i < 30; i += 1) {
       const before = await page.evaluate(() => window.megamem.keyboardFocus().id);
       await tapKey(page, 'Tab');
-      await page.waitForFunction((id) => window.megamem.keyboardFocus().id !== id, before,
-                                 { timeout: 60_000 }).catch(() => {});
+      // Not id 0: between two windows the keyboard is nowhere for a frame (read then, the
+      // walk listed ':0' and the next Tab skipped the settings' first stop).
+      await page.waitForFunction((id) => ![0, id].includes(window.megamem.keyboardFocus().id),
+                                 before, { timeout: 60_000 }).catch(() => {});
       const f = await page.evaluate(() => window.megamem.keyboardFocus());
       stops.push(`${f.window}:${f.label || f.id}`);
       if (i === 3 || i === 12 || i === 25) await record(page, `tab-${i}`);
