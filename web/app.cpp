@@ -473,7 +473,15 @@ std::string app_keyboard_focus_json() {
                         {"width", f.width},
                         {"height", f.height},
                         {"content_x", f.content_x},
-                        {"content_y", f.content_y}}
+                        {"content_y", f.content_y},
+                        {"ring",
+                         {{"shown", f.ring.shown},
+                          {"x", f.ring.x},
+                          {"y", f.ring.y},
+                          {"width", f.ring.width},
+                          {"height", f.ring.height},
+                          {"thickness_px", f.ring.thickness_px},
+                          {"color", f.ring.color}}}}
       .dump();
 }
 

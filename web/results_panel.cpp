@@ -140,13 +140,12 @@ void rank_selector(AppState& state, const Estimate& estimate, const char* id) {
 
 namespace {
 
-void link_error_box(const AppState& state) {
-  ImGui::PushStyleColor(ImGuiCol_ChildBg, ImGui::ColorConvertU32ToFloat4(kErrorColor & 0x30FFFFFF));
-  ImGui::BeginChild("link error", ImVec2(0.0f, ImGui::GetTextLineHeightWithSpacing() * 4.5f), true);
+// The texts of the link-error box, wrapped at `wrap_local_px` (window coordinates).
+void link_error_lines(const AppState& state, float wrap_local_px) {
   ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
   ImGui::TextUnformatted(tr("Part of this link could not be read"));
   ImGui::PopStyleColor();
-  ImGui::PushTextWrapPos(0.0f);
+  ImGui::PushTextWrapPos(wrap_local_px);
   ImGui::Text("%s: %s", state.link_error->field.c_str(),
               tr_text(state.link_error->message).c_str());
   ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
@@ -161,8 +160,30 @@ void link_error_box(const AppState& state) {
          "else); docs/share-links.md describes the link format."));
   ImGui::PopStyleColor();
   ImGui::PopTextWrapPos();
-  ImGui::EndChild();
-  ImGui::PopStyleColor();
+}
+
+// A tinted box as tall as its wrapped text (a box of fixed height cut its last line on a
+// phone): the text first, on the draw list's upper channel, then the box under it.
+void link_error_box(AppState& state) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const ImVec2 top_left = ImGui::GetCursorScreenPos();
+  const float width_px = ImGui::GetContentRegionAvail().x;
+  const ImVec2 pad = style.WindowPadding;
+  draw->ChannelsSplit(2);
+  draw->ChannelsSetCurrent(1);
+  ImGui::SetCursorScreenPos(ImVec2(top_left.x + pad.x, top_left.y + pad.y));
+  ImGui::BeginGroup();
+  link_error_lines(state, ImGui::GetCursorPosX() + width_px - 2.0f * pad.x);
+  ImGui::EndGroup();
+  record_item(state, "link error text", "text");
+  const ImVec2 bottom_right(top_left.x + width_px, ImGui::GetItemRectMax().y + pad.y);
+  draw->ChannelsSetCurrent(0);
+  draw->AddRectFilled(top_left, bottom_right, kErrorColor & 0x30FFFFFF, style.FrameRounding);
+  draw->ChannelsMerge();
+  ImGui::SetCursorScreenPos(top_left);
+  ImGui::Dummy(ImVec2(width_px, bottom_right.y - top_left.y));  // the box's room
+  record_item(state, "link error", "text");
 }
 
 // Invalid settings: what is wrong, the fixes, and what the dimmed result below is of (another

@@ -8,10 +8,13 @@
 // nodes ignore: they are focused, not pressed.
 #include "tab_order.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "imgui.h"
 #include "imgui_internal.h"
+#include "theme.hpp"
 
 namespace megamem::web {
 namespace {
@@ -66,6 +69,17 @@ void tab_from_focus() {
   }
 }
 
+// A key pressed or a character typed while a control has the keyboard shows its ring: ImGui
+// shows it only after a move by the arrow keys or Tab, so a field edited after a click, then
+// left with Enter, kept the keyboard with nothing to show it.
+void key_shows_ring() {
+  ImGuiContext& g = *GImGui;
+  if (g.NavId == 0 || !g.NavDisableHighlight) return;
+  bool key = g.IO.InputQueueCharacters.Size > 0;
+  for (int k = 0; k < IM_ARRAYSIZE(g.IO.KeysDown) && !key; ++k) key = ImGui::IsKeyPressed(k, false);
+  if (key) g.NavDisableHighlight = false;
+}
+
 // Enter presses the control that has the keyboard, as Space does (ImGui's Enter only starts
 // editing a field).
 void enter_activates() {
@@ -100,6 +114,38 @@ KeyboardFocus focus_of(ImGuiID id, const ImGuiWindow* window, const ImRect& rect
                        .content_y = rect.Min.y - root->Pos.y + scroll.y};
 }
 
+// The ring around the control that has the keyboard, in its window's draw list (under the
+// popups and tooltips drawn over it) and inside the window; as thick as the font is large, so
+// a phone's 3x pixels show it too.
+void draw_focus_ring() {
+  ImGuiContext& g = *GImGui;
+  tab.focus.ring = FocusRing{};
+  ImGuiWindow* window = g.NavWindow;
+  if (tab.focus.id == 0 || g.NavDisableHighlight || window == nullptr) return;
+  const float thickness_px = std::max(2.0f, std::round(g.FontSize * 0.12f));
+  const float gap_px = thickness_px + 1.0f;  // clear of the control's own border
+  ImRect ring(tab.focus.x - gap_px, tab.focus.y - gap_px, tab.focus.x + tab.focus.width + gap_px,
+              tab.focus.y + tab.focus.height + gap_px);
+  const ImRect& clip = window->InnerClipRect;
+  if (!clip.Overlaps(ring)) return;
+  window->DrawList->PushClipRect(clip.Min, clip.Max);
+  // AddRect strokes half a pixel in from the points it is given: the ring covers exactly
+  // `ring`, as reported.
+  const float half_px = thickness_px * 0.5f - 0.5f;
+  window->DrawList->AddRect(ImVec2(ring.Min.x + half_px, ring.Min.y + half_px),
+                            ImVec2(ring.Max.x - half_px, ring.Max.y - half_px), focus_ring_color(),
+                            g.Style.FrameRounding, 0, thickness_px);
+  window->DrawList->PopClipRect();
+  ring.ClipWith(clip);
+  tab.focus.ring = FocusRing{.shown = true,
+                             .x = ring.Min.x,
+                             .y = ring.Min.y,
+                             .width = ring.GetWidth(),
+                             .height = ring.GetHeight(),
+                             .thickness_px = thickness_px,
+                             .color = focus_ring_color()};
+}
+
 }  // namespace
 
 void begin_tab_order_frame(const char* first_window) {
@@ -110,6 +156,7 @@ void begin_tab_order_frame(const char* first_window) {
     }
   }
   tab_from_focus();
+  key_shows_ring();
   enter_activates();
   tab.focus_named = false;
   if (tab.pending.window.empty()) return;
@@ -132,6 +179,7 @@ void end_tab_order_frame() {
         g.NavId, window,
         ImRect(rel.Min.x + start.x, rel.Min.y + start.y, rel.Max.x + start.x, rel.Max.y + start.y));
   }
+  draw_focus_ring();
 }
 
 void begin_tab_stops() { ImGui::PushItemFlag(ImGuiItemFlags_Inputable, true); }
@@ -159,10 +207,19 @@ void push_no_tab_stop() { ImGui::PushItemFlag(ImGuiItemFlags_Inputable, false); 
 void pop_no_tab_stop() { ImGui::PopItemFlag(); }
 
 void note_keyboard_focus(const char* label) {
+  const ImGuiContext& g = *GImGui;
+  const ImGuiWindow* window = ImGui::GetCurrentWindow();
+  const ImRect item(ImGui::GetItemRectMin(), ImGui::GetItemRectMax());
   const ImGuiID id = ImGui::GetItemID();
-  if (id == 0 || id != GImGui->NavId) return;
-  tab.focus = focus_of(id, ImGui::GetCurrentWindow(),
-                       ImRect(ImGui::GetItemRectMin(), ImGui::GetItemRectMax()));
+  // A number field with -/+ is a group of items (id 0 once none is active): it has the
+  // keyboard when the field in it has.
+  const ImRect& rel = window->NavRectRel[0];
+  const ImVec2 start = window->DC.CursorStartPos;
+  const ImRect field(rel.Min.x + start.x, rel.Min.y + start.y, rel.Max.x + start.x,
+                     rel.Max.y + start.y);
+  const bool group = id == 0 && g.NavWindow == window && g.NavIdIsAlive && item.Contains(field);
+  if (g.NavId == 0 || (id != g.NavId && !group)) return;
+  tab.focus = focus_of(g.NavId, window, group ? field : item);
   tab.focus.label = label;
   tab.focus_named = true;
 }

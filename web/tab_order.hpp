@@ -16,7 +16,7 @@ namespace megamem::web {
 // control that has the keyboard; Enter presses it.
 void begin_tab_order_frame(const char* first_window);
 
-// After the last window: what has the keyboard, for keyboard_focus_json().
+// After the last window: what has the keyboard, for keyboard_focus_json(), and its ring.
 void end_tab_order_frame();
 
 // Just after ImGui::Begin() of a page window: its buttons, checkboxes, pickers, rows and tree
@@ -36,6 +36,15 @@ void pop_no_tab_stop();
 // Called by record_item() for each labelled item: names the item when it has the keyboard.
 void note_keyboard_focus(const char* label);
 
+// The ring drawn around the control that has the keyboard while the keyboard is in use (a
+// click hides it, a key shows it again), clipped to its window; in canvas pixels.
+struct FocusRing {
+  bool shown = false;
+  float x = 0, y = 0, width = 0, height = 0;  // its outer edge, as drawn
+  float thickness_px = 0;
+  unsigned color = 0;  // ImU32, 0xAABBGGRR
+};
+
 // The control that has the keyboard, as the last frame drew it (id 0: none).
 struct KeyboardFocus {
   unsigned id = 0;
@@ -44,6 +53,7 @@ struct KeyboardFocus {
   float x = 0, y = 0, width = 0, height = 0;  // on the canvas
   // In its window's content, scrolling undone: an order compares while the window scrolls.
   float content_x = 0, content_y = 0;
+  FocusRing ring;
 };
 const KeyboardFocus& keyboard_focus();
 

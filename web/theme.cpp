@@ -11,6 +11,7 @@ ThemeState theme;
 
 }  // namespace
 
+ImU32 focus_ring_color() { return theme.light ? rgb(0x0B4FB3) : rgb(0x7CC0FF); }
 ImU32 muted_text_color() { return theme.light ? rgb(0x5F5F66) : rgb(0x9D9DA0); }
 ImU32 strong_text_color() { return theme.light ? rgb(0x111114) : rgb(0xF2F2F4); }
 ImU32 panel_background_color() { return theme.light ? rgb(0xF7F7F8) : rgb(0x17171A); }
@@ -53,6 +54,9 @@ void apply_theme(bool light, float pixel_ratio) {
   colors[ImGuiCol_ChildBg] = background;
   colors[ImGuiCol_Text] = ImGui::ColorConvertU32ToFloat4(strong_text_color());
   colors[ImGuiCol_TextDisabled] = ImGui::ColorConvertU32ToFloat4(muted_text_color());
+  // The page draws the keyboard's ring itself, on every control and as thick as the screen's
+  // pixels need (tab_order.cpp): ImGui's own is 2 px on a 3x phone, and 1 px inside a row.
+  colors[ImGuiCol_NavHighlight] = ImVec4(0.0f, 0.0f, 0.0f, 0.0f);
   if (light) {
     // ImGui's light frames are white on this near-white panel: checkboxes and inputs get a
     // grey fill and a border so they can be seen (issue 28 item 13).

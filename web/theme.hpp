@@ -73,6 +73,10 @@ ImU32 tight_color();
 ImU32 fit_status_color(FitStatus status);
 const char* fit_status_word(FitStatus status);
 
+// The ring around the control that has the keyboard (tab_order.cpp): bright on the dark
+// panel, dark on the light one, and apart from the buttons' blue fill in both.
+ImU32 focus_ring_color();
+
 // Text colours of the current theme.
 ImU32 muted_text_color();
 ImU32 strong_text_color();

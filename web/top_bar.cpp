@@ -102,26 +102,37 @@ void verdict_dot(ImU32 color) {
 // Invalid inputs: the rule broken and the cheapest fix, never another configuration's numbers
 // (the results column labels the last valid result as the configuration it is of).
 // Returns true when the fix was applied.
-bool invalid_verdict(AppState& state, float width_px) {
+bool invalid_verdict(AppState& state, float width_px, bool narrow) {
   verdict_dot(kErrorColor);
   const Error& error = *state.error;
-  const float fix_px = state.suggestions.empty() ? 0.0f : ImGui::GetFontSize() * 12.0f;
+  const float fix_px = state.suggestions.empty() ? 0.0f
+                       : narrow                  ? width_px
+                                                 : ImGui::GetFontSize() * 12.0f;
   // The dot (verdict_dot, one frame height with its spacing) is already drawn.
   width_px -= ImGui::GetFrameHeight();
   const float text_px = std::max(width_px - fix_px - ImGui::GetFrameHeight(), width_px * 0.5f);
+  const std::string text = verdict_text(state);
   ImGui::AlignTextToFramePadding();
   ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
-  ImGui::TextUnformatted(fit_text(verdict_text(state), text_px).c_str());
+  if (narrow) {
+    // A phone has no room beside it: the rule wraps, whole (shortened to the room left it
+    // read "invalid - world_size 2...", on the results and the settings alike).
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(text.c_str());
+    ImGui::PopTextWrapPos();
+  } else {
+    fitted_text("top-bar.verdict", text, text_px);
+  }
   ImGui::PopStyleColor();
-  describe_item(state, "verdict", "text", error.field.c_str(), verdict_text(state).c_str());
+  describe_item(state, "verdict", "text", error.field.c_str(), text.c_str());
   if (state.suggestions.empty()) return false;
   const Suggestion& fix = state.suggestions.front();
   const std::string label = fit_text(tr("fix: ") + tr_text(fix.label), fix_px);
   // Beside the rule when the row has room for the button, else on the next line (a phone).
-  ImGui::SameLine();
+  if (!narrow) ImGui::SameLine();
   const float button_px =
       ImGui::CalcTextSize(label.c_str()).x + ImGui::GetStyle().FramePadding.x * 2;
-  if (ImGui::GetContentRegionAvail().x < button_px) ImGui::NewLine();
+  if (!narrow && ImGui::GetContentRegionAvail().x < button_px) ImGui::NewLine();
   if (ImGui::SmallButton(label.c_str())) {
     state.shared.config = fix.config;
     state.edited_key.clear();
@@ -138,19 +149,24 @@ bool invalid_verdict(AppState& state, float width_px) {
 void anchor_mark(AppState& state) {
   if (!state.anchor) return;
   const float em = ImGui::GetFontSize();
-  ImGui::SameLine(0.0f, em);
-  ImGui::AlignTextToFramePadding();
   // The reason a refused anchor does not apply is below the rank bars (rank_bars.cpp): it can
   // be longer than the row has room for.
-  if (state.anchor_refused) {
-    ImGui::PushStyleColor(ImGuiCol_Text, tight_color());
-    ImGui::Text(tr("anchor on %s not applied"), tr_text(state.anchor->measured.source).c_str());
-  } else {
-    ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
-    ImGui::Text(tr("anchored on %s"), tr_text(state.anchor->measured.source).c_str());
-  }
+  const std::string source = tr_text(state.anchor->measured.source);
+  const std::string mark = printf_text(
+      state.anchor_refused ? tr("anchor on %s not applied") : tr("anchored on %s"), source.c_str());
+  // Beside the verdict when it fits, else on a line of its own, wrapped (a phone).
+  ImGui::SameLine(0.0f, em);
+  if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(mark.c_str()).x) ImGui::NewLine();
+  ImGui::AlignTextToFramePadding();
+  ImGui::PushStyleColor(ImGuiCol_Text, state.anchor_refused ? tight_color() : muted_text_color());
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(mark.c_str());
+  ImGui::PopTextWrapPos();
   ImGui::PopStyleColor();
   ImGui::SameLine();
+  const float button_px =
+      ImGui::CalcTextSize(tr("drop anchor")).x + ImGui::GetStyle().FramePadding.x * 2;
+  if (ImGui::GetContentRegionAvail().x < button_px) ImGui::NewLine();
   if (ImGui::SmallButton(tr("drop anchor"))) {
     state.anchor.reset();
     reanchor(state);
@@ -350,7 +366,7 @@ namespace {
 // A phone's top bar: the verdict, then what is being estimated and the settings button.
 void narrow_row(AppState& state, TopBarActions& actions) {
   if (state.error) {
-    actions.changed |= invalid_verdict(state, ImGui::GetContentRegionAvail().x);
+    actions.changed |= invalid_verdict(state, ImGui::GetContentRegionAvail().x, true);
   } else {
     verdict(state, true);
   }
@@ -431,7 +447,8 @@ void wide_row(AppState& state, TopBarActions& actions, float buttons_px) {
     ImGui::NewLine();
   }
   if (state.error) {
-    actions.changed |= invalid_verdict(state, ImGui::GetContentRegionAvail().x - reserved_px);
+    actions.changed |=
+        invalid_verdict(state, ImGui::GetContentRegionAvail().x - reserved_px, false);
   } else {
     verdict(state, false);
   }

@@ -61,21 +61,6 @@ std::vector<std::size_t> row_order(const AppState& state) {
   return order;
 }
 
-// The widest word of `text` (CJK text may break anywhere): a column narrower than it splits
-// the word where the wrap falls.
-float widest_word_px(const std::string& text) {
-  float widest_px = 0.0f;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i <= text.size(); ++i) {
-    if (i < text.size() && text[i] != ' ' && static_cast<unsigned char>(text[i]) < 0x80) continue;
-    if (i > start) {
-      widest_px = std::max(widest_px, ImGui::CalcTextSize(text.data() + start, text.data() + i).x);
-    }
-    start = i + 1;
-  }
-  return widest_px;
-}
-
 // The row's label, clickable when it is a valid change; true when clicked (and applied). The
 // label wraps in its column (on a phone "selective ..." rows differ only past the first
 // word), and the row is as tall as it.
@@ -84,7 +69,9 @@ bool choice_cell(AppState& state, const WhatIfOption& row, std::size_t index) {
   const std::string shown = tr_text(row.label) + (row.current ? tr("  (current)") : "");
   const bool clickable = row.valid && !row.current;
   const float room_px = ImGui::GetContentRegionAvail().x;
-  const ImVec2 text_size = ImGui::CalcTextSize(shown.c_str(), nullptr, false, room_px);
+  // Broken where Chinese may break too: ImGui alone split "core_attn" of a Chinese label.
+  const std::string lines = wrap_text(shown, room_px);
+  const ImVec2 text_size = ImGui::CalcTextSize(lines.c_str(), nullptr, false, room_px);
   const ImVec2 at = ImGui::GetCursorScreenPos();
   if (ImGui::Selectable(("##" + row.label).c_str(), row.current,
                         ImGuiSelectableFlags_SpanAllColumns, ImVec2(0.0f, text_size.y)) &&
@@ -95,11 +82,11 @@ bool choice_cell(AppState& state, const WhatIfOption& row, std::size_t index) {
   }
   if (!row.valid) ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
   ImGui::GetWindowDrawList()->AddText(ImGui::GetFont(), ImGui::GetFontSize(), at,
-                                      ImGui::GetColorU32(ImGuiCol_Text), shown.c_str(), nullptr,
+                                      ImGui::GetColorU32(ImGuiCol_Text), lines.c_str(), nullptr,
                                       room_px);
   if (!row.valid) ImGui::PopStyleColor();
   // A word wider than the column is cut off, or split, all the same.
-  if (text_size.x > room_px + 0.5f || widest_word_px(shown) > room_px + 0.5f) {
+  if (text_size.x > room_px + 0.5f || wrap_splits_word(lines, room_px)) {
     note_clipped("what-if.choice", shown, text_size.x, room_px, false);
   }
   char rect_label[32];

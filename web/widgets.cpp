@@ -388,7 +388,10 @@ void row_note(InputContext& ctx, const char* text) {
 
 bool section(const char* title, bool default_open) {
   ImGui::Spacing();
-  return ImGui::CollapsingHeader(tr(title), default_open ? ImGuiTreeNodeFlags_DefaultOpen : 0);
+  const bool open =
+      ImGui::CollapsingHeader(tr(title), default_open ? ImGuiTreeNodeFlags_DefaultOpen : 0);
+  note_keyboard_focus(title);  // a stop of the Tab key, named in keyboardFocus()
+  return open;
 }
 
 bool error_box(AppState& state, const char* rect_prefix) {
@@ -466,6 +469,75 @@ void legend_entry(ImU32 color, bool striped, const char* name, const char* toolt
   ImGui::TextUnformatted(tr(name));
   if (tooltip != nullptr && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tooltip);
   ImGui::SameLine(0.0f, ImGui::GetFontSize() * 1.2f);
+}
+
+namespace {
+
+// Chinese closing punctuation (，：。、；）！？): a line never starts with it.
+bool closing_punctuation(const std::string& text, std::size_t at) {
+  static const char* const kClosing[] = {"\xef\xbc\x8c", "\xef\xbc\x9a", "\xe3\x80\x82",
+                                         "\xe3\x80\x81", "\xef\xbc\x9b", "\xef\xbc\x89",
+                                         "\xef\xbc\x81", "\xef\xbc\x9f"};
+  for (const char* mark : kClosing) {
+    if (text.compare(at, 3, mark) == 0) return true;
+  }
+  return false;
+}
+
+// The end of the unit of `text` at `at` no line break falls inside: a space, an English
+// word, or one Chinese character; each with the closing punctuation after it.
+std::size_t unit_end(const std::string& text, std::size_t at) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  std::size_t end = at + 1;
+  if (byte(at) >= 0x80) {
+    while (end < text.size() && (byte(end) & 0xC0) == 0x80) ++end;
+  } else if (text[at] != ' ') {
+    while (end < text.size() && byte(end) < 0x80 && text[end] != ' ') ++end;
+  }
+  while (end < text.size() && closing_punctuation(text, end)) end += 3;
+  return end;
+}
+
+}  // namespace
+
+std::string wrap_text(const std::string& text, float width_px) {
+  std::string wrapped;
+  std::string line;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = unit_end(text, at);
+    const std::string unit = text.substr(at, end - at);
+    at = end;
+    if (unit == " " && line.empty()) continue;  // no line starts with a space
+    if (line.empty() || ImGui::CalcTextSize((line + unit).c_str()).x <= width_px) {
+      line += unit;
+      continue;
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    wrapped += line + "\n";
+    line = unit == " " ? "" : unit;
+  }
+  return wrapped + line;
+}
+
+bool wrap_splits_word(const std::string& text, float width_px) {
+  const ImFont* font = ImGui::GetFont();
+  const float scale = ImGui::GetFontSize() / font->FontSize;
+  const auto word_char = [](char c) {
+    return static_cast<unsigned char>(c) < 0x80 && c != ' ' && c != '\n';
+  };
+  for (std::size_t start = 0; start < text.size();) {  // each line the text breaks itself
+    const std::size_t newline = std::min(text.find('\n', start), text.size());
+    const char* end = text.data() + newline;
+    for (const char* s = text.data() + start; s < end;) {
+      const char* line_end = font->CalcWordWrapPositionA(scale, s, end, width_px);
+      if (line_end == s) ++line_end;  // ImGui draws at least one character a line
+      if (line_end < end && word_char(line_end[-1]) && word_char(*line_end)) return true;
+      s = line_end;
+      while (s < end && *s == ' ') ++s;
+    }
+    start = newline + 1;
+  }
+  return false;
 }
 
 std::string fit_text(const std::string& text, float width_px) {

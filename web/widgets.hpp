@@ -91,6 +91,15 @@ void legend_entry(ImU32 color, bool striped, const char* name, const char* toolt
 // `text`, shortened with "..." to fit `width_px`.
 std::string fit_text(const std::string& text, float width_px);
 
+// `text` with line breaks where it passes `width_px`: at spaces, and beside a Chinese
+// character (Chinese breaks between any two, never before its closing punctuation). Dear
+// ImGui breaks at spaces only, so a Chinese phrase with no space is one word to it, split
+// where the line ends ("core_" / "attn").
+std::string wrap_text(const std::string& text, float width_px);
+
+// Whether Dear ImGui, wrapping `text` at `width_px`, breaks it inside an English word.
+bool wrap_splits_word(const std::string& text, float width_px);
+
 // A paragraph in one colour, wrapped at the window's edge.
 // The same, shown as it is in every language: commands, flags, overrides, file names.
 void verbatim_text(ImU32 color, const std::string& text);

@@ -10,6 +10,11 @@
 //               Tab goes on to the control after it (not back to the window's first)
 //   recipes     the recipes picker opens with Enter, filters as one types, and Enter loads
 //               the first match
+//   ring        the control with the keyboard shows a ring while the keyboard is used
+//               (keyboardFocus().ring, and its colour on the screenshot's pixels), in the dark
+//               and the light theme: on a button, a -/+ step button, the recipes picker, a
+//               what-if row, and on a field left with Enter after a click; a control reached
+//               by Tab shows its tooltip (the recipes picker says what it loads)
 // Exit 77 (ctest: skipped) when the site is not built.
 //
 // usage: node web_keyboard.mjs --site DIR --cli PATH --artifacts DIR
@@ -58,6 +63,69 @@ async function press(page, key) {
     return f.id !== 0 && f.id !== id;
   }, before.id, { timeout: 60_000 });
   return settledFocus(page);
+}
+
+// The pixel colours [r, g, b] on the middle of each side of `ring` (canvas pixels) in a
+// screenshot of the page, decoded by the browser.
+async function ringPixels(page, ring) {
+  const png = (await page.screenshot()).toString('base64');
+  return page.evaluate(async ([data, r]) => {
+    const image = new Image();
+    image.src = `data:image/png;base64,${data}`;
+    await image.decode();
+    const canvas = document.createElement('canvas');
+    [canvas.width, canvas.height] = [image.width, image.height];
+    const context = canvas.getContext('2d');
+    context.drawImage(image, 0, 0);
+    const scale = image.width / window.innerWidth / window.megamem.pixelRatio;
+    const at = (x, y) => [...context.getImageData(Math.floor(x * scale), Math.floor(y * scale),
+                                                  1, 1).data.slice(0, 3)];
+    const half = r.thickness_px / 2;
+    return [at(r.x + r.width / 2, r.y + half), at(r.x + r.width / 2, r.y + r.height - half),
+            at(r.x + half, r.y + r.height / 2), at(r.x + r.width - half, r.y + r.height / 2)];
+  }, [png, ring]);
+}
+
+// The control with the keyboard (`label`) shows its ring: reported around it, and drawn in
+// the ring's colour on at least three of its four sides (one may be cut at a window's edge).
+async function ringShown(page, label, when) {
+  const focus = await settledFocus(page);
+  const ring = focus.ring ?? {};
+  const around = ring.shown && ring.x <= focus.x && ring.y <= focus.y &&
+                 ring.x + ring.width >= focus.x + focus.width - 0.5 &&
+                 ring.y + ring.height >= focus.y + focus.height - 0.5;
+  let sides = [];
+  if (around) {
+    const want = [ring.color & 0xFF, (ring.color >> 8) & 0xFF, (ring.color >> 16) & 0xFF];
+    sides = (await ringPixels(page, ring))
+      .map((p) => Math.hypot(p[0] - want[0], p[1] - want[1], p[2] - want[2]) < 48);
+  }
+  await page.screenshot({ path: join(opts.artifacts, `keyboard-ring-${label.replace(/\W+/g, '-')}.png`) });
+  check(focus.label === label && around && sides.filter(Boolean).length >= 3,
+        `${when}: "${label}" has the keyboard (has: "${focus.label}") and shows its ring ` +
+        `(${JSON.stringify(ring)}; sides in its colour: ${sides.join(', ')})`);
+}
+
+async function rings(page) {
+  await openPage(page, baseUrl);
+  for (const label of ['recipes', 'theme', 'TP -', 'what-if 1']) {
+    await tabTo(page, label);
+    await ringShown(page, label, 'dark theme');
+    // The control says what it is, as when hovered (ImGui's IsItemHovered() is true for the
+    // control Tab moved to): the recipes picker reads "recipes" only.
+    const tip = await page.waitForFunction((l) => window.megamem.inputRects()[`tooltip ${l}`],
+                                           label, { timeout: 10_000 }).catch(() => null);
+    check(tip !== null, `"${label}", reached by Tab, shows its tooltip`);
+  }
+  await openPage(page, baseUrl);
+  await tabTo(page, 'theme');
+  await tapKey(page, 'Enter');
+  await waitForState(page, (s) => s.light_theme, 'the light theme');
+  await ringShown(page, 'theme', 'light theme');
+  for (const label of ['TP +', 'recipes', 'what-if 2']) {
+    await tabTo(page, label);
+    await ringShown(page, label, 'light theme');
+  }
 }
 
 // Tab until the control labelled `label` has the keyboard.
@@ -122,6 +190,14 @@ async function tabOrder(page) {
   for (const name of ['top model', 'recipes', 'Copy link', 'what-if 1', 'plan row 0', 'plan keep TP']) {
     check(labels.has(name), `Tab reaches "${name}"`);
   }
+  // The parallel sizes' -/+ step buttons and the recipes picker, each where it is drawn.
+  const order = visited.map((f) => f.label);
+  for (const run of [['top GPU', 'recipes', 'language'], ['TP', 'TP -', 'TP +', 'PP'],
+                     ['EP', 'EP -', 'EP +', 'ETP', 'ETP -', 'ETP +']]) {
+    const at = run.map((name) => order.indexOf(name));
+    check(at.every((i, k) => i >= 0 && (k === 0 || i === at[k - 1] + 1)),
+          `Tab goes ${run.join(' > ')} one after another (stops ${at.join(', ')})`);
+  }
 }
 
 async function enterActivates(page) {
@@ -148,6 +224,7 @@ async function editedField(page) {
   await waitForState(page, (s) => s.config.parallel.tensor_model_parallel_size === 4, 'TP 4');
   const kept = await focusOf(page);
   check(kept.label === 'TP', `after the edit, TP keeps the keyboard ("${kept.label}")`);
+  await ringShown(page, 'TP', 'a field clicked, typed into and left with Enter');
   const next = await press(page, 'Tab');
   check(next.window === 'settings' && after(kept, next),
         `Tab goes on from TP to the control after it ("${next.label || next.id}" in ${next.window})`);
@@ -178,6 +255,7 @@ try {
   await enterActivates(page);
   await editedField(page);
   await recipes(page);
+  await rings(page);
   check(errors.length === 0, `no errors in the page console ${errors.join(' | ')}`);
 } catch (error) {
   check(false, `${error.stack ?? error}`);

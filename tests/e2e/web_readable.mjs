@@ -13,6 +13,11 @@
 //   tooltip     on a phone, a tapped tooltip stays clear of the top bar's buttons
 //   labels      a settings label wider than its column is shortened with a tooltip, not run
 //               into its value (Step-3.5-Flash's windowed layers' rows, desktop)
+//   invalid     on a phone, the top bar's rule of invalid settings wraps whole (it was cut to
+//               "invalid - world_size 2..."), in the results and in the settings, and the
+//               verdict's tooltip opens on a tap in the settings too, clear of the buttons
+//   link error  the box of a link read in part is as tall as its text, in both languages
+//   chinese     the what-if table in Chinese: no word split by the wrap ("core_" / "attn")
 // Exit 77 (ctest: skipped) when the site is not built.
 //
 // usage: node web_readable.mjs --site DIR --cli PATH --artifacts DIR
@@ -140,8 +145,9 @@ async function longLabels(page) {
 }
 
 // A tap's tooltip stays clear of the top bar's buttons (it would hide them until the next tap).
-async function tapTooltip(page) {
-  await openPage(page, baseUrl);
+async function tapTooltip(page, link = baseUrl, settings = false) {
+  await openPage(page, link);
+  await showSettings(page, true, settings);
   const { x, y } = await widgetCenter(page, 'verdict');
   const frames = await page.evaluate(() => window.megamem.frames());
   await page.touchscreen.tap(x, y);
@@ -151,18 +157,66 @@ async function tapTooltip(page) {
   const tip = rects['tooltip verdict'];
   const overlap = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width &&
                             a.y < b.y + b.height && b.y < a.y + a.height;
-  const covered = ['Settings', 'language', 'Copy link', 'theme']
+  const covered = ['Settings', 'language', 'Copy link', 'theme', 'recipes', 'top fix']
     .filter((name) => rects[name] && overlap(rects[name], tip));
-  await page.screenshot({ path: join(opts.artifacts, 'readable-phone-tooltip.png') });
-  check(covered.length === 0, `phone: the verdict's tooltip (y ${tip.y.toFixed(0)}) covers none ` +
-                              `of the top bar's buttons${covered.length ? `: ${covered}` : ''}`);
+  const where = settings ? 'settings' : 'results';
+  await page.screenshot({ path: join(opts.artifacts, `readable-phone-tooltip-${where}.png`) });
+  check(covered.length === 0, `phone, ${where}: the verdict's tooltip (y ${tip.y.toFixed(0)}) ` +
+                              `covers none of the top bar's buttons${covered.length ? `: ${covered}` : ''}`);
   await page.touchscreen.tap(3, page.viewportSize().height - 3);
+}
+
+// On a phone the rule broken by invalid settings wraps in the top bar, whole, over the
+// results and over the settings alike, in both languages.
+async function invalidVerdict(page) {
+  for (const lang of ['en', 'zh']) {
+    await openPage(page, `${plannerLink.replace('ep=8', 'ep=32')}&lang=${lang}`);
+    for (const settings of [false, true]) {
+      await showSettings(page, true, settings);
+      const state = await audit(page, `phone, ${lang}, invalid settings, ` +
+                                      `${settings ? 'settings' : 'results'}`,
+                                `phone-invalid-${lang}-${settings ? 'settings' : 'results'}`);
+      const { verdict } = await page.evaluate(() => ({ verdict: window.megamem.inputRects().verdict }));
+      const lineHeight = await page.evaluate(() => window.megamem.inputRects().Settings.height);
+      const shortened = state.clipped_text.filter((c) => c.where === 'top-bar.verdict');
+      check(state.error && verdict.height > 1.2 * lineHeight && shortened.length === 0,
+            `phone, ${lang}: the invalid settings' rule wraps whole in the top bar (${verdict.height.toFixed(0)} ` +
+            `px tall, a line is ${lineHeight.toFixed(0)}; shortened: ${shortened.length})`);
+    }
+  }
+}
+
+// The box of a link read in part holds all its text (a fixed height cut its last line).
+async function linkErrorBox(page, size) {
+  for (const lang of ['en', 'zh']) {
+    await openPage(page, `${baseUrl}?v=1&model=qwen3-8b&gpus=16&cp=two&lang=${lang}`);
+    await showSettings(page, size === 'phone', false);
+    await audit(page, `${size}, ${lang}, a link read in part`, `${size}-link-error-${lang}`);
+    const rects = await page.evaluate(() => window.megamem.inputRects());
+    const [box, text] = [rects['link error'], rects['link error text']];
+    check(box && text && text.y >= box.y && text.y + text.height <= box.y + box.height &&
+          text.x + text.width <= box.x + box.width,
+          `${size}, ${lang}: the link error's box holds all its text ` +
+          `(box ${JSON.stringify(box)}, text ${JSON.stringify(text)})`);
+  }
+}
+
+// The what-if table in Chinese: its choices wrap between words.
+async function chineseWhatIf(page, size) {
+  await openPage(page, `${baseUrl}?lang=zh`);
+  await showSettings(page, size === 'phone', false);
+  await page.waitForFunction(() => window.megamem.inputRects()['what-if 1'] !== undefined, null,
+                             { timeout: 60_000 });
+  await scrollIntoView(page, 'what-if 6');
+  await audit(page, `${size}, Chinese what-if table`, `${size}-what-if-zh`);
 }
 
 const contextOptions = { permissions: ['clipboard-read', 'clipboard-write'] };
 const desktop = await launch(opts, { ...contextOptions, viewport: { width: 1280, height: 720 } });
 try {
   await verdicts(desktop.page, '1280 x 720');
+  await linkErrorBox(desktop.page, '1280 x 720');
+  await chineseWhatIf(desktop.page, '1280 x 720');
   await sevenDigits(desktop.page);
   await longLabels(desktop.page);
   await plannerList(desktop.page, false, '1280 x 720');
@@ -179,6 +233,11 @@ const phone = await launch(opts, { ...contextOptions, viewport: { width: 390, he
 try {
   await verdicts(phone.page, 'phone');
   await tapTooltip(phone.page);
+  await tapTooltip(phone.page, baseUrl, true);
+  await tapTooltip(phone.page, plannerLink.replace('ep=8', 'ep=32'), true);
+  await invalidVerdict(phone.page);
+  await linkErrorBox(phone.page, 'phone');
+  await chineseWhatIf(phone.page, 'phone');
   await plannerList(phone.page, true, 'phone');
   await imports(phone.page, true, 'phone');
   check(phone.errors.length === 0, `phone: no errors in the console ${phone.errors.join(' | ')}`);

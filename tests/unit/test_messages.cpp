@@ -447,8 +447,8 @@ TEST_CASE("every text literal of the page has a Chinese row, or is listed as nev
       "mlp", "moe", "layernorm", "inputs_panel: a row names an unknown share-link key",
       "inputs_panel: lists are drawn by modules_row",
       // handles of the rectangles of a row's reset, an open tooltip, the keyboard focus, the
-      // item under the pointer and an open picker's filter
-      " reset", "tooltip ", "keyboard focus", "pointer", "picker filter"};
+      // item under the pointer, an open picker's filter and the link error's text
+      " reset", "tooltip ", "keyboard focus", "pointer", "picker filter", "link error text"};
   std::vector<std::string> missing;
   for (const auto& entry : std::filesystem::directory_iterator(MEGAMEM_WEB_SOURCE_DIR)) {
     const std::string name = entry.path().filename().string();
