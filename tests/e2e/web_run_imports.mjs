@@ -4,6 +4,7 @@
 //              error; a torchrun log pasted (Ctrl+V) into "paste a training log" gives, in
 //              state().log_import.comparison, exactly what `megamem compare LOG --json` prints,
 //              and loads the run's configuration (the page's link is the comparison's link);
+//              the box notes what the CLI notes;
 //   bridge     the Megatron-Bridge run_config.yaml fixture pasted into "paste a Megatron-Bridge
 //              config" estimates as `megamem estimate --bridge-config FILE --json` does; an
 //              unknown key is a warning naming it, a value megamem cannot use an error naming
@@ -97,6 +98,11 @@ async function logChecks() {
           `rank ${rank.global_rank}: the calculator shows the compared estimate`);
   }
   check(read.log_import.error === '', 'no error after the good log');
+  // The notes `megamem compare` prints are the box's notes (#28 item 12).
+  const cliNotes = runCli(['compare', torchrunLog]).stderr.split('\n')
+    .filter((l) => l.startsWith('megamem: note: ')).map((l) => l.slice('megamem: note: '.length));
+  check(cliNotes.length > 0 && JSON.stringify(read.log_import.notes) === JSON.stringify(cliNotes),
+        `the log box notes what the CLI notes: ${read.log_import.notes.join(' / ').slice(0, 120)}`);
 }
 
 // Writes text to a scratch file for the CLI.
