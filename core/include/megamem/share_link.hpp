@@ -63,9 +63,9 @@ Expected<SharedConfig> decode_share_link(std::string_view link);
 // The same, applying what it can read: each parameter that cannot be read (a value that does
 // not parse, an unknown key or model, a key twice, broken percent-encoding) is left out and
 // its error listed, in link order; an unknown model leaves default_configuration()'s model
-// under the rest. A link that sets nothing readable of the configuration, or is a newer
-// version, gives default_configuration(). decode_share_link() is this with the
-// first error.
+// under the rest, and a GPU count that does not parse its GPU count. A link that sets nothing
+// readable of the configuration, or is a newer version, gives default_configuration().
+// decode_share_link() is this with the first error.
 struct PartialLink {
   SharedConfig shared;
   std::vector<Error> errors;

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
@@ -266,7 +267,9 @@ std::optional<Error> parse_integer_field(const Field& field, std::string_view va
     return c >= '0' && c <= '9';
   });
   if (!number && !digits_only) {
-    return Error{key, "expects a whole number, got " + display_value(value)};
+    // A count (GPUs, TP, layers) says so: '-32' read as "a whole number" looks like one.
+    const char* expected = field.min_int >= 1 ? "a positive whole number" : "a whole number";
+    return Error{key, std::string("expects ") + expected + ", got " + display_value(value)};
   }
   if (!number || *number < field.min_int || *number > field.max_int) {
     return Error{key, "must be between " + std::to_string(field.min_int) + " and " +
@@ -647,6 +650,12 @@ PartialLink decode_share_link_partially(std::string_view link) {
     out.shared.model_id = std::move(fallback.model_id);
   }
   if (catalog && !unreadable) apply_parameters(out.shared, rest, *catalog, out.errors);
+  // A GPU count that does not parse keeps the default configuration's, as an unknown model
+  // keeps its model: version 1's one GPU would leave nearly every layout invalid (#28 item 11).
+  if (std::any_of(out.errors.begin() + static_cast<std::ptrdiff_t>(before), out.errors.end(),
+                  [](const Error& error) { return error.field == "gpus"; })) {
+    out.shared.config.parallel.world_size = default_configuration().config.parallel.world_size;
+  }
   // Nothing of the configuration read: the default one.
   if (unreadable || rest.size() <= out.errors.size() - before) {
     out.shared = default_configuration();
