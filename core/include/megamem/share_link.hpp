@@ -98,8 +98,10 @@ LinkParameters share_parameters(const SharedConfig& shared, bool include_default
 // The recipe as a configuration (its model, GPU, GPU count and settings).
 Expected<SharedConfig> recipe_config(const RecipePreset& recipe);
 
-// Fills model_id / gpu_id when the configuration's model or device equals a preset's
-// (ignoring display names), so links stay short for imported configs.
+// Fills model_id / gpu_id when the configuration's architecture (is_architecture_field: not
+// its dropout, padding or position count) or device equals a preset's, so links stay short
+// for imported configs; a model preset found names the model. Every import names its model
+// through this (HF config, flags, launch scripts, Bridge configs, logs).
 SharedConfig with_detected_presets(const Config& config);
 
 // Link keys whose values differ between a and b (display names excluded): empty when the two
