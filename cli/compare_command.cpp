@@ -116,12 +116,8 @@ void print_warnings(const LogComparison& c) {
   for (const std::string& warning : log_comparison_warnings(c)) {
     std::cerr << "megamem: warning: " << warning << "\n";
   }
-  if (!c.config.unused_arguments.empty()) {
-    std::string names;
-    for (const std::string& name : c.config.unused_arguments) names += " " + name;
-    std::cerr << "megamem: note: dumped values that are no flag of this Megatron-LM version "
-                 "(derived, or from another version), not used:"
-              << names << "\n";
+  for (const std::string& note : log_comparison_notes(c)) {
+    std::cerr << "megamem: note: " << note << "\n";
   }
 }
 

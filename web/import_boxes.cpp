@@ -238,6 +238,8 @@ bool import_training_log_text(AppState& state, const std::string& text) {
   state.shared = comparison->shared;
   imported.link = share_link(comparison->shared, state.base_url);
   imported.warnings = log_comparison_warnings(*comparison);
+  // The notes `megamem compare` prints, in the box's note area (#28 item 12).
+  imported.box.notes = log_comparison_notes(*comparison);
   imported.comparison = std::move(comparison);
   state.edited_key.clear();
   return true;

@@ -37,9 +37,6 @@ constexpr const char* kTheoretical =
 constexpr const char* kLinesRead = "lines read (%zu)";
 constexpr const char* kLine = "line %zu: %s";
 constexpr const char* kSkipped = "skipped %s";
-constexpr const char* kUnused =
-    "dumped values that are no flag of this Megatron-LM version (derived, or from another "
-    "version), not used: ";
 
 // "+1.57 (+12.3 %)": estimated - measured, in GiB and in % of the measurement.
 std::string difference_text(std::uint64_t estimated, std::uint64_t measured) {
@@ -130,14 +127,8 @@ void lines_read(const LogComparison& c) {
 }
 
 void left_out(const LogImport& imported) {
-  const LogComparison& c = *imported.comparison;
   for (const std::string& warning : imported.warnings) {
     wrapped_text(tight_color(), tr("warning: ") + tr_text(warning));
-  }
-  if (!c.config.unused_arguments.empty()) {
-    std::string names = tr(kUnused);
-    for (const std::string& name : c.config.unused_arguments) names += name + " ";
-    wrapped_text(muted_text_color(), names);
   }
 }
 

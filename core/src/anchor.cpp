@@ -283,7 +283,12 @@ std::optional<Error> compare_settings(const Config& anchor, const Config& target
   if (const std::string model = model_difference(anchor, target); !model.empty()) {
     return Error{"anchor", "is another model (" + model + ")"};
   }
-  const std::string cannot_carry = first_difference(anchor, target, field_rule_cannot_carry);
+  // The MoE dispatcher means nothing to a dense model (ConfigField::moe_only): two dense runs
+  // whose flags spell it differently ran the same kernels.
+  const bool dense = anchor.model.num_experts == 0 && target.model.num_experts == 0;
+  const std::string cannot_carry = first_difference(anchor, target, [&](const ConfigField& field) {
+    return field_rule_cannot_carry(field) && !(dense && field.moe_only);
+  });
   if (!cannot_carry.empty()) {
     return Error{"anchor", "differs in what the anchored difference depends on (" + cannot_carry +
                                "); measure a run with the same setting"};

@@ -151,13 +151,17 @@ try {
       await page.screenshot({ path: join(opts.artifacts, 'links-malformed.png') });
     }
   }
-  // What the link left out (the GPU count) makes the rest invalid: the top bar still says the
-  // link was read in part, not only "invalid".
+  // A GPU count that does not parse keeps the default configuration's (64), as an unknown model
+  // keeps its model: the rest of the link is estimated on it, not refused on one GPU, and the
+  // top bar says the link was read in part (#28 item 11).
   await openPage(page, `${baseUrl}?v=1&model=qwen3-8b&gpus=-32&tp=2`);
-  const partlyInvalid = await pageState(page);
-  check(partlyInvalid.link_error?.field === 'gpus' && partlyInvalid.error !== null &&
-        partlyInvalid.verdict.startsWith('link partly read - invalid - '),
-        `a link read in part into an invalid layout marks the top bar: ${partlyInvalid.verdict}`);
+  const badGpus = await pageState(page);
+  check(badGpus.link_error?.field === 'gpus' &&
+        badGpus.link_error.message === "expects a positive whole number, got '-32'" &&
+        badGpus.world_size === 64 && badGpus.config.parallel.tensor_model_parallel_size === 2 &&
+        badGpus.error === null && badGpus.verdict.startsWith('link partly read - '),
+        `a bad GPU count keeps the default's 64 GPUs under the rest: ${badGpus.world_size} GPUs, ` +
+        `${JSON.stringify(badGpus.link_error)}, ${badGpus.verdict}`);
   check(errors.length === 0, `no errors in the page console ${errors.join(' | ')}`);
 } catch (error) {
   fail(`${error.stack ?? error}`);

@@ -4,6 +4,7 @@
 //              error; a torchrun log pasted (Ctrl+V) into "paste a training log" gives, in
 //              state().log_import.comparison, exactly what `megamem compare LOG --json` prints,
 //              and loads the run's configuration (the page's link is the comparison's link);
+//              the box notes what the CLI notes;
 //   bridge     the Megatron-Bridge run_config.yaml fixture pasted into "paste a Megatron-Bridge
 //              config" estimates as `megamem estimate --bridge-config FILE --json` does; an
 //              unknown key is a warning naming it, a value megamem cannot use an error naming
@@ -18,7 +19,8 @@
 //              state() byte for byte (UTF-8 unharmed); a config.json pasted after it replaces
 //              the model and keeps the script's layout and training settings;
 //   tokenizer  flags with a HuggingFace tokenizer and no --vocab-size: the box names the preset
-//              the vocabulary comes from, and shows every warning the CLI prints for them;
+//              the vocabulary comes from, and shows every warning the CLI prints for them; the
+//              model is named as the preset its architecture equals (so is a Bridge run's);
 //   large      a 100 MB paste is refused with a message naming the limit, and the page keeps
 //              drawing frames;
 //   real log   the ms-swift Qwen2-0.5B log, which prints no vocabulary, compares as `megamem
@@ -97,6 +99,11 @@ async function logChecks() {
           `rank ${rank.global_rank}: the calculator shows the compared estimate`);
   }
   check(read.log_import.error === '', 'no error after the good log');
+  // The notes `megamem compare` prints are the box's notes (#28 item 12).
+  const cliNotes = runCli(['compare', torchrunLog]).stderr.split('\n')
+    .filter((l) => l.startsWith('megamem: note: ')).map((l) => l.slice('megamem: note: '.length));
+  check(cliNotes.length > 0 && JSON.stringify(read.log_import.notes) === JSON.stringify(cliNotes),
+        `the log box notes what the CLI notes: ${read.log_import.notes.join(' / ').slice(0, 120)}`);
 }
 
 // Writes text to a scratch file for the CLI.
@@ -122,6 +129,17 @@ async function bridgeChecks() {
   const difference = firstDifference(state.result.ranks, cli.ranks);
   check(difference === '' && cli.ranks.length > 0,
         `the page estimates the YAML as \`megamem estimate --bridge-config --json\` does ${difference}`);
+
+  // A run whose architecture is a preset's is named as the preset, not by its provider class
+  // (#28 item 6), as the CLI names it.
+  const llama8b = join(fixtures, 'bridge/llama31-8b-run-config.yaml');
+  await pasteAndPress(bridgeBox, 'Apply', readFileSync(llama8b, 'utf8'));
+  const named = await waitForState(page, (s) => s.config.model.num_layers === 32, 'the 8B run');
+  const cliNamed = runCli(['estimate', '--bridge-config', llama8b, '--world-size',
+                           String(named.world_size)]);
+  check(named.model_id === 'llama-3.1-8b' && named.config.model.name === 'Llama-3.1-8B' &&
+        cliNamed.stdout.startsWith('Llama-3.1-8B '),
+        `a Bridge run of Llama-3.1-8B's architecture is named so: ${named.config.model.name}`);
 
   // An unknown key: a warning naming it, in the page and in the CLI.
   const unknown = yaml.replace(/^model:\n/m, 'model:\n  made_up_knob: 3\n');
@@ -262,6 +280,10 @@ async function tokenizerChecks() {
         `the box names the vocabulary of the tokenizer's model: ${notes.join(' / ')}`);
   const missing = cliWarnings.filter((w) => !notes.includes(w) &&
                                             !applied.result.warnings.includes(w.slice(9)));
+  // The flags are Llama-3.1-8B's architecture; --max-position-embeddings is a run setting
+  // (#28 item 6).
+  check(applied.model_id === 'llama-3.1-8b' && applied.config.model.name === 'Llama-3.1-8B',
+        `the flags are named as the preset they equal: ${applied.config.model.name}`);
   check(cliWarnings.length > 0 && missing.length === 0,
         `the page shows every warning the CLI prints${missing.length ? `; not: ${missing}` : ''}`);
 }

@@ -58,7 +58,10 @@ std::vector<std::string> differing(const Config& a, const Config& b, In in) {
 
 bool in_model(const ConfigField& field) { return field.group == FieldGroup::model; }
 bool outside_model(const ConfigField& field) { return field.group != FieldGroup::model; }
-bool said_by_flags(const ConfigField& field) { return !megatron_flags_cannot_say(field); }
+// What flags of a dense model say: not the MoE-only settings, which they leave out.
+bool said_by_dense_flags(const ConfigField& field) {
+  return !megatron_flags_cannot_say(field) && !field.moe_only;
+}
 
 // Qwen3-8B's flags on 16 GPUs, as the flags import would parse them.
 Config qwen_flags_config() {
@@ -111,7 +114,7 @@ TEST_CASE("an HF model equal to a preset's architecture takes the preset's id an
 TEST_CASE("Megatron flags set every field a flag can say, the world size included") {
   const Config parsed = qwen_flags_config();
   const SharedConfig merged = merge_megatron_flags(current_config(), parsed);
-  CHECK(differing(merged.config, parsed, said_by_flags).empty());
+  CHECK(differing(merged.config, parsed, said_by_dense_flags).empty());
   CHECK(merged.config.parallel.world_size == 16);
   CHECK(merged.config.training.fp8_recipe == Fp8Recipe::none);  // no --fp8-format: off
 }
@@ -138,6 +141,87 @@ TEST_CASE("Megatron flags detect the GPU preset when the current GPU had none") 
   current.gpu_id.clear();
   const SharedConfig merged = merge_megatron_flags(current, qwen_flags_config());
   CHECK(merged.gpu_id == "h200");
+}
+
+TEST_CASE("a dense model's flags keep the MoE-only settings") {
+  SharedConfig current = current_config();
+  current.config.training.moe_token_dispatcher = TokenDispatcher::flex;
+  current.config.training.moe_grouped_gemm = true;
+  const SharedConfig merged = merge_megatron_flags(current, qwen_flags_config());
+  CHECK(merged.config.training.moe_token_dispatcher == TokenDispatcher::flex);
+  CHECK(merged.config.training.moe_grouped_gemm);
+}
+
+// A model Megatron-LM's flags can spell: no model row without a flag is set (the Gemma soft-caps
+// and sandwich norms are Megatron-Bridge's alone).
+bool flags_can_say(const ModelConfig& model) {
+  Config with;
+  with.model = model;
+  const Config plain;
+  for (const ConfigField& field : config_fields()) {
+    if (field.group != FieldGroup::model || !field.flag.empty() || field.name == "model.name") {
+      continue;
+    }
+    if (field_link_text(field, with) != field_link_text(field, plain)) return false;
+  }
+  return true;
+}
+
+// Issue 28 item 13: a dense link -> its Megatron flags (no MoE flags) -> a link is the same
+// link, for every dense preset flags can spell, as `megamem url encode --megatron-args` builds
+// it (TP 2: at TP 1 Megatron turns sequence parallelism off, and the flags say so).
+TEST_CASE("a dense preset's link, through its flags, gives the same link") {
+  int presets = 0;
+  for (const ModelPreset& preset : catalog().models) {
+    if (preset.model.num_experts > 0 || !flags_can_say(preset.model)) continue;
+    ++presets;
+    const std::string query = "v=1&model=" + preset.id + "&gpus=8&tp=2";
+    const Expected<SharedConfig> linked = decode_share_link(query);
+    REQUIRE(linked.has_value());
+    const std::string flags = to_megatron_args(linked->config);
+    INFO(preset.id << ": " << flags);
+    CHECK(flags.find("--moe-") == std::string::npos);
+    const Expected<MegatronArgs> parsed = parse_megatron_args(flags, 8);
+    REQUIRE(parsed.has_value());
+    const SharedConfig back =
+        merge_megatron_flags(SharedConfig{share_link_defaults(), "", ""}, parsed->config);
+    CHECK(encode_share_query(back) == encode_share_query(*linked));
+  }
+  CHECK(presets >= 8);
+}
+
+// Issue 28 item 6: a launch script's dropout, padding or position count are the run's.
+TEST_CASE("flags of a preset's architecture with other run settings name the preset") {
+  Config run = qwen_flags_config();
+  run.model.hidden_dropout = 0.1;
+  run.model.attention_dropout = 0.1;
+  run.model.max_position_embeddings = 131072;
+  run.model.make_vocab_size_divisible_by = 1;
+  const SharedConfig merged = merge_megatron_flags(current_config(), run);
+  CHECK(merged.model_id == "qwen3-8b");
+  CHECK(merged.config.model.name == model_preset("qwen3-8b").model.name);
+  CHECK(merged.config.model.hidden_dropout == 0.1);  // kept, as a change to the preset
+  CHECK(encode_share_query(merged).find("m.hdrop=0.1") != std::string::npos);
+}
+
+TEST_CASE("the position count is architecture only where it sizes a learned table") {
+  const ConfigField* max_positions = field_by_name("model.max_position_embeddings");
+  REQUIRE(max_positions != nullptr);
+  ModelConfig model = model_preset("qwen3-8b").model;
+  CHECK_FALSE(is_architecture_field(*max_positions, model));
+  model.position_embedding = PositionEmbedding::learned_absolute;
+  CHECK(is_architecture_field(*max_positions, model));
+  CHECK_FALSE(is_architecture_field(*field_by_name("model.hidden_dropout"), model));
+  CHECK(is_architecture_field(*field_by_name("model.num_layers"), model));
+  CHECK_FALSE(is_architecture_field(*field_by_name("model.name"), model));
+}
+
+TEST_CASE("an import's own name gives way to the preset its architecture equals") {
+  Config bridge = qwen_flags_config();
+  bridge.model.name = "Qwen3ModelProvider";  // a Bridge provider class
+  const SharedConfig detected = with_detected_presets(bridge);
+  CHECK(detected.model_id == "qwen3-8b");
+  CHECK(detected.config.model.name == model_preset("qwen3-8b").model.name);
 }
 
 TEST_CASE("flags cannot say exactly the device, runtime and two environment fields") {

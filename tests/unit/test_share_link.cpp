@@ -352,7 +352,7 @@ TEST_CASE("an unknown parameter is named, with a suggestion") {
 
 TEST_CASE("bad, negative and huge numbers name the parameter") {
   CHECK(decode_error("?tp=four").field == "tp");
-  CHECK(decode_error("?tp=four").message == "expects a whole number, got 'four'");
+  CHECK(decode_error("?tp=four").message == "expects a positive whole number, got 'four'");
   CHECK(decode_error("?tp=-2").field == "tp");
   CHECK(decode_error("?tp=0").message.find("between 1 and") != std::string::npos);
   CHECK(decode_error("?gpus=99999999999999999999999").field == "gpus");
@@ -562,6 +562,24 @@ TEST_CASE("a link read in part applies what parses and lists what does not") {
   CHECK(partial.shared.config.model.num_layers == default_configuration().config.model.num_layers);
   CHECK(partial.shared.config.parallel.world_size == 8);
   CHECK(partial.shared.config.parallel.tensor_parallel == 2);
+}
+
+// Issue 28 item 11: a bad GPU count fell back to version 1's one GPU, which no layout with TP 2
+// runs on; it keeps the default configuration's count, as an unknown model keeps its model.
+TEST_CASE("a GPU count that does not parse keeps the default configuration's") {
+  for (const char* gpus : {"-32", "0", "many", "1.5"}) {
+    const std::string link = std::string("?v=1&model=qwen3-8b&gpus=") + gpus + "&tp=2";
+    INFO(link);
+    const PartialLink partial = decode_share_link_partially(link);
+    REQUIRE(partial.errors.size() == 1);
+    CHECK(partial.errors.front().field == "gpus");
+    CHECK_THAT(partial.errors.front().message, Contains(gpus));
+    CHECK(partial.shared.model_id == "qwen3-8b");
+    CHECK(partial.shared.config.parallel.tensor_parallel == 2);
+    CHECK(partial.shared.config.parallel.world_size ==
+          default_configuration().config.parallel.world_size);
+    CHECK(estimate(partial.shared.config).has_value());
+  }
 }
 
 // Issue 28 item 11: a link cut inside a value still parses ("seq=10240" arrives as "seq=10"),

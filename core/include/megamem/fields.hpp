@@ -110,6 +110,10 @@ struct ConfigField {
   bool flag_always = false;  // written even at its default (flags Megatron requires)
   // Read only by MoE layers (the --moe-* training flags): not written for a dense model.
   bool moe_only = false;
+  // A model row that is a setting of the run, not of the architecture (dropout, vocabulary
+  // padding, the position table's length): an import is named by the preset whose
+  // architecture it has, whatever these say (is_architecture_field).
+  bool run_setting = false;
   // Read by code in megatron_args.cpp (aliases, several flags, derived values), not by the
   // one-to-one loop.
   bool read_by_importer = false;
@@ -183,6 +187,12 @@ inline double bridge_only_value(const ConfigField& field, const Config& config) 
   return field.kind == FieldKind::real ? field.get_real(config)
                                        : static_cast<double>(field.get_int(config));
 }
+
+// A field of the model's architecture: a model row but the display name and the run settings;
+// the position table's length counts where it sizes a learned position embedding. An import
+// whose architecture fields equal a preset's is that preset (share_link.hpp
+// with_detected_presets).
+bool is_architecture_field(const ConfigField& field, const ModelConfig& model);
 
 // The row with this share-link key, config.hpp path or (group, JSON key); nullptr if none.
 const ConfigField* field_by_link_key(std::string_view key);

@@ -19,7 +19,8 @@ SharedConfig merge_hf_model(const SharedConfig& current, const ModelConfig& impo
 
 // Megatron flags set everything they can say (model, layout, training, optimizer; an absent
 // flag means Megatron's default) and the world size they were parsed for. They keep what no
-// flag says: the GPU, the runtime overheads and the environment (megatron_flags_cannot_say).
+// flag says: the GPU, the runtime overheads and the environment (megatron_flags_cannot_say),
+// and for a dense model the MoE-only settings, which its flags leave out (ConfigField::moe_only).
 // Both presets are re-detected (the GPU keeps its preset, if it had one: the device stays).
 SharedConfig merge_megatron_flags(const SharedConfig& current, const Config& parsed);
 

@@ -176,4 +176,9 @@ Expected<LogComparison> compare_megatron_log(std::string_view text,
 // but are not modeled, and the estimate's own warnings.
 std::vector<std::string> log_comparison_warnings(const LogComparison& comparison);
 
+// What the comparison's reading of the log noted without it changing the estimate: the dumped
+// values that are no flag of this Megatron-LM version. `megamem compare` prints them as notes
+// and the page's log box lists them, from here.
+std::vector<std::string> log_comparison_notes(const LogComparison& comparison);
+
 }  // namespace megamem

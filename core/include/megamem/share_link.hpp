@@ -63,9 +63,9 @@ Expected<SharedConfig> decode_share_link(std::string_view link);
 // The same, applying what it can read: each parameter that cannot be read (a value that does
 // not parse, an unknown key or model, a key twice, broken percent-encoding) is left out and
 // its error listed, in link order; an unknown model leaves default_configuration()'s model
-// under the rest. A link that sets nothing readable of the configuration, or is a newer
-// version, gives default_configuration(). decode_share_link() is this with the
-// first error.
+// under the rest, and a GPU count that does not parse its GPU count. A link that sets nothing
+// readable of the configuration, or is a newer version, gives default_configuration().
+// decode_share_link() is this with the first error.
 struct PartialLink {
   SharedConfig shared;
   std::vector<Error> errors;
@@ -98,8 +98,10 @@ LinkParameters share_parameters(const SharedConfig& shared, bool include_default
 // The recipe as a configuration (its model, GPU, GPU count and settings).
 Expected<SharedConfig> recipe_config(const RecipePreset& recipe);
 
-// Fills model_id / gpu_id when the configuration's model or device equals a preset's
-// (ignoring display names), so links stay short for imported configs.
+// Fills model_id / gpu_id when the configuration's architecture (is_architecture_field: not
+// its dropout, padding or position count) or device equals a preset's, so links stay short
+// for imported configs; a model preset found names the model. Every import names its model
+// through this (HF config, flags, launch scripts, Bridge configs, logs).
 SharedConfig with_detected_presets(const Config& config);
 
 // Link keys whose values differ between a and b (display names excluded): empty when the two

@@ -93,6 +93,10 @@ class Row {
     f_.moe_only = true;
     return *this;
   }
+  Row& run_setting() {
+    f_.run_setting = true;
+    return *this;
+  }
   Row& scope(FieldScope part) {
     f_.scope = part;
     return *this;
@@ -1272,6 +1276,7 @@ std::vector<ConfigField> model_embedding_rows() {
       MM_INT("m.max-pos", "0", model.max_position_embeddings, 0, kMaxDim)
           .flag("--max-position-embeddings", FlagForm::value)
           .json("max_position_embeddings")
+          .run_setting()
           .ui("max positions", "--max-position-embeddings (0 = sequence length)",
               "Size of a learned position embedding table.")
           .range(0, 0, 1024),
@@ -1293,16 +1298,19 @@ std::vector<ConfigField> model_embedding_rows() {
       MM_INT("m.vocab-div", "128", model.make_vocab_size_divisible_by, 1, kMaxDim)
           .flag("--make-vocab-size-divisible-by", FlagForm::value)
           .json("make_vocab_size_divisible_by")
+          .run_setting()
           .ui("vocab divisible by", "", "The vocabulary is padded to a multiple of this times TP.")
           .range(1, 0, 1),
       MM_REAL("m.hdrop", "0.1", model.hidden_dropout, 0.0, 1.0)
           .flag("--hidden-dropout", FlagForm::value, 0.0, 1.0)
           .json("hidden_dropout")
+          .run_setting()
           .ui("hidden dropout", "", "Above 0, each residual add saves a 1-byte mask per element.")
           .range(0.0, 1.0, 0.05, "%.2f"),
       MM_REAL("m.adrop", "0.1", model.attention_dropout, 0.0, 1.0)
           .flag("--attention-dropout", FlagForm::value, 0.0, 1.0)
           .json("attention_dropout")
+          .run_setting()
           .ui("attention dropout", "",
               "Unfused attention saves its dropout mask and output (seq^2 per head).")
           .range(0.0, 1.0, 0.05, "%.2f"),
@@ -1972,6 +1980,14 @@ std::string field_link_text(const ConfigField& field, const Config& config) {
       return format_pattern(*field.pattern(c));
   }
   return std::string();
+}
+
+bool is_architecture_field(const ConfigField& field, const ModelConfig& model) {
+  if (field.group != FieldGroup::model || field.name == "model.name") return false;
+  if (field.name == "model.max_position_embeddings") {
+    return model.position_embedding == PositionEmbedding::learned_absolute;
+  }
+  return !field.run_setting;
 }
 
 void append_megatron_flags(const ConfigField& field, const Config& config,

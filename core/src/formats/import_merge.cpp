@@ -71,7 +71,12 @@ SharedConfig merge_hf_model(const SharedConfig& current, const ModelConfig& impo
 }
 
 SharedConfig merge_megatron_flags(const SharedConfig& current, const Config& parsed) {
-  const Config merged = keep_fields(parsed, current.config, megatron_flags_cannot_say);
+  // A dense model's flags leave the MoE-only settings out (ConfigField::moe_only), so they say
+  // nothing of them either: a dense link's flags give back the same link (#28 item 13).
+  const bool dense = parsed.model.num_experts == 0;
+  const Config merged = keep_fields(parsed, current.config, [&](const ConfigField& field) {
+    return megatron_flags_cannot_say(field) || (dense && field.moe_only);
+  });
   return detect_presets(merged, current);
 }
 

@@ -269,7 +269,9 @@ json log_comparison_json(const LogComparison& c, const std::string& link) {
           {"skipped", c.log.notes},
           {"link", link},
           {"megatron_args", c.config.megatron_flags},
-          {"unused_arguments", c.config.unused_arguments}};
+          {"unused_arguments", c.config.unused_arguments},
+          {"warnings", log_comparison_warnings(c)},
+          {"notes", log_comparison_notes(c)}};
 }
 
 namespace {

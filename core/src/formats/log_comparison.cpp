@@ -42,4 +42,15 @@ std::vector<std::string> log_comparison_warnings(const LogComparison& comparison
   return out;
 }
 
+std::vector<std::string> log_comparison_notes(const LogComparison& comparison) {
+  const std::vector<std::string>& unused = comparison.config.unused_arguments;
+  if (unused.empty()) return {};
+  std::string names;
+  for (const std::string& name : unused) names += (names.empty() ? "" : " ") + name;
+  return {
+      "dumped values that are no flag of this Megatron-LM version (derived, or from another "
+      "version), not used: " +
+      names};
+}
+
 }  // namespace megamem

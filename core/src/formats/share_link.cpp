@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "megamem/anchor_input.hpp"
+#include "megamem/estimate.hpp"
 #include "megamem/fields.hpp"
 #include "number_text.hpp"
 
@@ -174,7 +176,6 @@ const std::vector<Field>& fields() {
 
 const Field* find_field(std::string_view key) { return field_by_link_key(key); }
 
-bool is_model_field(const Field& field) { return field.link_key.rfind("m.", 0) == 0; }
 bool is_device_field(const Field& field) { return field.link_key.rfind("g.", 0) == 0; }
 bool is_display_name(const Field& field) {
   return field.link_key == "m.name" || field.link_key == "g.name";
@@ -266,7 +267,9 @@ std::optional<Error> parse_integer_field(const Field& field, std::string_view va
     return c >= '0' && c <= '9';
   });
   if (!number && !digits_only) {
-    return Error{key, "expects a whole number, got " + display_value(value)};
+    // A count (GPUs, TP, layers) says so: '-32' read as "a whole number" looks like one.
+    const char* expected = field.min_int >= 1 ? "a positive whole number" : "a whole number";
+    return Error{key, std::string("expects ") + expected + ", got " + display_value(value)};
   }
   if (!number || *number < field.min_int || *number > field.max_int) {
     return Error{key, "must be between " + std::to_string(field.min_int) + " and " +
@@ -647,6 +650,12 @@ PartialLink decode_share_link_partially(std::string_view link) {
     out.shared.model_id = std::move(fallback.model_id);
   }
   if (catalog && !unreadable) apply_parameters(out.shared, rest, *catalog, out.errors);
+  // A GPU count that does not parse keeps the default configuration's, as an unknown model
+  // keeps its model: version 1's one GPU would leave nearly every layout invalid (#28 item 11).
+  if (std::any_of(out.errors.begin() + static_cast<std::ptrdiff_t>(before), out.errors.end(),
+                  [](const Error& error) { return error.field == "gpus"; })) {
+    out.shared.config.parallel.world_size = default_configuration().config.parallel.world_size;
+  }
   // Nothing of the configuration read: the default one.
   if (unreadable || rest.size() <= out.errors.size() - before) {
     out.shared = default_configuration();
@@ -782,22 +791,49 @@ std::vector<std::string> share_link_differences(const Config& a, const Config& b
 
 namespace {
 
+// The configuration as Megatron resolves it (kv_channels 0 is hidden / heads, ...), so an import
+// that leaves a derived size out equals the preset that spells it; as given when it does not
+// normalize.
+Config resolved(const Config& config) {
+  Expected<NormalizedConfig> normalized = normalize(config);
+  return normalized ? normalized->config : config;
+}
+
 // Config `config` matches a preset when putting the preset's section (`section`) in place of
-// its own changes no field of `in_group` but the display name.
-template <typename Preset, typename Section>
+// its own changes no field that `compared` selects (as resolved, with `resolve`).
+template <typename Preset, typename Section, typename Compared, typename Resolve>
 const Preset* detect_preset(const Config& config, const std::vector<Preset>& presets,
                             Section Config::*section, const Section Preset::*preset_section,
-                            bool (*in_group)(const Field&)) {
+                            Compared compared, Resolve resolve) {
+  const Config given = resolve(config);
   for (const Preset& preset : presets) {
     Config candidate = config;
     candidate.*section = preset.*preset_section;
+    candidate = resolve(candidate);
     const bool same = std::all_of(fields().begin(), fields().end(), [&](const Field& field) {
-      return !in_group(field) || is_display_name(field) ||
-             format_field(field, config) == format_field(field, candidate);
+      return !compared(field) || format_field(field, given) == format_field(field, candidate);
     });
     if (same) return &preset;
   }
   return nullptr;
+}
+
+// The preset's model, as it spells its architecture, with the run settings of `config`.
+ModelConfig preset_model_with_run_settings(const ModelConfig& preset, const Config& config) {
+  Config out = config;
+  out.model = preset;
+  for (const Field& field : fields()) {
+    if (field.group != FieldGroup::model || is_architecture_field(field, config.model) ||
+        is_display_name(field)) {
+      continue;
+    }
+    if (field.kind == FieldKind::real) {
+      field.set_real(out, field.get_real(config));
+    } else if (field.kind == FieldKind::integer) {
+      field.set_int(out, field.get_int(config));
+    }
+  }
+  return out.model;
 }
 
 }  // namespace
@@ -806,13 +842,23 @@ SharedConfig with_detected_presets(const Config& config) {
   SharedConfig shared{config, "", ""};
   const Expected<PresetCatalog>& catalog = builtin_presets();
   if (!catalog) return shared;
+  // The architecture decides the model preset, spelt as the preset spells it; the run's own
+  // dropout, padding or position count stay as changes to it (#28 item 6), and the import's
+  // name (a Bridge provider class, a checkpoint path) gives way to the preset's.
+  const auto architecture = [&](const Field& field) {
+    return is_architecture_field(field, config.model);
+  };
   if (const ModelPreset* preset = detect_preset(config, catalog->models, &Config::model,
-                                                &ModelPreset::model, is_model_field)) {
+                                                &ModelPreset::model, architecture, resolved)) {
     shared.model_id = preset->id;
-    if (shared.config.model.name.empty()) shared.config.model.name = preset->model.name;
+    shared.config.model = preset_model_with_run_settings(preset->model, config);
   }
+  const auto device = [](const Field& field) {
+    return is_device_field(field) && !is_display_name(field);
+  };
+  const auto as_given = [](const Config& given) { return given; };
   if (const GpuPreset* preset = detect_preset(config, catalog->gpus, &Config::device,
-                                              &GpuPreset::device, is_device_field)) {
+                                              &GpuPreset::device, device, as_given)) {
     shared.gpu_id = preset->id;
     if (shared.config.device.name.empty()) shared.config.device.name = preset->device.name;
   }
