@@ -1,8 +1,10 @@
 // PlanResult -> JSON; see json_output.hpp.
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "megamem/json_output.hpp"
 #include "megamem/megatron_args.hpp"
+#include "megamem/verdict.hpp"
 
 namespace megamem {
 namespace {
@@ -48,15 +50,38 @@ json candidate_json(const PlanCandidate& c) {
           {"megatron_args", to_megatron_args(c.config)}};
 }
 
-json candidates_json(const std::vector<PlanCandidate>& candidates) {
+json candidates_json(const std::vector<PlanCandidate>& candidates, const PlanReference* reference) {
   json out = json::array();
-  for (const PlanCandidate& c : candidates) out.push_back(candidate_json(c));
+  for (const PlanCandidate& c : candidates) {
+    json candidate = candidate_json(c);
+    if (reference) {
+      const PlanChange change = plan_change(c, *reference);
+      candidate["change_from_current"] = {
+          {"peak_bytes", change.peak_known ? json(change.peak_bytes) : json()},
+          {"step_time_fraction", change.time_known ? json(change.step_time) : json()}};
+    }
+    out.push_back(std::move(candidate));
+  }
+  return out;
+}
+
+json reference_json(const PlanReference& r) {
+  json out = {{"layout", r.layout}, {"runs", !r.error.has_value()}};
+  if (r.error) {
+    out["error"] = {{"field", r.error->field}, {"message", r.error->message}};
+    return out;
+  }
+  out["peak_total_bytes"] = r.peak_total_bytes;
+  out["limiting_pp_rank"] = r.limiting_pp_rank;
+  out["fit_status"] = fit_status_name(r.status);
+  out["step_time_s"] = r.step_time_s > 0 ? json(r.step_time_s) : json();
   return out;
 }
 
 }  // namespace
 
-json plan_json(const PlanRequest& request, const PlanResult& result, double search_seconds) {
+json plan_json(const PlanRequest& request, const PlanResult& result, double search_seconds,
+               const PlanReference* reference) {
   const Config& base = request.base;
   const PlanStats& s = result.stats;
   json document;
@@ -79,8 +104,9 @@ json plan_json(const PlanRequest& request, const PlanResult& result, double sear
                        {"inferred", s.inferred},
                        {"estimates", s.estimates},
                        {"step_time_evaluations", s.step_time_evaluations}};
-  document["top"] = candidates_json(result.top);
-  document["pareto"] = candidates_json(result.pareto);
+  if (reference) document["current"] = reference_json(*reference);
+  document["top"] = candidates_json(result.top, reference);
+  document["pareto"] = candidates_json(result.pareto, reference);
   document["rejections"] = json::array();
   for (const PlanRejection& r : result.rejections) {
     document["rejections"].push_back({{"reason", r.reason},
@@ -93,8 +119,8 @@ json plan_json(const PlanRequest& request, const PlanResult& result, double sear
 }
 
 std::string plan_to_json(const PlanRequest& request, const PlanResult& result,
-                         double search_seconds, int indent) {
-  return plan_json(request, result, search_seconds).dump(indent);
+                         double search_seconds, int indent, const PlanReference* reference) {
+  return plan_json(request, result, search_seconds, reference).dump(indent);
 }
 
 }  // namespace megamem
