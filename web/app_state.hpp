@@ -61,6 +61,16 @@ struct SnapshotDownload {
   std::string error;  // why the last one could not be written
 };
 
+// A row of the planner's list as the last frame drew it (for tests: state().planner.shown_rows).
+struct ShownPlanRow {
+  std::size_t index = 0;    // its candidate's place in the list shown (result.top or .pareto)
+  std::string peak;         // "58.32 GiB"
+  std::string step;         // "1.234 s"
+  std::string peak_change;  // from the current configuration: "-3.10 GiB" ("" = not known)
+  std::string step_change;  // "+12.3 %"
+  std::vector<std::size_t> alike;  // rows folded into it: the same peak and step as drawn
+};
+
 // The layout planner (planner_panel.cpp): its options, the last search, and the link queries
 // that tell whether that search still belongs to the configuration being edited.
 struct PlannerState {
@@ -97,6 +107,12 @@ struct PlannerState {
   bool inputs_changed = false;              // the configuration's plan_inputs() changed
   std::string stale_checked_query;          // the query inputs_changed was computed for
   bool stale = false;  // the configuration or the options changed since the search
+  // The configuration being edited, as the list compares its rows with (plan_reference: the
+  // top bar's estimate, and its step time), and the query and result it was made for.
+  std::optional<PlanReference> reference;
+  std::string reference_key;
+  std::string shown_reference;           // the reference line the last frame drew
+  std::vector<ShownPlanRow> shown_rows;  // the rows it drew
 };
 
 struct AppState {

@@ -6,8 +6,11 @@
 // (planning.cpp), with a progress bar and Cancel: it needs from a tenth of a second to a few
 // seconds of work, and the page has one thread.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "clip_audit.hpp"
@@ -201,7 +204,12 @@ void draw_summary(AppState& state) {
   }
 }
 
-// The rows; returns true when one was applied (state.shared changed).
+// The table's columns: the change from the current configuration goes under the peak and the
+// step time (a second line). A narrow table (a phone) puts recompute under the layout and
+// leaves offload, tokens/s and MFU to the row's tooltip: in a recompute column of its own,
+// "layernorm" was split mid-word.
+int peak_column(bool wide) { return wide ? 5 : 3; }
+
 void setup_candidate_columns(bool wide) {
   const auto fixed = [](const char* name, const char* widest) {
     ImGui::TableSetupColumn(
@@ -212,25 +220,74 @@ void setup_candidate_columns(bool wide) {
   fixed("#", "00");
   ImGui::TableSetupColumn(tr("layout"), ImGuiTableColumnFlags_WidthStretch, 2.2f);
   fixed("mbs", "mbs");
-  ImGui::TableSetupColumn(tr("recompute"), ImGuiTableColumnFlags_WidthStretch, 1.6f);
+  if (wide) ImGui::TableSetupColumn(tr("recompute"), ImGuiTableColumnFlags_WidthStretch, 1.6f);
   if (wide) ImGui::TableSetupColumn(tr("offload"), ImGuiTableColumnFlags_WidthStretch, 1.2f);
-  fixed("peak", "000.00 GiB");
+  fixed("peak", "+000.00 GiB");
   fixed("step", "000.000 s");
   if (wide) fixed("tokens/s/GPU", "tokens/s/GPU");
   if (wide) fixed("MFU", "00.0 %");
   audited_headers_row("planner.header");
 }
 
+// A row's figures as drawn, with its change from the current configuration (plan_change).
+ShownPlanRow shown_row(const PlanCandidate& c, std::size_t index,
+                       const std::optional<PlanReference>& reference) {
+  ShownPlanRow row;
+  row.index = index;
+  row.peak = gib_text(c.peak_total_bytes);
+  row.step = printf_text("%.3f s", c.time.step_time_s);
+  if (!reference) return row;
+  const PlanChange change = plan_change(c, *reference);
+  // Under half a hundredth (of a GiB, of a percent) reads as no change, not "-0.00".
+  if (change.peak_known) {
+    const double gib = to_gib(change.peak_bytes);
+    row.peak_change = std::abs(gib) < 0.005 ? "0.00 GiB" : printf_text("%+.2f GiB", gib);
+  }
+  if (change.time_known) {
+    const double percent = 100.0 * change.step_time;
+    row.step_change = std::abs(percent) < 0.05 ? "0.0 %" : printf_text("%+.1f %%", percent);
+  }
+  return row;
+}
+
+// The rows to draw, in the planner's order: a row that reads like an earlier one (the same
+// peak and step time as drawn) is folded into it and counted there; the current layout stands
+// for its group, so "(current)" is never folded away.
+std::vector<ShownPlanRow> fold_alike(const AppState& state, const std::vector<PlanCandidate>& rows,
+                                     const std::vector<std::string>& queries) {
+  std::vector<ShownPlanRow> shown;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    ShownPlanRow row = shown_row(rows[i], i, state.planner.reference);
+    const auto same = std::find_if(shown.begin(), shown.end(), [&](const ShownPlanRow& s) {
+      return s.peak == row.peak && s.step == row.step;
+    });
+    if (same == shown.end()) {
+      shown.push_back(std::move(row));
+      continue;
+    }
+    same->alike.push_back(i);
+    if (i < queries.size() && queries[i] == state.query) {
+      std::swap(same->index, same->alike.back());
+      std::swap(same->peak_change, row.peak_change);
+      std::swap(same->step_change, row.step_change);
+    }
+  }
+  return shown;
+}
+
 // The texts of a candidate's row that wrap in their columns: the layout (marked when it is
-// the current one), how an uneven split places the layers, recompute and offload.
+// the current one), how an uneven split places the layers, the rows folded into it,
+// recompute and offload.
 struct CandidateTexts {
   std::string layout;
   std::string split;  // "" for Megatron's even split
+  std::string alike;  // "+2 alike" ("" = none)
   std::string recompute;
   std::string offload;
 };
 
-CandidateTexts candidate_texts(const AppState& state, const PlanCandidate& c, bool current) {
+CandidateTexts candidate_texts(const AppState& state, const PlanCandidate& c, bool current,
+                               std::size_t alike) {
   const ParallelConfig& p = c.config.parallel;
   CandidateTexts texts{
       .layout = layout_label(p), .recompute = tr_text(c.recompute), .offload = tr_text(c.offload)};
@@ -245,7 +302,23 @@ CandidateTexts candidate_texts(const AppState& state, const PlanCandidate& c, bo
         printf_text(tr("first stage %d, last %d layers"), p.decoder_first_pipeline_num_layers,
                     p.decoder_last_pipeline_num_layers);
   }
+  if (alike > 0) texts.alike = printf_text(tr("+%d alike"), static_cast<int>(alike));
   return texts;
+}
+
+// The rows folded into a row, for its tooltip: each one's number and what sets it apart.
+std::string alike_text(const std::vector<PlanCandidate>& rows, const ShownPlanRow& row) {
+  if (row.alike.empty()) return "";
+  std::string list;
+  for (const std::size_t i : row.alike) {
+    const PlanCandidate& c = rows[i];
+    list += printf_text("\n#%zu %s, %s %d, %s, %s", i + 1, layout_label(c.config.parallel).c_str(),
+                        "mbs", c.config.training.micro_batch_size, tr_text(c.recompute).c_str(),
+                        tr_text(c.offload).c_str());
+  }
+  return printf_text(tr("%d more rows with the same peak and step time:"),
+                     static_cast<int>(row.alike.size())) +
+         list;
 }
 
 // The height `text` takes wrapped in table column `column` of the current row.
@@ -255,19 +328,25 @@ float wrapped_height(int column, const std::string& text) {
   return ImGui::CalcTextSize(text.c_str(), nullptr, false, ImGui::GetContentRegionAvail().x).y;
 }
 
-// `text` wrapped at its column's edge, muted or in the text colour.
-void wrapped_cell(const std::string& text, bool muted = false) {
+// `text` wrapped at its column's edge, muted or in the text colour. A word wider than the
+// column is split where the wrap falls: noted as cut off (state().clipped_text), `readable`
+// when the row's tooltip holds it.
+void wrapped_cell(const std::string& text, bool muted = false, bool readable = false) {
+  if (text.empty()) return;
+  const float room_px = ImGui::GetContentRegionAvail().x;
   if (muted) ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextUnformatted(text.c_str());
   ImGui::PopTextWrapPos();
   if (muted) ImGui::PopStyleColor();
+  const float word_px = widest_word_px(text);
+  if (word_px > room_px + 0.5f) note_clipped("planner.cell", text, word_px, room_px, readable);
 }
 
 // The row's number (a Selectable as tall as the row's wrapped texts, spanning every column:
 // a click anywhere on the row applies it); true when clicked and applied.
-bool candidate_selectable(AppState& state, const PlanCandidate& c, std::size_t i, bool current,
-                          float height_px) {
+bool candidate_selectable(AppState& state, const PlanCandidate& c, const std::string& alike,
+                          std::size_t i, bool current, float height_px) {
   ImGui::TableSetColumnIndex(0);
   char index[16];
   std::snprintf(index, sizeof index, "%zu", i + 1);
@@ -280,61 +359,108 @@ bool candidate_selectable(AppState& state, const PlanCandidate& c, std::size_t i
   char rect_label[32];
   std::snprintf(rect_label, sizeof rect_label, "plan row %zu", i);
   record_item(state, rect_label, "row");
-  if (ImGui::IsItemHovered()) plan_candidate_tooltip(c, state.planner.stale);
+  if (ImGui::IsItemHovered()) plan_candidate_tooltip(c, state.planner.stale, alike);
   return applied;
+}
+
+// The row's height: its tallest wrapped cell.
+float row_height(const CandidateTexts& texts, const ShownPlanRow& row, bool wide) {
+  const float spacing_px = ImGui::GetStyle().ItemSpacing.y;
+  float layout_px = wrapped_height(1, texts.layout);
+  for (const std::string* below : {&texts.split, wide ? nullptr : &texts.recompute, &texts.alike}) {
+    if (below && !below->empty()) layout_px += spacing_px + wrapped_height(1, *below);
+  }
+  const int peak = peak_column(wide);
+  const auto two_lines = [&](int column, const std::string& first, const std::string& second) {
+    return wrapped_height(column, first) +
+           (second.empty() ? 0.0f : spacing_px + wrapped_height(column, second));
+  };
+  return std::max({layout_px, wide ? wrapped_height(3, texts.recompute) : 0.0f,
+                   wide ? wrapped_height(4, texts.offload) : 0.0f,
+                   two_lines(peak, row.peak, row.peak_change),
+                   two_lines(peak + 1, row.step, row.step_change)});
 }
 
 // One candidate's row; true when clicked and applied. Its texts wrap in their columns (a
 // phone's columns are narrow), and the row grows to hold them.
-bool candidate_row(AppState& state, const PlanCandidate& c, std::size_t i, bool current,
-                   bool wide) {
-  const CandidateTexts texts = candidate_texts(state, c, current);
+bool candidate_row(AppState& state, const std::vector<PlanCandidate>& rows, const ShownPlanRow& row,
+                   bool current, bool wide) {
+  const PlanCandidate& c = rows[row.index];
+  const CandidateTexts texts = candidate_texts(state, c, current, row.alike.size());
   ImGui::TableNextRow();
-  float layout_px = wrapped_height(1, texts.layout);
-  if (!texts.split.empty()) {
-    layout_px += ImGui::GetStyle().ItemSpacing.y + wrapped_height(1, texts.split);
-  }
-  const float height_px = std::max({layout_px, wrapped_height(3, texts.recompute),
-                                    wide ? wrapped_height(4, texts.offload) : 0.0f});
-  const bool applied = candidate_selectable(state, c, i, current, height_px);
+  const float height_px = row_height(texts, row, wide);
+  const bool applied =
+      candidate_selectable(state, c, alike_text(rows, row), row.index, current, height_px);
   ImGui::TableSetColumnIndex(1);
   wrapped_cell(texts.layout);
-  if (!texts.split.empty()) wrapped_cell(texts.split, true);
+  wrapped_cell(texts.split, true, true);  // the tooltip's flags hold the layout string
+  if (!wide) wrapped_cell(texts.recompute);
+  wrapped_cell(texts.alike, true);
   ImGui::TableNextColumn();
-  ImGui::Text("%d", c.config.training.micro_batch_size);
-  ImGui::TableNextColumn();
-  wrapped_cell(texts.recompute);
+  wrapped_cell(std::to_string(c.config.training.micro_batch_size));
   if (wide) {
+    ImGui::TableNextColumn();
+    wrapped_cell(texts.recompute);
     ImGui::TableNextColumn();
     wrapped_cell(texts.offload);
   }
   ImGui::TableNextColumn();
-  ImGui::Text("%.2f GiB", to_gib(c.peak_total_bytes));
+  wrapped_cell(row.peak);
+  wrapped_cell(row.peak_change, true);
   ImGui::TableNextColumn();
-  ImGui::Text("%.3f s", c.time.step_time_s);
+  wrapped_cell(row.step);
+  wrapped_cell(row.step_change, true);
   if (wide) {
     ImGui::TableNextColumn();
-    ImGui::Text("%.0f", c.time.tokens_per_s_per_gpu);
+    wrapped_cell(printf_text("%.0f", c.time.tokens_per_s_per_gpu));
     ImGui::TableNextColumn();
-    ImGui::Text("%.1f %%", 100.0 * c.time.mfu);
+    wrapped_cell(printf_text("%.1f %%", 100.0 * c.time.mfu));
   }
   return applied;
 }
 
+// The current configuration, above the rows that show their change from it: its layout, the
+// top bar's peak and verdict, and its step time as the search prices the rows.
+void draw_reference(AppState& state) {
+  PlannerState& planner = state.planner;
+  planner.shown_reference.clear();
+  if (!planner.reference) return;
+  const PlanReference& r = *planner.reference;
+  if (r.error) {
+    planner.shown_reference =
+        printf_text(tr("current: %s does not run (%s)"), r.layout.c_str(), r.error->field.c_str());
+  } else if (r.step_time_s > 0) {
+    planner.shown_reference =
+        printf_text(tr("current: %s, %.2f GiB (%s), step %.3f s"), r.layout.c_str(),
+                    to_gib(r.peak_total_bytes), tr(fit_status_word(r.status)), r.step_time_s);
+  } else {
+    planner.shown_reference =
+        printf_text(tr("current: %s, %.2f GiB (%s)"), r.layout.c_str(), to_gib(r.peak_total_bytes),
+                    tr(fit_status_word(r.status)));
+  }
+  verbatim_text(strong_text_color(), planner.shown_reference);
+  describe_item(state, "plan current", "text", "megamem plan",
+                "Each row shows its change from the current configuration under its peak and "
+                "step time.");
+}
+
 bool draw_candidates(AppState& state, const std::vector<PlanCandidate>& rows,
                      const std::vector<std::string>& queries) {
+  draw_reference(state);
   const bool wide = ImGui::GetContentRegionAvail().x > ImGui::GetFontSize() * 44.0f;
   // Every row in the results column, which scrolls: a table scrolling inside itself is a
   // child window that Dear ImGui skips (for Tab too) while it is out of sight.
   constexpr ImGuiTableFlags kFlags =
       ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingStretchProp;
-  if (!ImGui::BeginTable("planner", wide ? 9 : 6, kFlags)) return false;
+  state.planner.shown_rows = fold_alike(state, rows, queries);
+  if (!ImGui::BeginTable("planner", wide ? 9 : 5, kFlags)) return false;
   setup_candidate_columns(wide);
   bool applied = false;
-  for (std::size_t i = 0; i < rows.size() && !applied; ++i) {
-    const bool current = i < queries.size() && queries[i] == state.query;
-    ImGui::PushID(static_cast<int>(i));
-    applied = candidate_row(state, rows[i], i, current, wide);
+  for (const ShownPlanRow& row : state.planner.shown_rows) {
+    if (applied) break;
+    const bool current = row.index < queries.size() && queries[row.index] == state.query;
+    ImGui::PushID(static_cast<int>(row.index));
+    applied = candidate_row(state, rows, row, current, wide);
     ImGui::PopID();
   }
   ImGui::EndTable();
@@ -343,12 +469,13 @@ bool draw_candidates(AppState& state, const std::vector<PlanCandidate>& rows,
 
 void draw_rejections(const PlanResult& result) {
   if (result.rejections.empty()) return;
-  std::int64_t rejected = 0;
-  for (const PlanRejection& r : result.rejections) rejected += r.count;
-  char title[96];
-  std::snprintf(title, sizeof title, tr("Why the other %s candidates fail"),
-                grouped(static_cast<std::uint64_t>(rejected)).c_str());
-  if (!ImGui::TreeNodeEx("##plan rejections", ImGuiTreeNodeFlags_SpanAvailWidth, "%s", title)) {
+  // Counted as the summary counts them: every candidate that does not fit or is invalid (the
+  // title said "the other N", which read as the candidates not shown, fitting ones included).
+  const std::int64_t rejected = result.stats.out_of_memory + result.stats.invalid;
+  const std::string title = printf_text(tr("Why %s candidates do not fit or are invalid"),
+                                        grouped(static_cast<std::uint64_t>(rejected)).c_str());
+  if (!ImGui::TreeNodeEx("##plan rejections", ImGuiTreeNodeFlags_SpanAvailWidth, "%s",
+                         title.c_str())) {
     return;
   }
   ImGui::PushTextWrapPos(0.0f);
@@ -369,7 +496,7 @@ void draw_rejections(const PlanResult& result) {
 
 }  // namespace
 
-void plan_candidate_tooltip(const PlanCandidate& c, bool stale) {
+void plan_candidate_tooltip(const PlanCandidate& c, bool stale, const std::string& alike) {
   ImGui::BeginTooltip();
   ImGui::PushTextWrapPos(ImGui::GetFontSize() * 34.0f);
   ImGui::TextUnformatted(layout_megatron_args(c.config).c_str());
@@ -390,6 +517,7 @@ void plan_candidate_tooltip(const PlanCandidate& c, bool stale) {
   for (const auto& part : parts) {
     if (part.seconds > 0.0) ImGui::BulletText("%s %.3f s", tr(part.name), part.seconds);
   }
+  if (!alike.empty()) ImGui::TextUnformatted(alike.c_str());
   ImGui::TextUnformatted(tr(stale ? "Search again to apply a layout: this one is for the earlier "
                                     "settings."
                                   : "Click to apply this layout to the calculator and the link."));
@@ -408,6 +536,8 @@ bool apply_plan_candidate(AppState& state, const PlanCandidate& candidate) {
 
 bool draw_planner_panel(AppState& state) {
   update_plan_staleness(state);
+  update_plan_reference(state);
+  state.planner.shown_rows.clear();  // drawn again below when there is a list
   // The planner works for any inputs, also invalid ones (it replaces the layout): never dimmed
   // with the calculator's result.
   ImGui::PushStyleVar(ImGuiStyleVar_Alpha, 1.0f);

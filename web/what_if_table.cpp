@@ -61,21 +61,6 @@ std::vector<std::size_t> row_order(const AppState& state) {
   return order;
 }
 
-// The widest word of `text` (CJK text may break anywhere): a column narrower than it splits
-// the word where the wrap falls.
-float widest_word_px(const std::string& text) {
-  float widest_px = 0.0f;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i <= text.size(); ++i) {
-    if (i < text.size() && text[i] != ' ' && static_cast<unsigned char>(text[i]) < 0x80) continue;
-    if (i > start) {
-      widest_px = std::max(widest_px, ImGui::CalcTextSize(text.data() + start, text.data() + i).x);
-    }
-    start = i + 1;
-  }
-  return widest_px;
-}
-
 // The row's label, clickable when it is a valid change; true when clicked (and applied). The
 // label wraps in its column (on a phone "selective ..." rows differ only past the first
 // word), and the row is as tall as it.
