@@ -395,7 +395,7 @@ int run_plan(const std::vector<std::string>& args) {
     return kExitError;
   }
   if (options->switches.count("--json")) {
-    std::cout << plan_to_json(*request, *planned, seconds, 2, &*reference) << "\n";
+    std::cout << plan_to_json(*request, *planned, seconds, *reference) << "\n";
   } else {
     print_plan(*request, *planned, seconds, *reference);
   }

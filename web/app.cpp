@@ -127,21 +127,6 @@ double slice_quantile_ms(std::vector<float> slices_ms, double fraction) {
   return *at;
 }
 
-// The planner's rows as the last frame drew them, each with the ones folded into it (the same
-// peak and step time).
-nlohmann::json shown_rows_json(const std::vector<ShownPlanRow>& rows) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const ShownPlanRow& row : rows) {
-    out.push_back({{"index", row.index},
-                   {"peak", row.peak},
-                   {"step", row.step},
-                   {"peak_change", row.peak_change},
-                   {"step_change", row.step_change},
-                   {"alike", row.alike}});
-  }
-  return out;
-}
-
 // The planner panel for scripts: its options, status, and the search as `megamem plan --json`
 // prints it for the same link and options.
 nlohmann::json planner_json(AppState& app) {
@@ -174,13 +159,12 @@ nlohmann::json planner_json(AppState& app) {
   out["search_ms"] = planner.search_ms;
   out["error"] = error_json(planner.error);
   out["result"] = planner.result
-                      ? plan_json(*planner.request, *planner.result, planner.search_ms / 1000.0,
-                                  planner.reference ? &*planner.reference : nullptr)
+                      ? plan_json(*planner.request, *planner.result, planner.search_ms / 1000.0)
                       : nlohmann::json();
   out["top_queries"] = planner.top_queries;
   out["pareto_queries"] = planner.pareto_queries;
   out["shown_reference"] = planner.shown_reference;
-  out["shown_rows"] = shown_rows_json(planner.shown_rows);
+  out["shown_rows"] = planner.shown_rows;
   return out;
 }
 

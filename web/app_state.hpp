@@ -61,16 +61,6 @@ struct SnapshotDownload {
   std::string error;  // why the last one could not be written
 };
 
-// A row of the planner's list as the last frame drew it (for tests: state().planner.shown_rows).
-struct ShownPlanRow {
-  std::size_t index = 0;    // its candidate's place in the list shown (result.top or .pareto)
-  std::string peak;         // "58.32 GiB"
-  std::string step;         // "1.234 s"
-  std::string peak_change;  // from the current configuration: "-3.10 GiB" ("" = not known)
-  std::string step_change;  // "+12.3 %"
-  std::vector<std::size_t> alike;  // rows folded into it: the same peak and step as drawn
-};
-
 // The layout planner (planner_panel.cpp): its options, the last search, and the link queries
 // that tell whether that search still belongs to the configuration being edited.
 struct PlannerState {
@@ -111,8 +101,10 @@ struct PlannerState {
   // top bar's estimate, and its step time), and the query and result it was made for.
   std::optional<PlanReference> reference;
   std::string reference_key;
-  std::string shown_reference;           // the reference line the last frame drew
-  std::vector<ShownPlanRow> shown_rows;  // the rows it drew
+  // What the last frame drew (for tests): the line above the rows, and each row as
+  // "index|peak|peak change|step|step change|rows folded into it" ("3|66.92 GiB|-2.62 GiB|...").
+  std::string shown_reference;
+  std::vector<std::string> shown_rows;
 };
 
 struct AppState {

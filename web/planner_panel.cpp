@@ -222,12 +222,23 @@ void setup_candidate_columns(bool wide) {
   fixed("mbs", "mbs");
   if (wide) ImGui::TableSetupColumn(tr("recompute"), ImGuiTableColumnFlags_WidthStretch, 1.6f);
   if (wide) ImGui::TableSetupColumn(tr("offload"), ImGuiTableColumnFlags_WidthStretch, 1.2f);
-  fixed("peak", "+000.00 GiB");
+  fixed("peak", "000.00 GiB");
   fixed("step", "000.000 s");
   if (wide) fixed("tokens/s/GPU", "tokens/s/GPU");
   if (wide) fixed("MFU", "00.0 %");
   audited_headers_row("planner.header");
 }
+
+// A row of the list as drawn: its candidate, its figures and its change from the current
+// configuration, and the rows folded into it.
+struct ShownPlanRow {
+  std::size_t index = 0;    // its candidate's place in the list shown (result.top or .pareto)
+  std::string peak;         // "58.32 GiB"
+  std::string step;         // "1.234 s"
+  std::string peak_change;  // "-3.10 GiB" ("" = not known)
+  std::string step_change;  // "+12.3 %"
+  std::size_t alike = 0;    // rows folded into it: the same peak and step as drawn
+};
 
 // A row's figures as drawn, with its change from the current configuration (plan_change).
 ShownPlanRow shown_row(const PlanCandidate& c, std::size_t index,
@@ -265,11 +276,11 @@ std::vector<ShownPlanRow> fold_alike(const AppState& state, const std::vector<Pl
       shown.push_back(std::move(row));
       continue;
     }
-    same->alike.push_back(i);
+    row.alike = same->alike + 1;
     if (i < queries.size() && queries[i] == state.query) {
-      std::swap(same->index, same->alike.back());
-      std::swap(same->peak_change, row.peak_change);
-      std::swap(same->step_change, row.step_change);
+      *same = std::move(row);  // the current row stands for the rows it reads like
+    } else {
+      same->alike = row.alike;
     }
   }
   return shown;
@@ -306,21 +317,6 @@ CandidateTexts candidate_texts(const AppState& state, const PlanCandidate& c, bo
   return texts;
 }
 
-// The rows folded into a row, for its tooltip: each one's number and what sets it apart.
-std::string alike_text(const std::vector<PlanCandidate>& rows, const ShownPlanRow& row) {
-  if (row.alike.empty()) return "";
-  std::string list;
-  for (const std::size_t i : row.alike) {
-    const PlanCandidate& c = rows[i];
-    list += printf_text("\n#%zu %s, %s %d, %s, %s", i + 1, layout_label(c.config.parallel).c_str(),
-                        "mbs", c.config.training.micro_batch_size, tr_text(c.recompute).c_str(),
-                        tr_text(c.offload).c_str());
-  }
-  return printf_text(tr("%d more rows with the same peak and step time:"),
-                     static_cast<int>(row.alike.size())) +
-         list;
-}
-
 // The height `text` takes wrapped in table column `column` of the current row.
 float wrapped_height(int column, const std::string& text) {
   if (text.empty()) return 0.0f;
@@ -345,8 +341,8 @@ void wrapped_cell(const std::string& text, bool muted = false, bool readable = f
 
 // The row's number (a Selectable as tall as the row's wrapped texts, spanning every column:
 // a click anywhere on the row applies it); true when clicked and applied.
-bool candidate_selectable(AppState& state, const PlanCandidate& c, const std::string& alike,
-                          std::size_t i, bool current, float height_px) {
+bool candidate_selectable(AppState& state, const PlanCandidate& c, std::size_t i, bool current,
+                          float height_px) {
   ImGui::TableSetColumnIndex(0);
   char index[16];
   std::snprintf(index, sizeof index, "%zu", i + 1);
@@ -359,7 +355,7 @@ bool candidate_selectable(AppState& state, const PlanCandidate& c, const std::st
   char rect_label[32];
   std::snprintf(rect_label, sizeof rect_label, "plan row %zu", i);
   record_item(state, rect_label, "row");
-  if (ImGui::IsItemHovered()) plan_candidate_tooltip(c, state.planner.stale, alike);
+  if (ImGui::IsItemHovered()) plan_candidate_tooltip(c, state.planner.stale);
   return applied;
 }
 
@@ -386,11 +382,10 @@ float row_height(const CandidateTexts& texts, const ShownPlanRow& row, bool wide
 bool candidate_row(AppState& state, const std::vector<PlanCandidate>& rows, const ShownPlanRow& row,
                    bool current, bool wide) {
   const PlanCandidate& c = rows[row.index];
-  const CandidateTexts texts = candidate_texts(state, c, current, row.alike.size());
+  const CandidateTexts texts = candidate_texts(state, c, current, row.alike);
   ImGui::TableNextRow();
   const float height_px = row_height(texts, row, wide);
-  const bool applied =
-      candidate_selectable(state, c, alike_text(rows, row), row.index, current, height_px);
+  const bool applied = candidate_selectable(state, c, row.index, current, height_px);
   ImGui::TableSetColumnIndex(1);
   wrapped_cell(texts.layout);
   wrapped_cell(texts.split, true, true);  // the tooltip's flags hold the layout string
@@ -429,19 +424,15 @@ void draw_reference(AppState& state) {
   if (r.error) {
     planner.shown_reference =
         printf_text(tr("current: %s does not run (%s)"), r.layout.c_str(), r.error->field.c_str());
-  } else if (r.step_time_s > 0) {
-    planner.shown_reference =
-        printf_text(tr("current: %s, %.2f GiB (%s), step %.3f s"), r.layout.c_str(),
-                    to_gib(r.peak_total_bytes), tr(fit_status_word(r.status)), r.step_time_s);
   } else {
+    // A step the model cannot price reads "?" (never a made-up 0 s).
+    const std::string step = r.step_time_s > 0 ? printf_text("%.3f s", r.step_time_s) : "?";
     planner.shown_reference =
-        printf_text(tr("current: %s, %.2f GiB (%s)"), r.layout.c_str(), to_gib(r.peak_total_bytes),
-                    tr(fit_status_word(r.status)));
+        printf_text(tr("current: %s, %.2f GiB (%s), step %s"), r.layout.c_str(),
+                    to_gib(r.peak_total_bytes), tr(fit_status_word(r.status)), step.c_str());
   }
   verbatim_text(strong_text_color(), planner.shown_reference);
-  describe_item(state, "plan current", "text", "megamem plan",
-                "Each row shows its change from the current configuration under its peak and "
-                "step time.");
+  record_item(state, "plan current", "text");
 }
 
 bool draw_candidates(AppState& state, const std::vector<PlanCandidate>& rows,
@@ -452,11 +443,16 @@ bool draw_candidates(AppState& state, const std::vector<PlanCandidate>& rows,
   // child window that Dear ImGui skips (for Tab too) while it is out of sight.
   constexpr ImGuiTableFlags kFlags =
       ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingStretchProp;
-  state.planner.shown_rows = fold_alike(state, rows, queries);
+  const std::vector<ShownPlanRow> shown = fold_alike(state, rows, queries);
+  for (const ShownPlanRow& row : shown) {
+    state.planner.shown_rows.push_back(
+        printf_text("%zu|%s|%s|%s|%s|%zu", row.index, row.peak.c_str(), row.peak_change.c_str(),
+                    row.step.c_str(), row.step_change.c_str(), row.alike));
+  }
   if (!ImGui::BeginTable("planner", wide ? 9 : 5, kFlags)) return false;
   setup_candidate_columns(wide);
   bool applied = false;
-  for (const ShownPlanRow& row : state.planner.shown_rows) {
+  for (const ShownPlanRow& row : shown) {
     if (applied) break;
     const bool current = row.index < queries.size() && queries[row.index] == state.query;
     ImGui::PushID(static_cast<int>(row.index));
@@ -496,7 +492,7 @@ void draw_rejections(const PlanResult& result) {
 
 }  // namespace
 
-void plan_candidate_tooltip(const PlanCandidate& c, bool stale, const std::string& alike) {
+void plan_candidate_tooltip(const PlanCandidate& c, bool stale) {
   ImGui::BeginTooltip();
   ImGui::PushTextWrapPos(ImGui::GetFontSize() * 34.0f);
   ImGui::TextUnformatted(layout_megatron_args(c.config).c_str());
@@ -517,7 +513,6 @@ void plan_candidate_tooltip(const PlanCandidate& c, bool stale, const std::strin
   for (const auto& part : parts) {
     if (part.seconds > 0.0) ImGui::BulletText("%s %.3f s", tr(part.name), part.seconds);
   }
-  if (!alike.empty()) ImGui::TextUnformatted(alike.c_str());
   ImGui::TextUnformatted(tr(stale ? "Search again to apply a layout: this one is for the earlier "
                                     "settings."
                                   : "Click to apply this layout to the calculator and the link."));

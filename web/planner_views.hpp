@@ -9,10 +9,8 @@
 
 namespace megamem::web {
 
-// A candidate's Megatron flags, memory, time and where the time goes, as a tooltip; `alike`
-// lists the rows folded into its row ("" = none).
-void plan_candidate_tooltip(const PlanCandidate& candidate, bool stale,
-                            const std::string& alike = "");
+// A candidate's Megatron flags, memory, time and where the time goes, as a tooltip.
+void plan_candidate_tooltip(const PlanCandidate& candidate, bool stale);
 
 // Applies a candidate's configuration to the calculator (rows of a stale search are not
 // applied: their configurations carry the earlier settings); returns whether it did.

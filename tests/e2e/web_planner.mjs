@@ -43,15 +43,13 @@ function cliPlan(url, planner) {
   if (!planner.search_offload) args.push('--no-offload-search');
   return cliJson(opts.cli, args);
 }
-// Without the search's time, and (`withCurrent` false) without the configuration the page
-// compares its rows with: after a row is applied, the page's is that row's.
-function withoutTime(result, withCurrent = true) {
+// Without the search's time, and without the configuration the CLI compares its rows with
+// (the page reports the line it draws instead: state().planner.shown_reference).
+function withoutTime(result) {
   const copy = structuredClone(result);
   delete copy.search_seconds;
-  if (!withCurrent) {
-    delete copy.current;
-    for (const c of [...copy.top, ...copy.pareto]) delete c.change_from_current;
-  }
+  delete copy.current;
+  for (const c of [...copy.top, ...copy.pareto]) delete c.change_from_current;
   return copy;
 }
 const searchDone = (page, what, timeoutMs = 600_000) =>
@@ -69,10 +67,9 @@ async function search(page, what) {
 }
 
 // The planner's search for the page's link equals the CLI's.
-function checkMatchesCli(state, what, withCurrent = true) {
+function checkMatchesCli(state, what) {
   const cli = cliPlan(state.url, state.planner);
-  const difference = firstDifference(withoutTime(state.planner.result, withCurrent),
-                                     withoutTime(cli, withCurrent));
+  const difference = firstDifference(withoutTime(state.planner.result), withoutTime(cli));
   check(difference === '', `${what}: the page's plan equals \`megamem plan --url ... --json\`` +
         (difference ? ` (first difference ${difference})` : ` (${cli.top.length} top, ` +
          `${cli.pareto.length} on the Pareto front, ${cli.stats.candidates} candidates)`));
@@ -131,7 +128,7 @@ try {
   // --- apply -----------------------------------------------------------------------------------
   const searchedUrl = state.url;
   state = await applyRow(page, 0, state.planner.top_queries, 'fastest row 1');
-  checkMatchesCli({ ...state, url: searchedUrl }, 'after applying, the list', false);
+  checkMatchesCli({ ...state, url: searchedUrl }, 'after applying, the list');
 
   // --- pareto ------------------------------------------------------------------------------------
   await click(page, 'plan pareto');
@@ -208,20 +205,27 @@ try {
 const referenceLink = `${baseUrl}?v=1&model=deepseek-v3&gpu=h800&gpus=256&pp=16&ep=16&gbs=256`;
 const gibText = (bytes) => `${(bytes / 2 ** 30).toFixed(2)} GiB`;
 
-// The rows as drawn: none reads like another, each layout of the list is a row or folded into
-// one that reads the same, and no text of the planner is cut off without a way to read it.
+// The rows as drawn ("index|peak|peak change|step|step change|folded"): none reads like
+// another, each layout of the list reads like a drawn row, the folded ones are counted, and no
+// text of the planner is cut off without a way to read it.
+function shownRows(state) {
+  return state.planner.shown_rows.map((text) => {
+    const [index, peak, peakChange, step, stepChange, alike] = text.split('|');
+    return { index: Number(index), peak, peakChange, step, stepChange, alike: Number(alike) };
+  });
+}
 function checkRows(state, what) {
-  const rows = state.planner.shown_rows;
+  const rows = shownRows(state);
   const top = state.planner.result.top;
+  const keyOf = (c) => `${gibText(c.peak_total_bytes)} ${c.step_time_s.toFixed(3)} s`;
   const keys = rows.map((r) => `${r.peak} ${r.step}`);
   check(rows.length > 0 && new Set(keys).size === rows.length,
         `${what}: no two rows with the same GiB and seconds (${keys.join('; ')})`);
-  const key = (i) => `${gibText(top[i].peak_total_bytes)} ${top[i].step_time_s.toFixed(3)}`;
-  const covered = rows.flatMap((r) => [r.index, ...r.alike]).sort((a, b) => a - b);
-  check(JSON.stringify(covered) === JSON.stringify(top.map((_, i) => i)) &&
-        rows.every((r) => r.alike.every((i) => key(i) === key(r.index))),
-        `${what}: each of the ${top.length} layouts is one of the ${rows.length} rows or folded ` +
-        `into one that reads the same (${rows.map((r) => r.alike.length).join(', ')} folded)`);
+  check(rows.every((r) => keyOf(top[r.index]) === `${r.peak} ${r.step}`) &&
+        top.every((c) => keys.includes(keyOf(c))) &&
+        rows.reduce((n, r) => n + 1 + r.alike, 0) === top.length,
+        `${what}: each of the ${top.length} layouts is one of the ${rows.length} rows or counted ` +
+        `in one that reads the same (${rows.map((r) => r.alike).join(', ')} folded)`);
   const cut = state.clipped_text.filter((c) => c.where.startsWith('planner') && !c.readable);
   check(cut.length === 0, `${what}: no planner text cut off` + (cut.length ? `; cut off: ` +
         cut.map((c) => `${c.where} "${c.text}" (${c.needed_px.toFixed(0)} in ` +
@@ -240,42 +244,47 @@ async function referenceAndRows(size, contextOptions) {
     await moveMouseAway(view);
     await redraw(view);  // the clipped texts are of the last frame drawn
     state = await pageState(view);
-    const current = state.planner.result.current;
-    check(state.error !== null && current && !current.runs &&
-          current.error.field === state.error.field &&
-          state.planner.shown_reference.includes(current.layout) &&
-          /does not run/.test(state.planner.shown_reference),
-          `${size}: above the rows, why the configuration does not run: ` +
-          `"${state.planner.shown_reference}" (the page's error: ${state.error?.field})`);
+    const line = state.planner.shown_reference;
+    check(state.error !== null && line.includes('TP1 PP16 VPP1 CP1 EP16 ETP1') &&
+          line.includes('does not run') && line.includes(state.error.field),
+          `${size}: above the rows, why the configuration does not run: "${line}" (the page's ` +
+          `error: ${state.error?.field})`);
     check(state.planner.shown_rows.length < state.planner.result.top.length,
           `${size}: rows that read the same are folded (${state.planner.shown_rows.length} ` +
           `rows for ${state.planner.result.top.length} layouts)`);
     checkRows(state, `${size}, configuration refused`);
     await view.screenshot({ path: join(opts.artifacts, `planner-reference-${size}-refused.png`) });
 
-    // The first row applied: the reference is that configuration, with the top bar's peak.
+    // The first row applied: the reference is that configuration, with the top bar's peak and
+    // the CLI's step time for its link.
     await click(view, 'plan row 0');
     await moveMouseAway(view);
     state = await waitForState(view, (s) => s.query === s.planner.top_queries[0] &&
-                                            s.planner.result.current?.runs, `${size}: row 1 applied`);
+                                            s.error === null, `${size}: row 1 applied`);
     await scrollIntoView(view, 'plan row 0');
     await moveMouseAway(view);
-    await redraw(view);  // the clipped texts are of the last frame drawn
+    await redraw(view);
     state = await pageState(view);
-    const applied = state.planner.result.current;
+    const cli = cliPlan(state.url, state.planner);
     const topBar = state.result.ranks[state.result.limiting_pp_rank].peak_total_bytes;
-    check(applied.peak_total_bytes === topBar && applied.step_time_s > 0 &&
-          state.planner.shown_reference.includes(gibText(topBar)) &&
-          state.planner.shown_reference.includes(`${applied.step_time_s.toFixed(3)} s`),
+    const applied = state.planner.shown_reference;
+    check(cli.current.peak_total_bytes === topBar && applied.includes(gibText(topBar)) &&
+          applied.includes(`${cli.current.step_time_s.toFixed(3)} s`),
           `${size}: above the rows, the configuration with the top bar's ${gibText(topBar)} and ` +
-          `its step time: "${state.planner.shown_reference}"`);
-    const rows = state.planner.shown_rows;
-    const first = rows.find((r) => r.index === 0);
-    check(rows.every((r) => /^([+-]\d+\.\d\d|0\.00) GiB$/.test(r.peak_change) &&
-                            /^([+-]\d+\.\d|0\.0) %$/.test(r.step_change)) &&
-          first && first.peak_change === '0.00 GiB' && first.step_change === '0.0 %',
-          `${size}: each row shows its change from it (${rows.map((r) => `${r.peak_change}, ` +
-                                                      `${r.step_change}`).join('; ')})`);
+          `its step time (\`megamem plan --url\`: ${cli.current.step_time_s.toFixed(3)} s): ` +
+          `"${applied}"`);
+    const rows = shownRows(state);
+    const near = (text, value, within) => Math.abs(parseFloat(text) - value) <= within;
+    check(rows.every((r) => /^([+-]\d+\.\d\d|0\.00) GiB$/.test(r.peakChange) &&
+                            /^([+-]\d+\.\d|0\.0) %$/.test(r.stepChange)) &&
+          rows.every((r) => {
+            const change = cli.top[r.index].change_from_current;
+            return near(r.peakChange, change.peak_bytes / 2 ** 30, 0.006) &&
+                   near(r.stepChange, 100 * change.step_time_fraction, 0.06);
+          }) && rows[0].index === 0 && rows[0].peakChange === '0.00 GiB' &&
+          rows[0].stepChange === '0.0 %',
+          `${size}: each row shows its change from it, as the CLI's change_from_current ` +
+          `(${rows.map((r) => `${r.peakChange}, ${r.stepChange}`).join('; ')})`);
     checkRows(state, `${size}, row 1 applied`);
     await view.screenshot({ path: join(opts.artifacts, `planner-reference-${size}-applied.png`) });
     check(browser.errors.length === 0, `${size}: no console errors ${browser.errors.join(' | ')}`);

@@ -50,19 +50,21 @@ json candidate_json(const PlanCandidate& c) {
           {"megatron_args", to_megatron_args(c.config)}};
 }
 
-json candidates_json(const std::vector<PlanCandidate>& candidates, const PlanReference* reference) {
+json candidates_json(const std::vector<PlanCandidate>& candidates) {
   json out = json::array();
-  for (const PlanCandidate& c : candidates) {
-    json candidate = candidate_json(c);
-    if (reference) {
-      const PlanChange change = plan_change(c, *reference);
-      candidate["change_from_current"] = {
-          {"peak_bytes", change.peak_known ? json(change.peak_bytes) : json()},
-          {"step_time_fraction", change.time_known ? json(change.step_time) : json()}};
-    }
-    out.push_back(std::move(candidate));
-  }
+  for (const PlanCandidate& c : candidates) out.push_back(candidate_json(c));
   return out;
+}
+
+// Each candidate's change from the reference, beside its other figures.
+void add_changes(json& candidates, const std::vector<PlanCandidate>& from,
+                 const PlanReference& reference) {
+  for (std::size_t i = 0; i < from.size(); ++i) {
+    const PlanChange change = plan_change(from[i], reference);
+    candidates[i]["change_from_current"] = {
+        {"peak_bytes", change.peak_known ? json(change.peak_bytes) : json()},
+        {"step_time_fraction", change.time_known ? json(change.step_time) : json()}};
+  }
 }
 
 json reference_json(const PlanReference& r) {
@@ -80,8 +82,7 @@ json reference_json(const PlanReference& r) {
 
 }  // namespace
 
-json plan_json(const PlanRequest& request, const PlanResult& result, double search_seconds,
-               const PlanReference* reference) {
+json plan_json(const PlanRequest& request, const PlanResult& result, double search_seconds) {
   const Config& base = request.base;
   const PlanStats& s = result.stats;
   json document;
@@ -104,9 +105,8 @@ json plan_json(const PlanRequest& request, const PlanResult& result, double sear
                        {"inferred", s.inferred},
                        {"estimates", s.estimates},
                        {"step_time_evaluations", s.step_time_evaluations}};
-  if (reference) document["current"] = reference_json(*reference);
-  document["top"] = candidates_json(result.top, reference);
-  document["pareto"] = candidates_json(result.pareto, reference);
+  document["top"] = candidates_json(result.top);
+  document["pareto"] = candidates_json(result.pareto);
   document["rejections"] = json::array();
   for (const PlanRejection& r : result.rejections) {
     document["rejections"].push_back({{"reason", r.reason},
@@ -119,8 +119,12 @@ json plan_json(const PlanRequest& request, const PlanResult& result, double sear
 }
 
 std::string plan_to_json(const PlanRequest& request, const PlanResult& result,
-                         double search_seconds, int indent, const PlanReference* reference) {
-  return plan_json(request, result, search_seconds, reference).dump(indent);
+                         double search_seconds, const PlanReference& reference, int indent) {
+  json document = plan_json(request, result, search_seconds);
+  document["current"] = reference_json(reference);
+  add_changes(document["top"], result.top, reference);
+  add_changes(document["pareto"], result.pareto, reference);
+  return document.dump(indent);
 }
 
 }  // namespace megamem
