@@ -12,6 +12,7 @@
 // each layout's Megatron-LM flags, the Pareto front of memory against step time, and why
 // the other candidates were rejected.
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -23,6 +24,7 @@
 #include "cli_options.hpp"
 #include "commands.hpp"
 #include "config_options.hpp"
+#include "megamem/estimate.hpp"
 #include "megamem/json_output.hpp"
 #include "megamem/layout_label.hpp"
 #include "megamem/megatron_args.hpp"
@@ -93,7 +95,27 @@ std::string pad(const std::string& text, std::size_t width, bool left = false) {
   return left ? fill + text : text + fill;
 }
 
-void print_rows(const std::vector<PlanCandidate>& rows, bool numbered) {
+// A candidate's change from the current configuration: "-3.10 GiB  -12.0 %" ("?" where the
+// current one has no figure).
+std::string change_text(const PlanCandidate& c, const PlanReference& reference) {
+  const PlanChange change = plan_change(c, reference);
+  char gib[32] = "?";
+  // Under half a hundredth reads as no change, not "-0.00".
+  if (change.peak_known) {
+    const double value = to_gib(change.peak_bytes);
+    std::snprintf(gib, sizeof gib, std::abs(value) < 0.005 ? "0.00" : "%+.2f", value);
+  }
+  char time[32] = "?";
+  if (change.time_known) {
+    const double percent = 100.0 * change.step_time;
+    std::snprintf(time, sizeof time, std::abs(percent) < 0.05 ? "0.0 %%" : "%+.1f %%", percent);
+  }
+  return pad(std::string(gib) + (change.peak_known ? " GiB" : ""), 10, true) + "  " +
+         pad(time, 8, true);
+}
+
+void print_rows(const std::vector<PlanCandidate>& rows, bool numbered,
+                const PlanReference& reference) {
   std::size_t recompute_width = 9, offload_width = 7, layout_width = 6;
   for (const PlanCandidate& c : rows) {
     recompute_width = std::max(recompute_width, c.recompute.size());
@@ -102,7 +124,7 @@ void print_rows(const std::vector<PlanCandidate>& rows, bool numbered) {
   }
   std::cout << (numbered ? "  # " : "    ") << pad("layout", layout_width) << "  mbs  "
             << pad("recompute", recompute_width) << "  " << pad("offload", offload_width)
-            << "  peak GiB  rank   step s  tokens/s/GPU  TFLOP/s/GPU   MFU\n";
+            << "  peak GiB  rank   step s  tokens/s/GPU  TFLOP/s/GPU   MFU  vs current\n";
   int index = 1;
   for (const PlanCandidate& c : rows) {
     std::cout << (numbered ? pad(std::to_string(index++), 3, true) + " " : "    ")
@@ -114,7 +136,8 @@ void print_rows(const std::vector<PlanCandidate>& rows, bool numbered) {
               << pad(fixed(c.time.step_time_s, c.time.step_time_s < 10 ? 3 : 2), 7, true) << "  "
               << pad(fixed(c.time.tokens_per_s_per_gpu, 0), 12, true) << "  "
               << pad(fixed(c.time.model_tflops_per_gpu, 0), 11, true) << "  "
-              << pad(fixed(100 * c.time.mfu, 1) + "%", 5, true) << "\n";
+              << pad(fixed(100 * c.time.mfu, 1) + "%", 5, true) << "  " << change_text(c, reference)
+              << "\n";
   }
 }
 
@@ -229,9 +252,25 @@ void print_header(const PlanRequest& request, const PlanStats& s, double seconds
             << " invalid\n";
 }
 
-void print_top(const std::vector<PlanCandidate>& top) {
+// The configuration as given: what the "vs current" column compares each layout with.
+void print_reference(const PlanReference& r) {
+  std::cout << "current " << r.layout << ": ";
+  if (r.error) {
+    std::cout << "does not run (" << r.error->field << ": " << r.error->message << ")\n";
+    return;
+  }
+  std::cout << fixed(to_gib(r.peak_total_bytes), 2) << " GiB on PP rank " << r.limiting_pp_rank
+            << ", "
+            << (r.status == FitStatus::fits         ? "fits"
+                : r.status == FitStatus::borderline ? "borderline"
+                                                    : "does not fit");
+  if (r.step_time_s > 0) std::cout << "; step " << fixed(r.step_time_s, 3) << " s";
+  std::cout << "\n";
+}
+
+void print_top(const std::vector<PlanCandidate>& top, const PlanReference& reference) {
   std::cout << "\nfastest layouts that fit\n";
-  print_rows(top, true);
+  print_rows(top, true, reference);
   std::cout << "\nMegatron-LM flags of each layout (with the configuration's other flags)\n";
   int index = 1;
   for (const PlanCandidate& c : top) {
@@ -240,7 +279,7 @@ void print_top(const std::vector<PlanCandidate>& top) {
   }
 }
 
-void print_pareto(const std::vector<PlanCandidate>& pareto) {
+void print_pareto(const std::vector<PlanCandidate>& pareto, const PlanReference& reference) {
   // The front moves in small steps (a VPP more, one more module offloaded): show the
   // points at least 1 GiB apart, and the last (least memory) one.
   std::vector<PlanCandidate> shown;
@@ -253,7 +292,7 @@ void print_pareto(const std::vector<PlanCandidate>& pareto) {
   }
   std::cout << "\nPareto front: least memory at each step time (" << shown.size() << " of "
             << pareto.size() << " points, 1 GiB apart; --json lists all)\n";
-  print_rows(shown, false);
+  print_rows(shown, false, reference);
 }
 
 void print_rejections(const std::vector<PlanRejection>& rejections) {
@@ -268,22 +307,34 @@ void print_rejections(const std::vector<PlanRejection>& rejections) {
   if (rejections.empty()) std::cout << "  nothing\n";
 }
 
-void print_plan(const PlanRequest& request, const PlanResult& result, double seconds) {
+void print_plan(const PlanRequest& request, const PlanResult& result, double seconds,
+                const PlanReference& reference) {
   print_header(request, result.stats, seconds);
+  print_reference(reference);
   if (result.top.empty()) {
     std::cout << "\nno layout fits; the rejections below say why\n";
   } else {
-    print_top(result.top);
-    print_pareto(result.pareto);
+    print_top(result.top, reference);
+    print_pareto(result.pareto, reference);
   }
   print_rejections(result.rejections);
   std::cout << "GiB per GPU (limiting pipeline rank); time from the step-time model "
                "(docs/planner.md), throughput as Megatron logs it\n";
 }
 
-// The request the options describe; nullopt once what was wrong is printed, with exit_code
-// saying how it was wrong.
-std::optional<PlanRequest> plan_request_from(const ParsedOptions& options, int& exit_code) {
+// The configuration as the options give it, on the device the plan's options make
+// (--gpu-memory-gib ...), priced as the reference of the plan's rows.
+PlanReference reference_of(Config current, const PlanRequest& request) {
+  current.device = request.base.device;
+  const Expected<Estimate> estimated = estimate(current);
+  return estimated ? plan_reference(current, *estimated, request.step_time)
+                   : plan_reference(current, estimated.error());
+}
+
+// The request the options describe, and the configuration as given as its `reference`;
+// nullopt once what was wrong is printed, with exit_code saying how it was wrong.
+std::optional<PlanRequest> plan_request_from(const ParsedOptions& options, int& exit_code,
+                                             std::optional<PlanReference>& reference) {
   exit_code = kExitUsage;
   if (const std::optional<Error> usage = plan_usage_error(options)) {
     print_error(*usage);
@@ -311,6 +362,7 @@ std::optional<PlanRequest> plan_request_from(const ParsedOptions& options, int& 
     return std::nullopt;
   }
   apply_plan_switches(options, request);
+  reference = reference_of(built->shared.config, request);
   return request;
 }
 
@@ -327,7 +379,8 @@ int run_plan(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   int exit_code = kExitOk;
-  const std::optional<PlanRequest> request = plan_request_from(*options, exit_code);
+  std::optional<PlanReference> reference;
+  const std::optional<PlanRequest> request = plan_request_from(*options, exit_code, reference);
   if (!request) return exit_code;
   if (!request->base.optimizer.use_distributed_optimizer) {
     std::cerr << "megamem: warning: planning without --use-distributed-optimizer: every "
@@ -342,9 +395,9 @@ int run_plan(const std::vector<std::string>& args) {
     return kExitError;
   }
   if (options->switches.count("--json")) {
-    std::cout << plan_to_json(*request, *planned, seconds) << "\n";
+    std::cout << plan_to_json(*request, *planned, seconds, *reference) << "\n";
   } else {
-    print_plan(*request, *planned, seconds);
+    print_plan(*request, *planned, seconds, *reference);
   }
   return kExitOk;
 }

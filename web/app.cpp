@@ -131,6 +131,7 @@ double slice_quantile_ms(std::vector<float> slices_ms, double fraction) {
 // prints it for the same link and options.
 nlohmann::json planner_json(AppState& app) {
   update_plan_staleness(app);
+  update_plan_reference(app);
   const PlannerState& planner = app.planner;
   nlohmann::json out;
   out["status"] = planner.search      ? "searching"
@@ -162,6 +163,8 @@ nlohmann::json planner_json(AppState& app) {
                       : nlohmann::json();
   out["top_queries"] = planner.top_queries;
   out["pareto_queries"] = planner.pareto_queries;
+  out["shown_reference"] = planner.shown_reference;
+  out["shown_rows"] = planner.shown_rows;
   return out;
 }
 

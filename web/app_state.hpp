@@ -100,6 +100,14 @@ struct PlannerState {
   bool inputs_changed = false;              // the configuration's plan_inputs() changed
   std::string stale_checked_query;          // the query inputs_changed was computed for
   bool stale = false;  // the configuration or the options changed since the search
+  // The configuration being edited, as the list compares its rows with (plan_reference: the
+  // top bar's estimate, and its step time), and the query and result it was made for.
+  std::optional<PlanReference> reference;
+  std::string reference_key;
+  // What the last frame drew (for tests): the line above the rows, and each row as
+  // "index|peak|peak change|step|step change|rows folded into it" ("3|66.92 GiB|-2.62 GiB|...").
+  std::string shown_reference;
+  std::vector<std::string> shown_rows;
 };
 
 struct AppState {

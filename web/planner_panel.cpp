@@ -6,8 +6,11 @@
 // (planning.cpp), with a progress bar and Cancel: it needs from a tenth of a second to a few
 // seconds of work, and the page has one thread.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "clip_audit.hpp"
@@ -201,7 +204,12 @@ void draw_summary(AppState& state) {
   }
 }
 
-// The rows; returns true when one was applied (state.shared changed).
+// The table's columns: the change from the current configuration goes under the peak and the
+// step time (a second line). A narrow table (a phone) puts recompute under the layout and
+// leaves offload, tokens/s and MFU to the row's tooltip: in a recompute column of its own,
+// "layernorm" was split mid-word.
+int peak_column(bool wide) { return wide ? 5 : 3; }
+
 void setup_candidate_columns(bool wide) {
   const auto fixed = [](const char* name, const char* widest) {
     ImGui::TableSetupColumn(
@@ -212,7 +220,7 @@ void setup_candidate_columns(bool wide) {
   fixed("#", "00");
   ImGui::TableSetupColumn(tr("layout"), ImGuiTableColumnFlags_WidthStretch, 2.2f);
   fixed("mbs", "mbs");
-  ImGui::TableSetupColumn(tr("recompute"), ImGuiTableColumnFlags_WidthStretch, 1.6f);
+  if (wide) ImGui::TableSetupColumn(tr("recompute"), ImGuiTableColumnFlags_WidthStretch, 1.6f);
   if (wide) ImGui::TableSetupColumn(tr("offload"), ImGuiTableColumnFlags_WidthStretch, 1.2f);
   fixed("peak", "000.00 GiB");
   fixed("step", "000.000 s");
@@ -221,16 +229,76 @@ void setup_candidate_columns(bool wide) {
   audited_headers_row("planner.header");
 }
 
+// A row of the list as drawn: its candidate, its figures and its change from the current
+// configuration, and the rows folded into it.
+struct ShownPlanRow {
+  std::size_t index = 0;    // its candidate's place in the list shown (result.top or .pareto)
+  std::string peak;         // "58.32 GiB"
+  std::string step;         // "1.234 s"
+  std::string peak_change;  // "-3.10 GiB" ("" = not known)
+  std::string step_change;  // "+12.3 %"
+  std::size_t alike = 0;    // rows folded into it: the same peak and step as drawn
+};
+
+// A row's figures as drawn, with its change from the current configuration (plan_change).
+ShownPlanRow shown_row(const PlanCandidate& c, std::size_t index,
+                       const std::optional<PlanReference>& reference) {
+  ShownPlanRow row;
+  row.index = index;
+  row.peak = gib_text(c.peak_total_bytes);
+  row.step = printf_text("%.3f s", c.time.step_time_s);
+  if (!reference) return row;
+  const PlanChange change = plan_change(c, *reference);
+  // Under half a hundredth (of a GiB, of a percent) reads as no change, not "-0.00".
+  if (change.peak_known) {
+    const double gib = to_gib(change.peak_bytes);
+    row.peak_change = std::abs(gib) < 0.005 ? "0.00 GiB" : printf_text("%+.2f GiB", gib);
+  }
+  if (change.time_known) {
+    const double percent = 100.0 * change.step_time;
+    row.step_change = std::abs(percent) < 0.05 ? "0.0 %" : printf_text("%+.1f %%", percent);
+  }
+  return row;
+}
+
+// The rows to draw, in the planner's order: a row that reads like an earlier one (the same
+// peak and step time as drawn) is folded into it and counted there; the current layout stands
+// for its group, so "(current)" is never folded away.
+std::vector<ShownPlanRow> fold_alike(const AppState& state, const std::vector<PlanCandidate>& rows,
+                                     const std::vector<std::string>& queries) {
+  std::vector<ShownPlanRow> shown;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    ShownPlanRow row = shown_row(rows[i], i, state.planner.reference);
+    const auto same = std::find_if(shown.begin(), shown.end(), [&](const ShownPlanRow& s) {
+      return s.peak == row.peak && s.step == row.step;
+    });
+    if (same == shown.end()) {
+      shown.push_back(std::move(row));
+      continue;
+    }
+    row.alike = same->alike + 1;
+    if (i < queries.size() && queries[i] == state.query) {
+      *same = std::move(row);  // the current row stands for the rows it reads like
+    } else {
+      same->alike = row.alike;
+    }
+  }
+  return shown;
+}
+
 // The texts of a candidate's row that wrap in their columns: the layout (marked when it is
-// the current one), how an uneven split places the layers, recompute and offload.
+// the current one), how an uneven split places the layers, the rows folded into it,
+// recompute and offload.
 struct CandidateTexts {
   std::string layout;
   std::string split;  // "" for Megatron's even split
+  std::string alike;  // "+2 alike" ("" = none)
   std::string recompute;
   std::string offload;
 };
 
-CandidateTexts candidate_texts(const AppState& state, const PlanCandidate& c, bool current) {
+CandidateTexts candidate_texts(const AppState& state, const PlanCandidate& c, bool current,
+                               std::size_t alike) {
   const ParallelConfig& p = c.config.parallel;
   CandidateTexts texts{
       .layout = layout_label(p), .recompute = tr_text(c.recompute), .offload = tr_text(c.offload)};
@@ -245,6 +313,7 @@ CandidateTexts candidate_texts(const AppState& state, const PlanCandidate& c, bo
         printf_text(tr("first stage %d, last %d layers"), p.decoder_first_pipeline_num_layers,
                     p.decoder_last_pipeline_num_layers);
   }
+  if (alike > 0) texts.alike = printf_text(tr("+%d alike"), static_cast<int>(alike));
   return texts;
 }
 
@@ -255,13 +324,19 @@ float wrapped_height(int column, const std::string& text) {
   return ImGui::CalcTextSize(text.c_str(), nullptr, false, ImGui::GetContentRegionAvail().x).y;
 }
 
-// `text` wrapped at its column's edge, muted or in the text colour.
-void wrapped_cell(const std::string& text, bool muted = false) {
+// `text` wrapped at its column's edge, muted or in the text colour. A word wider than the
+// column is split where the wrap falls: noted as cut off (state().clipped_text), `readable`
+// when the row's tooltip holds it.
+void wrapped_cell(const std::string& text, bool muted = false, bool readable = false) {
+  if (text.empty()) return;
+  const float room_px = ImGui::GetContentRegionAvail().x;
   if (muted) ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextUnformatted(text.c_str());
   ImGui::PopTextWrapPos();
   if (muted) ImGui::PopStyleColor();
+  const float word_px = widest_word_px(text);
+  if (word_px > room_px + 0.5f) note_clipped("planner.cell", text, word_px, room_px, readable);
 }
 
 // The row's number (a Selectable as tall as the row's wrapped texts, spanning every column:
@@ -284,57 +359,104 @@ bool candidate_selectable(AppState& state, const PlanCandidate& c, std::size_t i
   return applied;
 }
 
+// The row's height: its tallest wrapped cell.
+float row_height(const CandidateTexts& texts, const ShownPlanRow& row, bool wide) {
+  const float spacing_px = ImGui::GetStyle().ItemSpacing.y;
+  float layout_px = wrapped_height(1, texts.layout);
+  for (const std::string* below : {&texts.split, wide ? nullptr : &texts.recompute, &texts.alike}) {
+    if (below && !below->empty()) layout_px += spacing_px + wrapped_height(1, *below);
+  }
+  const int peak = peak_column(wide);
+  const auto two_lines = [&](int column, const std::string& first, const std::string& second) {
+    return wrapped_height(column, first) +
+           (second.empty() ? 0.0f : spacing_px + wrapped_height(column, second));
+  };
+  return std::max({layout_px, wide ? wrapped_height(3, texts.recompute) : 0.0f,
+                   wide ? wrapped_height(4, texts.offload) : 0.0f,
+                   two_lines(peak, row.peak, row.peak_change),
+                   two_lines(peak + 1, row.step, row.step_change)});
+}
+
 // One candidate's row; true when clicked and applied. Its texts wrap in their columns (a
 // phone's columns are narrow), and the row grows to hold them.
-bool candidate_row(AppState& state, const PlanCandidate& c, std::size_t i, bool current,
-                   bool wide) {
-  const CandidateTexts texts = candidate_texts(state, c, current);
+bool candidate_row(AppState& state, const std::vector<PlanCandidate>& rows, const ShownPlanRow& row,
+                   bool current, bool wide) {
+  const PlanCandidate& c = rows[row.index];
+  const CandidateTexts texts = candidate_texts(state, c, current, row.alike);
   ImGui::TableNextRow();
-  float layout_px = wrapped_height(1, texts.layout);
-  if (!texts.split.empty()) {
-    layout_px += ImGui::GetStyle().ItemSpacing.y + wrapped_height(1, texts.split);
-  }
-  const float height_px = std::max({layout_px, wrapped_height(3, texts.recompute),
-                                    wide ? wrapped_height(4, texts.offload) : 0.0f});
-  const bool applied = candidate_selectable(state, c, i, current, height_px);
+  const float height_px = row_height(texts, row, wide);
+  const bool applied = candidate_selectable(state, c, row.index, current, height_px);
   ImGui::TableSetColumnIndex(1);
   wrapped_cell(texts.layout);
-  if (!texts.split.empty()) wrapped_cell(texts.split, true);
+  wrapped_cell(texts.split, true, true);  // the tooltip's flags hold the layout string
+  if (!wide) wrapped_cell(texts.recompute);
+  wrapped_cell(texts.alike, true);
   ImGui::TableNextColumn();
-  ImGui::Text("%d", c.config.training.micro_batch_size);
-  ImGui::TableNextColumn();
-  wrapped_cell(texts.recompute);
+  wrapped_cell(std::to_string(c.config.training.micro_batch_size));
   if (wide) {
+    ImGui::TableNextColumn();
+    wrapped_cell(texts.recompute);
     ImGui::TableNextColumn();
     wrapped_cell(texts.offload);
   }
   ImGui::TableNextColumn();
-  ImGui::Text("%.2f GiB", to_gib(c.peak_total_bytes));
+  wrapped_cell(row.peak);
+  wrapped_cell(row.peak_change, true);
   ImGui::TableNextColumn();
-  ImGui::Text("%.3f s", c.time.step_time_s);
+  wrapped_cell(row.step);
+  wrapped_cell(row.step_change, true);
   if (wide) {
     ImGui::TableNextColumn();
-    ImGui::Text("%.0f", c.time.tokens_per_s_per_gpu);
+    wrapped_cell(printf_text("%.0f", c.time.tokens_per_s_per_gpu));
     ImGui::TableNextColumn();
-    ImGui::Text("%.1f %%", 100.0 * c.time.mfu);
+    wrapped_cell(printf_text("%.1f %%", 100.0 * c.time.mfu));
   }
   return applied;
 }
 
+// The current configuration, above the rows that show their change from it: its layout, the
+// top bar's peak and verdict, and its step time as the search prices the rows.
+void draw_reference(AppState& state) {
+  PlannerState& planner = state.planner;
+  planner.shown_reference.clear();
+  if (!planner.reference) return;
+  const PlanReference& r = *planner.reference;
+  if (r.error) {
+    planner.shown_reference =
+        printf_text(tr("current: %s does not run (%s)"), r.layout.c_str(), r.error->field.c_str());
+  } else {
+    // A step the model cannot price reads "?" (never a made-up 0 s).
+    const std::string step = r.step_time_s > 0 ? printf_text("%.3f s", r.step_time_s) : "?";
+    planner.shown_reference =
+        printf_text(tr("current: %s, %.2f GiB (%s), step %s"), r.layout.c_str(),
+                    to_gib(r.peak_total_bytes), tr(fit_status_word(r.status)), step.c_str());
+  }
+  verbatim_text(strong_text_color(), planner.shown_reference);
+  record_item(state, "plan current", "text");
+}
+
 bool draw_candidates(AppState& state, const std::vector<PlanCandidate>& rows,
                      const std::vector<std::string>& queries) {
+  draw_reference(state);
   const bool wide = ImGui::GetContentRegionAvail().x > ImGui::GetFontSize() * 44.0f;
   // Every row in the results column, which scrolls: a table scrolling inside itself is a
   // child window that Dear ImGui skips (for Tab too) while it is out of sight.
   constexpr ImGuiTableFlags kFlags =
       ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingStretchProp;
-  if (!ImGui::BeginTable("planner", wide ? 9 : 6, kFlags)) return false;
+  const std::vector<ShownPlanRow> shown = fold_alike(state, rows, queries);
+  for (const ShownPlanRow& row : shown) {
+    state.planner.shown_rows.push_back(
+        printf_text("%zu|%s|%s|%s|%s|%zu", row.index, row.peak.c_str(), row.peak_change.c_str(),
+                    row.step.c_str(), row.step_change.c_str(), row.alike));
+  }
+  if (!ImGui::BeginTable("planner", wide ? 9 : 5, kFlags)) return false;
   setup_candidate_columns(wide);
   bool applied = false;
-  for (std::size_t i = 0; i < rows.size() && !applied; ++i) {
-    const bool current = i < queries.size() && queries[i] == state.query;
-    ImGui::PushID(static_cast<int>(i));
-    applied = candidate_row(state, rows[i], i, current, wide);
+  for (const ShownPlanRow& row : shown) {
+    if (applied) break;
+    const bool current = row.index < queries.size() && queries[row.index] == state.query;
+    ImGui::PushID(static_cast<int>(row.index));
+    applied = candidate_row(state, rows, row, current, wide);
     ImGui::PopID();
   }
   ImGui::EndTable();
@@ -343,12 +465,13 @@ bool draw_candidates(AppState& state, const std::vector<PlanCandidate>& rows,
 
 void draw_rejections(const PlanResult& result) {
   if (result.rejections.empty()) return;
-  std::int64_t rejected = 0;
-  for (const PlanRejection& r : result.rejections) rejected += r.count;
-  char title[96];
-  std::snprintf(title, sizeof title, tr("Why the other %s candidates fail"),
-                grouped(static_cast<std::uint64_t>(rejected)).c_str());
-  if (!ImGui::TreeNodeEx("##plan rejections", ImGuiTreeNodeFlags_SpanAvailWidth, "%s", title)) {
+  // Counted as the summary counts them: every candidate that does not fit or is invalid (the
+  // title said "the other N", which read as the candidates not shown, fitting ones included).
+  const std::int64_t rejected = result.stats.out_of_memory + result.stats.invalid;
+  const std::string title = printf_text(tr("Why %s candidates do not fit or are invalid"),
+                                        grouped(static_cast<std::uint64_t>(rejected)).c_str());
+  if (!ImGui::TreeNodeEx("##plan rejections", ImGuiTreeNodeFlags_SpanAvailWidth, "%s",
+                         title.c_str())) {
     return;
   }
   ImGui::PushTextWrapPos(0.0f);
@@ -408,6 +531,8 @@ bool apply_plan_candidate(AppState& state, const PlanCandidate& candidate) {
 
 bool draw_planner_panel(AppState& state) {
   update_plan_staleness(state);
+  update_plan_reference(state);
+  state.planner.shown_rows.clear();  // drawn again below when there is a list
   // The planner works for any inputs, also invalid ones (it replaces the layout): never dimmed
   // with the calculator's result.
   ImGui::PushStyleVar(ImGuiStyleVar_Alpha, 1.0f);

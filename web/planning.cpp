@@ -168,4 +168,21 @@ void update_plan_staleness(AppState& state) {
                   space.search_offload != planner.search_offload;
 }
 
+void update_plan_reference(AppState& state) {
+  PlannerState& planner = state.planner;
+  if (!planner.request) return;
+  const std::string key = state.query + '|' + std::to_string(state.result_version) + '|' +
+                          (state.error ? state.error->message : std::string());
+  if (planner.reference && planner.reference_key == key) return;
+  planner.reference_key = key;
+  if (state.error) {
+    planner.reference = plan_reference(state.shared.config, *state.error);
+  } else if (state.last_estimate) {
+    planner.reference =
+        plan_reference(state.shared.config, *state.last_estimate, planner.request->step_time);
+  } else {
+    planner.reference.reset();
+  }
+}
+
 }  // namespace megamem::web

@@ -31,4 +31,8 @@ PlanRequest planner_request(const AppState& state);
 // Updates state.planner.stale for the current configuration (cached by its query).
 void update_plan_staleness(AppState& state);
 
+// Updates state.planner.reference for the current configuration from the estimate the top bar
+// shows (or its error), cached by its query and result; none before a search has ended.
+void update_plan_reference(AppState& state);
+
 }  // namespace megamem::web

@@ -157,6 +157,19 @@ void verbatim_text(ImU32 color, const std::string& text) {
 
 void wrapped_text(ImU32 color, const std::string& text) { verbatim_text(color, tr_text(text)); }
 
+float widest_word_px(const std::string& text) {
+  float widest_px = 0.0f;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= text.size(); ++i) {
+    if (i < text.size() && text[i] != ' ' && static_cast<unsigned char>(text[i]) < 0x80) continue;
+    if (i > start) {
+      widest_px = std::max(widest_px, ImGui::CalcTextSize(text.data() + start, text.data() + i).x);
+    }
+    start = i + 1;
+  }
+  return widest_px;
+}
+
 void record_item(AppState& state, const char* label, const char* kind) {
   const ImVec2 min = ImGui::GetItemRectMin();
   const ImVec2 max = ImGui::GetItemRectMax();

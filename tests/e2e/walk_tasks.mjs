@@ -159,9 +159,13 @@ const tasks = {
     let s = await waitForState(page, (x) => x.planner.status !== 'searching' &&
                                             x.planner.status !== 'idle', 'the search', 600_000);
     await scrollIntoView(page, 'plan search');
-    const rows = (s.planner.result?.candidates ?? []).map((c) => c.link ?? c.label ?? c);
+    // The list as the page reports it (result.top, as `megamem plan --json`), the reference
+    // line and the rows as drawn (folded rows counted).
+    const rows = (s.planner.result?.top ?? []).map((c) => c.label);
     await record(page, 'keep-pp', { planner_error: s.planner.error, rows: rows.slice(0, 12),
-                                    request: s.planner.result?.request });
+                                    stats: s.planner.result?.stats,
+                                    current: s.planner.shown_reference,
+                                    shown_rows: s.planner.shown_rows });
     if (s.planner.status === 'done') {
       await scrollIntoView(page, 'plan row 0');
       await record(page, 'keep-pp-rows');
@@ -171,7 +175,8 @@ const tasks = {
     s = await waitForState(page, (x) => x.planner.status !== 'searching', 'the search', 600_000);
     await scrollIntoView(page, 'plan search');
     await record(page, 'empty-search', { planner_error: s.planner.error,
-                                         rows: s.planner.result?.candidates?.length });
+                                         rows: s.planner.result?.top?.length,
+                                         rejections: s.planner.result?.rejections });
   },
 
   async T4(page) {

@@ -11,6 +11,10 @@
 //   margin      a negative margin gives an error naming margin_gib
 //   invalid     with an invalid layout (TP 7) the planner still searches, and a row applies
 //               a valid layout
+//   reference   at 1280 x 720 and on a phone (390 x 844): above the rows, the configuration
+//               being edited with the top bar's peak and its step time, or why it does not run;
+//               each row's change from it in GiB and %; no two rows with the same GiB and
+//               seconds (the others folded into the first, counted); no cell cut off
 //   slices      a search of over 100,000 candidates (DeepSeek-V3 on 1,024 H100) runs a slice
 //               a frame: the progress bar shows its counts, the page's own work per frame
 //               stays within 33 ms (30 fps; the browser's rate with software WebGL is
@@ -24,7 +28,8 @@ import { join } from 'node:path';
 
 import {
   check, cliEstimateForLink, cliJson, click, finish, firstDifference, lastClickTrace, launch,
-  moveMouseAway, openPage, options, pageState, scrollIntoView, serve, typeValue, waitForIdle, waitForState,
+  moveMouseAway, openPage, options, pageState, redraw, scrollIntoView, serve, typeValue, waitForIdle,
+  waitForState,
 } from './harness.mjs';
 
 const opts = options();
@@ -38,9 +43,13 @@ function cliPlan(url, planner) {
   if (!planner.search_offload) args.push('--no-offload-search');
   return cliJson(opts.cli, args);
 }
+// Without the search's time, and without the configuration the CLI compares its rows with
+// (the page reports the line it draws instead: state().planner.shown_reference).
 function withoutTime(result) {
   const copy = structuredClone(result);
   delete copy.search_seconds;
+  delete copy.current;
+  for (const c of [...copy.top, ...copy.pareto]) delete c.change_from_current;
   return copy;
 }
 const searchDone = (page, what, timeoutMs = 600_000) =>
@@ -188,6 +197,109 @@ try {
   check(false, `planner interactions: ${error.stack ?? error}`);
   await shot(page, 'planner-failure.png').catch(() => {});
 }
+
+// --- reference -------------------------------------------------------------------------------
+// DeepSeek-V3 with PP 16 does not run (61 layers), and its list has layouts that differ only
+// in what does not change their memory or time (selective recompute of mla_up_proj with or
+// without mlp): the reference says why, and those rows are folded into one.
+const referenceLink = `${baseUrl}?v=1&model=deepseek-v3&gpu=h800&gpus=256&pp=16&ep=16&gbs=256`;
+const gibText = (bytes) => `${(bytes / 2 ** 30).toFixed(2)} GiB`;
+
+// The rows as drawn ("index|peak|peak change|step|step change|folded"): none reads like
+// another, each layout of the list reads like a drawn row, the folded ones are counted, and no
+// text of the planner is cut off without a way to read it.
+function shownRows(state) {
+  return state.planner.shown_rows.map((text) => {
+    const [index, peak, peakChange, step, stepChange, alike] = text.split('|');
+    return { index: Number(index), peak, peakChange, step, stepChange, alike: Number(alike) };
+  });
+}
+function checkRows(state, what) {
+  const rows = shownRows(state);
+  const top = state.planner.result.top;
+  const keyOf = (c) => `${gibText(c.peak_total_bytes)} ${c.step_time_s.toFixed(3)} s`;
+  const keys = rows.map((r) => `${r.peak} ${r.step}`);
+  check(rows.length > 0 && new Set(keys).size === rows.length,
+        `${what}: no two rows with the same GiB and seconds (${keys.join('; ')})`);
+  check(rows.every((r) => keyOf(top[r.index]) === `${r.peak} ${r.step}`) &&
+        top.every((c) => keys.includes(keyOf(c))) &&
+        rows.reduce((n, r) => n + 1 + r.alike, 0) === top.length,
+        `${what}: each of the ${top.length} layouts is one of the ${rows.length} rows or counted ` +
+        `in one that reads the same (${rows.map((r) => r.alike).join(', ')} folded)`);
+  const cut = state.clipped_text.filter((c) => c.where.startsWith('planner') && !c.readable);
+  check(cut.length === 0, `${what}: no planner text cut off` + (cut.length ? `; cut off: ` +
+        cut.map((c) => `${c.where} "${c.text}" (${c.needed_px.toFixed(0)} in ` +
+                       `${c.room_px.toFixed(0)} px)`).join('; ') : ''));
+}
+
+async function referenceAndRows(size, contextOptions) {
+  const browser = await launch(opts, contextOptions);
+  const view = browser.page;
+  try {
+    await openPage(view, referenceLink);
+    await click(view, 'plan search');
+    await moveMouseAway(view);
+    let state = await searchDone(view, `${size}: the DeepSeek-V3 search`);
+    await scrollIntoView(view, 'plan row 0');
+    await moveMouseAway(view);
+    await redraw(view);  // the clipped texts are of the last frame drawn
+    state = await pageState(view);
+    const line = state.planner.shown_reference;
+    check(state.error !== null && line.includes('TP1 PP16 VPP1 CP1 EP16 ETP1') &&
+          line.includes('does not run') && line.includes(state.error.field),
+          `${size}: above the rows, why the configuration does not run: "${line}" (the page's ` +
+          `error: ${state.error?.field})`);
+    check(state.planner.shown_rows.length < state.planner.result.top.length,
+          `${size}: rows that read the same are folded (${state.planner.shown_rows.length} ` +
+          `rows for ${state.planner.result.top.length} layouts)`);
+    checkRows(state, `${size}, configuration refused`);
+    await view.screenshot({ path: join(opts.artifacts, `planner-reference-${size}-refused.png`) });
+
+    // The first row applied: the reference is that configuration, with the top bar's peak and
+    // the CLI's step time for its link.
+    await click(view, 'plan row 0');
+    await moveMouseAway(view);
+    state = await waitForState(view, (s) => s.query === s.planner.top_queries[0] &&
+                                            s.error === null, `${size}: row 1 applied`);
+    await scrollIntoView(view, 'plan row 0');
+    await moveMouseAway(view);
+    await redraw(view);
+    state = await pageState(view);
+    const cli = cliPlan(state.url, state.planner);
+    const topBar = state.result.ranks[state.result.limiting_pp_rank].peak_total_bytes;
+    const applied = state.planner.shown_reference;
+    check(cli.current.peak_total_bytes === topBar && applied.includes(gibText(topBar)) &&
+          applied.includes(`${cli.current.step_time_s.toFixed(3)} s`),
+          `${size}: above the rows, the configuration with the top bar's ${gibText(topBar)} and ` +
+          `its step time (\`megamem plan --url\`: ${cli.current.step_time_s.toFixed(3)} s): ` +
+          `"${applied}"`);
+    const rows = shownRows(state);
+    const near = (text, value, within) => Math.abs(parseFloat(text) - value) <= within;
+    check(rows.every((r) => /^([+-]\d+\.\d\d|0\.00) GiB$/.test(r.peakChange) &&
+                            /^([+-]\d+\.\d|0\.0) %$/.test(r.stepChange)) &&
+          rows.every((r) => {
+            const change = cli.top[r.index].change_from_current;
+            return near(r.peakChange, change.peak_bytes / 2 ** 30, 0.006) &&
+                   near(r.stepChange, 100 * change.step_time_fraction, 0.06);
+          }) && rows[0].index === 0 && rows[0].peakChange === '0.00 GiB' &&
+          rows[0].stepChange === '0.0 %',
+          `${size}: each row shows its change from it, as the CLI's change_from_current ` +
+          `(${rows.map((r) => `${r.peakChange}, ${r.stepChange}`).join('; ')})`);
+    checkRows(state, `${size}, row 1 applied`);
+    await view.screenshot({ path: join(opts.artifacts, `planner-reference-${size}-applied.png`) });
+    check(browser.errors.length === 0, `${size}: no console errors ${browser.errors.join(' | ')}`);
+  } catch (error) {
+    check(false, `planner reference, ${size}: ${error.stack ?? error}`);
+    await view.screenshot({ path: join(opts.artifacts, `planner-reference-${size}-failure.png`) })
+      .catch(() => {});
+  } finally {
+    await browser.close().catch(() => {});
+  }
+}
+
+await referenceAndRows('1280 x 720', { viewport: { width: 1280, height: 720 } });
+await referenceAndRows('phone', { viewport: { width: 390, height: 844 }, deviceScaleFactor: 3,
+                                  isMobile: true, hasTouch: true });
 
 // --- slices ----------------------------------------------------------------------------------
 // The page's frames while a search runs: its own work per frame (UI + the search's slice, the

@@ -452,3 +452,45 @@ TEST_CASE("a kept PP leaves the virtual stages to the search") {
   REQUIRE_FALSE(result->top.empty());
   for (const PlanCandidate& c : result->top) CHECK(c.config.parallel.pipeline_parallel == 16);
 }
+
+TEST_CASE("each candidate's change is from the configuration as given, priced as candidates are") {
+  const PlanRequest request = llama_request();
+  const Expected<PlanResult> result = plan(request);
+  REQUIRE(result.has_value());
+  REQUIRE(!result->top.empty());
+  // The fastest candidate as the configuration being edited: it differs from itself by nothing.
+  const PlanCandidate& fastest = result->top.front();
+  const Expected<Estimate> e = estimate(fastest.config);
+  REQUIRE(e.has_value());
+  const PlanReference same = plan_reference(fastest.config, *e, request.step_time);
+  CHECK_FALSE(same.error.has_value());
+  CHECK(same.peak_total_bytes == fastest.peak_total_bytes);
+  CHECK(same.step_time_s == Approx(fastest.time.step_time_s).epsilon(1e-12));
+  const PlanChange none = plan_change(fastest, same);
+  CHECK((none.peak_known && none.time_known));
+  CHECK(none.peak_bytes == 0);
+  CHECK(none.step_time == Approx(0.0).margin(1e-12));
+  // Against it, a slower candidate is slower by its time's ratio, in its own bytes.
+  const PlanCandidate& last = result->top.back();
+  const PlanChange change = plan_change(last, same);
+  CHECK(change.peak_bytes == static_cast<std::int64_t>(last.peak_total_bytes) -
+                                 static_cast<std::int64_t>(fastest.peak_total_bytes));
+  CHECK(change.step_time ==
+        Approx(last.time.step_time_s / fastest.time.step_time_s - 1.0).epsilon(1e-12));
+}
+
+TEST_CASE("a configuration Megatron refuses is a reference without figures") {
+  Config current = fixtures::llama3_70b();
+  current.parallel.world_size = 64;
+  current.parallel.tensor_parallel = 7;
+  const Expected<Estimate> e = estimate(current);
+  REQUIRE_FALSE(e.has_value());
+  const PlanReference reference = plan_reference(current, e.error());
+  REQUIRE(reference.error.has_value());
+  CHECK(reference.layout.rfind("TP7 ", 0) == 0);
+  const Expected<PlanResult> result = plan(llama_request());
+  REQUIRE(result.has_value());
+  const PlanChange change = plan_change(result->top.front(), reference);
+  CHECK_FALSE(change.peak_known);
+  CHECK_FALSE(change.time_known);
+}

@@ -43,8 +43,11 @@ std::string config_to_json(const Config& config, int indent = 2);
 // and the rejections. search_seconds is how long plan() took (the caller measures it).
 nlohmann::json plan_json(const PlanRequest& request, const PlanResult& result,
                          double search_seconds);
+// The same as text, with "current" holding `reference`'s figures (plan_reference) and each
+// candidate its "change_from_current" (plan_change). The page shows its reference apart
+// (state().planner.shown_reference), which keeps this code out of its bundle.
 std::string plan_to_json(const PlanRequest& request, const PlanResult& result,
-                         double search_seconds, int indent = 2);
+                         double search_seconds, const PlanReference& reference, int indent = 2);
 
 // A training log beside its estimate, as `megamem compare --json` prints it and the page's
 // state() reports a pasted log: ranks[] (pp_rank, global_rank, iteration, line, measured

@@ -25,10 +25,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "megamem/config.hpp"
+#include "megamem/estimate_types.hpp"
 #include "megamem/expected.hpp"
 #include "megamem/step_time.hpp"
 
@@ -144,6 +146,36 @@ PlanRequest plan_request_for(const Config& config);
 // plan_inputs equal its request's, except that a candidate with optimizer CPU offload has
 // the precision-aware optimizer on (Megatron requires it).
 Config plan_inputs(const Config& config, const PlannerSearchSpace& space);
+
+// The configuration being planned as it stands (the calculator's, the command line's), which
+// the front ends show above the candidates and compare each of them with (issue #28 item 3:
+// the planner did not say how much faster or smaller a row is than what the user has).
+struct PlanReference {
+  std::string layout;                  // layout_label() of it
+  std::optional<Error> error;          // why Megatron refuses it (then no figures below)
+  std::uint64_t peak_total_bytes = 0;  // the limiting rank's, from the front end's estimate
+  int limiting_pp_rank = 0;
+  FitStatus status = FitStatus::fits;  // that estimate's verdict (the top bar's)
+  double step_time_s = 0;              // as the search prices its candidates; 0: not priced
+};
+
+// `current` with the estimate the front end already shows for it (no second estimate: the
+// reference reads the top bar's numbers). Its step time is priced as plan() prices a
+// candidate: with plan_request_for()'s assumptions (overlapped gradient reduce, the proposed
+// global batch) and `model`, so a candidate of the same layout and settings shows no change.
+PlanReference plan_reference(const Config& current, const Estimate& estimate,
+                             const StepTimeConfig& model = {});
+// `current` when estimate() refused it.
+PlanReference plan_reference(const Config& current, const Error& error);
+
+// A candidate against the reference (nothing known when the reference does not run).
+struct PlanChange {
+  bool peak_known = false;
+  std::int64_t peak_bytes = 0;  // candidate minus reference (negative: less memory)
+  bool time_known = false;
+  double step_time = 0;  // relative: -0.12 is 12 % faster than the reference
+};
+PlanChange plan_change(const PlanCandidate& candidate, const PlanReference& reference);
 
 // Runs the search. Errors only for a request that cannot be searched (no GPUs, a model
 // that does not normalize even in its simplest layout, an empty search space). The same

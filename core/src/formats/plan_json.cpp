@@ -1,8 +1,10 @@
 // PlanResult -> JSON; see json_output.hpp.
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "megamem/json_output.hpp"
 #include "megamem/megatron_args.hpp"
+#include "megamem/verdict.hpp"
 
 namespace megamem {
 namespace {
@@ -54,6 +56,30 @@ json candidates_json(const std::vector<PlanCandidate>& candidates) {
   return out;
 }
 
+// Each candidate's change from the reference, beside its other figures.
+void add_changes(json& candidates, const std::vector<PlanCandidate>& from,
+                 const PlanReference& reference) {
+  for (std::size_t i = 0; i < from.size(); ++i) {
+    const PlanChange change = plan_change(from[i], reference);
+    candidates[i]["change_from_current"] = {
+        {"peak_bytes", change.peak_known ? json(change.peak_bytes) : json()},
+        {"step_time_fraction", change.time_known ? json(change.step_time) : json()}};
+  }
+}
+
+json reference_json(const PlanReference& r) {
+  json out = {{"layout", r.layout}, {"runs", !r.error.has_value()}};
+  if (r.error) {
+    out["error"] = {{"field", r.error->field}, {"message", r.error->message}};
+    return out;
+  }
+  out["peak_total_bytes"] = r.peak_total_bytes;
+  out["limiting_pp_rank"] = r.limiting_pp_rank;
+  out["fit_status"] = fit_status_name(r.status);
+  out["step_time_s"] = r.step_time_s > 0 ? json(r.step_time_s) : json();
+  return out;
+}
+
 }  // namespace
 
 json plan_json(const PlanRequest& request, const PlanResult& result, double search_seconds) {
@@ -93,8 +119,12 @@ json plan_json(const PlanRequest& request, const PlanResult& result, double sear
 }
 
 std::string plan_to_json(const PlanRequest& request, const PlanResult& result,
-                         double search_seconds, int indent) {
-  return plan_json(request, result, search_seconds).dump(indent);
+                         double search_seconds, const PlanReference& reference, int indent) {
+  json document = plan_json(request, result, search_seconds);
+  document["current"] = reference_json(reference);
+  add_changes(document["top"], result.top, reference);
+  add_changes(document["pareto"], result.pareto, reference);
+  return document.dump(indent);
 }
 
 }  // namespace megamem
