@@ -7,7 +7,8 @@
 #     HEADER  <header>                   declares EmbeddedFile and the two symbols
 #     BASE_DIR <dir>                     paths are stored relative to it ("models/deepseek-v3.json")
 #     FILES   <file>...                  sorted by their relative path
-#     [DROP_MEMBERS <folder>/=<member>...])  JSON files below <folder> lose that top-level member
+#     [DROP_MEMBERS <folder>/=<member>[=<text>]...])  JSON files below <folder> lose that
+#                                        top-level member, or have it replaced by <text>
 #   megamem_embed_shaders(<target>       shaders/*.glsl -> a header of string constants:
 #     OUTPUT <header> FILES <file>...)   timeline.vert.glsl becomes megamem::web::shaders::kTimelineVert
 #   megamem_embed_binary(<target>        one binary file -> megamem::web::assets::<SYMBOL>[] and
@@ -61,8 +62,15 @@ function(megamem_embed_write_files)
       string(REPLACE "=" ";" folder_member "${drop}")
       list(GET folder_member 0 folder)
       list(GET folder_member 1 member)
+      list(LENGTH folder_member parts)
       string(FIND "${relative}" "${folder}" at)
-      if(at EQUAL 0)
+      if(at EQUAL 0 AND parts EQUAL 3)
+        list(GET folder_member 2 replacement)
+        string(JSON stripped ERROR_VARIABLE problem SET "${text}" "${member}" "\"${replacement}\"")
+        if(NOT problem)
+          set(text "${stripped}")
+        endif()
+      elseif(at EQUAL 0)
         # A file that is not JSON stays as it is, for the preset loader to refuse.
         string(JSON stripped ERROR_VARIABLE problem REMOVE "${text}" "${member}")
         if(NOT problem)
