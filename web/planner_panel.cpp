@@ -335,8 +335,9 @@ void wrapped_cell(const std::string& text, bool muted = false, bool readable = f
   ImGui::TextUnformatted(text.c_str());
   ImGui::PopTextWrapPos();
   if (muted) ImGui::PopStyleColor();
-  const float word_px = widest_word_px(text);
-  if (word_px > room_px + 0.5f) note_clipped("planner.cell", text, word_px, room_px, readable);
+  if (wrap_splits_word(text, room_px)) {
+    note_clipped("planner.cell", text, ImGui::CalcTextSize(text.c_str()).x, room_px, readable);
+  }
 }
 
 // The row's number (a Selectable as tall as the row's wrapped texts, spanning every column:

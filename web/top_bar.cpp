@@ -285,23 +285,6 @@ std::string verdict_text(const AppState& state) {
   return link_mark + verdict_words(shown_verdict(state));
 }
 
-std::string verdict_words(const Verdict& verdict) {
-  // The core's verdict (verdict.hpp); the page only words it.
-  const double capacity_gib = to_gib(verdict.capacity_bytes);
-  const double headroom_gib = static_cast<double>(verdict.headroom_bytes) / kBytesPerGiB;
-  const double peak_gib = capacity_gib - headroom_gib;
-  const char* word = tr(fit_status_word(verdict.status));
-  char text[160];
-  if (headroom_gib >= 0) {
-    std::snprintf(text, sizeof text, tr("%s: %.2f / %.2f GiB, %.2f GiB free"), word, peak_gib,
-                  capacity_gib, headroom_gib);
-  } else {
-    std::snprintf(text, sizeof text, tr("%s: %.2f / %.2f GiB, %.2f GiB over"), word, peak_gib,
-                  capacity_gib, -headroom_gib);
-  }
-  return text;
-}
-
 bool model_picker(AppState& state, const char* label) {
   return preset_combo(state, label, &PresetCatalog::models, model_title(state), &state.model_filter,
                       state.shared.model_id, "model preset (link: model=<id>)",

@@ -29,7 +29,4 @@ bool recipe_picker(AppState& state, const char* label);
 // "invalid - <rule>" (never the numbers of another configuration).
 std::string verdict_text(const AppState& state);
 
-// A verdict in the page's words: "fits: 58.32 / 79.65 GiB, 21.33 GiB free".
-std::string verdict_words(const Verdict& verdict);
-
 }  // namespace megamem::web

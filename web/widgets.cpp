@@ -6,13 +6,13 @@
 #include <string>
 
 #include "clip_audit.hpp"
+#include "format.hpp"
 #include "imgui.h"
 #include "imgui_internal.h"  // GetItemID (1.86: not in imgui.h)
 #include "messages.hpp"
 #include "platform.hpp"
 #include "tab_order.hpp"
 #include "theme.hpp"
-#include "top_bar.hpp"
 
 namespace megamem::web {
 namespace {
@@ -156,19 +156,6 @@ void verbatim_text(ImU32 color, const std::string& text) {
 }
 
 void wrapped_text(ImU32 color, const std::string& text) { verbatim_text(color, tr_text(text)); }
-
-float widest_word_px(const std::string& text) {
-  float widest_px = 0.0f;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i <= text.size(); ++i) {
-    if (i < text.size() && text[i] != ' ' && static_cast<unsigned char>(text[i]) < 0x80) continue;
-    if (i > start) {
-      widest_px = std::max(widest_px, ImGui::CalcTextSize(text.data() + start, text.data() + i).x);
-    }
-    start = i + 1;
-  }
-  return widest_px;
-}
 
 void record_item(AppState& state, const char* label, const char* kind) {
   const ImVec2 min = ImGui::GetItemRectMin();
@@ -417,6 +404,23 @@ bool error_box(AppState& state, const char* rect_prefix) {
   const bool applied = suggestion_buttons(state, rect_prefix);
   ImGui::Spacing();
   return applied;
+}
+
+std::string verdict_words(const Verdict& verdict) {
+  // The core's verdict (verdict.hpp); the page only words it.
+  const double capacity_gib = to_gib(verdict.capacity_bytes);
+  const double headroom_gib = static_cast<double>(verdict.headroom_bytes) / kBytesPerGiB;
+  const double peak_gib = capacity_gib - headroom_gib;
+  const char* word = tr(fit_status_word(verdict.status));
+  char text[160];
+  if (headroom_gib >= 0) {
+    std::snprintf(text, sizeof text, tr("%s: %.2f / %.2f GiB, %.2f GiB free"), word, peak_gib,
+                  capacity_gib, headroom_gib);
+  } else {
+    std::snprintf(text, sizeof text, tr("%s: %.2f / %.2f GiB, %.2f GiB over"), word, peak_gib,
+                  capacity_gib, -headroom_gib);
+  }
+  return text;
 }
 
 bool suggestion_buttons(AppState& state, const char* rect_prefix) {

@@ -105,9 +105,9 @@ bool wrap_splits_word(const std::string& text, float width_px);
 void verbatim_text(ImU32 color, const std::string& text);
 void wrapped_text(ImU32 color, const std::string& text);
 
-// The widest word of `text` (CJK text may break anywhere): a column narrower than it splits
-// the word where the wrap falls (what-if and planner cells note it as cut off).
-float widest_word_px(const std::string& text);
+// A verdict in the page's words: "fits: 58.32 / 79.65 GiB, 21.33 GiB free" (the top bar's and
+// each suggested fix's).
+std::string verdict_words(const Verdict& verdict);
 
 // A bullet and its text, wrapped at the window's edge (ImGui's BulletText does not wrap).
 void bullet_wrapped(const std::string& text);
