@@ -333,16 +333,17 @@ void model_rows(InputContext& ctx) {
   ImGui::SetNextItemWidth(-1.0f);
   if (model_picker(ctx.state, "model preset")) ctx.changed = true;
   reset_architecture_button(ctx);
-  rows(ctx, {"m.layers",      "m.hidden",     "m.ffn",       "m.heads",     "m.groups",
-             "m.kv-ch",       "m.v-ch",       "m.vocab",     "m.vocab-div", "m.act",
-             "m.norm",        "m.pos",        "m.max-pos",   "m.untie",     "m.bias",
-             "m.qkv-bias",    "m.qk-norm",    "m.out-gate",  "m.head-gate", "m.post-norms",
-             "m.torch-norms", "m.local-spec", "m.fast-gelu", "m.hdrop",     "m.adrop"});
+  rows(ctx,
+       {"m.layers",   "m.hidden",    "m.ffn",        "m.heads",       "m.groups",     "m.kv-ch",
+        "m.v-ch",     "m.vocab",     "m.vocab-div",  "m.act",         "m.norm",       "m.pos",
+        "m.max-pos",  "m.untie",     "m.bias",       "m.qkv-bias",    "m.qk-norm",    "m.qk-l2",
+        "m.out-gate", "m.head-gate", "m.post-norms", "m.torch-norms", "m.local-spec", "m.fast-gelu",
+        "m.hdrop",    "m.adrop"});
   attention_variant_rows(ctx);
   rows(ctx, {"m.mhc", "m.mhc-streams"});
   if (group(ctx, "mixture of experts", {"m.experts"})) {
-    rows(ctx, {"m.experts", "m.topk", "m.moe-ffn", "m.shared", "m.shared-gate", "m.latent",
-               "m.expert-bias", "m.router-fp32-weight", "m.hash-layers"});
+    rows(ctx, {"m.experts", "m.topk", "m.moe-ffn", "m.shared", "m.shared-gate", "m.probs-on-input",
+               "m.latent", "m.expert-bias", "m.router-fp32-weight", "m.hash-layers"});
     frequency_or_pattern_row(ctx, "m.moe-freq", m.moe_layer_pattern,
                              "MoE layers: %d of %zu (pattern from the preset)");
     ImGui::TreePop();

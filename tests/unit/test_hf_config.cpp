@@ -734,7 +734,7 @@ TEST_CASE("every supported family is listed") {
       "ernie4_5_moe",   "exaone4",      "glm4_moe_lite",    "hy_v3",
       "bailing_moe_v2", "bailing_moe",  "mimo_v2_flash",    "step3p5",
       "kimi_linear",    "falcon_h1",    "minimax_m3",       "minimax_m3_vl_text",
-      "deepseek_v4",    "sarvam_moe",   "sarvam_mla"};
+      "deepseek_v4",    "sarvam_moe",   "sarvam_mla",       "llama4_text"};
   CHECK(supported_hf_model_types() == expected);
 }
 

@@ -341,15 +341,3 @@ TEST_CASE("qwen3_moe: Qwen3-Coder-480B-A35B imports as the preset, 480.15B param
   CHECK(total_params(hf.model) == 480'154'875'392);
   check_near(total_params(hf.model), 480e9);  // model card: 480B
 }
-
-TEST_CASE("llama4: Megatron-Core does not build Llama-4; the error names the nearest families") {
-  for (const char* text :
-       {R"json({"model_type": "llama4", "text_config": {"model_type": "llama4_text"}})json",
-        R"json({"model_type": "llama4_text", "hidden_size": 5120})json"}) {
-    const Error error = import_error(text);
-    CHECK(error.field == "model_type");
-    CHECK(error.message.find("chunked attention") != std::string::npos);
-    CHECK(error.message.find("qwen2_moe") != std::string::npos);
-    CHECK(error.message.find("llama") != std::string::npos);
-  }
-}

@@ -164,7 +164,7 @@ TEST_CASE("gemma3: a layer_types list sets the interleave, a missing one sliding
 
 TEST_CASE("the 2026 presets estimate on 8 to 1,024 GPUs") {
   // Every preset added for issue 25 (this file, test_presets_2026_b.cpp, _c.cpp ... _h.cpp,
-  // _j.cpp, _k.cpp, _l.cpp).
+  // _j.cpp, _k.cpp, _l.cpp, _m.cpp).
   const Expected<PresetCatalog>& catalog = builtin_presets();
   REQUIRE(catalog.has_value());
   const RecipePreset* recipe = catalog->find_recipe("llama-3-70b-h100-64");
@@ -177,7 +177,7 @@ TEST_CASE("the 2026 presets estimate on 8 to 1,024 GPUs") {
         "ministral-3-14b", "ling-mini-2.0",  "mimo-v2-flash",     "step-3.5-flash",
         "gemma-2-27b",     "minimax-m3",     "deepseek-v4-flash", "deepseek-v4-pro",
         "kimi-k3",         "sarvam-30b",     "sarvam-105b",       "gemma-4-31b",
-        "falcon-h1-34b"}) {
+        "falcon-h1-34b",   "llama-4-scout-17b-16e", "llama-4-maverick-17b-128e"}) {
     const ModelPreset* preset = catalog->find_model(id);
     REQUIRE(preset != nullptr);
     for (const std::int64_t gpus : {8, 16, 64, 128, 256, 512, 1024}) {

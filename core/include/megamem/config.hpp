@@ -74,9 +74,13 @@ struct ModelConfig {
   Activation activation = Activation::gelu;                // --swiglu, --squared-relu
   Normalization normalization = Normalization::layernorm;  // --normalization
   bool qk_layernorm = false;                               // --qk-layernorm
-  bool add_bias_linear = true;                             // --disable-bias-linear clears it
-  bool add_qkv_bias = false;                               // --add-qkv-bias
-  bool attention_output_gate = false;                      // --attention-output-gate
+  // Llama-4's parameter-free L2 norm on queries and keys, which replaces --qk-layernorm's
+  // norms (transformer_config.py qk_l2_norm; --qk-l2-norm, post-training's
+  // --export-qk-l2-norm; attention.py picks torch_norm.py L2Norm first).
+  bool qk_l2_norm = false;
+  bool add_bias_linear = true;         // --disable-bias-linear clears it
+  bool add_qkv_bias = false;           // --add-qkv-bias
+  bool attention_output_gate = false;  // --attention-output-gate
   // A sigmoid gate per head on the core attention output (Step-3.5-Flash's g_proj): one scalar
   // per head, num_attention_heads rows appended to linear_qkv (Megatron-LM dev
   // transformer_config.py head_wise_attn_gate; not in the flag table of main).
@@ -138,8 +142,11 @@ struct ModelConfig {
   int moe_ffn_hidden_size = 0;                  // --moe-ffn-hidden-size; 0 = ffn_hidden_size
   int moe_shared_expert_intermediate_size = 0;  // summed over shared experts; 0 = none
   bool moe_shared_expert_gate = false;          // --moe-shared-expert-gate
-  int moe_latent_size = 0;                      // --moe-latent-size; 0 = none
-  bool moe_router_enable_expert_bias = false;   // --moe-router-enable-expert-bias
+  // Llama-4 scales the dispatched tokens by their routing probability before the experts
+  // (transformer_config.py moe_apply_probs_on_input, top-1 only: moe/experts.py).
+  bool moe_apply_probs_on_input = false;
+  int moe_latent_size = 0;                     // --moe-latent-size; 0 = none
+  bool moe_router_enable_expert_bias = false;  // --moe-router-enable-expert-bias
   // The router weight held as an fp32 parameter whatever the params dtype: Megatron-Bridge's
   // MiniMax-M3 provider promotes it before Float16Module and restores it after
   // (minimax_m3/minimax_m3_bridge.py _promote_router_weights_to_float32,

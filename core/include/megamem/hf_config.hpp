@@ -21,13 +21,16 @@
 //   gpt_oss: num_local_experts, intermediate_size as the expert width, every linear biased
 //     (--add-bias-linear), sinks -> softmax_type learnable, sliding_window - 1 -> window_size,
 //     layer_types -> window_attn_skip_freq; its clamped GLU is estimated as SwiGLU (a note)
+//   llama4 (text_config) / llama4_text: num_local_experts of intermediate_size with a shared
+//     expert of the same, moe_layers or interleave_moe_layer_step, intermediate_size_mlp for
+//     dense layers, use_qk_norm -> qk_l2_norm, top-1 -> moe_apply_probs_on_input
 // Dropouts are taken from attention_dropout (hidden dropout 0, as these models train).
 //
 // Fields that change nothing megamem models (rope_theta, sliding_window, quantization_config,
 // token ids, ...) are ignored; fields that would change memory but have no Megatron
-// equivalent here are listed in `notes`. A family Megatron-Core does not build (llama4) is an
-// Error naming the nearest supported families. An unknown model_type, a missing or mistyped
-// required field is an Error naming the field. No I/O: the caller reads the file.
+// equivalent here are listed in `notes`. An unknown model_type (the error lists the supported
+// ones), a missing or mistyped required field is an Error naming the field. No I/O: the caller
+// reads the file.
 #pragma once
 
 #include <string>

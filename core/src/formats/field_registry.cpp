@@ -1136,6 +1136,14 @@ std::vector<ConfigField> model_layer_rows() {
           .json("qk_layernorm")
           .ui("QK layernorm", "",
               "Norms on queries and keys: small weights, their inputs are saved."),
+      // post_training/model_builder.py sets it from --export-qk-l2-norm (megatron_args.cpp).
+      MM_BOOL("m.qk-l2", "0", model.qk_l2_norm)
+          .flag("--qk-l2-norm", FlagForm::store_true)
+          .also_reads({{"--export-qk-l2-norm", FlagArity::none}})
+          .json("qk_l2_norm")
+          .ui("QK L2 norm", "(Llama-4)",
+              "A weightless L2 norm on queries and keys in place of QK layernorm; its inputs "
+              "are saved."),
       MM_BOOL("m.bias", "1", model.add_bias_linear)
           .flag("--disable-bias-linear", FlagForm::store_false)
           .json("add_bias_linear")
@@ -1352,6 +1360,15 @@ std::vector<ConfigField> model_moe_rows() {
           .flag("--moe-shared-expert-gate", FlagForm::store_true)
           .json("moe_shared_expert_gate")
           .ui("shared expert gate", "", "A gate on the shared experts' output (Qwen2-MoE)."),
+      // post_training/model_builder.py sets it from --export-moe-apply-probs-on-input.
+      MM_BOOL("m.probs-on-input", "0", model.moe_apply_probs_on_input)
+          .scope(FieldScope::experts)
+          .flag("--moe-apply-probs-on-input", FlagForm::store_true)
+          .also_reads({{"--export-moe-apply-probs-on-input", FlagArity::none}})
+          .json("moe_apply_probs_on_input")
+          .ui("routing probs on input", "(Llama-4, top-1)",
+              "Tokens are scaled by their routing probability before the experts: the "
+              "product keeps its input."),
       MM_INT("m.latent", "0", model.moe_latent_size, 0, kMaxDim)
           .scope(FieldScope::experts)
           .flag("--moe-latent-size", FlagForm::value)

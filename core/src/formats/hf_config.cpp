@@ -923,6 +923,51 @@ std::optional<Error> read_hy_v3(const Reader& r, Family, HfImport& out) {
   return std::nullopt;
 }
 
+// Llama-4 (llama4's text_config, llama4_text) as Megatron-LM's ModelOpt entry point builds it
+// (examples/post_training/modelopt/conf/meta-llama/Llama-4-*.sh, post_training/model_builder.py):
+// modeling_llama4.py Llama4TextDecoderLayer makes layer i MoE when it is in moe_layers, by
+// default every interleave_moe_layer_step-th from step-1; each MoE layer has
+// num_local_experts experts of intermediate_size, top num_experts_per_tok with one shared
+// expert of intermediate_size (Llama4TextMoe), the routing probabilities applied to the
+// tokens before the experts (--export-moe-apply-probs-on-input); dense layers use
+// intermediate_size_mlp; use_qk_norm is the weightless L2 norm (--export-qk-l2-norm).
+std::optional<Error> read_llama4(const Reader& r, Family, HfImport& out) {
+  ModelConfig& m = out.model;
+  std::int64_t step = 1;
+  MM_READ(m.num_experts, r.int_field("num_local_experts", 1, kMaxSize));
+  MM_READ(m.moe_router_topk, r.int_field("num_experts_per_tok", 1, m.num_experts));
+  MM_READ(step, r.integer("interleave_moe_layer_step", 1, kMaxSize, 1));
+  MM_READ(m.qk_l2_norm, r.boolean("use_qk_norm", true));
+  m.moe_ffn_hidden_size = m.ffn_hidden_size;  // intermediate_size
+  m.moe_shared_expert_intermediate_size = m.ffn_hidden_size;
+  MM_READ(m.ffn_hidden_size, r.int_field("intermediate_size_mlp", 1, kMaxSize, m.ffn_hidden_size));
+  m.moe_apply_probs_on_input = m.moe_router_topk == 1;
+  std::vector<std::uint8_t> pattern(static_cast<std::size_t>(m.num_layers), 0);
+  if (const json* listed = r.find("moe_layers"); listed && listed->is_array()) {
+    for (const json& index : *listed) {
+      if (!index.is_number_integer() || index.get<std::int64_t>() < 0 ||
+          index.get<std::int64_t>() >= m.num_layers) {
+        return Error{"moe_layers", "expects layer indices below num_hidden_layers"};
+      }
+      pattern[static_cast<std::size_t>(index.get<std::int64_t>())] = 1;
+    }
+  } else {
+    for (std::int64_t i = step - 1; i < m.num_layers; i += step) {
+      pattern[static_cast<std::size_t>(i)] = 1;
+    }
+  }
+  if (std::find(pattern.begin(), pattern.end(), 0) != pattern.end()) {
+    m.moe_layer_pattern = std::move(pattern);
+  }
+  out.notes.push_back(
+      "chunked attention (attention_chunk_size) is not in Megatron-Core, which builds Llama-4 "
+      "with causal attention over the whole sequence; with fused attention the saved tensors "
+      "are the same");
+  out.notes.push_back(
+      "the NoPE layers (no_rope_layers) and attention temperature tuning change no memory");
+  return std::nullopt;
+}
+
 // Whether config.json's architectures list names `name`.
 bool names_architecture(const Reader& r, std::string_view name) {
   const json* list = r.find("architectures");
@@ -1845,6 +1890,7 @@ constexpr FamilyRow kFamilies[] = {
     {"deepseek_v4", Family::deepseek_v4, read_deepseek_v4},
     {"sarvam_moe", Family::llama, read_sarvam_moe},
     {"sarvam_mla", Family::deepseek, read_sarvam_mla},
+    {"llama4_text", Family::llama, read_llama4},
 };
 
 // Multimodal wrappers whose text_config may carry no model_type of its own, with the family
@@ -1857,6 +1903,7 @@ struct WrapperRow {
 constexpr WrapperRow kWrappers[] = {
     {"minimax_m3_vl", "minimax_m3"},
     {"gemma4", "gemma4_text"},
+    {"llama4", "llama4_text"},
 };
 
 const FamilyRow* family_of(const std::string& model_type) {
@@ -1945,31 +1992,7 @@ Expected<LanguageModelJson> find_language_model(const json& document) {
   return found;
 }
 
-// Families Megatron-Core does not build, each with why and the nearest family it does build.
-struct UnbuiltFamily {
-  std::string_view model_type;
-  std::string_view reason;
-};
-
-// Megatron-Core has Llama-4's NoPE layers (transformer_config.py no_rope_freq) and QK L2 norm
-// but no chunked attention; Megatron-Bridge keeps Llama4SelfAttention in
-// models/llama/llama4_utils.py and registers no bridge for model_type llama4.
-constexpr std::string_view kLlama4Reason =
-    "is not built by Megatron-Core: its chunked attention exists only in Megatron-Bridge's "
-    "llama4_utils.py, which no bridge registers. Nearest supported families: qwen2_moe "
-    "(MoE with a shared expert) or llama (its dense attention without chunking)";
-
-constexpr UnbuiltFamily kUnbuiltFamilies[] = {
-    {"llama4", kLlama4Reason},
-    {"llama4_text", kLlama4Reason},
-};
-
 Error unsupported_family(const std::string& model_type) {
-  for (const UnbuiltFamily& unbuilt : kUnbuiltFamilies) {
-    if (unbuilt.model_type == model_type) {
-      return Error{"model_type", "'" + model_type + "' " + std::string(unbuilt.reason)};
-    }
-  }
   std::string known;
   for (const std::string& name : supported_hf_model_types()) {
     known += (known.empty() ? "" : ", ") + name;

@@ -455,6 +455,10 @@ void read_model(FlagReader& r, ModelConfig& m) {
     r.read("--num-query-groups", m.num_query_groups, 1);
   }
 
+  // post_training/model_builder.py: the ModelOpt entry point's Llama-4 switches.
+  if (r.has("--export-qk-l2-norm")) m.qk_l2_norm = true;
+  if (r.has("--export-moe-apply-probs-on-input")) m.moe_apply_probs_on_input = true;
+
   if (r.has("--swiglu")) m.activation = Activation::swiglu;
   if (r.has("--squared-relu")) {
     // argument_utils.py core_transformer_config_from_args: assert not args.swiglu.

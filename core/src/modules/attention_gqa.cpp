@@ -56,7 +56,9 @@ void params(const ModuleContext& c, ParamSink& sink) {
   const ModuleKind attn = ModuleKind::self_attention;
   if (c.kind != LayerKind::parallel_hybrid) sink.norm(ModuleKind::input_layernorm, h);
   sink.linear(attn, qkv_out * h / tp, qkv_bias ? qkv_out / tp : 0);
-  if (m.qk_layernorm) {
+  // attention.py: qk_l2_norm picks torch_norm.py L2Norm, which has no weights, before
+  // qk_layernorm's TENorm.
+  if (m.qk_layernorm && !m.qk_l2_norm) {
     sink.norm(attn, shape.kv_channels);  // q_layernorm
     sink.norm(attn, shape.kv_channels);  // k_layernorm
   }
@@ -154,7 +156,9 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   // head-wise gate's slice is a view that keeps the whole output (gate rows too) alive beside
   // its contiguous QKV copy (attention.py get_query_key_value_tensors).
   sink.forward_transient(s.act * (m.head_wise_attn_gate ? 2 * qkv + n * heads : qkv));
-  if (m.qk_layernorm) {
+  // L2Norm (torch_norm.py, a jit_fuser expression) keeps its input for the backward, as
+  // TENorm does; the fp32 per-row statistics are negligible beside it.
+  if (m.qk_layernorm || m.qk_l2_norm) {
     sink.add("q/k layernorm inputs", attn, n * (heads + groups) * dh, s.act, {},
              {OffloadModule::qkv_linear});
   }

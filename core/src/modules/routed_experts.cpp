@@ -139,6 +139,12 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const RecomputeModules moe_act = {RecomputeModule::moe, RecomputeModule::moe_act};
   sink.add("dispatched tokens (expert fc1 input)", experts, routed * width,
            expert_fc1_input_bytes(c), moe, {OffloadModule::expert_fc1});
+  // experts.py (moe_apply_probs_on_input): the dispatched tokens times their probabilities;
+  // the product's autograd keeps the tokens, and fc1 saves the product.
+  if (m.moe_apply_probs_on_input) {
+    sink.add("dispatched tokens (input of the product with the probabilities)", experts,
+             routed * width, s.act, moe);
+  }
   glu_activation_input_saved(c, sink, "expert fc1 output", experts, routed, expert_ffn, moe,
                              {OffloadModule::moe_act}, {RecomputeModule::moe_act});
   sink.add("expert activation output", experts, routed * expert_ffn, gemm_input_bytes(c), moe_act);

@@ -216,6 +216,16 @@ std::optional<Error> one_attention_output_gate(NormalizedConfig& n) {
                     "megatron/core/transformer/transformer_config.py (dev)");
 }
 
+// gpt_layer_specs.py asserts "qk_l2_norm is not supported with MLA" (and mla_qk_norm_config.py
+// raises for MLA and DSA): the L2 norm exists only on the standard attention's Q and K.
+std::optional<Error> qk_l2_norm_needs_standard_attention(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  return error_when(m.qk_l2_norm && m.multi_latent_attention, "qk_l2_norm",
+                    "the QK L2 norm is not supported with multi-latent attention; clear "
+                    "qk_l2_norm or multi_latent_attention",
+                    "megatron/core/models/gpt/gpt_layer_specs.py");
+}
+
 // --window-attn-skip-freq as a list: transformer/utils.py is_layer_window_attention indexes it
 // by layer number, so it needs one entry per decoder layer.
 std::optional<Error> window_pattern_covers_layers(NormalizedConfig& n) {
@@ -409,6 +419,7 @@ constexpr Check kModelChecks[] = {
     value_head_dim_has_no_gate,
     softcapped_attention_without_cp,
     one_attention_output_gate,
+    qk_l2_norm_needs_standard_attention,
     window_pattern_covers_layers,
     sparse_attention_is_buildable,
     compressed_attention_is_buildable,

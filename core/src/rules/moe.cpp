@@ -34,6 +34,20 @@ std::optional<Error> router_topk_within_experts(NormalizedConfig& n) {
                     "megatron/core/transformer/moe/router.py");
 }
 
+// megatron/core/transformer/moe/experts.py asserts "`moe_apply_probs_on_input` only works
+// with `moe_router_topk`=1".
+std::optional<Error> probs_on_input_needs_top1(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  if (m.num_experts == 0 || !m.moe_apply_probs_on_input || m.moe_router_topk == 1) {
+    return std::nullopt;
+  }
+  return rule_error("moe_apply_probs_on_input",
+                    "applying the routing probabilities on the input needs moe_router_topk 1, "
+                    "not " +
+                        str(m.moe_router_topk),
+                    "megatron/core/transformer/moe/experts.py");
+}
+
 // megatron/core/transformer/moe/experts.py: expert FC1/FC2 are split over ETP ranks.
 std::optional<Error> expert_ffn_divides_by_etp(NormalizedConfig& n) {
   const ModelConfig& m = n.config.model;
@@ -140,15 +154,11 @@ std::optional<Error> latent_moe_rules(NormalizedConfig& n) {
                     "megatron/core/transformer/moe/moe_layer.py");
 }
 
-constexpr Check kMoeChecks[] = {experts_divide_by_ep,
-                                router_topk_within_experts,
-                                expert_ffn_divides_by_etp,
-                                shared_experts_divide_by_tp,
-                                moe_with_tp_needs_sequence_parallel,
-                                resolve_moe_layer_pattern,
-                                delay_wgrad_needs_ep_overlap,
-                                deepep_group_size,
-                                latent_moe_rules};
+constexpr Check kMoeChecks[] = {experts_divide_by_ep,        router_topk_within_experts,
+                                probs_on_input_needs_top1,   expert_ffn_divides_by_etp,
+                                shared_experts_divide_by_tp, moe_with_tp_needs_sequence_parallel,
+                                resolve_moe_layer_pattern,   delay_wgrad_needs_ep_overlap,
+                                deepep_group_size,           latent_moe_rules};
 
 }  // namespace
 
