@@ -28,9 +28,14 @@ int run_presets(const std::vector<std::string>& args) {
   char line[256];
   std::cout << "models:\n";
   for (const ModelPreset& p : catalog->models) {
-    std::snprintf(line, sizeof(line), "  %-20s %-20s %4d layers  %s params\n", p.id.c_str(),
+    std::snprintf(line, sizeof(line), "  %-20s %-20s %4d layers  %s params", p.id.c_str(),
                   p.name.c_str(), p.model.num_layers, p.published_params_text.c_str());
     std::cout << line;
+    // Aliases are models of their own to a user (DeepSeek-V3.1 is DeepSeek-V3's tensors).
+    for (std::size_t i = 0; i < p.aliases.size(); ++i) {
+      std::cout << (i == 0 ? "  (also " : ", ") << p.aliases[i];
+    }
+    std::cout << (p.aliases.empty() ? "\n" : ")\n");
   }
   std::cout << "gpus:\n";
   for (const GpuPreset& p : catalog->gpus) {
