@@ -93,8 +93,10 @@ struct CaseResult {
   std::vector<std::string> unsupported_features;  // the unmodeled features the case uses
   std::vector<std::string> unmodeled_flags;       // flags that change memory but are not modeled
   std::optional<Comparison> static_memory;        // memory_allocated after the optimizer step
-  std::optional<Comparison> peak_memory;          // max_memory_allocated, once the estimator has it
-  std::optional<Comparison> reserved_memory;      // max_memory_reserved, where measured
+  std::optional<Comparison> peak_memory;          // max_memory_allocated
+  // The iterations the peak was reported after (max_allocated_after_bytes; 0: the steady peak).
+  std::int64_t measured_after_iterations = 0;
+  std::optional<Comparison> reserved_memory;  // max_memory_reserved, where measured
   std::vector<std::string> features;  // configuration_features() of the scored configuration
   std::optional<Config> config;       // the scored configuration (for the anchored pairs)
 };

@@ -53,6 +53,7 @@ AnchorMeasurement measurement_of(const CaseResult& run) {
   m.source = run.id;
   m.world_size = run.config->parallel.world_size;
   m.pp_rank = run.pp_rank;
+  m.iterations = run.measured_after_iterations;
   m.peak_allocated_bytes =
       static_cast<std::uint64_t>(std::llround(run.peak_memory->measured_bytes));
   if (run.static_memory) {
@@ -92,8 +93,14 @@ AnchoredPair score_pair(const PairRun& anchor, const PairRun& target, std::strin
     pair.refusal = anchored.error().message;
     return pair;
   }
+  // The anchored estimate is a steady peak; a target measured after its first iteration is
+  // compared with that iteration's peak plus the same carried difference.
   const auto rank = static_cast<std::size_t>(target.result->pp_rank);
-  pair.anchored = {static_cast<double>(anchored->ranks[rank].anchored_peak_allocated_bytes),
+  const RankMemory& raw_rank = target.estimated->ranks[rank];
+  const double carried = static_cast<double>(anchored->ranks[rank].anchored_peak_allocated_bytes) -
+                         static_cast<double>(raw_rank.peak_allocated_bytes);
+  const auto reading = target.result->measured_after_iterations;
+  pair.anchored = {static_cast<double>(max_allocated_after_bytes(raw_rank, reading)) + carried,
                    pair.raw.measured_bytes};
   return pair;
 }
