@@ -355,3 +355,41 @@ TEST_CASE("a run without a static figure is scored on the peak, and reserved whe
   CHECK_THAT(md, Contains("### reserved memory"));
   CHECK_THAT(md, Contains("reserved predicted"));
 }
+
+TEST_CASE("a peak reported after the first iteration is compared with that iteration's estimate") {
+  const Expected<MegatronArgs> args = parse_megatron_args(kFlags, 8, 50257);
+  REQUIRE(args.has_value());
+  const Expected<Estimate> estimated = estimate(args->config);
+  REQUIRE(estimated.has_value());
+  const RankMemory& rank = estimated->ranks[0];
+  // Adam's moments are created by the first step, so its forward and backward lack them.
+  REQUIRE(rank.first_iteration_peak_allocated_bytes < rank.peak_allocated_bytes);
+  std::string stated = case_json("stated", kFlags, 1e9);
+  stated.replace(stated.find("\"peak_bytes\""), 0, "\"after_iterations\": 1, ");
+  const std::string bridge = "https://github.com/NVIDIA-NeMo/Megatron-Bridge/pull/";
+  const ValidationReport report =
+      run({stated, case_json("before_3169", kFlags, 1e9, "", 0, bridge + "3107"),
+           case_json("after_3169", kFlags, 1e9, "", 0, bridge + "3880"),
+           case_json("not_bridge", kFlags, 1e9)});
+  REQUIRE(report.cases.size() == 4);
+  for (const CaseResult& c : report.cases) REQUIRE(c.peak_memory.has_value());
+  const auto first = static_cast<double>(rank.first_iteration_peak_allocated_bytes);
+  const auto steady = static_cast<double>(rank.peak_allocated_bytes);
+  CHECK(report.cases[0].peak_memory->predicted_bytes == first);
+  // The two Bridge runs also get Bridge's settings (no hidden dropout, validation.cpp
+  // apply_launcher), so they are compared with each other's estimate.
+  Config bridge_config = args->config;
+  bridge_config.model.hidden_dropout = 0.0;
+  bridge_config.optimizer.fp8_recipe = Fp8Recipe::tensorwise;
+  const Expected<Estimate> bridge_estimate = estimate(bridge_config);
+  REQUIRE(bridge_estimate.has_value());
+  const RankMemory& bridge_rank = bridge_estimate->ranks[0];
+  CHECK(report.cases[1].peak_memory->predicted_bytes ==
+        static_cast<double>(bridge_rank.first_iteration_peak_allocated_bytes));
+  CHECK(report.cases[1].measured_after_iterations == 1);
+  CHECK(report.cases[2].peak_memory->predicted_bytes ==
+        static_cast<double>(bridge_rank.peak_allocated_bytes));
+  CHECK(report.cases[3].peak_memory->predicted_bytes == steady);
+  CHECK_THAT(validation_report_markdown(report, "cases.json"),
+             Contains("peak after the first iteration"));
+}
