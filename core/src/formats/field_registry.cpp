@@ -1142,8 +1142,7 @@ std::vector<ConfigField> model_layer_rows() {
           .also_reads({{"--export-qk-l2-norm", FlagArity::none}})
           .json("qk_l2_norm")
           .ui("QK L2 norm", "(Llama-4)",
-              "A weightless L2 norm on queries and keys in place of QK layernorm; its inputs "
-              "are saved."),
+              "A weightless norm on queries and keys; its inputs are saved."),
       MM_BOOL("m.bias", "1", model.add_bias_linear)
           .flag("--disable-bias-linear", FlagForm::store_false)
           .json("add_bias_linear")
@@ -1367,8 +1366,8 @@ std::vector<ConfigField> model_moe_rows() {
           .also_reads({{"--export-moe-apply-probs-on-input", FlagArity::none}})
           .json("moe_apply_probs_on_input")
           .ui("routing probs on input", "(Llama-4, top-1)",
-              "Tokens are scaled by their routing probability before the experts: the "
-              "product keeps its input."),
+              "Tokens times their routing probability before the experts; the product's input "
+              "is saved."),
       MM_INT("m.latent", "0", model.moe_latent_size, 0, kMaxDim)
           .scope(FieldScope::experts)
           .flag("--moe-latent-size", FlagForm::value)

@@ -960,11 +960,8 @@ std::optional<Error> read_llama4(const Reader& r, Family, HfImport& out) {
     m.moe_layer_pattern = std::move(pattern);
   }
   out.notes.push_back(
-      "chunked attention (attention_chunk_size) is not in Megatron-Core, which builds Llama-4 "
-      "with causal attention over the whole sequence; with fused attention the saved tensors "
-      "are the same");
-  out.notes.push_back(
-      "the NoPE layers (no_rope_layers) and attention temperature tuning change no memory");
+      "chunked attention (attention_chunk_size) is not in Megatron-Core: estimated as causal "
+      "attention, which with fused attention saves the same tensors");
   return std::nullopt;
 }
 
