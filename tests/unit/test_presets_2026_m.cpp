@@ -61,6 +61,17 @@ constexpr std::int64_t kAttentionAndNorms = 5'120 + 36'700'160 + 26'214'400 + 5'
 constexpr std::int64_t kExpert = 125'829'120;
 constexpr std::int64_t kVocabularyAndFinalNorm = 2 * 1'034'485'760 + 5'120;
 
+// The vision encoder the cards' totals include and megamem does not estimate, counted from
+// modeling_llama4.py with the vision_config above (Llama4VisionConfig: 34 layers of 1408,
+// intermediate 5632, 336-pixel images in 14-pixel patches): the patch projection 588 x 1408,
+// class embedding 1408, 577 x 1408 positions, two LayerNorms of 1408; per layer q, k, v, o
+// 1408 x 1408 with biases, fc1 1408 x 5632 and fc2 5632 x 1408 with biases, two LayerNorms; the
+// pixel-shuffle MLP 5632 x 4096 and 4096 x 4096, the projector 4096 x 5120, without biases.
+constexpr std::int64_t kVisionLayer =
+    4 * (1408 * 1408 + 1408) + (1408 * 5632 + 5632) + (5632 * 1408 + 1408) + 2 * 2 * 1408;
+constexpr std::int64_t kVisionEncoder = 588 * 1408 + 1408 + 577 * 1408 + 2 * 2 * 1408 +
+                                        34 * kVisionLayer + 5632 * 4096 + 4096 * 4096 + 4096 * 5120;
+
 }  // namespace
 
 TEST_CASE("llama4: Maverick imports as the preset, MoE on every second layer") {
@@ -82,8 +93,9 @@ TEST_CASE("llama4: Maverick imports as the preset, MoE on every second layer") {
                                 std::int64_t{24} * 251'658'240 + kVocabularyAndFinalNorm;
   CHECK(expected == 400'711'848'960);
   CHECK(total_params(hf.model) == expected);
-  // Model card: 400B with the vision encoder (about 0.9B), which is not estimated.
-  CHECK(std::abs(static_cast<double>(expected) / 400e9 - 1.0) <= 0.005);
+  // Model card: 400B with the vision encoder, which is not estimated.
+  CHECK(kVisionEncoder == 871'932'416);
+  CHECK(std::abs(static_cast<double>(expected + kVisionEncoder) / 400e9 - 1.0) <= 0.005);
   bool chunking_noted = false;
   for (const std::string& note : hf.notes) {
     chunking_noted = chunking_noted || note.find("attention_chunk_size") != std::string::npos;
@@ -100,6 +112,8 @@ TEST_CASE("llama4: Scout imports as the preset, the QK L2 norm without weights")
       48 * (kAttentionAndNorms + 16 * 5'120 + 17 * kExpert) + kVocabularyAndFinalNorm;
   CHECK(expected == 107'769'861'120);
   CHECK(total_params(hf.model) == expected);
+  // Model card: 109B with the vision encoder (108,641,793,536: -0.33 %).
+  CHECK(std::abs(static_cast<double>(expected + kVisionEncoder) / 109e9 - 1.0) <= 0.005);
   // A bare llama4_text config is the same language model.
   const std::string text = scout_config();
   const std::size_t begin = text.find("{", text.find("\"text_config\""));
