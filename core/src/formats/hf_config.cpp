@@ -375,11 +375,18 @@ std::optional<Error> read_qwen_moe(const Reader& r, Family family, HfImport& out
   return std::nullopt;
 }
 
+// num_local_experts experts, top num_experts_per_tok: Mixtral's spelling, which gpt-oss,
+// MiniMax-M2/M3 and Llama-4 keep.
+std::optional<Error> read_local_experts(const Reader& r, ModelConfig& m) {
+  MM_READ(m.num_experts, r.int_field("num_local_experts", 1, kMaxSize));
+  MM_READ(m.moe_router_topk, r.int_field("num_experts_per_tok", 1, m.num_experts));
+  return std::nullopt;
+}
+
 // Mixtral: every layer MoE, experts as large as the dense MLP would be.
 std::optional<Error> read_mixtral(const Reader& r, Family, HfImport& out) {
   ModelConfig& m = out.model;
-  MM_READ(m.num_experts, r.int_field("num_local_experts", 1, kMaxSize));
-  MM_READ(m.moe_router_topk, r.int_field("num_experts_per_tok", 1, m.num_experts));
+  if (auto error = read_local_experts(r, m)) return error;
   m.moe_ffn_hidden_size = m.ffn_hidden_size;
   return std::nullopt;
 }
@@ -592,8 +599,7 @@ void note_unbuilt_mtp(HfImport& out, const char* key, std::int64_t layers, const
 std::optional<Error> read_minimax_m2(const Reader& r, Family, HfImport& out) {
   ModelConfig& m = out.model;
   std::int64_t shared = 0, mtp_modules = 0;
-  MM_READ(m.num_experts, r.int_field("num_local_experts", 1, kMaxSize));
-  MM_READ(m.moe_router_topk, r.int_field("num_experts_per_tok", 1, m.num_experts));
+  if (auto error = read_local_experts(r, m)) return error;
   MM_READ(shared, r.integer("shared_intermediate_size", 0, kMaxSize, 0));
   MM_READ(m.moe_router_enable_expert_bias, r.boolean("use_routing_bias", false));
   MM_READ(m.qk_layernorm, r.boolean("use_qk_norm", false));
@@ -786,8 +792,7 @@ std::optional<Error> read_ernie45(const Reader& r, Family, HfImport& out) {
 std::optional<Error> read_gpt_oss(const Reader& r, Family, HfImport& out) {
   ModelConfig& m = out.model;
   std::int64_t window = 0;
-  MM_READ(m.num_experts, r.int_field("num_local_experts", 1, kMaxSize));
-  MM_READ(m.moe_router_topk, r.int_field("num_experts_per_tok", 1, m.num_experts));
+  if (auto error = read_local_experts(r, m)) return error;
   MM_READ(window, r.integer("sliding_window", 0, kMaxSize, 0));
   m.moe_ffn_hidden_size = m.ffn_hidden_size;  // gpt_oss_bridge.py: intermediate_size
   m.softmax_type = SoftmaxType::learnable;    // GptOssAttention.sinks, one per head
@@ -934,8 +939,7 @@ std::optional<Error> read_hy_v3(const Reader& r, Family, HfImport& out) {
 std::optional<Error> read_llama4(const Reader& r, Family, HfImport& out) {
   ModelConfig& m = out.model;
   std::int64_t step = 1;
-  MM_READ(m.num_experts, r.int_field("num_local_experts", 1, kMaxSize));
-  MM_READ(m.moe_router_topk, r.int_field("num_experts_per_tok", 1, m.num_experts));
+  if (auto error = read_local_experts(r, m)) return error;
   MM_READ(step, r.integer("interleave_moe_layer_step", 1, kMaxSize, 1));
   MM_READ(m.qk_l2_norm, r.boolean("use_qk_norm", true));
   m.moe_ffn_hidden_size = m.ffn_hidden_size;  // intermediate_size
@@ -1685,8 +1689,7 @@ std::int64_t minimax_m3_indexer_layers(const Reader& r) {
 std::optional<Error> read_minimax_m3(const Reader& r, Family, HfImport& out) {
   ModelConfig& m = out.model;
   std::int64_t shared = 0, n_shared = 0, dense = 0, mtp = 0;
-  MM_READ(m.num_experts, r.int_field("num_local_experts", 1, kMaxSize));
-  MM_READ(m.moe_router_topk, r.int_field("num_experts_per_tok", 1, m.num_experts));
+  if (auto error = read_local_experts(r, m)) return error;
   MM_READ(shared, r.integer("shared_intermediate_size", 0, kMaxSize, 0));
   MM_READ(n_shared, r.integer("n_shared_experts", 0, 64, shared > 0 ? 1 : 0));
   MM_READ(dense, r.integer("dense_intermediate_size", 1, kMaxSize, m.ffn_hidden_size));
