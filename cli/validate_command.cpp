@@ -26,10 +26,11 @@ struct CasesFile {
 
 // A default cases file: $MEGAMEM_SHARED/validation/<name>, else
 // ../shared/validation/<name> beside the repository that contains the current directory (the
-// first parent holding core/include/megamem).
-Expected<CasesFile> find_cases_file(const std::string& name) {
+// first parent holding core/include/megamem); one kept in the repository is its
+// validation/<name>.
+Expected<CasesFile> find_cases_file(const std::string& name, bool in_repository = false) {
   std::vector<std::string> tried;
-  if (const char* shared = std::getenv("MEGAMEM_SHARED"); shared && *shared) {
+  if (const char* shared = std::getenv("MEGAMEM_SHARED"); shared && *shared && !in_repository) {
     for (const fs::path& candidate :
          {fs::path(shared) / "validation" / name, fs::path(shared) / name}) {
       if (fs::is_regular_file(candidate)) return CasesFile{candidate, candidate.string()};
@@ -39,9 +40,11 @@ Expected<CasesFile> find_cases_file(const std::string& name) {
   std::error_code error;
   for (fs::path dir = fs::current_path(error); !error && !dir.empty(); dir = dir.parent_path()) {
     if (fs::is_directory(dir / "core" / "include" / "megamem")) {
-      const fs::path candidate = dir.parent_path() / "shared" / "validation" / name;
+      const fs::path candidate = in_repository ? dir / "validation" / name
+                                               : dir.parent_path() / "shared" / "validation" / name;
       if (fs::is_regular_file(candidate)) {
-        return CasesFile{candidate, "../shared/validation/" + name};
+        return CasesFile{candidate,
+                         (in_repository ? "validation/" : "../shared/validation/") + name};
       }
       tried.push_back(candidate.string());
       break;
@@ -105,7 +108,7 @@ Expected<ScoredFiles> score_files(const ParsedOptions& options) {
   scored.ci_report = std::move(*ci);
   if (given != options.values.end()) return scored;
   for (const OutsideCasesFile& file : outside_cases_files()) {
-    Expected<CasesFile> found = find_cases_file(file.file_name);
+    Expected<CasesFile> found = find_cases_file(file.file_name, file.in_repository);
     if (!found) continue;
     Expected<ValidationReport> report = score_file(*found, file.targets);
     if (!report) return report.error();

@@ -57,13 +57,15 @@ inline constexpr ValidationTargets kBridgeRecipeTargets{
     kStaticTarget, {5.0, 256.0, 5.0, 100.0}, {5.0, 256.0, 3.0, 100.0}, false};
 
 // The cases files scored beside Megatron's CI, in report order: file name in
-// shared/validation, JSON key, the report's heading and what the file is.
+// shared/validation (or, in_repository, in this repository's validation/), JSON key, the
+// report's heading and what the file is.
 struct OutsideCasesFile {
   const char* file_name;
   const char* json_key;
   const char* heading;
   const char* about;
   ValidationTargets targets;
+  bool in_repository = false;
 };
 const std::vector<OutsideCasesFile>& outside_cases_files();
 
