@@ -346,25 +346,31 @@ TEST_CASE("a plan request overlaps the gradient reduce-scatter with the backward
 }
 
 // Issue #28 item 3: a link without --gbs whose layout does not run (TP 3 on 64 heads) could not
-// be planned ("the planner needs a global batch size"); it gets Megatron's default batch with
-// every GPU data-parallel, which every layout of those GPUs divides.
-TEST_CASE("a configuration without a global batch gets one proposed, valid or not") {
+// be planned ("the planner needs a global batch size"); and the current layout's batch (mbs x
+// its DP) left most candidates invalid for a batch they do not divide. The proposed batch is
+// divisible by every searched micro-batch x data-parallel size, valid layout or not.
+TEST_CASE("a configuration without a global batch gets one every candidate divides") {
   Config config = fixtures::llama3_70b();
   config.training.global_batch_size = 0;
   REQUIRE(normalize(config).has_value());
-  PlanRequest valid = plan_request_for(config);
+  const PlanRequest valid = plan_request_for(config);
   REQUIRE(valid.global_batch_proposed != nullptr);
-  CHECK(std::string(valid.global_batch_proposed) == "the batch of the configuration as given");
+  CHECK(valid.base.training.global_batch_size == 8 * config.parallel.world_size);
   config.parallel.tensor_parallel = 3;
   REQUIRE_FALSE(normalize(config).has_value());
   PlanRequest invalid = plan_request_for(config);
   REQUIRE(invalid.global_batch_proposed != nullptr);
-  CHECK(invalid.base.training.global_batch_size ==
-        config.training.micro_batch_size * config.parallel.world_size);
-  invalid.space.micro_batch_sizes = {1};
+  CHECK(invalid.base.training.global_batch_size == 8 * config.parallel.world_size);
+  invalid.space.search_recompute = false;
+  invalid.space.search_offload = false;
   const Expected<PlanResult> result = plan(invalid);
   REQUIRE(result.has_value());
   CHECK(result->stats.candidates > 0);
+  for (const PlanRejection& r : result->rejections) {
+    INFO(r.example);
+    CHECK(r.field != "global_batch_size");
+    CHECK(r.field != "microbatch_group_size_per_vp_stage");
+  }
 }
 
 TEST_CASE("a candidate's plan inputs are its request's, but for the precision-aware optimizer") {
