@@ -164,6 +164,7 @@ nlohmann::json planner_json(AppState& app) {
   out["top_queries"] = planner.top_queries;
   out["pareto_queries"] = planner.pareto_queries;
   out["shown_reference"] = planner.shown_reference;
+  out["shown_anchor_note"] = planner.shown_anchor_note;
   out["shown_rows"] = planner.shown_rows;
   return out;
 }

@@ -107,6 +107,7 @@ struct PlannerState {
   // What the last frame drew (for tests): the line above the rows, and each row as
   // "index|peak|peak change|step|step change|rows folded into it" ("3|66.92 GiB|-2.62 GiB|...").
   std::string shown_reference;
+  std::string shown_anchor_note;  // the planner's figures are raw while an anchor applies
   std::vector<std::string> shown_rows;
 };
 

@@ -415,8 +415,26 @@ bool candidate_row(AppState& state, const std::vector<PlanCandidate>& rows, cons
   return applied;
 }
 
+// While an anchor applies the top bar shows anchored peaks, but the search prices every
+// candidate raw (anchoring needs each candidate's whole estimate): say so, with the top bar's
+// figure, rather than compare rows with a peak they were not computed like.
+void draw_anchor_note(AppState& state) {
+  PlannerState& planner = state.planner;
+  planner.shown_anchor_note.clear();
+  if (!state.anchored || !state.last_estimate) return;
+  const Verdict& verdict = shown_verdict(state);
+  const auto rank = static_cast<std::size_t>(verdict.limiting_pp_rank);
+  if (rank >= state.anchored->ranks.size()) return;
+  planner.shown_anchor_note = printf_text(
+      tr("Planner figures are raw estimates; the top bar's %.2f GiB (%s) is anchored on %s."),
+      to_gib(state.anchored->ranks[rank].anchored_peak_total_bytes),
+      tr(fit_status_word(verdict.status)), tr_text(state.anchored->anchor.source).c_str());
+  verbatim_text(tight_color(), planner.shown_anchor_note);
+}
+
 // The current configuration, above the rows that show their change from it: its layout, the
-// top bar's peak and verdict, and its step time as the search prices the rows.
+// raw estimate's peak and verdict (the rows' figures), and its step time as the search prices
+// the rows. Drawn whether or not a row fits, so an empty search still says what it compares.
 void draw_reference(AppState& state) {
   PlannerState& planner = state.planner;
   planner.shown_reference.clear();
@@ -434,11 +452,11 @@ void draw_reference(AppState& state) {
   }
   verbatim_text(strong_text_color(), planner.shown_reference);
   record_item(state, "plan current", "text");
+  draw_anchor_note(state);
 }
 
 bool draw_candidates(AppState& state, const std::vector<PlanCandidate>& rows,
                      const std::vector<std::string>& queries) {
-  draw_reference(state);
   const bool wide = ImGui::GetContentRegionAvail().x > ImGui::GetFontSize() * 44.0f;
   // Every row in the results column, which scrolls: a table scrolling inside itself is a
   // child window that Dear ImGui skips (for Tab too) while it is out of sight.
@@ -534,6 +552,8 @@ bool draw_planner_panel(AppState& state) {
   update_plan_staleness(state);
   update_plan_reference(state);
   state.planner.shown_rows.clear();  // drawn again below when there is a list
+  state.planner.shown_reference.clear();
+  state.planner.shown_anchor_note.clear();
   // The planner works for any inputs, also invalid ones (it replaces the layout): never dimmed
   // with the calculator's result.
   ImGui::PushStyleVar(ImGuiStyleVar_Alpha, 1.0f);
@@ -543,6 +563,7 @@ bool draw_planner_panel(AppState& state) {
   draw_summary(state);
   PlannerState& planner = state.planner;
   bool applied = false;
+  if (!planner.search) draw_reference(state);  // also above an empty search or an error
   if (planner.result && !planner.search) {
     const PlanResult& result = *planner.result;
     if (result.top.empty()) {
