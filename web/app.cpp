@@ -411,6 +411,7 @@ std::string app_state_json() {
   out["url"] = url;
   out["query"] = state.query;
   out["model_id"] = state.shared.model_id;
+  out["model_title"] = model_title(state);  // the model picker's, "(edited)" and all
   out["gpu_id"] = state.shared.gpu_id;
   out["megatron_args"] = to_megatron_args(state.shared.config);
   out["world_size"] = state.shared.config.parallel.world_size;
