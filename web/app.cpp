@@ -426,8 +426,10 @@ std::string app_state_json() {
   out["error"] = error_json(state.error);
   out["suggestions"] = suggestions_json();
   out["link_error"] = error_json(state.link_error);
+  out["link_error_shown"] = state.link_error_shown;  // with the line breaks drawn
   out["layout_note"] = state.layout_note;
   out["verdict"] = verdict_text(state);
+  out["recipes_shown"] = state.recipes_shown;
   out["recipe"] = recipe_of_query(state.query);  // the published recipe the page shows, or ""
   // As `megamem estimate --url <the page's link> --json` prints it.
   out["anchored"] = state.anchored ? anchored_json(*state.anchored) : nlohmann::json();

@@ -337,10 +337,18 @@ bool recipe_picker(AppState& state, const char* label) {
   if (ImGui::BeginCombo(id.c_str(), tr("recipes"), ImGuiComboFlags_HeightLarge)) {
     // Typing filters by id and name; Enter loads the first match, as in the model picker.
     bool enter = filter_field(state, &state.recipe_filter);
+    state.recipes_shown.clear();
     for (std::size_t i = 0; catalog && i < catalog->recipes.size() && !changed; ++i) {
       const RecipePreset& recipe = catalog->recipes[i];
-      if (!contains_ignoring_case(recipe.id + " " + recipe.name, state.recipe_filter)) continue;
-      if (ImGui::Selectable(recipe.name.c_str()) || enter) changed = load_recipe(state, recipe);
+      // The title in the page's language (templates: "{0} pre-training on {1} (...)"); the
+      // filter finds a recipe by its English name and id too.
+      const std::string& title = tr_text(recipe.name);
+      if (!contains_ignoring_case(recipe.id + " " + recipe.name + " " + title,
+                                  state.recipe_filter)) {
+        continue;
+      }
+      state.recipes_shown.push_back(title);
+      if (ImGui::Selectable(title.c_str()) || enter) changed = load_recipe(state, recipe);
       enter = false;  // Enter loads the first match only
       if (ImGui::IsItemHovered()) recipe_tooltip(recipe);
     }

@@ -256,6 +256,51 @@ try {
   await chinese.close();
 }
 
+// --- the link-error box and the recipes picker in Chinese (issue #28) ---------------------------
+// A link cut inside its last value fails its checksum; the box's Chinese text wraps at a
+// phone's width and no line starts with closing punctuation ("；" began a line: Dear ImGui
+// cut the Chinese run anywhere). The recipes picker's titles are Chinese (they were English).
+const closingMarks = '，。、；：）」』】！？';
+const chinesePhone = await launch(opts, { viewport: { width: 390, height: 844 },
+                                          deviceScaleFactor: 3, isMobile: true, hasTouch: true });
+try {
+  const p = chinesePhone.page;
+  const cut = `${baseUrl}?v=1&c=1e9d&model=llama-3-70b&gpu=h100-80gb&gpus=64&tp=8&pp=4&gbs=51&lang=zh`;
+  await openPage(p, cut);
+  const shown = await waitForState(p, (s) => s.link_error !== null && s.link_error_shown !== '',
+                                   'the link-error box');
+  const lines = shown.link_error_shown.split('\n').filter((line) => line !== '');
+  const bad = lines.filter((line) => closingMarks.includes([...line][0]));
+  check(shown.link_error.field === 'c' && lines.length >= 3 && bad.length === 0,
+        `phone, Chinese: the link-error box wraps in ${lines.length} lines, none starting with ` +
+        `closing punctuation${bad.length ? `: ${bad.join(' | ')}` : ''}`);
+  await p.screenshot({ path: join(opts.artifacts, 'zh-phone-link-error.png') });
+  await checkTranslated(p, 'the link-error box');
+} catch (error) {
+  fail(`link-error box: ${error.stack ?? error}`);
+} finally {
+  await chinesePhone.close();
+}
+const recipes = await launch(opts);
+try {
+  const p = recipes.page;
+  await openPage(p, `${baseUrl}?${recipe}&lang=zh`);
+  await click(p, 'recipes');
+  const open = await waitForState(p, (s) => s.recipes_shown.length > 0, 'the recipes picker');
+  await p.screenshot({ path: join(opts.artifacts, 'zh-recipes.png') });
+  const english = open.recipes_shown.filter((title) => /training on/.test(title) ||
+                                                       !/[\u4e00-\u9fff]/.test(title));
+  check(open.recipes_shown.length >= 10 && english.length === 0,
+        `the recipes picker's ${open.recipes_shown.length} titles are Chinese` +
+        (english.length ? `; English: ${english.join(' | ')}` : `: ${open.recipes_shown[0]}`));
+  await checkTranslated(p, 'the recipes picker');
+  await p.keyboard.press('Escape');
+} catch (error) {
+  fail(`recipes picker: ${error.stack ?? error}`);
+} finally {
+  await recipes.close();
+}
+
 // --- a phone in Chinese: 390 x 844 at 3x --------------------------------------------------------
 const phone = await launch(opts, { viewport: { width: 390, height: 844 }, deviceScaleFactor: 3,
                                    isMobile: true, hasTouch: true, locale: 'zh-CN' });
