@@ -329,6 +329,12 @@ async function emptySearchAndProposedBatch() {
           `no global batch: planned for ${state.planner.result.global_batch_size}, ` +
           `${stats.invalid} of ${stats.candidates} candidates invalid`);
     checkMatchesCli(state, 'no global batch');
+    // The line above the rows is priced at that batch too, as `megamem plan` prices its current.
+    const { current } = cliPlan(state.url, state.planner);
+    check(state.planner.shown_reference.includes(gibText(current.peak_total_bytes)) &&
+          current.peak_total_bytes > state.result.ranks[state.result.limiting_pp_rank].peak_total_bytes,
+          `no global batch: the current line has the peak at the planned batch ` +
+          `(${gibText(current.peak_total_bytes)}): "${state.planner.shown_reference}"`);
     check(browser.errors.length === 0, `empty search: no console errors ${browser.errors.join(' | ')}`);
   } catch (error) {
     check(false, `empty search: ${error.stack ?? error}`);

@@ -485,6 +485,29 @@ TEST_CASE("each candidate's change is from the configuration as given, priced as
         Approx(last.time.step_time_s / fastest.time.step_time_s - 1.0).epsilon(1e-12));
 }
 
+// Issue #28: a link without a global batch has one micro-batch per data-parallel rank in the
+// calculator, but its rows are priced at the proposed batch, with the pipeline full: the row
+// of its own layout read 7.73 GiB more than the reference (Llama-3-70B, TP8 PP4 on 64 GPUs).
+TEST_CASE("without a global batch the reference is priced at the batch the rows are") {
+  Config current = fixtures::llama3_70b();
+  current.parallel.world_size = 64;
+  current.parallel.tensor_parallel = 8;
+  current.parallel.pipeline_parallel = 4;
+  current.training.global_batch_size = 0;
+  const Expected<Estimate> shown = estimate(current);
+  REQUIRE(shown.has_value());
+  const PlanRequest request = plan_request_for(current);
+  const Expected<Estimate> proposed = estimate(request.base);
+  REQUIRE(proposed.has_value());
+  const auto peak = [](const Estimate& e) {
+    return e.ranks.at(static_cast<std::size_t>(e.limiting_pp_rank)).peak_total_bytes;
+  };
+  REQUIRE(peak(*proposed) > peak(*shown));
+  const PlanReference reference = plan_reference(current, *shown, request.step_time);
+  CHECK(reference.peak_total_bytes == peak(*proposed));
+  CHECK(reference.limiting_pp_rank == proposed->limiting_pp_rank);
+}
+
 TEST_CASE("a configuration Megatron refuses is a reference without figures") {
   Config current = fixtures::llama3_70b();
   current.parallel.world_size = 64;
