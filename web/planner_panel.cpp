@@ -321,21 +321,24 @@ CandidateTexts candidate_texts(const AppState& state, const PlanCandidate& c, bo
 float wrapped_height(int column, const std::string& text) {
   if (text.empty()) return 0.0f;
   ImGui::TableSetColumnIndex(column);
-  return ImGui::CalcTextSize(text.c_str(), nullptr, false, ImGui::GetContentRegionAvail().x).y;
+  const float room_px = ImGui::GetContentRegionAvail().x;
+  return ImGui::CalcTextSize(wrap_text(text, room_px - 1.0f).c_str(), nullptr, false, room_px).y;
 }
 
-// `text` wrapped at its column's edge, muted or in the text colour. A word wider than the
-// column is split where the wrap falls: noted as cut off (state().clipped_text), `readable`
-// when the row's tooltip holds it.
+// `text` wrapped at its column's edge, muted or in the text colour: broken by wrap_text, since
+// Dear ImGui takes "选择性重计算：moe_act," for one word and split it inside "moe_act" on
+// the Chinese page. A word wider than the column is still split where the wrap falls: noted
+// as cut off (state().clipped_text), `readable` when the row's tooltip holds it.
 void wrapped_cell(const std::string& text, bool muted = false, bool readable = false) {
   if (text.empty()) return;
   const float room_px = ImGui::GetContentRegionAvail().x;
+  const std::string lines = wrap_text(text, room_px - 1.0f);
   if (muted) ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
   ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(text.c_str());
+  ImGui::TextUnformatted(lines.c_str());
   ImGui::PopTextWrapPos();
   if (muted) ImGui::PopStyleColor();
-  if (wrap_splits_word(text, room_px)) {
+  if (wrap_splits_word(lines, room_px)) {
     note_clipped("planner.cell", text, ImGui::CalcTextSize(text.c_str()).x, room_px, readable);
   }
 }

@@ -18,8 +18,8 @@ import { gzipSync } from 'node:zlib';
 
 import {
   check, checkTopBar, click, fail, finish, hover, hoverTimeline, launch, moveMouseAway, openPage,
-  options, pageState, pasteInto as pasteIntoBox, scrollIntoView, serve, typeValue, waitForIdle,
-  waitForState, widgetCenter,
+  options, pageState, pasteInto as pasteIntoBox, redraw, scrollIntoView, serve, typeValue,
+  waitForIdle, waitForState, widgetCenter,
 } from './harness.mjs';
 
 const opts = options();
@@ -299,6 +299,38 @@ try {
   fail(`recipes picker: ${error.stack ?? error}`);
 } finally {
   await recipes.close();
+}
+
+// --- the planner's cells in Chinese (the issue #28 walk) -----------------------------------------
+// "选择性重计算：moe_act, layernorm" was split inside "moe_act": Dear ImGui took the Chinese run
+// and the module name for one word, wider than the recompute column.
+for (const [size, contextOptions] of [
+  ['1280 x 720', { viewport: { width: 1280, height: 720 } }],
+  ['phone', { viewport: { width: 390, height: 844 }, deviceScaleFactor: 3, isMobile: true,
+              hasTouch: true }]]) {
+  const planner = await launch(opts, contextOptions);
+  try {
+    const p = planner.page;
+    await openPage(p, `${baseUrl}?v=1&model=deepseek-v3&gpu=h800&gpus=256&pp=16&ep=32&lang=zh`);
+    await scrollIntoView(p, 'plan search');
+    await click(p, 'plan search');
+    await moveMouseAway(p);
+    await waitForState(p, (s) => s.planner.status === 'done', 'the DeepSeek-V3 search', 600_000);
+    await scrollIntoView(p, 'plan row 0');
+    await moveMouseAway(p);
+    await redraw(p);  // the clipped texts are of the last frame drawn
+    const state = await pageState(p);
+    const cut = state.clipped_text.filter((c) => c.where.startsWith('planner') && !c.readable);
+    check(state.planner.shown_rows.length > 0 && cut.length === 0,
+          `zh ${size}: no planner cell cut off` + (cut.length ? ': ' + cut.map(
+            (c) => `"${c.text}" (${c.needed_px.toFixed(0)} in ${c.room_px.toFixed(0)} px)`)
+            .join('; ') : ` (${state.planner.shown_rows.length} rows)`));
+    await p.screenshot({ path: join(opts.artifacts, `zh-planner-cells-${size.replace(/ /g, '')}.png`) });
+  } catch (error) {
+    fail(`planner cells, ${size}: ${error.stack ?? error}`);
+  } finally {
+    await planner.close();
+  }
 }
 
 // --- a phone in Chinese: 390 x 844 at 3x --------------------------------------------------------
