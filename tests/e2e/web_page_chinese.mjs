@@ -301,7 +301,7 @@ try {
   await recipes.close();
 }
 
-// --- the planner's cells in Chinese (the issue #28 walk) -----------------------------------------
+// --- the planner's cells and the rule's brackets in Chinese (the issue #28 walk) ---------------
 // "选择性重计算：moe_act, layernorm" was split inside "moe_act": Dear ImGui took the Chinese run
 // and the module name for one word, wider than the recompute column.
 for (const [size, contextOptions] of [
@@ -326,6 +326,11 @@ for (const [size, contextOptions] of [
             (c) => `"${c.text}" (${c.needed_px.toFixed(0)} in ${c.room_px.toFixed(0)} px)`)
             .join('; ') : ` (${state.planner.shown_rows.length} rows)`));
     await p.screenshot({ path: join(opts.artifacts, `zh-planner-cells-${size.replace(/ /g, '')}.png`) });
+    // The rule's numbers and its Megatron source each in their brackets: "（ETP 1 x EP 32 x PP
+    // 16) (megatron/core/parallel_state.py）" took both groups for one (the walk's T7).
+    const count = (mark) => [...state.verdict].filter((c) => c === mark).length;
+    check(count('（') === 2 && count('）') === 2 && !state.verdict.includes(') ('),
+          `zh ${size}: the verdict's brackets pair up: ${state.verdict}`);
   } catch (error) {
     fail(`planner cells, ${size}: ${error.stack ?? error}`);
   } finally {
