@@ -164,6 +164,7 @@ nlohmann::json planner_json(AppState& app) {
   out["top_queries"] = planner.top_queries;
   out["pareto_queries"] = planner.pareto_queries;
   out["shown_reference"] = planner.shown_reference;
+  out["shown_anchor_note"] = planner.shown_anchor_note;
   out["shown_rows"] = planner.shown_rows;
   return out;
 }
@@ -410,6 +411,7 @@ std::string app_state_json() {
   out["url"] = url;
   out["query"] = state.query;
   out["model_id"] = state.shared.model_id;
+  out["model_title"] = model_title(state);  // the model picker's, "(edited)" and all
   out["gpu_id"] = state.shared.gpu_id;
   out["megatron_args"] = to_megatron_args(state.shared.config);
   out["world_size"] = state.shared.config.parallel.world_size;
@@ -424,8 +426,10 @@ std::string app_state_json() {
   out["error"] = error_json(state.error);
   out["suggestions"] = suggestions_json();
   out["link_error"] = error_json(state.link_error);
+  out["link_error_shown"] = state.link_error_shown;  // with the line breaks drawn
   out["layout_note"] = state.layout_note;
   out["verdict"] = verdict_text(state);
+  out["recipes_shown"] = state.recipes_shown;
   out["recipe"] = recipe_of_query(state.query);  // the published recipe the page shows, or ""
   // As `megamem estimate --url <the page's link> --json` prints it.
   out["anchored"] = state.anchored ? anchored_json(*state.anchored) : nlohmann::json();

@@ -107,6 +107,7 @@ struct PlannerState {
   // What the last frame drew (for tests): the line above the rows, and each row as
   // "index|peak|peak change|step|step change|rows folded into it" ("3|66.92 GiB|-2.62 GiB|...").
   std::string shown_reference;
+  std::string shown_anchor_note;  // the planner's figures are raw while an anchor applies
   std::vector<std::string> shown_rows;
 };
 
@@ -145,13 +146,15 @@ struct AppState {
   std::optional<Error> anchor_refused;       // why the anchor does not apply to last_estimate
 
   // --- the link -------------------------------------------------------------------------------
-  std::string base_url;              // page address without query ("http://host/")
-  std::string query;                 // the current configuration's query ("v=1&...")
-  std::string pushed_query;          // the query the browser's address bar shows
-  std::optional<Error> link_error;   // the first parameter of the opened link not read
-  std::size_t link_error_count = 0;  // parameters of it not read
-  std::string link_error_text;       // that link
-  bool link_copied = false;          // "Copy link" feedback
+  std::string base_url;                    // page address without query ("http://host/")
+  std::string query;                       // the current configuration's query ("v=1&...")
+  std::string pushed_query;                // the query the browser's address bar shows
+  std::optional<Error> link_error;         // the first parameter of the opened link not read
+  std::size_t link_error_count = 0;        // parameters of it not read
+  std::string link_error_text;             // that link
+  std::string link_error_shown;            // the box's paragraphs as the last frame broke them
+  std::vector<std::string> recipes_shown;  // the recipes picker's rows when last open
+  bool link_copied = false;                // "Copy link" feedback
   double link_copied_at_s = 0.0;
 
   // --- the view -------------------------------------------------------------------------------

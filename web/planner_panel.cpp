@@ -321,21 +321,24 @@ CandidateTexts candidate_texts(const AppState& state, const PlanCandidate& c, bo
 float wrapped_height(int column, const std::string& text) {
   if (text.empty()) return 0.0f;
   ImGui::TableSetColumnIndex(column);
-  return ImGui::CalcTextSize(text.c_str(), nullptr, false, ImGui::GetContentRegionAvail().x).y;
+  const float room_px = ImGui::GetContentRegionAvail().x;
+  return ImGui::CalcTextSize(wrap_text(text, room_px - 1.0f).c_str(), nullptr, false, room_px).y;
 }
 
-// `text` wrapped at its column's edge, muted or in the text colour. A word wider than the
-// column is split where the wrap falls: noted as cut off (state().clipped_text), `readable`
-// when the row's tooltip holds it.
+// `text` wrapped at its column's edge, muted or in the text colour: broken by wrap_text, since
+// Dear ImGui takes "选择性重计算：moe_act," for one word and split it inside "moe_act" on
+// the Chinese page. A word wider than the column is still split where the wrap falls: noted
+// as cut off (state().clipped_text), `readable` when the row's tooltip holds it.
 void wrapped_cell(const std::string& text, bool muted = false, bool readable = false) {
   if (text.empty()) return;
   const float room_px = ImGui::GetContentRegionAvail().x;
+  const std::string lines = wrap_text(text, room_px - 1.0f);
   if (muted) ImGui::PushStyleColor(ImGuiCol_Text, muted_text_color());
   ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(text.c_str());
+  ImGui::TextUnformatted(lines.c_str());
   ImGui::PopTextWrapPos();
   if (muted) ImGui::PopStyleColor();
-  if (wrap_splits_word(text, room_px)) {
+  if (wrap_splits_word(lines, room_px)) {
     note_clipped("planner.cell", text, ImGui::CalcTextSize(text.c_str()).x, room_px, readable);
   }
 }
@@ -415,8 +418,26 @@ bool candidate_row(AppState& state, const std::vector<PlanCandidate>& rows, cons
   return applied;
 }
 
+// While an anchor applies the top bar shows anchored peaks, but the search prices every
+// candidate raw (anchoring needs each candidate's whole estimate): say so, with the top bar's
+// figure, rather than compare rows with a peak they were not computed like.
+void draw_anchor_note(AppState& state) {
+  PlannerState& planner = state.planner;
+  planner.shown_anchor_note.clear();
+  if (!state.anchored || !state.last_estimate) return;
+  const Verdict& verdict = shown_verdict(state);
+  const auto rank = static_cast<std::size_t>(verdict.limiting_pp_rank);
+  if (rank >= state.anchored->ranks.size()) return;
+  planner.shown_anchor_note = printf_text(
+      tr("Planner figures are raw estimates; the top bar's %.2f GiB (%s) is anchored on %s."),
+      to_gib(state.anchored->ranks[rank].anchored_peak_total_bytes),
+      tr(fit_status_word(verdict.status)), tr_text(state.anchored->anchor.source).c_str());
+  verbatim_text(tight_color(), planner.shown_anchor_note);
+}
+
 // The current configuration, above the rows that show their change from it: its layout, the
-// top bar's peak and verdict, and its step time as the search prices the rows.
+// raw estimate's peak and verdict (the rows' figures), and its step time as the search prices
+// the rows. Drawn whether or not a row fits, so an empty search still says what it compares.
 void draw_reference(AppState& state) {
   PlannerState& planner = state.planner;
   planner.shown_reference.clear();
@@ -434,11 +455,11 @@ void draw_reference(AppState& state) {
   }
   verbatim_text(strong_text_color(), planner.shown_reference);
   record_item(state, "plan current", "text");
+  draw_anchor_note(state);
 }
 
 bool draw_candidates(AppState& state, const std::vector<PlanCandidate>& rows,
                      const std::vector<std::string>& queries) {
-  draw_reference(state);
   const bool wide = ImGui::GetContentRegionAvail().x > ImGui::GetFontSize() * 44.0f;
   // Every row in the results column, which scrolls: a table scrolling inside itself is a
   // child window that Dear ImGui skips (for Tab too) while it is out of sight.
@@ -534,6 +555,8 @@ bool draw_planner_panel(AppState& state) {
   update_plan_staleness(state);
   update_plan_reference(state);
   state.planner.shown_rows.clear();  // drawn again below when there is a list
+  state.planner.shown_reference.clear();
+  state.planner.shown_anchor_note.clear();
   // The planner works for any inputs, also invalid ones (it replaces the layout): never dimmed
   // with the calculator's result.
   ImGui::PushStyleVar(ImGuiStyleVar_Alpha, 1.0f);
@@ -543,6 +566,7 @@ bool draw_planner_panel(AppState& state) {
   draw_summary(state);
   PlannerState& planner = state.planner;
   bool applied = false;
+  if (!planner.search) draw_reference(state);  // also above an empty search or an error
   if (planner.result && !planner.search) {
     const PlanResult& result = *planner.result;
     if (result.top.empty()) {

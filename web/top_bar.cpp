@@ -13,6 +13,7 @@
 #include "clip_audit.hpp"
 #include "format.hpp"
 #include "imgui.h"
+#include "megamem/fields.hpp"
 #include "megamem/presets.hpp"
 #include "megamem/share_link.hpp"
 #include "messages.hpp"
@@ -51,8 +52,10 @@ bool filter_field(AppState& state, std::string* filter) {
   return enter;
 }
 
-// True when the model differs from its preset (some m.* link key other than the name).
-// Computed once per configuration (it walks every link field).
+// True when the model's architecture differs from its preset's (an m.* link key of an
+// architecture field): a run setting (dropout, vocabulary padding, position count) is no other
+// model, as with_detected_presets() judges an import. Computed once per configuration (it
+// walks every link field).
 bool model_edited(const AppState& state) {
   static std::uint64_t computed_for = ~std::uint64_t{0};
   static bool edited = false;
@@ -67,10 +70,13 @@ bool model_edited(const AppState& state) {
   Config base = state.shared.config;
   base.model = preset->model;
   for (const std::string& key : share_link_differences(state.shared.config, base)) {
-    if (key.rfind("m.", 0) == 0) edited = true;
+    const ConfigField* field = field_by_link_key(key);
+    if (field && is_architecture_field(*field, state.shared.config.model)) edited = true;
   }
   return edited;
 }
+
+}  // namespace
 
 std::string model_title(const AppState& state) {
   std::string title = state.shared.config.model.name;
@@ -79,6 +85,8 @@ std::string model_title(const AppState& state) {
   if (model_edited(state)) title += tr(" (edited)");
   return title;
 }
+
+namespace {
 
 std::string gpu_title(const AppState& state) {
   const std::string& name = state.shared.config.device.name;
@@ -329,10 +337,18 @@ bool recipe_picker(AppState& state, const char* label) {
   if (ImGui::BeginCombo(id.c_str(), tr("recipes"), ImGuiComboFlags_HeightLarge)) {
     // Typing filters by id and name; Enter loads the first match, as in the model picker.
     bool enter = filter_field(state, &state.recipe_filter);
+    state.recipes_shown.clear();
     for (std::size_t i = 0; catalog && i < catalog->recipes.size() && !changed; ++i) {
       const RecipePreset& recipe = catalog->recipes[i];
-      if (!contains_ignoring_case(recipe.id + " " + recipe.name, state.recipe_filter)) continue;
-      if (ImGui::Selectable(recipe.name.c_str()) || enter) changed = load_recipe(state, recipe);
+      // The title in the page's language (templates: "{0} pre-training on {1} (...)"); the
+      // filter finds a recipe by its English name and id too.
+      const std::string& title = tr_text(recipe.name);
+      if (!contains_ignoring_case(recipe.id + " " + recipe.name + " " + title,
+                                  state.recipe_filter)) {
+        continue;
+      }
+      state.recipes_shown.push_back(title);
+      if (ImGui::Selectable(title.c_str()) || enter) changed = load_recipe(state, recipe);
       enter = false;  // Enter loads the first match only
       if (ImGui::IsItemHovered()) recipe_tooltip(recipe);
     }

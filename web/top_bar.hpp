@@ -25,6 +25,10 @@ bool model_picker(AppState& state, const char* label);
 bool gpu_picker(AppState& state, const char* label);
 bool recipe_picker(AppState& state, const char* label);
 
+// The model picker's title: the model's name, "(edited)" when its architecture differs from
+// its preset's.
+std::string model_title(const AppState& state);
+
 // What the top bar says of the current inputs: "fits: 58.32 / 79.65 GiB, ...", or
 // "invalid - <rule>" (never the numbers of another configuration).
 std::string verdict_text(const AppState& state);

@@ -490,11 +490,12 @@ void legend_entry(ImU32 color, bool striped, const char* name, const char* toolt
 
 namespace {
 
-// Chinese closing punctuation (，：。、；）！？): a line never starts with it.
+// Chinese closing punctuation (，：。、；）！？」』】): a line never starts with it.
 bool closing_punctuation(const std::string& text, std::size_t at) {
   static const char* const kClosing[] = {"\xef\xbc\x8c", "\xef\xbc\x9a", "\xe3\x80\x82",
                                          "\xe3\x80\x81", "\xef\xbc\x9b", "\xef\xbc\x89",
-                                         "\xef\xbc\x81", "\xef\xbc\x9f"};
+                                         "\xef\xbc\x81", "\xef\xbc\x9f", "\xe3\x80\x8d",
+                                         "\xe3\x80\x8f", "\xe3\x80\x91"};
   for (const char* mark : kClosing) {
     if (text.compare(at, 3, mark) == 0) return true;
   }

@@ -4,15 +4,17 @@
 // `anchored` (the link carries the anchor: anchor=, anchor-*), and its per-rank numbers are
 // those of `megamem estimate --anchor LOG` (the link form is faithful to the log). An edit
 // that the anchor cannot carry (another model) shows the raw verdict with the reason, in both
-// languages; "drop anchor" takes the anchor out of the page and its link.
+// languages; "drop anchor" takes the anchor out of the page and its link. The planner, which
+// prices its rows raw, shows the raw peak it compares them with and says the top bar's is
+// anchored.
 //
 // usage: node web_anchor.mjs --site DIR --cli PATH --artifacts DIR
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 
 import {
-  check, cliEstimateForLink, cliJson, click, finish, firstDifference, launch, navigate, openPage,
-  options, pasteInto, serve, waitForState,
+  check, cliEstimateForLink, cliJson, click, finish, firstDifference, launch, moveMouseAway,
+  navigate, openPage, options, pasteInto, scrollIntoView, serve, waitForState,
 } from './harness.mjs';
 
 const opts = options();
@@ -45,6 +47,22 @@ async function anchorChecks() {
   const limitingGib = (limitingBytes / 2 ** 30).toFixed(2);
   check(anchored.verdict.includes(`${limitingGib} /`) && anchored.anchor_refused === null,
         `the verdict is of the anchored peaks (${limitingGib} GiB): ${anchored.verdict}`);
+
+  // The planner prices its rows raw: its line with the current configuration has the raw
+  // peak the rows' changes are from, and says plainly that the top bar's figure is anchored
+  // (issue #28: it compared raw rows with nothing said while the top bar was anchored).
+  await scrollIntoView(page, 'plan search');
+  await click(page, 'plan search');
+  await moveMouseAway(page);
+  const planned = await waitForState(page, (s) => s.planner.status === 'done' &&
+                                     s.planner.shown_reference !== '', 'the planner search');
+  const rawBytes = planned.result.ranks[planned.result.limiting_pp_rank].peak_total_bytes;
+  check(planned.planner.shown_reference.includes(`${(rawBytes / 2 ** 30).toFixed(2)} GiB`) &&
+        planned.planner.shown_anchor_note.includes('raw estimates') &&
+        planned.planner.shown_anchor_note.includes(`${limitingGib} GiB`),
+        `the planner's figures are raw and it says so beside the top bar's anchored ` +
+        `${limitingGib} GiB: "${planned.planner.shown_reference}" / ` +
+        `"${planned.planner.shown_anchor_note}"`);
 
   // The same link opened afresh: the anchor comes back from the link alone.
   await navigate(page, anchored.url);

@@ -18,8 +18,8 @@ import { gzipSync } from 'node:zlib';
 
 import {
   check, checkTopBar, click, fail, finish, hover, hoverTimeline, launch, moveMouseAway, openPage,
-  options, pageState, pasteInto as pasteIntoBox, scrollIntoView, serve, typeValue, waitForIdle,
-  waitForState, widgetCenter,
+  options, pageState, pasteInto as pasteIntoBox, redraw, scrollIntoView, serve, typeValue,
+  waitForIdle, waitForState, widgetCenter,
 } from './harness.mjs';
 
 const opts = options();
@@ -254,6 +254,88 @@ try {
   fail(`zh-CN: ${error.stack ?? error}`);
 } finally {
   await chinese.close();
+}
+
+// --- the link-error box and the recipes picker in Chinese (issue #28) ---------------------------
+// A link cut inside its last value fails its checksum; the box's Chinese text wraps at a
+// phone's width and no line starts with closing punctuation ("；" began a line: Dear ImGui
+// cut the Chinese run anywhere). The recipes picker's titles are Chinese (they were English).
+const closingMarks = '，。、；：）」』】！？';
+const chinesePhone = await launch(opts, { viewport: { width: 390, height: 844 },
+                                          deviceScaleFactor: 3, isMobile: true, hasTouch: true });
+try {
+  const p = chinesePhone.page;
+  const cut = `${baseUrl}?v=1&c=1e9d&model=llama-3-70b&gpu=h100-80gb&gpus=64&tp=8&pp=4&gbs=51&lang=zh`;
+  await openPage(p, cut);
+  const shown = await waitForState(p, (s) => s.link_error !== null && s.link_error_shown !== '',
+                                   'the link-error box');
+  const lines = shown.link_error_shown.split('\n').filter((line) => line !== '');
+  const bad = lines.filter((line) => closingMarks.includes([...line][0]));
+  check(shown.link_error.field === 'c' && lines.length >= 3 && bad.length === 0,
+        `phone, Chinese: the link-error box wraps in ${lines.length} lines, none starting with ` +
+        `closing punctuation${bad.length ? `: ${bad.join(' | ')}` : ''}`);
+  await p.screenshot({ path: join(opts.artifacts, 'zh-phone-link-error.png') });
+  await checkTranslated(p, 'the link-error box');
+} catch (error) {
+  fail(`link-error box: ${error.stack ?? error}`);
+} finally {
+  await chinesePhone.close();
+}
+const recipes = await launch(opts);
+try {
+  const p = recipes.page;
+  await openPage(p, `${baseUrl}?${recipe}&lang=zh`);
+  await click(p, 'recipes');
+  const open = await waitForState(p, (s) => s.recipes_shown.length > 0, 'the recipes picker');
+  await p.screenshot({ path: join(opts.artifacts, 'zh-recipes.png') });
+  const english = open.recipes_shown.filter((title) => /training on/.test(title) ||
+                                                       !/[\u4e00-\u9fff]/.test(title));
+  check(open.recipes_shown.length >= 10 && english.length === 0,
+        `the recipes picker's ${open.recipes_shown.length} titles are Chinese` +
+        (english.length ? `; English: ${english.join(' | ')}` : `: ${open.recipes_shown[0]}`));
+  await checkTranslated(p, 'the recipes picker');
+  await p.keyboard.press('Escape');
+} catch (error) {
+  fail(`recipes picker: ${error.stack ?? error}`);
+} finally {
+  await recipes.close();
+}
+
+// --- the planner's cells and the rule's brackets in Chinese (the issue #28 walk) ---------------
+// "选择性重计算：moe_act, layernorm" was split inside "moe_act": Dear ImGui took the Chinese run
+// and the module name for one word, wider than the recompute column.
+for (const [size, contextOptions] of [
+  ['1280 x 720', { viewport: { width: 1280, height: 720 } }],
+  ['phone', { viewport: { width: 390, height: 844 }, deviceScaleFactor: 3, isMobile: true,
+              hasTouch: true }]]) {
+  const planner = await launch(opts, contextOptions);
+  try {
+    const p = planner.page;
+    await openPage(p, `${baseUrl}?v=1&model=deepseek-v3&gpu=h800&gpus=256&pp=16&ep=32&lang=zh`);
+    await scrollIntoView(p, 'plan search');
+    await click(p, 'plan search');
+    await moveMouseAway(p);
+    await waitForState(p, (s) => s.planner.status === 'done', 'the DeepSeek-V3 search', 600_000);
+    await scrollIntoView(p, 'plan row 0');
+    await moveMouseAway(p);
+    await redraw(p);  // the clipped texts are of the last frame drawn
+    const state = await pageState(p);
+    const cut = state.clipped_text.filter((c) => c.where.startsWith('planner') && !c.readable);
+    check(state.planner.shown_rows.length > 0 && cut.length === 0,
+          `zh ${size}: no planner cell cut off` + (cut.length ? ': ' + cut.map(
+            (c) => `"${c.text}" (${c.needed_px.toFixed(0)} in ${c.room_px.toFixed(0)} px)`)
+            .join('; ') : ` (${state.planner.shown_rows.length} rows)`));
+    await p.screenshot({ path: join(opts.artifacts, `zh-planner-cells-${size.replace(/ /g, '')}.png`) });
+    // The rule's numbers and its Megatron source each in their brackets: "（ETP 1 x EP 32 x PP
+    // 16) (megatron/core/parallel_state.py）" took both groups for one (the walk's T7).
+    const count = (mark) => [...state.verdict].filter((c) => c === mark).length;
+    check(count('（') === 2 && count('）') === 2 && !state.verdict.includes(') ('),
+          `zh ${size}: the verdict's brackets pair up: ${state.verdict}`);
+  } catch (error) {
+    fail(`planner cells, ${size}: ${error.stack ?? error}`);
+  } finally {
+    await planner.close();
+  }
 }
 
 // --- a phone in Chinese: 390 x 844 at 3x --------------------------------------------------------

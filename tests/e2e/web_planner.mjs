@@ -21,6 +21,8 @@
 //               reported), Cancel drops it ("cancelled", the earlier list kept), an edit of
 //               the GPU count mid-search restarts it (for 64 GPUs: a search that ends in
 //               minutes under load), and the result equals the CLI's
+//   empty       a search where nothing fits still shows the current configuration; a link
+//               without a global batch is planned for one no candidate is invalid for
 // Exit 77 (ctest: skipped) when the site is not built.
 //
 // usage: node web_planner.mjs --site DIR --cli PATH --artifacts DIR
@@ -300,6 +302,47 @@ async function referenceAndRows(size, contextOptions) {
 await referenceAndRows('1280 x 720', { viewport: { width: 1280, height: 720 } });
 await referenceAndRows('phone', { viewport: { width: 390, height: 844 }, deviceScaleFactor: 3,
                                   isMobile: true, hasTouch: true });
+
+// --- empty ----------------------------------------------------------------------------------
+// Issue #28: the line with the current configuration showed only above fitting rows; a search
+// where nothing fits (Llama-3-70B on one H100) still says what the user has. A link without a
+// global batch is planned for one every layout divides: no candidate is invalid for it (the
+// current layout's mbs x DP left 1,360 of 7,140 invalid).
+async function emptySearchAndProposedBatch() {
+  const browser = await launch(opts);
+  const view = browser.page;
+  try {
+    await openPage(view, `${baseUrl}?v=1&model=llama-3-70b&gpu=h100-80gb&gpus=1&gbs=8`);
+    await scrollIntoView(view, 'plan search');
+    let state = await search(view, 'the search on one GPU');
+    check(state.planner.result.top.length === 0 &&
+          /^current: TP1 PP1 VPP1 CP1 EP1 ETP1, \d+\.\d\d GiB \(does not fit\), step \d/
+            .test(state.planner.shown_reference),
+          `nothing fits: the current configuration is still shown ("${state.planner.shown_reference}")`);
+    await view.screenshot({ path: join(opts.artifacts, 'planner-nothing-fits.png') });
+
+    await openPage(view, `${baseUrl}?v=1&model=llama-3-70b&gpu=h100-80gb&gpus=64&tp=8&pp=4`);
+    await scrollIntoView(view, 'plan search');
+    state = await search(view, 'the search without a global batch');
+    const { stats } = state.planner.result;
+    check(state.planner.result.global_batch_size === 512 && stats.invalid === 0 && stats.fitting > 0,
+          `no global batch: planned for ${state.planner.result.global_batch_size}, ` +
+          `${stats.invalid} of ${stats.candidates} candidates invalid`);
+    checkMatchesCli(state, 'no global batch');
+    // The line above the rows is priced at that batch too, as `megamem plan` prices its current.
+    const { current } = cliPlan(state.url, state.planner);
+    check(state.planner.shown_reference.includes(gibText(current.peak_total_bytes)) &&
+          current.peak_total_bytes > state.result.ranks[state.result.limiting_pp_rank].peak_total_bytes,
+          `no global batch: the current line has the peak at the planned batch ` +
+          `(${gibText(current.peak_total_bytes)}): "${state.planner.shown_reference}"`);
+    check(browser.errors.length === 0, `empty search: no console errors ${browser.errors.join(' | ')}`);
+  } catch (error) {
+    check(false, `empty search: ${error.stack ?? error}`);
+  } finally {
+    await browser.close().catch(() => {});
+  }
+}
+await emptySearchAndProposedBatch();
 
 // --- slices ----------------------------------------------------------------------------------
 // The page's frames while a search runs: its own work per frame (UI + the search's slice, the

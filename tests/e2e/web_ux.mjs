@@ -11,7 +11,8 @@
 //   layout      at 1280 x 720 and on a phone the top bar's items stay inside the width and
 //               do not overlap, with invalid settings too (screenshots)
 //   model       layers is a number field (a click on it changes nothing); an edited
-//               architecture field is marked and its reset restores the preset's value; an
+//               architecture field is marked and its reset restores the preset's value; run
+//               settings (dropouts, vocabulary padding) do not mark the model "(edited)"; an
 //               MLA model shows "—" for query groups and kv channels, with the reason
 //   keyboard    Tab from the page start goes through the top bar's pickers in order; + on
 //               TP 8 steps to 16 (the next size that divides), not 9
@@ -83,6 +84,8 @@ async function modelFields(page) {
   rects = await rectsOf(page);
   check(rects['hidden reset'] && rects['reset architecture'] && !rects['layers reset'],
         'the edited field (hidden) is marked with a reset, and the architecture can be reset');
+  const editedTitle = (await pageState(page)).model_title;
+  check(editedTitle.endsWith(' (edited)'), `an architecture edit marks the model: "${editedTitle}"`);
   await click(page, 'hidden reset');
   const reset = await waitForState(page, (s) => s.config.model.hidden_size === before.config.model.hidden_size,
                                    'the reset to apply');
@@ -90,6 +93,15 @@ async function modelFields(page) {
   rects = await rectsOf(page);
   check(reset.url === before.url && !rects['hidden reset'],
         `reset restores the preset's hidden size ${reset.config.model.hidden_size} (same link)`);
+  // Run settings (dropouts, vocabulary padding, the position count of a RoPE model) are no
+  // other model: the title stays the preset's (issue #28: they read "(edited)").
+  await openPage(page, `${baseUrl}?v=1&model=llama-3-70b&gpu=h100-80gb&gpus=64&tp=8&pp=4&` +
+                       'gbs=512&m.hdrop=0&m.adrop=0&m.vocab-div=256&m.max-pos=4096');
+  const runSettings = await pageState(page);
+  check(runSettings.config.model.hidden_dropout === 0 &&
+        runSettings.config.model.make_vocab_size_divisible_by === 256 &&
+        runSettings.model_title === 'Llama-3-70B',
+        `run settings changed, the model is not marked edited: "${runSettings.model_title}"`);
   check(rects['query groups'].kind === 'input' && rects['q-lora rank'] === undefined ||
         rects['q-lora rank'].kind === 'not-applicable',
         'Llama-3-70B: query groups is a field; the MLA ranks do not apply');

@@ -346,25 +346,31 @@ TEST_CASE("a plan request overlaps the gradient reduce-scatter with the backward
 }
 
 // Issue #28 item 3: a link without --gbs whose layout does not run (TP 3 on 64 heads) could not
-// be planned ("the planner needs a global batch size"); it gets Megatron's default batch with
-// every GPU data-parallel, which every layout of those GPUs divides.
-TEST_CASE("a configuration without a global batch gets one proposed, valid or not") {
+// be planned ("the planner needs a global batch size"); and the current layout's batch (mbs x
+// its DP) left most candidates invalid for a batch they do not divide. The proposed batch is
+// divisible by every searched micro-batch x data-parallel size, valid layout or not.
+TEST_CASE("a configuration without a global batch gets one every candidate divides") {
   Config config = fixtures::llama3_70b();
   config.training.global_batch_size = 0;
   REQUIRE(normalize(config).has_value());
-  PlanRequest valid = plan_request_for(config);
+  const PlanRequest valid = plan_request_for(config);
   REQUIRE(valid.global_batch_proposed != nullptr);
-  CHECK(std::string(valid.global_batch_proposed) == "the batch of the configuration as given");
+  CHECK(valid.base.training.global_batch_size == 8 * config.parallel.world_size);
   config.parallel.tensor_parallel = 3;
   REQUIRE_FALSE(normalize(config).has_value());
   PlanRequest invalid = plan_request_for(config);
   REQUIRE(invalid.global_batch_proposed != nullptr);
-  CHECK(invalid.base.training.global_batch_size ==
-        config.training.micro_batch_size * config.parallel.world_size);
-  invalid.space.micro_batch_sizes = {1};
+  CHECK(invalid.base.training.global_batch_size == 8 * config.parallel.world_size);
+  invalid.space.search_recompute = false;
+  invalid.space.search_offload = false;
   const Expected<PlanResult> result = plan(invalid);
   REQUIRE(result.has_value());
   CHECK(result->stats.candidates > 0);
+  for (const PlanRejection& r : result->rejections) {
+    INFO(r.example);
+    CHECK(r.field != "global_batch_size");
+    CHECK(r.field != "microbatch_group_size_per_vp_stage");
+  }
 }
 
 TEST_CASE("a candidate's plan inputs are its request's, but for the precision-aware optimizer") {
@@ -477,6 +483,29 @@ TEST_CASE("each candidate's change is from the configuration as given, priced as
                                  static_cast<std::int64_t>(fastest.peak_total_bytes));
   CHECK(change.step_time ==
         Approx(last.time.step_time_s / fastest.time.step_time_s - 1.0).epsilon(1e-12));
+}
+
+// Issue #28: a link without a global batch has one micro-batch per data-parallel rank in the
+// calculator, but its rows are priced at the proposed batch, with the pipeline full: the row
+// of its own layout read 7.73 GiB more than the reference (Llama-3-70B, TP8 PP4 on 64 GPUs).
+TEST_CASE("without a global batch the reference is priced at the batch the rows are") {
+  Config current = fixtures::llama3_70b();
+  current.parallel.world_size = 64;
+  current.parallel.tensor_parallel = 8;
+  current.parallel.pipeline_parallel = 4;
+  current.training.global_batch_size = 0;
+  const Expected<Estimate> shown = estimate(current);
+  REQUIRE(shown.has_value());
+  const PlanRequest request = plan_request_for(current);
+  const Expected<Estimate> proposed = estimate(request.base);
+  REQUIRE(proposed.has_value());
+  const auto peak = [](const Estimate& e) {
+    return e.ranks.at(static_cast<std::size_t>(e.limiting_pp_rank)).peak_total_bytes;
+  };
+  REQUIRE(peak(*proposed) > peak(*shown));
+  const PlanReference reference = plan_reference(current, *shown, request.step_time);
+  CHECK(reference.peak_total_bytes == peak(*proposed));
+  CHECK(reference.limiting_pp_rank == proposed->limiting_pp_rank);
 }
 
 TEST_CASE("a configuration Megatron refuses is a reference without figures") {

@@ -160,9 +160,11 @@ struct PlanReference {
 };
 
 // `current` with the estimate the front end already shows for it (no second estimate: the
-// reference reads the top bar's numbers). Its step time is priced as plan() prices a
-// candidate: with plan_request_for()'s assumptions (overlapped gradient reduce, the proposed
-// global batch) and `model`, so a candidate of the same layout and settings shows no change.
+// reference reads the top bar's numbers), except that a configuration without a global batch
+// is estimated again at the batch plan_request_for() proposes, the batch its rows are priced
+// at. Its step time is priced as plan() prices a candidate: with plan_request_for()'s
+// assumptions (overlapped gradient reduce, the proposed global batch) and `model`, so a
+// candidate of the same layout and settings shows no change.
 PlanReference plan_reference(const Config& current, const Estimate& estimate,
                              const StepTimeConfig& model = {});
 // `current` when estimate() refused it.

@@ -1,5 +1,6 @@
 // The configuration being planned as the planner's reference, and each candidate's change from
 // it; see planner.hpp (PlanReference).
+#include "megamem/estimate.hpp"
 #include "megamem/layout_label.hpp"
 #include "megamem/planner.hpp"
 
@@ -9,14 +10,20 @@ PlanReference plan_reference(const Config& current, const Estimate& estimate,
                              const StepTimeConfig& model) {
   PlanReference reference;
   reference.layout = layout_label(current.parallel);
-  const RankMemory& limiting =
-      estimate.ranks.at(static_cast<std::size_t>(estimate.limiting_pp_rank));
+  const PlanRequest request = plan_request_for(current);
+  // Without a global batch the rows are priced at the proposed one, which keeps more
+  // micro-batches in flight than the front end's (one per data-parallel rank): the reference
+  // is estimated at it too, or the row of the same layout would read several GiB more.
+  Expected<Estimate> at_proposed_batch = Error{};
+  if (request.global_batch_proposed) at_proposed_batch = megamem::estimate(request.base);
+  const Estimate& priced = at_proposed_batch ? *at_proposed_batch : estimate;
+  const RankMemory& limiting = priced.ranks.at(static_cast<std::size_t>(priced.limiting_pp_rank));
   reference.peak_total_bytes = limiting.peak_total_bytes;
-  reference.limiting_pp_rank = estimate.limiting_pp_rank;
-  reference.status = estimate.verdict.status;
+  reference.limiting_pp_rank = priced.limiting_pp_rank;
+  reference.status = priced.verdict.status;
   // Priced as the search prices its candidates (plan_request_for): a row of the same layout
   // and settings then differs from the reference by nothing, not by an assumption.
-  if (const Expected<StepTime> time = estimate_step_time(plan_request_for(current).base, model)) {
+  if (const Expected<StepTime> time = estimate_step_time(request.base, model)) {
     reference.step_time_s = time->step_time_s;
   }
   return reference;

@@ -1220,20 +1220,18 @@ PlanRequest plan_request_for(const Config& config) {
   PlanRequest request;
   request.base = config;
   request.base.optimizer.overlap_grad_reduce = true;
-  // A configuration without a global batch runs num_microbatches (1) micro-batches per
-  // data-parallel rank (normalize); the search keeps that batch so its layouts train the same.
-  // A layout that does not run has no data-parallel size: Megatron's default batch for every
-  // GPU data-parallel (arguments.py: micro-batch x data-parallel size), which every layout
-  // divides (issue #28 item 3: an invalid link without --gbs could not be planned).
+  // A configuration without a global batch gets one every searched layout divides: each
+  // layout's data-parallel size divides the GPU count, and each searched micro-batch (1, 2, 4,
+  // 8 and the configuration's own) divides their least common multiple. Megatron's default
+  // (micro-batch x the current layout's data-parallel size, arguments.py) left most candidates
+  // invalid for a batch they do not divide (issue #28), and a layout that does not run has no
+  // data-parallel size at all.
   if (config.training.global_batch_size < 1) {
-    std::int64_t& batch = request.base.training.global_batch_size;
-    if (const Expected<NormalizedConfig> n = normalize(config)) {
-      batch = n->num_microbatches * config.training.micro_batch_size * n->data_parallel;
-      request.global_batch_proposed = "the batch of the configuration as given";
-    } else {
-      batch = std::int64_t{config.training.micro_batch_size} * config.parallel.world_size;
-      request.global_batch_proposed = "one micro-batch per GPU, as Megatron's default batch";
-    }
+    const std::int64_t micro_batches =
+        std::lcm(std::int64_t{8}, std::max<std::int64_t>(1, config.training.micro_batch_size));
+    request.base.training.global_batch_size = micro_batches * config.parallel.world_size;
+    request.global_batch_proposed =
+        "divisible by every searched layout's micro-batch x data-parallel size";
   }
   return request;
 }
