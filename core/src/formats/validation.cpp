@@ -9,6 +9,7 @@
 #include "megamem/validation.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -300,13 +301,10 @@ std::int64_t reported_after_iterations(const json& measured, std::string_view so
   constexpr std::string_view kBridgePulls = "github.com/NVIDIA-NeMo/Megatron-Bridge/pull/";
   const std::size_t at = source.find(kBridgePulls);
   if (at == std::string_view::npos) return 0;
+  const std::string_view digits = source.substr(at + kBridgePulls.size());
   std::int64_t number = 0;
-  std::size_t digits = 0;
-  for (std::size_t i = at + kBridgePulls.size(); i < source.size() && digits < 9; ++i, ++digits) {
-    if (source[i] < '0' || source[i] > '9') break;
-    number = number * 10 + (source[i] - '0');
-  }
-  return digits > 0 && number < kBridgeSecondReportPr ? 1 : 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), number);
+  return ec == std::errc{} && number < kBridgeSecondReportPr ? 1 : 0;
 }
 
 struct CaseEntry {
