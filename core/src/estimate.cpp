@@ -266,6 +266,19 @@ struct RunPeaks {
   RankPeak first;
 };
 
+// The eager steps before CUDA graphs are captured (cuda_graph_warmup_steps), reported
+// against the static memory of the steps that follow (graphs included).
+RankPeak eager_warmup_peak(const NormalizedConfig& n, int pp_rank,
+                           std::span<const ChunkActivations> warmup_chunks, double static_bytes,
+                           double graph_bytes, std::vector<ScheduleOp>& schedule,
+                           bool offload_margins) {
+  RankPeak warmup = simulate_rank(n, pp_rank, warmup_chunks, static_bytes - graph_bytes, nullptr,
+                                  schedule, offload_margins);
+  warmup.transient_bytes =
+      std::max(0.0, warmup.peak_allocated_bytes - static_bytes - warmup.activation_bytes);
+  return warmup;
+}
+
 // schedule: simulate_rank's buffer.
 RunPeaks rank_run_peak(const NormalizedConfig& n, const RankChunks& chunks, double static_bytes,
                        double graph_bytes, RankMemory& rank, bool timeline,
@@ -274,23 +287,30 @@ RunPeaks rank_run_peak(const NormalizedConfig& n, const RankChunks& chunks, doub
   const auto lazy = static_cast<double>(rank.lazy_optimizer_bytes);
   RankPeak peak = simulate_rank(n, rank.pp_rank, chunks.step, static_bytes,
                                 timeline ? &rank.timeline : nullptr, schedule);
+  // Fine-grained offloading keeps no margin in its first iteration (simulate_rank).
+  const bool margins =
+      std::any_of(chunks.step.begin(), chunks.step.end(),
+                  [](const ChunkActivations& c) { return c.offload_margin_bytes > 0; });
+  RankPeak first = margins ? simulate_rank(n, rank.pp_rank, chunks.step, static_bytes, nullptr,
+                                           schedule, /*offload_margins=*/false)
+                           : peak;
   if (!chunks.capture.empty()) {
     // The capture runs before the next train_step's zero_grad (megatron/training/training.py,
     // Bridge training/train.py: create_cudagraphs after cuda_graph_warmup_steps steps), so the
     // last step's fp32 grad copy is still allocated; with no warm-up no step has run yet.
     const double held = n.config.training.cuda_graph_warmup_steps > 0 ? step : 0.0;
-    keep_higher(peak, simulate_rank(n, rank.pp_rank, chunks.capture, static_bytes + held, nullptr,
-                                    schedule));
+    const RankPeak captured =
+        simulate_rank(n, rank.pp_rank, chunks.capture, static_bytes + held, nullptr, schedule);
+    keep_higher(peak, captured);
+    keep_higher(first, captured);
   }
-  RankPeak first = peak;
   if (!chunks.warmup.empty()) {
-    RankPeak warmup = simulate_rank(n, rank.pp_rank, chunks.warmup, static_bytes - graph_bytes,
-                                    nullptr, schedule);
-    // Reported against the static memory of the steps that follow.
-    warmup.transient_bytes =
-        std::max(0.0, warmup.peak_allocated_bytes - static_bytes - warmup.activation_bytes);
+    const RankPeak warmup = eager_warmup_peak(n, rank.pp_rank, chunks.warmup, static_bytes,
+                                              graph_bytes, schedule, true);
     keep_higher(peak, warmup);
-    first = warmup;
+    first = margins ? eager_warmup_peak(n, rank.pp_rank, chunks.warmup, static_bytes, graph_bytes,
+                                        schedule, false)
+                    : warmup;
   }
   first.peak_allocated_bytes -= lazy;
   if (std::any_of(rank.chunks.begin(), rank.chunks.end(),

@@ -185,6 +185,28 @@ TEST_CASE("fine-grained offloading moves every tensor saved inside the module to
         Approx(20 * 10'485'760.0));
 }
 
+TEST_CASE("fine-grained offloading keeps the last layer's groups of the next backward chunk") {
+  // fine_grained_activation_offload.py: after its first iteration a chunk whose backward comes
+  // next keeps its last layer's groups on the GPU (should_bulk_offload); at PP 1 every
+  // micro-batch's chunk is the next, so the loss runs with that layer's core_attn inputs.
+  Config c = fixtures::llama3_70b_tp8_pp4();
+  c.model.num_layers = 8;
+  c.parallel.pipeline_parallel = 1;
+  c.parallel.world_size = 8;
+  c.training.micro_batch_size = 8;  // activations above the optimizer step's peak
+  c.training.global_batch_size = 8;
+  c.training.offload.fine_grained_activation_offloading = true;
+  c.training.offload.offload_modules = {OffloadModule::core_attn};
+  const RankMemory& rank = run(c).ranks[0];
+  const double group = 8 * 10'485'760.0;  // one layer's Q, K, V (previous test) x 8 sequences
+  CHECK(static_cast<double>(rank.host_activation_bytes) == Approx(7 * group));
+  CHECK(static_cast<double>(rank.activation_peak_bytes - rank.activation_bytes_per_microbatch) ==
+        Approx(group));
+  // The first iteration moves every group (its warm-up): one group less at the same peak.
+  CHECK(static_cast<double>(rank.peak_allocated_bytes - rank.lazy_optimizer_bytes -
+                            rank.first_iteration_peak_allocated_bytes) == Approx(group));
+}
+
 TEST_CASE("native fused cross entropy holds one more fp32 copy of the logits (jit-fused ops)") {
   Config c = fixtures::llama3_70b_tp8_pp4();
   const Estimate unfused = run(c);

@@ -137,7 +137,7 @@ TEST_CASE("every candidate is classified as estimate() classifies it (DeepSeek-V
 // optimizer step's fp32 grad copy and the EP overlap's combined steps.
 TEST_CASE(
     "the fast path agrees with estimate() on FSDP, CUDA graphs, deferred wgrad, the step, FP8, "
-    "the EP overlap") {
+    "the EP overlap, offloading") {
   SECTION("Megatron-FSDP") {
     PlanRequest r = llama_request();
     r.base.parallel.fsdp.impl = FsdpImpl::megatron;
@@ -169,6 +169,13 @@ TEST_CASE(
     r.base.training.fp8_recipe = Fp8Recipe::tensorwise;
     r.base.training.fp8_bf16_layers_at_start = 30;
     r.base.training.fp8_bf16_layers_at_end = 1;
+    check_against_estimate(r);
+  }
+  SECTION("fine-grained offloading's kept margins") {
+    // A rank whose chunks keep offloading margins is walked, not profiled (planner_memory.cpp).
+    PlanRequest r = deepseek_request();
+    r.base.training.offload.fine_grained_activation_offloading = true;
+    r.base.training.offload.offload_modules = {OffloadModule::core_attn, OffloadModule::expert_fc1};
     check_against_estimate(r);
   }
   SECTION("a 16-bit grad buffer's step copy") {

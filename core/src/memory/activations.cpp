@@ -2,8 +2,10 @@
 #include "memory/activations.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
+#include <numeric>
 #include <string_view>
 
 #include "memory/fp8_memory.hpp"
@@ -90,6 +92,8 @@ LayerActivations layer_activations(const NormalizedConfig& n, LayerKind kind, bo
                                        RecomputeModule::mla_up_proj, RecomputeModule::gdn_norm_out};
   for (SavedActivation& item : out.saved) {
     out.full_bytes += item.bytes;
+    // The module's offload group runs whatever its tensors' sizes or recompute.
+    if (offload_selected(n, item.offload)) out.offload_groups = out.offload_groups | item.offload;
     const RecomputeModules freeing = item.freed_by & active;
     if (!freeing.empty()) {
       (freeing.intersects(discarding) ? recompute_discarding : recompute_normal) += item.bytes;
@@ -98,6 +102,9 @@ LayerActivations layer_activations(const NormalizedConfig& n, LayerKind kind, bo
     if (offload_selected(n, item.offload) && item.elements >= kMinOffloadElements) {
       item.on_host = true;
       out.offloaded_bytes += item.bytes;
+      // One module per tensor (SavedActivation::offload): its group's index.
+      out.offloaded_by_module[static_cast<std::size_t>(std::countr_zero(item.offload.bits()))] +=
+          item.bytes;
       continue;
     }
     out.kept_bytes += item.bytes;
@@ -266,6 +273,8 @@ class ChunkWalk {
   // host as the phase ends (they are on the GPU during it, and reloaded for its backward).
   void phase(double kept, double transient, double backward_extra, double offloaded = 0) {
     forward_peak_ = std::max(forward_peak_, saved_ + transient + offloaded);
+    forward_peak_after_margin_ =
+        std::max(forward_peak_after_margin_, saved_ + transient + offloaded);
     if (combined_steps_) forward_transient_.push_back(transient + offloaded);
     saved_ += kept;
     out_.offloaded_bytes += offloaded;
@@ -278,6 +287,19 @@ class ChunkWalk {
   void kept_layer(const LayerActivations& layer, double attn_res = 0) {
     phase(layer.kept_bytes + attn_res, layer.forward_transient_bytes,
           layer.backward_transient_bytes + layer.recompute_bytes, layer.offloaded_bytes);
+    if (!layer.offload_groups.empty()) note_offload_groups(layer);
+  }
+
+  // The last group of each offloaded module so far (ChunkOffloadHandler.find_next_group finds
+  // none after it): what the chunk keeps when its backward comes next.
+  void note_offload_groups(const LayerActivations& layer) {
+    for (std::size_t m = 0; m < last_offloaded_.size(); ++m) {
+      if ((layer.offload_groups.bits() >> m) & 1u)
+        last_offloaded_[m] = layer.offloaded_by_module[m];
+    }
+    margin_phase_ = backward_free_.size() - 1;
+    forward_peak_upto_margin_ = forward_peak_;
+    forward_peak_after_margin_ = 0;
   }
 
   // Kimi K3's AttnRes mixes of decoder layer `i` of this chunk (attention_residuals.cpp): plain
@@ -348,11 +370,22 @@ class ChunkWalk {
     double freed = 0;
     double loss_peak = 0;
     double rest_peak = 0;
+    // With the margin kept, the last layer's groups need no reload and leave with its backward.
+    const double margin = std::accumulate(last_offloaded_.begin(), last_offloaded_.end(), 0.0);
+    double margin_peak = 0;
     for (std::size_t k = backward_free_.size(); k-- > 0;) {
       double& peak = k == loss_phase_ ? loss_peak : rest_peak;
       peak = std::max(peak, backward_transient_[k] - freed);
+      margin_peak = std::max(margin_peak,
+                             backward_transient_[k] - freed - (k <= margin_phase_ ? margin : 0.0));
       record_fsdp_phase(k, backward_transient_[k] - freed);
       freed += backward_free_[k];
+    }
+    if (margin_phase_ != SIZE_MAX) {
+      out_.offload_margin_bytes = margin;
+      out_.margin_backward_peak_extra_bytes = margin_peak;
+      out_.margin_forward_peak_extra_bytes = std::max(
+          {forward_peak_upto_margin_, forward_peak_after_margin_ + margin, saved_ + margin});
     }
     out_.saved_bytes = saved_;
     out_.forward_peak_extra_bytes = std::max(forward_peak_, saved_);
@@ -422,6 +455,12 @@ class ChunkWalk {
   const bool combined_steps_ = n_.config.training.overlap_moe_expert_parallel_comm;
   std::size_t loss_phase_ = SIZE_MAX;         // the cross entropy's phase, if the chunk has it
   std::size_t first_layer_phase_ = SIZE_MAX;  // the first decoder layer's phase
+  // Fine-grained offloading's margin (note_offload_groups): per module, the bytes its last group
+  // offloads; the phase of the last layer with groups; the forward peak up to it and after it.
+  std::array<double, kOffloadModuleNames.size()> last_offloaded_{};
+  std::size_t margin_phase_ = SIZE_MAX;
+  double forward_peak_upto_margin_ = 0;
+  double forward_peak_after_margin_ = 0;
 };
 
 }  // namespace

@@ -78,7 +78,13 @@ struct ChunkActivations {
   // with forward layer i beside backward layer L-1-i (model_chunk_schedule_plan.py).
   double combined_step_extra_bytes = 0;
   double offloaded_bytes = 0;  // on the host per in-flight micro-batch
-  double logits_bytes = 0;     // bf16 logits of the loss (diagnostic)
+  // Fine-grained offloading keeps the last layer's group of each module on the GPU in a chunk
+  // whose backward comes next (simulate_rank() marks those micro-batches): these bytes, and
+  // the forward and backward peaks above the live activations of such a micro-batch.
+  double offload_margin_bytes = 0;
+  double margin_forward_peak_extra_bytes = 0;
+  double margin_backward_peak_extra_bytes = 0;
+  double logits_bytes = 0;  // bf16 logits of the loss (diagnostic)
 };
 
 // Profiles of the graphed part run the chunk as the CUDA-graph capture does: its graphed

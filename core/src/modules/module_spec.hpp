@@ -12,6 +12,7 @@
 // the same three facts through the functions at the end of this header.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -117,6 +118,11 @@ struct LayerActivations {
   double recompute_bytes = 0;           // brought back by selective recompute in backward
   double forward_transient_bytes = 0;   // largest tensor alive only inside the forward
   double backward_transient_bytes = 0;  // activation gradients + bf16 weight grads
+  // Fine-grained offloading's groups in this layer (the selected modules it runs) and what
+  // each moves to the host: a chunk keeps its last layer's groups on the GPU when their
+  // backward comes next (ChunkActivations::offload_margin_bytes).
+  OffloadModules offload_groups;
+  std::array<double, kOffloadModuleNames.size()> offloaded_by_module{};
 };
 
 // One micro-batch's token shape on this GPU.

@@ -93,6 +93,7 @@ ScheduleProfile schedule_profile(const ScheduleShape& shape) {
   }
   ScheduleProfile profile;
   profile.chunks = static_cast<int>(v);
+  profile.ops = ops;
   for (std::size_t k = 0; k < maximal.size(); ++k) {
     const bool combined = k >= 2 * v;
     const auto chunk = static_cast<std::int32_t>(combined ? (k - 2 * v) / v : k / 2);
@@ -134,6 +135,15 @@ double most_live_bytes(const ScheduleProfile& profile, const std::vector<double>
   return most;
 }
 
+// A rank whose chunks keep offloading margins: simulate_rank()'s walk of the profile's schedule.
+double margin_rank_peak(const ScheduleProfile& profile, const ChunkActivations* const* rank_chunks,
+                        std::size_t v) {
+  std::vector<ChunkActivations> chunks;
+  chunks.reserve(v);
+  for (std::size_t j = 0; j < v; ++j) chunks.push_back(*rank_chunks[j]);
+  return schedule_peak_above_static(profile.ops, chunks);
+}
+
 }  // namespace
 
 void rank_activation_peaks(const std::vector<const ChunkActivations*>& chunks, int virtual_stages,
@@ -145,6 +155,11 @@ void rank_activation_peaks(const std::vector<const ChunkActivations*>& chunks, i
   for (std::size_t r = 0; r < profiles.size(); ++r) {
     const ScheduleProfile& profile = *profiles[r];
     const ChunkActivations* const* rank_chunks = &chunks[r * v];
+    if (std::any_of(rank_chunks, rank_chunks + v,
+                    [](const ChunkActivations* c) { return c->offload_margin_bytes > 0; })) {
+      out[r] = margin_rank_peak(profile, rank_chunks, v);
+      continue;
+    }
     for (std::size_t j = 0; j < v; ++j) saved[j] = rank_chunks[j]->saved_bytes;
     double worst = 0;  // simulate_rank starts its peak at static memory
     for (std::size_t s = 0; s < profile.step.size();) {

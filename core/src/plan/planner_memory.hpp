@@ -50,6 +50,9 @@ struct ScheduleProfile {
   std::vector<double> inflight;       // steps x chunks (counts, as doubles for the peak's sums)
   std::vector<std::int32_t> step;     // per step: chunk + 1, negated for a backward
   std::vector<std::int32_t> partner;  // per step: a combined step's backward chunk + 1, or 0
+  // The schedule itself, walked instead for a rank whose chunks keep fine-grained offloading
+  // margins (which micro-batches keep one depends on the chunks: offload_margin_ops).
+  std::vector<ScheduleOp> ops;
 };
 
 // The profile of a shape (cached by the caller: many layouts share a shape).

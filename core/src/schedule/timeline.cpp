@@ -34,47 +34,115 @@ TimelineEvent schedule_event(const ScheduleOp& op, double allocated_after_bytes,
   return event;
 }
 
+// Fine-grained offloading's margin (pipeline_parallel/fine_grained_activation_offload.py):
+// from the second iteration on, a micro-batch's chunk keeps its last layer's offload groups
+// on the GPU when it is the first chunk to run backward (post_warmup_callback's offload margin)
+// or, as its forward commits them, the next one (ChunkOffloadHandler.should_bulk_offload:
+// "about to be used immediately"; a combined step's backward has begun by then). Chunks
+// without groups are skipped in both searches. Marks those micro-batches' forward and
+// backward; empty when no chunk keeps anything.
+std::vector<char> offload_margin_ops(const std::vector<ScheduleOp>& ops,
+                                     std::span<const ChunkActivations> chunks) {
+  auto grouped = [&](const ScheduleOp& op) {
+    return chunks[static_cast<std::size_t>(op.chunk)].offload_margin_bytes > 0;
+  };
+  if (std::none_of(chunks.begin(), chunks.end(),
+                   [](const ChunkActivations& c) { return c.offload_margin_bytes > 0; })) {
+    return {};
+  }
+  const std::size_t count = ops.size();
+  std::vector<std::size_t> next_backward(count + 2, count);  // first grouped backward at or after
+  for (std::size_t i = count; i-- > 0;) {
+    next_backward[i] = !ops[i].forward && grouped(ops[i]) ? i : next_backward[i + 1];
+  }
+  std::vector<char> keep(count, 0);
+  auto same = [&](std::size_t k, const ScheduleOp& op) {
+    return k < count && ops[k].microbatch == op.microbatch && ops[k].chunk == op.chunk;
+  };
+  for (std::size_t i = 0; i < count; ++i) {
+    const ScheduleOp& op = ops[i];
+    if (!op.forward || !grouped(op)) continue;
+    const std::size_t front = next_backward[std::min(count, i + (op.with_next_backward ? 2 : 1))];
+    if (!same(front, op) && !same(next_backward[0], op)) continue;
+    keep[i] = 1;
+    for (std::size_t k = i + 1; k < count; ++k) {
+      if (!ops[k].forward && same(k, op)) {
+        keep[k] = 1;
+        break;
+      }
+    }
+  }
+  return keep;
+}
+
+// One step of the walk: its peak above the live bytes before it, what it leaves on the GPU
+// and on the host, and its share of the live bytes at that peak.
+struct StepChange {
+  double extra = 0;
+  double live = 0;
+  double host = 0;
+  double saved_at_peak = 0;  // added to the live bytes before the step
+};
+
+// Step `i` of `ops` (with its paired backward when combined). kept: offload_margin_ops().
+StepChange step_change(const std::vector<ScheduleOp>& ops, std::size_t i,
+                       std::span<const ChunkActivations> chunks, const std::vector<char>& kept) {
+  // A kept micro-batch's margin (offload_margin_ops), 0 for the others.
+  auto margin = [&](std::size_t k, const ChunkActivations& c) {
+    return !kept.empty() && kept[k] ? c.offload_margin_bytes : 0.0;
+  };
+  const ScheduleOp& op = ops[i];
+  const ChunkActivations& chunk = chunks[static_cast<std::size_t>(op.chunk)];
+  const double kept_bytes = margin(i, chunk);
+  StepChange step;
+  if (op.with_next_backward && i + 1 < ops.size()) {
+    // One combined step: the pair's peak, then both micro-batches' net change. The
+    // backward's kept margin is the reload its walk already counts in the pair's extra.
+    const ChunkActivations& old = chunks[static_cast<std::size_t>(ops[i + 1].chunk)];
+    const double old_kept = margin(i + 1, old);
+    step.live = chunk.saved_bytes + kept_bytes - old.saved_bytes - old_kept;
+    step.extra = combined_step_extra_bytes(chunk, old) - old_kept;
+    step.host = chunk.offloaded_bytes - kept_bytes - old.offloaded_bytes + old_kept;
+    step.saved_at_peak = std::max(0.0, step.live);
+  } else if (op.forward) {
+    step.extra =
+        kept_bytes > 0 ? chunk.margin_forward_peak_extra_bytes : chunk.forward_peak_extra_bytes;
+    step.live = chunk.saved_bytes + kept_bytes;
+    step.host = chunk.offloaded_bytes - kept_bytes;
+    step.saved_at_peak = step.live;
+  } else {
+    step.extra =
+        kept_bytes > 0 ? chunk.margin_backward_peak_extra_bytes : chunk.backward_peak_extra_bytes;
+    step.live = -(chunk.saved_bytes + kept_bytes);
+    step.host = -(chunk.offloaded_bytes - kept_bytes);
+  }
+  return step;
+}
+
 // The walk of simulate_rank(). Without a timeline (kTimeline false) nothing in the loop calls
 // out, so its sums and the peak so far stay in registers (the peak is written to the result
 // once, at the end): the estimate's and the what-if's hot path.
 template <bool kTimeline>
 RankPeak walk_schedule(const std::vector<ScheduleOp>& ops, std::span<const ChunkActivations> chunks,
-                       double static_bytes, std::vector<TimelineEvent>* timeline) {
+                       double static_bytes, std::vector<TimelineEvent>* timeline,
+                       const std::vector<char>& kept) {
   double peak_bytes = static_bytes;
-  double peak_saved = 0;  // the live activations at the peak (saved_at_peak below)
+  double peak_saved = 0;  // the live activations at the peak
   double peak_host = 0;
   double live = 0;
   double host = 0;
   int inflight = 0;
   int max_inflight = 0;
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    const ScheduleOp& op = ops[i];
-    const ChunkActivations& chunk = chunks[static_cast<std::size_t>(op.chunk)];
-    double during = 0;
-    double saved_at_peak = 0;
-    const bool combined = op.with_next_backward && i + 1 < ops.size();
-    if (combined) {
-      // One combined step: the pair's peak, then both micro-batches' net change.
-      const ChunkActivations& old = chunks[static_cast<std::size_t>(ops[i + 1].chunk)];
-      during = static_bytes + live + combined_step_extra_bytes(chunk, old);
-      saved_at_peak = live + std::max(0.0, chunk.saved_bytes - old.saved_bytes);
-      live += chunk.saved_bytes - old.saved_bytes;
-      host += chunk.offloaded_bytes - old.offloaded_bytes;
-      max_inflight = std::max(max_inflight, inflight + 1);
-      ++i;  // the backward is part of this step
-    } else if (op.forward) {
-      during = static_bytes + live + chunk.forward_peak_extra_bytes;
-      live += chunk.saved_bytes;
-      host += chunk.offloaded_bytes;
-      saved_at_peak = live;
-      max_inflight = std::max(max_inflight, ++inflight);
-    } else {
-      during = static_bytes + live + chunk.backward_peak_extra_bytes;
-      saved_at_peak = live;
-      live -= chunk.saved_bytes;
-      host -= chunk.offloaded_bytes;
-      --inflight;
-    }
+    const StepChange step = step_change(ops, i, chunks, kept);
+    const bool combined = ops[i].with_next_backward && i + 1 < ops.size();
+    const double during = static_bytes + live + step.extra;
+    const double saved_at_peak = live + step.saved_at_peak;
+    live += step.live;
+    host += step.host;
+    if (combined || ops[i].forward) max_inflight = std::max(max_inflight, inflight + 1);
+    if (combined) ++i;  // the backward is part of this step
+    if (!combined) inflight += ops[i].forward ? 1 : -1;
     if (during > peak_bytes) {
       peak_bytes = during;
       peak_saved = saved_at_peak;
@@ -102,13 +170,24 @@ RankPeak walk_schedule(const std::vector<ScheduleOp>& ops, std::span<const Chunk
 
 RankPeak simulate_rank(const NormalizedConfig& n, int pp_rank,
                        std::span<const ChunkActivations> chunks, double static_bytes,
-                       std::vector<TimelineEvent>* timeline, std::vector<ScheduleOp>& schedule) {
+                       std::vector<TimelineEvent>* timeline, std::vector<ScheduleOp>& schedule,
+                       bool offload_margins) {
   // Without a timeline to show, a shorter schedule with the same peak is enough.
   const ScheduleShape shape = rank_schedule_shape(n, pp_rank, /*shortened=*/timeline == nullptr);
   pipeline_schedule(shape, schedule);
-  if (timeline == nullptr) return walk_schedule<false>(schedule, chunks, static_bytes, nullptr);
+  const std::vector<char> kept =
+      offload_margins ? offload_margin_ops(schedule, chunks) : std::vector<char>{};
+  if (timeline == nullptr) {
+    return walk_schedule<false>(schedule, chunks, static_bytes, nullptr, kept);
+  }
   timeline->reserve(schedule.size() + 1);
-  return walk_schedule<true>(schedule, chunks, static_bytes, timeline);
+  return walk_schedule<true>(schedule, chunks, static_bytes, timeline, kept);
+}
+
+double schedule_peak_above_static(const std::vector<ScheduleOp>& schedule,
+                                  std::span<const ChunkActivations> chunks) {
+  return walk_schedule<false>(schedule, chunks, 0.0, nullptr, offload_margin_ops(schedule, chunks))
+      .peak_allocated_bytes;
 }
 
 // The optimizer step runs on static memory plus the fp32 grad copy of a 16-bit grad buffer,

@@ -39,10 +39,17 @@ inline double combined_step_extra_bytes(const ChunkActivations& forward,
 
 // The forward and backward passes of one step. chunks: the rank's ChunkActivations indexed
 // by VPP chunk. timeline: filled when non-null. schedule: the buffer the rank's schedule is
-// written to, reused between calls.
+// written to, reused between calls. offload_margins: false for the first iteration, in which
+// fine-grained offloading moves every group (its warm-up; ChunkActivations::offload_margin_bytes).
 RankPeak simulate_rank(const NormalizedConfig& normalized, int pp_rank,
                        std::span<const ChunkActivations> chunks, double static_bytes,
-                       std::vector<TimelineEvent>* timeline, std::vector<ScheduleOp>& schedule);
+                       std::vector<TimelineEvent>* timeline, std::vector<ScheduleOp>& schedule,
+                       bool offload_margins = true);
+
+// simulate_rank()'s peak above static memory on a schedule already built: the planner's fast
+// path takes it for a rank whose chunks keep fine-grained offloading margins.
+double schedule_peak_above_static(const std::vector<ScheduleOp>& schedule,
+                                  std::span<const ChunkActivations> chunks);
 
 // The optimizer step after the passes: static memory plus optimizer_step_bytes
 // (RankMemory::optimizer_step_bytes) when that is higher; appended to a non-null timeline.
