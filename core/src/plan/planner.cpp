@@ -388,6 +388,7 @@ class Planner {
   std::unordered_map<std::array<std::int64_t, 6>, ScheduleProfile, KeyHash> schedules_;
   NormalizedConfig scratch_;                     // a cell's normalized config, reusing its buffers
   std::vector<const ChunkActivations*> chunks_;  // scratch, pp_rank * VPP + vpp_chunk
+  std::vector<ScheduleOp> margin_schedule_;      // scratch of rank_activation_peaks
   ChunkActivationsMemo walks_;                   // a cell's chunk walks, into chunks_
   bool counted_ = false;                         // stats taken; later estimates correct them
   PlanStats stats_;
@@ -572,7 +573,8 @@ void Planner::activation_peaks(LayoutState& state, std::size_t row, std::size_t 
     chunks_[static_cast<std::size_t>(stage.pp_rank) * vpp +
             static_cast<std::size_t>(stage.vpp_chunk)] = &walks_.of(stage);
   }
-  rank_activation_peaks(chunks_, static_cast<int>(vpp), state.schedules[column], peaks);
+  rank_activation_peaks(chunks_, static_cast<int>(vpp), state.schedules[column], peaks,
+                        margin_schedule_);
 }
 
 // The memory of one cell; the rows that differ only in optimizer offload share the

@@ -135,20 +135,19 @@ double most_live_bytes(const ScheduleProfile& profile, const std::vector<double>
   return most;
 }
 
-// A rank whose chunks keep offloading margins: simulate_rank()'s walk of the profile's schedule.
+// A rank whose chunks keep offloading margins: simulate_rank()'s walk of the profile's
+// schedule, copied into `scratch` to mark which micro-batches keep them.
 double margin_rank_peak(const ScheduleProfile& profile, const ChunkActivations* const* rank_chunks,
-                        std::size_t v) {
-  std::vector<ChunkActivations> chunks;
-  chunks.reserve(v);
-  for (std::size_t j = 0; j < v; ++j) chunks.push_back(*rank_chunks[j]);
-  return schedule_peak_above_static(profile.ops, chunks);
+                        std::vector<ScheduleOp>& scratch) {
+  scratch.assign(profile.ops.begin(), profile.ops.end());
+  return schedule_peak_above_static(scratch, rank_chunks);
 }
 
 }  // namespace
 
 void rank_activation_peaks(const std::vector<const ChunkActivations*>& chunks, int virtual_stages,
                            const std::vector<const ScheduleProfile*>& profiles,
-                           std::vector<double>& out) {
+                           std::vector<double>& out, std::vector<ScheduleOp>& scratch) {
   const auto v = static_cast<std::size_t>(std::max(1, virtual_stages));
   out.assign(profiles.size(), 0.0);
   std::vector<double> saved(v);  // the rank's chunks' saved bytes, side by side
@@ -157,7 +156,7 @@ void rank_activation_peaks(const std::vector<const ChunkActivations*>& chunks, i
     const ChunkActivations* const* rank_chunks = &chunks[r * v];
     if (std::any_of(rank_chunks, rank_chunks + v,
                     [](const ChunkActivations* c) { return c->offload_margin_bytes > 0; })) {
-      out[r] = margin_rank_peak(profile, rank_chunks, v);
+      out[r] = margin_rank_peak(profile, rank_chunks, scratch);
       continue;
     }
     for (std::size_t j = 0; j < v; ++j) saved[j] = rank_chunks[j]->saved_bytes;

@@ -60,9 +60,10 @@ ScheduleProfile schedule_profile(const ScheduleShape& shape);
 
 // Per rank: the schedule's worst saved + transient bytes above static memory. chunks: each
 // stage's chunk_activations(), indexed pp_rank * VPP + vpp_chunk (stages alike share one).
+// scratch: a schedule buffer for ranks whose chunks keep offloading margins (reused).
 void rank_activation_peaks(const std::vector<const ChunkActivations*>& chunks, int virtual_stages,
                            const std::vector<const ScheduleProfile*>& profiles,
-                           std::vector<double>& out);
+                           std::vector<double>& out, std::vector<ScheduleOp>& scratch);
 
 // What a rank's peak holds above its static memory, as estimate() takes it: the schedule's
 // worst (activation_peak) or the optimizer step's fp32 grad copy, whichever is larger, and on

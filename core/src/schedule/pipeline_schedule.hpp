@@ -19,6 +19,9 @@ struct ScheduleOp {
   // A forward that runs layer by layer with the backward that follows it (EP A2A overlap):
   // model_chunk_schedule_plan.py pairs forward layer i with backward layer L-1-i.
   bool with_next_backward = false;
+  // Fine-grained offloading keeps this micro-batch's margin on the GPU from its forward to its
+  // backward (timeline.hpp mark_offload_margins; set on both).
+  bool keeps_offload_margin = false;
 };
 
 struct ScheduleShape {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "megamem/units.hpp"
 #include "schedule/pipeline_schedule.hpp"
@@ -34,46 +35,42 @@ TimelineEvent schedule_event(const ScheduleOp& op, double allocated_after_bytes,
   return event;
 }
 
-// Fine-grained offloading's margin (pipeline_parallel/fine_grained_activation_offload.py):
-// from the second iteration on, a micro-batch's chunk keeps its last layer's offload groups
-// on the GPU when it is the first chunk to run backward (post_warmup_callback's offload margin)
-// or, as its forward commits them, the next one (ChunkOffloadHandler.should_bulk_offload:
-// "about to be used immediately"; a combined step's backward has begun by then). Chunks
-// without groups are skipped in both searches. Marks those micro-batches' forward and
-// backward; empty when no chunk keeps anything.
-std::vector<char> offload_margin_ops(const std::vector<ScheduleOp>& ops,
-                                     std::span<const ChunkActivations> chunks) {
-  auto grouped = [&](const ScheduleOp& op) {
-    return chunks[static_cast<std::size_t>(op.chunk)].offload_margin_bytes > 0;
-  };
-  if (std::none_of(chunks.begin(), chunks.end(),
-                   [](const ChunkActivations& c) { return c.offload_margin_bytes > 0; })) {
-    return {};
-  }
+}  // namespace
+
+// post_warmup_callback's margin and should_bulk_offload's "about to be used immediately"
+// (timeline.hpp): one pass from the end, carrying the first grouped backward at or after the
+// next op and the one after it, then the first grouped backward of the step for the margin.
+void mark_offload_margins(std::vector<ScheduleOp>& ops, const std::function<bool(int)>& grouped) {
   const std::size_t count = ops.size();
-  std::vector<std::size_t> next_backward(count + 2, count);  // first grouped backward at or after
-  for (std::size_t i = count; i-- > 0;) {
-    next_backward[i] = !ops[i].forward && grouped(ops[i]) ? i : next_backward[i + 1];
-  }
-  std::vector<char> keep(count, 0);
+  auto grouped_backward = [&](std::size_t k) { return !ops[k].forward && grouped(ops[k].chunk); };
   auto same = [&](std::size_t k, const ScheduleOp& op) {
     return k < count && ops[k].microbatch == op.microbatch && ops[k].chunk == op.chunk;
   };
-  for (std::size_t i = 0; i < count; ++i) {
-    const ScheduleOp& op = ops[i];
-    if (!op.forward || !grouped(op)) continue;
-    const std::size_t front = next_backward[std::min(count, i + (op.with_next_backward ? 2 : 1))];
-    if (!same(front, op) && !same(next_backward[0], op)) continue;
-    keep[i] = 1;
-    for (std::size_t k = i + 1; k < count; ++k) {
-      if (!ops[k].forward && same(k, op)) {
-        keep[k] = 1;
-        break;
-      }
+  std::size_t after_next = count;  // first grouped backward at or after i + 2
+  std::size_t next = count;        // ... at or after i + 1
+  for (std::size_t i = count; i-- > 0;) {
+    ScheduleOp& op = ops[i];
+    op.keeps_offload_margin = false;
+    // A combined step's backward has begun (and left the queue) when its forward commits.
+    const std::size_t front = op.with_next_backward ? after_next : next;
+    if (op.forward && grouped(op.chunk) && same(front, op)) {
+      op.keeps_offload_margin = true;
+      ops[front].keeps_offload_margin = true;
+    }
+    after_next = next;
+    if (grouped_backward(i)) next = i;
+  }
+  if (next == count) return;  // no grouped chunk
+  for (std::size_t i = 0; i < next; ++i) {
+    if (ops[i].forward && same(next, ops[i])) {
+      ops[i].keeps_offload_margin = true;
+      ops[next].keeps_offload_margin = true;
+      break;
     }
   }
-  return keep;
 }
+
+namespace {
 
 // One step of the walk: its peak above the live bytes before it, what it leaves on the GPU
 // and on the host, and its share of the live bytes at that peak.
@@ -84,22 +81,31 @@ struct StepChange {
   double saved_at_peak = 0;  // added to the live bytes before the step
 };
 
-// Step `i` of `ops` (with its paired backward when combined). kept: offload_margin_ops().
-StepChange step_change(const std::vector<ScheduleOp>& ops, std::size_t i,
-                       std::span<const ChunkActivations> chunks, const std::vector<char>& kept) {
-  // A kept micro-batch's margin (offload_margin_ops), 0 for the others.
-  auto margin = [&](std::size_t k, const ChunkActivations& c) {
-    return !kept.empty() && kept[k] ? c.offload_margin_bytes : 0.0;
+// The rank's chunks by VPP index: estimate()'s own list or the planner's pointers into its memo.
+struct RankChunkList {
+  std::span<const ChunkActivations> list;
+  const ChunkActivations* const* pointers = nullptr;
+  const ChunkActivations& operator[](int chunk) const {
+    const auto k = static_cast<std::size_t>(chunk);
+    return pointers != nullptr ? *pointers[k] : list[k];
+  }
+};
+
+// Step `i` of `ops` (with its paired backward when combined).
+StepChange step_change(const std::vector<ScheduleOp>& ops, std::size_t i, RankChunkList chunks) {
+  // A micro-batch that keeps its offloading margin (mark_offload_margins), 0 for the others.
+  auto margin = [&](const ScheduleOp& op, const ChunkActivations& c) {
+    return op.keeps_offload_margin ? c.offload_margin_bytes : 0.0;
   };
   const ScheduleOp& op = ops[i];
-  const ChunkActivations& chunk = chunks[static_cast<std::size_t>(op.chunk)];
-  const double kept_bytes = margin(i, chunk);
+  const ChunkActivations& chunk = chunks[op.chunk];
+  const double kept_bytes = margin(op, chunk);
   StepChange step;
   if (op.with_next_backward && i + 1 < ops.size()) {
     // One combined step: the pair's peak, then both micro-batches' net change. The
     // backward's kept margin is the reload its walk already counts in the pair's extra.
-    const ChunkActivations& old = chunks[static_cast<std::size_t>(ops[i + 1].chunk)];
-    const double old_kept = margin(i + 1, old);
+    const ChunkActivations& old = chunks[ops[i + 1].chunk];
+    const double old_kept = margin(ops[i + 1], old);
     step.live = chunk.saved_bytes + kept_bytes - old.saved_bytes - old_kept;
     step.extra = combined_step_extra_bytes(chunk, old) - old_kept;
     step.host = chunk.offloaded_bytes - kept_bytes - old.offloaded_bytes + old_kept;
@@ -123,9 +129,8 @@ StepChange step_change(const std::vector<ScheduleOp>& ops, std::size_t i,
 // out, so its sums and the peak so far stay in registers (the peak is written to the result
 // once, at the end): the estimate's and the what-if's hot path.
 template <bool kTimeline>
-RankPeak walk_schedule(const std::vector<ScheduleOp>& ops, std::span<const ChunkActivations> chunks,
-                       double static_bytes, std::vector<TimelineEvent>* timeline,
-                       const std::vector<char>& kept) {
+RankPeak walk_schedule(const std::vector<ScheduleOp>& ops, RankChunkList chunks,
+                       double static_bytes, std::vector<TimelineEvent>* timeline) {
   double peak_bytes = static_bytes;
   double peak_saved = 0;  // the live activations at the peak
   double peak_host = 0;
@@ -134,7 +139,7 @@ RankPeak walk_schedule(const std::vector<ScheduleOp>& ops, std::span<const Chunk
   int inflight = 0;
   int max_inflight = 0;
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    const StepChange step = step_change(ops, i, chunks, kept);
+    const StepChange step = step_change(ops, i, chunks);
     const bool combined = ops[i].with_next_backward && i + 1 < ops.size();
     const double during = static_bytes + live + step.extra;
     const double saved_at_peak = live + step.saved_at_peak;
@@ -166,6 +171,11 @@ RankPeak walk_schedule(const std::vector<ScheduleOp>& ops, std::span<const Chunk
   return peak;
 }
 
+// Marks the micro-batches that keep their offloading margin when some chunk has one.
+void mark_margins(std::vector<ScheduleOp>& ops, RankChunkList chunks) {
+  mark_offload_margins(ops, [&](int chunk) { return chunks[chunk].offload_margin_bytes > 0; });
+}
+
 }  // namespace
 
 RankPeak simulate_rank(const NormalizedConfig& n, int pp_rank,
@@ -175,19 +185,21 @@ RankPeak simulate_rank(const NormalizedConfig& n, int pp_rank,
   // Without a timeline to show, a shorter schedule with the same peak is enough.
   const ScheduleShape shape = rank_schedule_shape(n, pp_rank, /*shortened=*/timeline == nullptr);
   pipeline_schedule(shape, schedule);
-  const std::vector<char> kept =
-      offload_margins ? offload_margin_ops(schedule, chunks) : std::vector<char>{};
-  if (timeline == nullptr) {
-    return walk_schedule<false>(schedule, chunks, static_bytes, nullptr, kept);
-  }
+  const RankChunkList list{chunks};
+  const bool margins =
+      offload_margins && std::any_of(chunks.begin(), chunks.end(),
+                                     [](const auto& c) { return c.offload_margin_bytes > 0; });
+  if (margins) mark_margins(schedule, list);
+  if (timeline == nullptr) return walk_schedule<false>(schedule, list, static_bytes, nullptr);
   timeline->reserve(schedule.size() + 1);
-  return walk_schedule<true>(schedule, chunks, static_bytes, timeline, kept);
+  return walk_schedule<true>(schedule, list, static_bytes, timeline);
 }
 
-double schedule_peak_above_static(const std::vector<ScheduleOp>& schedule,
-                                  std::span<const ChunkActivations> chunks) {
-  return walk_schedule<false>(schedule, chunks, 0.0, nullptr, offload_margin_ops(schedule, chunks))
-      .peak_allocated_bytes;
+double schedule_peak_above_static(std::vector<ScheduleOp>& schedule,
+                                  const ChunkActivations* const* chunks) {
+  const RankChunkList list{{}, chunks};
+  mark_margins(schedule, list);
+  return walk_schedule<false>(schedule, list, 0.0, nullptr).peak_allocated_bytes;
 }
 
 // The optimizer step runs on static memory plus the fp32 grad copy of a 16-bit grad buffer,

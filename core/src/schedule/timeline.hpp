@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -46,10 +47,20 @@ RankPeak simulate_rank(const NormalizedConfig& normalized, int pp_rank,
                        std::vector<TimelineEvent>* timeline, std::vector<ScheduleOp>& schedule,
                        bool offload_margins = true);
 
-// simulate_rank()'s peak above static memory on a schedule already built: the planner's fast
-// path takes it for a rank whose chunks keep fine-grained offloading margins.
-double schedule_peak_above_static(const std::vector<ScheduleOp>& schedule,
-                                  std::span<const ChunkActivations> chunks);
+// Fine-grained offloading's margin (pipeline_parallel/fine_grained_activation_offload.py):
+// from the second iteration on, a micro-batch's chunk keeps its last layer's offload groups on
+// the GPU when it is the first chunk to run backward (post_warmup_callback's offload margin)
+// or, as its forward commits them, the next one (ChunkOffloadHandler.should_bulk_offload:
+// "about to be used immediately"). Chunks without groups (grouped false) are skipped in both
+// searches. Sets ScheduleOp::keeps_offload_margin on those micro-batches' forward and backward.
+void mark_offload_margins(std::vector<ScheduleOp>& schedule,
+                          const std::function<bool(int)>& grouped);
+
+// simulate_rank()'s peak above static memory on a schedule already built (its margins marked
+// here): the planner's fast path takes it for a rank whose chunks keep offloading margins.
+// chunks: the rank's, by VPP index.
+double schedule_peak_above_static(std::vector<ScheduleOp>& schedule,
+                                  const ChunkActivations* const* chunks);
 
 // The optimizer step after the passes: static memory plus optimizer_step_bytes
 // (RankMemory::optimizer_step_bytes) when that is higher; appended to a non-null timeline.
