@@ -42,3 +42,31 @@ if(EMSCRIPTEN)
   # Emscripten file system (-sFILESYSTEM=0, about 60 KB less JavaScript).
   target_compile_definitions(imgui PUBLIC IMGUI_DISABLE_FILE_FUNCTIONS)
 endif()
+
+# megamem_imgui_without_default_font(): compiles imgui_draw.cpp from a copy without ImGui's
+# built-in ProggyClean font (its 11,980-byte base85 array), for a page that always adds its own
+# font before the atlas is built, so that ImFontAtlas::Build never falls back to
+# AddFontDefault (web/fonts.cpp). A source whose array or accessor is not where 1.86 has them
+# is compiled as it is.
+function(megamem_imgui_without_default_font)
+  file(READ "${imgui_source_dir}/imgui_draw.cpp" text)
+  set(array_start "static const char proggy_clean_ttf_compressed_data_base85[")
+  set(accessor "static const char* GetDefaultCompressedFontDataTTFBase85()")
+  string(FIND "${text}" "${array_start}" first)
+  string(FIND "${text}" "${accessor}" last REVERSE)
+  if(first EQUAL -1 OR last LESS_EQUAL first)
+    message(STATUS "Dear ImGui: ProggyClean array not found, imgui_draw.cpp compiled as it is")
+    return()
+  endif()
+  string(SUBSTRING "${text}" 0 ${first} before)
+  string(SUBSTRING "${text}" ${last} -1 after)
+  set(copy "${CMAKE_BINARY_DIR}/imgui_without_default_font/imgui_draw.cpp")
+  # Written beside, then copied only when it differs, so a reconfigure rebuilds nothing.
+  file(WRITE "${copy}.new"
+       "${before}static const char proggy_clean_ttf_compressed_data_base85[1] = \"\";\n\n${after}")
+  configure_file("${copy}.new" "${copy}" COPYONLY)
+  get_target_property(sources imgui SOURCES)
+  list(TRANSFORM sources REPLACE ".*/imgui_draw\\.cpp$" "${copy}")
+  set_target_properties(imgui PROPERTIES SOURCES "${sources}")
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${imgui_source_dir}/imgui_draw.cpp")
+endfunction()

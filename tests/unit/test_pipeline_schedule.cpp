@@ -150,3 +150,35 @@ TEST_CASE("a combined step peaks at the live activations plus its own extra") {
   CHECK(combined_step_extra_bytes(chunk, smaller) == 13 + 4);
   CHECK(combined_step_extra_bytes(smaller, chunk) == 13);
 }
+
+namespace {
+// The ops' indices that keep fine-grained offloading's margin.
+std::vector<std::size_t> kept_ops(std::vector<ScheduleOp> ops, std::vector<bool> grouped) {
+  mark_offload_margins(ops, [&](int chunk) { return grouped[static_cast<std::size_t>(chunk)]; });
+  std::vector<std::size_t> kept;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].keeps_offload_margin) kept.push_back(i);
+  }
+  return kept;
+}
+}  // namespace
+
+TEST_CASE("offloading margins: the first grouped chunk to run backward, and each next one") {
+  // An interleaved last stage whose chunk 1 is the loss alone (no offload groups): the first
+  // chunk with groups to run backward is micro-batch 0's chunk 0, which keeps its margin
+  // (post_warmup_callback); micro-batch 1's chunk 0 commits while micro-batch 0's is next.
+  const std::vector<ScheduleOp> interleaved = {{true, 0, 0},  {true, 1, 0}, {true, 0, 1},
+                                               {false, 0, 1}, {true, 1, 1}, {false, 1, 1},
+                                               {false, 0, 0}, {false, 1, 0}};
+  CHECK(kept_ops(interleaved, {true, false}) == std::vector<std::size_t>{0, 6});
+  // Without pipelining each forward's chunk is the next to run backward
+  // (should_bulk_offload), also in the EP overlap's combined steps, whose backward has
+  // begun when the forward commits its groups.
+  const std::vector<ScheduleOp> one_f_one_b = {
+      {true, 0, 0}, {false, 0, 0}, {true, 1, 0}, {false, 1, 0}};
+  CHECK(kept_ops(one_f_one_b, {true}) == std::vector<std::size_t>{0, 1, 2, 3});
+  const std::vector<ScheduleOp> combined = {
+      {true, 0, 0}, {true, 1, 0, true}, {false, 0, 0}, {false, 1, 0}};
+  CHECK(kept_ops(combined, {true}) == std::vector<std::size_t>{0, 1, 2, 3});
+  CHECK(kept_ops(combined, {false}).empty());
+}
