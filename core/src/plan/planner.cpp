@@ -11,6 +11,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <limits>
 #include <map>
 #include <memory>
@@ -317,6 +318,9 @@ class Planner {
   void recount(Cell before, Cell after);
   StepVariant variant_for(LayoutState& state, std::size_t row, std::size_t column);
   const ScheduleProfile* schedule(const NormalizedConfig& normalized, int rank);
+  const ScheduleProfile* margin_schedule(const ScheduleProfile& base,
+                                         const std::vector<char>& grouped);
+  void select_profiles(const LayoutState& state, std::size_t column, std::size_t vpp);
   std::optional<PlanCandidate> candidate(LayoutState& state, std::size_t row, std::size_t column);
 
   struct Axes {
@@ -381,16 +385,22 @@ class Planner {
   std::unordered_map<std::size_t, double> band_low_;  // row_band_low() by (axes, row)
   // Schedule profiles by (PP, VPP, rank, micro-batches, group, EP overlap).
   struct KeyHash {
-    std::size_t operator()(const std::array<std::int64_t, 6>& key) const {
+    template <std::size_t N>
+    std::size_t operator()(const std::array<std::int64_t, N>& key) const {
       return hash_key(key.data(), key.size());
     }
   };
   std::unordered_map<std::array<std::int64_t, 6>, ScheduleProfile, KeyHash> schedules_;
   NormalizedConfig scratch_;                     // a cell's normalized config, reusing its buffers
   std::vector<const ChunkActivations*> chunks_;  // scratch, pp_rank * VPP + vpp_chunk
-  std::vector<ScheduleOp> margin_schedule_;      // scratch of rank_activation_peaks
-  ChunkActivationsMemo walks_;                   // a cell's chunk walks, into chunks_
-  bool counted_ = false;                         // stats taken; later estimates correct them
+  // The same with offloading margins, by that key and the chunks that keep one as bits (few:
+  // offload rows of layouts with a chunk that has offload groups).
+  std::unordered_map<std::array<std::int64_t, 7>, ScheduleProfile, KeyHash> margin_schedules_;
+  std::deque<ScheduleProfile> uncached_margin_schedules_;  // a cell's, beyond 63 chunks
+  std::vector<const ScheduleProfile*> rank_profiles_;      // scratch: a cell's profile per rank
+  std::vector<char> grouped_;                              // scratch: a rank's chunks with margins
+  ChunkActivationsMemo walks_;                             // a cell's chunk walks, into chunks_
+  bool counted_ = false;  // stats taken; later estimates correct them
   PlanStats stats_;
 };
 
@@ -511,14 +521,57 @@ bool Planner::prepare(LayoutState& state) {
   return true;
 }
 
-const ScheduleProfile* Planner::schedule(const NormalizedConfig& n, int rank) {
-  const ScheduleShape shape = rank_schedule_shape(n, rank, /*shortened=*/true);
-  const std::array<std::int64_t, 6> key = {
+namespace {
+std::array<std::int64_t, 6> schedule_key(const ScheduleShape& shape) {
+  return {
       shape.pipeline_parallel, shape.virtual_stages,        shape.pp_rank,
       shape.num_microbatches,  shape.microbatch_group_size, shape.overlap_moe_expert_parallel_comm};
+}
+}  // namespace
+
+const ScheduleProfile* Planner::schedule(const NormalizedConfig& n, int rank) {
+  const ScheduleShape shape = rank_schedule_shape(n, rank, /*shortened=*/true);
+  const std::array<std::int64_t, 6> key = schedule_key(shape);
   auto found = schedules_.find(key);
   if (found == schedules_.end()) found = schedules_.emplace(key, schedule_profile(shape)).first;
   return &found->second;
+}
+
+const ScheduleProfile* Planner::margin_schedule(const ScheduleProfile& base,
+                                                const std::vector<char>& grouped) {
+  const ScheduleShape& shape = base.shape;
+  std::int64_t bits = 0;  // the chunks that keep a margin; schedules of up to 63 chunks
+  for (std::size_t j = 0; j < grouped.size() && j < 63; ++j) {
+    if (grouped[j] != 0) bits |= std::int64_t{1} << j;
+  }
+  const std::array<std::int64_t, 6> shape_key = schedule_key(shape);
+  std::array<std::int64_t, 7> key;
+  std::copy(shape_key.begin(), shape_key.end(), key.begin());
+  key[6] = bits;
+  if (grouped.size() > 63) {  // a key cannot tell such chunks apart: profiled for this cell
+    return &uncached_margin_schedules_.emplace_back(schedule_profile(shape, grouped));
+  }
+  auto found = margin_schedules_.find(key);
+  if (found == margin_schedules_.end()) {
+    found = margin_schedules_.emplace(key, schedule_profile(shape, grouped)).first;
+  }
+  return &found->second;
+}
+
+// Each rank's profile for the cell in chunks_: the layout's, or where a chunk keeps an
+// offloading margin the one that counts those micro-batches apart (mark_offload_margins).
+void Planner::select_profiles(const LayoutState& state, std::size_t column, std::size_t vpp) {
+  uncached_margin_schedules_.clear();
+  rank_profiles_ = state.schedules[column];
+  for (std::size_t r = 0; r < rank_profiles_.size(); ++r) {
+    grouped_.assign(vpp, 0);
+    bool any = false;
+    for (std::size_t j = 0; j < vpp; ++j) {
+      grouped_[j] = chunks_[r * vpp + j]->offload_margin_bytes > 0 ? 1 : 0;
+      any = any || grouped_[j] != 0;
+    }
+    if (any) rank_profiles_[r] = margin_schedule(*rank_profiles_[r], grouped_);
+  }
 }
 
 // Marks what an evaluated cell implies: a cell with room to spare makes every cell that
@@ -573,8 +626,8 @@ void Planner::activation_peaks(LayoutState& state, std::size_t row, std::size_t 
     chunks_[static_cast<std::size_t>(stage.pp_rank) * vpp +
             static_cast<std::size_t>(stage.vpp_chunk)] = &walks_.of(stage);
   }
-  rank_activation_peaks(chunks_, static_cast<int>(vpp), state.schedules[column], peaks,
-                        margin_schedule_);
+  select_profiles(state, column, vpp);
+  rank_activation_peaks(chunks_, static_cast<int>(vpp), rank_profiles_, peaks);
 }
 
 // The memory of one cell; the rows that differ only in optimizer offload share the

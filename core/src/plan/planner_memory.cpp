@@ -53,54 +53,81 @@ std::uint64_t rank_overhead_bytes(const NormalizedConfig& n) {
   return device_overhead_bytes(device_overheads(n));
 }
 
-ScheduleProfile schedule_profile(const ScheduleShape& shape) {
-  const std::vector<ScheduleOp> ops = pipeline_schedule(shape);
-  // Each step's in-flight micro-batches per chunk before it runs (a forward adds its own
-  // saved bytes after its peak, a backward frees them after), with its chunk and direction.
-  // A step that another step of the same chunk and direction matches or exceeds in every
-  // chunk can never be the peak (saved bytes are never negative): only the maximal ones stay.
+namespace {
+
+// Where schedule_profile() counts a live micro-batch: its chunk, or past the chunks when it
+// keeps its offloading margin.
+std::size_t live_index(const ScheduleOp& op, std::size_t chunks) {
+  return static_cast<std::size_t>(op.chunk) + (op.keeps_offload_margin ? chunks : 0);
+}
+
+// Keeps `counts` among the maximal count vectors of one kind of step (none dominates another).
+void keep_maximal(std::vector<std::vector<std::uint16_t>>& maximal,
+                  const std::vector<std::uint16_t>& counts) {
+  for (const auto& other : maximal) {
+    if (std::equal(counts.begin(), counts.end(), other.begin(),
+                   [](std::uint16_t a, std::uint16_t b) { return b >= a; })) {
+      return;
+    }
+  }
+  std::erase_if(maximal, [&](const std::vector<std::uint16_t>& other) {
+    return std::equal(other.begin(), other.end(), counts.begin(),
+                      [](std::uint16_t a, std::uint16_t b) { return a <= b; });
+  });
+  maximal.push_back(counts);
+}
+
+}  // namespace
+
+ScheduleProfile schedule_profile(const ScheduleShape& shape, const std::vector<char>& grouped) {
+  std::vector<ScheduleOp> ops = pipeline_schedule(shape);
+  if (!grouped.empty()) {
+    mark_offload_margins(ops,
+                         [&](int chunk) { return grouped[static_cast<std::size_t>(chunk)] != 0; });
+  }
+  // Each step's in-flight micro-batches per chunk (and apart, per chunk, those keeping their
+  // offloading margin) before it runs, with its chunk, direction and the margins it moves. A
+  // step that another step of the same kind matches or exceeds in every count can never be
+  // the peak (saved bytes are never negative): only the maximal ones stay.
   const auto v = static_cast<std::size_t>(std::max(1, shape.virtual_stages));
-  std::vector<std::uint16_t> inflight(v, 0);
-  // Per (chunk, direction), then per (forward chunk, backward chunk) of combined steps.
-  std::vector<std::vector<std::vector<std::uint16_t>>> maximal(2 * v + v * v);
+  const std::size_t dims = grouped.empty() ? v : 2 * v;
+  const std::size_t kinds = grouped.empty() ? 1 : 4;  // the step's two margin bits
+  std::vector<std::uint16_t> inflight(dims, 0);
+  // Per (chunk, direction), then per (forward chunk, backward chunk) of combined steps; each
+  // per margin bits.
+  std::vector<std::vector<std::vector<std::uint16_t>>> maximal((2 * v + v * v) * kinds);
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const ScheduleOp& op = ops[i];
     const auto chunk = static_cast<std::size_t>(op.chunk);
     const bool combined = op.with_next_backward && i + 1 < ops.size();
     const auto partner = combined ? static_cast<std::size_t>(ops[i + 1].chunk) : 0;
-    auto& kept = maximal[combined ? 2 * v + chunk * v + partner : 2 * chunk + (op.forward ? 0 : 1)];
-    bool dominated = false;
-    for (const auto& other : kept) {
-      dominated = true;
-      for (std::size_t j = 0; j < v && dominated; ++j) dominated = other[j] >= inflight[j];
-      if (dominated) break;
-    }
-    if (!dominated) {
-      kept.erase(std::remove_if(kept.begin(), kept.end(),
-                                [&](const std::vector<std::uint16_t>& other) {
-                                  for (std::size_t j = 0; j < v; ++j) {
-                                    if (other[j] > inflight[j]) return false;
-                                  }
-                                  return true;
-                                }),
-                 kept.end());
-      kept.push_back(inflight);
-    }
-    if (op.forward) ++inflight[chunk];
+    const std::size_t bits = kinds == 1
+                                 ? 0
+                                 : (op.keeps_offload_margin ? 1u : 0u) |
+                                       (combined && ops[i + 1].keeps_offload_margin ? 2u : 0u);
+    const std::size_t kind =
+        combined ? 2 * v + chunk * v + partner : 2 * chunk + (op.forward ? 0 : 1);
+    keep_maximal(maximal[kind * kinds + bits], inflight);
+    if (op.forward) ++inflight[live_index(op, v)];
     if (combined) ++i;  // its backward is part of the step
-    const std::size_t freed = combined ? partner : chunk;
-    if ((combined || !op.forward) && inflight[freed] > 0) --inflight[freed];
+    if (combined || !op.forward) {
+      std::uint16_t& freed = inflight[live_index(ops[i], v)];
+      if (freed > 0) --freed;
+    }
   }
   ScheduleProfile profile;
+  profile.shape = shape;
   profile.chunks = static_cast<int>(v);
-  profile.ops = ops;
+  profile.dims = static_cast<int>(dims);
   for (std::size_t k = 0; k < maximal.size(); ++k) {
-    const bool combined = k >= 2 * v;
-    const auto chunk = static_cast<std::int32_t>(combined ? (k - 2 * v) / v : k / 2);
+    const std::size_t kind = k / kinds;
+    const bool combined = kind >= 2 * v;
+    const auto chunk = static_cast<std::int32_t>(combined ? (kind - 2 * v) / v : kind / 2);
     for (const auto& counts : maximal[k]) {
       profile.inflight.insert(profile.inflight.end(), counts.begin(), counts.end());
-      profile.step.push_back(combined || k % 2 == 0 ? chunk + 1 : -(chunk + 1));
-      profile.partner.push_back(combined ? static_cast<std::int32_t>((k - 2 * v) % v) + 1 : 0);
+      profile.step.push_back(combined || kind % 2 == 0 ? chunk + 1 : -(chunk + 1));
+      profile.partner.push_back(combined ? static_cast<std::int32_t>((kind - 2 * v) % v) + 1 : 0);
+      profile.margins.push_back(static_cast<std::uint8_t>(k % kinds));
     }
   }
   return profile;
@@ -135,51 +162,53 @@ double most_live_bytes(const ScheduleProfile& profile, const std::vector<double>
   return most;
 }
 
-// A rank whose chunks keep offloading margins: simulate_rank()'s walk of the profile's
-// schedule, copied into `scratch` to mark which micro-batches keep them.
-double margin_rank_peak(const ScheduleProfile& profile, const ChunkActivations* const* rank_chunks,
-                        std::vector<ScheduleOp>& scratch) {
-  scratch.assign(profile.ops.begin(), profile.ops.end());
-  return schedule_peak_above_static(scratch, rank_chunks);
+// The extra bytes of a profile's step above its live bytes, as simulate_rank() adds them.
+double step_extra_bytes(const ScheduleProfile& profile, std::size_t s,
+                        const ChunkActivations* const* rank_chunks) {
+  const std::int32_t tag = profile.step[s];
+  const std::int32_t partner = profile.partner[s];
+  const std::uint8_t margins = profile.margins[s];
+  const ChunkActivations& chunk = *rank_chunks[static_cast<std::size_t>(std::abs(tag) - 1)];
+  if (partner > 0) {
+    // The backward's kept margin is the reload its walk counts in the pair's extra.
+    const ChunkActivations& old = *rank_chunks[static_cast<std::size_t>(partner - 1)];
+    return combined_step_extra_bytes(chunk, old) - ((margins & 2) ? old.offload_margin_bytes : 0);
+  }
+  if (margins & 1) {
+    return tag > 0 ? chunk.margin_forward_peak_extra_bytes : chunk.margin_backward_peak_extra_bytes;
+  }
+  return tag > 0 ? chunk.forward_peak_extra_bytes : chunk.backward_peak_extra_bytes;
 }
 
 }  // namespace
 
 void rank_activation_peaks(const std::vector<const ChunkActivations*>& chunks, int virtual_stages,
                            const std::vector<const ScheduleProfile*>& profiles,
-                           std::vector<double>& out, std::vector<ScheduleOp>& scratch) {
+                           std::vector<double>& out) {
   const auto v = static_cast<std::size_t>(std::max(1, virtual_stages));
   out.assign(profiles.size(), 0.0);
-  std::vector<double> saved(v);  // the rank's chunks' saved bytes, side by side
+  std::vector<double> saved;  // per live count: the rank's chunks' saved bytes, side by side
   for (std::size_t r = 0; r < profiles.size(); ++r) {
     const ScheduleProfile& profile = *profiles[r];
     const ChunkActivations* const* rank_chunks = &chunks[r * v];
-    if (std::any_of(rank_chunks, rank_chunks + v,
-                    [](const ChunkActivations* c) { return c->offload_margin_bytes > 0; })) {
-      out[r] = margin_rank_peak(profile, rank_chunks, scratch);
-      continue;
+    saved.resize(static_cast<std::size_t>(profile.dims));
+    for (std::size_t j = 0; j < saved.size(); ++j) {
+      const ChunkActivations& chunk = *rank_chunks[j % v];
+      saved[j] = chunk.saved_bytes + (j >= v ? chunk.offload_margin_bytes : 0.0);
     }
-    for (std::size_t j = 0; j < v; ++j) saved[j] = rank_chunks[j]->saved_bytes;
     double worst = 0;  // simulate_rank starts its peak at static memory
     for (std::size_t s = 0; s < profile.step.size();) {
-      // A chunk and direction's steps are side by side and add the same extra bytes, so the
-      // one with the most live bytes decides (rounding never reorders sums with one addend).
-      const std::int32_t tag = profile.step[s];
-      const std::int32_t partner = profile.partner[s];
+      // The steps of one kind are side by side and add the same extra bytes, so the one with
+      // the most live bytes decides (rounding never reorders sums with one addend).
       std::size_t last = s + 1;
-      while (last < profile.step.size() && profile.step[last] == tag &&
-             profile.partner[last] == partner) {
+      while (last < profile.step.size() && profile.step[last] == profile.step[s] &&
+             profile.partner[last] == profile.partner[s] &&
+             profile.margins[last] == profile.margins[s]) {
         ++last;
       }
-      const double most_live = most_live_bytes(profile, saved, s, last);
+      worst = std::max(worst, most_live_bytes(profile, saved, s, last) +
+                                  step_extra_bytes(profile, s, rank_chunks));
       s = last;
-      const ChunkActivations& chunk = *rank_chunks[static_cast<std::size_t>(std::abs(tag) - 1)];
-      double extra = tag > 0 ? chunk.forward_peak_extra_bytes : chunk.backward_peak_extra_bytes;
-      if (partner > 0) {
-        extra =
-            combined_step_extra_bytes(chunk, *rank_chunks[static_cast<std::size_t>(partner - 1)]);
-      }
-      worst = std::max(worst, most_live + extra);
     }
     out[r] = worst;
   }

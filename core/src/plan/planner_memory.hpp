@@ -46,24 +46,27 @@ std::uint64_t rank_overhead_bytes(const NormalizedConfig& normalized);
 //   sum over chunks j of inflight_j x saved_j  +  that step's forward/backward extra.
 // The steps of one chunk and direction (or combined pair) are consecutive.
 struct ScheduleProfile {
+  ScheduleShape shape;  // the schedule it profiles
   int chunks = 1;
-  std::vector<double> inflight;       // steps x chunks (counts, as doubles for the peak's sums)
+  // Live counts per step: per chunk, then (with offloading margins) per chunk again for the
+  // micro-batches that keep theirs (mark_offload_margins).
+  int dims = 1;
+  std::vector<double> inflight;       // steps x dims (counts, as doubles for the peak's sums)
   std::vector<std::int32_t> step;     // per step: chunk + 1, negated for a backward
   std::vector<std::int32_t> partner;  // per step: a combined step's backward chunk + 1, or 0
-  // The schedule itself, walked instead for a rank whose chunks keep fine-grained offloading
-  // margins (which micro-batches keep one depends on the chunks: offload_margin_ops).
-  std::vector<ScheduleOp> ops;
+  std::vector<std::uint8_t> margins;  // per step: 1 its micro-batch keeps its margin, 2 its partner
 };
 
-// The profile of a shape (cached by the caller: many layouts share a shape).
-ScheduleProfile schedule_profile(const ScheduleShape& shape);
+// The profile of a shape (cached by the caller: many layouts share a shape). grouped: per
+// chunk, whether it has offloading groups whose margin it keeps (empty: no offloading margins).
+ScheduleProfile schedule_profile(const ScheduleShape& shape, const std::vector<char>& grouped = {});
 
 // Per rank: the schedule's worst saved + transient bytes above static memory. chunks: each
 // stage's chunk_activations(), indexed pp_rank * VPP + vpp_chunk (stages alike share one).
-// scratch: a schedule buffer for ranks whose chunks keep offloading margins (reused).
+// profiles: each rank's, with its chunks' offloading margins where they keep any.
 void rank_activation_peaks(const std::vector<const ChunkActivations*>& chunks, int virtual_stages,
                            const std::vector<const ScheduleProfile*>& profiles,
-                           std::vector<double>& out, std::vector<ScheduleOp>& scratch);
+                           std::vector<double>& out);
 
 // What a rank's peak holds above its static memory, as estimate() takes it: the schedule's
 // worst (activation_peak) or the optimizer step's fp32 grad copy, whichever is larger, and on

@@ -56,12 +56,6 @@ RankPeak simulate_rank(const NormalizedConfig& normalized, int pp_rank,
 void mark_offload_margins(std::vector<ScheduleOp>& schedule,
                           const std::function<bool(int)>& grouped);
 
-// simulate_rank()'s peak above static memory on a schedule already built (its margins marked
-// here): the planner's fast path takes it for a rank whose chunks keep offloading margins.
-// chunks: the rank's, by VPP index.
-double schedule_peak_above_static(std::vector<ScheduleOp>& schedule,
-                                  const ChunkActivations* const* chunks);
-
 // The optimizer step after the passes: static memory plus optimizer_step_bytes
 // (RankMemory::optimizer_step_bytes) when that is higher; appended to a non-null timeline.
 void add_optimizer_step(double static_bytes, double optimizer_step_bytes, RankPeak& peak,
