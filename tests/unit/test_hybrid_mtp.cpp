@@ -123,6 +123,43 @@ TEST_CASE("hybrid MTP: each depth saves the MTP's own tensors, its layers and a 
   CHECK(mtp_saved_bytes(two.config.model, s) == 6.0 * 2 * 1024 * 1024);
 }
 
+TEST_CASE("MTP under full uniform recompute keeps each depth's two inputs only") {
+  // multi_token_prediction.py MultiTokenPredictionLayer._checkpointed_forward: the depth is one
+  // checkpoint of its hidden states and embedding output, 2 x 2 bytes x 1024 tokens x 1024.
+  auto depth_saved = [](const std::string& recompute) {
+    Config one = tiny("MEM*E/*E");
+    Config two = tiny("MEM*E/*E/*E");
+    for (Config* c : {&one, &two}) {
+      c->training.recompute.granularity = RecomputeGranularity::full;
+      c->training.recompute.method =
+          recompute == "block" ? RecomputeMethod::block : RecomputeMethod::uniform;
+      c->training.recompute.num_layers = recompute == "uniform 2" ? 2 : 1;
+    }
+    const NormalizedConfig a = normalized(one), b = normalized(two);
+    return chunk_activations(b, b.stages[0], layer_profiles(b)).saved_bytes -
+           chunk_activations(a, a.stages[0], layer_profiles(a)).saved_bytes;
+  };
+  const NormalizedConfig n = normalized(tiny("MEM*E/*E"));
+  const LossActivations loss = loss_activations(n, activation_shape(n));
+  CHECK(depth_saved("uniform 1") ==
+        Approx(2.0 * 2 * 1024 * 1024 + loss.norm_saved + loss.loss_saved));
+  // Megatron-Core recomputes no MTP layer under the block method (and asserts one layer per
+  // group under uniform; earlier releases ran such depths whole): the depth keeps everything.
+  const ActivationShape s = activation_shape(n);
+  const double whole =
+      mtp_saved_bytes(n.config.model, s) + layer_activations(n, LayerKind::attention).kept_bytes +
+      layer_activations(n, LayerKind::moe_only).kept_bytes + loss.norm_saved + loss.loss_saved;
+  CHECK(depth_saved("block") == Approx(whole));
+  CHECK(depth_saved("uniform 2") == Approx(whole));
+  Config two_per_group = tiny("MEM*E/*E");
+  two_per_group.training.recompute.granularity = RecomputeGranularity::full;
+  two_per_group.training.recompute.num_layers = 2;
+  const Estimate e = testing::run(two_per_group);
+  CHECK(std::any_of(e.warnings.begin(), e.warnings.end(), [](const std::string& w) {
+    return w.find("recompute_num_layers == 1 for MTP") != std::string::npos;
+  }));
+}
+
 TEST_CASE("hybrid MTP: the pattern's depth count overrides --mtp-num-layers with a warning") {
   Config c = tiny("MEM*E/*E/*E");
   c.model.mtp_num_layers = 3;

@@ -253,9 +253,7 @@ class ChunkWalk {
       // Every depth saves its activations, also with --mtp-use-repeated-layer's shared weights
       // (MultiTokenPredictionBlock.forward).
       for (int depth = 0; depth < stage_.num_mtp_layers; ++depth) {
-        // MTP's own tensors (modules/mtp.cpp), then its inner layers.
-        phase(mtp_saved_bytes(n_.config.model, s_), 0, 0);
-        for (const LayerActivations& inner : profiles_.mtp) kept_layer(inner);
+        mtp_depth();
         loss();
       }
       loss();
@@ -327,6 +325,36 @@ class ChunkWalk {
     } else {
       kept_layer(layer, attn_res(i));
     }
+  }
+
+  // One MTP depth: its own tensors (modules/mtp.cpp), then its inner layers. Under full uniform
+  // recompute of one layer per group (multi_token_prediction.py MultiTokenPredictionLayer
+  // forward -> _checkpointed_forward, since Megatron-Core 08abeedbfe) the depth keeps only its
+  // two inputs, the hidden states (n streams with hyper-connections) and the embedding's
+  // output, and its backward re-runs the projection, the inner layers and the final norm.
+  // Megatron-Core asserts one layer per group there and recomputes nothing under the block
+  // method (rules/recompute_offload.cpp warns for both).
+  void mtp_depth() {
+    const ModelConfig& m = n_.config.model;
+    const RecomputeConfig& recompute = n_.config.training.recompute;
+    const bool checkpointed = recompute.granularity == RecomputeGranularity::full &&
+                              recompute.method == RecomputeMethod::uniform &&
+                              recompute.num_layers == 1;
+    if (!checkpointed) {
+      phase(mtp_saved_bytes(m, s_), 0, 0);
+      for (const LayerActivations& inner : profiles_.mtp) kept_layer(inner);
+      return;
+    }
+    const double streams = m.enable_mhc_connections ? m.mhc_num_residual_streams : 1.0;
+    double full = mtp_saved_bytes(m, s_);
+    double forward_transient = 0, backward_transient = 0;
+    for (const LayerActivations& inner : profiles_.mtp) {
+      full += inner.full_bytes;
+      forward_transient = std::max(forward_transient, inner.forward_transient_bytes);
+      backward_transient = std::max(backward_transient, inner.backward_transient_bytes);
+    }
+    phase((streams + 1.0) * s_.act * s_.sp_tokens * s_.h, forward_transient,
+          full + backward_transient);
   }
 
   // megatron/core/recompute.py: one input stashed per group of recompute_num_layers

@@ -158,11 +158,36 @@ std::optional<Error> legacy_cpu_offloading(NormalizedConfig& n) {
   return std::nullopt;
 }
 
+// multi_token_prediction.py MultiTokenPredictionLayer._checkpointed_forward (since 08abeedbfe,
+// August 2025): under full uniform recompute each MTP depth is one checkpoint, and Megatron-Core
+// asserts recompute_num_layers == 1 for it; under the block method it warns and recomputes no
+// MTP layer. Earlier releases recomputed none, so both are estimated without the checkpoint.
+std::optional<Error> mtp_full_recompute(NormalizedConfig& n) {
+  const RecomputeConfig& recompute = n.config.training.recompute;
+  if (recompute.granularity != RecomputeGranularity::full || n.config.model.mtp_num_layers <= 0) {
+    return std::nullopt;
+  }
+  const char* source = "megatron/core/transformer/multi_token_prediction.py";
+  if (recompute.method == RecomputeMethod::block) {
+    policy_warning(n,
+                   "full recompute's block method recomputes no MTP layer; they keep all their "
+                   "activations",
+                   source);
+  } else if (recompute.num_layers != 1) {
+    policy_warning(n,
+                   "Megatron-Core since 08abeedbfe asserts recompute_num_layers == 1 for MTP "
+                   "layers under uniform full recompute (got " +
+                       str(recompute.num_layers) +
+                       "); estimated as earlier releases ran it, MTP layers not recomputed",
+                   source);
+  }
+  return std::nullopt;
+}
+
 constexpr Check kRecomputeOffloadChecks[] = {
-    full_recompute_layer_count,   distributed_saved_activations,
-    selective_recompute_modules,  recompute_module_prerequisites,
-    fine_grained_offload_modules, fine_grained_offload_combinations,
-    legacy_cpu_offloading,
+    full_recompute_layer_count,        distributed_saved_activations,  mtp_full_recompute,
+    selective_recompute_modules,       recompute_module_prerequisites, fine_grained_offload_modules,
+    fine_grained_offload_combinations, legacy_cpu_offloading,
 };
 
 }  // namespace
