@@ -1,6 +1,6 @@
-// Megatron-Bridge's H100 performance recipe for gpt-oss-120b
-// (src/megatron/bridge/perf_recipes/gpt_oss/h100/gpt_oss.py, commit 067f987) as megamem reads
-// it: the layer placement and parameter shares each rank holds, counted by hand, and the
+// Megatron-Bridge's H100 performance recipes for gpt-oss-120b and Kimi-K2
+// (src/megatron/bridge/perf_recipes/{gpt_oss,kimi}/h100/, commit 067f987) as megamem reads
+// them: the layer placement and parameter shares each rank holds, counted by hand, and the
 // settings Bridge's helpers change under the recipe (_benchmark_common).
 #include <catch2/catch.hpp>
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "estimate_helpers.hpp"
+#include "megamem/megatron_args.hpp"
 #include "megamem/presets.hpp"
 #include "megamem/share_link.hpp"
 
@@ -55,5 +56,31 @@ TEST_CASE("gpt-oss-120b's H100 recipe: 9 layers a stage, 16 experts a rank, BF16
   // 128 / EP 8 = 16 experts, each fc1 [2 x 2880, 2880] and fc2 [2880, 2880] with biases:
   // 3 x 2880^2 + 3 x 2880 = 24,891,840, over 9 layers.
   CHECK(e.ranks[1].expert_params == std::int64_t{9} * 16 * 24'891'840);
+  CHECK(e.verdict.status == FitStatus::fits);
+}
+
+TEST_CASE("Kimi-K2's H100 recipe: layout Et|(tt|)*30L and Muon's layer-wise optimizer") {
+  const Config c = recipe("kimi-k2-h100-1024");
+  // The base recipe's optimizer 'dist_muon' with DDP's distributed optimizer off is
+  // Megatron-Core's layer-wise distributed optimizer (optimizer/__init__.py
+  // _get_megatron_emerging_optimizer); arguments.py builds it from these two flags.
+  CHECK(c.optimizer.kind == OptimizerKind::muon);
+  CHECK(c.optimizer.use_distributed_optimizer);
+  const std::string flags = to_megatron_args(c);
+  CHECK(flags.find("--use-distributed-optimizer --optimizer muon") != std::string::npos);
+  // _benchmark_common turns off the fp32 reduce _apply_kimi_k2_optimizer set for Muon.
+  CHECK(c.optimizer.grad_reduce_in_bf16);
+  const Estimate e = testing::run(c);
+  CHECK(e.normalized.data_parallel == 8);
+  CHECK(e.normalized.expert_data_parallel == 1);
+  REQUIRE(e.ranks.size() == 16);
+  // Virtual stage v = chunk x 16 + rank: stage 0 is E and layer 0, stage k in 1..30 layers
+  // 2k - 1 and 2k, stage 31 the loss alone.
+  CHECK(layers_of(e.ranks[0]) == Layers{{0, 1}, {31, 2}});
+  CHECK(e.ranks[0].chunks[0].has_embedding);
+  CHECK(layers_of(e.ranks[15]) == Layers{{29, 2}, {61, 0}});
+  CHECK(e.ranks[15].chunks[1].has_output_layer);
+  // Rank 1: layers 1-2 and 33-34, all MoE, 384 / EP 64 = 6 experts of 3 x 7168 x 2048.
+  CHECK(e.ranks[1].expert_params == std::int64_t{4} * 6 * 3 * 7168 * 2048);
   CHECK(e.verdict.status == FitStatus::fits);
 }
