@@ -1,7 +1,7 @@
-// Megatron-Bridge's H100 performance recipes for gpt-oss-120b and Kimi-K2
-// (src/megatron/bridge/perf_recipes/{gpt_oss,kimi}/h100/, commit 067f987) as megamem reads
-// them: the layer placement and parameter shares each rank holds, counted by hand, and the
-// settings Bridge's helpers change under the recipe (_benchmark_common).
+// Megatron-Bridge's H100 performance recipes for gpt-oss-120b, Kimi-K2 and GLM-5.1
+// (src/megatron/bridge/perf_recipes/{gpt_oss,kimi,glm_moe_dsa}/h100/, commit 067f987) as
+// megamem reads them: the layer placement and parameter shares each rank holds, counted by
+// hand, and the settings Bridge's helpers change under the recipe (_benchmark_common).
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
@@ -34,6 +34,15 @@ Layers layers_of(const RankMemory& rank) {
   for (const ChunkMemory& chunk : rank.chunks)
     out.emplace_back(chunk.first_layer, chunk.num_layers);
   return out;
+}
+
+// The first module named `name` in a depth-first walk of `root`'s children.
+const ModuleMemory* find_module(const ModuleMemory& root, const std::string& name) {
+  for (const ModuleMemory& child : root.children) {
+    if (child.name == name) return &child;
+    if (const ModuleMemory* found = find_module(child, name)) return found;
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -83,4 +92,39 @@ TEST_CASE("Kimi-K2's H100 recipe: layout Et|(tt|)*30L and Muon's layer-wise opti
   // Rank 1: layers 1-2 and 33-34, all MoE, 384 / EP 64 = 6 experts of 3 x 7168 x 2048.
   CHECK(e.ranks[1].expert_params == std::int64_t{4} * 6 * 3 * 7168 * 2048);
   CHECK(e.verdict.status == FitStatus::fits);
+}
+
+TEST_CASE("GLM-5.1's H100 recipe: DP 1 under CP 32, MTP and an embedding copy last") {
+  const Config c = recipe("glm-5-h100-416");
+  CHECK(c.model.mtp_num_layers == 1);
+  CHECK_FALSE(c.optimizer.grad_reduce_in_bf16);  // the recipe restores grad_reduce_in_fp32
+  const Estimate e = testing::run(c);
+  CHECK(e.normalized.data_parallel == 1);
+  CHECK(e.normalized.expert_data_parallel == 1);
+  REQUIRE(e.ranks.size() == 13);
+  // No layout: 78 layers, 3 a virtual stage; the embedding first, MTP and the loss last.
+  CHECK(layers_of(e.ranks[0]) == Layers{{0, 3}, {39, 3}});
+  CHECK(e.ranks[0].chunks[0].has_embedding);
+  const ChunkMemory& last = e.ranks[12].chunks[1];
+  CHECK(layers_of(e.ranks[12]) == Layers{{36, 3}, {75, 3}});
+  CHECK(last.has_output_layer);
+  CHECK(last.num_mtp_layers == 1);
+  // The MTP stage builds its own word embedding (gpt_model.py: pre_process or mtp_process)
+  // beside the output layer, both 154,880 x 6144; 6 decoder and 1 MTP MoE layers of 8 experts
+  // of 3 x 6144 x 2048.
+  const ModuleMemory* embedding = find_module(last.modules, "embedding");
+  const ModuleMemory* output = find_module(last.modules, "output_layer");
+  REQUIRE(embedding != nullptr);
+  REQUIRE(output != nullptr);
+  CHECK(embedding->params == std::int64_t{154'880} * 6144);
+  CHECK(output->params == std::int64_t{154'880} * 6144);
+  CHECK(e.ranks[12].expert_params == std::int64_t{7} * 8 * 3 * 6144 * 2048);
+  // The distributed optimizer shards dense parameters over DP x CP = 32 and experts over
+  // expert-DP = 1: fp32 master and two Adam moments, 12 bytes a parameter.
+  const ModuleMemory* attention = find_module(last.modules, "self_attention");
+  const ModuleMemory* experts = find_module(last.modules, "experts");
+  REQUIRE(attention != nullptr);
+  REQUIRE(experts != nullptr);
+  CHECK(attention->optimizer_bytes == static_cast<std::uint64_t>(attention->params) * 12 / 32);
+  CHECK(experts->optimizer_bytes == static_cast<std::uint64_t>(experts->params) * 12);
 }
