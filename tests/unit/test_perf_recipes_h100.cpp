@@ -1,0 +1,130 @@
+// Megatron-Bridge's H100 performance recipes for gpt-oss-120b, Kimi-K2 and GLM-5.1
+// (src/megatron/bridge/perf_recipes/{gpt_oss,kimi,glm_moe_dsa}/h100/, commit 067f987) as
+// megamem reads them: the layer placement and parameter shares each rank holds, counted by
+// hand, and the settings Bridge's helpers change under the recipe (_benchmark_common).
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "estimate_helpers.hpp"
+#include "megamem/megatron_args.hpp"
+#include "megamem/presets.hpp"
+#include "megamem/share_link.hpp"
+
+using namespace megamem;
+
+namespace {
+
+Config recipe(const std::string& id) {
+  const Expected<PresetCatalog>& presets = builtin_presets();
+  REQUIRE(presets.has_value());
+  const RecipePreset* found = presets->find_recipe(id);
+  REQUIRE(found != nullptr);
+  const Expected<SharedConfig> shared = recipe_config(*found);
+  REQUIRE(shared.has_value());
+  return shared->config;
+}
+
+// (first decoder layer, decoder layers) of each of a rank's chunks.
+using Layers = std::vector<std::pair<int, int>>;
+Layers layers_of(const RankMemory& rank) {
+  Layers out;
+  for (const ChunkMemory& chunk : rank.chunks)
+    out.emplace_back(chunk.first_layer, chunk.num_layers);
+  return out;
+}
+
+// The first module named `name` in a depth-first walk of `root`'s children.
+const ModuleMemory* find_module(const ModuleMemory& root, const std::string& name) {
+  for (const ModuleMemory& child : root.children) {
+    if (child.name == name) return &child;
+    if (const ModuleMemory* found = find_module(child, name)) return found;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("gpt-oss-120b's H100 recipe: 9 layers a stage, 16 experts a rank, BF16 reduce") {
+  // gpt_oss.py: PP 4, EP 8, TP 1 over the base recipe's TP 2 / EP 16; _benchmark_common turns
+  // grad_reduce_in_fp32 off and picks TE's fused cross entropy over the base's native one.
+  const Config c = recipe("gpt-oss-120b-h100-64");
+  CHECK(c.parallel.tensor_parallel == 1);
+  CHECK(c.training.moe_router_force_load_balancing);
+  CHECK(c.optimizer.grad_reduce_in_bf16);
+  CHECK(c.training.cross_entropy == CrossEntropyImpl::te_fused);
+  const Estimate e = testing::run(c);
+  CHECK(e.normalized.data_parallel == 16);
+  CHECK(e.normalized.expert_data_parallel == 2);
+  REQUIRE(e.ranks.size() == 4);
+  for (int rank = 0; rank < 4; ++rank) {
+    CHECK(layers_of(e.ranks[static_cast<std::size_t>(rank)]) == Layers{{9 * rank, 9}});
+  }
+  // 128 / EP 8 = 16 experts, each fc1 [2 x 2880, 2880] and fc2 [2880, 2880] with biases:
+  // 3 x 2880^2 + 3 x 2880 = 24,891,840, over 9 layers.
+  CHECK(e.ranks[1].expert_params == std::int64_t{9} * 16 * 24'891'840);
+  CHECK(e.verdict.status == FitStatus::fits);
+}
+
+TEST_CASE("Kimi-K2's H100 recipe: layout Et|(tt|)*30L and Muon's layer-wise optimizer") {
+  const Config c = recipe("kimi-k2-h100-1024");
+  // The base recipe's optimizer 'dist_muon' with DDP's distributed optimizer off is
+  // Megatron-Core's layer-wise distributed optimizer (optimizer/__init__.py
+  // _get_megatron_emerging_optimizer); arguments.py builds it from these two flags.
+  CHECK(c.optimizer.kind == OptimizerKind::muon);
+  CHECK(c.optimizer.use_distributed_optimizer);
+  const std::string flags = to_megatron_args(c);
+  CHECK(flags.find("--use-distributed-optimizer --optimizer muon") != std::string::npos);
+  // _benchmark_common turns off the fp32 reduce _apply_kimi_k2_optimizer set for Muon.
+  CHECK(c.optimizer.grad_reduce_in_bf16);
+  const Estimate e = testing::run(c);
+  CHECK(e.normalized.data_parallel == 8);
+  CHECK(e.normalized.expert_data_parallel == 1);
+  REQUIRE(e.ranks.size() == 16);
+  // Virtual stage v = chunk x 16 + rank: stage 0 is E and layer 0, stage k in 1..30 layers
+  // 2k - 1 and 2k, stage 31 the loss alone.
+  CHECK(layers_of(e.ranks[0]) == Layers{{0, 1}, {31, 2}});
+  CHECK(e.ranks[0].chunks[0].has_embedding);
+  CHECK(layers_of(e.ranks[15]) == Layers{{29, 2}, {61, 0}});
+  CHECK(e.ranks[15].chunks[1].has_output_layer);
+  // Rank 1: layers 1-2 and 33-34, all MoE, 384 / EP 64 = 6 experts of 3 x 7168 x 2048.
+  CHECK(e.ranks[1].expert_params == std::int64_t{4} * 6 * 3 * 7168 * 2048);
+  CHECK(e.verdict.status == FitStatus::fits);
+}
+
+TEST_CASE("GLM-5.1's H100 recipe: DP 1 under CP 32, MTP and an embedding copy last") {
+  const Config c = recipe("glm-5-h100-416");
+  CHECK(c.model.mtp_num_layers == 1);
+  CHECK_FALSE(c.optimizer.grad_reduce_in_bf16);  // the recipe restores grad_reduce_in_fp32
+  const Estimate e = testing::run(c);
+  CHECK(e.normalized.data_parallel == 1);
+  CHECK(e.normalized.expert_data_parallel == 1);
+  REQUIRE(e.ranks.size() == 13);
+  // No layout: 78 layers, 3 a virtual stage; the embedding first, MTP and the loss last.
+  CHECK(layers_of(e.ranks[0]) == Layers{{0, 3}, {39, 3}});
+  CHECK(e.ranks[0].chunks[0].has_embedding);
+  const ChunkMemory& last = e.ranks[12].chunks[1];
+  CHECK(layers_of(e.ranks[12]) == Layers{{36, 3}, {75, 3}});
+  CHECK(last.has_output_layer);
+  CHECK(last.num_mtp_layers == 1);
+  // The MTP stage builds its own word embedding (gpt_model.py: pre_process or mtp_process)
+  // beside the output layer, both 154,880 x 6144; 6 decoder and 1 MTP MoE layers of 8 experts
+  // of 3 x 6144 x 2048.
+  const ModuleMemory* embedding = find_module(last.modules, "embedding");
+  const ModuleMemory* output = find_module(last.modules, "output_layer");
+  REQUIRE(embedding != nullptr);
+  REQUIRE(output != nullptr);
+  CHECK(embedding->params == std::int64_t{154'880} * 6144);
+  CHECK(output->params == std::int64_t{154'880} * 6144);
+  CHECK(e.ranks[12].expert_params == std::int64_t{7} * 8 * 3 * 6144 * 2048);
+  // The distributed optimizer shards dense parameters over DP x CP = 32 and experts over
+  // expert-DP = 1: fp32 master and two Adam moments, 12 bytes a parameter.
+  const ModuleMemory* attention = find_module(last.modules, "self_attention");
+  const ModuleMemory* experts = find_module(last.modules, "experts");
+  REQUIRE(attention != nullptr);
+  REQUIRE(experts != nullptr);
+  CHECK(attention->optimizer_bytes == static_cast<std::uint64_t>(attention->params) * 12 / 32);
+  CHECK(experts->optimizer_bytes == static_cast<std::uint64_t>(experts->params) * 12);
+}
