@@ -164,20 +164,38 @@ TEST_CASE("gemma3: a layer_types list sets the interleave, a missing one sliding
 
 TEST_CASE("the 2026 presets estimate on 8 to 1,024 GPUs") {
   // Every preset added for issue 25 (this file, test_presets_2026_b.cpp, _c.cpp ... _h.cpp,
-  // _j.cpp, _k.cpp, _l.cpp, _m.cpp).
+  // _j.cpp, _k.cpp, _l.cpp, _m.cpp, test_gemma4_e.cpp).
   const Expected<PresetCatalog>& catalog = builtin_presets();
   REQUIRE(catalog.has_value());
   const RecipePreset* recipe = catalog->find_recipe("llama-3-70b-h100-64");
   REQUIRE(recipe != nullptr);
   const Expected<SharedConfig> base = recipe_config(*recipe);
   REQUIRE(base.has_value());
-  for (const char* id :
-       {"minimax-m2",      "gemma-3-27b",    "olmoe-1b-7b",       "ernie-4.5-300b-a47b",
-        "mistral-7b-v0.3", "exaone-4.0-32b", "glm-4.7-flash",     "hy3-preview",
-        "ministral-3-14b", "ling-mini-2.0",  "mimo-v2-flash",     "step-3.5-flash",
-        "gemma-2-27b",     "minimax-m3",     "deepseek-v4-flash", "deepseek-v4-pro",
-        "kimi-k3",         "sarvam-30b",     "sarvam-105b",       "gemma-4-31b",
-        "falcon-h1-34b",   "llama-4-scout-17b-16e", "llama-4-maverick-17b-128e"}) {
+  for (const char* id : {"minimax-m2",
+                         "gemma-3-27b",
+                         "olmoe-1b-7b",
+                         "ernie-4.5-300b-a47b",
+                         "mistral-7b-v0.3",
+                         "exaone-4.0-32b",
+                         "glm-4.7-flash",
+                         "hy3-preview",
+                         "ministral-3-14b",
+                         "ling-mini-2.0",
+                         "mimo-v2-flash",
+                         "step-3.5-flash",
+                         "gemma-2-27b",
+                         "minimax-m3",
+                         "deepseek-v4-flash",
+                         "deepseek-v4-pro",
+                         "kimi-k3",
+                         "sarvam-30b",
+                         "sarvam-105b",
+                         "gemma-4-31b",
+                         "falcon-h1-34b",
+                         "llama-4-scout-17b-16e",
+                         "llama-4-maverick-17b-128e",
+                         "gemma-4-e4b",
+                         "gemma-4-e2b"}) {
     const ModelPreset* preset = catalog->find_model(id);
     REQUIRE(preset != nullptr);
     for (const std::int64_t gpus : {8, 16, 64, 128, 256, 512, 1024}) {
