@@ -200,6 +200,8 @@ TEST_CASE("gemma4: Gemma-4-E4B imports as the preset, 7,518,068,992 parameters")
   CHECK(m.kv_shared_layers == 18);
   CHECK_FALSE(m.double_wide_shared_mlp);
   CHECK(m.num_query_groups == 2);  // num_global_key_value_heads null: num_key_value_heads
+  for (const std::string& note : hf.notes)
+    CHECK(note.find("attention_k_eq_v") == std::string::npos);
   check_matches_preset(m, "gemma-4-e4b");
   // Sliding layers (35): q 2560 x 2048, k and v 2560 x 512 each, o 2048 x 2560, QK norms of
   // 256. Full layers (7): q 2560 x 4096, k and v 2560 x 1024 each, o 4096 x 2560, QK norms of

@@ -1281,9 +1281,13 @@ std::optional<Error> read_gemma4(const Reader& r, Family, HfImport& out) {
       "Megatron-Bridge's Gemma4DenseProvider builds pipeline parallelism 1 only (its "
       "provide() raises otherwise); its layer bypasses selective mlp recompute and fails "
       "under layernorm recompute (Gemma4DenseTransformerLayer's own _forward_mlp)");
-  out.notes.push_back(
-      "attention_k_eq_v: the full-attention layers use K as V, but Megatron's linear_qkv "
-      "keeps its (unused) V rows, which are counted");
+  bool k_eq_v = false;  // E2B and E4B write false: their V rows are used
+  MM_READ(k_eq_v, r.boolean("attention_k_eq_v", false));
+  if (k_eq_v) {
+    out.notes.push_back(
+        "attention_k_eq_v: the full-attention layers use K as V, but Megatron's linear_qkv "
+        "keeps its (unused) V rows, which are counted");
+  }
   return std::nullopt;
 }
 
