@@ -13,7 +13,8 @@
 #     OUTPUT <header> FILES <file>...)   timeline.vert.glsl becomes megamem::web::shaders::kTimelineVert
 #   megamem_embed_binary(<target>        one binary file -> megamem::web::assets::<SYMBOL>[] and
 #     SYMBOL <name> OUTPUT <source>      <SYMBOL>_size; INPUT "" (a font not installed) gives an
-#     INPUT <file>)                      empty array
+#     INPUT <file> [DROP_COMMENTS])      empty array; DROP_COMMENTS leaves out a text file's
+#                                        lines that start with '#' (its reader skips them)
 #
 # Each text becomes a raw string literal; a file that contains the literal's closing delimiter
 # fails the build. Files and this script are dependencies of the generated source.
@@ -117,7 +118,13 @@ function(megamem_embed_write_binary)
   set(bytes "")
   set(size 0)
   if(INPUT AND EXISTS "${INPUT}")
-    file(READ "${INPUT}" hex HEX)
+    if(DROP_COMMENTS)
+      file(READ "${INPUT}" text)
+      string(REGEX REPLACE "(^|\n)#[^\n]*" "" text "${text}")
+      string(HEX "${text}" hex)
+    else()
+      file(READ "${INPUT}" hex HEX)
+    endif()
     string(LENGTH "${hex}" hex_length)
     math(EXPR size "${hex_length} / 2")
     string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
@@ -195,8 +202,9 @@ function(megamem_embed_shaders target)
 endfunction()
 
 function(megamem_embed_binary target)
-  cmake_parse_arguments(E "" "SYMBOL;OUTPUT;INPUT" "" ${ARGN})
+  cmake_parse_arguments(E "DROP_COMMENTS" "SYMBOL;OUTPUT;INPUT" "" ${ARGN})
   megamem_embed_require(megamem_embed_binary SYMBOL OUTPUT)
   megamem_embed_command(${target} "${E_OUTPUT}" "Embedding ${E_SYMBOL}"
-    DEFINITIONS -DMODE=binary "-DSYMBOL=${E_SYMBOL}" "-DINPUT=${E_INPUT}" INPUTS ${E_INPUT})
+    DEFINITIONS -DMODE=binary "-DSYMBOL=${E_SYMBOL}" "-DINPUT=${E_INPUT}"
+                "-DDROP_COMMENTS=${E_DROP_COMMENTS}" INPUTS ${E_INPUT})
 endfunction()

@@ -338,7 +338,7 @@ void model_rows(InputContext& ctx) {
         "m.v-ch",     "m.vocab",     "m.vocab-div",  "m.act",         "m.norm",       "m.pos",
         "m.max-pos",  "m.untie",     "m.bias",       "m.qkv-bias",    "m.qk-norm",    "m.qk-l2",
         "m.out-gate", "m.head-gate", "m.post-norms", "m.torch-norms", "m.local-spec", "m.fast-gelu",
-        "m.hdrop",    "m.adrop"});
+        "m.ple",      "m.kv-shared", "m.double-mlp", "m.hdrop",       "m.adrop"});
   attention_variant_rows(ctx);
   rows(ctx, {"m.mhc", "m.mhc-streams"});
   if (group(ctx, "mixture of experts", {"m.experts"})) {

@@ -111,6 +111,10 @@ inline Config with_unexported_fields(Config config, const Config& from) {
   config.model.torch_rms_norms = from.model.torch_rms_norms;
   config.model.local_layer_spec = from.model.local_layer_spec;
   config.model.fast_gelu = from.model.fast_gelu;
+  // Nor for Gemma 4 E2B/E4B's per-layer embeddings and shared K/V (Gemma4DenseProvider).
+  config.model.per_layer_input_size = from.model.per_layer_input_size;
+  config.model.kv_shared_layers = from.model.kv_shared_layers;
+  config.model.double_wide_shared_mlp = from.model.double_wide_shared_mlp;
   config.model.head_wise_attn_gate = from.model.head_wise_attn_gate;
   // Nor for the fp32 router weight Megatron-Bridge's MiniMax-M3 provider keeps.
   config.model.moe_router_fp32_params = from.model.moe_router_fp32_params;

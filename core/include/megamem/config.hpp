@@ -96,6 +96,19 @@ struct ModelConfig {
   // (Megatron-Bridge's Gemma 4 dense: gemma/modeling_gemma4.py get_gemma4_layer_spec uses
   // LocalSpecProvider); no Megatron-LM flag. Normalization runs it as --transformer-impl local.
   bool local_layer_spec = false;
+  // Gemma 4's per-layer embeddings (HF hidden_size_per_layer_input; 0 = none), as
+  // Megatron-Bridge's Gemma4DenseProvider builds them (gemma/modeling_gemma4.py
+  // _attach_ple_modules): a [vocab_size x num_layers * P] table, a projection from hidden to
+  // num_layers * P and a norm of P on the first stage, and in every layer a gate (h -> P), a
+  // projection (P -> h) and a norm of h. No Megatron-LM flag.
+  int per_layer_input_size = 0;
+  // The last N decoder layers take K and V from the last earlier layer of their attention type
+  // (HF num_kv_shared_layers; Megatron-Bridge's Gemma4DenseSelfAttention,
+  // wire_gemma4_kv_sharing): they keep their K/V weights but save no K/V norms. No flag.
+  int kv_shared_layers = 0;
+  // Those last kv_shared_layers layers' MLPs are twice ffn_hidden_size wide (HF
+  // use_double_wide_mlp; modeling_gemma4.py _gemma4_dense_ffn_hidden_size). No flag.
+  bool double_wide_shared_mlp = false;
   // The MLP's activation is Megatron-Core's fast_gelu (GELU's tanh form, activations.py), as
   // Megatron-Bridge's Gemma providers set it; transformer_config.py refuses bias-activation
   // fusion with it, so normalization turns training.bias_activation_fusion off and a gated MLP

@@ -58,12 +58,20 @@ enum class LayerKind : std::uint8_t {
   csa_dense,
   csa_moe,
   hca_dense,
-  hca_moe
+  hca_moe,
+  kv_shared_dense,
+  kv_shared_window_dense
 };
-inline constexpr std::size_t kLayerKindCount = 16;
+inline constexpr std::size_t kLayerKindCount = 18;
 
+// One of the last ModelConfig::kv_shared_layers dense layers (Gemma 4 E2B/E4B), which take K
+// and V from an earlier layer: kv_shared_window_dense where window_dense would be.
+constexpr bool layer_kind_shares_kv(LayerKind kind) {
+  return kind == LayerKind::kv_shared_dense || kind == LayerKind::kv_shared_window_dense;
+}
 constexpr bool layer_kind_is_window_shaped(LayerKind kind) {
-  return kind == LayerKind::window_dense || kind == LayerKind::window_moe;
+  return kind == LayerKind::window_dense || kind == LayerKind::window_moe ||
+         kind == LayerKind::kv_shared_window_dense;
 }
 // The compression ratio of a DeepSeek-V4 layer kind's attention (0: none).
 constexpr int layer_kind_compress_ratio(LayerKind kind) {
@@ -74,7 +82,7 @@ constexpr int layer_kind_compress_ratio(LayerKind kind) {
 constexpr bool layer_kind_has_attention(LayerKind kind) {
   return kind == LayerKind::dense || kind == LayerKind::moe || kind == LayerKind::attention ||
          layer_kind_is_window_shaped(kind) || layer_kind_compress_ratio(kind) > 0 ||
-         kind == LayerKind::parallel_hybrid;
+         kind == LayerKind::parallel_hybrid || layer_kind_shares_kv(kind);
 }
 // A Mamba-2 mixer: a hybrid 'M' layer, or beside attention in Falcon-H1's 'P' layer.
 constexpr bool layer_kind_has_mamba(LayerKind kind) {
@@ -83,7 +91,7 @@ constexpr bool layer_kind_has_mamba(LayerKind kind) {
 constexpr bool layer_kind_has_dense_mlp(LayerKind kind) {
   return kind == LayerKind::dense || kind == LayerKind::mlp || kind == LayerKind::gdn ||
          kind == LayerKind::window_dense || kind == LayerKind::parallel_hybrid ||
-         kind == LayerKind::csa_dense || kind == LayerKind::hca_dense;
+         kind == LayerKind::csa_dense || kind == LayerKind::hca_dense || layer_kind_shares_kv(kind);
 }
 constexpr bool layer_kind_is_moe(LayerKind kind) {
   return kind == LayerKind::moe || kind == LayerKind::moe_only || kind == LayerKind::gdn_moe ||

@@ -1192,6 +1192,22 @@ std::vector<ConfigField> model_gemma4_layer_rows() {
           .ui("local layer spec", "(Megatron-Bridge: Gemma 4 dense)",
               "The layers are Megatron-Core's local spec whatever the run's Transformer Engine "
               "setting: unfused attention keeps its probabilities."),
+      // Gemma 4 E2B/E4B (modeling_gemma4.py _attach_ple_modules, Gemma4DenseSelfAttention,
+      // _gemma4_dense_ffn_hidden_size): HF hidden_size_per_layer_input, num_kv_shared_layers,
+      // use_double_wide_mlp.
+      MM_INT("m.ple", "0", model.per_layer_input_size, 0, kMaxDim)
+          .json("per_layer_input_size")
+          .ui("per-layer embeddings", "(Megatron-Bridge: Gemma 4 E2B/E4B; 0 = none)",
+              "Width of each layer's own token embedding: a vocabulary x layers table on the "
+              "first stage, and a gate and projection per layer."),
+      MM_INT("m.kv-shared", "0", model.kv_shared_layers, 0, kMaxDim)
+          .json("kv_shared_layers")
+          .ui("layers sharing K/V", "(Megatron-Bridge: Gemma 4 E2B/E4B)",
+              "The last N layers reuse an earlier layer's K and V: the same weights, no K/V "
+              "norms saved."),
+      MM_BOOL("m.double-mlp", "0", model.double_wide_shared_mlp)
+          .json("double_wide_shared_mlp")
+          .ui("double-wide MLP on them", "(Gemma 4 E2B)", "Those layers' MLPs are twice as wide."),
   };
 }
 

@@ -1200,28 +1200,48 @@ std::optional<Error> read_gemma2(const Reader& r, Family, HfImport& out) {
   return std::nullopt;
 }
 
-// Gemma 4's parts Megatron-Bridge builds that megamem does not price: the MoE layer
-// (enable_moe_block: Gemma4TransformerLayer._forward_mlp's three separately normalised inputs,
-// the router's rescale, three more post-norms), per-layer embeddings and shared KV (E2B, E4B).
+// Gemma 4's MoE layer (enable_moe_block, 26B-A4B), which megamem does not price:
+// Gemma4TransformerLayer._forward_mlp's three separately normalised inputs, the router's
+// rescale, three more post-norms (Megatron-Bridge gemma/modeling_gemma4.py).
 std::optional<Error> refuse_unpriced_gemma4(const Reader& r) {
   bool moe = false;
-  std::int64_t per_layer_input = 0, kv_shared = 0;
   MM_READ(moe, r.boolean("enable_moe_block", false));
-  if (const json* ple = r.find("hidden_size_per_layer_input"); ple && !ple->is_null()) {
-    MM_READ(per_layer_input, r.integer("hidden_size_per_layer_input", 0, kMaxSize, 0));
-  }
-  MM_READ(kv_shared, r.integer("num_kv_shared_layers", 0, kMaxSize, 0));
   if (moe) {
     return Error{"enable_moe_block",
                  "Gemma 4's MoE layer (26B-A4B) is not priced: gemma/modeling_gemma4.py feeds "
                  "the router, shared and routed experts three separately normalised inputs "
                  "through plain-PyTorch norms and adds three post-norms (docs/presets.md)"};
   }
-  if (per_layer_input > 0 || kv_shared > 0) {
-    return Error{per_layer_input > 0 ? "hidden_size_per_layer_input" : "num_kv_shared_layers",
-                 "Gemma 4's per-layer embeddings and K/V shared across the last layers (E2B, "
-                 "E4B) are not priced (gemma/modeling_gemma4.py _attach_ple_modules, "
-                 "wire_gemma4_kv_sharing; docs/presets.md)"};
+  return std::nullopt;
+}
+
+// Gemma 4 E2B/E4B's per-layer embeddings and shared K/V as gemma4_bridge.py
+// _build_dense_provider reads them: hidden_size_per_layer_input (null, 0 or absent: none;
+// every released config.json writes it), vocab_size_per_layer_input (default vocab_size),
+// num_kv_shared_layers and use_double_wide_mlp.
+std::optional<Error> read_gemma4_dense_parts(const Reader& r, HfImport& out) {
+  ModelConfig& m = out.model;
+  std::int64_t per_layer = 0, table_vocab = 0, shared = 0;
+  if (const json* ple = r.find("hidden_size_per_layer_input"); ple && !ple->is_null()) {
+    MM_READ(per_layer, r.integer("hidden_size_per_layer_input", 0, kMaxSize, 0));
+  }
+  MM_READ(table_vocab,
+          r.integer("vocab_size_per_layer_input", 1, std::int64_t{1} << 31, m.vocab_size));
+  MM_READ(shared, r.integer("num_kv_shared_layers", 0, kMaxSize, 0));
+  MM_READ(m.double_wide_shared_mlp, r.boolean("use_double_wide_mlp", false));
+  if (per_layer > 0 && table_vocab != m.vocab_size) {
+    return Error{"vocab_size_per_layer_input",
+                 "a per-layer embedding vocabulary (" + std::to_string(table_vocab) +
+                     ") other than vocab_size (" + std::to_string(m.vocab_size) +
+                     ") is not priced: megamem sizes that table by vocab_size"};
+  }
+  m.per_layer_input_size = static_cast<int>(per_layer);
+  m.kv_shared_layers = static_cast<int>(shared);
+  if (shared > 0) {
+    out.notes.push_back(
+        "num_kv_shared_layers " + std::to_string(shared) +
+        ": Megatron's linear_qkv keeps those layers' K and V rows, which the checkpoint "
+        "leaves out (gemma4_bridge.py _is_synthesized_kv_projection); they are counted");
   }
   return std::nullopt;
 }
@@ -1251,6 +1271,7 @@ std::optional<Error> read_gemma4(const Reader& r, Family, HfImport& out) {
   m.num_query_groups = static_cast<int>(global_groups);
   m.torch_rms_norms = true;
   m.local_layer_spec = true;
+  if (auto error = read_gemma4_dense_parts(r, out)) return error;
   m.window_size = window > 1 ? static_cast<int>(window - 1) : 0;
   m.window_attn_skip_freq = m.window_size > 0 ? 6 : 0;  // Gemma4DenseProvider's default
   if (m.window_size > 0 && r.find("layer_types")) {
@@ -1260,9 +1281,13 @@ std::optional<Error> read_gemma4(const Reader& r, Family, HfImport& out) {
       "Megatron-Bridge's Gemma4DenseProvider builds pipeline parallelism 1 only (its "
       "provide() raises otherwise); its layer bypasses selective mlp recompute and fails "
       "under layernorm recompute (Gemma4DenseTransformerLayer's own _forward_mlp)");
-  out.notes.push_back(
-      "attention_k_eq_v: the full-attention layers use K as V, but Megatron's linear_qkv "
-      "keeps its (unused) V rows, which are counted");
+  bool k_eq_v = false;  // E2B and E4B write false: their V rows are used
+  MM_READ(k_eq_v, r.boolean("attention_k_eq_v", false));
+  if (k_eq_v) {
+    out.notes.push_back(
+        "attention_k_eq_v: the full-attention layers use K as V, but Megatron's linear_qkv "
+        "keeps its (unused) V rows, which are counted");
+  }
   return std::nullopt;
 }
 

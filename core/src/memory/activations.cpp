@@ -35,13 +35,15 @@ double largest_weight_grad_bytes(const NormalizedConfig& n, bool moe_layer) {
   const double h = m.hidden_size;
   const double tp = n.config.parallel.tensor_parallel;
   const double glu = m.activation == Activation::swiglu ? 2 : 1;
+  const double widest_ffn = layer_ffn_hidden_size(
+      m, m.kv_shared_layers > 0 ? LayerKind::kv_shared_dense : LayerKind::dense);
   const bool packed =
       t.moe_grouped_gemm && t.transformer_impl == TransformerImpl::transformer_engine;
   const double experts_in_gemm =
       packed ? static_cast<double>(m.num_experts) / n.config.parallel.expert_parallel : 1.0;
   const double fc1 = moe_layer ? experts_in_gemm * glu * m.moe_ffn_hidden_size * h /
                                      n.config.parallel.expert_tensor_parallel
-                               : glu * m.ffn_hidden_size * h / tp;
+                               : glu * widest_ffn * h / tp;
   // The larger attention shape where windowed layers have their own (sliding_window.hpp).
   double qkv = 0;
   for (const LayerKind kind : {LayerKind::dense, LayerKind::window_dense}) {
@@ -234,7 +236,7 @@ class ChunkWalk {
     // The capture runs the graphed layers alone (cuda_graphs.hpp).
     const bool capture = profiles_.part == GraphPart::graphed;
     // Embedding dropout mask; the embedding output is layer 0's saved input.
-    if (stage_.has_embedding && !capture) phase(embedding_saved_bytes(s_), 0, 0);
+    if (stage_.has_embedding && !capture) phase(embedding_saved_bytes(n_.config.model, s_), 0, 0);
     // Kimi K3: the stage-boundary tensor (prefix and AttnRes bank) a later stage keeps.
     const double stage_input = attn_res_stage_input_bytes(n_.config.model, s_, stage_.first_layer);
     if (stage_input > 0 && !capture) phase(stage_input, 0, 0);

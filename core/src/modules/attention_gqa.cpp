@@ -15,7 +15,8 @@
 //     head-wise gate (Megatron-LM dev attention.py:
 //     core_attn_out * sigmoid(gate.float()).to(dtype)) also keeps the sigmoid's fp32 output, its
 //     16-bit cast and the ungated output (the product's inputs) beside the product, linear_proj's
-//     input.
+//     input. A K/V-sharing layer (Gemma 4 E2B/E4B, LayerKind::kv_shared_*) keeps its K/V
+//     weights but saves no K norm input and, where it is not expanded, no V of its own.
 //   In Falcon-H1's parallel layer (Megatron-Bridge falcon_h1/modeling_falconh1/
 //   falconh1_layer_specs.py) linear_qkv is a plain TEColumnParallelLinear: the layer's shared
 //   input norm lives in falcon_h1_layer.cpp, and linear_qkv saves its own input, the norm
@@ -95,8 +96,11 @@ void unfused_core_attention(const ModuleContext& c, const ActivationShape& s, Sa
   const RecomputeModules core_attn = {RecomputeModule::core_attn};
   const OffloadModules offload = {OffloadModule::core_attn};
   sink.add("Q (core attention input)", attn, n * heads * dh, s.act, {}, offload);
-  sink.add("K, V (expanded to all heads)", attn,
-           n * (expanded ? heads : groups) * (dh + shape.v_channels), s.act, {}, offload);
+  // A K/V-sharing layer's V is its source layer's normed V, which that layer's core attention
+  // already keeps, unless repeat_interleave copies it to all heads; K is RoPE'd anew.
+  const double v = layer_kind_shares_kv(c.kind) && !expanded ? 0.0 : shape.v_channels;
+  sink.add("K, V (expanded to all heads)", attn, n * (expanded ? heads : groups) * (dh + v), s.act,
+           {}, offload);
   // The softmax keeps its output for backward. Without the fused kernel, PyTorch's softmax
   // runs in fp32 under attention_softmax_in_fp32 and keeps that fp32 output; its 16-bit cast
   // is what dropout (or, without dropout, the bmm with V) then sees (forward_torch_softmax).
@@ -152,6 +156,10 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const double n = s.tokens;
   const double qkv = n * ((heads + groups) * dh + groups * dv);
   const ModuleKind attn = ModuleKind::self_attention;
+  // A K/V-sharing layer (Megatron-Bridge gemma/modeling_gemma4.py Gemma4DenseSelfAttention)
+  // still runs linear_qkv and k_layernorm, then drops its own K and V for its source layer's
+  // (wire_gemma4_kv_sharing): nothing keeps the K norm's graph, and V is the source's.
+  const double own_groups = layer_kind_shares_kv(c.kind) ? 0.0 : groups;
   // The fused QKV output is copied into contiguous Q, K, V; only the copies are saved. The
   // head-wise gate's slice is a view that keeps the whole output (gate rows too) alive beside
   // its contiguous QKV copy (attention.py get_query_key_value_tensors).
@@ -159,13 +167,14 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   // L2Norm (torch_norm.py, a jit_fuser expression) keeps its input for the backward, as
   // TENorm does; the fp32 per-row statistics are negligible beside it.
   if (m.qk_layernorm || m.qk_l2_norm) {
-    sink.add("q/k layernorm inputs", attn, n * (heads + groups) * dh, s.act, {},
+    sink.add("q/k layernorm inputs", attn, n * (heads + own_groups) * dh, s.act, {},
              {OffloadModule::qkv_linear});
   }
   if (softcapped_attention_unfused(m) || (!softcapped(m) && unfused_attention(c.config))) {
     unfused_core_attention(c, s, sink, heads, groups);
   } else {
-    sink.add("Q, K, V (core attention inputs)", attn, qkv, s.act, {}, {OffloadModule::core_attn});
+    sink.add("Q, K, V (core attention inputs)", attn, qkv - n * (groups - own_groups) * dv, s.act,
+             {}, {OffloadModule::core_attn});
     // Flash/cuDNN (and FlexAttention) keep the fp32 log-sum-exp per head and token.
     sink.add("softmax statistics (fp32)", attn, n * heads, 4, {RecomputeModule::core_attn},
              {OffloadModule::core_attn});

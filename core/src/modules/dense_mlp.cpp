@@ -1,6 +1,7 @@
 // Module spec: the dense MLP with its pre-MLP norm (megatron/core/transformer/mlp.py).
 //   parameters: pre-MLP norm (replicated); fc1 [glu x ffn x h] /TP, column parallel (x2 for
-//     SwiGLU); fc2 [h x ffn] /TP, row parallel (bias replicated). Dense bucket.
+//     SwiGLU); fc2 [h x ffn] /TP, row parallel (bias replicated). Dense bucket. ffn is twice
+//     ffn_hidden_size in Gemma 4 E2B's K/V-sharing layers (layer_ffn_hidden_size).
 //   saved: the norm's input (mlp_norm offload only for a standalone norm: under TE it is fused
 //     into fc1) and output, fc1 output (Kimi K3's SiTU-GLU: its fp32 intermediates instead) and
 //     activation output; all but the norm input freed by mlp recompute. Without bias-activation
@@ -12,7 +13,8 @@
 //   glu_linear_offset (two new tensors) into the product (both kept), the product into fc2;
 //   the fc1 output itself is not kept. FalconH1Layer calls its MLP directly, outside
 //   transformer_layer.py's recompute_mlp checkpoint: mlp recompute frees nothing there.
-//   FLOPs: training.py: 2h x ffn x (1 + glu) — fc1 (x2 for GLU) and fc2.
+//   FLOPs: training.py: 2h x ffn x (1 + glu) — fc1 (x2 for GLU) and fc2, at ffn_hidden_size
+//     on every layer as training.py counts them.
 #include "module_spec.hpp"
 
 namespace megamem {
@@ -22,13 +24,13 @@ bool present(const ModuleContext& c) { return layer_kind_has_dense_mlp(c.kind); 
 
 void params(const ModuleContext& c, ParamSink& sink) {
   sink.norm(ModuleKind::pre_mlp_layernorm, c.model.hidden_size);
-  tp_mlp_params(c, ModuleKind::mlp, c.model.ffn_hidden_size, sink);
+  tp_mlp_params(c, ModuleKind::mlp, layer_ffn_hidden_size(c.model, c.kind), sink);
 }
 
 void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const ModelConfig& m = c.model;
   const ModuleKind mlp = ModuleKind::mlp;
-  const double ffn = m.ffn_hidden_size / s.tp;
+  const double ffn = layer_ffn_hidden_size(m, c.kind) / s.tp;
   const bool falcon = c.kind == LayerKind::parallel_hybrid;
   const RecomputeModules recompute =
       falcon ? RecomputeModules{} : RecomputeModules{RecomputeModule::mlp};

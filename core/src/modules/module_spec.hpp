@@ -250,6 +250,14 @@ inline double glu_factor(const ModelConfig& model) {
   return model.activation == Activation::swiglu ? 2.0 : 1.0;
 }
 
+// The dense MLP width of a layer of `kind`: Gemma 4 E2B's K/V-sharing layers are twice
+// ffn_hidden_size wide (Megatron-Bridge gemma/modeling_gemma4.py
+// _gemma4_dense_ffn_hidden_size, use_double_wide_mlp).
+inline int layer_ffn_hidden_size(const ModelConfig& model, LayerKind kind) {
+  const bool doubled = model.double_wide_shared_mlp && layer_kind_shares_kv(kind);
+  return doubled ? 2 * model.ffn_hidden_size : model.ffn_hidden_size;
+}
+
 // fc1 [glu x ffn x h] and fc2 [h x ffn] of a TP MLP (mlp.py), as the dense MLP and the shared
 // experts register them (dense_mlp.cpp).
 void tp_mlp_params(const ModuleContext& context, ModuleKind kind, std::int64_t ffn,
@@ -345,9 +353,10 @@ double attn_res_stage_input_bytes(const ModelConfig& model, const ActivationShap
 // ---------------------------------------------------------------------------------------------
 // Embedding, output layer and loss, MTP
 
-// embedding.cpp: word (and learned position) embeddings, its dropout mask.
+// embedding.cpp: word (and learned position) embeddings, its dropout mask, and Gemma 4's
+// per-layer embeddings (ModelConfig::per_layer_input_size) with what they keep.
 void embedding_params(const NormalizedConfig& normalized, bool shared, ParamSink& sink);
-double embedding_saved_bytes(const ActivationShape& shape);
+double embedding_saved_bytes(const ModelConfig& model, const ActivationShape& shape);
 
 // output_loss.cpp: final norm, output layer, cross entropy.
 void final_norm_params(const NormalizedConfig& normalized, ParamSink& sink);

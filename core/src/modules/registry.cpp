@@ -15,6 +15,7 @@
   X(kPostMlpNormSpec)              \
   X(kTorchRmsNormAttentionSpec)    \
   X(kTorchRmsNormMlpSpec)          \
+  X(kPerLayerInputSpec)            \
   X(kMoeRouterSpec)                \
   X(kRoutedExpertsSpec)            \
   X(kSharedExpertsSpec)            \

@@ -51,14 +51,19 @@ void attention_saved(const ModuleContext& c, const ActivationShape& s, SavedSink
   const double groups = std::max(1.0, shape.query_groups / s.tp);
   weighted_norm("input_layernorm fp32 intermediates", ModuleKind::input_layernorm, s.sp_tokens, s.h,
                 s, sink);
+  // A K/V-sharing layer's K norm output and V norm are dropped for its source layer's K and V
+  // (modeling_gemma4.py Gemma4DenseSelfAttention.get_query_key_value_tensors): not kept.
+  const double own_groups = layer_kind_shares_kv(c.kind) ? 0.0 : groups;
   if (c.model.qk_layernorm) {
     weighted_norm("q/k layernorm fp32 intermediates", ModuleKind::self_attention,
-                  s.tokens * (heads + groups), shape.kv_channels, s, sink);
+                  s.tokens * (heads + own_groups), shape.kv_channels, s, sink);
   }
-  const double v_rows = s.tokens * groups;
-  sink.add("V norm fp32 copy of V", ModuleKind::self_attention, v_rows * shape.v_channels,
-           kScalelessBytesPerElement);
-  sink.add("V norm row statistics (fp32)", ModuleKind::self_attention, v_rows, kBytesPerRow);
+  const double v_rows = s.tokens * own_groups;
+  if (v_rows > 0) {
+    sink.add("V norm fp32 copy of V", ModuleKind::self_attention, v_rows * shape.v_channels,
+             kScalelessBytesPerElement);
+    sink.add("V norm row statistics (fp32)", ModuleKind::self_attention, v_rows, kBytesPerRow);
+  }
   if (c.model.post_sublayer_norms) {
     weighted_norm("post-attention norm fp32 intermediates", ModuleKind::self_attention, s.sp_tokens,
                   s.h, s, sink);

@@ -433,6 +433,16 @@ std::optional<Error> resolve_layer_kinds(NormalizedConfig& n) {
                             : window ? (moe ? LayerKind::window_moe : LayerKind::window_dense)
                                      : compressed_kind(m, i, moe));
   }
+  // Megatron-Bridge's Gemma4DenseSelfAttention: the last num_kv_shared_layers layers share
+  // K/V (model.cpp refuses them with MoE, linear or compressed attention, so these are dense).
+  const std::size_t first_shared =
+      n.layer_kinds.size() -
+      std::min<std::size_t>(n.layer_kinds.size(), static_cast<std::size_t>(m.kv_shared_layers));
+  for (std::size_t i = first_shared; i < n.layer_kinds.size(); ++i) {
+    n.layer_kinds[i] = n.layer_kinds[i] == LayerKind::window_dense
+                           ? LayerKind::kv_shared_window_dense
+                           : LayerKind::kv_shared_dense;
+  }
   // multi_token_prediction.py: a GPT model's MTP layer uses the last decoder layer's spec;
   // DeepSeek-V4's its own entry of csa_compress_ratios after the decoder layers'
   // (deepseek_v4_hybrid_attention.py resolves compress_ratios[layer_number - 1], and the MTP

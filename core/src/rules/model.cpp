@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "modules/sliding_window.hpp"
 #include "rule_book.hpp"
 
 namespace megamem::rules {
@@ -48,6 +49,8 @@ std::optional<Error> sizes_are_in_range(NormalizedConfig& n) {
       {"moe_latent_size", c.model.moe_latent_size, true},
       {"q_lora_rank", c.model.q_lora_rank, true},
       {"mtp_num_layers", c.model.mtp_num_layers, true},
+      {"per_layer_input_size", c.model.per_layer_input_size, true},
+      {"kv_shared_layers", c.model.kv_shared_layers, true},
       {"max_position_embeddings", c.model.max_position_embeddings, true},
       {"expert_tensor_parallel_size", c.parallel.expert_tensor_parallel, true},
       {"global_batch_size", c.training.global_batch_size, true},
@@ -410,6 +413,72 @@ std::optional<Error> attention_sinks_have_a_backend(NormalizedConfig& n) {
   return std::nullopt;
 }
 
+// Gemma 4's per-layer embeddings and shared K/V exist only in Megatron-Bridge's dense
+// Gemma4DenseProvider (gemma/gemma4_provider.py), whose layers are GPT attention + MLP layers:
+// its MoE provider (Gemma4ModelProvider) reads neither, and no other layer builds them.
+std::optional<Error> gemma4_dense_parts_on_dense_layers(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  const bool parts = m.per_layer_input_size > 0 || m.kv_shared_layers > 0;
+  const bool other_layers = m.num_experts > 0 || m.multi_latent_attention ||
+                            !m.hybrid_layer_pattern.empty() || m.linear_attention_freq > 0 ||
+                            !m.kda_layer_pattern.empty() || !m.csa_compress_ratios.empty();
+  return error_when(parts && other_layers,
+                    m.per_layer_input_size > 0 ? "per_layer_input_size" : "kv_shared_layers",
+                    "per-layer embeddings and K/V shared across layers are built only on dense "
+                    "attention + MLP layers (Gemma4DenseProvider): no experts, MLA, hybrid, "
+                    "linear or compressed attention",
+                    "Megatron-Bridge gemma/gemma4_provider.py");
+}
+
+// modeling_gemma4.py Gemma4DenseSelfAttention: a shared layer takes K/V from the last layer
+// before the first shared one whose attention type (sliding or full) is its own; without
+// one it would compute its own K/V, which the shared kinds do not price.
+std::optional<Error> shared_kv_has_sources(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  if (m.kv_shared_layers <= 0) return std::nullopt;
+  const int first = m.num_layers - m.kv_shared_layers;
+  if (first <= 0) {
+    return rule_error("kv_shared_layers",
+                      "kv_shared_layers (" + str(m.kv_shared_layers) +
+                          ") leaves no earlier layer to share K/V from: it must be below "
+                          "num_layers (" +
+                          str(m.num_layers) + ")",
+                      "Megatron-Bridge gemma/modeling_gemma4.py");
+  }
+  bool seen[2] = {false, false};  // a full, a windowed layer before the first shared one
+  for (int i = 0; i < first; ++i) seen[layer_is_windowed(m, i) ? 1 : 0] = true;
+  for (int i = first; i < m.num_layers; ++i) {
+    if (!seen[layer_is_windowed(m, i) ? 1 : 0]) {
+      return rule_error("kv_shared_layers",
+                        "shared layer " + str(i + 1) + " has no earlier " +
+                            (layer_is_windowed(m, i) ? "sliding-window" : "full-attention") +
+                            " layer to take K/V from",
+                        "Megatron-Bridge gemma/modeling_gemma4.py Gemma4DenseSelfAttention");
+    }
+  }
+  return std::nullopt;
+}
+
+// The per-layer embedding table is a VocabParallelEmbedding over the unpadded vocabulary and
+// the projection a ColumnParallelLinear to num_layers x P (modeling_gemma4.py
+// _attach_ple_modules): tensor_parallel/layers.py divides both by the TP size.
+std::optional<Error> per_layer_inputs_split_over_tp(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  const std::int64_t tp = n.config.parallel.tensor_parallel;
+  if (m.per_layer_input_size <= 0) return std::nullopt;
+  const std::int64_t width = std::int64_t{m.num_layers} * m.per_layer_input_size;
+  if (m.vocab_size % tp != 0) {
+    return rule_error("vocab_size",
+                      "the per-layer embedding table's vocabulary (" + str(m.vocab_size) +
+                          ", not padded) must divide by tensor_model_parallel_size " + str(tp),
+                      "megatron/core/tensor_parallel/layers.py VocabParallelEmbedding");
+  }
+  return error_when(width % tp != 0, "per_layer_input_size",
+                    "num_layers x per_layer_input_size (" + str(width) +
+                        ") must divide by tensor_model_parallel_size " + str(tp),
+                    "megatron/core/tensor_parallel/layers.py ColumnParallelLinear");
+}
+
 constexpr Check kModelChecks[] = {
     sizes_are_in_range,
     job_is_within_bounds,
@@ -427,6 +496,9 @@ constexpr Check kModelChecks[] = {
     mtp_position_embedding,
     moe_latent_needs_experts,
     attention_sinks_have_a_backend,
+    gemma4_dense_parts_on_dense_layers,
+    shared_kv_has_sources,
+    per_layer_inputs_split_over_tp,
 };
 
 }  // namespace
