@@ -432,8 +432,9 @@ Expected<Estimate> estimate(const Config& config, const EstimateOptions& options
     }
   }
   result.verdict = verdict_of(result);
-  if (std::string routing = hottest_expert_rank_assumption(n); !routing.empty()) {
-    result.assumptions.push_back(std::move(routing));
+  for (std::string assumption :
+       {hottest_expert_rank_assumption(n), fsdp_main_grads_assumption(n)}) {
+    if (!assumption.empty()) result.assumptions.push_back(std::move(assumption));
   }
   return result;
 }

@@ -96,6 +96,18 @@ TEST_CASE("Megatron-FSDP main dtypes follow their flags; auto is the params dtyp
   const RankMemory r = rank0(fsdp + "--megatron-fsdp-main-grads-dtype bf16");
   CHECK_THAT(static_cast<double>(r.gradient_bytes),
              WithinAbs(2.0 * static_cast<double>(r.dense_params) / 8, 1));
+  // Until adfe9e11d9 grad_reduce_in_fp32 made them fp32, as read here; since then they follow
+  // the params without the flag (mcore_fsdp_adapter.py): the estimate says which it takes.
+  auto assumes_fp32_grads = [&](const std::string& flags) {
+    const Expected<Estimate> e = estimate(parse(flags).config);
+    REQUIRE(e.has_value());
+    return std::any_of(e->assumptions.begin(), e->assumptions.end(), [](const std::string& a) {
+      return a.find("adfe9e11d9") != std::string::npos;
+    });
+  };
+  CHECK(assumes_fp32_grads(fsdp));
+  CHECK_FALSE(assumes_fp32_grads(fsdp + "--megatron-fsdp-main-grads-dtype bf16"));
+  CHECK_FALSE(assumes_fp32_grads(kTiny));
   // arguments.py: Megatron-FSDP v1 runs with the distributed optimizer.
   CHECK(parse(fsdp).config.optimizer.use_distributed_optimizer);
   CHECK(parse(fsdp + "--use-nccl-ub").config.parallel.fsdp.double_buffer);

@@ -505,6 +505,24 @@ FsdpWorkingSet torch_fsdp2_working_set(const NormalizedConfig& n, const UnitSize
 
 }  // namespace
 
+// mcore_fsdp_adapter.py: until adfe9e11d9 (2026-07-01) grad_reduce_in_fp32 made the main
+// gradients fp32 whatever megatron_fsdp_main_grads_dtype said; since then they follow that
+// field, and without it the parameters' dtype (_resolve_group_grad_dtype), as in the
+// Megatron-Core that Megatron-Bridge 067f987 pins. Flags without the field are read the
+// first way (the CI's FSDP runs before July 2026 measured it), so the estimate says so.
+std::string fsdp_main_grads_assumption(const NormalizedConfig& n) {
+  const FsdpConfig& fsdp = n.config.parallel.fsdp;
+  if (fsdp.impl != FsdpImpl::megatron || fsdp.main_grads_dtype != DType::fp32 ||
+      n.config.training.params_dtype == DType::fp32) {
+    return {};
+  }
+  return "Megatron-FSDP's main gradients are taken in fp32, as Megatron-Core kept them before "
+         "adfe9e11d9 (2026-07-01) when gradients are reduced in fp32; later releases, and the "
+         "Megatron-Core Megatron-Bridge 067f987 pins, keep them in the parameters' dtype unless "
+         "megatron_fsdp_main_grads_dtype is set: estimate such runs with "
+         "--megatron-fsdp-main-grads-dtype bf16 (link key fsdp-main-grads)";
+}
+
 bool uses_fsdp(const NormalizedConfig& normalized) {
   return normalized.config.parallel.fsdp.impl != FsdpImpl::none;
 }

@@ -13,6 +13,7 @@
 // megatron/core/optimizer/optimizer.py (FSDP2 with Float16OptimizerWithFloat16Params).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "memory/activations.hpp"
@@ -23,6 +24,10 @@
 namespace megamem {
 
 bool uses_fsdp(const NormalizedConfig& normalized);
+
+// What the estimate assumes of Megatron-FSDP's main-gradient dtype when it takes fp32 for
+// 16-bit parameters (the "assumes:" of an estimate), or empty.
+std::string fsdp_main_grads_assumption(const NormalizedConfig& normalized);
 
 // Bytes per element of one tensor on this GPU, already divided by its shard group: the
 // compute weight, the main gradient, and the optimizer (main weight + moments).
