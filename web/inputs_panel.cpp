@@ -466,6 +466,7 @@ void training_rows(InputContext& ctx) {
     rows(ctx, {"grouped-gemm", "router-fp32", "permute-fusion", "capacity", "pad-capacity",
                "force-balance", "imbalance", "moe-overlap", "delay-wgrad"});
     if (c.model.moe_shared_expert_intermediate_size > 0) row(ctx, "shared-overlap");
+    if (c.model.activation == Activation::squared_relu) row(ctx, "wsqrelu-fusion");
     ImGui::TreePop();
   }
 }

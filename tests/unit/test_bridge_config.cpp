@@ -212,3 +212,18 @@ TEST_CASE("a MiniMax-M3 provider keeps its router weights fp32: the class says s
   CHECK(m3.args.config.model.moe_router_fp32_params);
   CHECK(m3.args.config.model.name == "MiniMaxM3ModelProvider");
 }
+
+TEST_CASE("A Bridge-only boolean reads and writes as a Python boolean") {
+  // TransformerConfig.use_fused_weighted_squared_relu has no Megatron-LM flag; Bridge's
+  // Nemotron 3 recipes set it (recipes/nemotronh/*).
+  const std::string moe = kSmallGpt +
+                          "model.num_moe_experts=8 model.moe_router_topk=2 "
+                          "model.moe_ffn_hidden_size=512 model.add_bias_linear=false ";
+  CHECK_FALSE(import_overrides(moe, 8).args.config.training.moe_fused_weighted_squared_relu);
+  const BridgeImport fused =
+      import_overrides(moe + "model.use_fused_weighted_squared_relu=true", 8);
+  CHECK(fused.args.config.training.moe_fused_weighted_squared_relu);
+  CHECK(fused.warnings.empty());
+  CHECK(to_bridge_overrides(fused.args.config).find("model.use_fused_weighted_squared_relu=true") !=
+        std::string::npos);
+}

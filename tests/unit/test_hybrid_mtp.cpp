@@ -160,6 +160,19 @@ TEST_CASE("MTP under full uniform recompute keeps each depth's two inputs only")
   }));
 }
 
+TEST_CASE("fused weighted squared ReLU: the experts keep no probability-weighted copy") {
+  // experts.py with use_fused_weighted_squared_relu: WeightedSquaredReLUFunction saves fc1's
+  // output and the probabilities (fusions/fused_weighted_squared_relu.py), not the activation
+  // output times the probabilities: 2 x 1024 routed tokens x 512 x 2 bytes less per layer.
+  Config c = tiny("MEM*E");
+  const double unfused = layer_activations(normalized(c), LayerKind::moe_only).kept_bytes;
+  c.training.moe_fused_weighted_squared_relu = true;
+  CHECK(unfused - layer_activations(normalized(c), LayerKind::moe_only).kept_bytes ==
+        Approx(2.0 * 1024 * 512 * 2));
+  c.model.add_bias_linear = true;  // experts.py asserts no bias with the fused kernel
+  CHECK(error_of(c).field == "use_fused_weighted_squared_relu");
+}
+
 TEST_CASE("hybrid MTP: the pattern's depth count overrides --mtp-num-layers with a warning") {
   Config c = tiny("MEM*E/*E/*E");
   c.model.mtp_num_layers = 3;

@@ -418,7 +418,11 @@ struct TrainingConfig {
   int moe_flex_dispatcher_num_sms = 20;  // DeepEP's SMs (token_dispatcher.py: None -> 20)
   bool moe_grouped_gemm = false;         // --moe-grouped-gemm
   bool moe_permute_fusion = false;       // --moe-permute-fusion (TE's fused permute kernels)
-  bool moe_router_fp32 = false;          // --moe-router-dtype fp32 (router scores kept in fp32)
+  // TransformerConfig.use_fused_weighted_squared_relu (no Megatron-LM flag; Megatron-Bridge's
+  // Nemotron-3 recipes set it): squared-ReLU experts apply the routing probabilities inside
+  // the activation kernel.
+  bool moe_fused_weighted_squared_relu = false;
+  bool moe_router_fp32 = false;  // --moe-router-dtype fp32 (router scores kept in fp32)
   bool overlap_moe_expert_parallel_comm = false;  // one extra warm-up micro-batch (VPP)
   bool delay_wgrad_compute = false;  // --delay-wgrad-compute: wgrad GEMMs wait for backward_dw
   double moe_expert_capacity_factor = 0.0;  // 0 = dropless

@@ -174,12 +174,12 @@ std::span<const UnmodeledFlag> unmodeled_megatron_flags();
 
 // A row whose Megatron-Bridge field no Megatron-LM flag carries (the Gemma soft-caps,
 // DeepSeek-V4's sizes, Kimi K3's sizes and KDA layers): the Bridge import reads it from its
-// field and the overrides write it there. A real, integer or pattern row; a pattern's Bridge
-// field lists the marked layers' 1-based numbers (kimi_kda_layers).
+// field and the overrides write it there. A real, integer, boolean or pattern row; a pattern's
+// Bridge field lists the marked layers' 1-based numbers (kimi_kda_layers).
 inline bool is_bridge_only_field(const ConfigField& field) {
   return field.flag.empty() && !field.bridge_field.empty() &&
          (field.kind == FieldKind::real || field.kind == FieldKind::integer ||
-          field.kind == FieldKind::pattern);
+          field.kind == FieldKind::boolean || field.kind == FieldKind::pattern);
 }
 // A real or integer row's value as a number (an integer row's as a whole number); a pattern
 // row's Bridge text is its layer numbers (bridge_overrides.cpp).

@@ -323,6 +323,10 @@ void read_bridge_only_fields(const BridgeNode& root, Config& config,
     }
     const std::optional<std::string> value = node ? python_value(*node) : std::nullopt;
     if (!value || *value == "None") continue;
+    if (field.kind == FieldKind::boolean && (*value == "True" || *value == "False")) {
+      field.set_int(config, *value == "True" ? 1 : 0);
+      continue;
+    }
     const std::optional<LeadingNumber> number = leading_number(*value);
     const bool integer = field.kind == FieldKind::integer;
     const double lo = integer ? static_cast<double>(field.min_int) : field.min_real;

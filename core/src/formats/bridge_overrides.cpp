@@ -196,8 +196,9 @@ Expected<BridgeNode> parse_bridge_overrides(std::string_view overrides) {
 namespace {
 
 // A Bridge-only field's value as Bridge text: a pattern row's marked layers as a list of 1-based
-// numbers (KimiK3ModelProvider.kimi_kda_layers), a number otherwise.
+// numbers (KimiK3ModelProvider.kimi_kda_layers), a boolean as true/false, a number otherwise.
 std::string bridge_only_text(const ConfigField& field, const Config& config) {
+  if (field.kind == FieldKind::boolean) return field.get_int(config) != 0 ? "true" : "false";
   if (field.kind != FieldKind::pattern)
     return shortest_double_text(bridge_only_value(field, config));
   Config copy = config;  // the registry reaches a pattern through a mutable Config

@@ -807,6 +807,13 @@ std::vector<ConfigField> moe_training_rows() {
           .ui("permute fusion", "",
               "alltoall: TE's fused permutation keeps an int32 row map instead of int64 "
               "indices."),
+      MM_BOOL("wsqrelu-fusion", "0", training.moe_fused_weighted_squared_relu)
+          .json("use_fused_weighted_squared_relu")
+          .bridge("model.use_fused_weighted_squared_relu")
+          .moe_only()
+          .ui("fused weighted squared ReLU", "(Megatron-Bridge: Nemotron 3)",
+              "Squared-ReLU experts apply the routing probabilities inside the activation "
+              "kernel, which keeps no probability-weighted copy."),
       MM_BOOL("moe-overlap", "0", training.overlap_moe_expert_parallel_comm)
           .json("overlap_moe_expert_parallel_comm")
           .flag("--overlap-moe-expert-parallel-comm", FlagForm::store_true)

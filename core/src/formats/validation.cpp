@@ -222,6 +222,12 @@ bool launched_by_bridge(std::string_view source, std::string_view notes,
 // src/megatron/bridge/models), where Megatron-LM's default is 0.1 (--hidden-dropout).
 void apply_launcher(bool bridge, std::string_view megatron_args, Config& config) {
   if (!bridge) return;
+  // Megatron-Bridge's squared-ReLU MoE recipes, Nemotron 3's (recipes/nemotronh/*, and
+  // perf_recipes/nemotronh/common.py), all set use_fused_weighted_squared_relu, which has no
+  // Megatron-LM flag.
+  if (config.model.num_experts > 0 && config.model.activation == Activation::squared_relu) {
+    config.training.moe_fused_weighted_squared_relu = true;
+  }
   if (megatron_args.find("--fp8-recipe") == std::string_view::npos) {
     config.optimizer.fp8_recipe = Fp8Recipe::tensorwise;
   }

@@ -148,13 +148,16 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   glu_activation_input_saved(c, sink, "expert fc1 output", experts, routed, expert_ffn, moe,
                              {OffloadModule::moe_act}, {RecomputeModule::moe_act});
   sink.add("expert activation output", experts, routed * expert_ffn, gemm_input_bytes(c), moe_act);
-  // experts.py bias_act_func: only the fused weighted SwiGLU folds the routing
-  // probabilities into the activation kernel. Otherwise the activation output is saved by
-  // the multiplication with the probabilities and their product again by fc2 (a GLU also
-  // keeps its silu output).
-  // Kimi K3's SiTU module (use_te_activation_func) is never the fused kernel.
-  const bool fused = m.activation == Activation::swiglu &&
-                     c.config.training.bias_activation_fusion && !kimi_k3_layers(m);
+  // experts.py bias_act_func: the fused weighted SwiGLU, and with use_fused_weighted_squared_relu
+  // the fused weighted squared ReLU (fusions/fused_weighted_squared_relu.py
+  // WeightedSquaredReLUFunction: fc1's output and the probabilities), fold the routing
+  // probabilities into the activation kernel. Otherwise the activation output is saved by the
+  // multiplication with the probabilities and their product again by fc2 (a GLU also keeps
+  // its silu output). Kimi K3's SiTU module (use_te_activation_func) is never the fused kernel.
+  const TrainingConfig& t = c.config.training;
+  const bool fused =
+      (m.activation == Activation::swiglu && t.bias_activation_fusion && !kimi_k3_layers(m)) ||
+      (m.activation == Activation::squared_relu && t.moe_fused_weighted_squared_relu);
   // The permuted probabilities, in the router's dtype, saved by the weighted activation
   // (fusions/fused_bias_swiglu.py, WeightedSwiGLUFunction) or by the product with them; a
   // moe_act checkpoint keeps them as its input.

@@ -48,6 +48,18 @@ std::optional<Error> probs_on_input_needs_top1(NormalizedConfig& n) {
                     "megatron/core/transformer/moe/experts.py");
 }
 
+// megatron/core/transformer/moe/experts.py asserts "Bias is not supported with fused weighted
+// squared relu" when the experts have biases.
+std::optional<Error> fused_weighted_squared_relu_without_bias(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  return error_when(m.num_experts > 0 && m.activation == Activation::squared_relu &&
+                        n.config.training.moe_fused_weighted_squared_relu && m.add_bias_linear,
+                    "use_fused_weighted_squared_relu",
+                    "the fused weighted squared ReLU does not support expert biases "
+                    "(--disable-bias-linear)",
+                    "megatron/core/transformer/moe/experts.py");
+}
+
 // megatron/core/transformer/moe/experts.py: expert FC1/FC2 are split over ETP ranks.
 std::optional<Error> expert_ffn_divides_by_etp(NormalizedConfig& n) {
   const ModelConfig& m = n.config.model;
@@ -154,11 +166,17 @@ std::optional<Error> latent_moe_rules(NormalizedConfig& n) {
                     "megatron/core/transformer/moe/moe_layer.py");
 }
 
-constexpr Check kMoeChecks[] = {experts_divide_by_ep,        router_topk_within_experts,
-                                probs_on_input_needs_top1,   expert_ffn_divides_by_etp,
-                                shared_experts_divide_by_tp, moe_with_tp_needs_sequence_parallel,
-                                resolve_moe_layer_pattern,   delay_wgrad_needs_ep_overlap,
-                                deepep_group_size,           latent_moe_rules};
+constexpr Check kMoeChecks[] = {experts_divide_by_ep,
+                                router_topk_within_experts,
+                                probs_on_input_needs_top1,
+                                fused_weighted_squared_relu_without_bias,
+                                expert_ffn_divides_by_etp,
+                                shared_experts_divide_by_tp,
+                                moe_with_tp_needs_sequence_parallel,
+                                resolve_moe_layer_pattern,
+                                delay_wgrad_needs_ep_overlap,
+                                deepep_group_size,
+                                latent_moe_rules};
 
 }  // namespace
 
