@@ -288,9 +288,7 @@ RunPeaks rank_run_peak(const NormalizedConfig& n, const RankChunks& chunks, doub
   RankPeak peak = simulate_rank(n, rank.pp_rank, chunks.step, static_bytes,
                                 timeline ? &rank.timeline : nullptr, schedule);
   // Fine-grained offloading keeps no margin in its first iteration (simulate_rank).
-  const bool margins =
-      std::any_of(chunks.step.begin(), chunks.step.end(),
-                  [](const ChunkActivations& c) { return c.offload_margin_bytes > 0; });
+  const bool margins = std::any_of(chunks.step.begin(), chunks.step.end(), has_offload_margin);
   RankPeak first = margins ? simulate_rank(n, rank.pp_rank, chunks.step, static_bytes, nullptr,
                                            schedule, /*offload_margins=*/false)
                            : peak;

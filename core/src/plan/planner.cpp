@@ -567,7 +567,7 @@ void Planner::select_profiles(const LayoutState& state, std::size_t column, std:
     grouped_.assign(vpp, 0);
     bool any = false;
     for (std::size_t j = 0; j < vpp; ++j) {
-      grouped_[j] = chunks_[r * vpp + j]->offload_margin_bytes > 0 ? 1 : 0;
+      grouped_[j] = has_offload_margin(*chunks_[r * vpp + j]) ? 1 : 0;
       any = any || grouped_[j] != 0;
     }
     if (any) rank_profiles_[r] = margin_schedule(*rank_profiles_[r], grouped_);

@@ -162,22 +162,16 @@ double most_live_bytes(const ScheduleProfile& profile, const std::vector<double>
   return most;
 }
 
-// The extra bytes of a profile's step above its live bytes, as simulate_rank() adds them.
-double step_extra_bytes(const ScheduleProfile& profile, std::size_t s,
-                        const ChunkActivations* const* rank_chunks) {
+// The extra bytes of a profile's step above its live bytes (timeline.hpp step_extra_bytes).
+double profile_step_extra_bytes(const ScheduleProfile& profile, std::size_t s,
+                                const ChunkActivations* const* rank_chunks) {
   const std::int32_t tag = profile.step[s];
   const std::int32_t partner = profile.partner[s];
   const std::uint8_t margins = profile.margins[s];
   const ChunkActivations& chunk = *rank_chunks[static_cast<std::size_t>(std::abs(tag) - 1)];
-  if (partner > 0) {
-    // The backward's kept margin is the reload its walk counts in the pair's extra.
-    const ChunkActivations& old = *rank_chunks[static_cast<std::size_t>(partner - 1)];
-    return combined_step_extra_bytes(chunk, old) - ((margins & 2) ? old.offload_margin_bytes : 0);
-  }
-  if (margins & 1) {
-    return tag > 0 ? chunk.margin_forward_peak_extra_bytes : chunk.margin_backward_peak_extra_bytes;
-  }
-  return tag > 0 ? chunk.forward_peak_extra_bytes : chunk.backward_peak_extra_bytes;
+  const ChunkActivations* backward =
+      partner > 0 ? rank_chunks[static_cast<std::size_t>(partner - 1)] : nullptr;
+  return step_extra_bytes(chunk, tag > 0, (margins & 1) != 0, backward, (margins & 2) != 0);
 }
 
 }  // namespace
@@ -207,7 +201,7 @@ void rank_activation_peaks(const std::vector<const ChunkActivations*>& chunks, i
         ++last;
       }
       worst = std::max(worst, most_live_bytes(profile, saved, s, last) +
-                                  step_extra_bytes(profile, s, rank_chunks));
+                                  profile_step_extra_bytes(profile, s, rank_chunks));
       s = last;
     }
     out[r] = worst;

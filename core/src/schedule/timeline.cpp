@@ -83,8 +83,9 @@ struct StepChange {
 
 // Step `i` of `ops` (with its paired backward when combined). Inlined into the walk, whose
 // sums then stay in registers (GCC otherwise calls it: +0.5 us on the estimate benchmark).
-[[gnu::always_inline]] inline StepChange step_change(const std::vector<ScheduleOp>& ops, std::size_t i,
-                       std::span<const ChunkActivations> chunks) {
+[[gnu::always_inline]] inline StepChange step_change(const std::vector<ScheduleOp>& ops,
+                                                     std::size_t i,
+                                                     std::span<const ChunkActivations> chunks) {
   // A micro-batch that keeps its offloading margin (mark_offload_margins), 0 for the others.
   auto margin = [&](const ScheduleOp& op, const ChunkActivations& c) {
     return op.keeps_offload_margin ? c.offload_margin_bytes : 0.0;
@@ -94,23 +95,20 @@ struct StepChange {
   const double kept_bytes = margin(op, chunk);
   StepChange step;
   if (op.with_next_backward && i + 1 < ops.size()) {
-    // One combined step: the pair's peak, then both micro-batches' net change. The
-    // backward's kept margin is the reload its walk already counts in the pair's extra.
+    // One combined step: the pair's peak, then both micro-batches' net change.
     const ChunkActivations& old = chunks[static_cast<std::size_t>(ops[i + 1].chunk)];
     const double old_kept = margin(ops[i + 1], old);
     step.live = chunk.saved_bytes + kept_bytes - old.saved_bytes - old_kept;
-    step.extra = combined_step_extra_bytes(chunk, old) - old_kept;
+    step.extra = step_extra_bytes(chunk, true, false, &old, old_kept > 0);
     step.host = chunk.offloaded_bytes - kept_bytes - old.offloaded_bytes + old_kept;
     step.saved_at_peak = std::max(0.0, step.live);
   } else if (op.forward) {
-    step.extra =
-        kept_bytes > 0 ? chunk.margin_forward_peak_extra_bytes : chunk.forward_peak_extra_bytes;
+    step.extra = step_extra_bytes(chunk, true, kept_bytes > 0);
     step.live = chunk.saved_bytes + kept_bytes;
     step.host = chunk.offloaded_bytes - kept_bytes;
     step.saved_at_peak = step.live;
   } else {
-    step.extra =
-        kept_bytes > 0 ? chunk.margin_backward_peak_extra_bytes : chunk.backward_peak_extra_bytes;
+    step.extra = step_extra_bytes(chunk, false, kept_bytes > 0);
     step.live = -(chunk.saved_bytes + kept_bytes);
     step.host = -(chunk.offloaded_bytes - kept_bytes);
   }
@@ -173,10 +171,9 @@ RankPeak simulate_rank(const NormalizedConfig& n, int pp_rank,
   const ScheduleShape shape = rank_schedule_shape(n, pp_rank, /*shortened=*/timeline == nullptr);
   pipeline_schedule(shape, schedule);
   auto grouped = [&](int chunk) {
-    return chunks[static_cast<std::size_t>(chunk)].offload_margin_bytes > 0;
+    return has_offload_margin(chunks[static_cast<std::size_t>(chunk)]);
   };
-  if (offload_margins && std::any_of(chunks.begin(), chunks.end(),
-                                     [](const auto& c) { return c.offload_margin_bytes > 0; })) {
+  if (offload_margins && std::any_of(chunks.begin(), chunks.end(), has_offload_margin)) {
     mark_offload_margins(schedule, grouped);
   }
   if (timeline == nullptr) return walk_schedule<false>(schedule, chunks, static_bytes, nullptr);

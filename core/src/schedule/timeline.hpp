@@ -38,6 +38,26 @@ inline double combined_step_extra_bytes(const ChunkActivations& forward,
          std::max(0.0, forward.saved_bytes - backward.saved_bytes);
 }
 
+// Whether a chunk has fine-grained offloading groups whose margin it can keep.
+inline bool has_offload_margin(const ChunkActivations& chunk) {
+  return chunk.offload_margin_bytes > 0;
+}
+
+// A step's peak above the live activations before it, for simulate_rank() and the planner's
+// profiles alike: `chunk`'s forward or backward, or with `backward` a combined step; `kept`
+// and `backward_kept`: the micro-batches keep their offloading margin (mark_offload_margins).
+// A combined step's backward margin is the reload its walk already counts in the pair's extra.
+inline double step_extra_bytes(const ChunkActivations& chunk, bool forward, bool kept,
+                               const ChunkActivations* backward = nullptr,
+                               bool backward_kept = false) {
+  if (backward != nullptr) {
+    return combined_step_extra_bytes(chunk, *backward) -
+           (backward_kept ? backward->offload_margin_bytes : 0.0);
+  }
+  if (forward) return kept ? chunk.margin_forward_peak_extra_bytes : chunk.forward_peak_extra_bytes;
+  return kept ? chunk.margin_backward_peak_extra_bytes : chunk.backward_peak_extra_bytes;
+}
+
 // The forward and backward passes of one step. chunks: the rank's ChunkActivations indexed
 // by VPP chunk. timeline: filled when non-null. schedule: the buffer the rank's schedule is
 // written to, reused between calls. offload_margins: false for the first iteration, in which
