@@ -302,6 +302,30 @@ TEST_CASE("head-wise attention gate: the fused output outlives its QKV copy in t
   CHECK(transient(c) == 2 * 4096.0 * (2 * 1536 + 8));
 }
 
+TEST_CASE("output gate: the compiled product keeps the 16-bit gate and the ungated output") {
+  // attention.py: --attention-output-gate adds a query's worth of rows to linear_qkv (8 x 64 x
+  // 512 weights per layer); _apply_output_gate, torch.compile'd (megatron/core/jit.py), keeps
+  // its two bf16 inputs per token and layer: the gate (8 x 64 x 2) and the ungated output
+  // (8 x 64 x 2), the sigmoid recomputed in backward. The product is linear_proj's input as
+  // the ungated output was. The gate's rows widen the fused output while it lives beside its
+  // copies: 2 x 4096 x (1536 + 512) against 2 x 4096 x 1536.
+  Config plain = testing::tiny_gpt("--disable-bias-linear --ffn-hidden-size 128");
+  Config gated = plain;
+  gated.model.attention_output_gate = true;
+  const Expected<Estimate> a = estimate(plain, {false, false});
+  const Expected<Estimate> b = estimate(gated, {false, false});
+  REQUIRE(a.has_value());
+  REQUIRE(b.has_value());
+  CHECK(b->totals.params - a->totals.params == 4 * 512 * 512);
+  CHECK(static_cast<double>(b->ranks[0].activation_bytes_per_microbatch) -
+            static_cast<double>(a->ranks[0].activation_bytes_per_microbatch) ==
+        4 * 4096.0 * (8 * 64 * 2 + 8 * 64 * 2));
+  const auto transient = [](const Config& config) {
+    return layer_activations(testing::normalized(config), LayerKind::dense).forward_transient_bytes;
+  };
+  CHECK(transient(gated) == 2 * 4096.0 * (1536 + 512));
+}
+
 TEST_CASE("head-wise attention gate: Megatron-LM's TP and FP8 rules, one gate at a time") {
   // transformer_config.py (dev): at least as many query groups as TP ranks; under FP8 each
   // rank's linear_qkv width a multiple of 16: (512 + 8 + 2 x 2 x 64) / 2 = 388 is not.

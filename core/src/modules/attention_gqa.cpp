@@ -15,7 +15,9 @@
 //     head-wise gate (Megatron-LM dev attention.py:
 //     core_attn_out * sigmoid(gate.float()).to(dtype)) also keeps the sigmoid's fp32 output, its
 //     16-bit cast and the ungated output (the product's inputs) beside the product, linear_proj's
-//     input. A K/V-sharing layer (Gemma 4 E2B/E4B, LayerKind::kv_shared_*) keeps its K/V
+//     input; the full output gate (attention.py _apply_output_gate, a torch.compile'd
+//     jit_fuser function) keeps its two inputs, the 16-bit gate and the ungated output.
+//     A K/V-sharing layer (Gemma 4 E2B/E4B, LayerKind::kv_shared_*) keeps its K/V
 //     weights but saves no K norm input and, where it is not expanded, no V of its own.
 //   In Falcon-H1's parallel layer (Megatron-Bridge falcon_h1/modeling_falconh1/
 //   falconh1_layer_specs.py) linear_qkv is a plain TEColumnParallelLinear: the layer's shared
@@ -138,6 +140,22 @@ void head_wise_gate_saved(const ActivationShape& s, SavedSink& sink, double head
            {OffloadModule::core_attn});
 }
 
+// The full output gate (--attention-output-gate; attention.py _apply_output_gate,
+// x * sigmoid(gate.float()) under jit_fuser, which is torch.compile from PyTorch 2.2,
+// megatron/core/jit.py). AOTAutograd's min-cut partitioner keeps the compiled product's two
+// 16-bit inputs and recomputes the sigmoid in backward: the gate, a contiguous copy the
+// reshape of its split slice makes (get_query_key_value_tensors), and the ungated core
+// attention output, which the attention kernel's own backward shares and the core_attn offload
+// group hands on. The product is linear_proj's input, counted by saved().
+void output_gate_saved(const ActivationShape& s, SavedSink& sink, double heads, double dh,
+                       double dv) {
+  const ModuleKind attn = ModuleKind::self_attention;
+  const double n = s.tokens;
+  sink.add("output gate (16-bit, product input)", attn, n * heads * dh, s.act);
+  sink.add("ungated attention output (product input)", attn, n * heads * dv, s.act, {},
+           {OffloadModule::core_attn});
+}
+
 void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const ModelConfig& m = c.model;
   const AttentionShape shape = attention_shape(m, c.kind);
@@ -162,8 +180,10 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const double own_groups = layer_kind_shares_kv(c.kind) ? 0.0 : groups;
   // The fused QKV output is copied into contiguous Q, K, V; only the copies are saved. The
   // head-wise gate's slice is a view that keeps the whole output (gate rows too) alive beside
-  // its contiguous QKV copy (attention.py get_query_key_value_tensors).
-  sink.forward_transient(s.act * (m.head_wise_attn_gate ? 2 * qkv + n * heads : qkv));
+  // its contiguous QKV copy; the output gate's rows are copied and saved like Q (attention.py
+  // get_query_key_value_tensors), so the fused output is that much wider while it lives.
+  const double gate_rows = m.attention_output_gate ? n * heads * dh : 0.0;
+  sink.forward_transient(s.act * (m.head_wise_attn_gate ? 2 * qkv + n * heads : qkv + gate_rows));
   // L2Norm (torch_norm.py, a jit_fuser expression) keeps its input for the backward, as
   // TENorm does; the fp32 per-row statistics are negligible beside it.
   if (m.qk_layernorm || m.qk_l2_norm) {
@@ -186,6 +206,7 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
     }
   }
   if (m.head_wise_attn_gate) head_wise_gate_saved(s, sink, heads, dv);
+  if (m.attention_output_gate) output_gate_saved(s, sink, heads, dh, dv);
   sink.add("attention output (linear_proj input)", attn, n * heads * dv, s.act, {},
            {OffloadModule::attn_proj});
   delayed_scaling_copy(c, sink, "attention output FP8 copy (linear_proj input)", attn,
