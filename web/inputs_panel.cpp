@@ -389,7 +389,7 @@ void model_rows(InputContext& ctx) {
 void cluster_rows(InputContext& ctx) {
   ImGui::SetNextItemWidth(-1.0f);
   if (gpu_picker(ctx.state, "GPU preset")) ctx.changed = true;
-  rows(ctx, {"gpus", "g.node", "g.mem", "g.fp8-any-layout"});
+  rows(ctx, {"gpus", "g.node", "g.mem", "g.fp8-any-layout", "g.nvls"});
   // What the step-time model reads of the GPU and its links (docs/planner.md).
   if (ImGui::TreeNodeEx(tr("speeds"), 0)) {
     rows(ctx, {"g.tflops", "g.intra", "g.inter"});
@@ -509,8 +509,8 @@ void optimizer_rows(InputContext& ctx) {
 // ---- [runtime] --------------------------------------------------------------------------------
 
 void runtime_rows(InputContext& ctx) {
-  rows(ctx, {"rt.expandable", "rt.frag", "rt.ctx", "rt.nccl", "rt.nccl-node", "rt.deepep",
-             "g.cublas", "g.fixed", "g.sm", "flash-attn"});
+  rows(ctx, {"rt.expandable", "rt.frag", "rt.ctx", "rt.nccl", "rt.nccl-node", "rt.nvls",
+             "rt.deepep", "g.cublas", "g.fixed", "g.sm", "flash-attn"});
 }
 
 }  // namespace

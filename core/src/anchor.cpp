@@ -76,7 +76,7 @@ bool field_rule_cannot_carry(const ConfigField& field) {
 bool field_is_environment(const ConfigField& field) {
   return field.name == "device.name" || field.name == "device.te_cublas_workspace_mib" ||
          field.name == "device.fp8_gemm_any_layout" || field.name == "device.compute_capability" ||
-         field.name == "training.flash_attn_available";
+         field.name == "device.nvlink_multicast" || field.name == "training.flash_attn_available";
 }
 
 // Recompute and CUDA graphs change which activations are saved; the activation difference is

@@ -85,6 +85,59 @@ TEST_CASE("every communicator with more than one member is an itemized NCCL term
   CHECK(device_overheads(normalized(c)).size() == 1);
 }
 
+// The nccl_nvls term of a configuration, 0 when it has none.
+std::uint64_t nvls_bytes_of(const Config& c) {
+  for (const DeviceOverhead& o : device_overheads(normalized(c))) {
+    if (o.name == "nccl_nvls") return o.bytes;
+  }
+  return 0;
+}
+
+TEST_CASE("NVLS buffers: 16 x 2 x 8 x 128 KiB per GPU of a reducing group in a Hopper node") {
+  // src/transport/nvls.cc ncclNvlsBufferSetup: nChannels (16 on Hopper) x 2 x NCCL_STEPS (8) x
+  // NCCL_NVLS_CHUNKSIZE (128 KiB) = 32 MiB per head, a head per GPU of the group in the node,
+  // plus a 2 MiB credit granule. 8 GPUs, TP2 PP1: TP has 2 GPUs in the node (66 MiB), DP4 has
+  // 4 (130 MiB). The world and model-parallel groups only reduce scalars, and without
+  // multicast there is none.
+  Config c = dense_config();
+  c.parallel.world_size = 8;
+  c.parallel.tensor_parallel = 2;
+  c.parallel.pipeline_parallel = 1;
+  c.optimizer.use_distributed_optimizer = true;
+  CHECK(nvls_bytes_of(c) == 0);
+  c.device.nvlink_multicast = true;
+  constexpr std::uint64_t kTp = (2 * 32 + 2) * kMiB;
+  constexpr std::uint64_t kDp = (4 * 32 + 2) * kMiB;
+  CHECK(nvls_bytes_of(c) == kTp + kDp);
+  // NCCL_NVLS_ENABLE=0 turns NVLS off.
+  c.runtime.nccl_nvls = false;
+  CHECK(nvls_bytes_of(c) == 0);
+  c.runtime.nccl_nvls = true;
+  // On 16 GPUs DP8 strides by 2 over two nodes, 4 GPUs in each. Across nodes only NVLS_TREE
+  // all-reduces (enqueue.cc): the distributed optimizer's reduce-scatter maps nothing there,
+  // DDP's gradient all-reduce maps the 4 heads' buffers.
+  c.parallel.world_size = 16;
+  CHECK(nvls_bytes_of(c) == kTp);
+  c.optimizer.use_distributed_optimizer = false;
+  CHECK(nvls_bytes_of(c) == kTp + kDp);
+}
+
+TEST_CASE("NVLS buffers: 24 channels inside a Blackwell NVLink domain, none for one GPU") {
+  // NVLS_NCHANNELS_SM100_NVL 24: TP8 in a 72-GPU domain maps 24 x 2 x 8 x 128 KiB = 48 MiB per
+  // GPU: 384 MiB + 2 MiB; a group with one GPU per node has no NVLS graph (graph/search.cc).
+  Config c = dense_config();
+  c.device.nvlink_multicast = true;
+  c.device.compute_capability = 100;
+  c.device.gpus_per_node = 72;
+  c.parallel.world_size = 8;
+  c.parallel.tensor_parallel = 8;
+  c.parallel.pipeline_parallel = 1;
+  CHECK(nvls_bytes_of(c) == (8 * 48 + 2) * kMiB);
+  c.device.gpus_per_node = 1;
+  c.device.compute_capability = 90;
+  CHECK(nvls_bytes_of(c) == 0);
+}
+
 TEST_CASE("peak_total_bytes is reserved plus the overheads, and the planner's path agrees") {
   Config c = dense_config();
   const Expected<Estimate> e = estimate(c);

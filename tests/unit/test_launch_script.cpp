@@ -343,6 +343,22 @@ TEST_CASE("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True in the script is rea
   CHECK_FALSE(plain->args.config.runtime.expandable_segments);
 }
 
+TEST_CASE("NCCL_NVLS_ENABLE=0 in the script turns NCCL's NVLS buffers off") {
+  // NCCL reads it from the environment torchrun passes on (src/transport/nvls.cc
+  // ncclNvlsInit); Megatron-Bridge's H100 performance recipes set it.
+  const Expected<MegatronLaunch> parsed = parse_megatron_launch(
+      "export NCCL_NVLS_ENABLE=0\ntorchrun --nproc_per_node 8 " + kTinyMoe + "\n", {});
+  REQUIRE(parsed.has_value());
+  CHECK(parsed->script.nccl_nvls_enable == "0");
+  CHECK_FALSE(parsed->args.config.runtime.nccl_nvls);
+  CHECK(std::count(parsed->script.warnings.begin(), parsed->script.warnings.end(),
+                   "NCCL_NVLS_ENABLE=0: NCCL maps no NVLS buffers") == 1);
+  const Expected<MegatronLaunch> on = parse_megatron_launch(
+      "export NCCL_NVLS_ENABLE=1\ntorchrun --nproc_per_node 8 " + kTinyMoe + "\n", {});
+  REQUIRE(on.has_value());
+  CHECK(on->args.config.runtime.nccl_nvls);
+}
+
 TEST_CASE("every note and warning the page shows for a script has a Chinese row") {
   const LaunchScript script = read(
       "source env.sh\nfor i in 1; do\n  X=1\ndone\n"
@@ -368,6 +384,7 @@ TEST_CASE("every note and warning the page shows for a script has a Chinese row"
   CHECK(starts("--moe-layer-freq has no value here") == 1);
   CHECK(starts("slime (train.py) sets --use-distributed-optimizer, micro-batches of 4096") == 1);
   CHECK(starts("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: ") == 1);
+  texts.push_back("NCCL_NVLS_ENABLE=0: NCCL maps no NVLS buffers");
   texts.insert(texts.end(), launch->script.warnings.begin(), launch->script.warnings.end());
   for (const std::string& text : texts) {
     INFO(text);

@@ -366,6 +366,10 @@ struct RuntimeOverheadConfig {
   // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (Megatron-Bridge's launchers set it):
   // one growing segment per pool, reserved = the allocator peak rounded up to its page.
   bool expandable_segments = false;
+  // NCCL_NVLS_ENABLE (NCCL's default, 2, uses NVLink SHARP where the node supports it; 0 turns
+  // it off, as Megatron-Bridge's H100 performance recipes do): on a GPU with nvlink_multicast
+  // each communicator that reduces inside a node maps NVLS buffers (runtime_overheads.cpp).
+  bool nccl_nvls = true;
 };
 
 // The GPU: its capacity, and the allocator-resident memory no parameter formula covers.
@@ -384,6 +388,10 @@ struct DeviceConfig {
   // copy of tensor-scaled FP8 weights (transformer_engine/pytorch/utils.py,
   // is_non_tn_fp8_gemm_supported; tensor/float8_tensor.py).
   bool fp8_gemm_any_layout = false;
+  // Hopper and later behind an NVSwitch (HGX, DGX, NVL72): NVLink SHARP multicast, which NCCL
+  // uses for reductions inside the NVLink domain (src/transport/nvls.cc ncclNvlsInit; the graph
+  // search needs an NVSwitch and compute capability 9.0, graph/search.cc).
+  bool nvlink_multicast = false;
   // CUDA compute capability x 10 (80 = A100, 90 = H100, 100 = B200): Transformer Engine picks
   // its attention backend by it.
   int compute_capability = 90;

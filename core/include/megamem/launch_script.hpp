@@ -34,6 +34,7 @@ struct LaunchScript {
   int ignored_lines = 0;  // lines with code (not blank, not only a comment) not used
   std::optional<std::int64_t> world_size;  // the launcher's --nproc_per_node x --nnodes
   std::string allocator_conf;         // PYTORCH_CUDA_ALLOC_CONF as the paste sets it ("" if not)
+  std::string nccl_nvls_enable;       // NCCL_NVLS_ENABLE as the paste sets it ("" if not)
   std::vector<std::string> warnings;  // "line 7: ..." for what was not understood
 };
 

@@ -1007,6 +1007,11 @@ std::vector<ConfigField> runtime_rows() {
           .ui("expandable segments", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
               "The caching allocator maps pages into one growing segment per pool, so the "
               "reserve is the peak with its fragmentation share rounded to 20 MiB pages."),
+      MM_BOOL("rt.nvls", "1", runtime.nccl_nvls)
+          .json("nccl_nvls")
+          .ui("NCCL NVLS buffers", "NCCL_NVLS_ENABLE (0 turns them off)",
+              "On GPUs behind an NVSwitch NCCL maps NVLink SHARP buffers for each group that "
+              "reduces inside a node: 32 MiB per GPU of the group in the node on Hopper."),
       MM_REAL("rt.deepep", "0", runtime.deepep_buffer_gib, 0.0, kMaxReal)
           .json("deepep_buffer_gib")
           .ui("flex buffers (GiB)", "(megamem setting, flex dispatcher; 0 = sized by the backend)",
@@ -1044,6 +1049,10 @@ std::vector<ConfigField> device_rows() {
           .json("fp8_gemm_any_layout")
           .ui("FP8 GEMMs any layout", "(GPU property)",
               "Blackwell: Transformer Engine keeps no transposed FP8 weight copy."),
+      MM_BOOL("g.nvls", "0", device.nvlink_multicast)
+          .json("nvlink_multicast")
+          .ui("NVLink multicast", "(GPU property: Hopper or later behind an NVSwitch)",
+              "NCCL's NVLS algorithm runs on it and maps its buffers per group."),
       MM_REAL("g.fixed", "10", device.fixed_allocated_mib, 0.0, kMaxReal)
           .json("fixed_allocated_mib")
           .ui("fixed buffers (MiB)", "(calibrated)",

@@ -539,6 +539,10 @@ Expected<LaunchScript> read_launch_script(std::string_view text) {
   if (conf != interpreter.variables.end() && !conf->second.values.empty()) {
     out.allocator_conf = conf->second.values.front();
   }
+  const auto nvls = interpreter.variables.find("NCCL_NVLS_ENABLE");
+  if (nvls != interpreter.variables.end() && !nvls->second.values.empty()) {
+    out.nccl_nvls_enable = nvls->second.values.front();
+  }
   std::stable_sort(
       out.warnings.begin(), out.warnings.end(),
       [](const std::string& a, const std::string& b) { return line_of(a) < line_of(b); });
@@ -714,6 +718,11 @@ Expected<MegatronLaunch> parse_megatron_launch(std::string_view text, const Laun
     parsed.config.runtime.expandable_segments = true;
     script.warnings.push_back("PYTORCH_CUDA_ALLOC_CONF=" + script.allocator_conf +
                               ": the allocator's reserve is estimated with expandable segments");
+  }
+  // NCCL reads NCCL_NVLS_ENABLE from the environment (src/transport/nvls.cc ncclNvlsInit).
+  if (script.nccl_nvls_enable == "0") {
+    parsed.config.runtime.nccl_nvls = false;
+    script.warnings.push_back("NCCL_NVLS_ENABLE=0: NCCL maps no NVLS buffers");
   }
   return MegatronLaunch{.args = std::move(parsed), .script = std::move(script)};
 }

@@ -193,12 +193,15 @@ std::int64_t effective_vocab_size(std::int64_t listed, std::string_view megatron
 void apply_gpu(std::string_view gpu, Config& config) {
   // Blackwell runs FP8 GEMMs in any layout (fp8_gemm_any_layout in config.hpp).
   config.device.fp8_gemm_any_layout = gpu.rfind("GB", 0) == 0 || gpu.rfind("B", 0) == 0;
+  // The cases' Hopper and Blackwell GPUs are SXM parts behind an NVSwitch (nvlink_multicast).
+  config.device.nvlink_multicast = config.device.fp8_gemm_any_layout || gpu.rfind("H", 0) == 0;
   constexpr std::string_view kBeforeHopper[] = {"A100", "A800", "A40",  "A10", "A30",
                                                 "L40",  "L4",   "V100", "T4"};
   for (const std::string_view name : kBeforeHopper) {
     if (gpu.rfind(name, 0) == 0) {
       config.device.te_cublas_workspace_mib = 4.0;
       config.device.compute_capability = 80;  // below 90: all TE's backend choice asks
+      config.device.nvlink_multicast = false;
       return;
     }
   }

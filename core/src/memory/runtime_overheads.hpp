@@ -4,9 +4,9 @@
 // freed blocks cached, so torch.cuda.max_memory_reserved() exceeds the allocator peak
 // (c10/cuda/CUDACachingAllocator.cpp). Outside it, nvidia-smi also counts the CUDA context,
 // the NCCL buffers of every communicator a rank uses and library buffers such as DeepEP's.
-// The CUDA context and NCCL sizes are RuntimeOverheadConfig settings; TE's userbuffers and the
-// flex dispatcher's buffers are sized by their libraries' rules. The CI measurements contain
-// none of them.
+// The CUDA context and NCCL sizes are RuntimeOverheadConfig settings; NCCL's NVLS buffers, TE's
+// userbuffers and the flex dispatcher's buffers are sized by their libraries' rules. The CI
+// measurements contain none of them.
 #pragma once
 
 #include <cstdint>
@@ -17,11 +17,17 @@
 
 namespace megamem {
 
-// A NCCL communicator a rank uses: its name ("nccl_tp", "nccl_dp", ...) and the span of
-// consecutive global ranks its groups cover (within one node when it fits gpus_per_node).
+// A NCCL communicator a rank uses: its name ("nccl_tp", "nccl_dp", ...), the span of
+// consecutive global ranks its groups cover (within one node when it fits gpus_per_node), its
+// members, spread evenly over the span, and whether its collectives include large reductions
+// or gathers (all-reduce, reduce-scatter, all-gather of gradients, parameters or activations)
+// and whether those are all-reduces, which decides where NCCL's NVLS algorithm runs.
 struct Communicator {
   std::string_view name;
   std::int64_t span_ranks = 1;
+  std::int64_t members = 1;
+  bool reduces = false;
+  bool all_reduces = false;
 };
 
 // The communicators with more than one member that a rank uses, in
