@@ -358,7 +358,7 @@ void model_rows(InputContext& ctx) {
     ImGui::TreePop();
   }
   if (group(ctx, "multi-token prediction", {"m.mtp"})) {
-    rows(ctx, {"m.mtp", "m.mtp-repeat"});
+    rows(ctx, {"m.mtp", "m.mtp-repeat", "m.mtp-kind"});
     ImGui::TreePop();
   }
   // Hybrid models (Nemotron-H: Megatron-Core's hybrid layer pattern) and Gated DeltaNet

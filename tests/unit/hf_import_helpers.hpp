@@ -28,14 +28,16 @@ inline Error import_error(const std::string& text) {
   return result.error();
 }
 
-inline std::int64_t total_params(const ModelConfig& model) {
+inline ModelTotals model_totals(const ModelConfig& model) {
   Config config = share_link_defaults();
   config.model = model;
   const Expected<Estimate> e = estimate(config, {false, false});
   INFO((e ? std::string() : e.error().field + ": " + e.error().message));
   REQUIRE(e.has_value());
-  return e->totals.params;
+  return e->totals;
 }
+
+inline std::int64_t total_params(const ModelConfig& model) { return model_totals(model).params; }
 
 // The imported model is the preset of that id, field for field (names aside).
 inline void check_matches_preset(const ModelConfig& imported, const char* preset_id) {

@@ -136,6 +136,8 @@ inline Config with_unexported_fields(Config config, const Config& from) {
   config.model.kda_head_dim = from.model.kda_head_dim;
   config.model.kda_conv_kernel = from.model.kda_conv_kernel;
   config.model.attn_res_block_size = from.model.attn_res_block_size;
+  // Nor for the MTP layer specs Megatron-Bridge gives MiMo-V2-Flash and Step-3.5.
+  config.model.mtp_layer_kind = from.model.mtp_layer_kind;
   // --fp8-format is written only under FP8 (it turns FP8 on).
   if (from.training.fp8_recipe == Fp8Recipe::none) {
     config.training.fp8_format = from.training.fp8_format;

@@ -78,14 +78,14 @@ TEST_CASE("mimo_v2_flash: MiMo-V2-Flash imports as the preset, 308,778,769,408 p
   CHECK(hf.model.window_num_query_groups == 8);
   CHECK(hf.model.window_size == 127);  // MiMoV2FlashTEDotProductAttention: (W - 1, 0)
   CHECK(hf.model.softmax_type == SoftmaxType::learnable);
-  CHECK(hf.model.mtp_num_layers == 0);
+  CHECK(hf.model.mtp_num_layers == 3);
+  CHECK(hf.model.mtp_layer_kind == MtpLayerKind::window_dense);
   REQUIRE(hf.model.window_attn_pattern.size() == 48);
   int full_layers = 0;
   for (const auto windowed : hf.model.window_attn_pattern) full_layers += windowed == 0;
   CHECK(full_layers == 9);
-  REQUIRE(hf.notes.size() == 3);
+  REQUIRE(hf.notes.size() == 2);
   CHECK(hf.notes[0].find("sinks on the SWA layers only") != std::string::npos);
-  CHECK(hf.notes[1].find("num_nextn_predict_layers 3") != std::string::npos);
   check_matches_preset(hf.model, "mimo-v2-flash");
   // Full-attention layer: q 4096x(64x192), k 4096x(4x192), v 4096x(4x128), o (64x128)x4096, the
   // input norm. SWA layer: k and v with 8 heads, and 64 sink weights. Every layer a pre-MLP
@@ -107,6 +107,8 @@ TEST_CASE("mimo_v2_flash: MiMo-V2-Flash imports as the preset, 308,778,769,408 p
   // 2 x 4096x4096, two norms, an SWA attention, the dense MLP and a final norm, 329,273,408).
   CHECK(std::abs(static_cast<double>(total) / 309e9 - 1.0) <= 0.005);
   CHECK(2 * std::int64_t{4096} * 4096 + 3 * 4096 + swa + 4096 + dense == 329'273'408);
+  // mimov2flash_mtp_block_spec: megamem builds those SWA layers with the dense MLP.
+  CHECK(model_totals(hf.model).mtp_params == 3 * 329'273'408);
   // Model card: 15B active. With top-8 experts per MoE layer the tensors count 15,445,924,288;
   // the card rounds to the billion, so the check is that rounding (a 0.5% bound would need a
   // figure given to three digits).

@@ -112,16 +112,16 @@ TEST_CASE("step3p5: Step-3.5-Flash imports as the preset, 196,956,118,272 parame
   CHECK(hf.model.window_num_query_groups == 0);  // 8, as the full layers
   CHECK(hf.model.head_wise_attn_gate);
   CHECK_FALSE(hf.model.attention_output_gate);
-  CHECK(hf.model.mtp_num_layers == 0);
+  CHECK(hf.model.mtp_num_layers == 3);
+  CHECK(hf.model.mtp_layer_kind == MtpLayerKind::dense_by_layer_index);
   REQUIRE(hf.model.window_attn_pattern.size() == 45);  // the 3 MTP entries split off
   int full_layers = 0;
   for (const auto windowed : hf.model.window_attn_pattern) full_layers += windowed == 0;
   CHECK(full_layers == 12);
-  REQUIRE(hf.notes.size() == 5);
+  REQUIRE(hf.notes.size() == 4);
   CHECK(hf.notes[0].find("use_head_wise_attn_gate") != std::string::npos);
   CHECK(hf.notes[1].find("need_fp32_gate") != std::string::npos);
-  CHECK(hf.notes[2].find("num_nextn_predict_layers 3") != std::string::npos);
-  CHECK(hf.notes[3].find("swiglu_limits") != std::string::npos);
+  CHECK(hf.notes[2].find("swiglu_limits") != std::string::npos);
   check_matches_preset(hf.model, "step-3.5-flash");
   // 12 full layers of 64 heads and 33 sliding of 96, each with a pre-MLP norm; layers 0-2 a
   // SwiGLU MLP 3 x 4096x11264, layers 3-44 288 experts and a shared expert of 3 x 4096x1280
@@ -145,6 +145,9 @@ TEST_CASE("step3p5: Step-3.5-Flash imports as the preset, 196,956,118,272 parame
   const std::int64_t mtp =
       3 * (2 * 4096 + 2 * std::int64_t{4096} * 4096 + attention(96, 1) + dense + 4096 + 4096);
   CHECK(2 * (total + mtp + embeddings / 2 * 3) + 4 * 42 * 288 == 398'768'626'944);
+  // build_step35_layer_spec: megamem builds those dense layers, sliding where the MTP stage
+  // starts at layer 0 (Step35DecoderLayer indexes layer_types' appended MTP entries).
+  CHECK(model_totals(hf.model).mtp_params == mtp);
   // Bridge's card also counts the Megatron model it built on a Megatron-Core without the
   // head-wise gate (the full output gate, 128 rows per head) with the MTP layers sharing the
   // output layer: 199,997,706,240.
@@ -195,4 +198,31 @@ TEST_CASE("step3p5: Step-3.7-Flash's text_config imports as Step-3.5's language 
   const HfImport hf = import(wrapped.c_str());
   CHECK(hf.model_type == "step3p5");
   check_matches_preset(hf.model, "step-3.5-flash");
+}
+
+TEST_CASE("step3p5: the MTP layers' attention by layer index, sliding only on a stage at layer 0") {
+  // Step35DecoderLayer indexes layer_types with the MTP layer's number + num_layers + its
+  // stage's layer offset - 1. At PP 1 that reaches the appended MTP entries (sliding: 96
+  // heads); on the last of 5 stages (offset 36) it runs past the list, and the layer is built
+  // with full attention (64 heads). Per MTP layer: the same dense MLP and eh_proj, an
+  // attention of 64 heads instead of 96 (attention() above).
+  const HfImport hf = import(kStep35Flash);
+  Config config = share_link_defaults();
+  config.model = hf.model;
+  config.parallel.world_size = 8;
+  config.parallel.expert_parallel = 8;
+  const Expected<Estimate> one = estimate(config, {false, false});
+  config.parallel.world_size = 40;
+  config.parallel.pipeline_parallel = 5;
+  const Expected<Estimate> five = estimate(config, {false, false});
+  REQUIRE(one.has_value());
+  REQUIRE(five.has_value());
+  CHECK(one->totals.mtp_params - five->totals.mtp_params ==
+        3 * (attention(96, 1) - attention(64, 1)));
+  // The dense MTP spec is Megatron-Bridge's for a GPT model of standard attention: with a
+  // hybrid layer pattern it is refused by name.
+  config.model.hybrid_layer_pattern = std::string(45, '*');
+  const Expected<Estimate> hybrid = estimate(config, {false, false});
+  REQUIRE_FALSE(hybrid.has_value());
+  CHECK(hybrid.error().field == "mtp_layer_kind");
 }

@@ -33,6 +33,14 @@ enum class AttentionBackend { auto_select, flash, fused, unfused, local };
 // --softmax-type: attention sinks. off_by_one adds a fixed 0 logit per head, learnable a
 // trained one (transformer_config.py softmax_type; gpt-oss).
 enum class SoftmaxType { vanilla, off_by_one, learnable };
+// The transformer layer inside each MTP depth. Megatron-Core's GPT model builds it with the last
+// decoder layer's spec (multi_token_prediction.py get_gpt_mtp_block_spec); Megatron-Bridge
+// hands some models a spec of their own: a dense MLP with the model's windowed attention
+// (MiMo-V2-Flash, mimo_v2_flash_provider.py mimov2flash_mtp_block_spec), or a dense MLP with
+// the attention layer_types gives the layer's global index (Step-3.5, step35_bridge.py
+// build_step35_layer_spec and Step35DecoderLayer): windowed where the MTP layers' stage starts
+// at layer 0, full attention where an offset takes the index past the list.
+enum class MtpLayerKind { last_decoder_layer, dense, window_dense, dense_by_layer_index };
 // --dsa-kernel-backend: DeepSeek sparse attention's kernels. none is Megatron-Core's PyTorch
 // reference (dense fp32 scores), the others the fused sparse kernels (dsa_kernels.py).
 enum class DsaKernelBackend { none, tilelang, cudnn };
@@ -201,8 +209,9 @@ struct ModelConfig {
   int mhc_num_residual_streams = 4;  // --mhc-num-residual-streams
 
   // Multi-token prediction.
-  int mtp_num_layers = 0;               // --mtp-num-layers
-  bool mtp_use_repeated_layer = false;  // --mtp-use-repeated-layer
+  int mtp_num_layers = 0;                                          // --mtp-num-layers
+  bool mtp_use_repeated_layer = false;                             // --mtp-use-repeated-layer
+  MtpLayerKind mtp_layer_kind = MtpLayerKind::last_decoder_layer;  // Megatron-Bridge specs
 
   // Hybrid models (Megatron-Core's MambaModel / HybridModel): one symbol per decoder layer,
   // --hybrid-override-pattern (--hybrid-layer-pattern in later releases). Empty: a GPT model.

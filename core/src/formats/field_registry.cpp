@@ -1441,7 +1441,7 @@ std::vector<ConfigField> model_moe_router_rows() {
   };
 }
 
-std::vector<ConfigField> model_mla_mtp_rows() {
+std::vector<ConfigField> model_mla_rows() {
   return {
       MM_BOOL("m.mla", "0", model.multi_latent_attention)
           .flag("--multi-latent-attention", FlagForm::store_true)
@@ -1480,6 +1480,12 @@ std::vector<ConfigField> model_mla_mtp_rows() {
           .json("v_head_dim")
           .ui("v head dim", "", "Value head size.")
           .range(0, 0, 8),
+  };
+}
+
+// Multi-token prediction (multi_token_prediction.py).
+std::vector<ConfigField> model_mtp_rows() {
+  return {
       MM_INT("m.mtp", "0", model.mtp_num_layers, 0, kMaxDim)
           .flag("--mtp-num-layers", FlagForm::value, 0.0)
           .json("mtp_num_layers")
@@ -1491,6 +1497,18 @@ std::vector<ConfigField> model_mla_mtp_rows() {
           .flag("--mtp-use-repeated-layer", FlagForm::store_true)
           .json("mtp_use_repeated_layer")
           .ui("MTP shared layer", "", "All MTP depths share one layer's weights."),
+      MM_CHOICE("m.mtp-kind", "last", model.mtp_layer_kind)
+          .scope(FieldScope::mtp)
+          .choices({{"last", "last_decoder_layer", "", "as the last decoder layer"},
+                    {"dense", "dense", "", "dense MLP, full attention"},
+                    {"window-dense", "window_dense", "", "dense MLP, windowed attention"},
+                    {"dense-by-index", "dense_by_layer_index", "",
+                     "dense MLP, attention by layer index"}})
+          .json("mtp_layer_kind")
+          .ui("MTP layer", "(Megatron-Bridge's MTP spec)",
+              "Megatron-Core builds each MTP depth as the last decoder layer; Megatron-Bridge "
+              "gives MiMo-V2-Flash windowed dense layers and Step-3.5 dense layers whose "
+              "attention is windowed only when their stage starts at layer 0."),
   };
 }
 
@@ -1914,7 +1932,8 @@ std::vector<ConfigField> all_rows() {
                                         model_embedding_rows(),
                                         model_moe_rows(),
                                         model_moe_router_rows(),
-                                        model_mla_mtp_rows(),
+                                        model_mla_rows(),
+                                        model_mtp_rows(),
                                         model_dsa_rows(),
                                         model_dsv4_rows(),
                                         hyper_connection_rows(),

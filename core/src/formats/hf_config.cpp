@@ -1312,12 +1312,11 @@ std::optional<Error> read_mimo_v2_flash(const Reader& r, Family, HfImport& out) 
                         ": Megatron-Bridge's MiMo-V2-Flash bridge maps no shared experts, so "
                         "none are estimated");
   }
-  if (mtp > 0) {
-    // mimo_v2_flash_provider.py mimov2flash_mtp_block_spec: each MTP layer is an SWA layer
-    // with a dense MLP; megamem builds MTP layers as the last decoder layer's kind.
-    out.notes.push_back("num_nextn_predict_layers " + std::to_string(mtp) +
-                        ": the bridge's MTP layers (SWA attention, dense MLP) are not estimated");
-  }
+  // mimo_v2_flash_bridge.py counts the MTP layers from the checkpoint's model.mtp.layers.*,
+  // which num_nextn_predict_layers describes; mimo_v2_flash_provider.py
+  // mimov2flash_mtp_block_spec makes each an SWA layer with a dense MLP.
+  m.mtp_num_layers = static_cast<int>(mtp);
+  if (mtp > 0) m.mtp_layer_kind = MtpLayerKind::window_dense;
   out.notes.push_back(
       "Megatron-Bridge's MiMoV2FlashModelProvider asserts context parallelism 1 and TP at most "
       "the smaller KV head count, and sets grouped GEMM with the alltoall dispatcher");
@@ -1345,6 +1344,20 @@ Expected<std::vector<std::uint8_t>> step35_layer_types(const Reader& r, int laye
     sliding.push_back(entry == "sliding_attention" ? 1 : 0);
   }
   return sliding;
+}
+
+// Step-3.5's MTP layers (read_step3p5): windowed by layer index when layer_types ends with a
+// sliding_attention entry for each, else dense with full attention (past the list).
+Expected<MtpLayerKind> step35_mtp_layer_kind(const Reader& r, int layers, int mtp) {
+  const json* list = r.find("layer_types");
+  if (mtp == 0) return MtpLayerKind::last_decoder_layer;
+  if (!list || !list->is_array() || list->size() != static_cast<std::size_t>(layers + mtp)) {
+    return MtpLayerKind::dense;
+  }
+  for (std::size_t i = static_cast<std::size_t>(layers); i < list->size(); ++i) {
+    if ((*list)[i] != "sliding_attention") return MtpLayerKind::dense;
+  }
+  return MtpLayerKind::dense_by_layer_index;
 }
 
 // Step-3.5's MoE layers, moe_layers_enum (a "3,4,..." string or a list), as Step35Bridge lays
@@ -1446,12 +1459,10 @@ std::optional<Error> note_step35(const Reader& r, std::int64_t mtp, HfImport& ou
         "need_fp32_gate: the bridge runs the router in fp32, a run setting: "
         "--moe-router-dtype fp32");
   }
-  if (mtp > 0) {
-    // step35_bridge.py build_step35_layer_spec: the MTP layers are dense (and layer_types
-    // makes them sliding); megamem builds MTP layers as the last decoder layer's kind.
-    out.notes.push_back("num_nextn_predict_layers " + std::to_string(mtp) +
-                        ": the bridge's MTP layers (a dense MLP, the attention layer_types "
-                        "gives them) are not estimated");
+  if (mtp > 0 && out.model.mtp_layer_kind == MtpLayerKind::dense) {
+    out.notes.push_back(
+        "layer_types gives the MTP layers no sliding_attention entry for each: "
+        "Step35DecoderLayer builds them with full attention");
   }
   if (const json* limits = r.find("swiglu_limits"); limits && limits->is_array()) {
     const bool clamped = std::any_of(limits->begin(), limits->end(), [](const json& limit) {
@@ -1476,8 +1487,13 @@ std::optional<Error> read_step3p5(const Reader& r, Family, HfImport& out) {
   ModelConfig& m = out.model;
   std::int64_t mtp = 0;
   MM_READ(mtp, r.integer("num_nextn_predict_layers", 0, kMaxSize, 3));
+  // step35_bridge.py build_step35_layer_spec: num_nextn_predict_layers dense MTP layers, whose
+  // attention Step35DecoderLayer looks up in layer_types (MtpLayerKind::dense_by_layer_index):
+  // the provider appends the MTP entries Step35Config split off, if every one is sliding.
   if (auto error = read_step35_attention(r, static_cast<int>(mtp), out)) return error;
   if (auto error = read_step35_gate(r, out)) return error;
+  m.mtp_num_layers = static_cast<int>(mtp);
+  MM_READ(m.mtp_layer_kind, step35_mtp_layer_kind(r, m.num_layers, static_cast<int>(mtp)));
   MM_READ(m.num_experts, r.int_field("moe_num_experts", 1, kMaxSize, 288));
   MM_READ(m.moe_router_topk, r.int_field("moe_top_k", 1, m.num_experts, 8));
   MM_READ(m.moe_ffn_hidden_size, r.int_field("moe_intermediate_size", 1, kMaxSize, 1280));

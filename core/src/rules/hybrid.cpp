@@ -400,6 +400,21 @@ std::optional<Error> check_hybrid_pattern(NormalizedConfig& n) {
   return run_checks(kChecks, n);
 }
 
+// The kind of a GPT model's MTP layer (resolve_layer_kinds says where each comes from).
+LayerKind gpt_mtp_layer_kind(const ModelConfig& m, LayerKind last) {
+  switch (m.mtp_layer_kind) {
+    case MtpLayerKind::dense:
+      return LayerKind::dense;
+    case MtpLayerKind::window_dense:
+    case MtpLayerKind::dense_by_layer_index:
+      return LayerKind::window_dense;
+    case MtpLayerKind::last_decoder_layer:
+      break;
+  }
+  if (m.csa_compress_ratios.empty()) return last;
+  return compressed_kind(m, static_cast<std::size_t>(m.num_layers), layer_kind_is_moe(last));
+}
+
 std::optional<Error> resolve_layer_kinds(NormalizedConfig& n) {
   const ModelConfig& m = n.config.model;
   n.layer_kinds.clear();
@@ -446,12 +461,12 @@ std::optional<Error> resolve_layer_kinds(NormalizedConfig& n) {
   // multi_token_prediction.py: a GPT model's MTP layer uses the last decoder layer's spec;
   // DeepSeek-V4's its own entry of csa_compress_ratios after the decoder layers'
   // (deepseek_v4_hybrid_attention.py resolves compress_ratios[layer_number - 1], and the MTP
-  // layer's attention is built with is_mtp_layer from the entries after num_layers).
+  // layer's attention is built with is_mtp_layer from the entries after num_layers);
+  // Megatron-Bridge's own MTP specs (MtpLayerKind) a dense layer. Step-3.5's layers look their
+  // attention up by global index: windowed here, full where mtp_attention_by_layer_index
+  // (pipeline_layout.cpp) finds their stage after layer 0.
   if (m.mtp_num_layers > 0 && !n.layer_kinds.empty()) {
-    n.mtp_layer_kinds.push_back(m.csa_compress_ratios.empty()
-                                    ? n.layer_kinds.back()
-                                    : compressed_kind(m, static_cast<std::size_t>(m.num_layers),
-                                                      layer_kind_is_moe(n.layer_kinds.back())));
+    n.mtp_layer_kinds.push_back(gpt_mtp_layer_kind(m, n.layer_kinds.back()));
   }
   n.mtp_layers_graphable = true;
   return std::nullopt;

@@ -219,6 +219,21 @@ std::optional<Error> one_attention_output_gate(NormalizedConfig& n) {
                     "megatron/core/transformer/transformer_config.py (dev)");
 }
 
+// Megatron-Bridge's own MTP specs (MtpLayerKind) build a GPT model's dense standard-attention
+// layer; a hybrid pattern's '/' part and DeepSeek-V4's compress ratios say the MTP layer
+// themselves, and MLA has no windowed dense layer among Bridge's specs.
+std::optional<Error> mtp_layer_kind_is_buildable(NormalizedConfig& n) {
+  const ModelConfig& m = n.config.model;
+  if (m.mtp_layer_kind == MtpLayerKind::last_decoder_layer) return std::nullopt;
+  return error_when(!m.hybrid_layer_pattern.empty() || !m.csa_compress_ratios.empty() ||
+                        m.multi_latent_attention || m.linear_attention_freq > 0,
+                    "mtp_layer_kind",
+                    "a dense MTP layer spec (Megatron-Bridge's MiMo-V2-Flash and Step-3.5) "
+                    "applies to a GPT model of standard attention layers; use "
+                    "mtp_layer_kind last_decoder_layer",
+                    "Megatron-Bridge mimo_v2_flash_provider.py, stepfun/step35_bridge.py");
+}
+
 // gpt_layer_specs.py asserts "qk_l2_norm is not supported with MLA" (and mla_qk_norm_config.py
 // raises for MLA and DSA): the L2 norm exists only on the standard attention's Q and K.
 std::optional<Error> qk_l2_norm_needs_standard_attention(NormalizedConfig& n) {
@@ -499,6 +514,7 @@ constexpr Check kModelChecks[] = {
     gemma4_dense_parts_on_dense_layers,
     shared_kv_has_sources,
     per_layer_inputs_split_over_tp,
+    mtp_layer_kind_is_buildable,
 };
 
 }  // namespace

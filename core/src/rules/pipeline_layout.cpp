@@ -113,9 +113,26 @@ std::optional<Error> gemma4_dense_builds_one_stage(NormalizedConfig& n) {
   return std::nullopt;
 }
 
-constexpr Check kPipelineLayoutChecks[] = {place_stages, interleaving_needs_pipeline,
-                                           ep_overlap_requirements, hash_routing_on_embedding_stage,
-                                           gemma4_dense_builds_one_stage};
+// Megatron-Bridge's Step35DecoderLayer (stepfun/step35_provider.py) indexes layer_types with an
+// MTP layer's number + num_layers + the stage's layer offset - 1: the MTP entries the provider
+// appends are windowed, but any offset takes the index past the list, where the layer is built
+// with full attention. After place_stages: the offset is the MTP stage's first layer.
+std::optional<Error> mtp_attention_by_layer_index(NormalizedConfig& n) {
+  if (n.config.model.mtp_layer_kind != MtpLayerKind::dense_by_layer_index) return std::nullopt;
+  for (const StagePlacement& stage : n.stages) {
+    if (stage.num_mtp_layers > 0 && stage.first_layer > 0) {
+      for (LayerKind& kind : n.mtp_layer_kinds) kind = LayerKind::dense;
+    }
+  }
+  return std::nullopt;
+}
+
+constexpr Check kPipelineLayoutChecks[] = {place_stages,
+                                           interleaving_needs_pipeline,
+                                           ep_overlap_requirements,
+                                           hash_routing_on_embedding_stage,
+                                           gemma4_dense_builds_one_stage,
+                                           mtp_attention_by_layer_index};
 
 }  // namespace
 
