@@ -342,8 +342,9 @@ void model_rows(InputContext& ctx) {
   attention_variant_rows(ctx);
   rows(ctx, {"m.mhc", "m.mhc-streams"});
   if (group(ctx, "mixture of experts", {"m.experts"})) {
-    rows(ctx, {"m.experts", "m.topk", "m.moe-ffn", "m.shared", "m.shared-gate", "m.probs-on-input",
-               "m.latent", "m.expert-bias", "m.router-fp32-weight", "m.hash-layers"});
+    rows(ctx,
+         {"m.experts", "m.topk", "m.moe-ffn", "m.shared", "m.shared-gate", "m.probs-on-input",
+          "m.latent", "m.expert-bias", "m.router-fp32-weight", "m.hash-layers", "m.gemma4-moe"});
     frequency_or_pattern_row(ctx, "m.moe-freq", m.moe_layer_pattern,
                              "MoE layers: %d of %zu (pattern from the preset)");
     ImGui::TreePop();

@@ -115,6 +115,8 @@ inline Config with_unexported_fields(Config config, const Config& from) {
   config.model.per_layer_input_size = from.model.per_layer_input_size;
   config.model.kv_shared_layers = from.model.kv_shared_layers;
   config.model.double_wide_shared_mlp = from.model.double_wide_shared_mlp;
+  // Nor for its MoE layer's norms and router (Gemma4ModelProvider).
+  config.model.gemma4_moe_layer = from.model.gemma4_moe_layer;
   config.model.head_wise_attn_gate = from.model.head_wise_attn_gate;
   // Nor for the fp32 router weight Megatron-Bridge's MiniMax-M3 provider keeps.
   config.model.moe_router_fp32_params = from.model.moe_router_fp32_params;

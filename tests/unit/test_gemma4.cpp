@@ -1,8 +1,8 @@
 // Gemma 4 (#25): the parts of Megatron-Bridge's Gemma 4 dense layer megamem prices. The
 // plain-PyTorch RMSNorms (gemma/modeling_gemma4.py _gemma4_rms_norm) keep fp32 intermediates
 // per element and per row, and V gets a scaleless norm (_v_norm); the layer is the local spec.
-// Gemma-4-31B (gemma4 wrapping gemma4_text) imports as the preset gemma-4-31b; the MoE layer,
-// not priced, is refused (E2B and E4B: test_gemma4_e.cpp).
+// Gemma-4-31B (gemma4 wrapping gemma4_text) imports as the preset gemma-4-31b (E2B and E4B:
+// test_gemma4_e.cpp; the MoE layer and 26B-A4B: test_gemma4_moe.cpp).
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
@@ -136,16 +136,6 @@ TEST_CASE("gemma4: Gemma-4-31B imports as the preset, 30,807,445,760 parameters"
   const std::int64_t checkpoint = total - std::int64_t{10} * 5376 * 2048;
   CHECK(checkpoint == 30'697'345'280);
   CHECK(std::abs(static_cast<double>(total) / 30.7e9 - 1.0) <= 0.005);
-}
-
-TEST_CASE("gemma4: the MoE layer is refused") {
-  // Per-layer embeddings and shared KV (E2B, E4B) are priced: test_gemma4_e.cpp.
-  std::string text = gemma4_31b_config();
-  const std::string from = R"("enable_moe_block": false)";
-  const std::size_t at = text.find(from);
-  REQUIRE(at != std::string::npos);
-  text.replace(at, from.size(), R"("enable_moe_block": true)");
-  CHECK(import_error(text).field == "enable_moe_block");
 }
 
 TEST_CASE("local layer spec: estimated as --transformer-impl local whatever the run says") {

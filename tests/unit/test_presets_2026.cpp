@@ -164,7 +164,8 @@ TEST_CASE("gemma3: a layer_types list sets the interleave, a missing one sliding
 
 TEST_CASE("the 2026 presets estimate on 8 to 1,024 GPUs") {
   // Every preset added for issue 25 (this file, test_presets_2026_b.cpp, _c.cpp ... _h.cpp,
-  // _j.cpp, _k.cpp, _l.cpp, _m.cpp, _n.cpp, test_gemma4_e.cpp).
+  // _j.cpp, _k.cpp, _l.cpp, _m.cpp, _n.cpp, test_gemma4_e.cpp,
+  // test_gemma4_moe.cpp).
   const Expected<PresetCatalog>& catalog = builtin_presets();
   REQUIRE(catalog.has_value());
   const RecipePreset* recipe = catalog->find_recipe("llama-3-70b-h100-64");
@@ -197,7 +198,8 @@ TEST_CASE("the 2026 presets estimate on 8 to 1,024 GPUs") {
                          "qwen3.5-35b-a3b",
                          "qwen3.6-27b",
                          "gemma-4-e4b",
-                         "gemma-4-e2b"}) {
+                         "gemma-4-e2b",
+                         "gemma-4-26b-a4b"}) {
     const ModelPreset* preset = catalog->find_model(id);
     REQUIRE(preset != nullptr);
     for (const std::int64_t gpus : {8, 16, 64, 128, 256, 512, 1024}) {

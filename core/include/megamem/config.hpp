@@ -104,6 +104,13 @@ struct ModelConfig {
   // (Megatron-Bridge's Gemma 4 dense: gemma/modeling_gemma4.py get_gemma4_layer_spec uses
   // LocalSpecProvider); no Megatron-LM flag. Normalization runs it as --transformer-impl local.
   bool local_layer_spec = false;
+  // Megatron-Bridge's Gemma 4 MoE layer (HF enable_moe_block; gemma/modeling_gemma4.py
+  // Gemma4TransformerLayer, Gemma4MoELayer, Gemma4TopKRouter, Gemma4SelfAttention): the routed
+  // experts, the shared expert and the router each get their own plain-PyTorch norm of the
+  // layer's input, the router rescales its input and each expert's probability, three
+  // plain-PyTorch post-norms follow (routed, shared, sum), and V gets a plain-PyTorch norm.
+  // Every layer must be MoE. No Megatron-LM flag.
+  bool gemma4_moe_layer = false;
   // Gemma 4's per-layer embeddings (HF hidden_size_per_layer_input; 0 = none), as
   // Megatron-Bridge's Gemma4DenseProvider builds them (gemma/modeling_gemma4.py
   // _attach_ple_modules): a [vocab_size x num_layers * P] table, a projection from hidden to

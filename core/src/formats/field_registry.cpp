@@ -1208,6 +1208,13 @@ std::vector<ConfigField> model_gemma4_layer_rows() {
           .ui("local layer spec", "(Megatron-Bridge: Gemma 4 dense)",
               "The layers are Megatron-Core's local spec whatever the run's Transformer Engine "
               "setting: unfused attention keeps its probabilities."),
+      // Gemma 4 26B-A4B (modeling_gemma4.py Gemma4TransformerLayer, Gemma4MoELayer,
+      // Gemma4TopKRouter, Gemma4SelfAttention): HF enable_moe_block.
+      MM_BOOL("m.gemma4-moe", "0", model.gemma4_moe_layer)
+          .json("gemma4_moe_layer")
+          .ui("Gemma 4 MoE layer", "(Megatron-Bridge: Gemma 4 26B-A4B)",
+              "Router, shared and routed experts each normalise the layer input themselves, "
+              "with three more norms after them: each norm keeps fp32 copies for backward."),
       // Gemma 4 E2B/E4B (modeling_gemma4.py _attach_ple_modules, Gemma4DenseSelfAttention,
       // _gemma4_dense_ffn_hidden_size): HF hidden_size_per_layer_input, num_kv_shared_layers,
       // use_double_wide_mlp.

@@ -1200,21 +1200,6 @@ std::optional<Error> read_gemma2(const Reader& r, Family, HfImport& out) {
   return std::nullopt;
 }
 
-// Gemma 4's MoE layer (enable_moe_block, 26B-A4B), which megamem does not price:
-// Gemma4TransformerLayer._forward_mlp's three separately normalised inputs, the router's
-// rescale, three more post-norms (Megatron-Bridge gemma/modeling_gemma4.py).
-std::optional<Error> refuse_unpriced_gemma4(const Reader& r) {
-  bool moe = false;
-  MM_READ(moe, r.boolean("enable_moe_block", false));
-  if (moe) {
-    return Error{"enable_moe_block",
-                 "Gemma 4's MoE layer (26B-A4B) is not priced: gemma/modeling_gemma4.py feeds "
-                 "the router, shared and routed experts three separately normalised inputs "
-                 "through plain-PyTorch norms and adds three post-norms (docs/presets.md)"};
-  }
-  return std::nullopt;
-}
-
 // Gemma 4 E2B/E4B's per-layer embeddings and shared K/V as gemma4_bridge.py
 // _build_dense_provider reads them: hidden_size_per_layer_input (null, 0 or absent: none;
 // every released config.json writes it), vocab_size_per_layer_input (default vocab_size),
@@ -1246,19 +1231,55 @@ std::optional<Error> read_gemma4_dense_parts(const Reader& r, HfImport& out) {
   return std::nullopt;
 }
 
-// Gemma 4 dense (gemma4_text, or a gemma4 wrapper's text_config) as Megatron-Bridge's
-// gemma/gemma4_bridge.py _build_dense_provider builds it on Gemma4DenseProvider: Gemma 3's
-// layers (read_gemma3_common) on the local layer spec with plain-PyTorch RMSNorms and V's norm
-// (modeling_gemma4.py), full-attention layers of global_head_dim with
-// num_global_key_value_heads (the sliding ones keep head_dim and num_key_value_heads), the
-// output soft-cap, and a (sliding_window - 1, 0) window.
-std::optional<Error> read_gemma4(const Reader& r, Family, HfImport& out) {
-  if (auto error = refuse_unpriced_gemma4(r)) return error;
+// Gemma 4 26B-A4B's MoE layer (enable_moe_block) as gemma4_bridge.py _build_moe_provider reads
+// it onto Gemma4ModelProvider: every layer MoE (moe_layer_freq 1) with num_experts experts of
+// moe_intermediate_size, top top_k_experts, and one shared expert of intermediate_size without
+// a gate; the layers on Transformer Engine's spec (gemma4_block_spec), their own norms and
+// router priced by m.gemma4-moe (modules/gemma4_moe.cpp). The provider reads no per-layer
+// embeddings, shared K/V or double-wide MLP. Bridge's export writes top_k_experts and drops the
+// base mapping's num_experts_per_tok; either spelling is read.
+std::optional<Error> read_gemma4_moe(const Reader& r, HfImport& out) {
   ModelConfig& m = out.model;
+  MM_READ(m.num_experts, r.int_field("num_experts", 1, kMaxSize, 128));
+  MM_READ(m.moe_router_topk,
+          r.int_field(r.spelling({"top_k_experts", "num_experts_per_tok"}), 1, m.num_experts, 8));
+  MM_READ(m.moe_ffn_hidden_size, r.int_field("moe_intermediate_size", 1, kMaxSize, 704));
+  m.moe_shared_expert_intermediate_size = m.ffn_hidden_size;
+  m.moe_layer_freq = 1;
+  m.gemma4_moe_layer = true;
+  for (const char* key : {"hidden_size_per_layer_input", "num_kv_shared_layers"}) {
+    std::int64_t value = 0;
+    if (const json* v = r.find(key); v && !v->is_null()) {
+      MM_READ(value, r.integer(key, 0, kMaxSize, 0));
+    }
+    if (value > 0) {
+      out.notes.push_back(std::string(key) + " " + std::to_string(value) +
+                          ": Gemma4ModelProvider (the MoE path) does not read it, and neither "
+                          "does the estimate");
+    }
+  }
+  out.notes.push_back(
+      "Gemma4ModelProvider's run settings are not model fields: the router in fp32 "
+      "(--moe-router-dtype fp32), pre-softmax top-k with the auxiliary loss (0.001), the "
+      "alltoall dispatcher with grouped GEMM and permute fusion; it refuses the shared "
+      "experts' overlap, CUDA graphs, layernorm recompute and MLP norm offloading");
+  return std::nullopt;
+}
+
+// Gemma 4 (gemma4_text, or a gemma4 wrapper's text_config) as Megatron-Bridge's
+// gemma/gemma4_bridge.py builds it: Gemma 3's layers (read_gemma3_common), full-attention
+// layers of global_head_dim with num_global_key_value_heads (the sliding ones keep head_dim and
+// num_key_value_heads), the output soft-cap, and a (sliding_window - 1, 0) window. Dense
+// (_build_dense_provider, Gemma4DenseProvider): the local layer spec with plain-PyTorch
+// RMSNorms and V's norm (modeling_gemma4.py); MoE (enable_moe_block): read_gemma4_moe.
+std::optional<Error> read_gemma4(const Reader& r, Family, HfImport& out) {
+  ModelConfig& m = out.model;
+  bool moe = false;
   std::int64_t window = 0, global_head_dim = 0, global_groups = 0;
   const int sliding_groups = m.num_query_groups == 0 ? m.num_attention_heads : m.num_query_groups;
+  MM_READ(moe, r.boolean("enable_moe_block", false));
   MM_READ(m.vocab_size, r.integer("vocab_size", 1, std::int64_t{1} << 31, 262144));
-  MM_READ(window, r.integer("sliding_window", 0, kMaxSize, 512));
+  MM_READ(window, r.integer("sliding_window", 0, kMaxSize, moe ? 1024 : 512));
   MM_READ(global_head_dim, r.integer("global_head_dim", 1, kMaxSize, 512));
   MM_READ(global_groups, r.integer("num_global_key_value_heads", 1, kMaxSize, sliding_groups));
   MM_READ(m.final_logit_softcapping, r.number("final_logit_softcapping", 0.0));
@@ -1269,18 +1290,22 @@ std::optional<Error> read_gemma4(const Reader& r, Family, HfImport& out) {
   m.window_num_query_groups = sliding_groups;
   m.kv_channels = static_cast<int>(global_head_dim);
   m.num_query_groups = static_cast<int>(global_groups);
-  m.torch_rms_norms = true;
-  m.local_layer_spec = true;
-  if (auto error = read_gemma4_dense_parts(r, out)) return error;
+  if (moe) {
+    if (auto error = read_gemma4_moe(r, out)) return error;
+  } else {
+    m.torch_rms_norms = true;
+    m.local_layer_spec = true;
+    if (auto error = read_gemma4_dense_parts(r, out)) return error;
+    out.notes.push_back(
+        "Megatron-Bridge's Gemma4DenseProvider builds pipeline parallelism 1 only (its "
+        "provide() raises otherwise); its layer bypasses selective mlp recompute and fails "
+        "under layernorm recompute (Gemma4DenseTransformerLayer's own _forward_mlp)");
+  }
   m.window_size = window > 1 ? static_cast<int>(window - 1) : 0;
-  m.window_attn_skip_freq = m.window_size > 0 ? 6 : 0;  // Gemma4DenseProvider's default
+  m.window_attn_skip_freq = m.window_size > 0 ? 6 : 0;  // both providers' default (5, 1)
   if (m.window_size > 0 && r.find("layer_types")) {
     if (auto error = read_window_layers(r, m)) return error;
   }
-  out.notes.push_back(
-      "Megatron-Bridge's Gemma4DenseProvider builds pipeline parallelism 1 only (its "
-      "provide() raises otherwise); its layer bypasses selective mlp recompute and fails "
-      "under layernorm recompute (Gemma4DenseTransformerLayer's own _forward_mlp)");
   bool k_eq_v = false;  // E2B and E4B write false: their V rows are used
   MM_READ(k_eq_v, r.boolean("attention_k_eq_v", false));
   if (k_eq_v) {

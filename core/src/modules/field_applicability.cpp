@@ -173,7 +173,7 @@ const char* recompute_bypass_source(const ModelConfig& model) {
 }
 
 RecomputeModules recompute_modules_failing(const ModelConfig& model) {
-  if (!model.local_layer_spec) return {};
+  if (!model.local_layer_spec && !model.gemma4_moe_layer) return {};
   return {RecomputeModule::layernorm};
 }
 
@@ -199,6 +199,8 @@ OffloadModules offload_module_choices(const ModelConfig& model) {
     out = out - OffloadModules{OffloadModule::expert_fc1, OffloadModule::moe_act,
                                OffloadModule::fused_group_mlp};
   }
+  // Megatron-Bridge gemma4_provider.py _validate_gemma4_moe_orchestration refuses it.
+  if (model.gemma4_moe_layer) out = out - OffloadModules{OffloadModule::mlp_norm};
   return out;
 }
 

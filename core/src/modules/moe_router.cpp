@@ -5,7 +5,8 @@
 //   saved: the norm's input (mlp_norm offload) and output (freed by layernorm recompute; moe
 //     recompute's checkpoint keeps it as its input); two fp32 score tensors over all experts, one
 //     for the aux loss and one for the score function (moe recompute); top-k keeps indices only;
-//     an fp32 router weight (moe_router_fp32_params) also keeps the input's fp32 copy.
+//     an fp32 router weight (moe_router_fp32_params) also keeps the input's fp32 copy. Gemma 4's
+//     MoE layer keeps the scores only (its norms and router input: gemma4_moe.cpp).
 //   FLOPs: none in training.py's count (the router GEMM is left out there).
 #include "module_spec.hpp"
 
@@ -31,6 +32,13 @@ void params(const ModuleContext& c, ParamSink& sink) {
 
 void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const double nsp = s.sp_tokens;
+  // Gemma 4's MoE layer never runs the pre-MLP norm module: its own plain-PyTorch norms keep
+  // fp32 copies instead, and the router gets an input of its own (gemma4_moe.cpp).
+  if (c.model.gemma4_moe_layer) {
+    sink.add("router scores (fp32)", ModuleKind::router, 2 * nsp * c.model.num_experts, 4,
+             {RecomputeModule::moe});
+    return;
+  }
   // With hyper-connections mhc recompute discards the aggregated streams (this input) and
   // the norm's output (transformer_layer.py mhc_checkpoint_pre_mlp_layernorm).
   sink.add("pre_mlp_layernorm input", ModuleKind::pre_mlp_layernorm, nsp * s.h, s.act,

@@ -19,6 +19,8 @@
   X(kMoeRouterSpec)                \
   X(kRoutedExpertsSpec)            \
   X(kSharedExpertsSpec)            \
+  X(kGemma4VNormSpec)              \
+  X(kGemma4MoeSpec)                \
   X(kAttentionHyperConnectionSpec) \
   X(kMlpHyperConnectionSpec)       \
   X(kMambaMixerSpec)               \

@@ -59,7 +59,7 @@ OffloadModules activation_offload_choice(const Config& base) {
   if (local || moe) out.insert(O::mlp_norm);
   if (moe) out.insert(O::expert_fc1);
   if (moe && base.training.moe_grouped_gemm) out.insert(O::moe_act);
-  return out;
+  return out & offload_module_choices(base.model);
 }
 
 }  // namespace megamem

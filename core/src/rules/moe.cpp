@@ -1,5 +1,6 @@
 // Rule book, mixture-of-experts topic: how experts split over EP and ETP, the router's top-k,
 // the shared experts, and the layer pattern.
+#include <algorithm>
 #include <string>
 
 #include "memory/flex_dispatcher_buffers.hpp"
@@ -166,6 +167,47 @@ std::optional<Error> latent_moe_rules(NormalizedConfig& n) {
                     "megatron/core/transformer/moe/moe_layer.py");
 }
 
+// Megatron-Bridge's Gemma 4 MoE layer (gemma/modeling_gemma4.py Gemma4TransformerLayer) calls
+// self.mlp.forward_with_separate_inputs, which only Gemma4MoELayer has, so every layer is MoE
+// (Gemma4ModelProvider sets moe_layer_freq 1); gemma4_provider.py
+// _validate_gemma4_moe_orchestration raises for the shared experts' overlap, CUDA graphs and MLP
+// norm offloading (layernorm recompute: field_applicability.cpp recompute_modules_failing).
+std::optional<Error> gemma4_moe_layer_rules(NormalizedConfig& n) {
+  const Config& c = n.config;
+  if (!c.model.gemma4_moe_layer) return std::nullopt;
+  constexpr const char* kSource = "Megatron-Bridge gemma/gemma4_provider.py, modeling_gemma4.py";
+  const bool all_moe =
+      c.model.num_experts > 0 &&
+      std::ranges::all_of(n.moe_layer_pattern, [](std::uint8_t bit) { return bit == 1; });
+  if (!all_moe) {
+    return rule_error("gemma4_moe_layer",
+                      "Gemma 4's MoE layer needs experts on every layer (moe_layer_freq 1)",
+                      kSource);
+  }
+  const OffloadConfig& offload = c.training.offload;
+  const struct {
+    bool set;
+    const char* field;
+    const char* what;
+  } refused[] = {
+      {c.training.moe_shared_expert_overlap, "moe_shared_expert_overlap",
+       "the shared experts' overlap"},
+      {c.training.cuda_graph_impl != CudaGraphImpl::none, "cuda_graph_impl", "CUDA graphs"},
+      {offload.fine_grained_activation_offloading &&
+           offload.offload_modules.has(OffloadModule::mlp_norm),
+       "offload_modules", "MLP norm activation offloading"},
+  };
+  for (const auto& item : refused) {
+    if (!item.set) continue;
+    return rule_error(item.field,
+                      std::string("Gemma 4's MoE layer, with separate router, shared and routed "
+                                  "inputs, does not support ") +
+                          item.what,
+                      kSource);
+  }
+  return std::nullopt;
+}
+
 constexpr Check kMoeChecks[] = {experts_divide_by_ep,
                                 router_topk_within_experts,
                                 probs_on_input_needs_top1,
@@ -174,6 +216,7 @@ constexpr Check kMoeChecks[] = {experts_divide_by_ep,
                                 shared_experts_divide_by_tp,
                                 moe_with_tp_needs_sequence_parallel,
                                 resolve_moe_layer_pattern,
+                                gemma4_moe_layer_rules,
                                 delay_wgrad_needs_ep_overlap,
                                 deepep_group_size,
                                 latent_moe_rules};

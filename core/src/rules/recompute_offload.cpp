@@ -69,8 +69,18 @@ std::optional<Error> selective_recompute_modules(NormalizedConfig& n) {
   }
   const RecomputeModules failing = recompute.modules & recompute_modules_failing(n.config.model);
   if (failing.empty()) return std::nullopt;
+  const std::string name(module_name(failing.members().front()));
+  if (n.config.model.gemma4_moe_layer) {
+    return rule_error("recompute_modules",
+                      "recompute module '" + name +
+                          "' is refused for Gemma 4's MoE layer: its router, shared and routed "
+                          "experts take separately normalised inputs, which the pre-MLP norm's "
+                          "recompute does not cover (Gemma4ModelProvider.finalize raises)",
+                      "Megatron-Bridge src/megatron/bridge/models/gemma/gemma4_provider.py "
+                      "_validate_gemma4_moe_orchestration");
+  }
   return rule_error("recompute_modules",
-                    "recompute module '" + std::string(module_name(failing.members().front())) +
+                    "recompute module '" + name +
                         "' fails in this model's layers: Gemma4DenseTransformerLayer._forward_mlp "
                         "starts the pre-MLP norm's checkpoint but never discards its output or "
                         "registers its recompute, so the first backward finds no saved inputs",
