@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "estimate_helpers.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/fields.hpp"
 #include "megamem/megatron_args.hpp"
@@ -474,4 +475,31 @@ TEST_CASE("why an anchor does not apply translates, keeping the field it names")
   std::string chinese;
   REQUIRE(translate("is another model (model.num_layers: 24 on the anchor, 80 here)", &chinese));
   CHECK(chinese == "是另一个模型（model.num_layers: 24 on the anchor, 80 here）");
+}
+
+TEST_CASE("the Gemma 4 MoE and Megatron-Bridge MTP-spec messages translate") {
+  const auto translated = [](const std::string& text) {
+    std::string chinese;
+    INFO(text);
+    return translate(text, &chinese) && chinese != text;
+  };
+  Config moe = testing::tiny_gpt(
+      "--num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size 256 --swiglu "
+      "--moe-shared-expert-overlap --moe-shared-expert-intermediate-size 256");
+  moe.model.gemma4_moe_layer = true;
+  const Expected<NormalizedConfig> warned = normalize(moe);
+  REQUIRE(warned.has_value());
+  REQUIRE_FALSE(warned->warnings.empty());
+  for (const std::string& warning : warned->warnings) CHECK(translated(warning));
+  Config dense = testing::tiny_gpt("");
+  dense.model.gemma4_moe_layer = true;
+  const Expected<NormalizedConfig> refused = normalize(dense);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(translated(refused.error().message));
+  Config mla = testing::tiny_gpt("--multi-latent-attention --mtp-num-layers 1");
+  mla.model.mtp_layer_kind = MtpLayerKind::dense;
+  const Expected<NormalizedConfig> mtp = normalize(mla);
+  REQUIRE_FALSE(mtp.has_value());
+  CHECK(mtp.error().field == "mtp_layer_kind");
+  CHECK(translated(mtp.error().message));
 }

@@ -169,9 +169,11 @@ std::optional<Error> latent_moe_rules(NormalizedConfig& n) {
 
 // Megatron-Bridge's Gemma 4 MoE layer (gemma/modeling_gemma4.py Gemma4TransformerLayer) calls
 // self.mlp.forward_with_separate_inputs, which only Gemma4MoELayer has, so every layer is MoE
-// (Gemma4ModelProvider sets moe_layer_freq 1); gemma4_provider.py
-// _validate_gemma4_moe_orchestration raises for the shared experts' overlap, CUDA graphs and MLP
-// norm offloading (layernorm recompute: field_applicability.cpp recompute_modules_failing).
+// (Gemma4ModelProvider sets moe_layer_freq 1). gemma4_provider.py
+// _validate_gemma4_moe_orchestration refuses the shared experts' overlap, CUDA graphs and MLP
+// norm offloading: only that launcher's check, so a warning, and the run is priced as set
+// (layernorm recompute, which fails in the layer itself: field_applicability.cpp
+// recompute_modules_failing).
 std::optional<Error> gemma4_moe_layer_rules(NormalizedConfig& n) {
   const Config& c = n.config;
   if (!c.model.gemma4_moe_layer) return std::nullopt;
@@ -199,11 +201,11 @@ std::optional<Error> gemma4_moe_layer_rules(NormalizedConfig& n) {
   };
   for (const auto& item : refused) {
     if (!item.set) continue;
-    return rule_error(item.field,
-                      std::string("Gemma 4's MoE layer, with separate router, shared and routed "
-                                  "inputs, does not support ") +
-                          item.what,
-                      kSource);
+    policy_warning(n,
+                   std::string("Megatron-Bridge's Gemma 4 MoE provider refuses ") + item.what +
+                       " (" + item.field +
+                       "): its router, shared and routed experts take separate inputs",
+                   "Megatron-Bridge gemma/gemma4_provider.py _validate_gemma4_moe_orchestration");
   }
   return std::nullopt;
 }
