@@ -176,6 +176,19 @@ TEST_CASE("unfused GLU keeps the gate activation's output and the up half + offs
         activation_bytes_per_microbatch(testing::tiny_gpt("")));
 }
 
+// experts.py bias_act_func without the fused weighted SwiGLU: glu() as above, then the product
+// with the permuted probabilities keeps glu()'s output. Against the fused kernel, which keeps
+// fc1's output and the probabilities: glu()'s output, the gate activation's output and the up
+// half + 0.0, each top-2 x 4096 routed tokens x expert FFN 256 in bf16, in 4 layers.
+TEST_CASE("unfused GLU experts keep glu()'s output and both of its product's inputs") {
+  const std::string moe =
+      "--swiglu --num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size 256 --moe-grouped-gemm";
+  const Config fused = testing::tiny_gpt(moe);
+  const Config unfused = testing::tiny_gpt(moe + " --no-bias-swiglu-fusion");
+  CHECK(activation_bytes_per_microbatch(unfused) - activation_bytes_per_microbatch(fused) ==
+        4 * 3 * 2 * 4096.0 * 256 * 2);
+}
+
 TEST_CASE("fast_gelu: Megatron does not fuse it, so the GLU runs unfused") {
   Config gemma = testing::tiny_gpt("--swiglu --ffn-hidden-size 2048");
   gemma.model.fast_gelu = true;

@@ -4,8 +4,10 @@
 //     E/EP local experts (TEGroupedMLP: one fc1 [glu x ffn x width] and fc2 [width x ffn]
 //     weight, and bias, per expert) split /ETP: expert bucket, sharded over expert-DP.
 //   saved: the dispatched tokens (expert_fc1 offload), fc1 output (moe_act offload),
-//     activation output (moe_act recompute), the permuted probabilities, and without the fused
-//     weighted SwiGLU the probability-weighted copies; the alltoall dispatcher's permutation
+//     activation output (moe_act recompute), the permuted probabilities, and without a fused
+//     weighted activation the activation's output and, for a GLU, the unfused glu()'s two
+//     product inputs (the gate activation's output, the up half + offset); the alltoall
+//     dispatcher's permutation
 //     maps; the latent projections' inputs; all freed by moe recompute. In an FP8 layer fc1's
 //     and fc2's inputs are saved in FP8. The permute and exchange buffers are forward transients.
 //   FLOPs: training.py: top-k experts' 2h x moe_ffn x (1 + glu) per token, and the latent
@@ -164,11 +166,15 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   sink.add("permuted probabilities", experts, routed, c.config.training.moe_router_fp32 ? 4 : s.act,
            moe);
   if (!fused) {
-    // Kimi K3 (use_te_activation_func, experts.py bias_act_func): the product with the
-    // probabilities keeps the SiTU module's output alone.
-    const double copies = kimi_k3_layers(m) ? 1.0 : glu_factor(m);
-    sink.add("expert activation output (probs-weighted copies)", experts,
-             copies * routed * expert_ffn, s.act, moe_act);
+    // The product with the probabilities keeps the activation's output; a GLU's comes from
+    // bias_act_func's unfused glu(), `activation_func(x_glu) * (x_linear + glu_linear_offset)`,
+    // whose product keeps both operands as mlp.py's does (unfused_glu_products_saved). Kimi K3
+    // (use_te_activation_func) runs the SiTU module instead: its output alone.
+    sink.add("expert activation output (input of the product with the probabilities)", experts,
+             routed * expert_ffn, s.act, moe_act);
+    if (m.activation == Activation::swiglu && !kimi_k3_layers(m)) {
+      unfused_glu_products_saved(c, sink, experts, routed, expert_ffn, moe_act);
+    }
   }
   // moe_utils.py unpermute (unfused): under torch.use_deterministic_algorithms
   // (--deterministic-mode) it combines with index_add_, whose autograd node keeps its source,

@@ -179,8 +179,8 @@ std::optional<Error> gemma4_moe_layer_rules(NormalizedConfig& n) {
   if (!c.model.gemma4_moe_layer) return std::nullopt;
   constexpr const char* kSource = "Megatron-Bridge gemma/gemma4_provider.py, modeling_gemma4.py";
   const bool all_moe =
-      c.model.num_experts > 0 &&
-      std::ranges::all_of(n.moe_layer_pattern, [](std::uint8_t bit) { return bit == 1; });
+      c.model.num_experts > 0 && std::all_of(n.moe_layer_pattern.begin(), n.moe_layer_pattern.end(),
+                                             [](std::uint8_t bit) { return bit == 1; });
   if (!all_moe) {
     return rule_error("gemma4_moe_layer",
                       "Gemma 4's MoE layer needs experts on every layer (moe_layer_freq 1)",
