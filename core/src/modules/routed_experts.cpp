@@ -131,31 +131,19 @@ void latent_projections_saved(const ModuleContext& c, const ActivationShape& s, 
   }
 }
 
-void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
+// experts.py bias_act_func's tensors beyond fc1's output and fc2's input.
+void activation_products_saved(const ModuleContext& c, const ActivationShape& s, double routed,
+                               double expert_ffn, SavedSink& sink) {
   const ModelConfig& m = c.model;
-  const double width = m.moe_latent_size > 0 ? m.moe_latent_size : m.hidden_size;
-  const double expert_ffn = m.moe_ffn_hidden_size / c.config.parallel.expert_tensor_parallel;
-  const double routed = routed_tokens(c, s);
   const ModuleKind experts = ModuleKind::routed_experts;
   const RecomputeModules moe = {RecomputeModule::moe};
   const RecomputeModules moe_act = {RecomputeModule::moe, RecomputeModule::moe_act};
-  sink.add("dispatched tokens (expert fc1 input)", experts, routed * width,
-           expert_fc1_input_bytes(c), moe, {OffloadModule::expert_fc1});
-  // experts.py (moe_apply_probs_on_input): the dispatched tokens times their probabilities;
-  // the product's autograd keeps the tokens, and fc1 saves the product.
-  if (m.moe_apply_probs_on_input) {
-    sink.add("dispatched tokens (input of the product with the probabilities)", experts,
-             routed * width, s.act, moe);
-  }
-  glu_activation_input_saved(c, sink, "expert fc1 output", experts, routed, expert_ffn, moe,
-                             {OffloadModule::moe_act}, {RecomputeModule::moe_act});
-  sink.add("expert activation output", experts, routed * expert_ffn, gemm_input_bytes(c), moe_act);
   // experts.py bias_act_func: the fused weighted SwiGLU, and with use_fused_weighted_squared_relu
   // the fused weighted squared ReLU (fusions/fused_weighted_squared_relu.py
   // WeightedSquaredReLUFunction: fc1's output and the probabilities), fold the routing
   // probabilities into the activation kernel. Otherwise the activation output is saved by the
-  // multiplication with the probabilities and their product again by fc2 (a GLU also keeps
-  // its silu output). Kimi K3's SiTU module (use_te_activation_func) is never the fused kernel.
+  // multiplication with the probabilities and their product again by fc2. Kimi K3's SiTU
+  // module (use_te_activation_func) is never the fused kernel.
   const TrainingConfig& t = c.config.training;
   const bool fused =
       (m.activation == Activation::swiglu && t.bias_activation_fusion && !kimi_k3_layers(m)) ||
@@ -176,6 +164,28 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
       unfused_glu_products_saved(c, sink, experts, routed, expert_ffn, moe_act);
     }
   }
+}
+
+void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
+  const ModelConfig& m = c.model;
+  const double width = m.moe_latent_size > 0 ? m.moe_latent_size : m.hidden_size;
+  const double expert_ffn = m.moe_ffn_hidden_size / c.config.parallel.expert_tensor_parallel;
+  const double routed = routed_tokens(c, s);
+  const ModuleKind experts = ModuleKind::routed_experts;
+  const RecomputeModules moe = {RecomputeModule::moe};
+  const RecomputeModules moe_act = {RecomputeModule::moe, RecomputeModule::moe_act};
+  sink.add("dispatched tokens (expert fc1 input)", experts, routed * width,
+           expert_fc1_input_bytes(c), moe, {OffloadModule::expert_fc1});
+  // experts.py (moe_apply_probs_on_input): the dispatched tokens times their probabilities;
+  // the product's autograd keeps the tokens, and fc1 saves the product.
+  if (m.moe_apply_probs_on_input) {
+    sink.add("dispatched tokens (input of the product with the probabilities)", experts,
+             routed * width, s.act, moe);
+  }
+  glu_activation_input_saved(c, sink, "expert fc1 output", experts, routed, expert_ffn, moe,
+                             {OffloadModule::moe_act}, {RecomputeModule::moe_act});
+  sink.add("expert activation output", experts, routed * expert_ffn, gemm_input_bytes(c), moe_act);
+  activation_products_saved(c, s, routed, expert_ffn, sink);
   // moe_utils.py unpermute (unfused): under torch.use_deterministic_algorithms
   // (--deterministic-mode) it combines with index_add_, whose autograd node keeps its source,
   // the experts' output (IndexAddBackward0); scatter_add_ keeps only the index.
