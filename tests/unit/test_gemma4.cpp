@@ -23,11 +23,7 @@ namespace {
 // sizes and all 60 layer_types; a Rust port's test writes the 31B's whole text_config with
 // num_hidden_layers cut to 1); vision_config left out.
 std::string gemma4_31b_config() {
-  std::string layer_types;
-  for (int i = 1; i <= 60; ++i) {
-    layer_types += std::string(i > 1 ? ", " : "") +
-                   (i % 6 == 0 ? "\"full_attention\"" : "\"sliding_attention\"");
-  }
+  const std::string layer_types = gemma4_layer_types(60);
   return R"json({
   "architectures": ["Gemma4ForConditionalGeneration"],
   "model_type": "gemma4",

@@ -27,11 +27,7 @@ namespace {
 // Swift test trimmed from mlx-community/gemma-4-26b-a4b-it-4bit (revision 0d77464e) agrees on
 // every size. vision_config left out.
 std::string gemma4_26b_config() {
-  std::string layer_types;
-  for (int i = 1; i <= 30; ++i) {
-    layer_types += std::string(i > 1 ? ", " : "") +
-                   (i % 6 == 0 ? "\"full_attention\"" : "\"sliding_attention\"");
-  }
+  const std::string layer_types = gemma4_layer_types(30);
   return R"json({
   "architectures": ["Gemma4ForConditionalGeneration"],
   "model_type": "gemma4",

@@ -48,8 +48,6 @@ bool v_norm_present(const ModuleContext& c) {
 
 bool present(const ModuleContext& c) { return c.model.gemma4_moe_layer && c.moe_layer; }
 
-void no_params(const ModuleContext&, ParamSink&) {}
-
 void params(const ModuleContext& c, ParamSink& sink) {
   // Gemma4RMSNorm: a weight only, whatever the model's normalization.
   const std::int64_t h = c.model.hidden_size;

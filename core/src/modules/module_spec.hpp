@@ -239,6 +239,8 @@ struct LayerModuleSpec {
 // The FLOPs of a module with no matrix products of its own (norms, hyper-connection mixing):
 // transformer_flops in megatron/training/training.py counts none for them.
 inline void no_flops(const ModuleContext&, ModuleFlops&) {}
+// A spec whose module adds no weights (its tensors are another spec's).
+inline void no_params(const ModuleContext&, ParamSink&) {}
 
 // Defines `spec` from its file's present/params/saved/flops functions (after the file's
 // anonymous namespace, inside namespace megamem).

@@ -36,8 +36,6 @@ bool mlp_present(const ModuleContext& c) {
   return c.model.torch_rms_norms && layer_kind_has_dense_mlp(c.kind);
 }
 
-void no_params(const ModuleContext&, ParamSink&) {}
-
 // A weighted norm of `rows` rows of `width`, whose input megamem counts at the activation dtype.
 void weighted_norm(const char* tensor, ModuleKind module, double rows, double width,
                    const ActivationShape& s, SavedSink& sink) {
