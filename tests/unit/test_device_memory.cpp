@@ -120,6 +120,9 @@ TEST_CASE("NVLS buffers: 16 x 2 x 8 x 128 KiB per GPU of a reducing group in a H
   CHECK(nvls_bytes_of(c) == kTp);
   c.optimizer.use_distributed_optimizer = false;
   CHECK(nvls_bytes_of(c) == kTp + kDp);
+  // PyTorch FSDP2 reduce-scatters and gathers, whatever the optimizer.
+  c.parallel.fsdp.impl = FsdpImpl::torch_fsdp2;
+  CHECK(nvls_bytes_of(c) == kTp);
 }
 
 TEST_CASE("NVLS buffers: 24 channels inside a Blackwell NVLink domain, none for one GPU") {

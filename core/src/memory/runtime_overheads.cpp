@@ -108,9 +108,11 @@ std::vector<Communicator> active_communicators(const NormalizedConfig& n) {
     out.push_back({name, span, members, reduces, all_reduces});
   };
   // Gradients are all-reduced by DDP, reduce-scattered (and parameters all-gathered) by the
-  // distributed optimizer (megatron/core/distributed/param_and_grad_buffer.py); TP all-reduces
-  // activations without sequence parallelism and gathers / reduce-scatters them with it.
-  const bool grads_all_reduced = !n.config.optimizer.use_distributed_optimizer;
+  // distributed optimizer (megatron/core/distributed/param_and_grad_buffer.py) and by either
+  // FSDP; TP all-reduces activations without sequence parallelism and gathers /
+  // reduce-scatters them with it.
+  const bool grads_all_reduced =
+      !n.config.optimizer.use_distributed_optimizer && p.fsdp.impl == FsdpImpl::none;
   // megatron/core/parallel_state.py orders ranks tp-cp-ep-dp-pp (expert groups etp-ep-dp-pp):
   // a group spans the ranks of its own dimension and every inner one.
   if (tp > 1) add("nccl_tp", tp, tp, true, !n.sequence_parallel);
