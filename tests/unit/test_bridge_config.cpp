@@ -107,6 +107,21 @@ TEST_CASE("a Bridge mixed-precision config hands its fp8_recipe to the optimizer
   CHECK(none.args.config.optimizer.fp8_recipe == Fp8Recipe::delayed);
 }
 
+TEST_CASE("a Bridge config's env_vars set expandable segments and turn NVLS off") {
+  // ConfigContainer.env_vars (training/config.py): what Bridge's H100 performance recipes set.
+  const BridgeImport env = import_overrides(
+      kSmallGpt +
+          "env_vars.PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True env_vars.NCCL_NVLS_ENABLE=0 "
+          "env_vars.CUDA_DEVICE_MAX_CONNECTIONS=1",
+      8);
+  CHECK(env.args.config.runtime.expandable_segments);
+  CHECK_FALSE(env.args.config.runtime.nccl_nvls);
+  CHECK(env.warnings.empty());
+  const BridgeImport plain = import_overrides(kSmallGpt, 8);
+  CHECK_FALSE(plain.args.config.runtime.expandable_segments);
+  CHECK(plain.args.config.runtime.nccl_nvls);
+}
+
 TEST_CASE("mixed_precision fields override the model's, as MixedPrecisionConfig.setup does") {
   const BridgeImport imported = import_overrides(kSmallGpt +
                                                      "model.bf16=true mixed_precision.bf16=false "

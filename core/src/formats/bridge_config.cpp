@@ -415,6 +415,25 @@ std::vector<std::string> vocabulary_flags(const BridgeNode& root) {
   return {padded ? "--vocab-size" : "--padded-vocab-size", vocab->scalar};
 }
 
+// ConfigContainer.env_vars (training/config.py, exported into the process before training):
+// two of the variables Bridge's recipes set change memory, PYTORCH_CUDA_ALLOC_CONF with
+// expandable_segments:True (c10/cuda/CUDAAllocatorConfig.cpp) and NCCL_NVLS_ENABLE=0 (NCCL
+// src/transport/nvls.cc ncclNvlsInit). The rest are read quietly.
+void read_env_vars(const BridgeNode& root, RuntimeOverheadConfig& runtime) {
+  const BridgeNode* env = entry(root, "env_vars");
+  if (!env || env->kind != BridgeNode::Kind::map) return;
+  if (const BridgeNode* conf = entry(*env, "PYTORCH_CUDA_ALLOC_CONF")) {
+    const std::optional<std::string> value = python_value(*conf);
+    if (value && (value->find("expandable_segments:True") != std::string::npos ||
+                  value->find("expandable_segments:true") != std::string::npos)) {
+      runtime.expandable_segments = true;
+    }
+  }
+  if (const BridgeNode* nvls = entry(*env, "NCCL_NVLS_ENABLE")) {
+    if (python_value(*nvls) == "0") runtime.nccl_nvls = false;
+  }
+}
+
 }  // namespace
 
 // A model-section number (num_layers, the hybrid ratios); 0 when absent or not a number.
@@ -462,8 +481,9 @@ Expected<BridgeImport> import_bridge_config(const BridgeNode& root, std::int64_t
     if (std::optional<Error> error = read_mixed_precision(r, *precision)) return *error;
   }
   for (const auto& [section, node] : root.entries) {
-    static constexpr std::string_view kRead[] = {
-        "model", "train", "ddp", "optimizer", "dataset", "comm_overlap", "mixed_precision"};
+    static constexpr std::string_view kRead[] = {"model",           "train",   "ddp",
+                                                 "optimizer",       "dataset", "comm_overlap",
+                                                 "mixed_precision", "env_vars"};
     if (contains(kRead, section) || contains(kQuietSections, section)) continue;
     if (section == "peft" && node.kind == BridgeNode::Kind::null) continue;
     r.warnings.push_back(where(section, node) + ": a section megamem does not read; ignored");
@@ -487,6 +507,7 @@ Expected<BridgeImport> import_bridge_config(const BridgeNode& root, std::int64_t
     }
   }
   read_bridge_only_fields(root, out.args.config, out.warnings);
+  read_env_vars(root, out.args.config.runtime);
   for (const std::string& flag : out.args.unmodeled_flags) {
     out.warnings.push_back(flag + " changes memory but is not modeled; the estimate leaves it out");
   }
