@@ -463,6 +463,37 @@ void read_falcon_h1_ratio(const BridgeNode& root, Reader& r) {
         where("model.falconh1_ratio", *entry(*model, "falconh1_ratio")));
 }
 
+namespace {
+
+// What a ConfigContainer says that no Megatron-LM flag carries, read into the Config directly.
+void read_fields_without_flags(const BridgeNode& root, BridgeImport& out) {
+  // optimizer.store_param_remainders has no Megatron-LM flag; read it into the Config directly.
+  if (const BridgeNode* optimizer = entry(root, "optimizer")) {
+    if (const BridgeNode* remainders = entry(*optimizer, "store_param_remainders")) {
+      const std::optional<std::string> value = python_value(*remainders);
+      if (value == "True" || value == "False") {
+        out.args.config.optimizer.store_param_remainders = *value == "True";
+      }
+    }
+  }
+  read_bridge_only_fields(root, out.args.config, out.warnings);
+  read_env_vars(root, out.args.config.runtime);
+  if (const BridgeNode* model = entry(root, "model")) {
+    if (const BridgeNode* target = entry(*model, "_target_")) {
+      ModelConfig& m = out.args.config.model;
+      m.name = target->scalar.substr(target->scalar.rfind('.') + 1);
+      // minimax_m3_bridge.py: MiniMaxM3ModelProvider.__post_init__ (the VLM provider inherits
+      // it) registers _promote_router_weights_to_float32, so the class alone says the router
+      // weights are fp32 parameters; no config key does.
+      if (m.name == "MiniMaxM3ModelProvider" || m.name == "MiniMaxM3VLModelProvider") {
+        m.moe_router_fp32_params = true;
+      }
+    }
+  }
+}
+
+}  // namespace
+
 Expected<BridgeImport> import_bridge_config(const BridgeNode& root, std::int64_t world_size) {
   if (root.kind != BridgeNode::Kind::map) {
     return Error{"bridge_config", "expects a mapping of sections (model:, train:, ...)"};
@@ -497,31 +528,9 @@ Expected<BridgeImport> import_bridge_config(const BridgeNode& root, std::int64_t
   BridgeImport out{.args = std::move(*parsed),
                    .megatron_flags = formats::command_line_of(flags->words),
                    .warnings = std::move(r.warnings)};
-  // optimizer.store_param_remainders has no Megatron-LM flag; read it into the Config directly.
-  if (const BridgeNode* optimizer = entry(root, "optimizer")) {
-    if (const BridgeNode* remainders = entry(*optimizer, "store_param_remainders")) {
-      const std::optional<std::string> value = python_value(*remainders);
-      if (value == "True" || value == "False") {
-        out.args.config.optimizer.store_param_remainders = *value == "True";
-      }
-    }
-  }
-  read_bridge_only_fields(root, out.args.config, out.warnings);
-  read_env_vars(root, out.args.config.runtime);
+  read_fields_without_flags(root, out);
   for (const std::string& flag : out.args.unmodeled_flags) {
     out.warnings.push_back(flag + " changes memory but is not modeled; the estimate leaves it out");
-  }
-  if (const BridgeNode* model = entry(root, "model")) {
-    if (const BridgeNode* target = entry(*model, "_target_")) {
-      ModelConfig& m = out.args.config.model;
-      m.name = target->scalar.substr(target->scalar.rfind('.') + 1);
-      // minimax_m3_bridge.py: MiniMaxM3ModelProvider.__post_init__ (the VLM provider inherits
-      // it) registers _promote_router_weights_to_float32, so the class alone says the router
-      // weights are fp32 parameters; no config key does.
-      if (m.name == "MiniMaxM3ModelProvider" || m.name == "MiniMaxM3VLModelProvider") {
-        m.moe_router_fp32_params = true;
-      }
-    }
   }
   return out;
 }
