@@ -1010,8 +1010,8 @@ std::vector<ConfigField> runtime_rows() {
       MM_BOOL("rt.nvls", "1", runtime.nccl_nvls)
           .json("nccl_nvls")
           .ui("NCCL NVLS buffers", "NCCL_NVLS_ENABLE (0 turns them off)",
-              "On GPUs behind an NVSwitch NCCL maps NVLink SHARP buffers for each group that "
-              "reduces inside a node: 32 MiB per GPU of the group in the node on Hopper."),
+              "NCCL's NVLink SHARP buffers per group reducing in a node: 32 MiB per GPU of it "
+              "on Hopper."),
       MM_REAL("rt.deepep", "0", runtime.deepep_buffer_gib, 0.0, kMaxReal)
           .json("deepep_buffer_gib")
           .ui("flex buffers (GiB)", "(megamem setting, flex dispatcher; 0 = sized by the backend)",
@@ -1513,9 +1513,8 @@ std::vector<ConfigField> model_mtp_rows() {
                      "dense MLP, attention by layer index"}})
           .json("mtp_layer_kind")
           .ui("MTP layer", "(Megatron-Bridge's MTP spec)",
-              "Megatron-Core builds each MTP depth as the last decoder layer; Megatron-Bridge "
-              "gives MiMo-V2-Flash windowed dense layers and Step-3.5 dense layers whose "
-              "attention is windowed only when their stage starts at layer 0."),
+              "Megatron-Core builds it like the last decoder layer; Bridge gives MiMo-V2-Flash "
+              "and Step-3.5 dense ones."),
   };
 }
 

@@ -28,11 +28,8 @@ constexpr std::string_view kNcclNodeSource =
     "24 channels on an H100 node, plus 2 MiB per channel structure (src/channel.cc)";
 
 constexpr std::string_view kNvlsSource =
-    "NCCL's NVLS (NVLink SHARP) buffers of each group that reduces inside an NVLink domain, or "
-    "all-reduces across nodes (NVLS_TREE): channels x 2 x NCCL_STEPS (8) x NCCL_NVLS_CHUNKSIZE "
-    "(128 KiB) per GPU of the group in the node, 16 channels on Hopper, 24 on Blackwell within "
-    "the domain, 32 across, plus a 2 MiB credit granule (src/transport/nvls.cc "
-    "ncclNvlsBufferSetup, ncclNvlsTuning; mapped at the group's first NVLS collective)";
+    "NCCL src/transport/nvls.cc ncclNvlsBufferSetup: channels x 2 x 8 steps x 128 KiB per GPU "
+    "of each reducing group in the node (16 channels on Hopper), + a 2 MiB credit granule";
 
 constexpr std::string_view kUserbufferSource =
     "transformer_engine/pytorch/module/base.py initialize_ub (default methods: 4 ring-exchange, "
