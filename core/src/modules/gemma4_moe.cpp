@@ -36,10 +36,6 @@
 namespace megamem {
 namespace {
 
-constexpr double kWeightedBytesPerElement = 3 * 4;   // two fp32 copies of x, the fp32 product
-constexpr double kScalelessBytesPerElement = 2 * 4;  // two fp32 copies of x
-constexpr double kBytesPerRow = 2 * 4;               // mean + eps, and its -0.5 power
-
 bool v_norm_present(const ModuleContext& c) {
   // The dense layer's V norm is torch_rms_norms.cpp's.
   return c.model.gemma4_moe_layer && !c.model.torch_rms_norms && layer_kind_has_attention(c.kind) &&
@@ -66,18 +62,16 @@ void v_norm_saved(const ModuleContext& c, const ActivationShape& s, SavedSink& s
   sink.add("V norm root per row (fp32)", ModuleKind::self_attention, rows, 4);
 }
 
-// A plain-PyTorch norm over this rank's sequence shard.
-void torch_norm(const char* tensor, ModuleKind module, double bytes_per_element,
+// A plain-PyTorch norm over this rank's sequence shard, none of it counted elsewhere.
+void torch_norm(const char* tensor, ModuleKind module, Gemma4NormWeight weight,
                 const ActivationShape& s, RecomputeModules freed_by, SavedSink& sink) {
-  sink.add(tensor, module, s.sp_tokens * s.h, bytes_per_element, freed_by);
-  sink.add("plain-PyTorch RMSNorm row statistics (fp32)", module, s.sp_tokens, kBytesPerRow,
-           freed_by);
+  gemma4_rms_norm_saved(tensor, module, s.sp_tokens, s.h, weight, 0, freed_by, sink);
 }
 
 // Gemma4TopKRouter.gating and .routing, inside the moe checkpoint.
 void router_saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const RecomputeModules moe = {RecomputeModule::moe};
-  torch_norm("router norm fp32 copies", ModuleKind::router, kScalelessBytesPerElement, s, moe,
+  torch_norm("router norm fp32 copies", ModuleKind::router, Gemma4NormWeight::scaleless, s, moe,
              sink);
   sink.add("router normalised input (product with scale)", ModuleKind::router, s.sp_tokens * s.h,
            s.act, moe);
@@ -94,11 +88,11 @@ void router_saved(const ModuleContext& c, const ActivationShape& s, SavedSink& s
 void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const RecomputeModules moe = {RecomputeModule::moe};
   torch_norm("pre-MLP (routed experts) norm fp32 intermediates", ModuleKind::pre_mlp_layernorm,
-             kWeightedBytesPerElement, s, {}, sink);
+             Gemma4NormWeight::weighted, s, {}, sink);
   const bool shared = c.model.moe_shared_expert_intermediate_size > 0;
   if (shared) {  // without a shared expert its norm's output is dropped unused
     torch_norm("pre-shared-expert norm fp32 intermediates", ModuleKind::pre_mlp_layernorm,
-               kWeightedBytesPerElement, s, {}, sink);
+               Gemma4NormWeight::weighted, s, {}, sink);
     sink.add("shared expert input (its own norm's output)", ModuleKind::shared_experts,
              s.sp_tokens * s.h, s.act);
   }
@@ -109,13 +103,13 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   }
   router_saved(c, s, sink);
   torch_norm("post_moe_layernorm fp32 intermediates", ModuleKind::routed_experts,
-             kWeightedBytesPerElement, s, moe, sink);
+             Gemma4NormWeight::weighted, s, moe, sink);
   if (shared) {
     torch_norm("post_shared_expert_layernorm fp32 intermediates", ModuleKind::shared_experts,
-               kWeightedBytesPerElement, s, moe, sink);
+               Gemma4NormWeight::weighted, s, moe, sink);
   }
   torch_norm("post_ffn_layernorm fp32 intermediates", ModuleKind::routed_experts,
-             kWeightedBytesPerElement, s, {}, sink);
+             Gemma4NormWeight::weighted, s, {}, sink);
 }
 
 }  // namespace

@@ -283,6 +283,16 @@ bool unfused_glu(const ModuleContext& context);
 
 // What mlp.py's unfused glu() keeps beside its input (dense_mlp.cpp): the gate activation's
 // output and the up half + glu_linear_offset, both new tensors that the product saves.
+// Megatron-Bridge's _gemma4_rms_norm (gemma/modeling_gemma4.py) over `rows` rows of `width`
+// (torch_rms_norms.cpp): autograd keeps two fp32 copies of x, the fp32 product with the
+// weight when there is one, and per row the fp32 mean + eps and its -0.5 power.
+// `counted_bytes` per element are priced elsewhere already (megamem's norm entries count the
+// input at the activation dtype).
+enum class Gemma4NormWeight : std::uint8_t { weighted, scaleless };
+void gemma4_rms_norm_saved(const char* tensor, ModuleKind module, double rows, double width,
+                           Gemma4NormWeight weight, double counted_bytes, RecomputeModules freed_by,
+                           SavedSink& sink);
+
 void unfused_glu_products_saved(const ModuleContext& context, SavedSink& sink, ModuleKind module,
                                 double rows, double width, RecomputeModules freed_by);
 

@@ -23,9 +23,8 @@
 namespace megamem {
 namespace {
 
-constexpr double kWeightedBytesPerElement = 3 * 4;  // two fp32 copies of x, the fp32 product
-constexpr double kScalelessBytesPerElement = 4;     // one fp32 copy of x (_v_norm)
-constexpr double kBytesPerRow = 2 * 4;              // mean + eps, and its -0.5 power
+constexpr double kVNormBytesPerElement = 4;  // one fp32 copy of x (_v_norm)
+constexpr double kBytesPerRow = 2 * 4;       // mean + eps, and its -0.5 power
 
 bool attention_present(const ModuleContext& c) {
   return c.model.torch_rms_norms && layer_kind_has_attention(c.kind) &&
@@ -39,8 +38,7 @@ bool mlp_present(const ModuleContext& c) {
 // A weighted norm of `rows` rows of `width`, whose input megamem counts at the activation dtype.
 void weighted_norm(const char* tensor, ModuleKind module, double rows, double width,
                    const ActivationShape& s, SavedSink& sink) {
-  sink.add(tensor, module, rows * width, kWeightedBytesPerElement - s.act);
-  sink.add("plain-PyTorch RMSNorm row statistics (fp32)", module, rows, kBytesPerRow);
+  gemma4_rms_norm_saved(tensor, module, rows, width, Gemma4NormWeight::weighted, s.act, {}, sink);
 }
 
 void attention_saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
@@ -59,7 +57,7 @@ void attention_saved(const ModuleContext& c, const ActivationShape& s, SavedSink
   const double v_rows = s.tokens * own_groups;
   if (v_rows > 0) {
     sink.add("V norm fp32 copy of V", ModuleKind::self_attention, v_rows * shape.v_channels,
-             kScalelessBytesPerElement);
+             kVNormBytesPerElement);
     sink.add("V norm row statistics (fp32)", ModuleKind::self_attention, v_rows, kBytesPerRow);
   }
   if (c.model.post_sublayer_norms) {
@@ -77,6 +75,14 @@ void mlp_saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink
 }
 
 }  // namespace
+
+void gemma4_rms_norm_saved(const char* tensor, ModuleKind module, double rows, double width,
+                           Gemma4NormWeight weight, double counted_bytes, RecomputeModules freed_by,
+                           SavedSink& sink) {
+  const double copies = weight == Gemma4NormWeight::weighted ? 3 : 2;
+  sink.add(tensor, module, rows * width, copies * 4 - counted_bytes, freed_by);
+  sink.add("plain-PyTorch RMSNorm row statistics (fp32)", module, rows, kBytesPerRow, freed_by);
+}
 
 extern const LayerModuleSpec kTorchRmsNormAttentionSpec = {"plain-PyTorch attention norms",
                                                            LayerBlock::attention,
