@@ -61,13 +61,13 @@ inline void check_near(std::int64_t params, double published) {
   CHECK(std::abs(static_cast<double>(params) / published - 1.0) <= 0.01);
 }
 
-// Gemma 4's layer_types as config.json lists them: every 6th layer (1-based) full attention,
-// the rest sliding, comma-separated for a JSON array.
-inline std::string gemma4_layer_types(int layers) {
+// Gemma 4's layer_types as config.json lists them: every `full_every`-th layer (1-based) full
+// attention, the rest sliding, comma-separated for a JSON array.
+inline std::string gemma4_layer_types(int layers, int full_every = 6) {
   std::string out;
   for (int i = 1; i <= layers; ++i) {
     out += std::string(i > 1 ? ", " : "") +
-           (i % 6 == 0 ? "\"full_attention\"" : "\"sliding_attention\"");
+           (i % full_every == 0 ? "\"full_attention\"" : "\"sliding_attention\"");
   }
   return out;
 }

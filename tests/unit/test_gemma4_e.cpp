@@ -23,11 +23,7 @@ namespace {
 // write (the keys the 31B's text_config has, test_gemma4.cpp), with the E model's values.
 std::string gemma4_e_config(int layers, int hidden, int ffn, int kv_heads, int kv_shared,
                             int full_every, bool double_wide) {
-  std::string layer_types;
-  for (int i = 1; i <= layers; ++i) {
-    layer_types += std::string(i > 1 ? ", " : "") +
-                   (i % full_every == 0 ? "\"full_attention\"" : "\"sliding_attention\"");
-  }
+  const std::string layer_types = gemma4_layer_types(layers, full_every);
   const auto n = [](int v) { return std::to_string(v); };
   return R"json({
   "architectures": ["Gemma4ForConditionalGeneration"],

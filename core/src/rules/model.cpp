@@ -219,15 +219,22 @@ std::optional<Error> one_attention_output_gate(NormalizedConfig& n) {
                     "megatron/core/transformer/transformer_config.py (dev)");
 }
 
+// Whether a model has layers other than a GPT model's standard (GQA) attention: MLA, a hybrid
+// pattern, linear (Gated DeltaNet, KDA) or DeepSeek-V4's compressed attention. Megatron-Bridge's
+// Gemma 4 dense parts and its own MTP specs are built only on standard attention layers.
+bool has_nonstandard_attention_layers(const ModelConfig& m) {
+  return m.multi_latent_attention || !m.hybrid_layer_pattern.empty() ||
+         m.linear_attention_freq > 0 || !m.kda_layer_pattern.empty() ||
+         !m.csa_compress_ratios.empty();
+}
+
 // Megatron-Bridge's own MTP specs (MtpLayerKind) build a GPT model's dense standard-attention
 // layer; a hybrid pattern's '/' part and DeepSeek-V4's compress ratios say the MTP layer
 // themselves, and MLA has no windowed dense layer among Bridge's specs.
 std::optional<Error> mtp_layer_kind_is_buildable(NormalizedConfig& n) {
   const ModelConfig& m = n.config.model;
   if (m.mtp_layer_kind == MtpLayerKind::last_decoder_layer) return std::nullopt;
-  return error_when(!m.hybrid_layer_pattern.empty() || !m.csa_compress_ratios.empty() ||
-                        m.multi_latent_attention || m.linear_attention_freq > 0,
-                    "mtp_layer_kind",
+  return error_when(has_nonstandard_attention_layers(m), "mtp_layer_kind",
                     "a dense MTP layer spec (Megatron-Bridge's MiMo-V2-Flash and Step-3.5) "
                     "applies to a GPT model of standard attention layers; use "
                     "mtp_layer_kind last_decoder_layer",
@@ -434,9 +441,7 @@ std::optional<Error> attention_sinks_have_a_backend(NormalizedConfig& n) {
 std::optional<Error> gemma4_dense_parts_on_dense_layers(NormalizedConfig& n) {
   const ModelConfig& m = n.config.model;
   const bool parts = m.per_layer_input_size > 0 || m.kv_shared_layers > 0;
-  const bool other_layers = m.num_experts > 0 || m.multi_latent_attention ||
-                            !m.hybrid_layer_pattern.empty() || m.linear_attention_freq > 0 ||
-                            !m.kda_layer_pattern.empty() || !m.csa_compress_ratios.empty();
+  const bool other_layers = m.num_experts > 0 || has_nonstandard_attention_layers(m);
   return error_when(parts && other_layers,
                     m.per_layer_input_size > 0 ? "per_layer_input_size" : "kv_shared_layers",
                     "per-layer embeddings and K/V shared across layers are built only on dense "
