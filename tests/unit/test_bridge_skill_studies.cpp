@@ -4,7 +4,10 @@
 // validation/bridge-studies.json (scored by `megamem validate` beside it) the other thirteen
 // (four Moonlight-16B, four Nemotron-3-Nano, five Llama-3-70B FP8 SFT), each with its source and
 // what the study states. The estimate is held to Megatron's CI peak target on every one, so a
-// change that fits one row of a recipe and breaks another fails here.
+// change that fits one row of a recipe and breaks another fails here. The file also holds
+// skills/nemo-mbridge-perf-cpu-offloading's five Qwen3-30B-A3B runs (no offload, then 25 to 100 %
+// of the optimizer offloaded), which measured memory_allocated() after the step: static memory,
+// held to the CI static target.
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
@@ -22,12 +25,19 @@ TEST_CASE("the Bridge memory studies: every variant within the peak target") {
   const Expected<ValidationReport> report = run_validation(text.str());
   INFO((report ? std::string() : report.error().field + ": " + report.error().message));
   REQUIRE(report.has_value());
-  REQUIRE(report->cases.size() == 13);
+  REQUIRE(report->cases.size() == 18);
   int after_first_iteration = 0;
+  int static_only = 0;
   for (const CaseResult& c : report->cases) {
     INFO(c.id << ": " << c.detail);
     REQUIRE(c.status == CaseStatus::scored);
-    REQUIRE(c.peak_memory.has_value());
+    if (!c.peak_memory) {
+      REQUIRE(c.static_memory.has_value());
+      INFO("static relative error " << c.static_memory->relative_error_percent() << " %");
+      CHECK(c.static_memory->within(kStaticTarget));
+      ++static_only;
+      continue;
+    }
     INFO("relative error " << c.peak_memory->relative_error_percent() << " %");
     CHECK(c.peak_memory->within(kPeakTarget));
     if (c.measured_after_iterations == 1) ++after_first_iteration;
@@ -35,6 +45,7 @@ TEST_CASE("the Bridge memory studies: every variant within the peak target") {
   // Nemotron-3-Nano without recompute and with moe_act only (the runs then ran out of memory),
   // and the Llama study of PR #3107 (Bridge printed no later report then): after iteration 1.
   CHECK(after_first_iteration == 7);
+  CHECK(static_only == 5);
   REQUIRE(report->peak_summary.has_value());
   CHECK(report->peak_summary->configs.median_abs_relative_percent <= 5.0);
 }
