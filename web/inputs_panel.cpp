@@ -511,7 +511,7 @@ void optimizer_rows(InputContext& ctx) {
 
 void runtime_rows(InputContext& ctx) {
   rows(ctx, {"rt.expandable", "rt.frag", "rt.ctx", "rt.nccl", "rt.nccl-node", "rt.nvls",
-             "rt.deepep", "g.cublas", "g.fixed", "g.sm", "flash-attn"});
+             "rt.deepep", "g.cublas", "g.fixed", "g.sm", "flash-attn", "te-norm-view"});
 }
 
 }  // namespace

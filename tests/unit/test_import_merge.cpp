@@ -224,7 +224,7 @@ TEST_CASE("an import's own name gives way to the preset its architecture equals"
   CHECK(detected.config.model.name == model_preset("qwen3-8b").model.name);
 }
 
-TEST_CASE("flags cannot say exactly the device, runtime and two environment fields") {
+TEST_CASE("flags cannot say exactly the device, runtime, two environment fields and a knob") {
   std::vector<std::string> outside_device_and_runtime;
   for (const ConfigField& field : config_fields()) {
     const bool machine = field.group == FieldGroup::device || field.group == FieldGroup::runtime;
@@ -234,7 +234,8 @@ TEST_CASE("flags cannot say exactly the device, runtime and two environment fiel
     }
   }
   CHECK(outside_device_and_runtime ==
-        std::vector<std::string>{"training.moe_imbalance_factor", "training.flash_attn_available"});
+        std::vector<std::string>{"training.moe_imbalance_factor", "training.flash_attn_available",
+                                 "training.te_norm_saves_input_view"});
 }
 
 }  // namespace megamem

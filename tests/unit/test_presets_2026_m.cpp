@@ -146,19 +146,22 @@ TEST_CASE("llama4: Megatron-LM's Scout flags are the preset's model") {
   CHECK(total_params(args->config.model) == 107'769'861'120);
 }
 
-TEST_CASE("QK L2 norm: no weights, its inputs saved as QK layernorm's") {
+TEST_CASE("QK L2 norm: no weights; its compiled backward keeps views of linear_qkv's output") {
   const Estimate plain = testing::run(testing::tiny_gpt(""));
   const Estimate layernorm = testing::run(testing::tiny_gpt("--qk-layernorm"));
   const Estimate l2 = testing::run(testing::tiny_gpt("--qk-l2-norm"));
   const Estimate both = testing::run(testing::tiny_gpt("--qk-layernorm --qk-l2-norm"));
   CHECK(l2.totals.params == plain.totals.params);
   CHECK(both.totals.params == plain.totals.params);
-  // Q and K of 8 heads of 64 on 4 x 1024 tokens, bf16, in each of 4 layers.
-  CHECK(l2.ranks[0].activation_bytes_per_microbatch ==
-        layernorm.ranks[0].activation_bytes_per_microbatch);
-  CHECK(l2.ranks[0].activation_bytes_per_microbatch -
+  // TE's QK layernorm keeps copies of Q and K, 8 heads of 64 each on 4 x 1024 tokens, bf16, in
+  // each of 4 layers. L2Norm (torch_norm.py, jit_fuser) keeps its inputs, the MHA's Q and K
+  // slices, which hold linear_qkv's whole output (Q, K and V) alive.
+  CHECK(layernorm.ranks[0].activation_bytes_per_microbatch -
             plain.ranks[0].activation_bytes_per_microbatch ==
         4 * 4096 * (8 + 8) * 64 * 2);
+  CHECK(l2.ranks[0].activation_bytes_per_microbatch -
+            plain.ranks[0].activation_bytes_per_microbatch ==
+        4 * 4096 * (8 + 8 + 8) * 64 * 2);
   const Error mla = testing::normalize_error(
       testing::tiny_gpt("--qk-l2-norm --multi-latent-attention --kv-lora-rank 64"));
   CHECK(mla.field == "qk_l2_norm");

@@ -469,6 +469,11 @@ struct TrainingConfig {
   // flash-attn >= 2.4.1 is installed (an environment fact, not a flag). Transformer Engine
   // needs it on GPUs before Hopper in deterministic mode, or falls back to unfused attention.
   bool flash_attn_available = true;
+  // The run's Transformer Engine is older than 1.13 (an environment fact, not a flag): its
+  // RMSNorm and LayerNorm modules save a view of their input (module/rmsnorm.py,
+  // layernorm.py at v1.12: inp.view), so Q/K norms keep linear_qkv's output alive. From 1.13
+  // they are te.ops norms, which save a contiguous copy (ops/basic/rmsnorm.py).
+  bool te_norm_saves_input_view = false;
   // --defer-embedding-wgrad-compute with --wgrad-deferral-limit (0 = no limit): the output
   // layer keeps inputs and output gradients of micro-batches until the pipeline flush.
   bool defer_embedding_wgrad_compute = false;

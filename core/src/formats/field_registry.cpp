@@ -1865,6 +1865,9 @@ std::vector<ConfigField> wgrad_and_backend_rows() {
           .ui("flash-attn installed", "(environment)",
               "Without flash-attn, deterministic TE training below sm90 falls back to unfused "
               "attention and keeps the s x s scores."),
+      MM_BOOL("te-norm-view", "0", training.te_norm_saves_input_view)
+          .json("te_norm_saves_input_view")
+          .ui("TE < 1.13", "(environment)", "Q/K norms keep views of linear_qkv's output."),
       MM_INT("g.sm", "90", device.compute_capability, 10, 1000)
           .json("compute_capability")
           .ui("compute capability", "(80 = A100, 90 = H100, 100 = B200)",

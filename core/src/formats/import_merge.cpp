@@ -53,8 +53,9 @@ bool megatron_flags_cannot_say(const ConfigField& field) {
   if (field.group == FieldGroup::device || field.group == FieldGroup::runtime) return true;
   // The other groups' fields without a Megatron flag are mostly spelt by a flag the parser
   // derives them from (cpu_offloading from --cpu-offloading-num-layers) or by Megatron's
-  // default; only these two are facts of the machine or megamem's own knob.
+  // default; only these are facts of the machine's software or megamem's own knob.
   return field.name == "training.flash_attn_available" ||
+         field.name == "training.te_norm_saves_input_view" ||
          field.name == "training.moe_imbalance_factor";
 }
 

@@ -244,7 +244,16 @@ void apply_launcher(bool bridge, std::string_view megatron_args, Config& config)
 // exactly unfused attention's saved scores (5 bytes x b x heads/TP x s^2 per layer and
 // micro-batch in flight), and runs with an explicit backend match the other platforms. An
 // environment fact read from the measurements, not from Megatron's source.
-void apply_platform(std::string_view case_id, Config& config) {
+//
+// The open-sci-ref project (LAION / JSC) runs Megatron-LM on Leonardo in its shared image
+// container_images/pytorch_24.09-py3_leonardo.sif (CONTAINER_IMAGE in the project's public
+// checkpoint-conversion script, which starts Megatron-LM in it): NGC PyTorch 24.09, whose
+// Transformer Engine predates 1.13 (tagged 2024-12-09), the release from which TE's norms save
+// copies of their input instead of views (config.hpp te_norm_saves_input_view).
+void apply_platform(std::string_view case_id, std::string_view source, Config& config) {
+  if (source.find("open-sci-ref") != std::string_view::npos) {
+    config.training.te_norm_saves_input_view = true;
+  }
   const std::size_t at = case_id.rfind('@');
   if (at == std::string_view::npos) return;
   if (case_id.substr(at + 1).rfind("lts_dgxa100_dracooci", 0) == 0) {
@@ -318,6 +327,7 @@ std::int64_t reported_after_iterations(const json& measured, std::string_view so
 
 struct CaseEntry {
   std::string megatron_args;
+  std::string source;               // where the measurement comes from (see apply_platform)
   bool launched_by_bridge = false;  // see apply_launcher
   std::optional<std::int64_t> world_size;
   std::optional<std::int64_t> pp_rank;
@@ -339,6 +349,7 @@ CaseEntry read_case_entry(const json& entry, CaseResult& result) {
     }
   }
   e.megatron_args = string_member(entry, "megatron_args");
+  e.source = string_member(entry, "source");
   e.world_size = integer_member(entry, "world_size");
   if (const auto rank = entry.find("measured_rank"); rank != entry.end() && rank->is_object()) {
     e.pp_rank = integer_member(*rank, "pp_rank");
@@ -348,13 +359,12 @@ CaseEntry read_case_entry(const json& entry, CaseResult& result) {
     e.measured_static = number_member(*measured, "static_bytes");
     e.measured_peak = number_member(*measured, "peak_bytes");
     e.measured_reserved = number_member(*measured, "max_reserved_bytes");
-    e.after_iterations = reported_after_iterations(*measured, string_member(entry, "source"));
+    e.after_iterations = reported_after_iterations(*measured, e.source);
     result.measured_after_iterations = e.after_iterations;
   }
   e.vocab = effective_vocab_size(integer_member(entry, "vocab_size").value_or(0), e.megatron_args,
-                                 string_member(entry, "source"), string_member(entry, "notes"));
-  e.launched_by_bridge = launched_by_bridge(string_member(entry, "source"),
-                                            string_member(entry, "notes"), result.tags);
+                                 e.source, string_member(entry, "notes"));
+  e.launched_by_bridge = launched_by_bridge(e.source, string_member(entry, "notes"), result.tags);
   result.pp_rank = static_cast<int>(e.pp_rank.value_or(0));
   result.config_key = normalize_spaces(e.megatron_args) +
                       " | world_size=" + std::to_string(e.world_size.value_or(0)) +
@@ -430,7 +440,7 @@ CaseResult run_case(const json& entry) {
   }
   result.unmodeled_flags = args->unmodeled_flags;
   apply_gpu(result.gpu, args.value().config);
-  apply_platform(result.id, args.value().config);
+  apply_platform(result.id, e.source, args.value().config);
   apply_launcher(e.launched_by_bridge, e.megatron_args, args.value().config);
   return score_case(args->config, e, std::move(result));
 }

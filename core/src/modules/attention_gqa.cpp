@@ -97,7 +97,7 @@ void unfused_core_attention(const ModuleContext& c, const ActivationShape& s, Sa
   const bool expanded = heads > groups;
   const RecomputeModules core_attn = {RecomputeModule::core_attn};
   const OffloadModules offload = {OffloadModule::core_attn};
-  sink.add("Q (core attention input)", attn, n * heads * dh, s.act, {}, offload);
+  sink.add("Q (core attention)", attn, n * heads * dh, s.act, {}, offload);
   // A K/V-sharing layer's V is its source layer's normed V, which that layer's core attention
   // already keeps, unless repeat_interleave copies it to all heads; K is RoPE'd anew.
   const double v = layer_kind_shares_kv(c.kind) && !expanded ? 0.0 : shape.v_channels;
@@ -156,6 +156,102 @@ void output_gate_saved(const ActivationShape& s, SavedSink& sink, double heads, 
            {OffloadModule::core_attn});
 }
 
+// The Q/K norms save views of their inputs, keeping linear_qkv's output alive: Transformer
+// Engine's norm modules before 1.13 (module/rmsnorm.py, layernorm.py: inp.view) and L2Norm
+// (torch_norm.py, a jit_fuser expression whose compiled backward keeps its input).
+bool qk_norms_keep_views(const Config& config) {
+  const ModelConfig& m = config.model;
+  return m.qk_l2_norm || (m.qk_layernorm && config.training.te_norm_saves_input_view);
+}
+
+// V reaches core attention as a slice of linear_qkv's output: not after Gemma 4's V norm, in a
+// K/V-sharing layer (the source layer's V), or with the head-wise gate, whose slice already
+// keeps the output; the soft-capped FlexAttention path saves its own copies.
+bool v_is_qkv_output_view(const ModelConfig& m, LayerKind kind) {
+  return !m.torch_rms_norms && !m.gemma4_moe_layer && !layer_kind_shares_kv(kind) &&
+         !m.head_wise_attn_gate && !softcapped(m);
+}
+
+// linear_qkv's output and the Q, K and V get_query_key_value_tensors cuts from it
+// (attention.py: SplitAlongDim views; Q is copied by its reshape when a rank holds more than
+// one query group of more than one head, and RoPE or a Q/K norm makes new Q and K tensors). With
+// fewer query groups than TP ranks each rank slices the all-gathered output, which is then what
+// lives.
+struct QkvSlices {
+  double output = 0;  // elements of the output a rank holds
+  double q = 0;
+  double k = 0;
+  double q_fresh = 0;  // Q's and K's elements where they are new tensors, 0 where views
+  double k_fresh = 0;
+  bool reshaped = false;
+  bool norms_keep_views = false;  // qk_norms_keep_views()
+};
+
+QkvSlices qkv_slices(const ModuleContext& c, const ActivationShape& s, double heads,
+                     double groups) {
+  const ModelConfig& m = c.model;
+  const AttentionShape shape = attention_shape(m, c.kind);
+  const double dh = shape.kv_channels;
+  const double total = static_cast<double>(shape.heads) * dh + shape.gate_rows +
+                       static_cast<double>(shape.query_groups) * (dh + shape.v_channels);
+  const bool rope = m.position_embedding == PositionEmbedding::rope ||
+                    m.position_embedding == PositionEmbedding::yarn;
+  const bool normed = m.qk_layernorm || m.qk_l2_norm;
+  QkvSlices out;
+  out.output = s.tokens * (shape.query_groups < s.tp ? total : total / s.tp);
+  out.q = s.tokens * heads * dh;
+  out.k = s.tokens * groups * dh;
+  // The reshape merges the group and per-group head dimensions: a copy when both exceed one.
+  out.reshaped = groups > 1 && heads > groups;
+  out.q_fresh = rope || normed || out.reshaped ? out.q : 0.0;
+  out.k_fresh = rope || normed ? out.k : 0.0;
+  out.norms_keep_views = qk_norms_keep_views(c.config);
+  return out;
+}
+
+// What the Q/K norms keep for their backward: contiguous copies of Q and K (TE from 1.13), or
+// views that keep linear_qkv's output alive, with the reshape's copy of Q where there is one.
+// A K/V-sharing layer keeps no K norm input (its K is the source layer's).
+void qk_norm_inputs_saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink,
+                          const QkvSlices& slices, double own_groups) {
+  const ModelConfig& m = c.model;
+  if (!m.qk_layernorm && !m.qk_l2_norm) return;
+  const bool views = slices.norms_keep_views && own_groups > 0;
+  const double copies = slices.q + (own_groups > 0 ? slices.k : 0.0);
+  const double held = slices.output + (slices.reshaped ? slices.q : 0.0);
+  sink.add(views ? "q/k norm inputs (QKV output views)" : "q/k layernorm inputs",
+           ModuleKind::self_attention, views ? held : copies, s.act, {},
+           {OffloadModule::qkv_linear});
+}
+
+// The core attention's inputs for its backward. Without recompute TE keeps contiguous Q, K
+// and V (dot_product_attention/utils.py get_qkv_layout: V, a strided slice of linear_qkv's
+// output beside new Q and K, matches no packed layout, so all three are made contiguous), and
+// linear_qkv's output is freed. --recompute-modules core_attn instead saves the inputs as
+// attention.py _checkpointed_attention_forward hands them to tensor_parallel.checkpoint
+// (tensor_parallel/random.py CheckpointFunction): Q and K where they are new tensors, and V,
+// a view that keeps the whole output alive where nothing else does; TE's copies are made
+// again in the recomputed forward (v_is_qkv_output_view: where V is such a slice).
+void core_attention_inputs_saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink,
+                                 const QkvSlices& slices, double copies) {
+  const ModuleKind attn = ModuleKind::self_attention;
+  const OffloadModules offload = {OffloadModule::core_attn};
+  if (!v_is_qkv_output_view(c.model, c.kind)) {
+    sink.add("Q, K, V (core attention inputs)", attn, copies, s.act, {}, offload);
+    return;
+  }
+  // One entry per tensor TE saves (fine-grained offloading moves each by its own size).
+  const RecomputeModules recomputed = {RecomputeModule::core_attn};
+  sink.add("Q (core attention)", attn, slices.q, s.act,
+           slices.q_fresh > 0 ? RecomputeModules{} : recomputed, offload);
+  sink.add("K (core attention)", attn, slices.k, s.act,
+           slices.k_fresh > 0 ? RecomputeModules{} : recomputed, offload);
+  sink.add("V copy (core attention)", attn, copies - slices.q - slices.k, s.act, recomputed,
+           offload);
+  if (!sink.active_recompute().has(RecomputeModule::core_attn) || slices.norms_keep_views) return;
+  sink.add("QKV output (core_attn checkpoint)", attn, slices.output, s.act);
+}
+
 void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const ModelConfig& m = c.model;
   const AttentionShape shape = attention_shape(m, c.kind);
@@ -184,17 +280,12 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   // get_query_key_value_tensors), so the fused output is that much wider while it lives.
   const double gate_rows = m.attention_output_gate ? n * heads * dh : 0.0;
   sink.forward_transient(s.act * (m.head_wise_attn_gate ? 2 * qkv + n * heads : qkv + gate_rows));
-  // L2Norm (torch_norm.py, a jit_fuser expression) keeps its input for the backward, as
-  // TENorm does; the fp32 per-row statistics are negligible beside it.
-  if (m.qk_layernorm || m.qk_l2_norm) {
-    sink.add("q/k layernorm inputs", attn, n * (heads + own_groups) * dh, s.act, {},
-             {OffloadModule::qkv_linear});
-  }
+  const QkvSlices slices = qkv_slices(c, s, heads, groups);
+  qk_norm_inputs_saved(c, s, sink, slices, own_groups);
   if (softcapped_attention_unfused(m) || (!softcapped(m) && unfused_attention(c.config))) {
     unfused_core_attention(c, s, sink, heads, groups);
   } else {
-    sink.add("Q, K, V (core attention inputs)", attn, qkv - n * (groups - own_groups) * dv, s.act,
-             {}, {OffloadModule::core_attn});
+    core_attention_inputs_saved(c, s, sink, slices, qkv - n * (groups - own_groups) * dv);
     // Flash/cuDNN (and FlexAttention) keep the fp32 log-sum-exp per head and token.
     sink.add("softmax statistics (fp32)", attn, n * heads, 4, {RecomputeModule::core_attn},
              {OffloadModule::core_attn});
@@ -233,5 +324,11 @@ void flops(const ModuleContext& c, ModuleFlops& f) {
 }  // namespace
 
 MEGAMEM_LAYER_MODULE_SPEC(kGqaAttentionSpec, "attention (MHA/GQA)", LayerBlock::attention);
+
+bool core_attn_recompute_can_grow(const Config& config) {
+  const ModelConfig& m = config.model;
+  return !m.multi_latent_attention && !unfused_attention(config) &&
+         v_is_qkv_output_view(m, LayerKind::dense) && !qk_norms_keep_views(config);
+}
 
 }  // namespace megamem

@@ -328,6 +328,10 @@ double dsa_computing_layer_fraction(const ModelConfig& model);
 // whether core attention runs unfused (scores materialised; dot_product_attention.py).
 void input_norm_saved(const ModuleContext& context, const ActivationShape& shape, SavedSink& sink);
 bool unfused_attention(const Config& config);
+// Whether --recompute-modules core_attn can keep more than it frees: its checkpoint holds
+// linear_qkv's output behind V in standard attention (attention_gqa.cpp); the planner does
+// not order a choice that adds core_attn below one without it (plan/planner.cpp).
+bool core_attn_recompute_can_grow(const Config& config);
 
 // Shared by the linear-recurrence mixers (Mamba-2, Gated DeltaNet): in_proj is a
 // TELayerNormColumnParallelLinear with the layer's input norm fused in (mamba_mixer.py,

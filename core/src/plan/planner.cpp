@@ -38,7 +38,8 @@ namespace {
 struct RecomputeOption {
   std::string label;
   RecomputeConfig config;
-  RecomputeModules active;  // the modules selective recompute re-runs
+  RecomputeModules active;          // the modules selective recompute re-runs
+  bool core_attn_can_grow = false;  // selective core_attn, core_attn_recompute_can_grow()
 };
 
 struct OffloadOption {
@@ -87,12 +88,14 @@ std::vector<OffloadOption> offload_options(bool search) {
           {"activations + optimizer", true, true, false}};
 }
 
-// a needs at most the memory of b (memory-model order; see planner.hpp).
+// a needs at most the memory of b (memory-model order; see planner.hpp), except that a choice
+// adding core_attn where its checkpoint can keep more than it frees is not below one without
+// it (core_attn_recompute_can_grow).
 bool recompute_le(const RecomputeOption& a, const RecomputeOption& b) {
   const auto ga = a.config.granularity, gb = b.config.granularity;
-  if (&a == &b || ga == RecomputeGranularity::full || gb == RecomputeGranularity::none) {
-    return true;
-  }
+  if (&a == &b || ga == RecomputeGranularity::full) return true;
+  if (a.core_attn_can_grow && !b.core_attn_can_grow) return false;
+  if (gb == RecomputeGranularity::none) return true;
   if (ga == RecomputeGranularity::selective && gb == RecomputeGranularity::selective) {
     return a.active.contains(b.active);  // a recomputes every module b does
   }
@@ -875,6 +878,9 @@ void Planner::setup_rows() {
     c.training.recompute = option.config;
     const Expected<NormalizedConfig> n = normalize(c);
     option.active = n ? active_recompute_modules(*n) : RecomputeModules{};
+    option.core_attn_can_grow = option.config.granularity == RecomputeGranularity::selective &&
+                                option.active.has(RecomputeModule::core_attn) &&
+                                core_attn_recompute_can_grow(c);
   }
   offload_ = offload_options(req_.space.search_offload);
   rows_ = recompute_.size() * offload_.size();
