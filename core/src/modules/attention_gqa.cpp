@@ -8,7 +8,8 @@
 //     its own (Megatron-Bridge's MiMoV2FlashSelfAttention: V and linear_proj's input take it,
 //     Q and K keep kv_channels; mimo_v2_flash/modeling_mimo_v2_flash.py).
 //   saved: input norm input/output (offload qkv_linear, or attn_norm when standalone), q/k
-//     norm inputs (qkv_linear), Q/K/V copies (core_attn offload), flash attention's fp32
+//     norm inputs (qkv_linear), Q/K/V copies (core_attn offload; core_attn recompute keeps
+//     linear_qkv's output behind V instead of V's copy), flash attention's fp32
 //     log-sum-exp (freed by core_attn recompute) or, unfused, the probabilities and dropout
 //     (core_attn recompute), linear_proj input (attn_proj offload); with Gemma 2's score
 //     soft-cap, FlexAttention's own output or, unfused, the capped scores (core_attn). The
