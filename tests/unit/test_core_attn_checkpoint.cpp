@@ -64,3 +64,13 @@ TEST_CASE("Q/K norms: copies from TE 1.13, views of linear_qkv's output before")
   CHECK(kept(c) - copies == 2 * kTokens * (12 + 8 - 10) * 64);
   CHECK(recompute_delta(c) == -2 * kTokens * 2 * 64 - 4 * kTokens * 8);
 }
+
+TEST_CASE("core_attn recompute with fewer query groups than TP ranks keeps the gathered output") {
+  // 2 query groups on TP 4: attention.py all-gathers linear_qkv's output and slices each rank's
+  // group out of it, so V's view keeps the whole gathered output, (8 + 2 + 2) x 64 per token,
+  // where TE kept this rank's contiguous V (1 x 64); the rank's 2 heads' statistics go.
+  Config c = testing::tiny_gpt(
+      "--group-query-attention --num-query-groups 2 --position-embedding-type rope");
+  c.parallel.tensor_parallel = 4;
+  CHECK(recompute_delta(c) == 2 * kTokens * (12 - 1) * 64 - 4 * kTokens * 2);
+}
