@@ -71,14 +71,13 @@ bool field_rule_cannot_carry(const ConfigField& field) {
 }
 
 // The GPU and its software stack decide kernels and workspaces the estimator models only in
-// part (TE's cuBLAS workspace, FP8 GEMM layouts, whether flash-attn is installed): what an
-// anchor measured beyond the estimate on one GPU is not what another GPU adds. The Transformer
-// Engine release is one too (what its norms save).
+// part (TE's cuBLAS workspace, FP8 GEMM layouts, the environment fields: flash-attn, TE's
+// release): what an anchor measured beyond the estimate on one GPU is not what another adds.
 bool field_is_environment(const ConfigField& field) {
-  return field.name == "device.name" || field.name == "device.te_cublas_workspace_mib" ||
+  return field.environment || field.name == "device.name" ||
+         field.name == "device.te_cublas_workspace_mib" ||
          field.name == "device.fp8_gemm_any_layout" || field.name == "device.compute_capability" ||
-         field.name == "device.nvlink_multicast" || field.name == "training.flash_attn_available" ||
-         field.name == "training.te_norm_saves_input_view";
+         field.name == "device.nvlink_multicast";
 }
 
 // Recompute and CUDA graphs change which activations are saved; the activation difference is
@@ -361,10 +360,11 @@ Expected<AnchoredEstimate> anchor_estimate(const AnchorMeasurement& measured,
 Expected<AnchoredEstimate> anchor_estimate(const Anchor& anchor, const Estimate& target) {
   Config config = anchor.config;
   if (!anchor.environment_known) {
-    config.device = target.normalized.config.device;
-    config.training.flash_attn_available = target.normalized.config.training.flash_attn_available;
-    config.training.te_norm_saves_input_view =
-        target.normalized.config.training.te_norm_saves_input_view;
+    Config environment = target.normalized.config;
+    config.device = environment.device;
+    for (const ConfigField& field : config_fields()) {
+      if (field.environment) copy_field(field, environment, config);
+    }
   }
   Expected<Estimate> estimated = estimate(config, {.module_tree = false, .timeline = false});
   if (!estimated) {

@@ -114,6 +114,10 @@ struct ConfigField {
   // padding, the position table's length): an import is named by the preset whose
   // architecture it has, whatever these say (is_architecture_field).
   bool run_setting = false;
+  // A fact of the machine's software, not of the run (flash-attn installed, Transformer
+  // Engine's release): no Megatron flag says it, so flags and launch scripts keep it, and an
+  // anchor measured where it is unknown takes the target's (anchor.cpp, import_merge.cpp).
+  bool environment = false;
   // Read by code in megatron_args.cpp (aliases, several flags, derived values), not by the
   // one-to-one loop.
   bool read_by_importer = false;
@@ -161,6 +165,10 @@ struct ConfigField {
 // Every Config field, in share-link order (docs/share-links.md); fields without a link key
 // follow their neighbours.
 const std::vector<ConfigField>& config_fields();
+
+// Copies one field's value from `from` into `to` (non-const: the text and pattern accessors
+// hand out the member itself).
+void copy_field(const ConfigField& field, Config& from, Config& to);
 
 // A Megatron-LM flag that changes what is allocated but has no Config field: accepted, and
 // listed in MegatronArgs::unmodeled_flags so front ends say the estimate leaves it out.

@@ -97,6 +97,10 @@ class Row {
     f_.run_setting = true;
     return *this;
   }
+  Row& environment() {
+    f_.environment = true;
+    return *this;
+  }
   Row& scope(FieldScope part) {
     f_.scope = part;
     return *this;
@@ -1861,11 +1865,13 @@ std::vector<ConfigField> wgrad_and_backend_rows() {
           .flag("--wgrad-deferral-limit", FlagForm::value, 0.0)
           .json("wgrad_deferral_limit"),
       MM_BOOL("flash-attn", "1", training.flash_attn_available)
+          .environment()
           .json("flash_attn_available")
           .ui("flash-attn installed", "(environment)",
               "Without flash-attn, deterministic TE training below sm90 falls back to unfused "
               "attention and keeps the s x s scores."),
       MM_BOOL("te-norm-view", "0", training.te_norm_saves_input_view)
+          .environment()
           .json("te_norm_saves_input_view")
           .ui("TE < 1.13", "(environment)", "Q/K norms keep views of linear_qkv's output."),
       MM_INT("g.sm", "90", device.compute_capability, 10, 1000)
@@ -1998,6 +2004,30 @@ std::span<const UnmodeledFlag> unmodeled_megatron_flags() {
 const std::vector<ConfigField>& config_fields() {
   static const std::vector<ConfigField> table = all_rows();
   return table;
+}
+
+void copy_field(const ConfigField& field, Config& from, Config& to) {
+  switch (field.kind) {
+    case FieldKind::integer:
+    case FieldKind::boolean:
+    case FieldKind::choice:
+      field.set_int(to, field.get_int(from));
+      return;
+    case FieldKind::real:
+      field.set_real(to, field.get_real(from));
+      return;
+    case FieldKind::text:
+      *field.text(to) = *field.text(from);
+      return;
+    case FieldKind::module_list: {
+      std::string unknown;  // names from a Config are always known
+      field.set_list(to, field.get_list(from), unknown);
+      return;
+    }
+    case FieldKind::pattern:
+      *field.pattern(to) = *field.pattern(from);
+      return;
+  }
 }
 
 const ConfigField* field_by_link_key(std::string_view key) {

@@ -6,31 +6,6 @@
 namespace megamem {
 namespace {
 
-// Copies one registry field's value from `from` into `to`.
-void copy_field(const ConfigField& field, Config& from, Config& to) {
-  switch (field.kind) {
-    case FieldKind::integer:
-    case FieldKind::boolean:
-    case FieldKind::choice:
-      field.set_int(to, field.get_int(from));
-      return;
-    case FieldKind::real:
-      field.set_real(to, field.get_real(from));
-      return;
-    case FieldKind::text:
-      *field.text(to) = *field.text(from);
-      return;
-    case FieldKind::module_list: {
-      std::string unknown;  // names from a Config are always known
-      field.set_list(to, field.get_list(from), unknown);
-      return;
-    }
-    case FieldKind::pattern:
-      *field.pattern(to) = *field.pattern(from);
-      return;
-  }
-}
-
 // `into` with every field for which keep(field) holds taken from `kept`.
 template <typename Keep>
 Config keep_fields(Config into, Config kept, Keep keep) {
@@ -53,10 +28,8 @@ bool megatron_flags_cannot_say(const ConfigField& field) {
   if (field.group == FieldGroup::device || field.group == FieldGroup::runtime) return true;
   // The other groups' fields without a Megatron flag are mostly spelt by a flag the parser
   // derives them from (cpu_offloading from --cpu-offloading-num-layers) or by Megatron's
-  // default; only these are facts of the machine's software or megamem's own knob.
-  return field.name == "training.flash_attn_available" ||
-         field.name == "training.te_norm_saves_input_view" ||
-         field.name == "training.moe_imbalance_factor";
+  // default; only the environment's facts and megamem's own imbalance knob are not.
+  return field.environment || field.name == "training.moe_imbalance_factor";
 }
 
 SharedConfig merge_hf_model(const SharedConfig& current, const ModelConfig& imported,
