@@ -188,10 +188,9 @@ struct QkvSlices {
   bool norms_keep_views = false;  // qk_norms_keep_views()
 };
 
-QkvSlices qkv_slices(const ModuleContext& c, const ActivationShape& s, double heads,
-                     double groups) {
+QkvSlices qkv_slices(const ModuleContext& c, const ActivationShape& s, const AttentionShape& shape,
+                     double heads, double groups) {
   const ModelConfig& m = c.model;
-  const AttentionShape shape = attention_shape(m, c.kind);
   const double dh = shape.kv_channels;
   const double total = static_cast<double>(shape.heads) * dh + shape.gate_rows +
                        static_cast<double>(shape.query_groups) * (dh + shape.v_channels);
@@ -281,7 +280,7 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   // get_query_key_value_tensors), so the fused output is that much wider while it lives.
   const double gate_rows = m.attention_output_gate ? n * heads * dh : 0.0;
   sink.forward_transient(s.act * (m.head_wise_attn_gate ? 2 * qkv + n * heads : qkv + gate_rows));
-  const QkvSlices slices = qkv_slices(c, s, heads, groups);
+  const QkvSlices slices = qkv_slices(c, s, shape, heads, groups);
   qk_norm_inputs_saved(c, s, sink, slices, own_groups);
   if (softcapped_attention_unfused(m) || (!softcapped(m) && unfused_attention(c.config))) {
     unfused_core_attention(c, s, sink, heads, groups);
