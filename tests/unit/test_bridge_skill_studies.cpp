@@ -8,7 +8,9 @@
 // Qwen3-30B-A3B's core_attn variant from Bridge PR #3880 and
 // skills/nemo-mbridge-perf-cpu-offloading's five Qwen3-30B-A3B runs (no offload, then 25 to 100 %
 // of the optimizer offloaded), which measured memory_allocated() after the step: static memory,
-// held to the CI static target.
+// held to the CI static target, and Nemotron 3 Super's two H100 pre-training runs from its
+// model verification card (forced and natural routing), whose figure is the larger pipeline
+// stage's (Bridge reduces memory metrics with MAX over the pipeline group).
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
@@ -26,7 +28,7 @@ TEST_CASE("the Bridge memory studies: every variant within the peak target") {
   const Expected<ValidationReport> report = run_validation(text.str());
   INFO((report ? std::string() : report.error().field + ": " + report.error().message));
   REQUIRE(report.has_value());
-  REQUIRE(report->cases.size() == 19);
+  REQUIRE(report->cases.size() == 21);
   int after_first_iteration = 0;
   int static_only = 0;
   for (const CaseResult& c : report->cases) {
@@ -49,4 +51,37 @@ TEST_CASE("the Bridge memory studies: every variant within the peak target") {
   CHECK(static_only == 5);
   REQUIRE(report->peak_summary.has_value());
   CHECK(report->peak_summary->configs.median_abs_relative_percent <= 5.0);
+}
+
+TEST_CASE("a case measured as the maximum over pipeline stages is scored on the largest stage") {
+  // Nemotron 3 Super's card (PP 2): the first stage holds two micro-batches in flight and
+  // peaks above the last one, so "pp_rank": "max" scores the first.
+  std::ifstream in(std::string(MEGAMEM_VALIDATION_DIR) + "/bridge-studies.json");
+  REQUIRE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string cases = text.str();
+  const Expected<ValidationReport> as_max = run_validation(cases);
+  REQUIRE(as_max.has_value());
+  const std::string id = "card_nemotron3super_64xh100_perf_forced";
+  const auto find = [&](const ValidationReport& report) {
+    for (const CaseResult& c : report.cases) {
+      if (c.id == id) return c;
+    }
+    FAIL("no case " << id);
+    return CaseResult{};
+  };
+  const CaseResult largest = find(*as_max);
+  REQUIRE(largest.peak_memory.has_value());
+  CHECK(largest.pp_rank == 0);
+  // The same run scored against the last stage instead predicts less.
+  const std::size_t at = cases.find("\"pp_rank\": \"max\"", cases.find(id));
+  REQUIRE(at != std::string::npos);
+  cases.replace(at, std::string("\"pp_rank\": \"max\"").size(), "\"pp_rank\": 1");
+  const Expected<ValidationReport> as_last = run_validation(cases);
+  REQUIRE(as_last.has_value());
+  const CaseResult last = find(*as_last);
+  REQUIRE(last.peak_memory.has_value());
+  CHECK(last.pp_rank == 1);
+  CHECK(last.peak_memory->predicted_bytes < largest.peak_memory->predicted_bytes);
 }

@@ -331,6 +331,7 @@ struct CaseEntry {
   bool launched_by_bridge = false;  // see apply_launcher
   std::optional<std::int64_t> world_size;
   std::optional<std::int64_t> pp_rank;
+  bool max_over_pp_ranks = false;   // see measured_pipeline_rank
   std::optional<double> measured_static;
   std::optional<double> measured_peak;
   std::optional<double> measured_reserved;  // torch.cuda.max_memory_reserved(), where given
@@ -353,6 +354,7 @@ CaseEntry read_case_entry(const json& entry, CaseResult& result) {
   e.world_size = integer_member(entry, "world_size");
   if (const auto rank = entry.find("measured_rank"); rank != entry.end() && rank->is_object()) {
     e.pp_rank = integer_member(*rank, "pp_rank");
+    e.max_over_pp_ranks = string_member(*rank, "pp_rank") == "max";
   }
   if (const auto measured = entry.find("measured");
       measured != entry.end() && measured->is_object()) {
@@ -378,6 +380,26 @@ CaseResult failed(CaseResult result, std::string detail) {
   return result;
 }
 
+// The estimate's rank a case measured: its pipeline rank, or with "pp_rank": "max" the rank
+// of the highest predicted peak. Megatron-Bridge's training_log reduces each memory metric with
+// MAX over the pipeline group before it logs it (training/utils/train_utils.py
+// reduce_max_memory_across_pp_group, issue #3167), so such a figure is the largest stage's.
+const RankMemory* measured_pipeline_rank(const Estimate& estimated, const CaseEntry& e) {
+  if (e.max_over_pp_ranks) {
+    const auto peak = [&](const RankMemory& r) {
+      return max_allocated_after_bytes(r, e.after_iterations);
+    };
+    const auto it = std::max_element(
+        estimated.ranks.begin(), estimated.ranks.end(),
+        [&](const RankMemory& a, const RankMemory& b) { return peak(a) < peak(b); });
+    return it == estimated.ranks.end() ? nullptr : &*it;
+  }
+  for (const RankMemory& r : estimated.ranks) {
+    if (r.pp_rank == *e.pp_rank) return &r;
+  }
+  return nullptr;
+}
+
 // Estimates a parsed case and compares its measured rank: static, peak and reserved memory,
 // each where the entry measured it.
 CaseResult score_case(const Config& config, const CaseEntry& e, CaseResult result) {
@@ -386,11 +408,11 @@ CaseResult score_case(const Config& config, const CaseEntry& e, CaseResult resul
     return failed(std::move(result),
                   "estimate: " + estimated.error().field + ": " + estimated.error().message);
   }
-  const auto rank = std::find_if(estimated->ranks.begin(), estimated->ranks.end(),
-                                 [&](const RankMemory& r) { return r.pp_rank == *e.pp_rank; });
-  if (rank == estimated->ranks.end()) {
+  const RankMemory* rank = measured_pipeline_rank(*estimated, e);
+  if (!rank) {
     return failed(std::move(result), "estimate has no pipeline rank " + std::to_string(*e.pp_rank));
   }
+  result.pp_rank = rank->pp_rank;
   result.status = CaseStatus::scored;
   result.features = configuration_features(estimated->normalized.config);
   result.config = config;
@@ -417,10 +439,11 @@ CaseResult run_case(const json& entry) {
   CaseResult result;
   const CaseEntry e = read_case_entry(entry, result);
   // Runs whose logs give no static figure are scored on the peak alone.
-  if (e.megatron_args.empty() || !e.world_size || !e.pp_rank ||
+  if (e.megatron_args.empty() || !e.world_size || (!e.pp_rank && !e.max_over_pp_ranks) ||
       (!e.measured_static && !e.measured_peak)) {
     return failed(std::move(result),
-                  "entry lacks megatron_args, world_size, measured_rank.pp_rank or "
+                  "entry lacks megatron_args, world_size, measured_rank.pp_rank (a rank or "
+                  "\"max\") or "
                   "measured.static_bytes / measured.peak_bytes");
   }
   Expected<MegatronArgs> args = parse_megatron_args(e.megatron_args, *e.world_size, e.vocab);
