@@ -1,4 +1,5 @@
-// Megatron-Bridge's H100 performance recipes for gpt-oss-120b, Kimi-K2 and GLM-5.1
+// Megatron-Bridge's H100 performance recipes for gpt-oss-120b, Kimi-K2, GLM-5.1 and
+// Nemotron-3-Super
 // (src/megatron/bridge/perf_recipes/{gpt_oss,kimi,glm_moe_dsa}/h100/, commit 067f987) as
 // megamem reads them: the layer placement and parameter shares each rank holds, counted by
 // hand, and the settings Bridge's helpers change under the recipe (_benchmark_common).
@@ -127,4 +128,30 @@ TEST_CASE("GLM-5.1's H100 recipe: DP 1 under CP 32, MTP and an embedding copy la
   REQUIRE(experts != nullptr);
   CHECK(attention->optimizer_bytes == static_cast<std::uint64_t>(attention->params) * 12 / 32);
   CHECK(experts->optimizer_bytes == static_cast<std::uint64_t>(experts->params) * 12);
+}
+
+TEST_CASE("Nemotron-3-Super's H100 recipe: one shared MTP layer run at two depths") {
+  // hybrid_provider.py finalize: with mtp_use_repeated_layer the '*E' MTP pattern is appended
+  // once per depth (mtp_num_layers = 2), and multi_token_prediction.py builds one layer that
+  // every depth runs. 88 layers, no pipes: 44 a stage (select_pipeline_segment).
+  Config c = recipe("nemotron-3-super-h100-64");
+  CHECK(c.model.mtp_num_layers == 2);
+  CHECK(c.model.mtp_use_repeated_layer);
+  const Estimate shared = testing::run(c);
+  REQUIRE(shared.ranks.size() == 2);
+  CHECK(layers_of(shared.ranks[0]) == Layers{{0, 44}});
+  CHECK(layers_of(shared.ranks[1]) == Layers{{44, 44}});
+  CHECK(shared.verdict.status == FitStatus::fits);
+  // Without the shared layer each depth has its own '*E' pair. By hand, per EP-32 rank: the
+  // eh_proj 2 x 4096 x 4096, enorm, hnorm and final norm 3 x 4096, attention 4096 x (32 + 2 x
+  // 2) x 128 + 4096 x 4096 and its norm 4096, the router 512 x 4096, the latent projections
+  // 2 x 4096 x 1024, the shared expert 2 x 4096 x 5376 and the pre-MLP norm 4096: 123,752,448
+  // dense; 16 of the 512 experts of 2 x 1024 x 2688: 88,080,384.
+  c.model.mtp_use_repeated_layer = false;
+  const Estimate own = testing::run(c);
+  CHECK(own.ranks[1].dense_params - shared.ranks[1].dense_params == 123'752'448);
+  CHECK(own.ranks[1].expert_params - shared.ranks[1].expert_params == 88'080'384);
+  // Both depths run forward either way: the same activations.
+  CHECK(own.ranks[1].activation_bytes_per_microbatch ==
+        shared.ranks[1].activation_bytes_per_microbatch);
 }
