@@ -377,6 +377,16 @@ void write_fp8_bf16_layers(const Config& c, std::vector<MegatronFlag>& flags) {
   add_flag(flags, "--num-layers-at-end-in-bf16", std::to_string(t.fp8_bf16_layers_at_end));
 }
 
+// arguments.py: MTP depths ('/' parts) and pipeline segments ('|') exist only in the unified
+// --hybrid-layer-pattern syntax; such a pattern is written under that name. Any other pattern
+// keeps --hybrid-override-pattern, which every release reads (later ones as a deprecated alias).
+void write_hybrid_pattern(const Config& c, std::vector<MegatronFlag>& flags) {
+  const std::string& pattern = c.model.hybrid_layer_pattern;
+  if (pattern.empty()) return;
+  const bool unified = pattern.find_first_of("/|") != std::string::npos;
+  add_flag(flags, unified ? "--hybrid-layer-pattern" : "--hybrid-override-pattern", pattern);
+}
+
 // Either spelling means the same once read back (arguments.py picks by --swiglu).
 void write_bias_activation_fusion(const Config& c, std::vector<MegatronFlag>& flags) {
   if (c.training.bias_activation_fusion) return;
@@ -1640,7 +1650,8 @@ std::vector<ConfigField> hyper_connection_rows() {
 std::vector<ConfigField> model_hybrid_rows() {
   return {
       MM_TEXT("m.hybrid", model.hybrid_layer_pattern, 4096)
-          .read_by_code("--hybrid-override-pattern", FlagForm::value)
+          .read_by_code("--hybrid-override-pattern")
+          .writes(write_hybrid_pattern)
           .also_reads({{"--hybrid-layer-pattern", FlagArity::one},
                        {"--hybrid-attention-ratio", FlagArity::one},
                        {"--hybrid-mlp-ratio", FlagArity::one},
