@@ -481,3 +481,60 @@ TEST_CASE("nemotron_h: Nemotron-3-Super-120B-A12B is its preset, the checkpoint'
   REQUIRE(e.has_value());
   CHECK(e->totals.mtp_params == 2'942'324'736);
 }
+
+// Nemotron-3-Ultra-550B-A55B as transformers' NemotronHConfig writes it: layers_block_type and
+// mtp_layers_block_type lists, num_hidden_layers null. Sizes from Megatron-LM's
+// examples/post_training/modelopt/conf/nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16.sh. By
+// hand: a Mamba layer 8192 x (2 x 16384 + 2 x 8 x 128 + 256) in_proj, the conv1d's 18432 x 4
+// weights and 18432 biases, A_log, D and dt_bias of 256, the gated norm 16384, out_proj
+// 16384 x 8192 and its input norm: 421,645,056; attention 8192 x (64 + 2 x 2) x 128 +
+// 8192 x 8192 and its norm: 138,420,224; a MoE layer (router 512 x 8192, latent projections
+// 2 x 8192 x 2048, 512 experts of 2 x 2048 x 5120, the shared expert 2 x 8192 x 10240, the
+// norm): 10,942,947,328. 48 Mamba, 12 attention, 48 MoE layers and two 131072 x 8192 matrices:
+// 549,308,968,960 (-0.13 % from the card's 550B). The shared MTP layer: eh_proj 2 x 8192 x
+// 8192, three norms, an attention and a MoE layer.
+TEST_CASE("nemotron_h: the list form of the pattern; Nemotron-3-Ultra-550B-A55B is its preset") {
+  std::string types;
+  for (const char symbol : std::string_view(
+           "MEMEMEM*EMEMEM*EMEMEMEM*EMEMEMEM*EMEMEM*EMEMEMEM*EMEMEMEM*EMEMEM*EMEMEMEM*EMEMEMEM*"
+           "EMEMEM*EMEMEMEM*EMEMEMEME")) {
+    types += std::string(types.empty() ? "" : ", ") +
+             (symbol == 'M' ? "\"mamba\"" : symbol == 'E' ? "\"moe\"" : "\"attention\"");
+  }
+  const Expected<HfImport> hf = import_hf_config(R"json({
+    "architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h",
+    "hidden_size": 8192, "num_hidden_layers": null, "vocab_size": 131072,
+    "layers_block_type": [)json" + types + R"json(],
+    "mamba_num_heads": 256, "mamba_head_dim": 64, "n_groups": 8, "ssm_state_size": 128,
+    "conv_kernel": 4, "num_attention_heads": 64, "num_key_value_heads": 2, "head_dim": 128,
+    "n_routed_experts": 512, "n_shared_experts": 1, "num_experts_per_tok": 22,
+    "moe_latent_size": 2048, "moe_intermediate_size": 5120, "intermediate_size": 5120,
+    "moe_shared_expert_intermediate_size": 10240, "mlp_hidden_act": "relu2",
+    "mtp_layers_block_type": ["attention", "moe"], "num_nextn_predict_layers": 1,
+    "moe_shared_expert_overlap": false, "tie_word_embeddings": false})json");
+  INFO((hf ? std::string() : hf.error().field + ": " + hf.error().message));
+  REQUIRE(hf.has_value());
+  hf_test::check_matches_preset(hf->model, "nemotron-3-ultra-550b-a55b");
+  const std::int64_t expected = 2 * std::int64_t{131072} * 8192 + 8192 +
+                                48 * std::int64_t{421'645'056} + 12 * 138'420'224 +
+                                48 * std::int64_t{10'942'947'328};
+  CHECK(expected == 549'308'968'960);
+  CHECK(hf_test::total_params(hf->model) == expected);
+  Config c = share_link_defaults();
+  c.model = hf->model;
+  const Expected<Estimate> e = estimate(c, {false, false});
+  REQUIRE(e.has_value());
+  CHECK(e->totals.mtp_params == 2 * std::int64_t{8192} * 8192 + 3 * 8192 + 138'420'224 +
+                                    std::int64_t{10'942'947'328});
+}
+
+TEST_CASE("nemotron_h: a block type the list form does not know is refused, by name") {
+  const Expected<HfImport> hf = import_hf_config(R"json({
+    "architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h",
+    "hidden_size": 1024, "vocab_size": 32000, "layers_block_type": ["mamba", "conv"],
+    "mamba_num_heads": 32, "mamba_head_dim": 64, "n_groups": 8, "ssm_state_size": 128,
+    "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 128,
+    "intermediate_size": 4096})json");
+  REQUIRE_FALSE(hf.has_value());
+  CHECK(hf.error().field == "layers_block_type");
+}

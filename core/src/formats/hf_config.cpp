@@ -132,9 +132,17 @@ class Reader {
 
 // Layer count, widths and vocabulary, which every family has. A Qwen MoE config whose layers
 // are all MoE may leave intermediate_size out (Qwen3.5's qwen3_5_moe_text): 0 until
-// read_qwen_moe knows whether a dense layer needs it.
+// read_qwen_moe knows whether a dense layer needs it;
+// transformers' NemotronHConfig takes the layer count from its layers_block_type list and
+// writes num_hidden_layers as null (configuration_nemotron_h.py).
 std::optional<Error> read_dimensions(const Reader& r, bool ffn_optional, ModelConfig& m) {
-  MM_READ(m.num_layers, r.int_field("num_hidden_layers", 1, kMaxSize));
+  const json* block_types = r.find("layers_block_type");
+  if (block_types && block_types->is_array() && !block_types->empty()) {
+    const auto listed = static_cast<std::int64_t>(block_types->size());
+    MM_READ(m.num_layers, r.int_field("num_hidden_layers", 1, kMaxSize, listed));
+  } else {
+    MM_READ(m.num_layers, r.int_field("num_hidden_layers", 1, kMaxSize));
+  }
   MM_READ(m.hidden_size, r.int_field("hidden_size", 1, kMaxSize));
   MM_READ(m.num_attention_heads, r.int_field("num_attention_heads", 1, kMaxSize));
   MM_READ(m.ffn_hidden_size,
@@ -425,6 +433,32 @@ std::optional<Error> read_shared_expert_moe(const Reader& r, const char* topk_me
   return std::nullopt;
 }
 
+// A Nemotron-H layer pattern: the symbol string (NVIDIA's remote-code config), or the list of
+// block types transformers' NemotronHConfig writes since it took the model in
+// (layers_block_type, mtp_layers_block_type: "mamba", "attention", "mlp", "moe", which its
+// hybrid_override_pattern property spells M * - E). Empty when neither is there.
+Expected<std::string> nemotron_h_pattern(const Reader& r, const char* text_key,
+                                         const char* list_key) {
+  const json* list = r.find(list_key);
+  if (!list) return r.text(text_key, "");
+  if (!list->is_array() || list->empty()) {
+    return Error{list_key, "expects a list of block types (mamba, attention, mlp, moe)"};
+  }
+  static constexpr std::pair<std::string_view, char> kSymbols[] = {
+      {"mamba", 'M'}, {"attention", '*'}, {"mlp", '-'}, {"moe", 'E'}};
+  std::string pattern;
+  for (const json& type : *list) {
+    const auto known = std::find_if(std::begin(kSymbols), std::end(kSymbols), [&](const auto& k) {
+      return type.is_string() && type.get<std::string>() == k.first;
+    });
+    if (known == std::end(kSymbols)) {
+      return Error{list_key, "has a block type other than mamba, attention, mlp and moe"};
+    }
+    pattern += known->second;
+  }
+  return pattern;
+}
+
 // Nemotron 3's MoE ('E') layers as nemotron_h_bridge.py provider_bridge reads them:
 // n_routed_experts, num_experts_per_tok, moe_intermediate_size, the shared experts'
 // moe_shared_expert_intermediate_size (CONFIG_MAPPING) and the optional moe_latent_size;
@@ -462,11 +496,11 @@ std::optional<Error> read_nemotron_h_mtp(const Reader& r, HfImport& out) {
   MM_READ(depths, r.integer("num_nextn_predict_layers", 0, 64, 0));
   if (depths == 0) return std::nullopt;
   std::string mtp;
-  MM_READ(mtp, r.text("mtp_hybrid_override_pattern", ""));
+  MM_READ(mtp, nemotron_h_pattern(r, "mtp_hybrid_override_pattern", "mtp_layers_block_type"));
   if (mtp.empty()) {
     return Error{"mtp_hybrid_override_pattern",
-                 "is missing: a config with num_nextn_predict_layers > 0 must define it "
-                 "(nemotron_h_bridge.py)"};
+                 "is missing: a config with num_nextn_predict_layers > 0 must define it or "
+                 "mtp_layers_block_type (nemotron_h_bridge.py)"};
   }
   for (std::int64_t depth = 0; depth < depths; ++depth) m.hybrid_layer_pattern += "/" + mtp;
   m.mtp_num_layers = static_cast<int>(depths);
@@ -480,9 +514,11 @@ std::optional<Error> read_nemotron_h_mtp(const Reader& r, HfImport& out) {
 // wide (mamba_mixer.py).
 std::optional<Error> read_nemotron_h(const Reader& r, Family, HfImport& out) {
   ModelConfig& m = out.model;
-  MM_READ(m.hybrid_layer_pattern, r.text("hybrid_override_pattern", ""));
+  MM_READ(m.hybrid_layer_pattern,
+          nemotron_h_pattern(r, "hybrid_override_pattern", "layers_block_type"));
   if (m.hybrid_layer_pattern.empty()) {
-    return Error{"hybrid_override_pattern", "is missing from config.json (it places the layers)"};
+    return Error{"hybrid_override_pattern",
+                 "is missing from config.json, as is layers_block_type (they place the layers)"};
   }
   if (auto error = read_nemotron_h_moe(r, out)) return error;
   if (auto error = read_nemotron_h_mtp(r, out)) return error;
