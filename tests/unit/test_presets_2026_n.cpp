@@ -76,6 +76,25 @@ std::string qwen36_27b() {
 })json";
 }
 
+// Qwen/Qwen3.5-9B's text_config as a public test fixture prints "the real Qwen3.5-9B config"
+// (its checkpoint index total_size 19,306,216,416 bytes, revision c2022362); radixark/miles's
+// scripts/models/qwen3.5-9B.sh gives the same layers, widths and vocabulary.
+std::string qwen35_9b() {
+  return std::string(R"json({
+  "architectures": ["Qwen3_5ForConditionalGeneration"], "model_type": "qwen3_5",
+  "text_config": {
+    "attention_bias": false, "attn_output_gate": true, "full_attention_interval": 4,
+    "head_dim": 256, "hidden_size": 4096, "intermediate_size": 12288, "layer_types": [)json") +
+         layer_types(32) + R"json(],
+    "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_num_key_heads": 16,
+    "linear_num_value_heads": 32, "linear_value_head_dim": 128, "num_attention_heads": 16,
+    "num_key_value_heads": 4, "num_hidden_layers": 32, "rms_norm_eps": 1e-06,
+    "vocab_size": 248320, "mamba_ssm_dtype": "float32", "mtp_num_hidden_layers": 1,
+    "mtp_use_dedicated_embeddings": false, "tie_word_embeddings": false},
+  "vision_config": {"depth": 27, "hidden_size": 1152, "out_hidden_size": 4096}
+})json";
+}
+
 // The Qwen3.5 vision encoder (Qwen3_5VisionModel: a Conv3d patch embedding of 3 x 2 x 16 x 16
 // with bias, 2304 learned positions, 27 blocks of 1152 with LayerNorms, a biased QKV and output
 // projection and a biased GELU MLP of 4304, and the patch merger: a LayerNorm of 1152, 4608 x
@@ -152,4 +171,45 @@ TEST_CASE("Megatron-Bridge's Qwen3.5-35B-A3B GB200 recipe fits at micro-batch 1,
   CHECK(testing::run(c).verdict.status == FitStatus::fits);
   c.training.micro_batch_size = 4;
   CHECK(testing::run(c).verdict.status == FitStatus::does_not_fit);
+}
+
+// By hand at hidden 4096: a Gated DeltaNet layer 67,408,064 (in_proj 4096 x (2 x 2048 + 2 x 4096
+// + 2 x 32), conv1d 8192 x 4, A_log and dt_bias of 32, the output norm of 128, out_proj 4096 x
+// 4096, the input norm), a gated attention layer 58,724,864 (q with its gate 4096 x 8192, k and
+// v 4096 x 1024 each, o 4096 x 4096, q/k norms, the input norm), the MLP 150,999,040 (3 x 4096
+// x 12288 and the pre-MLP norm); the vocabulary matrices and the final norm. The MTP layer:
+// eh_proj 8192 x 4096, two norms, a gated attention layer, the MLP and its final norm.
+TEST_CASE("Qwen3.5-9B's config.json is the qwen3.5-9b preset; the checkpoint's count adds up") {
+  const HfImport hf = import(qwen35_9b().c_str());
+  CHECK(hf.model.num_experts == 0);
+  CHECK(hf.model.linear_num_value_heads == 32);
+  CHECK(hf.model.mtp_num_layers == 1);
+  check_matches_preset(hf.model, "qwen3.5-9b");
+  const std::int64_t expected = 24 * std::int64_t{67'408'064} + 8 * std::int64_t{58'724'864} +
+                                32 * std::int64_t{150'999'040} + 2 * std::int64_t{248320} * 4096 +
+                                4096;
+  CHECK(expected == 8'953'803'264);
+  CHECK(total_params(hf.model) == expected);
+  const std::int64_t mtp = 2 * std::int64_t{4096} * 4096 + 2 * 4096 + 58'724'864 + 150'999'040 +
+                           4096;
+  CHECK(model_totals(hf.model).mtp_params == mtp);
+  // The checkpoint (BF16 9,653,100,528 + FP32 3,840) is this, its MTP layer and the encoder.
+  CHECK(vision_encoder(4096) == 456'010'480);
+  CHECK(expected + mtp + vision_encoder(4096) == 9'653'104'368);
+}
+
+TEST_CASE("Megatron-Bridge's Qwen3.5-9B GB200 recipe: DP 8, MTP included, fits") {
+  const Expected<PresetCatalog>& presets = builtin_presets();
+  REQUIRE(presets.has_value());
+  const RecipePreset* recipe = presets->find_recipe("qwen3.5-9b-gb200-8");
+  REQUIRE(recipe != nullptr);
+  const Expected<SharedConfig> shared = recipe_config(*recipe);
+  REQUIRE(shared.has_value());
+  const Config& c = shared->config;
+  CHECK(c.model.mtp_num_layers == 1);
+  CHECK(c.training.micro_batch_size == 2);
+  CHECK(c.training.cuda_graph_impl == CudaGraphImpl::transformer_engine);
+  const Estimate e = testing::run(c);
+  CHECK(e.normalized.data_parallel == 8);
+  CHECK(e.verdict.status == FitStatus::fits);
 }

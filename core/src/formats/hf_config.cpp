@@ -1997,7 +1997,9 @@ constexpr FamilyRow kFamilies[] = {
 
 // Multimodal wrappers whose text_config may carry no model_type of its own, with the family
 // of their language model: MiniMax-M3's public config.json (Megatron-Bridge's
-// minimax_m3_bridge.py reads its text_config whatever it names itself).
+// minimax_m3_bridge.py reads its text_config whatever it names itself), and Qwen3.5's, whose
+// text_config transformers reads as Qwen3_5TextConfig / Qwen3_5MoeTextConfig (Bridge's GB200
+// recipes take AutoConfig(...).text_config, recipes/qwen/gb200/qwen35.py).
 struct WrapperRow {
   const char* model_type;
   const char* text_model_type;
@@ -2006,6 +2008,8 @@ constexpr WrapperRow kWrappers[] = {
     {"minimax_m3_vl", "minimax_m3"},
     {"gemma4", "gemma4_text"},
     {"llama4", "llama4_text"},
+    {"qwen3_5", "qwen3_5_text"},
+    {"qwen3_5_moe", "qwen3_5_moe_text"},
 };
 
 const FamilyRow* family_of(const std::string& model_type) {
