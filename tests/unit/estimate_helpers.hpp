@@ -9,6 +9,8 @@
 #include "megamem/estimate.hpp"
 #include "megamem/megatron_args.hpp"
 #include "megamem/planner.hpp"
+#include "megamem/presets.hpp"
+#include "megamem/share_link.hpp"
 
 namespace megamem::testing {
 
@@ -31,6 +33,18 @@ inline Estimate run(const Config& c) {
   INFO((e ? std::string() : e.error().field + ": " + e.error().message));
   REQUIRE(e.has_value());
   return e.value();
+}
+
+// The configuration of a built-in recipe preset, which must exist and read.
+inline Config recipe_config_of(const char* id) {
+  const Expected<PresetCatalog>& presets = builtin_presets();
+  REQUIRE(presets.has_value());
+  const RecipePreset* recipe = presets->find_recipe(id);
+  INFO(id);
+  REQUIRE(recipe != nullptr);
+  const Expected<SharedConfig> shared = recipe_config(*recipe);
+  REQUIRE(shared.has_value());
+  return shared->config;
 }
 
 // 4 layers, h 512, 8 heads, micro-batches of 4 x 1024 tokens, bf16, on 8 GPUs, with `extra`:

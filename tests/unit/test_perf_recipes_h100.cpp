@@ -18,16 +18,6 @@ using namespace megamem;
 
 namespace {
 
-Config recipe(const std::string& id) {
-  const Expected<PresetCatalog>& presets = builtin_presets();
-  REQUIRE(presets.has_value());
-  const RecipePreset* found = presets->find_recipe(id);
-  REQUIRE(found != nullptr);
-  const Expected<SharedConfig> shared = recipe_config(*found);
-  REQUIRE(shared.has_value());
-  return shared->config;
-}
-
 // (first decoder layer, decoder layers) of each of a rank's chunks.
 using Layers = std::vector<std::pair<int, int>>;
 Layers layers_of(const RankMemory& rank) {
@@ -51,7 +41,7 @@ const ModuleMemory* find_module(const ModuleMemory& root, const std::string& nam
 TEST_CASE("gpt-oss-120b's H100 recipe: 9 layers a stage, 16 experts a rank, BF16 reduce") {
   // gpt_oss.py: PP 4, EP 8, TP 1 over the base recipe's TP 2 / EP 16; _benchmark_common turns
   // grad_reduce_in_fp32 off and picks TE's fused cross entropy over the base's native one.
-  const Config c = recipe("gpt-oss-120b-h100-64");
+  const Config c = testing::recipe_config_of("gpt-oss-120b-h100-64");
   CHECK(c.parallel.tensor_parallel == 1);
   CHECK(c.training.moe_router_force_load_balancing);
   CHECK(c.optimizer.grad_reduce_in_bf16);
@@ -70,7 +60,7 @@ TEST_CASE("gpt-oss-120b's H100 recipe: 9 layers a stage, 16 experts a rank, BF16
 }
 
 TEST_CASE("Kimi-K2's H100 recipe: layout Et|(tt|)*30L and Muon's layer-wise optimizer") {
-  const Config c = recipe("kimi-k2-h100-1024");
+  const Config c = testing::recipe_config_of("kimi-k2-h100-1024");
   // The base recipe's optimizer 'dist_muon' with DDP's distributed optimizer off is
   // Megatron-Core's layer-wise distributed optimizer (optimizer/__init__.py
   // _get_megatron_emerging_optimizer); arguments.py builds it from these two flags.
@@ -96,7 +86,7 @@ TEST_CASE("Kimi-K2's H100 recipe: layout Et|(tt|)*30L and Muon's layer-wise opti
 }
 
 TEST_CASE("GLM-5.1's H100 recipe: DP 1 under CP 32, MTP and an embedding copy last") {
-  const Config c = recipe("glm-5-h100-416");
+  const Config c = testing::recipe_config_of("glm-5-h100-416");
   CHECK(c.model.mtp_num_layers == 1);
   CHECK_FALSE(c.optimizer.grad_reduce_in_bf16);  // the recipe restores grad_reduce_in_fp32
   const Estimate e = testing::run(c);
@@ -134,7 +124,7 @@ TEST_CASE("Nemotron-3-Super's H100 recipe: one shared MTP layer run at two depth
   // hybrid_provider.py finalize: with mtp_use_repeated_layer the '*E' MTP pattern is appended
   // once per depth (mtp_num_layers = 2), and multi_token_prediction.py builds one layer that
   // every depth runs. 88 layers, no pipes: 44 a stage (select_pipeline_segment).
-  Config c = recipe("nemotron-3-super-h100-64");
+  Config c = testing::recipe_config_of("nemotron-3-super-h100-64");
   CHECK(c.model.mtp_num_layers == 2);
   CHECK(c.model.mtp_use_repeated_layer);
   const Estimate shared = testing::run(c);

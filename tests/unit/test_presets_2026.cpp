@@ -165,13 +165,10 @@ TEST_CASE("gemma3: a layer_types list sets the interleave, a missing one sliding
 TEST_CASE("the 2026 presets estimate on 8 to 1,024 GPUs") {
   // Every preset added for issue 25 (this file, test_presets_2026_b.cpp, _c.cpp ... _h.cpp,
   // _j.cpp, _k.cpp, _l.cpp, _m.cpp, _n.cpp, test_gemma4_e.cpp,
-  // test_gemma4_moe.cpp).
+  // test_gemma4_moe.cpp, and Nemotron-3-Ultra in test_hybrid_mtp.cpp).
   const Expected<PresetCatalog>& catalog = builtin_presets();
   REQUIRE(catalog.has_value());
-  const RecipePreset* recipe = catalog->find_recipe("llama-3-70b-h100-64");
-  REQUIRE(recipe != nullptr);
-  const Expected<SharedConfig> base = recipe_config(*recipe);
-  REQUIRE(base.has_value());
+  const Config base = testing::recipe_config_of("llama-3-70b-h100-64");
   for (const char* id : {"minimax-m2",
                          "gemma-3-27b",
                          "olmoe-1b-7b",
@@ -196,7 +193,9 @@ TEST_CASE("the 2026 presets estimate on 8 to 1,024 GPUs") {
                          "llama-4-scout-17b-16e",
                          "llama-4-maverick-17b-128e",
                          "qwen3.5-35b-a3b",
+                         "qwen3.5-9b",
                          "qwen3.6-27b",
+                         "nemotron-3-ultra-550b-a55b",
                          "gemma-4-e4b",
                          "gemma-4-e2b",
                          "gemma-4-26b-a4b"}) {
@@ -204,7 +203,7 @@ TEST_CASE("the 2026 presets estimate on 8 to 1,024 GPUs") {
     REQUIRE(preset != nullptr);
     for (const std::int64_t gpus : {8, 16, 64, 128, 256, 512, 1024}) {
       INFO(id << " on " << gpus << " GPUs");
-      Config c = base->config;
+      Config c = base;
       c.model = preset->model;
       c.parallel.world_size = gpus;
       const Expected<Suggestion> layout = valid_layout_for(c);

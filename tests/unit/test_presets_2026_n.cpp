@@ -158,13 +158,7 @@ TEST_CASE("Qwen3.6-27B's config.json is the qwen3.6-27b preset") {
 TEST_CASE("Megatron-Bridge's Qwen3.5-35B-A3B GB200 recipe fits at micro-batch 1, not at 4") {
   // recipes/qwen/gb200/qwen35.py: "MBS4 ... OOMs with learned routing. MBS1 was validated with
   // real RP2 data on GB200."
-  const Expected<PresetCatalog>& presets = builtin_presets();
-  REQUIRE(presets.has_value());
-  const RecipePreset* recipe = presets->find_recipe("qwen3.5-35b-a3b-gb200-8");
-  REQUIRE(recipe != nullptr);
-  const Expected<SharedConfig> shared = recipe_config(*recipe);
-  REQUIRE(shared.has_value());
-  Config c = shared->config;
+  Config c = testing::recipe_config_of("qwen3.5-35b-a3b-gb200-8");
   CHECK(c.parallel.expert_parallel == 8);
   CHECK(c.training.cuda_graph_impl == CudaGraphImpl::transformer_engine);
   CHECK_FALSE(c.training.moe_router_force_load_balancing);
@@ -190,8 +184,8 @@ TEST_CASE("Qwen3.5-9B's config.json is the qwen3.5-9b preset; the checkpoint's c
                                 4096;
   CHECK(expected == 8'953'803'264);
   CHECK(total_params(hf.model) == expected);
-  const std::int64_t mtp = 2 * std::int64_t{4096} * 4096 + 2 * 4096 + 58'724'864 + 150'999'040 +
-                           4096;
+  const std::int64_t mtp =
+      2 * std::int64_t{4096} * 4096 + 2 * 4096 + 58'724'864 + 150'999'040 + 4096;
   CHECK(model_totals(hf.model).mtp_params == mtp);
   // The checkpoint (BF16 9,653,100,528 + FP32 3,840) is this, its MTP layer and the encoder.
   CHECK(vision_encoder(4096) == 456'010'480);
@@ -199,13 +193,7 @@ TEST_CASE("Qwen3.5-9B's config.json is the qwen3.5-9b preset; the checkpoint's c
 }
 
 TEST_CASE("Megatron-Bridge's Qwen3.5-9B GB200 recipe: DP 8, MTP included, fits") {
-  const Expected<PresetCatalog>& presets = builtin_presets();
-  REQUIRE(presets.has_value());
-  const RecipePreset* recipe = presets->find_recipe("qwen3.5-9b-gb200-8");
-  REQUIRE(recipe != nullptr);
-  const Expected<SharedConfig> shared = recipe_config(*recipe);
-  REQUIRE(shared.has_value());
-  const Config& c = shared->config;
+  const Config c = testing::recipe_config_of("qwen3.5-9b-gb200-8");
   CHECK(c.model.mtp_num_layers == 1);
   CHECK(c.training.micro_batch_size == 2);
   CHECK(c.training.cuda_graph_impl == CudaGraphImpl::transformer_engine);

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <random>
 
+#include "estimate_helpers.hpp"
 #include "megamem/estimate.hpp"
 #include "megamem/fields.hpp"
 #include "megamem/presets.hpp"
@@ -273,13 +274,10 @@ TEST_CASE("with VPP a layout places the layers where an uneven split piles them 
 TEST_CASE("every model preset picked on the default recipe's layout gets a valid layout") {
   const Expected<PresetCatalog>& catalog = builtin_presets();
   REQUIRE(catalog.has_value());
-  const RecipePreset* recipe = catalog->find_recipe("llama-3-70b-h100-64");
-  REQUIRE(recipe != nullptr);
-  const Expected<SharedConfig> base = recipe_config(*recipe);
-  REQUIRE(base.has_value());
+  const Config base = testing::recipe_config_of("llama-3-70b-h100-64");
   for (const ModelPreset& preset : catalog->models) {
     for (const std::int64_t gpus : {8, 64, 96, 256}) {
-      Config c = base->config;
+      Config c = base;
       c.model = preset.model;
       c.parallel.world_size = gpus;
       const Expected<Suggestion> layout = valid_layout_for(c);
