@@ -498,8 +498,9 @@ TEST_CASE("nemotron_h: the list form of the pattern; Nemotron-3-Ultra-550B-A55B 
   for (const char symbol : std::string_view(
            "MEMEMEM*EMEMEM*EMEMEMEM*EMEMEMEM*EMEMEM*EMEMEMEM*EMEMEMEM*EMEMEM*EMEMEMEM*EMEMEMEM*"
            "EMEMEM*EMEMEMEM*EMEMEMEME")) {
-    types += std::string(types.empty() ? "" : ", ") +
-             (symbol == 'M' ? "\"mamba\"" : symbol == 'E' ? "\"moe\"" : "\"attention\"");
+    types += std::string(types.empty() ? "" : ", ") + (symbol == 'M'   ? "\"mamba\""
+                                                       : symbol == 'E' ? "\"moe\""
+                                                                       : "\"attention\"");
   }
   const Expected<HfImport> hf = import_hf_config(R"json({
     "architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h",
@@ -524,8 +525,8 @@ TEST_CASE("nemotron_h: the list form of the pattern; Nemotron-3-Ultra-550B-A55B 
   c.model = hf->model;
   const Expected<Estimate> e = estimate(c, {false, false});
   REQUIRE(e.has_value());
-  CHECK(e->totals.mtp_params == 2 * std::int64_t{8192} * 8192 + 3 * 8192 + 138'420'224 +
-                                    std::int64_t{10'942'947'328});
+  CHECK(e->totals.mtp_params ==
+        2 * std::int64_t{8192} * 8192 + 3 * 8192 + 138'420'224 + std::int64_t{10'942'947'328});
 }
 
 TEST_CASE("nemotron_h: a block type the list form does not know is refused, by name") {

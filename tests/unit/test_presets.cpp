@@ -204,7 +204,8 @@ TEST_CASE("GPU presets map onto DeviceConfig with sources") {
   CHECK(h100.peak_bf16_tflops == 989.0);
   CHECK(presets.find_gpu("h800")->device.intra_node_bandwidth_gb_per_s == 200.0);
   CHECK(presets.find_gpu("gb200")->device.gpus_per_node == 72);
-#ifndef __EMSCRIPTEN__  // the page's build points GPU notes at docs/presets.md (core/CMakeLists.txt)
+  // The page's build points GPU notes at docs/presets.md (core/CMakeLists.txt).
+#ifndef __EMSCRIPTEN__
   CHECK(presets.find_gpu("mi300x")->notes.find("TE-ROCm") != std::string::npos);
 #endif
 }

@@ -2005,11 +2005,8 @@ struct WrapperRow {
   const char* text_model_type;
 };
 constexpr WrapperRow kWrappers[] = {
-    {"minimax_m3_vl", "minimax_m3"},
-    {"gemma4", "gemma4_text"},
-    {"llama4", "llama4_text"},
-    {"qwen3_5", "qwen3_5_text"},
-    {"qwen3_5_moe", "qwen3_5_moe_text"},
+    {"minimax_m3_vl", "minimax_m3"}, {"gemma4", "gemma4_text"},           {"llama4", "llama4_text"},
+    {"qwen3_5", "qwen3_5_text"},     {"qwen3_5_moe", "qwen3_5_moe_text"},
 };
 
 const FamilyRow* family_of(const std::string& model_type) {

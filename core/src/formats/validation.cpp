@@ -331,7 +331,7 @@ struct CaseEntry {
   bool launched_by_bridge = false;  // see apply_launcher
   std::optional<std::int64_t> world_size;
   std::optional<std::int64_t> pp_rank;
-  bool max_over_pp_ranks = false;   // see measured_pipeline_rank
+  bool max_over_pp_ranks = false;  // see measured_pipeline_rank
   std::optional<double> measured_static;
   std::optional<double> measured_peak;
   std::optional<double> measured_reserved;  // torch.cuda.max_memory_reserved(), where given
