@@ -410,7 +410,8 @@ CaseResult score_case(const Config& config, const CaseEntry& e, CaseResult resul
   }
   const RankMemory* rank = measured_pipeline_rank(*estimated, e);
   if (!rank) {
-    return failed(std::move(result), "estimate has no pipeline rank " + std::to_string(*e.pp_rank));
+    return failed(std::move(result), "estimate has no pipeline rank " +
+                                         (e.pp_rank ? std::to_string(*e.pp_rank) : "max"));
   }
   result.pp_rank = rank->pp_rank;
   result.status = CaseStatus::scored;
