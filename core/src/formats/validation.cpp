@@ -829,8 +829,11 @@ const std::vector<OutsideCasesFile>& outside_cases_files() {
        "variants, four of Nemotron-3-Nano, five Llama-3-70B FP8 SFT layouts and recompute "
        "choices; Qwen3-30B-A3B with core_attn recompute (pull request #3880's table); and the "
        "five Qwen3-30B-A3B runs of `nemo-mbridge-perf-cpu-offloading` (no optimizer offload, "
-       "then 25 to 100 %), whose `memory_allocated()` after the step is scored as static memory. "
-       "Kept in this repository (validation/bridge-studies.json; each "
+       "then 25 to 100 %), whose `memory_allocated()` after the step is scored as static memory; "
+       "and Nemotron-3-Super's two H100 pre-training runs from Bridge's model verification card "
+       "(forced and natural routing), whose figure is Bridge's maximum over pipeline stages "
+       "(`\"pp_rank\": \"max\"`: the estimate's largest stage). Kept in this repository "
+       "(validation/bridge-studies.json; each "
        "case's notes say what its study states). With bridge-recipes.json's rows they are every "
        "variant, so a change that fits one row of a recipe and breaks another shows. Held to "
        "issue 23's target, reported, not gating.",
