@@ -380,44 +380,34 @@ Error unknown_parameter(std::string_view key) {
   return Error{display_key(key), message + "; docs/share-links.md lists them"};
 }
 
-// The preset ids a shortened or mistyped one most likely means: those it begins, shortest
-// first ("deepseek-v4" -> "deepseek-v4-pro", "deepseek-v4-flash"), else the nearest within 3
-// edits; at most 3.
+// The preset id a shortened or mistyped one most likely means: the shortest id it begins
+// ("nemotron-3-super" -> nemotron-3-super-120b-a12b), else the nearest within 3 edits; empty
+// when none is close.
 template <class Preset>
-std::vector<std::string> nearest_preset_ids(std::string_view value,
-                                            const std::vector<Preset>& presets) {
-  std::vector<std::string> found;
-  for (const Preset& preset : presets) {
-    if (value.size() >= 3 && preset.id.rfind(value, 0) == 0) found.push_back(preset.id);
-  }
-  std::stable_sort(found.begin(), found.end(),
-                   [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
-  if (found.size() > 3) found.resize(3);
-  if (!found.empty() || value.size() > 40) return found;
+std::string_view nearest_preset_id(std::string_view value, const std::vector<Preset>& presets) {
+  std::string_view best;
   std::size_t best_distance = 4;
   for (const Preset& preset : presets) {
-    const std::size_t d = edit_distance(value, preset.id);
-    if (d < best_distance) {
-      best_distance = d;
-      found = {preset.id};
+    const std::string_view id = preset.id;
+    if (value.size() >= 3 && id.substr(0, value.size()) == value) {
+      if (best_distance > 0 || id.size() < best.size()) best = id;
+      best_distance = 0;
+    } else if (best_distance > 0 && value.size() <= 40) {
+      const std::size_t d = edit_distance(value, id);
+      if (d < best_distance) {
+        best_distance = d;
+        best = id;
+      }
     }
   }
-  return found;
+  return best;
 }
 
-// "<value> is not a <kind> preset", with the ids it most likely means.
-template <class Preset>
+// "<value> is not a <kind> preset", with the id it most likely means.
 Error unknown_preset(const char* key, std::string_view value, const char* kind,
-                     const std::vector<Preset>& presets) {
-  const std::vector<std::string> nearest = nearest_preset_ids(value, presets);
+                     std::string_view nearest) {
   std::string message = display_value(value) + " is not a " + kind + " preset (";
-  if (!nearest.empty()) {
-    std::string ids;
-    for (std::size_t i = 0; i < nearest.size(); ++i) {
-      ids += (i == 0 ? "'" : ", '") + nearest[i] + "'";
-    }
-    message += "did you mean " + ids + "?; ";
-  }
+  if (!nearest.empty()) message += "did you mean '" + std::string(nearest) + "'?; ";
   return Error{key, message + "`megamem presets` lists them)"};
 }
 
@@ -585,14 +575,16 @@ void apply_parameters(SharedConfig& shared, const LinkParameters& parameters,
         shared.config.model = preset->model;
         shared.model_id = preset->id;
       } else {
-        errors.push_back(unknown_preset("model", value, "model", catalog.models));
+        errors.push_back(
+            unknown_preset("model", value, "model", nearest_preset_id(value, catalog.models)));
       }
     } else if (key == "gpu") {
       if (const GpuPreset* preset = catalog.find_gpu(value)) {
         shared.config.device = preset->device;
         shared.gpu_id = preset->id;
       } else {
-        errors.push_back(unknown_preset("gpu", value, "GPU", catalog.gpus));
+        errors.push_back(
+            unknown_preset("gpu", value, "GPU", nearest_preset_id(value, catalog.gpus)));
       }
     }
   }
