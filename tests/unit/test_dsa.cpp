@@ -4,6 +4,7 @@
 // recompute module frees, the reference kernels' dense scores, the flags and the config.json
 // import.
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <string>
 
 #include "activation_helpers.hpp"
@@ -184,6 +185,34 @@ TEST_CASE("GLM-5's config.json is the glm-5 preset, 743,911,199,232 parameters")
   CHECK(expected == 743'911'199'232);
   CHECK(total_params(glm5->model) == expected);
   check_near(total_params(glm5->model), 744e9);  // GLM-5 technical report: 744B
+}
+
+// GLM-5.2: GLM-5's config.json with IndexCache (index_topk_freq 4, index_skip_topk_offset 3, as
+// sglang's GLM-5.2 indexer test and Bridge's glm5_bridge.py read them). dsa.py
+// is_dsa_skip_topk_layer: layer L (1-based) builds an indexer when max(L - 3, 0) % 4 == 0,
+// layers 1-3 and 7, 11, ..., 75: 21 of 78, so 57 x 9,371,904 fewer parameters than GLM-5,
+// 743,377,000,704, the count Megatron-Bridge's GLM-5.2 card gives (transformers' reload). megamem
+// spreads the indexers evenly over the layers: within a few parameters of rounding.
+TEST_CASE("GLM-5.2: 21 of 78 layers hold an indexer, the card's 743,377,000,704 parameters") {
+  const Expected<HfImport> glm52 = import_hf_config(R"json({
+    "architectures": ["GlmMoeDsaForCausalLM"], "model_type": "glm_moe_dsa",
+    "vocab_size": 154880, "hidden_size": 6144, "tie_word_embeddings": false,
+    "num_hidden_layers": 78, "intermediate_size": 12288, "num_attention_heads": 64,
+    "num_key_value_heads": 64, "attention_bias": false, "q_lora_rank": 2048,
+    "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 192, "v_head_dim": 256,
+    "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8,
+    "moe_intermediate_size": 2048, "n_group": 1, "topk_group": 1, "norm_topk_prob": true,
+    "first_k_dense_replace": 3, "moe_layer_freq": 1, "num_nextn_predict_layers": 1,
+    "index_topk": 2048, "index_head_dim": 128, "index_n_heads": 32, "index_topk_freq": 4,
+    "index_skip_topk_offset": 3, "hidden_act": "silu", "rms_norm_eps": 1e-5,
+    "scoring_func": "sigmoid", "topk_method": "noaux_tc"})json");
+  INFO((glm52 ? std::string() : glm52.error().field + ": " + glm52.error().message));
+  REQUIRE(glm52.has_value());
+  check_matches_preset(glm52->model, "glm-5.2");
+  CHECK(dsa_computing_layer_fraction(glm52->model) == Approx(21.0 / 78.0));
+  const std::int64_t expected = 743'911'199'232 - 57 * std::int64_t{9'371'904};
+  CHECK(expected == 743'377'000'704);
+  CHECK(std::llabs(total_params(glm52->model) - expected) <= 78 * 2);
 }
 
 TEST_CASE("a hybrid pattern's D layers are DeepSeek sparse attention") {

@@ -165,7 +165,7 @@ TEST_CASE("gemma3: a layer_types list sets the interleave, a missing one sliding
 TEST_CASE("the 2026 presets estimate on 8 to 1,024 GPUs") {
   // Every preset added for issue 25 (this file, test_presets_2026_b.cpp, _c.cpp ... _h.cpp,
   // _j.cpp, _k.cpp, _l.cpp, _m.cpp, _n.cpp, test_gemma4_e.cpp,
-  // test_gemma4_moe.cpp, and Nemotron-3-Ultra in test_hybrid_mtp.cpp).
+  // test_gemma4_moe.cpp, Nemotron-3-Ultra in test_hybrid_mtp.cpp, GLM-5.2 in test_dsa.cpp).
   const Expected<PresetCatalog>& catalog = builtin_presets();
   REQUIRE(catalog.has_value());
   const Config base = testing::recipe_config_of("llama-3-70b-h100-64");
@@ -196,6 +196,7 @@ TEST_CASE("the 2026 presets estimate on 8 to 1,024 GPUs") {
                          "qwen3.5-9b",
                          "qwen3.6-27b",
                          "nemotron-3-ultra-550b-a55b",
+                         "glm-5.2",
                          "gemma-4-e4b",
                          "gemma-4-e2b",
                          "gemma-4-26b-a4b"}) {
