@@ -156,15 +156,11 @@ TEST_CASE("DSA flags round-trip and config.json's index_* keys turn it on") {
   CHECK_FALSE(glm5->model.add_bias_linear);
 }
 
-// GLM-5's config.json (zai-org/GLM-5; the report's architecture table agrees) is the glm-5
-// preset. By hand: the embedding and output layer 2 x 154880 x 6144; per layer MLA 165,022,208
-// (q_a 6144x2048 and its norm, q_b 2048x64x256, kv_a 6144x576 and its norm, kv_b 512x64x448,
-// o 16384x6144), the indexer 9,371,904 (wq_b 2048x32x128, wk 6144x128, k_norm weight and bias,
-// weights_proj 6144x32) and two norms; 3 dense MLPs of 3x6144x12288; 75 MoE layers of 256 + 1
-// experts of 3x6144x2048 and a 256x6144 router; the final norm. The MTP layer is not counted,
-// as in the report's 744B.
-TEST_CASE("GLM-5's config.json is the glm-5 preset, 743,911,199,232 parameters") {
-  const Expected<HfImport> glm5 = import_hf_config(R"json({
+namespace {
+
+// zai-org/GLM-5's config.json, with `extra` members (", ..." text) added.
+std::string glm5_config(const std::string& extra = "") {
+  const std::string text = R"json({
     "architectures": ["GlmMoeDsaForCausalLM"], "model_type": "glm_moe_dsa",
     "vocab_size": 154880, "hidden_size": 6144, "tie_word_embeddings": false,
     "num_hidden_layers": 78, "intermediate_size": 12288, "num_attention_heads": 64,
@@ -174,7 +170,21 @@ TEST_CASE("GLM-5's config.json is the glm-5 preset, 743,911,199,232 parameters")
     "moe_intermediate_size": 2048, "n_group": 1, "topk_group": 1, "norm_topk_prob": true,
     "first_k_dense_replace": 3, "moe_layer_freq": 1, "num_nextn_predict_layers": 1,
     "index_topk": 2048, "index_head_dim": 128, "index_n_heads": 32, "hidden_act": "silu",
-    "rms_norm_eps": 1e-5, "scoring_func": "sigmoid", "topk_method": "noaux_tc"})json");
+    "rms_norm_eps": 1e-5, "scoring_func": "sigmoid", "topk_method": "noaux_tc"})json";
+  return text.substr(0, text.size() - 1) + extra + "}";
+}
+
+}  // namespace
+
+// GLM-5's config.json (zai-org/GLM-5; the report's architecture table agrees) is the glm-5
+// preset. By hand: the embedding and output layer 2 x 154880 x 6144; per layer MLA 165,022,208
+// (q_a 6144x2048 and its norm, q_b 2048x64x256, kv_a 6144x576 and its norm, kv_b 512x64x448,
+// o 16384x6144), the indexer 9,371,904 (wq_b 2048x32x128, wk 6144x128, k_norm weight and bias,
+// weights_proj 6144x32) and two norms; 3 dense MLPs of 3x6144x12288; 75 MoE layers of 256 + 1
+// experts of 3x6144x2048 and a 256x6144 router; the final norm. The MTP layer is not counted,
+// as in the report's 744B.
+TEST_CASE("GLM-5's config.json is the glm-5 preset, 743,911,199,232 parameters") {
+  const Expected<HfImport> glm5 = import_hf_config(glm5_config());
   INFO((glm5 ? std::string() : glm5.error().field + ": " + glm5.error().message));
   REQUIRE(glm5.has_value());
   check_matches_preset(glm5->model, "glm-5");
@@ -194,18 +204,8 @@ TEST_CASE("GLM-5's config.json is the glm-5 preset, 743,911,199,232 parameters")
 // 743,377,000,704, the count Megatron-Bridge's GLM-5.2 card gives (transformers' reload). megamem
 // spreads the indexers evenly over the layers: within a few parameters of rounding.
 TEST_CASE("GLM-5.2: 21 of 78 layers hold an indexer, the card's 743,377,000,704 parameters") {
-  const Expected<HfImport> glm52 = import_hf_config(R"json({
-    "architectures": ["GlmMoeDsaForCausalLM"], "model_type": "glm_moe_dsa",
-    "vocab_size": 154880, "hidden_size": 6144, "tie_word_embeddings": false,
-    "num_hidden_layers": 78, "intermediate_size": 12288, "num_attention_heads": 64,
-    "num_key_value_heads": 64, "attention_bias": false, "q_lora_rank": 2048,
-    "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 192, "v_head_dim": 256,
-    "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8,
-    "moe_intermediate_size": 2048, "n_group": 1, "topk_group": 1, "norm_topk_prob": true,
-    "first_k_dense_replace": 3, "moe_layer_freq": 1, "num_nextn_predict_layers": 1,
-    "index_topk": 2048, "index_head_dim": 128, "index_n_heads": 32, "index_topk_freq": 4,
-    "index_skip_topk_offset": 3, "hidden_act": "silu", "rms_norm_eps": 1e-5,
-    "scoring_func": "sigmoid", "topk_method": "noaux_tc"})json");
+  const Expected<HfImport> glm52 = import_hf_config(
+      glm5_config(R"json(, "index_topk_freq": 4, "index_skip_topk_offset": 3)json"));
   INFO((glm52 ? std::string() : glm52.error().field + ": " + glm52.error().message));
   REQUIRE(glm52.has_value());
   check_matches_preset(glm52->model, "glm-5.2");
