@@ -418,8 +418,9 @@ TEST_CASE("unknown presets name the parameter") {
   CHECK(model.message.find("'gpt-5' is not a model preset") != std::string::npos);
   CHECK(decode_error("?gpu=tpu-v5").field == "gpu");
   // A shortened id is offered the shortest id it begins; a typo its nearest id.
-  CHECK(decode_error("?model=nemotron-3-super")
+  CHECK(decode_error("?model=nemotron-3-super-120")
             .message.find("(did you mean 'nemotron-3-super-120b-a12b'?; ") != std::string::npos);
+  CHECK(decode("?model=nemotron-3-super").model_id == "nemotron-3-super-120b-a12b");  // alias
   CHECK(decode_error("?model=deepseek-v4").message.find("did you mean 'deepseek-v4-pro'?") !=
         std::string::npos);
   CHECK(decode_error("?gpu=h10").message.find("did you mean 'h100-80gb'?") != std::string::npos);
