@@ -355,52 +355,51 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+// The nearest candidate so far: `candidate` replaces `best` when fewer edits from `value`.
+struct Nearest {
+  std::string_view best;
+  std::size_t distance;  // edits of `best`; a candidate must need fewer
+  void consider(std::string_view value, std::string_view candidate) {
+    const std::size_t d = edit_distance(value, candidate);
+    if (d < distance) {
+      distance = d;
+      best = candidate;
+    }
+  }
+};
+
 Error unknown_parameter(std::string_view key) {
   std::string message = "unknown parameter";
   if (key.size() <= 40) {
-    std::string_view best;
-    std::size_t best_distance = 3;
+    Nearest nearest{.best = {}, .distance = 3};
     for (const std::string_view candidate :
          {std::string_view("v"), std::string_view("model"), std::string_view("gpu")}) {
-      const std::size_t d = edit_distance(key, candidate);
-      if (d < best_distance) {
-        best_distance = d;
-        best = candidate;
-      }
+      nearest.consider(key, candidate);
     }
-    for (const Field& field : fields()) {
-      const std::size_t d = edit_distance(key, field.link_key);
-      if (d < best_distance) {
-        best_distance = d;
-        best = field.link_key;
-      }
-    }
-    if (!best.empty()) message += " (did you mean '" + std::string(best) + "'?)";
+    for (const Field& field : fields()) nearest.consider(key, field.link_key);
+    if (!nearest.best.empty()) message += " (did you mean '" + std::string(nearest.best) + "'?)";
   }
   return Error{display_key(key), message + "; docs/share-links.md lists them"};
 }
 
 // The preset id a shortened or mistyped one most likely means: the shortest id it begins
-// ("nemotron-3-super" -> nemotron-3-super-120b-a12b), else the nearest within 3 edits; empty
+// ("nemotron-3-super-120" -> nemotron-3-super-120b-a12b), else the nearest within 3 edits; empty
 // when none is close.
 template <class Preset>
 std::string_view nearest_preset_id(std::string_view value, const std::vector<Preset>& presets) {
-  std::string_view best;
-  std::size_t best_distance = 4;
+  std::string_view shortest_extension;
+  Nearest nearest{.best = {}, .distance = 4};
   for (const Preset& preset : presets) {
     const std::string_view id = preset.id;
     if (value.size() >= 3 && id.substr(0, value.size()) == value) {
-      if (best_distance > 0 || id.size() < best.size()) best = id;
-      best_distance = 0;
-    } else if (best_distance > 0 && value.size() <= 40) {
-      const std::size_t d = edit_distance(value, id);
-      if (d < best_distance) {
-        best_distance = d;
-        best = id;
+      if (shortest_extension.empty() || id.size() < shortest_extension.size()) {
+        shortest_extension = id;
       }
+    } else if (value.size() <= 40) {
+      nearest.consider(value, id);
     }
   }
-  return best;
+  return shortest_extension.empty() ? nearest.best : shortest_extension;
 }
 
 // "<value> is not a <kind> preset", with the id it most likely means.
