@@ -113,6 +113,21 @@ TEST_CASE("aliases open the same preset") {
   CHECK(presets.find_model("gpt-5") == nullptr);
 }
 
+TEST_CASE("preset names are found as people type them") {
+  const PresetCatalog& presets = catalog();
+  // Card and marketing spellings: capitals, underscores, spaces.
+  REQUIRE(presets.find_gpu("H100") != nullptr);
+  CHECK(presets.find_gpu("H100")->id == "h100-80gb");
+  REQUIRE(presets.find_model("Qwen3-30B-A3B") != nullptr);
+  CHECK(presets.find_model("Qwen3-30B-A3B")->id == "qwen3-30b-a3b");
+  REQUIRE(presets.find_model("Llama_3_70B") != nullptr);
+  CHECK(presets.find_model("Llama_3_70B")->id == "llama-3-70b");
+  REQUIRE(presets.find_recipe("DeepSeek-V3 H100 1024") != nullptr);
+  CHECK(presets.find_recipe("DeepSeek-V3 H100 1024")->id == "deepseek-v3-h100-1024");
+  CHECK(canonical_preset_id("GB200_NVL72 x") == "gb200-nvl72-x");
+  CHECK(presets.find_gpu("H100-") == nullptr);  // no trimming beyond the spelling
+}
+
 TEST_CASE("model presets match their published parameter totals") {
   for (const ModelPreset& preset : catalog().models) {
     INFO(preset.id << ": published " << preset.published_params_text);

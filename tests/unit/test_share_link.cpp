@@ -424,6 +424,9 @@ TEST_CASE("unknown presets name the parameter") {
   CHECK(decode_error("?model=deepseek-v4").message.find("did you mean 'deepseek-v4-pro'?") !=
         std::string::npos);
   CHECK(decode_error("?gpu=h10").message.find("did you mean 'h100-80gb'?") != std::string::npos);
+  // Capitals are not edits: "H200X" is one edit from h200, not two from b200.
+  CHECK(decode_error("?gpu=H200X").message.find("did you mean 'h200'?") != std::string::npos);
+  CHECK(decode("?gpu=H100").gpu_id == "h100-80gb");
   CHECK(decode_error("?model=zzzzzz").message.find("did you mean") == std::string::npos);
   // A renamed id keeps working through its alias, and is written under its current id.
   const SharedConfig alias = decode("?model=llama-3.1-70b&gpu=h100");

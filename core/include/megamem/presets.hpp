@@ -95,6 +95,10 @@ std::vector<PresetFile> builtin_preset_files();
 // inside a word between digits).
 bool is_valid_preset_id(std::string_view id);
 
+// The id a typed name stands for: ASCII lowercase, with '_' and ' ' as '-' ("H100",
+// "Qwen3-30B-A3B", "llama_3_70b" as people write them). The catalog's lookups take it.
+std::string canonical_preset_id(std::string_view name);
+
 // The catalog as JSON: {"models": [...], "gpus": [...], "recipes": [...]}, each entry with
 // its id, name, source and key numbers (`megamem presets --json`).
 std::string presets_to_json(const PresetCatalog& catalog, int indent = 2);

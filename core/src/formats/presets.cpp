@@ -433,7 +433,8 @@ Expected<RecipePreset> parse_recipe(const std::string& path, const json& documen
 }
 
 template <class Preset>
-const Preset* find_by_id(const std::vector<Preset>& presets, std::string_view id) {
+const Preset* find_by_id(const std::vector<Preset>& presets, std::string_view name) {
+  const std::string id = canonical_preset_id(name);
   for (const Preset& preset : presets) {
     if (preset.id == id) return &preset;
   }
@@ -481,6 +482,15 @@ const ModelPreset* PresetCatalog::find_model(std::string_view id) const {
 const GpuPreset* PresetCatalog::find_gpu(std::string_view id) const { return find_by_id(gpus, id); }
 const RecipePreset* PresetCatalog::find_recipe(std::string_view id) const {
   return find_by_id(recipes, id);
+}
+
+std::string canonical_preset_id(std::string_view name) {
+  std::string id(name);
+  for (char& c : id) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c == '_' || c == ' ') c = '-';
+  }
+  return id;
 }
 
 bool is_valid_preset_id(std::string_view id) {

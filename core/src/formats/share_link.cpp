@@ -384,9 +384,10 @@ Error unknown_parameter(std::string_view key) {
 
 // The preset id a shortened or mistyped one most likely means: the shortest id it begins
 // ("nemotron-3-super-120" -> nemotron-3-super-120b-a12b), else the nearest within 3 edits; empty
-// when none is close.
+// when none is close. Compared as the catalog looks ids up (canonical_preset_id).
 template <class Preset>
-std::string_view nearest_preset_id(std::string_view value, const std::vector<Preset>& presets) {
+std::string_view nearest_preset_id(std::string_view typed, const std::vector<Preset>& presets) {
+  const std::string value = canonical_preset_id(typed);
   std::string_view shortest_extension;
   Nearest nearest{.best = {}, .distance = 4};
   for (const Preset& preset : presets) {
