@@ -356,6 +356,40 @@ TEST_CASE("a run without a static figure is scored on the peak, and reserved whe
   CHECK_THAT(md, Contains("reserved predicted"));
 }
 
+// A case of the given measured.metric whose figure is `bytes`.
+std::string metric_case(const std::string& id, const std::string& metric, double bytes) {
+  return "{\"id\": \"" + id +
+         "\", \"gpu\": \"H100\", \"world_size\": 8, \"measured_rank\": {\"pp_rank\": 0}, "
+         "\"megatron_args\": \"" +
+         kFlags + "\", \"vocab_size\": 50257, \"measured\": {\"metric\": \"" + metric +
+         "\", \"peak_bytes\": " + std::to_string(bytes) + "}}";
+}
+
+TEST_CASE("measured.metric says which of the estimate's figures a measurement is compared with") {
+  const ValidationReport report =
+      run({metric_case("smi", "nvidia_smi", 8e9), metric_case("reserved", "max_reserved", 7e9),
+           metric_case("typo", "max_alocated", 6e9)});
+  REQUIRE(report.cases.size() == 3);
+  const CaseResult& smi = report.cases[0];
+  REQUIRE(smi.device_memory.has_value());
+  CHECK_FALSE(smi.peak_memory.has_value());
+  CHECK(smi.device_memory->measured_bytes == 8e9);
+  REQUIRE(report.cases[1].reserved_memory.has_value());
+  // nvidia-smi shows the allocator's reserve and what sits outside it (the same configuration).
+  CHECK(smi.device_memory->predicted_bytes >
+        report.cases[1].reserved_memory->predicted_bytes + 512.0 * 1024 * 1024);
+  CHECK(report.cases[1].reserved_memory->measured_bytes == 7e9);
+  CHECK_FALSE(report.cases[1].peak_memory.has_value());
+  CHECK(report.cases[2].status == CaseStatus::error);
+  CHECK_THAT(report.cases[2].detail, Contains("'max_alocated' is not one megamem scores"));
+  REQUIRE(report.device_summary.has_value());
+  CHECK(report.device_summary->target.tolerance_mib == 512.0);
+  const std::string md = validation_report_markdown(report, "x.json");
+  CHECK_THAT(md, Contains(" device memory\n"));
+  CHECK_THAT(md, Contains("device predicted"));
+  CHECK_THAT(validation_report_json(report), Contains("\"device\""));
+}
+
 TEST_CASE("a peak reported after the first iteration is compared with that iteration's estimate") {
   const Expected<MegatronArgs> args = parse_megatron_args(kFlags, 8, 50257);
   REQUIRE(args.has_value());

@@ -38,6 +38,8 @@ struct AccuracyTarget {
 };
 inline constexpr AccuracyTarget kStaticTarget{5.0, 64.0, 3.0, 90.0};
 inline constexpr AccuracyTarget kPeakTarget{10.0, 128.0, 5.0, 85.0};
+// Device level (nvidia-smi's memory used): issue 23's bar for runs megamem has not seen.
+inline constexpr AccuracyTarget kDeviceTarget{10.0, 512.0, 8.0, 70.0};
 
 // The targets one cases file is held to. Megatron's CI gates `megamem validate --strict`;
 // issue 12's targets for runs outside that CI (peak median <= 2 %, every run within
@@ -46,15 +48,16 @@ struct ValidationTargets {
   AccuracyTarget static_target = kStaticTarget;
   AccuracyTarget peak_target = kPeakTarget;
   AccuracyTarget reserved_target{5.0, 256.0, 3.0, 100.0};  // max_memory_reserved()
+  AccuracyTarget device_target = kDeviceTarget;            // nvidia-smi
   bool gating = true;
 };
 inline constexpr ValidationTargets kMegatronCiTargets{};
 inline constexpr ValidationTargets kCommunityTargets{
-    kStaticTarget, {5.0, 256.0, 2.0, 100.0}, {5.0, 256.0, 3.0, 100.0}, false};
+    kStaticTarget, {5.0, 256.0, 2.0, 100.0}, {5.0, 256.0, 3.0, 100.0}, kDeviceTarget, false};
 // Issue 23's target for the current Megatron-Bridge recipes: every row within 5 % + 256 MiB;
 // reported, not gating, until it passes.
 inline constexpr ValidationTargets kBridgeRecipeTargets{
-    kStaticTarget, {5.0, 256.0, 5.0, 100.0}, {5.0, 256.0, 3.0, 100.0}, false};
+    kStaticTarget, {5.0, 256.0, 5.0, 100.0}, {5.0, 256.0, 3.0, 100.0}, kDeviceTarget, false};
 
 // The cases files scored beside Megatron's CI, in report order: file name in
 // shared/validation (or, in_repository, in this repository's validation/), JSON key, the
@@ -99,6 +102,9 @@ struct CaseResult {
   // The iterations the peak was reported after (max_allocated_after_bytes; 0: the steady peak).
   std::int64_t measured_after_iterations = 0;
   std::optional<Comparison> reserved_memory;  // max_memory_reserved, where measured
+  // The device's memory used (nvidia-smi) against the estimate's peak_total_bytes, where a case
+  // measured that ("metric": "nvidia_smi").
+  std::optional<Comparison> device_memory;
   std::vector<std::string> features;  // configuration_features() of the scored configuration
   std::optional<Config> config;       // the scored configuration (for the anchored pairs)
 };
@@ -179,6 +185,7 @@ struct ValidationReport {
   MetricSummary static_summary;
   std::optional<MetricSummary> peak_summary;      // when the estimator predicts peaks
   std::optional<MetricSummary> reserved_summary;  // when cases measured max_memory_reserved
+  std::optional<MetricSummary> device_summary;    // when cases measured nvidia-smi's figure
   std::vector<TargetResult> targets;
   bool targets_gate = true;             // ValidationTargets::gating of the file
   AnchoredPairsSummary anchored_pairs;  // the peak anchored on another run (anchor.hpp)

@@ -335,9 +335,34 @@ struct CaseEntry {
   std::optional<double> measured_static;
   std::optional<double> measured_peak;
   std::optional<double> measured_reserved;  // torch.cuda.max_memory_reserved(), where given
+  std::optional<double> measured_device;    // nvidia-smi's memory used, where given
+  std::string metric_error;                 // a measured.metric megamem does not score
   std::int64_t after_iterations = 0;        // see reported_after_iterations
   std::int64_t vocab = 0;
 };
+
+// What measured.peak_bytes is, by measured.metric: max_allocated (the default; also allocated,
+// which a static-only case names) is PyTorch's max_memory_allocated(), max_reserved its
+// max_memory_reserved(), and nvidia_smi (also device, device_used, memory_used) the device's memory
+// in use as nvidia-smi shows it: the allocator's reserve plus the CUDA context and NCCL and library
+// buffers (docs/memory-model.md §6).
+void read_measured(const json& measured, CaseEntry& e) {
+  e.measured_static = number_member(measured, "static_bytes");
+  e.measured_reserved = number_member(measured, "max_reserved_bytes");
+  const std::optional<double> peak = number_member(measured, "peak_bytes");
+  const std::string metric = string_member(measured, "metric");
+  if (metric.empty() || metric == "max_allocated" || metric == "allocated") {
+    e.measured_peak = peak;
+  } else if (metric == "max_reserved") {
+    if (!e.measured_reserved) e.measured_reserved = peak;
+  } else if (metric == "nvidia_smi" || metric == "device" || metric == "device_used" ||
+             metric == "memory_used") {
+    e.measured_device = peak;
+  } else {
+    e.metric_error = "measured.metric '" + metric +
+                     "' is not one megamem scores (max_allocated, max_reserved, nvidia_smi)";
+  }
+}
 
 // Reads an entry; its id, GPU, tags, measured rank and configuration key go into result.
 CaseEntry read_case_entry(const json& entry, CaseResult& result) {
@@ -358,9 +383,7 @@ CaseEntry read_case_entry(const json& entry, CaseResult& result) {
   }
   if (const auto measured = entry.find("measured");
       measured != entry.end() && measured->is_object()) {
-    e.measured_static = number_member(*measured, "static_bytes");
-    e.measured_peak = number_member(*measured, "peak_bytes");
-    e.measured_reserved = number_member(*measured, "max_reserved_bytes");
+    read_measured(*measured, e);
     e.after_iterations = reported_after_iterations(*measured, e.source);
     result.measured_after_iterations = e.after_iterations;
   }
@@ -433,15 +456,21 @@ CaseResult score_case(const Config& config, const CaseEntry& e, CaseResult resul
         Comparison{.predicted_bytes = static_cast<double>(rank->peak_reserved_bytes),
                    .measured_bytes = *e.measured_reserved};
   }
+  if (e.measured_device) {
+    result.device_memory =
+        Comparison{.predicted_bytes = static_cast<double>(rank->peak_total_bytes),
+                   .measured_bytes = *e.measured_device};
+  }
   return result;
 }
 
 CaseResult run_case(const json& entry) {
   CaseResult result;
   const CaseEntry e = read_case_entry(entry, result);
+  if (!e.metric_error.empty()) return failed(std::move(result), e.metric_error);
   // Runs whose logs give no static figure are scored on the peak alone.
   if (e.megatron_args.empty() || !e.world_size || (!e.pp_rank && !e.max_over_pp_ranks) ||
-      (!e.measured_static && !e.measured_peak)) {
+      (!e.measured_static && !e.measured_peak && !e.measured_reserved && !e.measured_device)) {
     return failed(std::move(result),
                   "entry lacks megatron_args, world_size, measured_rank.pp_rank (a rank or "
                   "\"max\") or "
@@ -572,6 +601,11 @@ void summarize_all(const ValidationTargets& targets, ValidationReport& report) {
                                                "reserved", targets.reserved_target);
     add_targets(*report.reserved_summary, report.targets);
   }
+  if (any_case_has(report.cases, &CaseResult::device_memory)) {
+    report.device_summary =
+        summarize_metric(report.cases, &CaseResult::device_memory, "device", targets.device_target);
+    add_targets(*report.device_summary, report.targets);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -671,6 +705,7 @@ json comparison_json(const Comparison& c, const AccuracyTarget& target) {
 void markdown_case_table(std::string& md, const ValidationReport& report, std::string_view h2) {
   const bool with_peak = report.peak_summary.has_value();
   const bool with_reserved = report.reserved_summary.has_value();
+  const bool with_device = report.device_summary.has_value();
   md += "\n" + std::string(h2) + " Every case\n\n";
   md +=
       "Memory in GiB; errors in MiB and percent of the measurement. Notes list flags that "
@@ -679,9 +714,11 @@ void markdown_case_table(std::string& md, const ValidationReport& report, std::s
   md += "| case | tags | PP rank | static predicted | static measured | MiB | % |";
   if (with_peak) md += " peak predicted | peak measured | MiB | % |";
   if (with_reserved) md += " reserved predicted | reserved measured | MiB | % |";
+  if (with_device) md += " device predicted | device measured | MiB | % |";
   md += " status | notes |\n|---|---|---:|---:|---:|---:|---:|";
   if (with_peak) md += "---:|---:|---:|---:|";
   if (with_reserved) md += "---:|---:|---:|---:|";
+  if (with_device) md += "---:|---:|---:|---:|";
   md += "---|---|\n";
   const auto comparison_cells = [&](const std::optional<Comparison>& c) {
     if (!c) return std::string("– | – | – | – | ");
@@ -693,6 +730,7 @@ void markdown_case_table(std::string& md, const ValidationReport& report, std::s
           std::to_string(c.pp_rank) + " | " + comparison_cells(c.static_memory);
     if (with_peak) md += comparison_cells(c.peak_memory);
     if (with_reserved) md += comparison_cells(c.reserved_memory);
+    if (with_device) md += comparison_cells(c.device_memory);
     md += status_name(c.status);
     if (c.status != CaseStatus::scored) md += ": " + escape_cell(c.detail);
     std::string notes = join(c.unmodeled_flags, " ");
@@ -727,6 +765,7 @@ void markdown_body(std::string& md, const ValidationReport& report, std::string_
   if (report.static_summary.cases.count > 0) markdown_metric(md, report.static_summary, h2);
   if (report.peak_summary) markdown_metric(md, *report.peak_summary, h2);
   if (report.reserved_summary) markdown_metric(md, *report.reserved_summary, h2);
+  if (report.device_summary) markdown_metric(md, *report.device_summary, h2);
   if (!report.anchored_pairs.pairs.empty()) {
     md += anchored_pairs_markdown(report.anchored_pairs, report.peak_summary->target, h2);
   }
@@ -921,7 +960,8 @@ std::string validation_summary_text(const ValidationReport& report) {
   };
   line(report.static_summary, "all cases", report.static_summary.cases);
   line(report.static_summary, "distinct configs", report.static_summary.configs);
-  for (const std::optional<MetricSummary>* s : {&report.peak_summary, &report.reserved_summary}) {
+  for (const std::optional<MetricSummary>* s :
+       {&report.peak_summary, &report.reserved_summary, &report.device_summary}) {
     if (!*s) continue;
     line(**s, "all cases", (*s)->cases);
     line(**s, "distinct configs", (*s)->configs);
@@ -953,6 +993,7 @@ std::string validation_report_json(const ValidationReport& report, int indent) {
     if (c.reserved_memory) {
       entry["reserved"] = comparison_json(*c.reserved_memory, kMegatronCiTargets.reserved_target);
     }
+    if (c.device_memory) entry["device"] = comparison_json(*c.device_memory, kDeviceTarget);
     cases.push_back(std::move(entry));
   }
   json targets = json::array();
@@ -974,6 +1015,7 @@ std::string validation_report_json(const ValidationReport& report, int indent) {
               {"cases", cases}};
   if (report.peak_summary) out["peak"] = metric_json(*report.peak_summary);
   if (report.reserved_summary) out["reserved"] = metric_json(*report.reserved_summary);
+  if (report.device_summary) out["device"] = metric_json(*report.device_summary);
   return out.dump(indent);
 }
 
