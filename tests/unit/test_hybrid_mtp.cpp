@@ -445,6 +445,45 @@ TEST_CASE("nemotron_h: Nemotron-3-Nano-30B-A3B is its preset, 31,577,937,344 par
   hf_test::check_near(hf_test::total_params(hf->model), 31.6e9);  // model card: 31.6B
 }
 
+// nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-BF16 is Nemotron-3-Nano's architecture with one
+// MTP depth of "*E" (Megatron-Bridge 067f987 examples/models/nemotron/nemotron_3/lightning/
+// README.md), in transformers' list form as public copies of its config.json print it. Its
+// model verification card counts the BF16 checkpoint: 32,913,266,240 parameters. By hand: the
+// main stack is Nano's 31,577,937,344; the MTP layer an attention layer 23,399,040 and a MoE
+// layer 1,297,468,032 (as in the Nano test above), eh_proj 2 x 2688 x 2688 and three norms of
+// 2688: 1,335,325,824; the 24 x 128 fp32 e_score_correction_bias buffers make up the rest.
+TEST_CASE("nemotron_h: Nemotron-3.5-Lightning-30B-A3B is its preset, the checkpoint's count") {
+  std::string types;
+  for (const char symbol :
+       std::string_view("MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME")) {
+    types += std::string(types.empty() ? "" : ", ") + (symbol == 'M'   ? "\"mamba\""
+                                                       : symbol == 'E' ? "\"moe\""
+                                                                       : "\"attention\"");
+  }
+  const Expected<HfImport> hf = import_hf_config(R"json({
+    "architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h",
+    "vocab_size": 131072, "hidden_size": 2688, "intermediate_size": 1856,
+    "num_hidden_layers": 52, "tie_word_embeddings": false, "layers_block_type": [)json" +
+                                                 types + R"json(],
+    "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128,
+    "mamba_num_heads": 64, "mamba_head_dim": 64, "ssm_state_size": 128, "n_groups": 8,
+    "conv_kernel": 4, "n_routed_experts": 128, "n_shared_experts": 1, "num_experts_per_tok": 6,
+    "moe_intermediate_size": 1856, "moe_shared_expert_intermediate_size": 3712,
+    "moe_latent_size": null, "num_nextn_predict_layers": 1,
+    "mtp_layers_block_type": ["attention", "moe"], "moe_shared_expert_overlap": false})json");
+  INFO((hf ? std::string() : hf.error().field + ": " + hf.error().message));
+  REQUIRE(hf.has_value());
+  hf_test::check_matches_preset(hf->model, "nemotron-3.5-lightning-30b-a3b");
+  CHECK(hf_test::total_params(hf->model) == 31'577'937'344);
+  Config c = share_link_defaults();
+  c.model = hf->model;
+  const Expected<Estimate> e = estimate(c, {false, false});
+  REQUIRE(e.has_value());
+  const std::int64_t mtp_layer = 23'399'040 + 1'297'468'032 + 2 * 2688 * 2688 + 3 * 2688;
+  CHECK(e->totals.mtp_params == mtp_layer);
+  CHECK(31'577'937'344 + mtp_layer + 24 * 128 == 32'913'266'240);
+}
+
 // nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16's config.json is the
 // nemotron-3-super-120b-a12b preset, and the count is the checkpoint's: its safetensors headers
 // hold 123,611,012,096 BF16 weights, 2,942,324,736 of them in the MTP layer. By hand: a Mamba-2
