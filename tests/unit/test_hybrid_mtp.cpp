@@ -236,10 +236,11 @@ TEST_CASE("hybrid 'G': a Gated DeltaNet mixer layer without an MLP") {
   const LayerTemplates templates = layer_templates(n);
   const std::int64_t params = 1024 + 12352 * 1024 + 4 * 8192 + 64 + 128 + 4096 * 1024;
   CHECK(elements(templates.hybrid[static_cast<std::size_t>(LayerKind::gdn_mixer)]) == params);
-  // Saved per token (gated_deltanet.cpp): bf16 norm in and out 2h each, conv input 8192,
+  // Saved per token (gated_deltanet.cpp): bf16 norm in and out 2h each, the whole in_proj
+  // output 12352 (conv1d keeps a view of it),
   // l2norm q, k 4096, delta-rule q, k 8192, v 4096, beta 32, A 32 x 64, z, gated norm input,
   // output and out_proj input 4096 each; fp32 l2norm rstd 32, g cumsum 32, gated rstd 32.
-  const double bf16 = 1024 + 1024 + 8192 + 4096 + 8192 + 4096 + 32 + 2048 + 4 * 4096;
+  const double bf16 = 1024 + 1024 + 12352 + 4096 + 8192 + 4096 + 32 + 2048 + 4 * 4096;
   const double per_token = 2 * bf16 + 4 * 96;
   CHECK(layer_activations(n, LayerKind::gdn_mixer).full_bytes == Approx(1024 * per_token));
   CHECK(model_module_flops(n).gdn > 0);

@@ -95,7 +95,8 @@ TEST_CASE("qwen3_next: every fourth layer is full attention, the rest Gated Delt
 // One GDN layer, seq 4096, micro-batch 1, TP 1, bf16 (N = 4096, h = 2048, 16 key / 32 value
 // heads of 128: qk 2048, v 4096, conv_dim 8192), in bytes:
 //   fused norm input, output     2 x N h 2           = 33,554,432
-//   conv1d input                 N 8192 2            = 67,108,864
+//   in_proj output, whole        N 12352 2           = 101,187,584
+//     (q, k, v, z, beta, alpha: conv1d keeps a view of it; fla 0.4.2+)
 //   l2norm q, k and rstd         N 4096 2 + N 32 4   = 34,078,720
 //   delta rule q, k (32 heads)   N 2 32 128 2        = 67,108,864
 //   v                            N 4096 2            = 33,554,432
@@ -104,14 +105,14 @@ TEST_CASE("qwen3_next: every fourth layer is full attention, the rest Gated Delt
 //   z, gated norm input          2 x N 4096 2        = 67,108,864
 //   gated norm rstd, output      N 32 4 + N 4096 2   = 34,078,720
 //   out_proj input               N 4096 2            = 33,554,432
-//   total                                            = 387,710,976
+//   total                                            = 421,789,696
 // gdn_norm_out frees the last three (rstd, norm output, out_proj input): 67,633,152.
 TEST_CASE("qwen3_next: one Gated DeltaNet layer's saved tensors by hand") {
   Config c = next();
   c.training.seq_length = 4096;
   c.training.micro_batch_size = 1;
   const LayerActivations full = layer_activations(normalized(c), LayerKind::gdn_moe);
-  CHECK(gdn_saved_bytes(full) == 387'710'976.0);
+  CHECK(gdn_saved_bytes(full) == 421'789'696.0);
   c.training.recompute.granularity = RecomputeGranularity::selective;
   c.training.recompute.modules = {RecomputeModule::gdn_norm_out};
   const LayerActivations selective = layer_activations(normalized(c), LayerKind::gdn_moe);
@@ -122,7 +123,13 @@ TEST_CASE("qwen3_next: one Gated DeltaNet layer's saved tensors by hand") {
   tp2.training.seq_length = 4096;
   tp2.training.micro_batch_size = 1;
   const LayerActivations half = layer_activations(normalized(tp2), LayerKind::gdn_moe);
-  CHECK(gdn_saved_bytes(half) == 387'710'976.0 / 2);
+  CHECK(gdn_saved_bytes(half) == 421'789'696.0 / 2);
+  // --deterministic-mode convolves a contiguous copy of q, k, v (N 8192 2 = 67,108,864) with
+  // F.conv1d, and silu keeps its output, kernel - 1 = 3 tokens longer (8192 (4096 + 3) 2).
+  c.training.recompute = {};
+  c.training.deterministic_mode = true;
+  const LayerActivations deterministic = layer_activations(normalized(c), LayerKind::gdn_moe);
+  CHECK(gdn_saved_bytes(deterministic) - gdn_saved_bytes(full) == 67'108'864.0 + 67'158'016.0);
 }
 
 // Per layer from common.py / attention.py / moe shapes (h 2048):

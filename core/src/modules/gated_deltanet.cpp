@@ -12,8 +12,15 @@
 //     (replicated: it normalises each head); out_proj [h x v] /TP. Dense bucket.
 //   saved (training path, fla kernels, common.py imports):
 //     - in_proj's fused norm: its input and output (layernorm_linear.py), as Mamba's in_proj.
-//     - fla causal_conv1d (fla/modules/conv/triton/ops.py, save_for_backward(x, ...)): its
-//       input, the q, k, v part of the in_proj output as a contiguous copy.
+//     - the whole in_proj output (q, k, v, z, beta, alpha). gdn.py forward hands fla's
+//       causal_conv1d qkv, a view of it (qkvzba.transpose(0, 1) split by torch.split), and fla
+//       keeps the view: CausalConv1dFunction.forward (fla/modules/conv/triton/ops.py) saves x
+//       as passed, its input_guard exempting x from .contiguous() (no_guard_contiguous=["x"],
+//       fla PR #712, in 0.4.2 and later, January 2026), and a view keeps its base alive. The
+//       jit-fused _compute_gates takes alpha, another view, so the base stays pinned in
+//       --deterministic-mode too, where gdn.py convolves a contiguous transposed copy with
+//       F.conv1d, which keeps that copy and silu keeps the conv output (kernel - 1 longer).
+//       fla before 0.4.2 made x contiguous and kept only q, k, v.
 //     - fla l2norm on q and k (fla/modules/l2norm.py L2NormFunction: save_for_backward(y,
 //       rstd)): the normalised q, k and one fp32 rstd per token and key head.
 //     - fla chunk_gated_delta_rule (fla/ops/gated_delta_rule/chunk.py ChunkGatedDeltaRule
@@ -36,8 +43,6 @@
 //     and adds dh of h's size (chunk_delta_h.py chunk_gated_delta_rule_bwd_dhu).
 //   FLOPs: training.py gdn_layer_flops (and transformer_flops' linear_self_attn_term): 2 x
 //     (h in_proj_dim + kernel conv_dim + 4 Hv dv^2 + h v) per token.
-#include <algorithm>
-
 #include "module_spec.hpp"
 
 namespace megamem {
@@ -94,7 +99,14 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   const double v = shape.v() / s.tp;
   const RecomputeModules norm_out = {RecomputeModule::gdn_norm_out};
   fused_norm_in_proj_saved(c, s, gdn, sink);
-  sink.add("conv1d input (q, k, v)", gdn, n * shape.conv_dim() / s.tp, s.act);
+  sink.add("in_proj output (conv1d's q, k, v view keeps it whole)", gdn,
+           n * shape.in_proj_out() / s.tp, s.act);
+  if (c.config.training.deterministic_mode) {
+    const double conv_dim = shape.conv_dim() / s.tp;
+    sink.add("conv1d input copy (deterministic F.conv1d)", gdn, n * conv_dim, s.act);
+    sink.add("conv1d output (silu input, deterministic)", gdn,
+             n * conv_dim * (s.seq + shape.kernel - 1) / s.seq, s.act);
+  }
   sink.add("l2norm output (q, k)", gdn, n * 2 * key_heads * shape.key_dim, s.act);
   sink.add("l2norm rstd (fp32)", gdn, n * 2 * key_heads, 4);
   sink.add("delta rule q, k (value heads)", gdn, n * 2 * heads * shape.key_dim, s.act);
@@ -109,8 +121,7 @@ void saved(const ModuleContext& c, const ActivationShape& s, SavedSink& sink) {
   sink.add("out_proj input", gdn, n * v, gemm_input_bytes(c), norm_out);
   const DeltaRuleWorkingSet w =
       delta_rule_working_set(s, shape.value_heads, shape.key_dim, shape.value_dim);
-  const double in_proj_output = s.act * n * shape.in_proj_out() / s.tp;
-  sink.forward_transient(std::max(in_proj_output, w.states_bytes + w.wu_bytes + w.v_new_bytes));
+  sink.forward_transient(w.states_bytes + w.wu_bytes + w.v_new_bytes);
   sink.backward_transient(2 * w.states_bytes + w.wu_bytes + w.v_new_bytes);
 }
 
