@@ -13,7 +13,9 @@
 // stage's (Bridge reduces memory metrics with MAX over the pipeline group), and the seven runs
 // of Nemotron 3.5 Lightning's card (H100 and GB200 pre-training, Megatron-FSDP in BF16 and
 // MXFP8, SFT, both performance recipes), each with its max reserved figure too, and the GB200
-// run of Qwen3.8-27B's card (Gated DeltaNet, MTP; its frozen vision encoder not estimated).
+// run of Qwen3.8-27B's card (Gated DeltaNet, MTP; its frozen vision encoder not estimated), and
+// GLM-5.2's resume run, whose figure is its checkpoint load's: unsupported until megamem
+// estimates a resume.
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
@@ -31,11 +33,18 @@ TEST_CASE("the Bridge memory studies: every variant within the peak target") {
   const Expected<ValidationReport> report = run_validation(text.str());
   INFO((report ? std::string() : report.error().field + ": " + report.error().message));
   REQUIRE(report.has_value());
-  REQUIRE(report->cases.size() == 29);
+  REQUIRE(report->cases.size() == 30);
   int after_first_iteration = 0;
   int static_only = 0;
   for (const CaseResult& c : report->cases) {
     INFO(c.id << ": " << c.detail);
+    if (c.id == "card_glm52_352xh100_resume") {
+      // Its figure is the checkpoint load's (memory-model.md §9), which megamem does not
+      // estimate: reported as unsupported, not scored against the training peak.
+      CHECK(c.status == CaseStatus::unsupported);
+      CHECK(c.detail == "checkpoint_resume");
+      continue;
+    }
     REQUIRE(c.status == CaseStatus::scored);
     if (!c.peak_memory) {
       REQUIRE(c.static_memory.has_value());
