@@ -135,6 +135,27 @@ void print_first_iteration(const Estimate& estimate) {
   }
 }
 
+// A resume loads the checkpoint before its first step; where that load peaks above the
+// training peak, a run that fits can fail when it resumes (memory-model.md §5).
+void print_resume_load(const Estimate& estimate) {
+  const RankMemory* worst = nullptr;
+  for (const RankMemory& rank : estimate.ranks) {
+    if (rank.resume_load_peak_bytes > rank.peak_allocated_bytes &&
+        (!worst || rank.resume_load_peak_bytes > worst->resume_load_peak_bytes)) {
+      worst = &rank;
+    }
+  }
+  if (!worst) return;
+  std::cout << "resuming: loading a checkpoint with its optimizer state holds "
+            << gib(worst->resume_load_peak_bytes) << " GiB allocated on rank " << worst->pp_rank
+            << ", above its " << gib(worst->peak_allocated_bytes)
+            << " in training (the Adam moments twice, as Megatron-Core and TE FusedAdam load "
+               "them; "
+            << gib(worst->resume_load_single_copy_bytes)
+            << " with one copy, as Megatron-Bridge loads a run without the precision-aware "
+               "optimizer)\n";
+}
+
 void print_table(const Estimate& estimate, const std::string& link) {
   const NormalizedConfig& n = estimate.normalized;
   const Config& c = n.config;
@@ -181,6 +202,7 @@ void print_table(const Estimate& estimate, const std::string& link) {
                "shows)\n";
   std::cout << verdict_line(estimate.verdict) << "\n";
   print_first_iteration(estimate);
+  print_resume_load(estimate);
   for (const std::string& assumption : estimate.assumptions) {
     std::cout << "assumes: " << assumption << "\n";
   }

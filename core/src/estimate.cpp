@@ -157,6 +157,23 @@ void add_activation_bytes(const NormalizedConfig& normalized, const LayerProfile
   }
 }
 
+// A chunk's parameter memory, summed into its rank.
+void add_chunk_static(const StageStaticBytes& stage_bytes, RankMemory& rank) {
+  const ChunkStaticBytes& bytes = stage_bytes.chunk;
+  rank.dense_params += bytes.dense_params;
+  rank.expert_params += bytes.expert_params;
+  rank.weight_bytes += bytes.weight_bytes;
+  rank.gradient_bytes += bytes.gradient_bytes;
+  rank.optimizer_bytes += bytes.optimizer_bytes;
+  rank.host_optimizer_bytes += bytes.host_optimizer_bytes;
+  rank.optimizer_step_bytes += bytes.optimizer_step_bytes;
+  rank.lazy_optimizer_bytes += bytes.lazy_optimizer_bytes;
+  rank.lazy_expert_optimizer_bytes += bytes.lazy_expert_optimizer_bytes;
+  rank.fp8_weight_copy_bytes += bytes.fp8_weight_copy_bytes;
+  rank.persistent_buffer_bytes +=
+      static_cast<std::uint64_t>(round_to_int64(stage_bytes.expert_bias_bytes));
+}
+
 // Each stage's parameters priced as the DDP buffers and the optimizer hold them, summed
 // into its rank (and its module tree when asked for).
 // Returns each stage's FSDP working set (empty without FSDP).
@@ -198,16 +215,7 @@ std::vector<FsdpWorkingSet> add_stage_static_memory(const NormalizedConfig& n,
     }
     rank.chunks.push_back(std::move(chunk));
 
-    rank.dense_params += bytes.dense_params;
-    rank.expert_params += bytes.expert_params;
-    rank.weight_bytes += bytes.weight_bytes;
-    rank.gradient_bytes += bytes.gradient_bytes;
-    rank.optimizer_bytes += bytes.optimizer_bytes;
-    rank.host_optimizer_bytes += bytes.host_optimizer_bytes;
-    rank.optimizer_step_bytes += bytes.optimizer_step_bytes;
-    rank.lazy_optimizer_bytes += bytes.lazy_optimizer_bytes;
-    rank.persistent_buffer_bytes +=
-        static_cast<std::uint64_t>(round_to_int64(stage_bytes.expert_bias_bytes));
+    add_chunk_static(stage_bytes, rank);
     te_keys.add_stage(rank.pp_rank, stage_bytes.te_keys);
   }
   // TE's dummy weight gradients are cached once per distinct weight shape on the rank.
@@ -277,6 +285,29 @@ RankPeak eager_warmup_peak(const NormalizedConfig& n, int pp_rank,
   warmup.transient_bytes =
       std::max(0.0, warmup.peak_allocated_bytes - static_bytes - warmup.activation_bytes);
   return warmup;
+}
+
+// A resume's checkpoint load (memory-model.md §5). With the distributed optimizer and no
+// state yet, load_state_dict allocates torch.empty moments (and TE's master remainders) for
+// every shard as the checkpoint's scaffold and hands them to the inner optimizer, whose TE
+// FusedAdam load_state_dict makes its own state with _initialize_state and copies into it
+// while the scaffold is referenced (megatron/core/optimizer/distrib_optimizer.py,
+// transformer_engine/pytorch/optimizers/fused_adam.py). The chained optimizer loads the dense
+// group, then the experts'. Present then: the DDP buffers and the fp32 main shards; not yet
+// TE's FP8 weight copies and the buffers of the first forward and backward. Megatron-Bridge's
+// #4936 (training/optim.py) loads a run without the precision-aware optimizer with one copy.
+void set_resume_load(const NormalizedConfig& n, RankMemory& rank) {
+  const OptimizerConfig& opt = n.config.optimizer;
+  if (!opt.use_distributed_optimizer || opt.kind != OptimizerKind::adam ||
+      opt.optimizer_cpu_offload || uses_fsdp(n)) {
+    return;
+  }
+  const std::uint64_t base = rank.weight_bytes - rank.fp8_weight_copy_bytes + rank.gradient_bytes +
+                             rank.optimizer_bytes - rank.lazy_optimizer_bytes;
+  const std::uint64_t expert = rank.lazy_expert_optimizer_bytes;
+  const std::uint64_t dense = rank.lazy_optimizer_bytes - expert;
+  rank.resume_load_single_copy_bytes = base + dense + expert;
+  rank.resume_load_peak_bytes = base + std::max(2 * dense, dense + 2 * expert);
 }
 
 // schedule: simulate_rank's buffer.
@@ -361,6 +392,7 @@ void add_rank_peak(const NormalizedConfig& n, const EstimateOptions& options,
   rank.host_activation_bytes =
       static_cast<std::uint64_t>(round_to_int64(peak.host_activation_bytes));
   rank.max_inflight_microbatches = peak.max_inflight;
+  set_resume_load(n, rank);
   set_device_memory(n, shared.device_overheads, rank);
   if (options.module_tree) {
     for (ChunkMemory& chunk : rank.chunks) add_activation_bytes(n, profiles, chunk.modules);

@@ -289,3 +289,31 @@ TEST_CASE("the first iteration peaks without the state the first step creates") 
     CHECK_THAT(lazy_per_param(c), WithinRel(4.0 / 4, 1e-3));
   }
 }
+
+// A resume's checkpoint load (memory-model.md §5): the distributed optimizer's torch.empty
+// scaffold and TE FusedAdam's own copy of the Adam moments coexist, dense group first, then the
+// experts'; present then are the DDP buffers and the fp32 main shards.
+TEST_CASE("a resume's checkpoint load holds the moments twice, the larger group last") {
+  Config c = fixtures::qwen3_235b_tp4_pp4_ep8();
+  c.optimizer.use_distributed_optimizer = true;
+  const Estimate e = run(c);
+  for (const RankMemory& rank : e.ranks) {
+    INFO("rank " << rank.pp_rank);
+    const std::uint64_t expert = rank.lazy_expert_optimizer_bytes;
+    const std::uint64_t dense = rank.lazy_optimizer_bytes - expert;
+    REQUIRE(expert > dense);  // the experts hold most parameters
+    // Adam's moments are 8 bytes per parameter: the experts' shard over expert-DP.
+    CHECK_THAT(static_cast<double>(expert),
+               WithinRel(8.0 * static_cast<double>(rank.expert_params) /
+                             static_cast<double>(e.normalized.expert_data_parallel),
+                         2e-3));
+    const std::uint64_t present =
+        rank.weight_bytes + rank.gradient_bytes + rank.optimizer_bytes - rank.lazy_optimizer_bytes;
+    CHECK(rank.resume_load_peak_bytes == present + dense + 2 * expert);
+    CHECK(rank.resume_load_single_copy_bytes == present + dense + expert);
+  }
+  SECTION("not estimated where the load takes another path") {
+    c.optimizer.use_distributed_optimizer = false;
+    CHECK(run(c).ranks[0].resume_load_peak_bytes == 0);
+  }
+}

@@ -203,6 +203,16 @@ struct RankMemory {
   // Of optimizer_bytes: the state the optimizer creates at its first step (Adam's moments;
   // TE FusedAdam's masters where it owns them), absent through the first iteration.
   std::uint64_t lazy_optimizer_bytes = 0;
+  // Of those, the routed experts' (the expert optimizer of Megatron's chained optimizer).
+  std::uint64_t lazy_expert_optimizer_bytes = 0;
+  // Of weight_bytes: Transformer Engine's cached FP8 weights, made at the first forward.
+  std::uint64_t fp8_weight_copy_bytes = 0;
+  // A resume's checkpoint load (memory-model.md §5, "A resume's checkpoint load"), 0 where
+  // not estimated (no distributed Adam on the GPU): the Adam moments held twice, as
+  // Megatron-Core with TE FusedAdam loads them, and once, as Megatron-Bridge's #4936 loads a
+  // run without the precision-aware optimizer.
+  std::uint64_t resume_load_peak_bytes = 0;
+  std::uint64_t resume_load_single_copy_bytes = 0;
 
   // The step's peak (memory-model.md 7): at the worst operation of the timeline, the
   // saved activations of all in-flight micro-batches and that operation's transients.

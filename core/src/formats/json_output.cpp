@@ -77,6 +77,8 @@ json rank_json(const RankMemory& rank, bool include_timeline) {
                {"transient_bytes", rank.transient_bytes},
                {"peak_allocated_bytes", rank.peak_allocated_bytes},
                {"first_iteration_peak_allocated_bytes", rank.first_iteration_peak_allocated_bytes},
+               {"resume_load_peak_bytes", rank.resume_load_peak_bytes},
+               {"resume_load_single_copy_bytes", rank.resume_load_single_copy_bytes},
                {"peak_reserved_bytes", rank.peak_reserved_bytes},
                {"device_overheads", device_overheads_json(rank.device_overheads)},
                {"runtime_overhead_bytes", rank.runtime_overhead_bytes},

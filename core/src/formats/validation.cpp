@@ -33,7 +33,6 @@ using nlohmann::json;
 // THE list of features the estimator does not model yet (memory-model.md §10.3, item 5).
 // Remove a name here once the estimator handles it; its cases are then scored.
 const std::vector<std::string> kUnmodeledFeatures = {
-    "checkpoint_resume",  // a resume's checkpoint-load peak (memory-model.md §9); by tag
     "cuda_graph_local",
     "fp4",
     "modelopt",
@@ -330,6 +329,7 @@ struct CaseEntry {
   std::string megatron_args;
   std::string source;               // where the measurement comes from (see apply_platform)
   bool launched_by_bridge = false;  // see apply_launcher
+  bool resumes = false;             // tagged checkpoint_resume: see resume_load
   std::optional<std::int64_t> world_size;
   std::optional<std::int64_t> pp_rank;
   bool max_over_pp_ranks = false;  // see measured_pipeline_rank
@@ -391,6 +391,7 @@ CaseEntry read_case_entry(const json& entry, CaseResult& result) {
   e.vocab = effective_vocab_size(integer_member(entry, "vocab_size").value_or(0), e.megatron_args,
                                  e.source, string_member(entry, "notes"));
   e.launched_by_bridge = launched_by_bridge(e.source, string_member(entry, "notes"), result.tags);
+  e.resumes = has(result.tags, "checkpoint_resume");
   result.pp_rank = static_cast<int>(e.pp_rank.value_or(0));
   result.config_key = normalize_spaces(e.megatron_args) +
                       " | world_size=" + std::to_string(e.world_size.value_or(0)) +
@@ -424,6 +425,26 @@ const RankMemory* measured_pipeline_rank(const Estimate& estimated, const CaseEn
   return nullptr;
 }
 
+// A run tagged checkpoint_resume started by loading a checkpoint with its optimizer state, and
+// max_memory_allocated() is never reset: its figure is the larger of the load and training
+// (memory-model.md §5). Megatron-Bridge loads a run without the precision-aware optimizer
+// with one copy of the moments (#4936), Megatron-Core with two.
+std::uint64_t resume_load(const RankMemory& rank, const CaseEntry& e, const Config& config) {
+  if (!e.resumes) return 0;
+  const bool one_copy = e.launched_by_bridge && !config.optimizer.use_precision_aware_optimizer;
+  return one_copy ? rank.resume_load_single_copy_bytes : rank.resume_load_peak_bytes;
+}
+
+// max_memory_reserved() of a resume: a load above the training peak takes the allocator's reserve
+// at the estimate's own share of its peak (memory-model.md §6).
+double reserved_with_resume(const RankMemory& rank, const CaseEntry& e, const Config& config) {
+  const auto reserved = static_cast<double>(rank.peak_reserved_bytes);
+  const auto load = static_cast<double>(resume_load(rank, e, config));
+  const auto allocated = static_cast<double>(rank.peak_allocated_bytes);
+  return load > allocated && allocated > 0 ? std::max(reserved, load * reserved / allocated)
+                                           : reserved;
+}
+
 // Estimates a parsed case and compares its measured rank: static, peak and reserved memory,
 // each where the entry measured it.
 CaseResult score_case(const Config& config, const CaseEntry& e, CaseResult result) {
@@ -448,14 +469,14 @@ CaseResult score_case(const Config& config, const CaseEntry& e, CaseResult resul
                    .measured_bytes = *e.measured_static};
   }
   if (e.measured_peak) {
-    result.peak_memory = Comparison{.predicted_bytes = static_cast<double>(
-                                        max_allocated_after_bytes(*rank, e.after_iterations)),
-                                    .measured_bytes = *e.measured_peak};
+    result.peak_memory = Comparison{
+        .predicted_bytes = static_cast<double>(std::max(
+            max_allocated_after_bytes(*rank, e.after_iterations), resume_load(*rank, e, config))),
+        .measured_bytes = *e.measured_peak};
   }
   if (e.measured_reserved) {
-    result.reserved_memory =
-        Comparison{.predicted_bytes = static_cast<double>(rank->peak_reserved_bytes),
-                   .measured_bytes = *e.measured_reserved};
+    result.reserved_memory = Comparison{.predicted_bytes = reserved_with_resume(*rank, e, config),
+                                        .measured_bytes = *e.measured_reserved};
   }
   if (e.measured_device) {
     result.device_memory =
@@ -877,7 +898,8 @@ const std::vector<OutsideCasesFile>& outside_cases_files() {
        "and MXFP8, SFT, the H100 and GB200 performance recipes), each with its max reserved "
        "figure; Qwen3.8-27B's GB200 run (Qwen3.5-27B's language model, Gated DeltaNet and "
        "MTP, its frozen vision encoder not estimated); and GLM-5.2's resume run, whose figure "
-       "is its checkpoint load's (unsupported: `checkpoint_resume`). Kept in this repository "
+       "is its checkpoint load's (tagged `checkpoint_resume`: scored against the larger of "
+       "the load and training). Kept in this repository "
        "(validation/bridge-studies.json; each "
        "case's notes say what its study states). With bridge-recipes.json's rows they are every "
        "variant, so a change that fits one row of a recipe and breaks another shows. Held to "

@@ -352,8 +352,9 @@ ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
   ChunkStaticBytes out;
   const std::int64_t bucket_size = ddp_bucket_elements(normalized, bucketing);
   const BufferGrid grid = sum_buffers(normalized, blocks, out);
-  double weight = fp8_weight_copies(normalized, blocks), gradient = 0, optimizer = 0, host = 0,
-         step = 0, lazy = 0;
+  const double fp8_copies = fp8_weight_copies(normalized, blocks);
+  double weight = fp8_copies, gradient = 0, optimizer = 0, host = 0, step = 0, lazy = 0,
+         lazy_expert = 0;
   for (int expert = 0; expert < 2; ++expert) {
     for (int storage = 0; storage < 3; ++storage) {
       const BufferSums& sum = grid.sums[expert][storage];
@@ -374,8 +375,10 @@ ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
           (sum.host + sum.first.host_optimizer_state * padding) / static_cast<double>(shard_group);
       step += (sum.optimizer_step + sum.first.optimizer_step * padding) /
               static_cast<double>(shard_group);
-      lazy +=
+      const double group_lazy =
           (sum.lazy + sum.first.lazy_optimizer_state * padding) / static_cast<double>(shard_group);
+      lazy += group_lazy;
+      if (expert == 1) lazy_expert += group_lazy;
     }
   }
   out.weight_bytes = static_cast<std::uint64_t>(round_to_int64(weight));
@@ -384,6 +387,8 @@ ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
   out.host_optimizer_bytes = static_cast<std::uint64_t>(round_to_int64(host));
   out.optimizer_step_bytes = static_cast<std::uint64_t>(round_to_int64(step));
   out.lazy_optimizer_bytes = static_cast<std::uint64_t>(round_to_int64(lazy));
+  out.lazy_expert_optimizer_bytes = static_cast<std::uint64_t>(round_to_int64(lazy_expert));
+  out.fp8_weight_copy_bytes = static_cast<std::uint64_t>(round_to_int64(fp8_copies));
   return out;
 }
 

@@ -48,9 +48,11 @@ struct ChunkStaticBytes {
   std::uint64_t gradient_bytes = 0;
   std::uint64_t optimizer_bytes = 0;
   std::uint64_t host_optimizer_bytes = 0;
-  std::uint64_t optimizer_step_bytes = 0;  // ParamBytes::optimizer_step, sharded
-  std::uint64_t lazy_optimizer_bytes = 0;  // ParamBytes::lazy_optimizer_state, sharded
-  std::int64_t padding_elements = 0;       // DDP alignment and bucket padding
+  std::uint64_t optimizer_step_bytes = 0;         // ParamBytes::optimizer_step, sharded
+  std::uint64_t lazy_optimizer_bytes = 0;         // ParamBytes::lazy_optimizer_state, sharded
+  std::uint64_t lazy_expert_optimizer_bytes = 0;  // of which the routed experts'
+  std::uint64_t fp8_weight_copy_bytes = 0;        // of weight_bytes: TE's cached FP8 weights
+  std::int64_t padding_elements = 0;              // DDP alignment and bucket padding
 };
 
 // Calls visit(tensor, elements) for every tensor of the blocks, counting the chunk's dense
