@@ -77,6 +77,12 @@ void segment_tooltip(const RankMemory& rank, const Category& category, std::uint
                 gib_text(rank.lazy_optimizer_bytes).c_str(),
                 gib_text(rank.first_iteration_peak_allocated_bytes).c_str());
   }
+  if (category.bytes == &RankMemory::optimizer_bytes && rank.resume_load_peak_bytes > 0) {
+    // A resume's checkpoint load (memory-model.md 5).
+    ImGui::Text(tr("A resume's checkpoint load (with its optimizer state) peaks at %s "
+                   "allocated: the Adam state is held twice"),
+                gib_text(rank.resume_load_peak_bytes).c_str());
+  }
   ImGui::EndTooltip();
 }
 

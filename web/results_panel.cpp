@@ -28,8 +28,7 @@ constexpr const char* kNotModeled[] = {
     "groups are taken as offloaded).",
     "Context-parallel ring-attention buffers beyond the saved set; NCCL EP's buffers (the flex "
     "dispatcher's ncclep backend); MoE imbalance beyond the imbalance-factor knob.",
-    "Memory outside the training step: checkpoint loading and saving, evaluation, the first "
-    "iteration's lazy optimizer-state creation.",
+    "Memory outside the training step: checkpoint saving, evaluation.",
     "The optimizer step's own transients (fused Adam and the distributed optimizer work in "
     "place; taken as zero).",
     "Allocator behaviour: fragmentation is a fraction of the peak, not simulated.",
