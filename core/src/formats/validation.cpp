@@ -405,15 +405,30 @@ CaseResult failed(CaseResult result, std::string detail) {
   return result;
 }
 
+// A run tagged checkpoint_resume started by loading a checkpoint with its optimizer state, and
+// max_memory_allocated() is never reset: its figure is the larger of the load and training
+// (memory-model.md §5). Megatron-Bridge loads a run without the precision-aware optimizer
+// with one copy of the moments (#4936), Megatron-Core with two.
+std::uint64_t resume_load(const RankMemory& rank, const CaseEntry& e, const Config& config) {
+  if (!e.resumes) return 0;
+  const bool one_copy = e.launched_by_bridge && !config.optimizer.use_precision_aware_optimizer;
+  return one_copy ? rank.resume_load_single_copy_bytes : rank.resume_load_peak_bytes;
+}
+
+// The peak a case's figure is compared with: the report's iteration, or a resume's load.
+std::uint64_t predicted_peak(const RankMemory& rank, const CaseEntry& e, const Config& config) {
+  return std::max(max_allocated_after_bytes(rank, e.after_iterations),
+                  resume_load(rank, e, config));
+}
+
 // The estimate's rank a case measured: its pipeline rank, or with "pp_rank": "max" the rank
 // of the highest predicted peak. Megatron-Bridge's training_log reduces each memory metric with
 // MAX over the pipeline group before it logs it (training/utils/train_utils.py
 // reduce_max_memory_across_pp_group, issue #3167), so such a figure is the largest stage's.
-const RankMemory* measured_pipeline_rank(const Estimate& estimated, const CaseEntry& e) {
+const RankMemory* measured_pipeline_rank(const Estimate& estimated, const CaseEntry& e,
+                                         const Config& config) {
   if (e.max_over_pp_ranks) {
-    const auto peak = [&](const RankMemory& r) {
-      return max_allocated_after_bytes(r, e.after_iterations);
-    };
+    const auto peak = [&](const RankMemory& r) { return predicted_peak(r, e, config); };
     const auto it = std::max_element(
         estimated.ranks.begin(), estimated.ranks.end(),
         [&](const RankMemory& a, const RankMemory& b) { return peak(a) < peak(b); });
@@ -423,16 +438,6 @@ const RankMemory* measured_pipeline_rank(const Estimate& estimated, const CaseEn
     if (r.pp_rank == *e.pp_rank) return &r;
   }
   return nullptr;
-}
-
-// A run tagged checkpoint_resume started by loading a checkpoint with its optimizer state, and
-// max_memory_allocated() is never reset: its figure is the larger of the load and training
-// (memory-model.md §5). Megatron-Bridge loads a run without the precision-aware optimizer
-// with one copy of the moments (#4936), Megatron-Core with two.
-std::uint64_t resume_load(const RankMemory& rank, const CaseEntry& e, const Config& config) {
-  if (!e.resumes) return 0;
-  const bool one_copy = e.launched_by_bridge && !config.optimizer.use_precision_aware_optimizer;
-  return one_copy ? rank.resume_load_single_copy_bytes : rank.resume_load_peak_bytes;
 }
 
 // max_memory_reserved() of a resume: a load above the training peak takes the allocator's reserve
@@ -453,7 +458,7 @@ CaseResult score_case(const Config& config, const CaseEntry& e, CaseResult resul
     return failed(std::move(result),
                   "estimate: " + estimated.error().field + ": " + estimated.error().message);
   }
-  const RankMemory* rank = measured_pipeline_rank(*estimated, e);
+  const RankMemory* rank = measured_pipeline_rank(*estimated, e, config);
   if (!rank) {
     return failed(std::move(result), "estimate has no pipeline rank " +
                                          (e.pp_rank ? std::to_string(*e.pp_rank) : "max"));
@@ -469,10 +474,9 @@ CaseResult score_case(const Config& config, const CaseEntry& e, CaseResult resul
                    .measured_bytes = *e.measured_static};
   }
   if (e.measured_peak) {
-    result.peak_memory = Comparison{
-        .predicted_bytes = static_cast<double>(std::max(
-            max_allocated_after_bytes(*rank, e.after_iterations), resume_load(*rank, e, config))),
-        .measured_bytes = *e.measured_peak};
+    result.peak_memory =
+        Comparison{.predicted_bytes = static_cast<double>(predicted_peak(*rank, e, config)),
+                   .measured_bytes = *e.measured_peak};
   }
   if (e.measured_reserved) {
     result.reserved_memory = Comparison{.predicted_bytes = reserved_with_resume(*rank, e, config),
