@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <span>
 #include <string>
 
@@ -431,6 +432,35 @@ RunChunks rank_chunks(const NormalizedConfig& n, const LayerProfiles& profiles,
   return out;
 }
 
+// A run whose training step fits but whose resume's checkpoint load (set_resume_load) would
+// not: the load on the device, with the allocator's reserve at the estimate's own share of its
+// peak and the same memory outside the allocator (memory-model.md 5, 6). Empty otherwise.
+std::string resume_warning(const Estimate& result) {
+  const std::uint64_t capacity = result.verdict.capacity_bytes;
+  const RankMemory* worst = nullptr;
+  double worst_bytes = 0;
+  for (const RankMemory& rank : result.ranks) {
+    if (rank.peak_total_bytes > capacity) return {};  // training does not fit anyway
+    if (rank.resume_load_peak_bytes <= rank.peak_allocated_bytes) continue;
+    const auto allocated = static_cast<double>(rank.peak_allocated_bytes);
+    const auto reserved = static_cast<double>(rank.peak_reserved_bytes);
+    const double device = static_cast<double>(rank.resume_load_peak_bytes) * reserved / allocated +
+                          static_cast<double>(rank.peak_total_bytes) - reserved;
+    if (device > static_cast<double>(capacity) && device > worst_bytes) {
+      worst = &rank;
+      worst_bytes = device;
+    }
+  }
+  if (!worst) return {};
+  char text[240];
+  std::snprintf(text, sizeof text,
+                "resuming from a checkpoint with its optimizer state needs about %.2f GiB on PP "
+                "rank %d, more than the card's %.2f GiB: the load holds the Adam state twice "
+                "(docs/memory-model.md)",
+                to_gib(worst_bytes), worst->pp_rank, to_gib(capacity));
+  return text;
+}
+
 }  // namespace
 
 Expected<Estimate> estimate(const Config& config, const EstimateOptions& options) {
@@ -462,6 +492,9 @@ Expected<Estimate> estimate(const Config& config, const EstimateOptions& options
     }
   }
   result.verdict = verdict_of(result);
+  if (std::string warning = resume_warning(result); !warning.empty()) {
+    result.warnings.push_back(std::move(warning));
+  }
   for (std::string assumption :
        {hottest_expert_rank_assumption(n), fsdp_main_grads_assumption(n)}) {
     if (!assumption.empty()) result.assumptions.push_back(std::move(assumption));

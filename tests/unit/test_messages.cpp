@@ -3,6 +3,7 @@
 // the page fetches when it shows Chinese (site/fonts/NotoSansCJKsc-messages.otf: its code
 // point is in the subset's character map, looked up with the stb_truetype Dear ImGui
 // rasterizes with); the language switch's label renders from the glyphs compiled in.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstddef>
 #include <fstream>
@@ -266,6 +267,28 @@ TEST_CASE("what the core tells the page (errors, suggestions, warnings, what-if)
   }
   for (const std::string& text : missing) UNSCOPED_INFO(text);
   CHECK(missing.empty());
+}
+
+// The estimate's own warning, a run that fits but cannot resume on its card, translates with
+// its figures.
+TEST_CASE("the resume warning translates") {
+  Config c = fixtures::llama3_70b();
+  c.parallel.world_size = 64;
+  c.parallel.tensor_parallel = 4;
+  c.parallel.pipeline_parallel = 8;
+  c.optimizer.use_distributed_optimizer = true;
+  c.device.capacity_gib = 40.0;
+  const Expected<Estimate> e = estimate(c);
+  REQUIRE(e.has_value());
+  const auto warning = std::find_if(e->warnings.begin(), e->warnings.end(), [](const auto& w) {
+    return w.rfind("resuming from a checkpoint", 0) == 0;
+  });
+  REQUIRE(warning != e->warnings.end());
+  std::string chinese;
+  REQUIRE(translate(*warning, &chinese));
+  CHECK(chinese.find("恢复训练") != std::string::npos);
+  CHECK(chinese.find("40.00 GiB") != std::string::npos);
+  CHECK(chinese.find("PP rank 7") != std::string::npos);
 }
 
 // The flags box lists the flag reader's warnings as the CLI prints them (issue #28 items 6

@@ -1,8 +1,10 @@
 // Per-rank parameters and static bytes (memory-model.md 3 and worked examples 9.2, 9.3).
+#include <algorithm>
 #include <array>
 #include <catch2/catch.hpp>
 
 #include "megamem/estimate.hpp"
+#include "megamem/units.hpp"
 #include "model_fixtures.hpp"
 
 using namespace megamem;
@@ -316,4 +318,33 @@ TEST_CASE("a resume's checkpoint load holds the moments twice, the larger group 
     c.optimizer.use_distributed_optimizer = false;
     CHECK(run(c).ranks[0].resume_load_peak_bytes == 0);
   }
+}
+
+// Where the training step fits the card but the resume's load, with the allocator's reserve
+// and the memory outside it, would not, the estimate says so.
+TEST_CASE("a run that fits but cannot resume on its card is warned about") {
+  Config c = fixtures::llama3_70b();
+  c.parallel.world_size = 64;
+  c.parallel.tensor_parallel = 4;
+  c.parallel.pipeline_parallel = 8;
+  c.optimizer.use_distributed_optimizer = true;
+  const auto resume_warnings = [](const Estimate& e) {
+    return std::count_if(e.warnings.begin(), e.warnings.end(), [](const std::string& w) {
+      return w.rfind("resuming from a checkpoint", 0) == 0;
+    });
+  };
+  c.device.capacity_gib = 80.0;
+  CHECK(resume_warnings(run(c)) == 0);  // the load fits too
+  // A card between the training step's and the load's device totals.
+  const Estimate at80 = run(c);
+  const RankMemory& rank = at80.ranks[static_cast<std::size_t>(at80.limiting_pp_rank)];
+  REQUIRE(rank.resume_load_peak_bytes > rank.peak_allocated_bytes);
+  const double load_total = static_cast<double>(rank.resume_load_peak_bytes) *
+                                static_cast<double>(rank.peak_reserved_bytes) /
+                                static_cast<double>(rank.peak_allocated_bytes) +
+                            static_cast<double>(rank.peak_total_bytes - rank.peak_reserved_bytes);
+  c.device.capacity_gib = (to_gib(rank.peak_total_bytes) + to_gib(load_total)) / 2;
+  const Estimate tight = run(c);
+  REQUIRE(tight.verdict.status != FitStatus::does_not_fit);
+  CHECK(resume_warnings(tight) == 1);
 }
