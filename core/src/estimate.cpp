@@ -432,9 +432,18 @@ RunChunks rank_chunks(const NormalizedConfig& n, const LayerProfiles& profiles,
   return out;
 }
 
-// A run whose training step fits but whose resume's checkpoint load (set_resume_load) would
-// not: the load on the device, with the allocator's reserve at the estimate's own share of its
-// peak and the same memory outside the allocator (memory-model.md 5, 6). Empty otherwise.
+// A rank's resume load on the device: the load with the allocator's reserve at the estimate's
+// own share of its peak and the same memory outside the allocator (memory-model.md 5, 6).
+double resume_device_bytes(const RankMemory& rank, std::uint64_t load_bytes) {
+  const auto allocated = static_cast<double>(rank.peak_allocated_bytes);
+  const auto reserved = static_cast<double>(rank.peak_reserved_bytes);
+  return static_cast<double>(load_bytes) * reserved / allocated +
+         static_cast<double>(rank.peak_total_bytes) - reserved;
+}
+
+// A run whose training step fits its card but whose resume's checkpoint load, as Megatron-Core
+// loads it (set_resume_load), would not; with what Megatron-Bridge's one copy needs. Empty
+// otherwise.
 std::string resume_warning(const Estimate& result) {
   const std::uint64_t capacity = result.verdict.capacity_bytes;
   const RankMemory* worst = nullptr;
@@ -442,22 +451,21 @@ std::string resume_warning(const Estimate& result) {
   for (const RankMemory& rank : result.ranks) {
     if (rank.peak_total_bytes > capacity) return {};  // training does not fit anyway
     if (rank.resume_load_peak_bytes <= rank.peak_allocated_bytes) continue;
-    const auto allocated = static_cast<double>(rank.peak_allocated_bytes);
-    const auto reserved = static_cast<double>(rank.peak_reserved_bytes);
-    const double device = static_cast<double>(rank.resume_load_peak_bytes) * reserved / allocated +
-                          static_cast<double>(rank.peak_total_bytes) - reserved;
+    const double device = resume_device_bytes(rank, rank.resume_load_peak_bytes);
     if (device > static_cast<double>(capacity) && device > worst_bytes) {
       worst = &rank;
       worst_bytes = device;
     }
   }
   if (!worst) return {};
-  char text[240];
+  const double one_copy = resume_device_bytes(*worst, worst->resume_load_single_copy_bytes);
+  char text[360];
   std::snprintf(text, sizeof text,
                 "resuming from a checkpoint with its optimizer state needs about %.2f GiB on PP "
-                "rank %d, more than the card's %.2f GiB: the load holds the Adam state twice "
-                "(docs/memory-model.md)",
-                to_gib(worst_bytes), worst->pp_rank, to_gib(capacity));
+                "rank %d, more than the card's %.2f GiB, as Megatron-Core loads the Adam state "
+                "(twice); Megatron-Bridge loads a run without the precision-aware optimizer with "
+                "one copy: %.2f GiB (docs/memory-model.md)",
+                to_gib(worst_bytes), worst->pp_rank, to_gib(capacity), to_gib(one_copy));
   return text;
 }
 
