@@ -74,6 +74,17 @@ inline Config llama3_70b_tp8_pp4() {
   return c;
 }
 
+// Llama-3-70B on 64 GPUs, TP4 PP8 (DP2) with the distributed optimizer: its resume's
+// checkpoint load (the Adam moments twice) tops its training step (memory-model.md 5).
+inline Config llama3_70b_tp4_pp8_resume_above_training() {
+  Config c = llama3_70b();
+  c.parallel.world_size = 64;
+  c.parallel.tensor_parallel = 4;
+  c.parallel.pipeline_parallel = 8;
+  c.optimizer.use_distributed_optimizer = true;
+  return c;
+}
+
 // memory-model.md 9.3: Qwen3-235B-A22B on 128 GPUs, TP4 with SP, PP4 uneven 23/24/24/23, EP8.
 inline Config qwen3_235b_tp4_pp4_ep8() {
   Config c = qwen3_235b_a22b();

@@ -272,11 +272,7 @@ TEST_CASE("what the core tells the page (errors, suggestions, warnings, what-if)
 // The estimate's own warning, a run that fits but cannot resume on its card, translates with
 // its figures.
 TEST_CASE("the resume warning translates") {
-  Config c = fixtures::llama3_70b();
-  c.parallel.world_size = 64;
-  c.parallel.tensor_parallel = 4;
-  c.parallel.pipeline_parallel = 8;
-  c.optimizer.use_distributed_optimizer = true;
+  Config c = fixtures::llama3_70b_tp4_pp8_resume_above_training();
   c.device.capacity_gib = 40.0;
   const Expected<Estimate> e = estimate(c);
   REQUIRE(e.has_value());

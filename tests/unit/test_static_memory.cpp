@@ -323,11 +323,7 @@ TEST_CASE("a resume's checkpoint load holds the moments twice, the larger group 
 // Where the training step fits the card but the resume's load, with the allocator's reserve
 // and the memory outside it, would not, the estimate says so.
 TEST_CASE("a run that fits but cannot resume on its card is warned about") {
-  Config c = fixtures::llama3_70b();
-  c.parallel.world_size = 64;
-  c.parallel.tensor_parallel = 4;
-  c.parallel.pipeline_parallel = 8;
-  c.optimizer.use_distributed_optimizer = true;
+  Config c = fixtures::llama3_70b_tp4_pp8_resume_above_training();
   const auto resume_warnings = [](const Estimate& e) {
     return std::count_if(e.warnings.begin(), e.warnings.end(), [](const std::string& w) {
       return w.rfind("resuming from a checkpoint", 0) == 0;
