@@ -432,13 +432,11 @@ RunChunks rank_chunks(const NormalizedConfig& n, const LayerProfiles& profiles,
   return out;
 }
 
-// A rank's resume load on the device: the load with the allocator's reserve at the estimate's
-// own share of its peak and the same memory outside the allocator (memory-model.md 5, 6).
+// A rank's resume load on the device: its reserve and the same memory outside the allocator
+// as in training (memory-model.md 6).
 double resume_device_bytes(const RankMemory& rank, std::uint64_t load_bytes) {
-  const auto allocated = static_cast<double>(rank.peak_allocated_bytes);
-  const auto reserved = static_cast<double>(rank.peak_reserved_bytes);
-  return static_cast<double>(load_bytes) * reserved / allocated +
-         static_cast<double>(rank.peak_total_bytes) - reserved;
+  return resume_reserved_bytes(rank, load_bytes) + static_cast<double>(rank.peak_total_bytes) -
+         static_cast<double>(rank.peak_reserved_bytes);
 }
 
 // A run whose training step fits its card but whose resume's checkpoint load, as Megatron-Core
@@ -470,6 +468,13 @@ std::string resume_warning(const Estimate& result) {
 }
 
 }  // namespace
+
+double resume_reserved_bytes(const RankMemory& rank, std::uint64_t load_bytes) {
+  const auto allocated = static_cast<double>(rank.peak_allocated_bytes);
+  if (allocated <= 0) return 0;
+  return static_cast<double>(load_bytes) * static_cast<double>(rank.peak_reserved_bytes) /
+         allocated;
+}
 
 Expected<Estimate> estimate(const Config& config, const EstimateOptions& options) {
   auto normalized = normalize(config);

@@ -24,4 +24,9 @@ Expected<NormalizedConfig> normalize(const Config& config);
 // The full estimate.
 Expected<Estimate> estimate(const Config& config, const EstimateOptions& options = {});
 
+// max_memory_reserved() of a rank while a resume's checkpoint load of load_bytes is allocated
+// (RankMemory::resume_load_peak_bytes or resume_load_single_copy_bytes): the allocator's
+// reserve at the estimate's own share of the rank's peak (memory-model.md 5, 6).
+double resume_reserved_bytes(const RankMemory& rank, std::uint64_t load_bytes);
+
 }  // namespace megamem

@@ -440,14 +440,10 @@ const RankMemory* measured_pipeline_rank(const Estimate& estimated, const CaseEn
   return nullptr;
 }
 
-// max_memory_reserved() of a resume: a load above the training peak takes the allocator's reserve
-// at the estimate's own share of its peak (memory-model.md §6).
+// max_memory_reserved() of a resume: the larger of training's and the load's.
 double reserved_with_resume(const RankMemory& rank, const CaseEntry& e, const Config& config) {
-  const auto reserved = static_cast<double>(rank.peak_reserved_bytes);
-  const auto load = static_cast<double>(resume_load(rank, e, config));
-  const auto allocated = static_cast<double>(rank.peak_allocated_bytes);
-  return load > allocated && allocated > 0 ? std::max(reserved, load * reserved / allocated)
-                                           : reserved;
+  return std::max(static_cast<double>(rank.peak_reserved_bytes),
+                  resume_reserved_bytes(rank, resume_load(rank, e, config)));
 }
 
 // Estimates a parsed case and compares its measured rank: static, peak and reserved memory,
