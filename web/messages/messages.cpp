@@ -2,7 +2,9 @@
 #include "messages.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -27,9 +29,32 @@ struct Template {
 
 struct Table {
   std::vector<MessageRow> rows;
-  std::unordered_map<std::string, std::string> exact;
+  std::unordered_map<std::uint64_t, std::string> exact;  // by exact_key()
   std::vector<Template> templates;
 };
+
+// scripts/compile_messages.py's key of a row looked up whole: the FNV-1a hash of its English
+// (32 bits) and the English's length in bytes.
+std::uint64_t exact_key(std::string_view english) {
+  std::uint32_t hash = 0x811C9DC5u;
+  for (const char c : english) hash = (hash ^ static_cast<unsigned char>(c)) * 0x01000193u;
+  return (std::uint64_t{english.size()} << 32) | hash;
+}
+
+// "<hash hex>:<length>" as the compiled table writes it; nullopt when the line is not one.
+std::optional<std::uint64_t> parse_key(std::string_view cell) {
+  const std::size_t colon = cell.find(':');
+  if (colon != 8 || colon + 1 == cell.size()) return std::nullopt;
+  std::uint64_t hash = 0;
+  std::uint64_t length = 0;
+  const auto hash_end = std::from_chars(cell.data(), cell.data() + colon, hash, 16);
+  const auto length_end =
+      std::from_chars(cell.data() + colon + 1, cell.data() + cell.size(), length);
+  if (hash_end.ptr != cell.data() + colon || length_end.ptr != cell.data() + cell.size()) {
+    return std::nullopt;
+  }
+  return (length << 32) | hash;
+}
 
 struct MessagesState {
   Language language = Language::en;
@@ -84,14 +109,19 @@ Table parse_table() {
     const std::string_view line = text.substr(start, end - start);
     start = end + 1;
     const std::size_t tab = line.find('\t');
-    if (line.empty() || line[0] == '#' || tab == std::string_view::npos) continue;
+    if (line.empty() || tab == std::string_view::npos) continue;
+    if (line[0] == '\x01') {  // a row looked up whole: its key, not its English
+      if (const auto key = parse_key(line.substr(1, tab - 1))) {
+        table.rows.push_back({"", unescape(line.substr(tab + 1))});
+        table.exact.emplace(*key, table.rows.back().chinese);
+      }
+      continue;
+    }
     MessageRow row{unescape(line.substr(0, tab)), unescape(line.substr(tab + 1))};
     Template pattern;
     if (split_template(row.english, &pattern)) {
       pattern.chinese = row.chinese;
       table.templates.push_back(std::move(pattern));
-    } else {
-      table.exact.emplace(row.english, row.chinese);
     }
     table.rows.push_back(std::move(row));
   }
@@ -232,7 +262,7 @@ bool plain_captures_are_no_prose(const Template& pattern,
 
 bool translate(const std::string& english, std::string* chinese) {
   const Table& rows = table();
-  if (const auto it = rows.exact.find(english); it != rows.exact.end()) {
+  if (const auto it = rows.exact.find(exact_key(english)); it != rows.exact.end()) {
     *chinese = it->second;
     return true;
   }

@@ -38,10 +38,10 @@ const std::vector<std::string>& untranslated();
 
 // --- the table itself, for tests and the font subset ------------------------------------------
 struct MessageRow {
-  std::string english;
+  std::string english;  // empty for a row looked up whole: the page embeds only its key
   std::string chinese;
 };
-// Every row of the embedded table, in file order.
+// Every row of the embedded table (scripts/compile_messages.py), in file order.
 const std::vector<MessageRow>& message_rows();
 // False for text with nothing to translate: no letters, a Megatron flag, a key or setting
 // written as one word with '_', '=' or '.' ("expandable_segments:True", "m.layers"), or
