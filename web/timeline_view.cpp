@@ -185,8 +185,11 @@ void event_tooltip(const std::vector<TimelineEvent>& timeline, std::size_t i,
       block_line("activations this backward frees at its end (striped)",
                  held - std::min(held, after));
     }
-    block_line("working set inside, on top (transients)",
-               event.peak_during_bytes - std::min(event.peak_during_bytes, saved));
+  }
+  // A step's are its FP8 master casts (RankMemory::fp8_master_cast_bytes), shown when it has any.
+  const std::uint64_t inside = event.peak_during_bytes - std::min(event.peak_during_bytes, saved);
+  if (event.kind != TimelineEvent::Kind::optimizer_step || inside > 0) {
+    block_line("working set inside, on top (transients)", inside);
   }
   block_line("allocated after it", after);
   block_line("peak inside it", event.peak_during_bytes);

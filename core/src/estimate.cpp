@@ -168,6 +168,8 @@ void add_chunk_static(const StageStaticBytes& stage_bytes, RankMemory& rank) {
   rank.optimizer_bytes += bytes.optimizer_bytes;
   rank.host_optimizer_bytes += bytes.host_optimizer_bytes;
   rank.optimizer_step_bytes += bytes.optimizer_step_bytes;
+  rank.fp8_master_cast_bytes += bytes.fp8_master_cast_bytes;
+  rank.fp8_master_cast_expert_bytes += bytes.fp8_master_cast_expert_bytes;
   rank.lazy_optimizer_bytes += bytes.lazy_optimizer_bytes;
   rank.lazy_expert_optimizer_bytes += bytes.lazy_expert_optimizer_bytes;
   rank.fp8_weight_copy_bytes += bytes.fp8_weight_copy_bytes;
@@ -348,8 +350,10 @@ RunPeaks rank_run_peak(const NormalizedConfig& n, const RankChunks& chunks, doub
     add_deferred_embedding_wgrad(n, static_bytes, peak);
     add_deferred_embedding_wgrad(n, static_bytes - lazy, first);
   }
-  add_optimizer_step(static_bytes, step, peak, timeline ? &rank.timeline : nullptr);
-  add_optimizer_step(static_bytes, step, first, nullptr);
+  const auto step_peak = static_cast<double>(optimizer_step_peak_bytes(
+      rank.optimizer_step_bytes, rank.fp8_master_cast_bytes, rank.fp8_master_cast_expert_bytes));
+  add_optimizer_step(static_bytes, step, step_peak, peak, timeline ? &rank.timeline : nullptr);
+  add_optimizer_step(static_bytes, step, step_peak, first, nullptr);
   return {peak, first};
 }
 

@@ -143,6 +143,29 @@ TEST_CASE("--fp8-param-gather: 1-byte params plus the Hopper transpose") {
   CHECK(saved_blackwell == Approx(20 * kGemmParamsPerLayer).margin(1e6));
 }
 
+TEST_CASE("--fp8-param-gather: the step's 16-bit copies of the FP8 master shards") {
+  // TE cast_master_weights_to_fp8 (tensor/utils.py, >= 2.2) makes master.to(bf16) of every
+  // FP8 weight's shard before it casts any: 2 bytes per FP8 GEMM parameter of the rank's
+  // shard, on top of the fp32 grad copy, gone after the step.
+  Config c = llama_fp8(Fp8Recipe::tensorwise);
+  c.training.fp8_param_gather = true;
+  c.optimizer.use_distributed_optimizer = true;
+  const Estimate fp8 = run(c);
+  const RankMemory& middle = fp8.ranks[1];  // 20 layers, DP 2 (64 GPUs / TP8 / PP4)
+  CHECK(static_cast<double>(middle.fp8_master_cast_bytes) ==
+        Approx(2.0 * 20 * kGemmParamsPerLayer / 2).margin(1));
+  CHECK(middle.fp8_master_cast_expert_bytes == 0);
+  // The step's peak holds them; memory after the step (what a log's allocated shows) does not.
+  CHECK(middle.peak_allocated_bytes >=
+        middle.static_bytes + middle.optimizer_step_bytes + middle.fp8_master_cast_bytes);
+  CHECK(allocated_after_step_bytes(middle) == middle.static_bytes + middle.optimizer_step_bytes);
+  // Without FP8 parameters, or without the distributed optimizer's cast, there are none.
+  CHECK(run(llama_fp8(Fp8Recipe::tensorwise)).ranks[1].fp8_master_cast_bytes == 0);
+  // The dense and the expert optimizer step one after the other: the larger one's count.
+  CHECK(optimizer_step_peak_bytes(10, 7, 3) == 14);
+  CHECK(optimizer_step_peak_bytes(10, 7, 5) == 15);
+}
+
 TEST_CASE("--first-last-layers-bf16 layers keep bf16 weights and activations") {
   Config c = llama_fp8(Fp8Recipe::tensorwise);
   c.training.fp8_bf16_layers_at_start = 1;

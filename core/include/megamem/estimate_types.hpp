@@ -3,6 +3,7 @@
 // memory model's own files include this; the entry point that fills them is estimate.hpp.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -200,6 +201,11 @@ struct RankMemory {
   // step, freed by the next zero_grad, so it is not in static_bytes and a step's peak is
   // static_bytes + this (memory-model.md, "The optimizer step").
   std::uint64_t optimizer_step_bytes = 0;
+  // Within the step only: the 16-bit copies of FP8 primary weights' fp32 master shards that
+  // Transformer Engine makes to cast them back (memory-model.md, "The optimizer step"), all
+  // optimizers' (dense and routed experts), and of those the routed experts'.
+  std::uint64_t fp8_master_cast_bytes = 0;
+  std::uint64_t fp8_master_cast_expert_bytes = 0;
   // Of optimizer_bytes: the state the optimizer creates at its first step (Adam's moments;
   // TE FusedAdam's masters where it owns them), absent through the first iteration.
   std::uint64_t lazy_optimizer_bytes = 0;
@@ -234,6 +240,14 @@ struct RankMemory {
   int max_inflight_microbatches = 0;                  // chunk-forwards outstanding at most
   std::vector<TimelineEvent> timeline;                // empty unless EstimateOptions::timeline
 };
+
+// What the step holds at most above static_bytes: the fp32 grad copy and the FP8 master casts
+// of the larger optimizer, since Megatron's chained optimizer steps the dense and the expert
+// optimizer one after the other (megatron/core/optimizer/optimizer.py ChainedOptimizer.step).
+inline std::uint64_t optimizer_step_peak_bytes(std::uint64_t step_bytes, std::uint64_t cast_bytes,
+                                               std::uint64_t cast_expert_bytes) {
+  return step_bytes + std::max(cast_bytes - cast_expert_bytes, cast_expert_bytes);
+}
 
 // torch.cuda.memory_allocated() after an optimizer step, as Megatron's and Bridge's logs
 // print it: static memory and the step's fp32 grad copy (freed by the next zero_grad).

@@ -563,20 +563,27 @@ ShardedTensorBytes fsdp_tensor_bytes(const NormalizedConfig& normalized,
   const double optimizer_shard = s == FsdpSharding::no_shard ? 1.0 : shard;
   bytes.optimizer = (dtype_bytes(fsdp.main_params_dtype) + moments) / optimizer_shard;
   bytes.lazy_optimizer = moments / optimizer_shard;  // Adam's state, made at its first step
+  // The step casts the main-weight shards of FP8 parameters back through TE's
+  // cast_master_weights_to_fp8, dense then expert groups (param_and_grad_buffer.py
+  // copy_main_weights_to_model_weights, mixed_precision.py fp8_quantize).
+  if (fsdp_fp8_param(normalized, tensor)) bytes.fp8_master_cast = param / optimizer_shard;
   return bytes;
 }
 
 ChunkStaticBytes fsdp_chunk_static_bytes(const NormalizedConfig& normalized,
                                          const std::vector<TensorBlock>& blocks) {
   ChunkStaticBytes out;
-  double weight = 0, gradient = 0, optimizer = 0, lazy = 0;
+  double weight = 0, gradient = 0, optimizer = 0, lazy = 0, cast[2] = {0, 0};
   visit_chunk_tensors(blocks, out, [&](const ParamTensor& tensor, std::int64_t elements) {
     const ShardedTensorBytes bytes = fsdp_tensor_bytes(normalized, tensor);
     weight += bytes.weight * static_cast<double>(elements);
     gradient += bytes.gradient * static_cast<double>(elements);
     optimizer += bytes.optimizer * static_cast<double>(elements);
     lazy += bytes.lazy_optimizer * static_cast<double>(elements);
+    cast[tensor.expert ? 1 : 0] += bytes.fp8_master_cast * static_cast<double>(elements);
   });
+  out.fp8_master_cast_bytes = static_cast<std::uint64_t>(round_to_int64(cast[0] + cast[1]));
+  out.fp8_master_cast_expert_bytes = static_cast<std::uint64_t>(round_to_int64(cast[1]));
   out.weight_bytes = static_cast<std::uint64_t>(round_to_int64(weight));
   out.gradient_bytes = static_cast<std::uint64_t>(round_to_int64(gradient));
   out.optimizer_bytes = static_cast<std::uint64_t>(round_to_int64(optimizer));

@@ -35,7 +35,8 @@ struct ShardedTensorBytes {
   double weight = 0;
   double gradient = 0;
   double optimizer = 0;
-  double lazy_optimizer = 0;  // of optimizer: the moments the first step creates
+  double lazy_optimizer = 0;   // of optimizer: the moments the first step creates
+  double fp8_master_cast = 0;  // within the step only (ParamBytes::fp8_master_cast)
 };
 
 ShardedTensorBytes fsdp_tensor_bytes(const NormalizedConfig& normalized, const ParamTensor& tensor);

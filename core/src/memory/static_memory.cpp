@@ -262,6 +262,10 @@ ParamBytes param_bytes(const NormalizedConfig& normalized, const ParamTensor& te
   ParamBytes bytes;
   bytes.weight =
       fp8_param ? fp8_param_buffer_bytes_per_param(fp8_recipe) : dtype_bytes(params_dtype);
+  // The distributed optimizer hands every FP8 primary weight's master shard to TE at once
+  // (distrib_optimizer.py _copy_main_params_to_model_params -> fp8_utils.py
+  // quantize_param_shard -> cast_master_weights_to_fp8), whatever the optimizer's precision.
+  if (fp8_param && opt.use_distributed_optimizer) bytes.fp8_master_cast = dtype_bytes(params_dtype);
   if (tensor.fp8) {
     bytes.fp8_weight_copies = fp8_weight_copy_bytes_per_param(
         fp8_recipe, fp8_param, normalized.config.device.fp8_gemm_any_layout);
@@ -303,6 +307,7 @@ struct BufferSums {
   std::int64_t elements = 0;
   double optimizer = 0;
   double optimizer_step = 0;
+  double fp8_master_cast = 0;
   double host = 0;
   double lazy = 0;
   bool used = false;
@@ -337,6 +342,7 @@ BufferGrid sum_buffers(const NormalizedConfig& normalized, const std::vector<Ten
     sum.elements += elements;
     sum.optimizer += bytes.optimizer_state * static_cast<double>(elements);
     sum.optimizer_step += bytes.optimizer_step * static_cast<double>(elements);
+    sum.fp8_master_cast += bytes.fp8_master_cast * static_cast<double>(elements);
     sum.host += bytes.host_optimizer_state * static_cast<double>(elements);
     sum.lazy += bytes.lazy_optimizer_state * static_cast<double>(elements);
   });
@@ -354,7 +360,7 @@ ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
   const BufferGrid grid = sum_buffers(normalized, blocks, out);
   const double fp8_copies = fp8_weight_copies(normalized, blocks);
   double weight = fp8_copies, gradient = 0, optimizer = 0, host = 0, step = 0, lazy = 0,
-         lazy_expert = 0;
+         lazy_expert = 0, cast[2] = {0, 0};
   for (int expert = 0; expert < 2; ++expert) {
     for (int storage = 0; storage < 3; ++storage) {
       const BufferSums& sum = grid.sums[expert][storage];
@@ -379,6 +385,7 @@ ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
           (sum.lazy + sum.first.lazy_optimizer_state * padding) / static_cast<double>(shard_group);
       lazy += group_lazy;
       if (expert == 1) lazy_expert += group_lazy;
+      cast[expert] += sum.fp8_master_cast / static_cast<double>(shard_group);  // no padding
     }
   }
   out.weight_bytes = static_cast<std::uint64_t>(round_to_int64(weight));
@@ -388,6 +395,8 @@ ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
   out.optimizer_step_bytes = static_cast<std::uint64_t>(round_to_int64(step));
   out.lazy_optimizer_bytes = static_cast<std::uint64_t>(round_to_int64(lazy));
   out.lazy_expert_optimizer_bytes = static_cast<std::uint64_t>(round_to_int64(lazy_expert));
+  out.fp8_master_cast_bytes = static_cast<std::uint64_t>(round_to_int64(cast[0] + cast[1]));
+  out.fp8_master_cast_expert_bytes = static_cast<std::uint64_t>(round_to_int64(cast[1]));
   out.fp8_weight_copy_bytes = static_cast<std::uint64_t>(round_to_int64(fp8_copies));
   return out;
 }

@@ -28,6 +28,11 @@ struct ParamBytes {
   // Before sharding: the fp32 grad copy the optimizer step makes of a 16-bit grad buffer,
   // alive from the step to the next zero_grad (never beside the activations).
   double optimizer_step = 0;
+  // Before sharding: the 16-bit copy of an FP8 primary weight's fp32 master shard that
+  // Transformer Engine's cast_master_weights_to_fp8 makes at the step (>= 2.2,
+  // transformer_engine/pytorch/tensor/utils.py: master_weight.to(model_weight.dtype) for every
+  // parameter first, the casts after), freed when the casts end.
+  double fp8_master_cast = 0;
   double host_optimizer_state = 0;  // before sharding; offloaded to the CPU
   double fp8_weight_copies = 0;     // TE's FP8 copies of the weight, beside the buffer
   // Before sharding: the part of optimizer_state the optimizer creates at its first step
@@ -48,11 +53,13 @@ struct ChunkStaticBytes {
   std::uint64_t gradient_bytes = 0;
   std::uint64_t optimizer_bytes = 0;
   std::uint64_t host_optimizer_bytes = 0;
-  std::uint64_t optimizer_step_bytes = 0;         // ParamBytes::optimizer_step, sharded
-  std::uint64_t lazy_optimizer_bytes = 0;         // ParamBytes::lazy_optimizer_state, sharded
-  std::uint64_t lazy_expert_optimizer_bytes = 0;  // of which the routed experts'
-  std::uint64_t fp8_weight_copy_bytes = 0;        // of weight_bytes: TE's cached FP8 weights
-  std::int64_t padding_elements = 0;              // DDP alignment and bucket padding
+  std::uint64_t optimizer_step_bytes = 0;          // ParamBytes::optimizer_step, sharded
+  std::uint64_t fp8_master_cast_bytes = 0;         // ParamBytes::fp8_master_cast, sharded
+  std::uint64_t fp8_master_cast_expert_bytes = 0;  // of which the routed experts'
+  std::uint64_t lazy_optimizer_bytes = 0;          // ParamBytes::lazy_optimizer_state, sharded
+  std::uint64_t lazy_expert_optimizer_bytes = 0;   // of which the routed experts'
+  std::uint64_t fp8_weight_copy_bytes = 0;         // of weight_bytes: TE's cached FP8 weights
+  std::int64_t padding_elements = 0;               // DDP alignment and bucket padding
 };
 
 // Calls visit(tensor, elements) for every tensor of the blocks, counting the chunk's dense

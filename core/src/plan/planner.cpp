@@ -507,7 +507,7 @@ bool Planner::prepare(LayoutState& state) {
   std::uint64_t bound = 0;
   for (const RankParameterBytes& bytes : least) {
     bound = std::max(bound, rank_peak_totals(first, bytes.static_bytes + state.fixed.front(),
-                                             static_cast<double>(bytes.optimizer_step_bytes),
+                                             static_cast<double>(bytes.step_peak_bytes),
                                              state.overheads.front())
                                 .total_bytes);
   }

@@ -27,6 +27,10 @@ std::vector<RankParameterBytes> rank_parameter_bytes(const NormalizedConfig& n,
   StageParams params;
   RankTeKeys te_keys(static_cast<int>(out.size()), stages.size());  // TE dummy wgrads per rank
   StageStaticCache cache;
+  struct StepBytes {
+    std::uint64_t grad_copy = 0, cast = 0, cast_expert = 0;
+  };
+  std::vector<StepBytes> steps(out.size());  // each rank's, summed as estimate() sums them
   for (const StagePlacement& stage : stages) {
     stage_params(n, stage, templates, params);
     // distributed_data_parallel.py: only the first pipeline rank's first chunk buckets.
@@ -37,11 +41,18 @@ std::vector<RankParameterBytes> rank_parameter_bytes(const NormalizedConfig& n,
     rank.static_bytes += bytes.chunk.weight_bytes + bytes.chunk.gradient_bytes +
                          bytes.chunk.optimizer_bytes +
                          static_cast<std::uint64_t>(round_to_int64(bytes.expert_bias_bytes));
-    rank.optimizer_step_bytes += bytes.chunk.optimizer_step_bytes;
+    StepBytes& step = steps[static_cast<std::size_t>(stage.pp_rank)];
+    step.grad_copy += bytes.chunk.optimizer_step_bytes;
+    step.cast += bytes.chunk.fp8_master_cast_bytes;
+    step.cast_expert += bytes.chunk.fp8_master_cast_expert_bytes;
     te_keys.add_stage(stage.pp_rank, bytes.te_keys);
   }
   const std::vector<std::uint64_t> te_bytes = te_keys.rank_bytes(n);
-  for (std::size_t rank = 0; rank < out.size(); ++rank) out[rank].static_bytes += te_bytes[rank];
+  for (std::size_t rank = 0; rank < out.size(); ++rank) {
+    out[rank].static_bytes += te_bytes[rank];
+    out[rank].step_peak_bytes =
+        optimizer_step_peak_bytes(steps[rank].grad_copy, steps[rank].cast, steps[rank].cast_expert);
+  }
   return out;
 }
 
@@ -217,7 +228,7 @@ double rank_above_static(const NormalizedConfig& n, double activation_peak,
     const DeferredWgradBytes held = deferred_embedding_wgrad_bytes(n);
     if (held.at_flush > 0) passes = std::max(passes + held.during_schedule, held.at_flush);
   }
-  return std::max(passes, static_cast<double>(parameters.optimizer_step_bytes));
+  return std::max(passes, static_cast<double>(parameters.step_peak_bytes));
 }
 
 RankTotals rank_peak_totals(const NormalizedConfig& n, std::uint64_t static_bytes,

@@ -24,10 +24,11 @@
 namespace megamem {
 
 // One rank's parameter memory: weights + gradients + optimizer + expert-bias buffers (no
-// fixed buffers), and the optimizer step's fp32 grad copy on top (RankMemory).
+// fixed buffers), and what the optimizer step holds on top at most: its fp32 grad copy and
+// FP8 master casts (optimizer_step_peak_bytes, RankMemory).
 struct RankParameterBytes {
   std::uint64_t static_bytes = 0;
-  std::uint64_t optimizer_step_bytes = 0;
+  std::uint64_t step_peak_bytes = 0;
 };
 std::vector<RankParameterBytes> rank_parameter_bytes(const NormalizedConfig& normalized,
                                                      const std::vector<StagePlacement>& stages);

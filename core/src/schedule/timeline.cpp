@@ -184,20 +184,20 @@ RankPeak simulate_rank(const NormalizedConfig& n, int pp_rank,
 // The optimizer step runs on static memory plus the fp32 grad copy of a 16-bit grad buffer,
 // which stays until the next zero_grad; the distributed optimizer's reduce-scatter and
 // all-gather are in place (memory-model.md 7.1).
-void add_optimizer_step(double static_bytes, double optimizer_step_bytes, RankPeak& peak,
-                        std::vector<TimelineEvent>* timeline) {
-  const double step_bytes = static_bytes + optimizer_step_bytes;
-  if (step_bytes > peak.peak_allocated_bytes) {
-    peak.peak_allocated_bytes = step_bytes;
+void add_optimizer_step(double static_bytes, double optimizer_step_bytes, double step_peak_bytes,
+                        RankPeak& peak, std::vector<TimelineEvent>* timeline) {
+  const double during_bytes = static_bytes + step_peak_bytes;
+  if (during_bytes > peak.peak_allocated_bytes) {
+    peak.peak_allocated_bytes = during_bytes;
     peak.activation_bytes = 0;
-    peak.transient_bytes = optimizer_step_bytes;
+    peak.transient_bytes = step_peak_bytes;
     peak.host_activation_bytes = 0;
   }
   if (timeline != nullptr) {
     TimelineEvent step;
     step.kind = TimelineEvent::Kind::optimizer_step;
-    step.allocated_after_bytes = whole_bytes(step_bytes);
-    step.peak_during_bytes = whole_bytes(step_bytes);
+    step.allocated_after_bytes = whole_bytes(static_bytes + optimizer_step_bytes);
+    step.peak_during_bytes = whole_bytes(during_bytes);
     timeline->push_back(step);
   }
 }

@@ -76,9 +76,10 @@ RankPeak simulate_rank(const NormalizedConfig& normalized, int pp_rank,
 void mark_offload_margins(std::vector<ScheduleOp>& schedule,
                           const std::function<bool(int)>& grouped);
 
-// The optimizer step after the passes: static memory plus optimizer_step_bytes
-// (RankMemory::optimizer_step_bytes) when that is higher; appended to a non-null timeline.
-void add_optimizer_step(double static_bytes, double optimizer_step_bytes, RankPeak& peak,
-                        std::vector<TimelineEvent>* timeline);
+// The optimizer step after the passes: static memory plus step_peak_bytes
+// (optimizer_step_peak_bytes) when that is higher; appended to a non-null timeline, which is
+// left holding static memory plus optimizer_step_bytes (RankMemory::optimizer_step_bytes).
+void add_optimizer_step(double static_bytes, double optimizer_step_bytes, double step_peak_bytes,
+                        RankPeak& peak, std::vector<TimelineEvent>* timeline);
 
 }  // namespace megamem
