@@ -182,8 +182,9 @@ RankPeak simulate_rank(const NormalizedConfig& n, int pp_rank,
 }
 
 // The optimizer step runs on static memory plus the fp32 grad copy of a 16-bit grad buffer,
-// which stays until the next zero_grad; the distributed optimizer's reduce-scatter and
-// all-gather are in place (memory-model.md 7.1).
+// which stays until the next zero_grad, and within it the FP8 master casts, which do not
+// (step_peak_bytes holds both); the distributed optimizer's reduce-scatter and all-gather are
+// in place (memory-model.md 7.1).
 void add_optimizer_step(double static_bytes, double optimizer_step_bytes, double step_peak_bytes,
                         RankPeak& peak, std::vector<TimelineEvent>* timeline) {
   const double during_bytes = static_bytes + step_peak_bytes;
