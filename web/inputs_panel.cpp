@@ -497,6 +497,9 @@ void recompute_rows(InputContext& ctx) {
 void optimizer_rows(InputContext& ctx) {
   const OptimizerConfig& o = ctx.state.shared.config.optimizer;
   rows(ctx, {"opt", "dist-opt", "grad-bf16", "overlap-grad", "bucket", "precision-aware"});
+  if (ctx.state.shared.config.parallel.virtual_stages_per_pipeline_rank > 1) {
+    row(ctx, "overlap-ag-step");
+  }
   if (o.kind == OptimizerKind::muon) row(ctx, "muon-scalar");
   if (o.use_precision_aware_optimizer) {
     rows(ctx,

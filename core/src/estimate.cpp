@@ -219,6 +219,10 @@ std::vector<FsdpWorkingSet> add_stage_static_memory(const NormalizedConfig& n,
     rank.chunks.push_back(std::move(chunk));
 
     add_chunk_static(stage_bytes, rank);
+    if (stage.vpp_chunk == 0) {
+      rank.fp8_master_cast_first_chunk_bytes +=
+          bytes.fp8_master_cast_bytes - bytes.fp8_master_cast_expert_bytes;
+    }
     te_keys.add_stage(rank.pp_rank, stage_bytes.te_keys);
   }
   // TE's dummy weight gradients are cached once per distinct weight shape on the rank.
@@ -350,8 +354,12 @@ RunPeaks rank_run_peak(const NormalizedConfig& n, const RankChunks& chunks, doub
     add_deferred_embedding_wgrad(n, static_bytes, peak);
     add_deferred_embedding_wgrad(n, static_bytes - lazy, first);
   }
-  const auto step_peak = static_cast<double>(optimizer_step_peak_bytes(
-      rank.optimizer_step_bytes, rank.fp8_master_cast_bytes, rank.fp8_master_cast_expert_bytes));
+  const Fp8MasterCasts casts{.all_bytes = rank.fp8_master_cast_bytes,
+                             .expert_bytes = rank.fp8_master_cast_expert_bytes,
+                             .first_chunk_dense_bytes = rank.fp8_master_cast_first_chunk_bytes};
+  const auto step_peak = static_cast<double>(
+      optimizer_step_peak_bytes(rank.optimizer_step_bytes, casts,
+                                n.config.optimizer.overlap_param_gather_with_optimizer_step));
   add_optimizer_step(static_bytes, step, step_peak, peak, timeline ? &rank.timeline : nullptr);
   add_optimizer_step(static_bytes, step, step_peak, first, nullptr);
   return {peak, first};

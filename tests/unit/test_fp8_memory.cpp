@@ -162,8 +162,49 @@ TEST_CASE("--fp8-param-gather: the step's 16-bit copies of the FP8 master shards
   // Without FP8 parameters, or without the distributed optimizer's cast, there are none.
   CHECK(run(llama_fp8(Fp8Recipe::tensorwise)).ranks[1].fp8_master_cast_bytes == 0);
   // The dense and the expert optimizer step one after the other: the larger one's count.
-  CHECK(optimizer_step_peak_bytes(10, 7, 3) == 14);
-  CHECK(optimizer_step_peak_bytes(10, 7, 5) == 15);
+  CHECK(optimizer_step_peak_bytes(10, {.all_bytes = 7, .expert_bytes = 3}, false) == 14);
+  CHECK(optimizer_step_peak_bytes(10, {.all_bytes = 7, .expert_bytes = 5}, false) == 15);
+}
+
+TEST_CASE(
+    "--overlap-param-gather-with-optimizer-step: the larger chunk group's casts, no buckets") {
+  // get_megatron_optimizer (optimizer/__init__.py) builds one dense optimizer for the first
+  // model chunk and one for the rest, which ChainedOptimizer.step steps in turn.
+  Config c = llama_fp8(Fp8Recipe::tensorwise);
+  c.training.fp8_param_gather = true;
+  c.optimizer.use_distributed_optimizer = true;
+  c.parallel.virtual_stages_per_pipeline_rank = 5;  // 4 layers per chunk, 20 per rank
+  c.optimizer.overlap_param_gather_with_optimizer_step = true;
+  const Estimate split = run(c);
+  const RankMemory& middle = split.ranks[1];
+  const double layer_casts = 2.0 * kGemmParamsPerLayer / 2;  // bf16 copy of a DP-2 shard
+  CHECK(static_cast<double>(middle.fp8_master_cast_first_chunk_bytes) ==
+        Approx(4 * layer_casts).margin(1));
+  const Fp8MasterCasts casts{.all_bytes = middle.fp8_master_cast_bytes,
+                             .expert_bytes = middle.fp8_master_cast_expert_bytes,
+                             .first_chunk_dense_bytes = middle.fp8_master_cast_first_chunk_bytes};
+  CHECK(static_cast<double>(optimizer_step_peak_bytes(0, casts, true)) ==
+        Approx(16 * layer_casts).margin(1));
+  CHECK(static_cast<double>(optimizer_step_peak_bytes(0, casts, false)) ==
+        Approx(20 * layer_casts).margin(1));
+  CHECK(optimizer_step_peak_bytes(
+            10, {.all_bytes = 9, .expert_bytes = 2, .first_chunk_dense_bytes = 5}, true) == 15);
+}
+
+TEST_CASE("--overlap-param-gather-with-optimizer-step: no DDP buckets") {
+  // dist_utils.py _ddp_wrap disables bucketing on every chunk: rank 0's first chunk pads as
+  // without --overlap-grad-reduce. DP 3 pads each bucket's end to lcm(3, 128) = 384 elements.
+  Config c = fixtures::llama3_70b_tp8_pp4();
+  c.parallel.world_size = 96;
+  c.training.global_batch_size = 96;
+  c.optimizer.use_distributed_optimizer = true;
+  const Estimate unbucketed = run(c);
+  c.optimizer.overlap_grad_reduce = true;
+  const Estimate bucketed = run(c);
+  c.optimizer.overlap_param_gather_with_optimizer_step = true;
+  const Estimate split = run(c);
+  CHECK(bucketed.ranks[0].gradient_bytes != unbucketed.ranks[0].gradient_bytes);
+  CHECK(split.ranks[0].gradient_bytes == unbucketed.ranks[0].gradient_bytes);
 }
 
 TEST_CASE("--first-last-layers-bf16 layers keep bf16 weights and activations") {

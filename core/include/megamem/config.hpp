@@ -335,9 +335,12 @@ struct OptimizerConfig {
   // mixed_precision.fp8_recipe (default tensorwise) onto it. With fp32 main params it decides
   // who keeps the precision-aware optimizer's master weights (optimizer_config.py).
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
-  bool optimizer_cpu_offload = false;         // --optimizer-cpu-offload
-  double optimizer_offload_fraction = 1.0;    // --optimizer-offload-fraction
-  bool overlap_grad_reduce = false;           // --overlap-grad-reduce (bucketing)
+  bool optimizer_cpu_offload = false;       // --optimizer-cpu-offload
+  double optimizer_offload_fraction = 1.0;  // --optimizer-offload-fraction
+  bool overlap_grad_reduce = false;         // --overlap-grad-reduce (bucketing)
+  // --overlap-param-gather-with-optimizer-step: one dense optimizer for the first model chunk
+  // and one for the rest, stepped in turn, and no DDP buckets.
+  bool overlap_param_gather_with_optimizer_step = false;
   std::int64_t ddp_bucket_size_elements = 0;  // --ddp-bucket-size; 0 = Megatron's rule
   OptimizerKind muon_scalar_optimizer = OptimizerKind::adam;
 };

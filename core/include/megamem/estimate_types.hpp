@@ -206,6 +206,9 @@ struct RankMemory {
   // optimizers' (dense and routed experts), and of those the routed experts'.
   std::uint64_t fp8_master_cast_bytes = 0;
   std::uint64_t fp8_master_cast_expert_bytes = 0;
+  // Of those, the dense casts of the rank's first model chunk, which
+  // --overlap-param-gather-with-optimizer-step gives an optimizer of its own.
+  std::uint64_t fp8_master_cast_first_chunk_bytes = 0;
   // Of optimizer_bytes: the state the optimizer creates at its first step (Adam's moments;
   // TE FusedAdam's masters where it owns them), absent through the first iteration.
   std::uint64_t lazy_optimizer_bytes = 0;
@@ -241,12 +244,28 @@ struct RankMemory {
   std::vector<TimelineEvent> timeline;                // empty unless EstimateOptions::timeline
 };
 
-// What the step holds at most above static_bytes: the fp32 grad copy and the FP8 master casts
-// of the larger optimizer, since Megatron's chained optimizer steps the dense and the expert
-// optimizer one after the other (megatron/core/optimizer/optimizer.py ChainedOptimizer.step).
-inline std::uint64_t optimizer_step_peak_bytes(std::uint64_t step_bytes, std::uint64_t cast_bytes,
-                                               std::uint64_t cast_expert_bytes) {
-  return step_bytes + std::max(cast_bytes - cast_expert_bytes, cast_expert_bytes);
+// The FP8 master casts of a rank's optimizer step (RankMemory's fp8_master_cast_* fields).
+struct Fp8MasterCasts {
+  std::uint64_t all_bytes = 0;
+  std::uint64_t expert_bytes = 0;
+  std::uint64_t first_chunk_dense_bytes = 0;
+};
+
+// What the step holds at most above static_bytes: the fp32 grad copy (every optimizer's, made
+// before any steps) and the FP8 master casts of the largest optimizer, since Megatron's
+// chained optimizer steps its optimizers one after the other (megatron/core/optimizer/
+// optimizer.py ChainedOptimizer.step). They are the dense and the routed-expert optimizer;
+// with --overlap-param-gather-with-optimizer-step the dense one is split into the first model
+// chunk's and the other chunks' (optimizer/__init__.py get_megatron_optimizer).
+inline std::uint64_t optimizer_step_peak_bytes(std::uint64_t step_bytes,
+                                               const Fp8MasterCasts& casts,
+                                               bool first_chunk_apart) {
+  const std::uint64_t dense = casts.all_bytes - casts.expert_bytes;
+  const std::uint64_t largest_dense =
+      first_chunk_apart
+          ? std::max(casts.first_chunk_dense_bytes, dense - casts.first_chunk_dense_bytes)
+          : dense;
+  return step_bytes + std::max(largest_dense, casts.expert_bytes);
 }
 
 // torch.cuda.memory_allocated() after an optimizer step, as Megatron's and Bridge's logs

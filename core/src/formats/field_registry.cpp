@@ -950,11 +950,26 @@ std::vector<ConfigField> optimizer_state_rows() {
           .json("optimizer_offload_fraction")
           .ui("offload fraction", "", "Share of the optimizer state kept on the host.")
           .range(0.0, 1.0, 0.05, "%.2f"),
+  };
+}
+
+// The DDP buffers' bucketing and the optimizer step's parameter all-gather.
+std::vector<ConfigField> ddp_rows() {
+  return {
       MM_BOOL("overlap-grad", "0", optimizer.overlap_grad_reduce)
           .flag("--overlap-grad-reduce", FlagForm::store_true)
           .bridge("ddp.overlap_grad_reduce")
           .json("overlap_grad_reduce")
           .ui("overlap grad reduce", "", "Gradient buckets; changes the DDP buffer padding."),
+      // megatron/core/optimizer/__init__.py get_megatron_optimizer: the first model chunk gets
+      // its own dense optimizer, whose step dispatches the next iteration's all-gather.
+      MM_BOOL("overlap-ag-step", "0", optimizer.overlap_param_gather_with_optimizer_step)
+          .flag("--overlap-param-gather-with-optimizer-step", FlagForm::store_true)
+          .bridge("optimizer.overlap_param_gather_with_optimizer_step")
+          .json("overlap_param_gather_with_optimizer_step")
+          .ui("param gather in optimizer step", "--overlap-param-gather-with-optimizer-step",
+              "The first model chunk gets its own optimizer: the step's FP8 casts are the "
+              "larger group's, and no DDP buffer is split into buckets."),
       MM_INT("bucket", "0", optimizer.ddp_bucket_size_elements, 0, std::int64_t{1} << 50)
           .flag("--ddp-bucket-size", FlagForm::value)
           .bridge("ddp.bucket_size")
@@ -1946,6 +1961,7 @@ std::vector<ConfigField> all_rows() {
                                         moe_routing_rows(),
                                         optimizer_rows(),
                                         optimizer_state_rows(),
+                                        ddp_rows(),
                                         offload_rows(),
                                         runtime_rows(),
                                         device_rows(),

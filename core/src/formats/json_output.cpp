@@ -74,6 +74,7 @@ json rank_json(const RankMemory& rank, bool include_timeline) {
                {"optimizer_step_bytes", rank.optimizer_step_bytes},
                {"fp8_master_cast_bytes", rank.fp8_master_cast_bytes},
                {"fp8_master_cast_expert_bytes", rank.fp8_master_cast_expert_bytes},
+               {"fp8_master_cast_first_chunk_bytes", rank.fp8_master_cast_first_chunk_bytes},
                {"lazy_optimizer_bytes", rank.lazy_optimizer_bytes},
                {"activation_peak_bytes", rank.activation_peak_bytes},
                {"transient_bytes", rank.transient_bytes},

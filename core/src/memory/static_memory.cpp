@@ -403,7 +403,9 @@ ChunkStaticBytes chunk_static_bytes(const NormalizedConfig& normalized,
 
 std::int64_t ddp_bucket_elements(const NormalizedConfig& normalized, bool bucketing) {
   const OptimizerConfig& opt = normalized.config.optimizer;
-  if (!bucketing || !opt.overlap_grad_reduce) return 0;
+  if (!bucketing || !opt.overlap_grad_reduce || opt.overlap_param_gather_with_optimizer_step) {
+    return 0;
+  }
   return opt.ddp_bucket_size_elements > 0
              ? opt.ddp_bucket_size_elements
              : std::max<std::int64_t>(40000000, 1000000 * normalized.data_parallel);

@@ -113,8 +113,10 @@ const StageStaticBytes& cached_stage_static_bytes(const NormalizedConfig& normal
                                                   StageStaticCache& cache);
 
 // Elements per gradient bucket (megatron/training/training.py resolve_ddp_bucket_size):
-// --ddp-bucket-size, or max(4e7, 1e6 x DP); 0 (one bucket) without --overlap-grad-reduce or
-// on a chunk that does not bucket.
+// --ddp-bucket-size, or max(4e7, 1e6 x DP); 0 (one bucket) without --overlap-grad-reduce, on
+// a chunk that does not bucket, or with --overlap-param-gather-with-optimizer-step, which
+// disables bucketing on every chunk (megatron/training/models/dist_utils.py _ddp_wrap:
+// disable_bucketing, read by DDP and Megatron-FSDP alike).
 std::int64_t ddp_bucket_elements(const NormalizedConfig& normalized, bool bucketing);
 
 }  // namespace megamem

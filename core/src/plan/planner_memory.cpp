@@ -28,7 +28,8 @@ std::vector<RankParameterBytes> rank_parameter_bytes(const NormalizedConfig& n,
   RankTeKeys te_keys(static_cast<int>(out.size()), stages.size());  // TE dummy wgrads per rank
   StageStaticCache cache;
   struct StepBytes {
-    std::uint64_t grad_copy = 0, cast = 0, cast_expert = 0;
+    std::uint64_t grad_copy = 0;
+    Fp8MasterCasts casts;
   };
   std::vector<StepBytes> steps(out.size());  // each rank's, summed as estimate() sums them
   for (const StagePlacement& stage : stages) {
@@ -43,15 +44,20 @@ std::vector<RankParameterBytes> rank_parameter_bytes(const NormalizedConfig& n,
                          static_cast<std::uint64_t>(round_to_int64(bytes.expert_bias_bytes));
     StepBytes& step = steps[static_cast<std::size_t>(stage.pp_rank)];
     step.grad_copy += bytes.chunk.optimizer_step_bytes;
-    step.cast += bytes.chunk.fp8_master_cast_bytes;
-    step.cast_expert += bytes.chunk.fp8_master_cast_expert_bytes;
+    step.casts.all_bytes += bytes.chunk.fp8_master_cast_bytes;
+    step.casts.expert_bytes += bytes.chunk.fp8_master_cast_expert_bytes;
+    if (stage.vpp_chunk == 0) {
+      step.casts.first_chunk_dense_bytes +=
+          bytes.chunk.fp8_master_cast_bytes - bytes.chunk.fp8_master_cast_expert_bytes;
+    }
     te_keys.add_stage(stage.pp_rank, bytes.te_keys);
   }
   const std::vector<std::uint64_t> te_bytes = te_keys.rank_bytes(n);
   for (std::size_t rank = 0; rank < out.size(); ++rank) {
     out[rank].static_bytes += te_bytes[rank];
     out[rank].step_peak_bytes =
-        optimizer_step_peak_bytes(steps[rank].grad_copy, steps[rank].cast, steps[rank].cast_expert);
+        optimizer_step_peak_bytes(steps[rank].grad_copy, steps[rank].casts,
+                                  n.config.optimizer.overlap_param_gather_with_optimizer_step);
   }
   return out;
 }

@@ -80,6 +80,26 @@ std::optional<Error> cuda_graphs_not_counted(NormalizedConfig& n) {
   return std::nullopt;
 }
 
+// Megatron-LM's arguments.py asserts --overlap-param-gather-with-optimizer-step only with the
+// distributed optimizer and interleaved pipeline parallelism; Megatron-Core's
+// get_megatron_optimizer (optimizer/__init__.py) splits off the first chunk's optimizer
+// whatever the launcher, so these are warnings, and the estimate prices what it builds.
+std::optional<Error> param_gather_in_step_policy(NormalizedConfig& n) {
+  const Config& c = n.config;
+  if (!c.optimizer.overlap_param_gather_with_optimizer_step) return std::nullopt;
+  if (!c.optimizer.use_distributed_optimizer && c.parallel.fsdp.impl == FsdpImpl::none) {
+    arguments_policy(n,
+                     "Megatron-LM runs --overlap-param-gather-with-optimizer-step only with "
+                     "--use-distributed-optimizer");
+  }
+  if (c.parallel.virtual_stages_per_pipeline_rank < 2) {
+    arguments_policy(n,
+                     "Megatron-LM runs --overlap-param-gather-with-optimizer-step only with "
+                     "interleaved pipeline parallelism (VPP > 1)");
+  }
+  return std::nullopt;
+}
+
 // Megatron-LM's arguments.py asserts --use-precision-aware-optimizer with
 // --optimizer-cpu-offload; Megatron-Core does not (megatron/core/optimizer/__init__.py builds
 // HybridDeviceOptimizer over the fp32 main params either way, and Megatron-Bridge runs it so),
@@ -146,8 +166,8 @@ std::optional<Error> fp8_recipe_runs_on_the_gpu(NormalizedConfig& n) {
 
 constexpr Check kPrecisionChecks[] = {
     fp8_recipe_runs_on_the_gpu,   fp8_param_gather_needs_fp8, bf16_layers_need_current_scaling,
-    fp8_param_gather_under_fsdp2, optimizer_offload_policy,   te_cross_entropy_fusion,
-    cuda_graphs_not_counted};
+    fp8_param_gather_under_fsdp2, optimizer_offload_policy,   param_gather_in_step_policy,
+    te_cross_entropy_fusion,      cuda_graphs_not_counted};
 
 }  // namespace
 
