@@ -120,6 +120,31 @@ TEST_CASE("GLM-5.1's H100 recipe: DP 1 under CP 32, MTP and an embedding copy la
   CHECK(experts->optimizer_bytes == static_cast<std::uint64_t>(experts->params) * 12);
 }
 
+TEST_CASE("GLM-5.2's H100 recipe: empty virtual stages keep the index-sharing groups whole") {
+  // glm52_sft_416gpu_h100_bf16_config: GLM-5.1's settings on GLM-5.2 (IndexCache, 1 indexer in
+  // 4 layers) with a layout whose stages are the four-layer groups (layers 2-5, 6-9, ...).
+  const Config c = testing::recipe_config_of("glm-5.2-h100-416");
+  CHECK(c.model.dsa_indexer_topk_freq == 4);
+  CHECK(c.model.dsa_indexer_skip_topk_offset == 3);
+  const Estimate e = testing::run(c);
+  REQUIRE(e.ranks.size() == 13);
+  // Virtual stage v sits on pipeline rank v mod 13 (chunk v / 13); an empty stage starts where
+  // the next one does.
+  CHECK(layers_of(e.ranks[0]) == Layers{{0, 1}, {34, 4}});
+  CHECK(e.ranks[0].chunks[0].has_embedding);
+  CHECK(layers_of(e.ranks[1]) == Layers{{1, 1}, {38, 4}});
+  CHECK(layers_of(e.ranks[2]) == Layers{{2, 0}, {42, 4}});
+  CHECK(layers_of(e.ranks[5]) == Layers{{10, 4}, {50, 4}});
+  CHECK(layers_of(e.ranks[12]) == Layers{{34, 0}, {74, 4}});
+  CHECK(e.ranks[12].chunks[1].has_output_layer);
+  CHECK(e.ranks[12].chunks[1].num_mtp_layers == 1);
+  // Ranks 2 and 5 hold the same MoE layer kind: the 8-layer rank twice the expert weights of
+  // the 4-layer one (8 experts of 3 x 6144 x 2048 a layer at EP 32).
+  CHECK(e.ranks[2].expert_params == std::int64_t{4} * 8 * 3 * 6144 * 2048);
+  CHECK(e.ranks[5].expert_params == 2 * e.ranks[2].expert_params);
+  CHECK(e.verdict.status == FitStatus::fits);
+}
+
 TEST_CASE("Nemotron-3-Super's H100 recipe: one shared MTP layer run at two depths") {
   // hybrid_provider.py finalize: with mtp_use_repeated_layer the '*E' MTP pattern is appended
   // once per depth (mtp_num_layers = 2), and multi_token_prediction.py builds one layer that
