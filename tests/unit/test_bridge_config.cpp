@@ -136,6 +136,26 @@ TEST_CASE("an unknown Bridge key is a warning naming it") {
   CHECK(imported.warnings.front().find("model.hiden_size") == 0);
 }
 
+TEST_CASE("Bridge DDP fields that change memory only when set are not read quietly") {
+  // ddp.keep_fp8_transpose_cache, ddp.nccl_ub (Megatron-LM's --use-nccl-ub) and an outer
+  // sharding other than no_shard (HFSDP) move memory megamem does not price: each is named.
+  const BridgeImport defaults =
+      import_overrides(kSmallGpt +
+                           "ddp.keep_fp8_transpose_cache=false ddp.nccl_ub=false "
+                           "ddp.outer_dp_sharding_strategy=no_shard",
+                       8);
+  CHECK(defaults.args.unmodeled_flags.empty());
+  CHECK(defaults.warnings.empty());
+  const BridgeImport set =
+      import_overrides(kSmallGpt +
+                           "ddp.keep_fp8_transpose_cache=true ddp.nccl_ub=true "
+                           "ddp.outer_dp_sharding_strategy=optim",
+                       8);
+  CHECK(set.args.unmodeled_flags == std::vector<std::string>{"--keep-fp8-transpose-cache",
+                                                             "--use-nccl-ub",
+                                                             "--outer-dp-sharding-strategy"});
+}
+
 TEST_CASE("a Bridge value megamem cannot use is an error naming the key") {
   CHECK(import_error(kSmallGpt + "model.num_layers=four").message.find("model.num_layers") == 0);
   CHECK(import_error(kSmallGpt + "mixed_precision=bf17_mixed").message.find("unknown recipe") !=

@@ -64,6 +64,7 @@ constexpr std::pair<std::string_view, std::string_view> kRenamedFields[] = {
     {"use_custom_fsdp", "use_megatron_fsdp"},
     {"sequence_length", "seq_length"},
     {"fp8_param", "fp8_param_gather"},
+    {"nccl_ub", "use_nccl_ub"},
     {"create_attention_mask", "create_attention_mask_in_dataloader"},
 };
 
@@ -87,8 +88,7 @@ constexpr std::string_view kKnownQuietFields[] = {
     "falconh1_ratio", "falconh1_stack_spec", "is_hybrid_model", "variable_seq_lengths",
     "batch_p2p_sync", "pipeline_model_parallel_comm_backend", "check_for_nan_in_grad",
     "average_in_collective", "preserve_fp32_weights", "gradient_reduce_div_fusion",
-    "suggested_communication_unit_size", "fsdp_double_buffer", "outer_dp_sharding_strategy",
-    "keep_fp8_transpose_cache", "nccl_ub", "disable_symmetric_registration",
+    "suggested_communication_unit_size", "fsdp_double_buffer", "disable_symmetric_registration",
     "pad_buckets_for_high_nccl_busbw", "align_param_gather", "decoupled_weight_decay",
     "pin_cpu_grads", "pin_cpu_params", "config_logger_dir", "use_torch_optimizer_for_cpu_offload",
     "overlap_cpu_optimizer_d2h_h2d", "loss_scale_window", "decrease_batch_size_if_needed",
