@@ -156,6 +156,21 @@ TEST_CASE("Bridge DDP fields that change memory only when set are not read quiet
                                                              "--outer-dp-sharding-strategy"});
 }
 
+TEST_CASE("a TransformerConfig field without a flag is named when set to what megamem leaves out") {
+  const BridgeImport defaults = import_overrides(
+      kSmallGpt + "model.fp8_dot_product_attention=false model.deallocate_pipeline_outputs=true",
+      8);
+  CHECK(defaults.warnings.empty());
+  const BridgeImport set = import_overrides(kSmallGpt +
+                                                "model.disable_parameter_transpose_cache=true "
+                                                "model.deallocate_pipeline_outputs=false",
+                                            8);
+  REQUIRE(set.warnings.size() == 2);
+  CHECK(set.warnings[0].find("model.disable_parameter_transpose_cache") == 0);
+  CHECK(set.warnings[0].find("not modeled") != std::string::npos);
+  CHECK(set.warnings[1].find("model.deallocate_pipeline_outputs") == 0);
+}
+
 TEST_CASE("a Bridge value megamem cannot use is an error naming the key") {
   CHECK(import_error(kSmallGpt + "model.num_layers=four").message.find("model.num_layers") == 0);
   CHECK(import_error(kSmallGpt + "mixed_precision=bf17_mixed").message.find("unknown recipe") !=

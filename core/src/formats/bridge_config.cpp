@@ -114,6 +114,30 @@ constexpr std::string_view kKnownQuietFields[] = {
     "tp_comm_overlap_disable_qkv", "use_kitchen", "use_mamba_mem_eff_path",
     "store_param_remainders"};
 
+// TransformerConfig fields without a Megatron-LM flag whose value other than the default moves
+// memory megamem does not price: read quietly at the default, named when set.
+struct UnpricedSetting {
+  std::string_view key;
+  std::string_view value;   // as python_value() spells it
+  std::string_view effect;  // what it changes
+};
+constexpr UnpricedSetting kUnpricedSettings[] = {
+    // transformer_engine.py TEDotProductAttention: FP8 attention keeps FP8 inputs for backward.
+    {"fp8_dot_product_attention", "True", "FP8 attention's saved inputs"},
+    {"fp8_multi_head_attention", "True", "FP8 attention's inputs and outputs"},
+    // extensions/transformer_engine.py: is_first_microbatch = None, no cached FP8 weights.
+    {"disable_parameter_transpose_cache", "True", "no cached FP8 weight copies"},
+    // pipeline_parallel/schedules.py deallocate_output_tensor: outputs kept in flight.
+    {"deallocate_pipeline_outputs", "False", "each in-flight micro-batch's stage output kept"},
+};
+
+std::string_view unpriced_effect(std::string_view key, std::string_view value) {
+  for (const UnpricedSetting& setting : kUnpricedSettings) {
+    if (setting.key == key && setting.value == value) return setting.effect;
+  }
+  return {};
+}
+
 // Mixed-precision recipes (training/mixed_precision.py): the fields each one sets.
 struct PrecisionRecipe {
   std::string_view name;
@@ -365,6 +389,11 @@ std::optional<Error> read_fields(Reader& r, const std::string& section, const Br
       }
       r.warnings.push_back(where(path, node) + ": not a field megamem knows; ignored");
       continue;
+    }
+    if (const std::string_view effect = unpriced_effect(key, *value); !effect.empty()) {
+      r.warnings.push_back(where(path, node) + ": " + *value + " changes memory (" +
+                           std::string(effect) +
+                           ") but is not modeled; the estimate leaves it out");
     }
     if (read_special_field(r, field, *value, where(path, node))) continue;
     if (!formats::is_megatron_destination(field) && !contains(kKnownQuietFields, key)) {
