@@ -429,6 +429,9 @@ void parallel_rows(InputContext& ctx) {
   row(ctx, "fsdp");
   if (ctx.state.shared.config.parallel.fsdp.impl != FsdpImpl::none) {
     rows(ctx, {"fsdp-shard", "fsdp-main-params", "fsdp-main-grads", "fsdp-double-buffer"});
+    if (ctx.state.shared.config.parallel.num_distributed_optimizer_instances > 1) {
+      row(ctx, "fsdp-outer");
+    }
     if (ctx.state.shared.config.parallel.fsdp.double_buffer) {
       rows(ctx, {"fsdp-max-pool", "fsdp-persist-buf"});
     }

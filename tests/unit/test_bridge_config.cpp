@@ -136,9 +136,9 @@ TEST_CASE("an unknown Bridge key is a warning naming it") {
   CHECK(imported.warnings.front().find("model.hiden_size") == 0);
 }
 
-TEST_CASE("Bridge DDP fields that change memory only when set are not read quietly") {
-  // ddp.keep_fp8_transpose_cache, ddp.nccl_ub (Megatron-LM's --use-nccl-ub) and an outer
-  // sharding other than no_shard (HFSDP) move memory megamem does not price: each is named.
+TEST_CASE("Bridge DDP fields that change memory reach the flag parser") {
+  // ddp.nccl_ub is Megatron-LM's --use-nccl-ub (not modeled, so named), and
+  // ddp.outer_dp_sharding_strategy its --outer-dp-sharding-strategy (HFSDP, modeled).
   const BridgeImport defaults =
       import_overrides(kSmallGpt +
                            "ddp.keep_fp8_transpose_cache=false ddp.nccl_ub=false "
@@ -151,9 +151,9 @@ TEST_CASE("Bridge DDP fields that change memory only when set are not read quiet
                            "ddp.keep_fp8_transpose_cache=true ddp.nccl_ub=true "
                            "ddp.outer_dp_sharding_strategy=optim",
                        8);
-  CHECK(set.args.unmodeled_flags == std::vector<std::string>{"--keep-fp8-transpose-cache",
-                                                             "--use-nccl-ub",
-                                                             "--outer-dp-sharding-strategy"});
+  CHECK(set.args.unmodeled_flags ==
+        std::vector<std::string>{"--keep-fp8-transpose-cache", "--use-nccl-ub"});
+  CHECK(set.args.config.parallel.fsdp.outer_sharding == FsdpSharding::optim);
 }
 
 TEST_CASE("a TransformerConfig field without a flag is named when set to what megamem leaves out") {

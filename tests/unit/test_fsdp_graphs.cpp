@@ -84,6 +84,36 @@ TEST_CASE("Megatron-FSDP shards weights, main grads and main weights per strateg
   }
 }
 
+TEST_CASE("HFSDP shards the main weights and Adam states over every optimizer instance") {
+  // param_and_grad_buffer.py: with --outer-dp-sharding-strategy optim the main-weight buffer
+  // is sharded over all DP ranks (8 = 2 instances x 4); weights and main grads keep their
+  // in-instance shard of 4 (the HFSDP helper buffers hold them).
+  const std::string hsdp = kTiny + "--use-megatron-fsdp --num-distributed-optimizer-instances 2 ";
+  const RankMemory replicated = rank0(hsdp);
+  const RankMemory sharded = rank0(hsdp + "--outer-dp-sharding-strategy optim");
+  const auto p = static_cast<double>(sharded.dense_params);
+  CHECK_THAT(static_cast<double>(replicated.optimizer_bytes), WithinAbs(12 * p / 4, 1));
+  CHECK_THAT(static_cast<double>(sharded.optimizer_bytes), WithinAbs(12 * p / 8, 1));
+  CHECK(sharded.gradient_bytes == replicated.gradient_bytes);
+  CHECK(sharded.weight_bytes == replicated.weight_bytes);
+  // It needs ZeRO-3 inside the instance and outer groups to shard over; without Megatron-FSDP
+  // nothing reads it.
+  const auto error_field = [](const std::string& flags) {
+    const Expected<Estimate> e = estimate(parse(flags).config);
+    return e ? std::string() : e.error().field;
+  };
+  CHECK(error_field(hsdp + "--outer-dp-sharding-strategy optim --data-parallel-sharding-strategy "
+                           "optim_grads") == "outer_dp_sharding_strategy");
+  CHECK(error_field(kTiny + "--use-megatron-fsdp --outer-dp-sharding-strategy optim") ==
+        "outer_dp_sharding_strategy");
+  const Expected<Estimate> ddp = estimate(
+      parse(kTiny + "--use-distributed-optimizer --outer-dp-sharding-strategy optim").config);
+  REQUIRE(ddp.has_value());
+  CHECK(std::any_of(ddp->warnings.begin(), ddp->warnings.end(), [](const std::string& w) {
+    return w.find("no effect without Megatron-FSDP") != std::string::npos;
+  }));
+}
+
 TEST_CASE("Megatron-FSDP main dtypes follow their flags; auto is the params dtype") {
   const std::string fsdp = kTiny + "--use-megatron-fsdp ";
   CHECK(parse(fsdp).config.parallel.fsdp.main_grads_dtype == DType::fp32);

@@ -370,12 +370,6 @@ TEST_CASE("MoE flags set the expert fields") {
                "--moe-router-dtype"));
   CHECK(parse_error(kBase + "--num-experts 8 --moe-router-dtype bf16").field ==
         "--moe-router-dtype");
-  // Megatron-FSDP's HFSDP (outer sharding optim) is not modeled; no_shard is the modeled default.
-  CHECK(listed(parse_ok(kBase + "--outer-dp-sharding-strategy optim").unmodeled_flags,
-               "--outer-dp-sharding-strategy"));
-  const MegatronArgs no_shard = parse_ok(kBase + "--outer-dp-sharding-strategy no_shard");
-  CHECK(no_shard.unmodeled_flags.empty());
-  CHECK(no_shard.ignored_flags.empty());
   CHECK(parse_ok(kBase + "--num-experts 0").config.model.num_experts == 0);
 }
 

@@ -280,7 +280,10 @@ struct ModelConfig {
 struct FsdpConfig {
   FsdpImpl impl = FsdpImpl::none;
   FsdpSharding sharding = FsdpSharding::optim_grads_params;  // --data-parallel-sharding-strategy
-  DType main_params_dtype = DType::fp32;                     // --megatron-fsdp-main-params-dtype
+  // --outer-dp-sharding-strategy across the --num-distributed-optimizer-instances replicas:
+  // no_shard (HSDP) or optim (HFSDP, the main weights and optimizer states sharded over them).
+  FsdpSharding outer_sharding = FsdpSharding::no_shard;
+  DType main_params_dtype = DType::fp32;  // --megatron-fsdp-main-params-dtype
   // --megatron-fsdp-main-grads-dtype; without the flag fp32 (Megatron-Core <= 0.15 always
   // reduced in fp32 unless --grad-reduce-in-bf16; later releases default to the param dtype).
   DType main_grads_dtype = DType::fp32;

@@ -1822,6 +1822,16 @@ std::vector<ConfigField> fsdp_rows() {
           .flag("--data-parallel-sharding-strategy", FlagForm::value)
           .json("data_parallel_sharding_strategy")
           .ui("FSDP sharding", "", "What Megatron-FSDP shards over the data-parallel group."),
+      // megatron_fsdp/param_and_grad_buffer.py: with optim the main-weight buffer is sharded
+      // over every instance's ranks; weights and grads keep their in-instance shards.
+      MM_CHOICE("fsdp-outer", "no_shard", parallel.fsdp.outer_sharding)
+          .choices({{"no_shard", "no_shard", "no_shard", "no_shard (HSDP)"},
+                    {"optim", "optim", "optim", "optim (HFSDP)"}})
+          .flag("--outer-dp-sharding-strategy", FlagForm::value)
+          .json("outer_dp_sharding_strategy")
+          .ui("FSDP outer sharding", "--outer-dp-sharding-strategy",
+              "Across the optimizer instances: optim also shards the main weights and "
+              "optimizer states over them."),
       MM_CHOICE("fsdp-main-params", "fp32", parallel.fsdp.main_params_dtype)
           .choices(dtypes)
           .read_by_code("--megatron-fsdp-main-params-dtype")

@@ -70,13 +70,6 @@ bool is_unmodeled_flag(std::string_view name) {
                      [&](const UnmodeledFlag& flag) { return flag.flag == name; });
 }
 
-// A flag that changes memory only with some values, which note_unmodeled_flags() lists:
-// Megatron-FSDP's outer sharding other than no_shard (HFSDP, `optim`) also shards the optimizer
-// state over the outer replicas through helper buffers (megatron/core/distributed/fsdp/src/
-// megatron_fsdp/param_and_grad_buffer.py, should_create_hfsdp_helper_buffers), which megamem
-// prices as no_shard replicas.
-constexpr std::string_view kValueDependentFlags[] = {"--outer-dp-sharding-strategy"};
-
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Grouping words into flags and sorting them
 // ---------------------------------------------------------------------------------------------
@@ -921,10 +914,6 @@ void note_unmodeled_flags(const FlagReader& r, const std::vector<FlagOccurrence>
   if (r.text("--moe-router-dtype") && *r.text("--moe-router-dtype") == "fp64") {
     add_unique(out.unmodeled_flags, "--moe-router-dtype");
   }
-  const std::string* outer = r.text("--outer-dp-sharding-strategy");
-  if (outer && *outer != "no_shard" && *outer != "0") {
-    add_unique(out.unmodeled_flags, "--outer-dp-sharding-strategy");
-  }
   // With fp16 params Megatron reduces gradients in fp16 unless this flag asks for fp32 (a
   // 4-byte grad buffer Config cannot express); with bf16 it is already the default.
   if (r.has("--accumulate-allreduce-grads-in-fp32") && params_dtype == DType::fp16) {
@@ -1247,9 +1236,7 @@ Expected<MegatronArgs> parse_megatron_words(const std::vector<std::string>& word
         return Error{flag.name, "takes one value, got '" + join_words(flag.values) + "'"};
       }
       modeled_values[flag.name] = flag.values;
-    } else if (is_unmodeled_flag(flag.name) ||
-               std::find(std::begin(kValueDependentFlags), std::end(kValueDependentFlags),
-                         flag.name) != std::end(kValueDependentFlags)) {
+    } else if (is_unmodeled_flag(flag.name)) {
       modeled_values[flag.name] = flag.values;  // read by the checks; listed below
     } else if (flag.name.rfind("--", 0) == 0 && formats::is_megatron_flag(flag.name.substr(2))) {
       add_unique(out.ignored_flags, flag.name);

@@ -560,7 +560,14 @@ ShardedTensorBytes fsdp_tensor_bytes(const NormalizedConfig& normalized,
     bytes.weight += gathered_weight_bytes(normalized, tensor);
   }
   bytes.gradient = main_grad_bytes(normalized, tensor) / (grads_sharded ? shard : 1.0);
-  const double optimizer_shard = s == FsdpSharding::no_shard ? 1.0 : shard;
+  // HFSDP (--outer-dp-sharding-strategy optim) shards the main weights over all instances'
+  // ranks, and Adam's states follow them (param_and_grad_buffer.py main_weight_buffer;
+  // optimizer/__init__.py); the helper buffers it adds hold the in-instance weight and grad
+  // shards instead of the model buffers, no more.
+  const double outer = fsdp.outer_sharding == FsdpSharding::optim
+                           ? static_cast<double>(c.parallel.num_distributed_optimizer_instances)
+                           : 1.0;
+  const double optimizer_shard = (s == FsdpSharding::no_shard ? 1.0 : shard) * outer;
   bytes.optimizer = (dtype_bytes(fsdp.main_params_dtype) + moments) / optimizer_shard;
   bytes.lazy_optimizer = moments / optimizer_shard;  // Adam's state, made at its first step
   // The step casts the main-weight shards of FP8 parameters back through TE's

@@ -196,6 +196,35 @@ std::optional<Error> optimizer_instances_divide_data_parallel(NormalizedConfig& 
                     "megatron/core/parallel_state.py");
 }
 
+// Megatron-FSDP's HFSDP (--outer-dp-sharding-strategy optim): param_and_grad_buffer.py raises
+// NotImplementedError unless the in-instance sharding is optim_grads_params, and with a single
+// optimizer instance hybrid FSDP is off while the buffers still expect the outer helpers
+// (Megatron-Bridge perf_recipes/nemotronh/common.py sets no_shard there for that reason).
+// Outside Megatron-FSDP the field is not read.
+std::optional<Error> outer_sharding_needs_hybrid_fsdp(NormalizedConfig& n) {
+  const ParallelConfig& par = n.config.parallel;
+  if (par.fsdp.outer_sharding != FsdpSharding::optim) return std::nullopt;
+  if (par.fsdp.impl != FsdpImpl::megatron) {
+    policy_warning(n,
+                   "--outer-dp-sharding-strategy optim has no effect without Megatron-FSDP "
+                   "(--use-megatron-fsdp)",
+                   "megatron/core/distributed/fsdp/mcore_fsdp_adapter.py");
+    return std::nullopt;
+  }
+  const char* source = "megatron/core/distributed/fsdp/src/megatron_fsdp/param_and_grad_buffer.py";
+  if (par.fsdp.sharding != FsdpSharding::optim_grads_params) {
+    return rule_error("outer_dp_sharding_strategy",
+                      "--outer-dp-sharding-strategy optim needs --data-parallel-sharding-strategy "
+                      "optim_grads_params (or use --outer-dp-sharding-strategy no_shard)",
+                      source);
+  }
+  return error_when(
+      par.num_distributed_optimizer_instances < 2, "outer_dp_sharding_strategy",
+      "--outer-dp-sharding-strategy optim needs --num-distributed-optimizer-instances "
+      "of 2 or more, the outer groups it shards over (or use no_shard)",
+      source);
+}
+
 constexpr Check kTensorParallelChecks[] = {resolve_sequence_parallel,
                                            tp_comm_overlap_needs_sequence_parallel,
                                            heads_divide_by_tp,
@@ -206,9 +235,9 @@ constexpr Check kTensorParallelChecks[] = {resolve_sequence_parallel,
                                            ffn_divides_by_tp,
                                            pad_vocabulary};
 
-constexpr Check kParallelGroupsChecks[] = {world_divides_by_model_parallel,
-                                           world_divides_by_expert_parallel,
-                                           optimizer_instances_divide_data_parallel};
+constexpr Check kParallelGroupsChecks[] = {
+    world_divides_by_model_parallel, world_divides_by_expert_parallel,
+    optimizer_instances_divide_data_parallel, outer_sharding_needs_hybrid_fsdp};
 
 }  // namespace
 
