@@ -2034,6 +2034,45 @@ std::span<const UnmodeledFlag> unmodeled_megatron_flags() {
        "Megatron-FSDP keeps each FP8 parameter's transpose, 1 byte per parameter, whole"},
       // gpt_builders.py import_module; megatron_args.cpp skips megatron.core.* specs
       {"--spec", "a layer spec module other than Megatron-Core's own replaces the standard one"},
+      // Read from Megatron-LM d98e8a6 (docs/memory-model.md §9): each moves memory when set.
+      // transformer_engine.py _gtp_pre_init: weights and grads split g ways further
+      {"--tensor-parallel-num-weight-shards", "weights and grads sharded further (GTP)"},
+      {"--expert-tensor-parallel-num-weight-shards", "expert weights and grads sharded further"},
+      // training.py _freeze_all_model_chunks: no grads, no optimizer, forward only
+      {"--freeze-all-layers", "no gradients, optimizer state or saved activations"},
+      // param_and_grad_buffer.py _ParamAndGradBuffer.__init__: an unsharded fp32 main_grad
+      {"--ddp-param-name-patterns-for-fp32-local-accumulation",
+       "an unsharded fp32 gradient for each matching parameter"},
+      // fine_grained_activation_offload.py post_warmup_callback: rank r keeps r x delta bytes
+      {"--delta-offload-bytes-across-pp-ranks", "offloadable activations kept on later stages"},
+      // initialize.py _initialize_distributed: the fake backend makes no NCCL communicator
+      {"--fake-process-group", "no NCCL or dispatcher buffers"},
+      // transformer_layer.py, fused_bias_dropout.py: the residual stream in fp32
+      {"--fp32-residual-connection", "an fp32 residual stream and pipeline buffers"},
+      // layers.py _linear_forward: fp32 logits [N, V/TP]
+      {"--output-logit-dtype", "the logits in another dtype"},
+      // gpt_model.py, TELMHeadColumnParallelLinear: TE's MXFP8 copy of the output weight
+      {"--fp8-output-proj", "an FP8 output layer with its cached weight copy"},
+      // token_dispatcher.py _HybridEPManager.setup_metadata: statically sized expert inputs
+      {"--moe-expert-rank-capacity-factor", "expert inputs sized to the capacity"},
+      // mamba_mixer.py: the unfused path saves the scan's inputs separately
+      {"--disable-mamba-mem-eff-path", "the unfused Mamba path's saved tensors"},
+      // experts.py TEGroupedMLP: interleaved GLU skips the fused weighted SwiGLU
+      {"--moe-mlp-glu-interleave-size", "the unfused GLU's saved tensors"},
+      {"--use-te-activation-func", "the expert activation's output saved apart"},
+      // full_cuda_graph.py: the step's temporaries stay in the graph pool
+      {"--optimizer-cuda-graph", "the optimizer step's transients kept in a graph pool"},
+      {"--mhc-recompute-layer-num", "hyper-connection checkpoints per recompute block"},
+      // combined_1f1b.py: attention backward moved before the next MoE forward
+      {"--ep-overlap-early-attn-memory-release", "an earlier release of attention activations"},
+      // fine_grained_activation_offload.py tensor_need_offloading (megamem: 2^20 elements)
+      {"--min-offloaded-tensor-size", "another size below which tensors stay on the GPU"},
+      // router.py apply_input_jitter: the noise and the jittered input saved
+      {"--moe-input-jitter-eps", "the router's jittered input saved"},
+      // param_and_grad_buffer.py: an all-to-all into a fresh bucket-sized buffer
+      {"--ddp-reduce-scatter-with-fp32-accumulation", "a bucket-sized receive buffer"},
+      // parallel_state.py: extra all-gather communicators for Megatron-FSDP
+      {"--create-all-gather-group", "more NCCL communicators"},
   };
   return kFlags;
 }
