@@ -370,6 +370,14 @@ TEST_CASE("MoE flags set the expert fields") {
                "--moe-router-dtype"));
   CHECK(parse_error(kBase + "--num-experts 8 --moe-router-dtype bf16").field ==
         "--moe-router-dtype");
+  // The deprecated SM counts stand for --moe-flex-dispatcher-num-sms when it is not given.
+  CHECK(parse_ok(kBase + "--num-experts 8 --moe-deepep-num-sms 32")
+            .config.training.moe_flex_dispatcher_num_sms == 32);
+  CHECK(parse_ok(kBase + "--num-experts 8 --moe-hybridep-num-sms 16 "
+                         "--moe-flex-dispatcher-num-sms 24")
+            .config.training.moe_flex_dispatcher_num_sms == 24);
+  CHECK(parse_error(kBase + "--num-experts 8 --moe-deepep-num-sms 32 --moe-hybridep-num-sms 16")
+            .field == "--moe-hybridep-num-sms");
   CHECK(parse_ok(kBase + "--num-experts 0").config.model.num_experts == 0);
 }
 

@@ -780,6 +780,8 @@ std::vector<ConfigField> flex_dispatcher_rows() {
               "group; NCCL EP's are not sized. Outside PyTorch's allocator."),
       MM_INT("flex-sms", "20", training.moe_flex_dispatcher_num_sms, 2, 1024)
           .flag("--moe-flex-dispatcher-num-sms", FlagForm::value, 2.0)
+          .also_reads({{"--moe-deepep-num-sms", FlagArity::one},
+                       {"--moe-hybridep-num-sms", FlagArity::one}})
           .json("moe_flex_dispatcher_num_sms")
           .moe_only()
           .ui("flex SMs", "with the DeepEP backend",

@@ -575,6 +575,20 @@ void read_training(FlagReader& r, TrainingConfig& t) {
   r.choose<std::string_view>("--moe-router-dtype", router_dtype,
                              {{"fp32", "fp32"}, {"fp64", "fp64"}});
   t.moe_router_fp32 = router_dtype == "fp32";
+  // transformer_config.py __post_init__: the deprecated --moe-deepep-num-sms and
+  // --moe-hybridep-num-sms set moe_flex_dispatcher_num_sms when it is not given; two
+  // different values are a ValueError.
+  if (!r.has("--moe-flex-dispatcher-num-sms")) {
+    std::optional<int> sms;
+    for (const char* alias : {"--moe-deepep-num-sms", "--moe-hybridep-num-sms"}) {
+      if (!r.has(alias)) continue;
+      int value = t.moe_flex_dispatcher_num_sms;
+      r.read(alias, value, 2);
+      if (sms && *sms != value) r.fail(alias, "conflicts with --moe-deepep-num-sms");
+      sms = value;
+    }
+    if (sms) t.moe_flex_dispatcher_num_sms = *sms;
+  }
 
   // megatron/core/model_parallel_config.py cross_entropy_fusion_impl: native (default) or te.
   if (r.has("--cross-entropy-loss-fusion")) {
