@@ -370,6 +370,16 @@ TEST_CASE("MoE flags set the expert fields") {
                "--moe-router-dtype"));
   CHECK(parse_error(kBase + "--num-experts 8 --moe-router-dtype bf16").field ==
         "--moe-router-dtype");
+  // arguments.py validate_args: the legacy encoder spellings stand for the absent flags.
+  const MegatronArgs legacy = parse_ok(
+      "--encoder-num-layers 6 --hidden-size 512 --num-attention-heads 8 "
+      "--encoder-seq-length 2048 --max-position-embeddings 2048 --micro-batch-size 4 "
+      "--vocab-size 50257");
+  CHECK(legacy.config.model.num_layers == 6);
+  CHECK(legacy.config.training.seq_length == 2048);
+  CHECK(legacy.ignored_flags.empty());
+  CHECK(parse_error(kBase + "--encoder-seq-length 2048").field == "--encoder-seq-length");
+  CHECK(parse_ok(kBase + "--encoder-seq-length 1024").ignored_flags.empty());  // a dump
   // The deprecated SM counts stand for --moe-flex-dispatcher-num-sms when it is not given.
   CHECK(parse_ok(kBase + "--num-experts 8 --moe-deepep-num-sms 32")
             .config.training.moe_flex_dispatcher_num_sms == 32);

@@ -335,6 +335,31 @@ void read_registry_flags(FlagReader& r, Config& c) {
 constexpr std::string_view kRequiredFlags[] = {
     "--num-layers", "--hidden-size", "--num-attention-heads", "--seq-length", "--micro-batch-size"};
 
+// arguments.py validate_args: the legacy --encoder-num-layers / --encoder-seq-length stand for
+// --num-layers / --seq-length when those are absent. It asserts that not both are given, then
+// copies one onto the other, so an argument dump has both, equal.
+std::optional<Error> read_encoder_aliases(std::vector<FlagOccurrence>& flags) {
+  const auto named = [&](std::string_view name) {
+    return std::find_if(flags.begin(), flags.end(),
+                        [&](const FlagOccurrence& flag) { return flag.name == name; });
+  };
+  for (const auto& [legacy, current] : {std::pair{"--encoder-num-layers", "--num-layers"},
+                                        std::pair{"--encoder-seq-length", "--seq-length"}}) {
+    const auto alias = named(legacy);
+    if (alias == flags.end()) continue;
+    const auto given = named(current);
+    if (given == flags.end()) {
+      alias->name = current;
+    } else if (given->values == alias->values) {
+      flags.erase(alias);
+    } else {
+      return Error{legacy, std::string("differs from ") + current +
+                               "; Megatron-LM takes one of them (megatron/training/arguments.py)"};
+    }
+  }
+  return std::nullopt;
+}
+
 bool has_hybrid_pattern(const FlagReader& r) {
   return r.has("--hybrid-override-pattern") || r.has("--hybrid-layer-pattern");
 }
@@ -1234,7 +1259,8 @@ Expected<MegatronArgs> parse_megatron_words(const std::vector<std::string>& word
                                             std::int64_t world_size, std::int64_t vocab_size) {
   if (world_size < 1) return Error{"world_size", "must be at least 1"};
   if (vocab_size < 0) return Error{"vocab_size", "must not be negative"};
-  const std::vector<FlagOccurrence> flags = group_flags(words);
+  std::vector<FlagOccurrence> flags = group_flags(words);
+  if (std::optional<Error> error = read_encoder_aliases(flags)) return *error;
 
   MegatronArgs out;
   std::map<std::string, std::vector<std::string>, std::less<>> modeled_values;
