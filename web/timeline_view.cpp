@@ -186,7 +186,7 @@ void event_tooltip(const std::vector<TimelineEvent>& timeline, std::size_t i,
                  held - std::min(held, after));
     }
   }
-  // A step's are its FP8 master casts (RankMemory::fp8_master_cast_bytes), shown when it has any.
+  // A step's are its FP8 master casts (RankMemory::fp8_master_casts), shown when it has any.
   const std::uint64_t inside = event.peak_during_bytes - std::min(event.peak_during_bytes, saved);
   if (event.kind != TimelineEvent::Kind::optimizer_step || inside > 0) {
     block_line("working set inside, on top (transients)", inside);

@@ -168,8 +168,6 @@ void add_chunk_static(const StageStaticBytes& stage_bytes, RankMemory& rank) {
   rank.optimizer_bytes += bytes.optimizer_bytes;
   rank.host_optimizer_bytes += bytes.host_optimizer_bytes;
   rank.optimizer_step_bytes += bytes.optimizer_step_bytes;
-  rank.fp8_master_cast_bytes += bytes.fp8_master_cast_bytes;
-  rank.fp8_master_cast_expert_bytes += bytes.fp8_master_cast_expert_bytes;
   rank.lazy_optimizer_bytes += bytes.lazy_optimizer_bytes;
   rank.lazy_expert_optimizer_bytes += bytes.lazy_expert_optimizer_bytes;
   rank.fp8_weight_copy_bytes += bytes.fp8_weight_copy_bytes;
@@ -219,10 +217,8 @@ std::vector<FsdpWorkingSet> add_stage_static_memory(const NormalizedConfig& n,
     rank.chunks.push_back(std::move(chunk));
 
     add_chunk_static(stage_bytes, rank);
-    if (stage.vpp_chunk == 0) {
-      rank.fp8_master_cast_first_chunk_bytes +=
-          bytes.fp8_master_cast_bytes - bytes.fp8_master_cast_expert_bytes;
-    }
+    rank.fp8_master_casts.add_chunk(bytes.fp8_master_cast_bytes, bytes.fp8_master_cast_expert_bytes,
+                                    stage.vpp_chunk == 0);
     te_keys.add_stage(rank.pp_rank, stage_bytes.te_keys);
   }
   // TE's dummy weight gradients are cached once per distinct weight shape on the rank.
@@ -354,11 +350,8 @@ RunPeaks rank_run_peak(const NormalizedConfig& n, const RankChunks& chunks, doub
     add_deferred_embedding_wgrad(n, static_bytes, peak);
     add_deferred_embedding_wgrad(n, static_bytes - lazy, first);
   }
-  const Fp8MasterCasts casts{.all_bytes = rank.fp8_master_cast_bytes,
-                             .expert_bytes = rank.fp8_master_cast_expert_bytes,
-                             .first_chunk_dense_bytes = rank.fp8_master_cast_first_chunk_bytes};
   const auto step_peak = static_cast<double>(
-      optimizer_step_peak_bytes(rank.optimizer_step_bytes, casts,
+      optimizer_step_peak_bytes(rank.optimizer_step_bytes, rank.fp8_master_casts,
                                 n.config.optimizer.overlap_param_gather_with_optimizer_step));
   add_optimizer_step(static_bytes, step, step_peak, peak, timeline ? &rank.timeline : nullptr);
   add_optimizer_step(static_bytes, step, step_peak, first, nullptr);

@@ -152,15 +152,15 @@ TEST_CASE("--fp8-param-gather: the step's 16-bit copies of the FP8 master shards
   c.optimizer.use_distributed_optimizer = true;
   const Estimate fp8 = run(c);
   const RankMemory& middle = fp8.ranks[1];  // 20 layers, DP 2 (64 GPUs / TP8 / PP4)
-  CHECK(static_cast<double>(middle.fp8_master_cast_bytes) ==
+  CHECK(static_cast<double>(middle.fp8_master_casts.all_bytes) ==
         Approx(2.0 * 20 * kGemmParamsPerLayer / 2).margin(1));
-  CHECK(middle.fp8_master_cast_expert_bytes == 0);
+  CHECK(middle.fp8_master_casts.expert_bytes == 0);
   // The step's peak holds them; memory after the step (what a log's allocated shows) does not.
   CHECK(middle.peak_allocated_bytes >=
-        middle.static_bytes + middle.optimizer_step_bytes + middle.fp8_master_cast_bytes);
+        middle.static_bytes + middle.optimizer_step_bytes + middle.fp8_master_casts.all_bytes);
   CHECK(allocated_after_step_bytes(middle) == middle.static_bytes + middle.optimizer_step_bytes);
   // Without FP8 parameters, or without the distributed optimizer's cast, there are none.
-  CHECK(run(llama_fp8(Fp8Recipe::tensorwise)).ranks[1].fp8_master_cast_bytes == 0);
+  CHECK(run(llama_fp8(Fp8Recipe::tensorwise)).ranks[1].fp8_master_casts.all_bytes == 0);
   // The dense and the expert optimizer step one after the other: the larger one's count.
   CHECK(optimizer_step_peak_bytes(10, {.all_bytes = 7, .expert_bytes = 3}, false) == 14);
   CHECK(optimizer_step_peak_bytes(10, {.all_bytes = 7, .expert_bytes = 5}, false) == 15);
@@ -178,11 +178,9 @@ TEST_CASE(
   const Estimate split = run(c);
   const RankMemory& middle = split.ranks[1];
   const double layer_casts = 2.0 * kGemmParamsPerLayer / 2;  // bf16 copy of a DP-2 shard
-  CHECK(static_cast<double>(middle.fp8_master_cast_first_chunk_bytes) ==
+  CHECK(static_cast<double>(middle.fp8_master_casts.first_chunk_dense_bytes) ==
         Approx(4 * layer_casts).margin(1));
-  const Fp8MasterCasts casts{.all_bytes = middle.fp8_master_cast_bytes,
-                             .expert_bytes = middle.fp8_master_cast_expert_bytes,
-                             .first_chunk_dense_bytes = middle.fp8_master_cast_first_chunk_bytes};
+  const Fp8MasterCasts& casts = middle.fp8_master_casts;
   CHECK(static_cast<double>(optimizer_step_peak_bytes(0, casts, true)) ==
         Approx(16 * layer_casts).margin(1));
   CHECK(static_cast<double>(optimizer_step_peak_bytes(0, casts, false)) ==

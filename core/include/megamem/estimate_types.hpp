@@ -182,6 +182,24 @@ struct DeviceOverhead {
   std::string_view source;  // the file or document the size comes from
 };
 
+// Within the optimizer step only: the 16-bit copies of FP8 primary weights' fp32 master
+// shards that Transformer Engine makes to cast them back (memory-model.md, "The step's FP8
+// master casts"): all optimizers' (dense and routed experts), of those the routed experts',
+// and the dense casts of the rank's first model chunk, which
+// --overlap-param-gather-with-optimizer-step gives an optimizer of its own.
+struct Fp8MasterCasts {
+  std::uint64_t all_bytes = 0;
+  std::uint64_t expert_bytes = 0;
+  std::uint64_t first_chunk_dense_bytes = 0;
+
+  // Adds a model chunk's casts; first_chunk: the chunk is its rank's first (VPP chunk 0).
+  void add_chunk(std::uint64_t chunk_bytes, std::uint64_t chunk_expert_bytes, bool first_chunk) {
+    all_bytes += chunk_bytes;
+    expert_bytes += chunk_expert_bytes;
+    if (first_chunk) first_chunk_dense_bytes += chunk_bytes - chunk_expert_bytes;
+  }
+};
+
 // Everything one pipeline rank holds, per GPU.
 struct RankMemory {
   int pp_rank = 0;
@@ -201,14 +219,7 @@ struct RankMemory {
   // step, freed by the next zero_grad, so it is not in static_bytes and a step's peak is
   // static_bytes + this (memory-model.md, "The optimizer step").
   std::uint64_t optimizer_step_bytes = 0;
-  // Within the step only: the 16-bit copies of FP8 primary weights' fp32 master shards that
-  // Transformer Engine makes to cast them back (memory-model.md, "The optimizer step"), all
-  // optimizers' (dense and routed experts), and of those the routed experts'.
-  std::uint64_t fp8_master_cast_bytes = 0;
-  std::uint64_t fp8_master_cast_expert_bytes = 0;
-  // Of those, the dense casts of the rank's first model chunk, which
-  // --overlap-param-gather-with-optimizer-step gives an optimizer of its own.
-  std::uint64_t fp8_master_cast_first_chunk_bytes = 0;
+  Fp8MasterCasts fp8_master_casts;  // within the step only
   // Of optimizer_bytes: the state the optimizer creates at its first step (Adam's moments;
   // TE FusedAdam's masters where it owns them), absent through the first iteration.
   std::uint64_t lazy_optimizer_bytes = 0;
@@ -242,13 +253,6 @@ struct RankMemory {
   std::uint64_t host_activation_bytes = 0;            // offloaded activations at the peak
   int max_inflight_microbatches = 0;                  // chunk-forwards outstanding at most
   std::vector<TimelineEvent> timeline;                // empty unless EstimateOptions::timeline
-};
-
-// The FP8 master casts of a rank's optimizer step (RankMemory's fp8_master_cast_* fields).
-struct Fp8MasterCasts {
-  std::uint64_t all_bytes = 0;
-  std::uint64_t expert_bytes = 0;
-  std::uint64_t first_chunk_dense_bytes = 0;
 };
 
 // What the step holds at most above static_bytes: the fp32 grad copy (every optimizer's, made

@@ -44,12 +44,8 @@ std::vector<RankParameterBytes> rank_parameter_bytes(const NormalizedConfig& n,
                          static_cast<std::uint64_t>(round_to_int64(bytes.expert_bias_bytes));
     StepBytes& step = steps[static_cast<std::size_t>(stage.pp_rank)];
     step.grad_copy += bytes.chunk.optimizer_step_bytes;
-    step.casts.all_bytes += bytes.chunk.fp8_master_cast_bytes;
-    step.casts.expert_bytes += bytes.chunk.fp8_master_cast_expert_bytes;
-    if (stage.vpp_chunk == 0) {
-      step.casts.first_chunk_dense_bytes +=
-          bytes.chunk.fp8_master_cast_bytes - bytes.chunk.fp8_master_cast_expert_bytes;
-    }
+    step.casts.add_chunk(bytes.chunk.fp8_master_cast_bytes,
+                         bytes.chunk.fp8_master_cast_expert_bytes, stage.vpp_chunk == 0);
     te_keys.add_stage(stage.pp_rank, bytes.te_keys);
   }
   const std::vector<std::uint64_t> te_bytes = te_keys.rank_bytes(n);
